@@ -1,0 +1,283 @@
+//! The one error type of every mcds store and structure.
+
+use std::time::Duration;
+
+/// What went wrong, and what to do about it.
+///
+/// Normal outcomes of memcached commands (a miss, "not stored", a CAS
+/// conflict) are *values* in the [`Store`](crate::Store) API, never errors.
+/// An `Error` is something the caller has to react to. Every message says
+/// what happened and what to do next.
+///
+/// The variants fall into groups:
+///
+/// * **Your input** — [`InvalidKey`](Error::InvalidKey),
+///   [`ValueTooLarge`](Error::ValueTooLarge),
+///   [`InvalidArgument`](Error::InvalidArgument): nothing was sent; fix the
+///   call.
+/// * **Stored data** — [`NonNumeric`](Error::NonNumeric),
+///   [`Corrupt`](Error::Corrupt): the bytes under a key are not what the
+///   operation expects.
+/// * **Transport** — [`Io`](Error::Io), [`Timeout`](Error::Timeout): the
+///   request was *not* applied, retrying is safe.
+///   [`Ambiguous`](Error::Ambiguous): the request was sent and no reply came,
+///   so it may or may not have been applied.
+/// * **Server** — [`OutOfMemory`](Error::OutOfMemory),
+///   [`Server`](Error::Server), [`Protocol`](Error::Protocol).
+/// * **Contention** — [`Conflict`](Error::Conflict): a CAS loop kept losing.
+/// * [`Unsupported`](Error::Unsupported): this backend cannot do that.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The key is empty, longer than 250 bytes, or contains ASCII whitespace
+    /// or control bytes. Nothing was sent.
+    #[error(
+        "invalid key {key}: {reason}; keys are 1..=250 bytes with no spaces or control bytes (0x00-0x20, 0x7f) — use a shorter name or encode it (hex, base64)"
+    )]
+    InvalidKey {
+        /// The rejected key, escaped for display and cut to 80 characters.
+        key: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+
+    /// The item (key + value + memcached's per-item overhead) would exceed the
+    /// item size limit. Nothing was stored and any previous value is intact.
+    #[error(
+        "value too large for key {key}: the item would take {size} bytes but the item limit is {limit} bytes — store less per key (split or shard the value) or raise the limit (memcached -I, MemoryStore::builder().item_size_limit)"
+    )]
+    ValueTooLarge {
+        /// The key being written.
+        key: String,
+        /// Bytes the item would take, including per-item overhead, or the
+        /// value length when the server reported the failure.
+        size: usize,
+        /// The configured item size limit in bytes.
+        limit: usize,
+    },
+
+    /// An argument other than the key or value is out of range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// incr/decr found a value that is not a decimal unsigned 64-bit number.
+    #[error(
+        "cannot increment or decrement key {key}: its value is not a decimal number below 2^64 — delete or reset the key, or use a different name for the counter"
+    )]
+    NonNumeric {
+        /// The key holding the non-numeric value.
+        key: String,
+    },
+
+    /// A structure read bytes under a key that it cannot decode.
+    #[error(
+        "corrupt data under key {key}: {reason} — another program may be writing this key; delete or reset it"
+    )]
+    Corrupt {
+        /// The key holding the damaged value.
+        key: String,
+        /// What the decoder found wrong.
+        reason: String,
+    },
+
+    /// A transport failure before the request was fully sent: it was
+    /// definitely not applied and retrying is safe.
+    #[error(
+        "cannot reach memcached at {server}: {source} — check that the server is running and reachable; the request was not applied, so retrying is safe"
+    )]
+    Io {
+        /// The server address.
+        server: String,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The server is marked down after recent failures; the request was not
+    /// sent. The client retries the server after a backoff.
+    #[error(
+        "memcached at {server} is marked down after a failed connection ({reason}); not retrying for another {retry_in:?} — the request was not applied"
+    )]
+    ServerDown {
+        /// The server address.
+        server: String,
+        /// Why the last connection attempt failed.
+        reason: String,
+        /// How long until the client dials again.
+        retry_in: Duration,
+    },
+
+    /// The deadline passed before the request was fully sent: it was
+    /// definitely not applied and retrying is safe.
+    #[error(
+        "timed out after {after:?} talking to memcached at {server}; the request was not applied — the server may be overloaded or stopped; retry, or raise the timeout"
+    )]
+    Timeout {
+        /// The server address.
+        server: String,
+        /// The configured timeout.
+        after: Duration,
+    },
+
+    /// The request was sent but no reply came: it may or may not have been
+    /// applied. Retrying a non-idempotent op (incr, append) may apply it
+    /// twice.
+    #[error(
+        "the request for key {key} was sent to {server} but no reply came ({reason}); it may or may not have been applied — re-read the key before retrying a non-idempotent operation"
+    )]
+    Ambiguous {
+        /// The key of the request.
+        key: String,
+        /// The server address.
+        server: String,
+        /// What interrupted the reply.
+        reason: String,
+    },
+
+    /// The store is out of memory and configured not to evict (`memcached
+    /// -M`, or `Eviction::Error` on the embedded store). Nothing was stored.
+    #[error(
+        "out of memory storing key {key}: the store is full and eviction is disabled — delete data, raise the memory limit (memcached -m), or allow eviction"
+    )]
+    OutOfMemory {
+        /// The key being written.
+        key: String,
+    },
+
+    /// The server reported an error (`SERVER_ERROR`).
+    #[error("memcached at {server} reported an error: {message}")]
+    Server {
+        /// The server address.
+        server: String,
+        /// The server's message.
+        message: String,
+    },
+
+    /// The server's reply could not be understood, or it rejected a command
+    /// as malformed. This is a bug in mcds or an incompatible server.
+    #[error(
+        "protocol error with memcached at {server}: {message} — this is a bug in mcds or an incompatible server; please report it with the server version"
+    )]
+    Protocol {
+        /// The server address.
+        server: String,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// A CAS loop lost to concurrent writers too many times in a row.
+    #[error(
+        "gave up on key {key} after {attempts} attempts lost to concurrent writers — the key is hot; retry later or spread the load over more keys"
+    )]
+    Conflict {
+        /// The contended key.
+        key: String,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+
+    /// The backend cannot perform this operation.
+    #[error("{op} is not supported by the {backend} backend — {hint}")]
+    Unsupported {
+        /// The operation.
+        op: &'static str,
+        /// The backend's name.
+        backend: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+
+    /// A blocking operation gave up waiting.
+    #[error("timed out after {waited:?} waiting for {what} — try again later or wait longer")]
+    WaitTimeout {
+        /// What was being waited for (e.g. "lock app:deploy").
+        what: String,
+        /// How long the caller waited.
+        waited: Duration,
+    },
+}
+
+impl Error {
+    /// Whether the request was definitely not applied, so the same call can
+    /// be retried safely (transport failures before sending, timeouts before
+    /// sending, a server marked down).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { .. } | Error::Timeout { .. } | Error::ServerDown { .. }
+        )
+    }
+
+    /// Whether the outcome is unknown: the request may have been applied.
+    pub fn is_ambiguous(&self) -> bool {
+        matches!(self, Error::Ambiguous { .. })
+    }
+
+    /// Whether the error is about the caller's input (key, value size,
+    /// argument) rather than the store or the network.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidKey { .. } | Error::ValueTooLarge { .. } | Error::InvalidArgument(_)
+        )
+    }
+}
+
+/// `Result` with mcds's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Render bytes for an error message: printable ASCII as is, everything else
+/// escaped, cut to 80 characters.
+pub(crate) fn display_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for chunk in bytes.utf8_chunks() {
+        for ch in chunk.valid().chars() {
+            if out.len() > 80 {
+                break;
+            }
+            out.extend(ch.escape_debug());
+        }
+        for b in chunk.invalid() {
+            if out.len() > 80 {
+                break;
+            }
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    if out.len() > 80 {
+        out.push_str("...");
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_bytes_escapes_and_truncates() {
+        assert_eq!(display_bytes(b"a\r\nb"), r#""a\r\nb""#);
+        assert_eq!(display_bytes(b"\xff"), r#""\xff""#);
+        let long = display_bytes(&[b'x'; 300]);
+        assert!(long.len() < 100, "{long}");
+        assert!(long.ends_with("...\""));
+    }
+
+    #[test]
+    fn messages_say_what_to_do() {
+        let e = Error::InvalidKey {
+            key: display_bytes(b"a b"),
+            reason: "contains a space",
+        };
+        let text = e.to_string();
+        assert!(text.contains("contains a space") && text.contains("encode"), "{text}");
+        assert!(
+            Error::Timeout {
+                server: "x".into(),
+                after: Duration::from_secs(1)
+            }
+            .is_retryable()
+        );
+    }
+}

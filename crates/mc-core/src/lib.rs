@@ -1,0 +1,52 @@
+//! # mc-core
+//!
+//! The foundation of **mcds**, distributed data structures on memcached
+//! semantics: the [`Store`] trait every structure is written against, the
+//! validated [`Key`], [`Ttl`] and [`Clock`] types, the one [`Error`] type,
+//! the embedded [`MemoryStore`] (memcached semantics in process, the
+//! default backend), [`CountingStore`] for round-trip accounting, and the
+//! shared [`Backoff`].
+//!
+//! The real-memcached backend lives in the `mc-memcached` crate; structures
+//! (locks, counters, sets, the event log) live in their own crates and
+//! depend on this one only.
+//!
+//! ```
+//! use mc_core::{Key, MemoryStore, Store, Ttl};
+//!
+//! let store = MemoryStore::new();
+//! let hits = Key::new("page:/index:hits")?;
+//! for _ in 0..3 {
+//!     store.incr_or_init(&hits, 1, 1, Ttl::secs(3600))?;
+//! }
+//! assert_eq!(store.get(&hits)?.unwrap().counter(), Some(3));
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+//!
+//! ## Guarantees and what breaks them
+//!
+//! A store guarantees memcached's per-key atomicity: each operation on one
+//! key is applied whole or not at all, CAS ids change on every
+//! modification, and `incr_or_init`/`add` never lose a concurrent update.
+//! Nothing survives eviction (memory pressure), expiry, a server restart or
+//! `flush_all`: structures built on a store document what each of these
+//! does to them.
+
+mod backoff;
+mod counting;
+mod error;
+mod key;
+mod memory;
+mod store;
+mod time;
+pub mod traffic;
+
+pub use backoff::Backoff;
+pub use counting::{CountingStore, OpStats};
+pub use error::{Error, Result};
+pub use key::{Key, MAX_KEY_LEN, is_key_byte};
+pub use memory::{
+    DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
+};
+pub use store::{CasOutcome, DeleteOutcome, Item, Store, Stored, Updated, parse_counter};
+pub use time::{Clock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl};

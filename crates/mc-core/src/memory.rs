@@ -1,0 +1,728 @@
+//! The embedded store: memcached's semantics in process memory.
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use hashlink::LinkedHashMap;
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, parse_counter};
+use crate::time::{Clock, SystemClock, Ttl};
+use crate::traffic;
+
+/// Bytes memcached 1.6 adds to every item on top of key and value (item
+/// header, CAS, key terminator, value CRLF), measured on 1.6.18 with `-I 1m`:
+/// the largest storable value is `item_size_limit - key.len() - 59`.
+pub const ITEM_OVERHEAD: usize = 59;
+
+/// memcached's default item size limit (`-I 1m`).
+pub const DEFAULT_ITEM_SIZE_LIMIT: usize = 1024 * 1024;
+
+/// The bytes an item occupies, as memcached accounts for them.
+pub fn item_size(key_len: usize, value_len: usize) -> usize {
+    key_len + value_len + ITEM_OVERHEAD
+}
+
+/// What the embedded store does when its memory budget is full.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Eviction {
+    /// Evict least-recently-used items (memcached's default).
+    #[default]
+    Lru,
+    /// Refuse the write with [`Error::OutOfMemory`] (like `memcached -M`).
+    Error,
+}
+
+/// Configures a [`MemoryStore`].
+#[derive(Debug)]
+pub struct MemoryStoreBuilder {
+    clock: Arc<dyn Clock>,
+    item_size_limit: usize,
+    memory_limit: usize,
+    eviction: Eviction,
+    shards: usize,
+}
+
+impl MemoryStoreBuilder {
+    /// The clock that drives expiry (default [`SystemClock`]). Give it a
+    /// [`ManualClock`](crate::ManualClock) in tests.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The largest item, counting key, value and [`ITEM_OVERHEAD`] (default
+    /// 1 MiB, like `memcached -I 1m`).
+    pub fn item_size_limit(mut self, bytes: usize) -> Self {
+        self.item_size_limit = bytes;
+        self
+    }
+
+    /// The memory budget in bytes, counted as [`item_size`] per item
+    /// (default 64 MiB, like `memcached -m 64`).
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+
+    /// What to do when the budget is full (default [`Eviction::Lru`]).
+    pub fn eviction(mut self, eviction: Eviction) -> Self {
+        self.eviction = eviction;
+        self
+    }
+
+    /// The number of independently locked shards (default 32, at least 1).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = shards.max(1);
+        self
+    }
+
+    /// Build the store.
+    pub fn build(self) -> MemoryStore {
+        MemoryStore {
+            shards: (0..self.shards)
+                .map(|_| Mutex::new(Shard::default()))
+                .collect(),
+            hasher: std::hash::RandomState::new(),
+            clock: self.clock,
+            next_cas: AtomicU64::new(0),
+            used: AtomicUsize::new(0),
+            item_size_limit: self.item_size_limit,
+            memory_limit: self.memory_limit,
+            eviction: self.eviction,
+            evictions: AtomicU64::new(0),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    value: Vec<u8>,
+    flags: u32,
+    cas: u64,
+    /// Unix seconds at which the item is gone; 0 = never.
+    exptime: u64,
+    /// Last access, Unix ms: orders eviction across shards.
+    touched_ms: u64,
+}
+
+impl Entry {
+    fn expired(&self, now_secs: u64) -> bool {
+        self.exptime != 0 && self.exptime <= now_secs
+    }
+
+    fn item(&self) -> Item {
+        Item {
+            value: self.value.clone(),
+            flags: self.flags,
+            cas: self.cas,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shard {
+    /// Front is least recently used.
+    map: LinkedHashMap<Box<[u8]>, Entry>,
+}
+
+/// The embedded, in-process store: memcached's semantics without a server.
+///
+/// It is the default backend for tests, single-process programs and
+/// examples, and it agrees with real memcached on every case of the
+/// conformance suite in `mc-testkit`:
+///
+/// * CAS ids come from one counter and change on every modification.
+/// * Expiry is lazy and driven by the [`Clock`], in whole seconds like
+///   memcached: an item written at second `s` with `Ttl::secs(n)` is gone
+///   from second `s + n` on (so `Ttl::secs(1)` lives 0 to 1 s).
+/// * Items are limited to 1 MiB including memcached's 59-byte overhead
+///   ([`ITEM_OVERHEAD`]), configurable.
+/// * A memory budget (64 MiB by default) either evicts least-recently-used
+///   items (per shard LRU lists, the oldest front across shards goes first)
+///   or refuses writes with [`Error::OutOfMemory`], like `memcached -M`.
+/// * incr/decr parse values as memcached does and pad a shortened number
+///   with spaces in place (`"10"` decremented is `"9 "`).
+///
+/// It is sharded (32 locks) and safe to share between threads.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use mc_core::{Key, ManualClock, MemoryStore, Store, Ttl};
+///
+/// let clock = ManualClock::new(1_700_000_000_000);
+/// let store = MemoryStore::builder().clock(Arc::new(clock.clone())).build();
+/// let k = Key::new("session")?;
+/// store.set(&k, b"data", Ttl::secs(10))?;
+/// clock.advance(Duration::from_secs(9));
+/// assert!(store.get(&k)?.is_some());
+/// clock.advance(Duration::from_secs(1));
+/// assert!(store.get(&k)?.is_none());
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct MemoryStore {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: std::hash::RandomState,
+    clock: Arc<dyn Clock>,
+    next_cas: AtomicU64,
+    used: AtomicUsize,
+    item_size_limit: usize,
+    memory_limit: usize,
+    eviction: Eviction,
+    evictions: AtomicU64,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new()
+    }
+}
+
+/// Bookkeeping for one write: what the store needs to know about time and
+/// size while it holds a shard lock.
+struct Now {
+    secs: u64,
+    ms: u64,
+}
+
+impl MemoryStore {
+    /// A store with the defaults: system clock, 1 MiB items, 64 MiB budget
+    /// with LRU eviction.
+    pub fn new() -> MemoryStore {
+        MemoryStore::builder().build()
+    }
+
+    /// Configure a store.
+    pub fn builder() -> MemoryStoreBuilder {
+        MemoryStoreBuilder {
+            clock: Arc::new(SystemClock),
+            item_size_limit: DEFAULT_ITEM_SIZE_LIMIT,
+            memory_limit: 64 * 1024 * 1024,
+            eviction: Eviction::Lru,
+            shards: 32,
+        }
+    }
+
+    /// The store's clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Bytes in use, counted as [`item_size`] per item (expired items count
+    /// until they are touched or evicted).
+    pub fn used_bytes(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Live and not-yet-reclaimed items.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().map.len()).sum()
+    }
+
+    /// Whether the store holds no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Items evicted to make room so far.
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(Ordering::Relaxed)
+    }
+
+    /// Drop every item (like `flush_all`).
+    pub fn flush_all(&self) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            for (k, e) in shard.map.drain() {
+                self.used
+                    .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn shard_index(&self, key: &[u8]) -> usize {
+        let mut h = self.hasher.build_hasher();
+        h.write(key);
+        (h.finish() % self.shards.len() as u64) as usize
+    }
+
+    fn now(&self) -> Now {
+        let ms = self.clock.now_ms();
+        Now { secs: ms / 1000, ms }
+    }
+
+    fn next_cas(&self) -> u64 {
+        self.next_cas.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn exptime(ttl: Ttl, now: &Now) -> u64 {
+        match ttl.as_secs() {
+            None => 0,
+            Some(n) => now.secs + u64::from(n),
+        }
+    }
+
+    fn check_size(&self, key: &Key, value_len: usize) -> Result<usize> {
+        let size = item_size(key.len(), value_len);
+        if size > self.item_size_limit {
+            return Err(Error::ValueTooLarge {
+                key: key.display(),
+                size,
+                limit: self.item_size_limit,
+            });
+        }
+        Ok(size)
+    }
+
+    /// Run `f` on the key's shard with the key's live entry (expired entries
+    /// are removed first, a hit is moved to the LRU tail).
+    fn with_live<T>(
+        &self,
+        key: &Key,
+        f: impl FnOnce(&MemoryStore, &mut Shard, &Now, bool) -> Result<T>,
+    ) -> Result<T> {
+        traffic::record(1);
+        let now = self.now();
+        let index = self.shard_index(key.as_bytes());
+        let mut shard = self.shards[index].lock();
+        let live = self.reap(&mut shard, key.as_bytes(), &now);
+        if live && let Some(e) = shard.map.to_back(key.as_bytes()) {
+            e.touched_ms = now.ms;
+        }
+        f(self, &mut shard, &now, live)
+    }
+
+    /// Remove the key if it expired; whether a live entry remains.
+    fn reap(&self, shard: &mut Shard, key: &[u8], now: &Now) -> bool {
+        match shard.map.get(key) {
+            None => false,
+            Some(e) if e.expired(now.secs) => {
+                if let Some(e) = shard.map.remove(key) {
+                    self.used
+                        .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+                }
+                false
+            }
+            Some(_) => true,
+        }
+    }
+
+    /// Make room for `grow` more bytes while holding `shard` (which holds
+    /// `key`, to be kept). Evicts the least recently used items across
+    /// shards, or fails with OutOfMemory.
+    fn reserve(&self, shard: &mut Shard, key: &Key, grow: usize, now: &Now) -> Result<()> {
+        loop {
+            let used = self.used.load(Ordering::Relaxed);
+            if used.saturating_add(grow) <= self.memory_limit {
+                self.used.fetch_add(grow, Ordering::Relaxed);
+                return Ok(());
+            }
+            if self.eviction == Eviction::Error {
+                // memcached -M still reclaims expired items.
+                if !self.evict_expired(shard, key, now) {
+                    return Err(Error::OutOfMemory { key: key.display() });
+                }
+                continue;
+            }
+            if !self.evict_one(shard, key) {
+                return Err(Error::OutOfMemory { key: key.display() });
+            }
+        }
+    }
+
+    fn evict_expired(&self, shard: &mut Shard, keep: &Key, now: &Now) -> bool {
+        let expired: Vec<Box<[u8]>> = shard
+            .map
+            .iter()
+            .filter(|(k, e)| e.expired(now.secs) && &***k != keep.as_bytes())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in &expired {
+            if let Some(e) = shard.map.remove(k) {
+                self.used
+                    .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
+            }
+        }
+        !expired.is_empty()
+    }
+
+    /// Evict the globally oldest front among this shard and the other shards
+    /// that are not locked right now. Whether anything was evicted.
+    fn evict_one(&self, shard: &mut Shard, keep: &Key) -> bool {
+        let own_front = |shard: &Shard| {
+            shard
+                .map
+                .iter()
+                .find(|(k, _)| &***k != keep.as_bytes())
+                .map(|(_, e)| e.touched_ms)
+        };
+        let mut best: Option<(u64, Option<usize>)> = own_front(shard).map(|t| (t, None));
+        for (i, other) in self.shards.iter().enumerate() {
+            if let Some(other) = other.try_lock()
+                && let Some((_, e)) = other.map.front()
+                && best.is_none_or(|(t, _)| e.touched_ms < t)
+            {
+                best = Some((e.touched_ms, Some(i)));
+            }
+        }
+        let victim = match best {
+            None => return false,
+            Some((_, None)) => {
+                let k = shard
+                    .map
+                    .keys()
+                    .find(|k| &***k != keep.as_bytes())
+                    .cloned();
+                k.and_then(|k| shard.map.remove(&k).map(|e| (k, e)))
+            }
+            Some((_, Some(i))) => match self.shards[i].try_lock() {
+                Some(mut other) => other.map.pop_front(),
+                None => return true, // lost the race; try again
+            },
+        };
+        if let Some((k, e)) = victim {
+            self.used
+                .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// Store a whole new value under `key` (present or not).
+    fn put(
+        &self,
+        shard: &mut Shard,
+        key: &Key,
+        value: &[u8],
+        exptime: u64,
+        flags: u32,
+        now: &Now,
+    ) -> Result<u64> {
+        let size = self.check_size(key, value.len())?;
+        let old = shard
+            .map
+            .get(key.as_bytes())
+            .map(|e| item_size(key.len(), e.value.len()))
+            .unwrap_or(0);
+        if size > old {
+            self.reserve(shard, key, size - old, now)?;
+        } else {
+            self.used.fetch_sub(old - size, Ordering::Relaxed);
+        }
+        let cas = self.next_cas();
+        shard.map.insert(
+            key.as_bytes().into(),
+            Entry {
+                value: value.to_vec(),
+                flags,
+                cas,
+                exptime,
+                touched_ms: now.ms,
+            },
+        );
+        Ok(cas)
+    }
+
+    fn concat(&self, key: &Key, value: &[u8], append: bool) -> Result<bool> {
+        self.with_live(key, |s, shard, now, live| {
+            if !live {
+                return Ok(false);
+            }
+            let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
+            let size = s.check_size(key, old_len + value.len())?;
+            s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
+            let cas = s.next_cas();
+            if let Some(e) = shard.map.get_mut(key.as_bytes()) {
+                if append {
+                    e.value.extend_from_slice(value);
+                } else {
+                    e.value.splice(0..0, value.iter().copied());
+                }
+                e.cas = cas;
+            }
+            Ok(true)
+        })
+    }
+
+    fn delta(&self, key: &Key, delta: u64, incr: bool) -> Result<Option<u64>> {
+        self.with_live(key, |s, shard, now, live| {
+            if !live {
+                return Ok(None);
+            }
+            s.apply_delta(shard, key, delta, incr, now).map(Some)
+        })
+    }
+
+    /// incr/decr a live entry in place, as memcached's do_add_delta does.
+    fn apply_delta(
+        &self,
+        shard: &mut Shard,
+        key: &Key,
+        delta: u64,
+        incr: bool,
+        now: &Now,
+    ) -> Result<u64> {
+        let Some(e) = shard.map.get(key.as_bytes()) else {
+            return Err(Error::NonNumeric { key: key.display() });
+        };
+        let Some(current) = parse_counter(&e.value) else {
+            return Err(Error::NonNumeric { key: key.display() });
+        };
+        let new = if incr {
+            current.wrapping_add(delta)
+        } else {
+            current.saturating_sub(delta)
+        };
+        let text = new.to_string();
+        let old_len = e.value.len();
+        if text.len() > old_len {
+            let grow = text.len() - old_len;
+            self.reserve(shard, key, grow, now)?;
+        }
+        let cas = self.next_cas();
+        if let Some(e) = shard.map.get_mut(key.as_bytes()) {
+            if text.len() <= old_len {
+                // In place, padded with spaces to the old length.
+                e.value[..text.len()].copy_from_slice(text.as_bytes());
+                e.value[text.len()..].fill(b' ');
+            } else {
+                e.value = text.into_bytes();
+            }
+            e.cas = cas;
+        }
+        Ok(new)
+    }
+}
+
+impl Store for MemoryStore {
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn get(&self, key: &Key) -> Result<Option<Item>> {
+        self.with_live(key, |_, shard, _, live| {
+            Ok(if live {
+                shard.map.get(key.as_bytes()).map(Entry::item)
+            } else {
+                None
+            })
+        })
+    }
+
+    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        traffic::record(keys.len() as u64);
+        let now = self.now();
+        Ok(keys
+            .iter()
+            .map(|key| {
+                let mut shard = self.shards[self.shard_index(key.as_bytes())].lock();
+                if !self.reap(&mut shard, key.as_bytes(), &now) {
+                    return None;
+                }
+                let e = shard.map.to_back(key.as_bytes())?;
+                e.touched_ms = now.ms;
+                Some(e.item())
+            })
+            .collect())
+    }
+
+    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        self.with_live(key, |s, shard, now, _| {
+            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+        })
+    }
+
+    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.with_live(key, |s, shard, now, live| {
+            if live {
+                return Ok(Stored::NotStored);
+            }
+            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                .map(Stored::Stored)
+        })
+    }
+
+    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.with_live(key, |s, shard, now, live| {
+            if !live {
+                return Ok(Stored::NotStored);
+            }
+            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                .map(Stored::Stored)
+        })
+    }
+
+    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        self.with_live(key, |s, shard, now, live| {
+            if !live {
+                return Ok(CasOutcome::NotFound);
+            }
+            match shard.map.get(key.as_bytes()) {
+                Some(e) if e.cas == cas => s
+                    .put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                    .map(CasOutcome::Stored),
+                _ => Ok(CasOutcome::Exists),
+            }
+        })
+    }
+
+    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.concat(key, value, true)
+    }
+
+    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.concat(key, value, false)
+    }
+
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.with_live(key, |s, shard, now, live| {
+            if !live {
+                return s
+                    .put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                    .map(drop);
+            }
+            let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
+            let size = s.check_size(key, old_len + value.len())?;
+            s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
+            let cas = s.next_cas();
+            if let Some(e) = shard.map.get_mut(key.as_bytes()) {
+                e.value.extend_from_slice(value);
+                e.cas = cas;
+            }
+            Ok(())
+        })
+    }
+
+    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.delta(key, delta, true)
+    }
+
+    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.delta(key, delta, false)
+    }
+
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        self.with_live(key, |s, shard, now, live| {
+            if live {
+                return s.apply_delta(shard, key, delta, true, now);
+            }
+            let text = initial.to_string();
+            s.put(shard, key, text.as_bytes(), Self::exptime(ttl, now), 0, now)?;
+            Ok(initial)
+        })
+    }
+
+    fn delete(&self, key: &Key) -> Result<bool> {
+        self.with_live(key, |s, shard, _, live| {
+            if !live {
+                return Ok(false);
+            }
+            if let Some(e) = shard.map.remove(key.as_bytes()) {
+                s.used
+                    .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+            }
+            Ok(true)
+        })
+    }
+
+    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        self.with_live(key, |s, shard, _, live| {
+            if !live {
+                return Ok(DeleteOutcome::NotFound);
+            }
+            match shard.map.get(key.as_bytes()) {
+                Some(e) if e.cas == cas => {
+                    if let Some(e) = shard.map.remove(key.as_bytes()) {
+                        s.used
+                            .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+                    }
+                    Ok(DeleteOutcome::Deleted)
+                }
+                _ => Ok(DeleteOutcome::Exists),
+            }
+        })
+    }
+
+    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+        self.with_live(key, |_, shard, now, live| {
+            if !live {
+                return Ok(false);
+            }
+            if let Some(e) = shard.map.get_mut(key.as_bytes()) {
+                e.exptime = Self::exptime(ttl, now);
+            }
+            Ok(true)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use std::time::Duration;
+
+    fn k(s: &str) -> Key {
+        Key::new(s).unwrap()
+    }
+
+    #[test]
+    fn lru_evicts_oldest_first() {
+        let clock = ManualClock::new(1_000_000);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .memory_limit(4 * item_size(2, 100))
+            .shards(4)
+            .build();
+        for i in 0..4 {
+            store.set(&k(&format!("k{i}")), &[b'x'; 100], Ttl::Never).unwrap();
+            clock.advance(Duration::from_millis(10));
+        }
+        // Touch k0 so k1 becomes the oldest.
+        assert!(store.get(&k("k0")).unwrap().is_some());
+        clock.advance(Duration::from_millis(10));
+        store.set(&k("k4"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.get(&k("k1")).unwrap().is_none(), "k1 was LRU");
+        for key in ["k0", "k2", "k3", "k4"] {
+            assert!(store.get(&k(key)).unwrap().is_some(), "{key}");
+        }
+        assert_eq!(store.evictions(), 1);
+        assert!(store.used_bytes() <= 4 * item_size(2, 100));
+    }
+
+    #[test]
+    fn no_evict_mode_refuses_and_keeps_data() {
+        let store = MemoryStore::builder()
+            .memory_limit(2 * item_size(2, 100))
+            .eviction(Eviction::Error)
+            .build();
+        store.set(&k("k0"), &[b'x'; 100], Ttl::Never).unwrap();
+        store.set(&k("k1"), &[b'x'; 100], Ttl::Never).unwrap();
+        let err = store.set(&k("k2"), &[b'x'; 100], Ttl::Never).unwrap_err();
+        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        assert!(store.get(&k("k0")).unwrap().is_some());
+        // Overwriting with a same-size value needs no new memory.
+        store.set(&k("k0"), &[b'y'; 100], Ttl::Never).unwrap();
+    }
+
+    #[test]
+    fn accounting_returns_to_zero() {
+        let store = MemoryStore::new();
+        let key = k("acc");
+        store.set(&key, b"12", Ttl::Never).unwrap();
+        store.append(&key, b"345").unwrap();
+        store.incr(&key, 100_000).unwrap();
+        store.prepend(&key, b"x").unwrap();
+        store.delete(&key).unwrap();
+        assert_eq!(store.used_bytes(), 0);
+    }
+}

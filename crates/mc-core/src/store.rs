@@ -1,0 +1,405 @@
+//! The [`Store`] trait: memcached's operations, one object-safe interface for
+//! every backend.
+
+use crate::backoff::Backoff;
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::time::Ttl;
+
+/// A stored item as read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// The value bytes.
+    pub value: Vec<u8>,
+    /// The client flags stored with the item (mcds writes 0).
+    pub flags: u32,
+    /// The item's CAS id: changes on every modification.
+    pub cas: u64,
+}
+
+impl Item {
+    /// The value read as a memcached counter, the way memcached's incr reads
+    /// it: optional leading whitespace, decimal digits, optional trailing
+    /// whitespace. A counter that `decr` made shorter is space-padded by
+    /// memcached (`"9 "`) and still reads as 9. `None` if not a number.
+    pub fn counter(&self) -> Option<u64> {
+        parse_counter(&self.value)
+    }
+}
+
+/// Outcome of [`Store::add`] and [`Store::replace`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored; the new CAS id.
+    Stored(u64),
+    /// Not stored: for `add` the key exists, for `replace` it does not.
+    NotStored,
+}
+
+impl Stored {
+    /// Whether the value was stored.
+    pub fn is_stored(self) -> bool {
+        matches!(self, Stored::Stored(_))
+    }
+}
+
+/// Outcome of [`Store::cas`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CasOutcome {
+    /// Stored; the new CAS id.
+    Stored(u64),
+    /// The item changed since the CAS id was read; nothing was stored.
+    Exists,
+    /// The item does not exist (any more); nothing was stored.
+    NotFound,
+}
+
+/// Outcome of [`Store::delete_cas`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The item matched and was deleted.
+    Deleted,
+    /// The item changed since the CAS id was read; it was kept.
+    Exists,
+    /// The item does not exist.
+    NotFound,
+}
+
+/// Outcome of [`Store::update`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Updated {
+    /// The new value was stored with this CAS id.
+    Stored {
+        /// The stored value.
+        value: Vec<u8>,
+        /// Its CAS id.
+        cas: u64,
+    },
+    /// The update function declined to change anything.
+    Unchanged,
+}
+
+/// A memcached-style key-value store: the embedded
+/// [`MemoryStore`](crate::MemoryStore), real memcached (crate
+/// `mc-memcached`), or a wrapper such as [`CountingStore`](crate::CountingStore).
+///
+/// Outcomes that are normal in memcached (a miss, "not stored", a CAS
+/// conflict) are values; [`Error`] is for what the caller must handle. Every
+/// structure in mcds is written once against `&dyn Store`.
+///
+/// The compound operations ([`append_or_add`](Store::append_or_add),
+/// [`incr_or_init`](Store::incr_or_init), [`delete_cas`](Store::delete_cas),
+/// [`update`](Store::update)) have default implementations built from the
+/// basic ones, so a new backend is correct first; backends override them with
+/// single round trips where the server allows.
+///
+/// Round trips are counted by [`traffic`](crate::traffic): a backend calls
+/// [`traffic::record`](crate::traffic::record) once per network exchange.
+///
+/// ```
+/// use mc_core::{Key, MemoryStore, Store, Stored, Ttl};
+///
+/// let store = MemoryStore::new();
+/// let k = Key::new("greeting")?;
+/// assert!(store.add(&k, b"hello", Ttl::secs(60))?.is_stored());
+/// assert_eq!(store.add(&k, b"again", Ttl::secs(60))?, Stored::NotStored);
+/// assert_eq!(store.get(&k)?.unwrap().value, b"hello");
+/// assert_eq!(store.incr_or_init(&Key::new("hits")?, 1, 1, Ttl::Never)?, 1);
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+pub trait Store: Send + Sync {
+    /// A short name for messages ("memory", "memcached").
+    fn backend_name(&self) -> &'static str;
+
+    /// Read one item.
+    fn get(&self, key: &Key) -> Result<Option<Item>>;
+
+    /// Read many items: one round trip per server. The result has one entry
+    /// per key, in order.
+    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
+
+    /// Store unconditionally; returns the new CAS id.
+    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64>;
+
+    /// Store only if the key does not exist.
+    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored>;
+
+    /// Store only if the key exists.
+    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored>;
+
+    /// Store only if the item's CAS id is still `cas`.
+    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome>;
+
+    /// Append to an existing value, keeping its TTL. `false` if the key does
+    /// not exist. An item that would grow past the item limit is
+    /// [`Error::ValueTooLarge`] and is left as it was.
+    fn append(&self, key: &Key, value: &[u8]) -> Result<bool>;
+
+    /// Prepend to an existing value, keeping its TTL. `false` if the key does
+    /// not exist.
+    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool>;
+
+    /// Append, creating the key with `value` and `ttl` if it is missing. The
+    /// TTL applies only on creation.
+    ///
+    /// Default: the append/add loop (append; on a miss add; if add lost a
+    /// race, append again), bounded at 64 rounds.
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        for _ in 0..64 {
+            if self.append(key, value)? {
+                return Ok(());
+            }
+            if self.add(key, value, ttl)?.is_stored() {
+                return Ok(());
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 64,
+        })
+    }
+
+    /// Add `delta` to a counter, wrapping at 2^64. `None` if the key does not
+    /// exist; [`Error::NonNumeric`] if the value is not a number.
+    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>>;
+
+    /// Subtract `delta` from a counter, stopping at 0. `None` if the key does
+    /// not exist; [`Error::NonNumeric`] if the value is not a number.
+    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>>;
+
+    /// Add `delta` to a counter, or create it with the value `initial` (not
+    /// `initial + delta`, as memcached's `ma … J N` does) and `ttl` if it is
+    /// missing. Atomic: concurrent callers never lose an update. Returns the
+    /// counter's new value.
+    ///
+    /// Default: incr; on a miss add `initial`; if add lost a race, incr again.
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        for _ in 0..64 {
+            if let Some(v) = self.incr(key, delta)? {
+                return Ok(v);
+            }
+            if self
+                .add(key, initial.to_string().as_bytes(), ttl)?
+                .is_stored()
+            {
+                return Ok(initial);
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 64,
+        })
+    }
+
+    /// Delete a key; `false` if it did not exist.
+    fn delete(&self, key: &Key) -> Result<bool>;
+
+    /// Delete a key only if its CAS id is still `cas`.
+    ///
+    /// Default (not atomic on its own): read the item; if the CAS id matches,
+    /// overwrite it by CAS with an empty value that expires in one second,
+    /// then delete it. A concurrent `add` cannot slip in (the key exists until
+    /// the delete); a concurrent unconditional `set` landing between the last
+    /// two steps would be deleted. Backends override this with an atomic
+    /// delete (memcached ≥ 1.6.13: `md <key> C<cas>`).
+    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        match self.get(key)? {
+            None => Ok(DeleteOutcome::NotFound),
+            Some(item) if item.cas != cas => Ok(DeleteOutcome::Exists),
+            Some(_) => match self.cas(key, b"", Ttl::secs(1), cas)? {
+                CasOutcome::Stored(_) => {
+                    self.delete(key)?;
+                    Ok(DeleteOutcome::Deleted)
+                }
+                CasOutcome::Exists => Ok(DeleteOutcome::Exists),
+                CasOutcome::NotFound => Ok(DeleteOutcome::NotFound),
+            },
+        }
+    }
+
+    /// Give an existing key a new TTL; `false` if it does not exist.
+    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool>;
+
+    /// Read-modify-write by CAS, retried with backoff when another writer
+    /// wins, at most `max_attempts` times (then [`Error::Conflict`]).
+    ///
+    /// `f` receives the current value (`None` if missing) and returns the new
+    /// value, or `None` to leave the item as it is. A missing key is created
+    /// with `add`. Costs 2 round trips when there is no conflict.
+    fn update(
+        &self,
+        key: &Key,
+        ttl: Ttl,
+        max_attempts: u32,
+        f: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+    ) -> Result<Updated> {
+        let mut backoff = Backoff::default();
+        for _ in 0..max_attempts.max(1) {
+            let current = self.get(key)?;
+            let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
+                return Ok(Updated::Unchanged);
+            };
+            let cas = match &current {
+                Some(item) => match self.cas(key, &new, ttl, item.cas)? {
+                    CasOutcome::Stored(cas) => Some(cas),
+                    CasOutcome::Exists | CasOutcome::NotFound => None,
+                },
+                None => match self.add(key, &new, ttl)? {
+                    Stored::Stored(cas) => Some(cas),
+                    Stored::NotStored => None,
+                },
+            };
+            if let Some(cas) = cas {
+                return Ok(Updated::Stored { value: new, cas });
+            }
+            backoff.sleep();
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: max_attempts.max(1),
+        })
+    }
+}
+
+/// Parse a counter value exactly as memcached's incr does (`strtoull` with
+/// its checks): optional leading whitespace, an optional sign, decimal
+/// digits, then whitespace or the end. Out of range, empty or trailing junk
+/// is `None`. A `-` is accepted only when the result is not negative as a
+/// signed number (so `"-0"` is 0 but `"-5"` is rejected), as in memcached.
+pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let mut i = bytes.iter().position(|&b| !is_space(b))?;
+    let negative = match bytes[i] {
+        b'-' => {
+            i += 1;
+            true
+        }
+        b'+' => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits_start = i;
+    let mut value: u64 = 0;
+    while let Some(&b) = bytes.get(i) {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        i += 1;
+    }
+    if i == digits_start {
+        return None;
+    }
+    if let Some(&b) = bytes.get(i)
+        && !is_space(b)
+    {
+        return None;
+    }
+    let value = if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    };
+    if (value as i64) < 0 && negative {
+        return None;
+    }
+    Some(value)
+}
+
+impl<S: Store + ?Sized> Store for &S {
+    fn backend_name(&self) -> &'static str {
+        (**self).backend_name()
+    }
+    fn get(&self, key: &Key) -> Result<Option<Item>> {
+        (**self).get(key)
+    }
+    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        (**self).get_multi(keys)
+    }
+    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        (**self).set(key, value, ttl)
+    }
+    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        (**self).add(key, value, ttl)
+    }
+    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        (**self).replace(key, value, ttl)
+    }
+    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        (**self).cas(key, value, ttl, cas)
+    }
+    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        (**self).append(key, value)
+    }
+    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        (**self).prepend(key, value)
+    }
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        (**self).append_or_add(key, value, ttl)
+    }
+    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        (**self).incr(key, delta)
+    }
+    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        (**self).decr(key, delta)
+    }
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        (**self).incr_or_init(key, delta, initial, ttl)
+    }
+    fn delete(&self, key: &Key) -> Result<bool> {
+        (**self).delete(key)
+    }
+    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        (**self).delete_cas(key, cas)
+    }
+    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+        (**self).touch(key, ttl)
+    }
+    fn update(
+        &self,
+        key: &Key,
+        ttl: Ttl,
+        max_attempts: u32,
+        f: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+    ) -> Result<Updated> {
+        (**self).update(key, ttl, max_attempts, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_parsing_matches_memcached() {
+        let cases: &[(&[u8], Option<u64>)] = &[
+            (b"0", Some(0)),
+            (b"42", Some(42)),
+            (b"9 ", Some(9)),
+            (b" 7", Some(7)),
+            (b"+3", Some(3)),
+            (b"-0", Some(0)),
+            (b"-5", None),
+            (b"18446744073709551615", Some(u64::MAX)),
+            (b"18446744073709551616", None),
+            (b"12abc", None),
+            (b"12 34", Some(12)),
+            (b"", None),
+            (b"   ", None),
+            (b"abc", None),
+            (b"-", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                parse_counter(input),
+                *want,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+}
