@@ -6,7 +6,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::key::Key;
-use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, Updated};
+use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated};
 use crate::time::Ttl;
 use crate::traffic::{self, Traffic};
 
@@ -158,7 +158,7 @@ impl<S: Store> Store for CountingStore<S> {
         key: &Key,
         ttl: Ttl,
         max_attempts: u32,
-        f: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+        f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
         self.count("update", |s| s.update(key, ttl, max_attempts, f))
     }

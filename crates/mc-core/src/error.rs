@@ -271,7 +271,10 @@ mod tests {
             reason: "contains a space",
         };
         let text = e.to_string();
-        assert!(text.contains("contains a space") && text.contains("encode"), "{text}");
+        assert!(
+            text.contains("contains a space") && text.contains("encode"),
+            "{text}"
+        );
         assert!(
             Error::Timeout {
                 server: "x".into(),

@@ -42,9 +42,17 @@ impl Key {
         Ok(Key(bytes.into()))
     }
 
-    /// Build `<prefix><kind>:<name>:<part>` and validate it.
+    /// Build `<prefix><kind>:<name>:<part>` and validate it. An empty `name`
+    /// is refused too: every structure needs a name.
     pub fn parts(prefix: &str, kind: &str, name: &str, part: impl fmt::Display) -> Result<Key> {
-        Key::new(format!("{prefix}{kind}:{name}:{part}"))
+        let key = format!("{prefix}{kind}:{name}:{part}");
+        if name.is_empty() {
+            return Err(Error::InvalidKey {
+                key: display_bytes(key.as_bytes()),
+                reason: "the structure name is empty",
+            });
+        }
+        Key::new(key)
     }
 
     /// The key's bytes.
@@ -146,7 +154,14 @@ mod tests {
 
     #[test]
     fn accepts_printable_and_utf8() {
-        for ok in ["a", "user:1", "ключ", "キー", "키", "~!@#$%^&*()_+{}|:\"<>?"] {
+        for ok in [
+            "a",
+            "user:1",
+            "ключ",
+            "キー",
+            "키",
+            "~!@#$%^&*()_+{}|:\"<>?",
+        ] {
             assert!(Key::new(ok).is_ok(), "{ok}");
         }
         assert!(Key::new([b'k'; 250]).is_ok());

@@ -48,5 +48,7 @@ pub use key::{Key, MAX_KEY_LEN, is_key_byte};
 pub use memory::{
     DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
 };
-pub use store::{CasOutcome, DeleteOutcome, Item, Store, Stored, Updated, parse_counter};
+pub use store::{
+    CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
+};
 pub use time::{Clock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl};

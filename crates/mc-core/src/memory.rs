@@ -253,7 +253,10 @@ impl MemoryStore {
 
     fn now(&self) -> Now {
         let ms = self.clock.now_ms();
-        Now { secs: ms / 1000, ms }
+        Now {
+            secs: ms / 1000,
+            ms,
+        }
     }
 
     fn next_cas(&self) -> u64 {
@@ -373,11 +376,7 @@ impl MemoryStore {
         let victim = match best {
             None => return false,
             Some((_, None)) => {
-                let k = shard
-                    .map
-                    .keys()
-                    .find(|k| &***k != keep.as_bytes())
-                    .cloned();
+                let k = shard.map.keys().find(|k| &***k != keep.as_bytes()).cloned();
                 k.and_then(|k| shard.map.remove(&k).map(|e| (k, e)))
             }
             Some((_, Some(i))) => match self.shards[i].try_lock() {
@@ -430,6 +429,9 @@ impl MemoryStore {
     }
 
     fn concat(&self, key: &Key, value: &[u8], append: bool) -> Result<bool> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, live| {
             if !live {
                 return Ok(false);
@@ -536,12 +538,18 @@ impl Store for MemoryStore {
     }
 
     fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, _| {
             s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
         })
     }
 
     fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, live| {
             if live {
                 return Ok(Stored::NotStored);
@@ -552,6 +560,9 @@ impl Store for MemoryStore {
     }
 
     fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, live| {
             if !live {
                 return Ok(Stored::NotStored);
@@ -562,6 +573,9 @@ impl Store for MemoryStore {
     }
 
     fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, live| {
             if !live {
                 return Ok(CasOutcome::NotFound);
@@ -584,6 +598,9 @@ impl Store for MemoryStore {
     }
 
     fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        // Like the memcached backend: an oversized value is refused before
+        // anything else is looked at.
+        self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, live| {
             if !live {
                 return s
@@ -684,7 +701,9 @@ mod tests {
             .shards(4)
             .build();
         for i in 0..4 {
-            store.set(&k(&format!("k{i}")), &[b'x'; 100], Ttl::Never).unwrap();
+            store
+                .set(&k(&format!("k{i}")), &[b'x'; 100], Ttl::Never)
+                .unwrap();
             clock.advance(Duration::from_millis(10));
         }
         // Touch k0 so k1 becomes the oldest.

@@ -79,6 +79,11 @@ pub enum Updated {
     Unchanged,
 }
 
+/// The function [`Store::update`] calls: it receives the current value
+/// (`None` if the key is missing) and returns the new value, or `None` to
+/// leave the item unchanged.
+pub type UpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+
 /// A memcached-style key-value store: the embedded
 /// [`MemoryStore`](crate::MemoryStore), real memcached (crate
 /// `mc-memcached`), or a wrapper such as [`CountingStore`](crate::CountingStore).
@@ -147,18 +152,7 @@ pub trait Store: Send + Sync {
     /// Default: the append/add loop (append; on a miss add; if add lost a
     /// race, append again), bounded at 64 rounds.
     fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        for _ in 0..64 {
-            if self.append(key, value)? {
-                return Ok(());
-            }
-            if self.add(key, value, ttl)?.is_stored() {
-                return Ok(());
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 64,
-        })
+        fallback::append_or_add(self, key, value, ttl)
     }
 
     /// Add `delta` to a counter, wrapping at 2^64. `None` if the key does not
@@ -176,21 +170,7 @@ pub trait Store: Send + Sync {
     ///
     /// Default: incr; on a miss add `initial`; if add lost a race, incr again.
     fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        for _ in 0..64 {
-            if let Some(v) = self.incr(key, delta)? {
-                return Ok(v);
-            }
-            if self
-                .add(key, initial.to_string().as_bytes(), ttl)?
-                .is_stored()
-            {
-                return Ok(initial);
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 64,
-        })
+        fallback::incr_or_init(self, key, delta, initial, ttl)
     }
 
     /// Delete a key; `false` if it did not exist.
@@ -205,18 +185,7 @@ pub trait Store: Send + Sync {
     /// two steps would be deleted. Backends override this with an atomic
     /// delete (memcached ≥ 1.6.13: `md <key> C<cas>`).
     fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        match self.get(key)? {
-            None => Ok(DeleteOutcome::NotFound),
-            Some(item) if item.cas != cas => Ok(DeleteOutcome::Exists),
-            Some(_) => match self.cas(key, b"", Ttl::secs(1), cas)? {
-                CasOutcome::Stored(_) => {
-                    self.delete(key)?;
-                    Ok(DeleteOutcome::Deleted)
-                }
-                CasOutcome::Exists => Ok(DeleteOutcome::Exists),
-                CasOutcome::NotFound => Ok(DeleteOutcome::NotFound),
-            },
-        }
+        fallback::delete_cas(self, key, cas)
     }
 
     /// Give an existing key a new TTL; `false` if it does not exist.
@@ -233,20 +202,102 @@ pub trait Store: Send + Sync {
         key: &Key,
         ttl: Ttl,
         max_attempts: u32,
-        f: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+        f: &mut UpdateFn<'_>,
+    ) -> Result<Updated> {
+        fallback::update(self, key, ttl, max_attempts, f)
+    }
+}
+
+/// The default implementations of the compound operations, built from the
+/// basic ones. A backend that overrides an operation for speed can still call
+/// these on the paths where its server lacks the fast command.
+pub mod fallback {
+    use super::*;
+
+    /// The append/add loop: append; on a miss add; if add lost a race,
+    /// append again (bounded at 64 rounds, then [`Error::Conflict`]).
+    pub fn append_or_add<S: Store + ?Sized>(
+        store: &S,
+        key: &Key,
+        value: &[u8],
+        ttl: Ttl,
+    ) -> Result<()> {
+        for _ in 0..64 {
+            if store.append(key, value)? {
+                return Ok(());
+            }
+            if store.add(key, value, ttl)?.is_stored() {
+                return Ok(());
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 64,
+        })
+    }
+
+    /// incr; on a miss add `initial`; if add lost a race, incr again.
+    pub fn incr_or_init<S: Store + ?Sized>(
+        store: &S,
+        key: &Key,
+        delta: u64,
+        initial: u64,
+        ttl: Ttl,
+    ) -> Result<u64> {
+        for _ in 0..64 {
+            if let Some(v) = store.incr(key, delta)? {
+                return Ok(v);
+            }
+            if store
+                .add(key, initial.to_string().as_bytes(), ttl)?
+                .is_stored()
+            {
+                return Ok(initial);
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 64,
+        })
+    }
+
+    /// Read; if the CAS id matches, CAS the item to an empty value that
+    /// expires in one second, then delete it. See [`Store::delete_cas`].
+    pub fn delete_cas<S: Store + ?Sized>(store: &S, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        match store.get(key)? {
+            None => Ok(DeleteOutcome::NotFound),
+            Some(item) if item.cas != cas => Ok(DeleteOutcome::Exists),
+            Some(_) => match store.cas(key, b"", Ttl::secs(1), cas)? {
+                CasOutcome::Stored(_) => {
+                    store.delete(key)?;
+                    Ok(DeleteOutcome::Deleted)
+                }
+                CasOutcome::Exists => Ok(DeleteOutcome::Exists),
+                CasOutcome::NotFound => Ok(DeleteOutcome::NotFound),
+            },
+        }
+    }
+
+    /// The CAS read-modify-write loop of [`Store::update`].
+    pub fn update<S: Store + ?Sized>(
+        store: &S,
+        key: &Key,
+        ttl: Ttl,
+        max_attempts: u32,
+        f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
         let mut backoff = Backoff::default();
         for _ in 0..max_attempts.max(1) {
-            let current = self.get(key)?;
+            let current = store.get(key)?;
             let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
                 return Ok(Updated::Unchanged);
             };
             let cas = match &current {
-                Some(item) => match self.cas(key, &new, ttl, item.cas)? {
+                Some(item) => match store.cas(key, &new, ttl, item.cas)? {
                     CasOutcome::Stored(cas) => Some(cas),
                     CasOutcome::Exists | CasOutcome::NotFound => None,
                 },
-                None => match self.add(key, &new, ttl)? {
+                None => match store.add(key, &new, ttl)? {
                     Stored::Stored(cas) => Some(cas),
                     Stored::NotStored => None,
                 },
@@ -265,9 +316,10 @@ pub trait Store: Send + Sync {
 
 /// Parse a counter value exactly as memcached's incr does (`strtoull` with
 /// its checks): optional leading whitespace, an optional sign, decimal
-/// digits, then whitespace or the end. Out of range, empty or trailing junk
-/// is `None`. A `-` is accepted only when the result is not negative as a
-/// signed number (so `"-0"` is 0 but `"-5"` is rejected), as in memcached.
+/// digits, then whitespace, a NUL or the end. Out of range, empty or
+/// trailing junk is `None`. A result that is negative as a signed 64-bit
+/// number is refused when the text holds a `-` (so `"-0"` is 0 but `"-5"`
+/// is refused), as in memcached.
 pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
     let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
     let mut i = bytes.iter().position(|&b| !is_space(b))?;
@@ -294,8 +346,10 @@ pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
     if i == digits_start {
         return None;
     }
+    // strtoull stops at a NUL as at the end of a C string.
     if let Some(&b) = bytes.get(i)
         && !is_space(b)
+        && b != 0
     {
         return None;
     }
@@ -304,7 +358,10 @@ pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
     } else {
         value
     };
-    if (value as i64) < 0 && negative {
+    // memcached then refuses a result that is negative as a signed number
+    // if the string holds a '-' anywhere (before its first NUL).
+    let c_string = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    if (value as i64) < 0 && c_string.contains(&b'-') {
         return None;
     }
     Some(value)
@@ -364,7 +421,7 @@ impl<S: Store + ?Sized> Store for &S {
         key: &Key,
         ttl: Ttl,
         max_attempts: u32,
-        f: &mut dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+        f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
         (**self).update(key, ttl, max_attempts, f)
     }
@@ -392,6 +449,9 @@ mod tests {
             (b"   ", None),
             (b"abc", None),
             (b"-", None),
+            (b"0\0junk", Some(0)),
+            (b"\x0b5", Some(5)),
+            (b"18446744073709551615 -", None),
         ];
         for (input, want) in cases {
             assert_eq!(

@@ -1,1 +1,531 @@
-//! stub
+//! # mc-memcached
+//!
+//! The real-memcached backend of **mcds**: a [`Store`] over one memcached
+//! server or a pool, speaking the meta protocol through the `memcache`
+//! crate's `memcache::exp` layer.
+//!
+//! * **One round trip per op** where the server allows: `incr_or_init` is
+//!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (`ms … ME c`),
+//!   `delete_cas` is `md <k> C<cas>`, `touch` is `mg <k> T<ttl>`.
+//! * **Capabilities by version.** Each new connection asks the server's
+//!   version once (`version`) and the best path is used:
+//!
+//!   | op | memcached ≥ 1.6.20 | 1.6.13 – 1.6.19 (Debian 12: 1.6.18) | older |
+//!   |---|---|---|---|
+//!   | `append_or_add` | `ms <k> <n> MA N<ttl>`: 1 round trip | append, then add on a miss (2 on first touch, then 1) | same |
+//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | read, CAS to a 1 s tombstone, delete |
+//!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
+//!
+//! * **A pool** places keys by rendezvous hashing over XXH3-64 ([`route`]):
+//!   stable across processes, languages and compiler versions. A dead server
+//!   gives errors for its own keys; its keys never move to another server
+//!   (a lock must not silently change servers).
+//! * **Timeouts** (connect and exchange) default to 1 second. A request that
+//!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
+//!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to
+//!   retry.
+//! * **Backoff.** After a failed dial a server is marked down for a jittered,
+//!   doubling interval (50 ms up to 1 s by default), during which its ops fail
+//!   at once with [`Error::ServerDown`] instead of redialing in a busy loop.
+//! * **Limits checked before sending.** Values whose item would exceed the
+//!   item size limit (1 MiB by default; set it to the server's `-I`) are
+//!   [`Error::ValueTooLarge`] before a byte is sent. (memcached itself,
+//!   refusing an oversized `set`, also deletes the key's old value.)
+//!
+//! ```no_run
+//! use mc_core::{Key, Store, Ttl};
+//! use mc_memcached::MemcachedStore;
+//!
+//! let store = MemcachedStore::connect("127.0.0.1:11211")?;
+//! let k = Key::new("visits")?;
+//! let n = store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?;
+//! println!("visit #{n}");
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+
+mod conn;
+mod route;
+
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+use mc_core::{
+    CasOutcome, Clock, DeleteOutcome, Error, Item, Key, Result, Store, Stored, SystemClock, Ttl,
+    item_size,
+};
+use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
+
+pub use conn::Version;
+use conn::{DEFAULT_TIMEOUT, Server, Session};
+pub use route::{route, score, stable_hash};
+
+/// Settings of a [`MemcachedStore`].
+#[derive(Clone, Debug)]
+pub struct Config {
+    connect_timeout: Duration,
+    io_timeout: Duration,
+    item_size_limit: usize,
+    max_idle: usize,
+    down_backoff_base: Duration,
+    down_backoff_max: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            connect_timeout: DEFAULT_TIMEOUT,
+            io_timeout: DEFAULT_TIMEOUT,
+            item_size_limit: mc_core::DEFAULT_ITEM_SIZE_LIMIT,
+            max_idle: 8,
+            down_backoff_base: Duration::from_millis(50),
+            down_backoff_max: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Configures a [`MemcachedStore`] before connecting.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use mc_memcached::MemcachedStore;
+///
+/// let store = MemcachedStore::builder()
+///     .io_timeout(Duration::from_millis(250))
+///     .connect(["127.0.0.1:11211", "127.0.0.1:11212"])?;
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+impl Builder {
+    /// How long dialing a server may take (default 1 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.connect_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long one request/response exchange may take (default 1 s).
+    pub fn io_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.io_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The servers' item size limit, as with memcached's `-I` (default
+    /// 1 MiB). Items over it are refused before they are sent.
+    pub fn item_size_limit(mut self, bytes: usize) -> Builder {
+        self.config.item_size_limit = bytes;
+        self
+    }
+
+    /// Idle connections kept per server (default 8).
+    pub fn max_idle(mut self, n: usize) -> Builder {
+        self.config.max_idle = n;
+        self
+    }
+
+    /// How long a server that refused a connection is left alone: the first
+    /// wait, doubling up to the second (defaults 50 ms and 1 s).
+    pub fn down_backoff(mut self, first: Duration, max: Duration) -> Builder {
+        self.config.down_backoff_base = first;
+        self.config.down_backoff_max = max.max(first);
+        self
+    }
+
+    /// Create the store for these servers (`host:port` each). Addresses are
+    /// resolved now; connections are made on first use, so a server that is
+    /// down shows up as an error on its keys, not here.
+    pub fn connect<I, S>(self, servers: I) -> Result<MemcachedStore>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list = Vec::new();
+        for s in servers {
+            let addr = s.as_ref().trim().to_string();
+            let resolved: Vec<_> = addr
+                .to_socket_addrs()
+                .map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "cannot resolve memcached server {addr:?}: {e}; use host:port, e.g. 127.0.0.1:11211"
+                    ))
+                })?
+                .collect();
+            if resolved.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "memcached server {addr:?} resolved to no address"
+                )));
+            }
+            list.push(Server::new(addr, resolved));
+        }
+        if list.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no memcached servers given; pass at least one host:port".into(),
+            ));
+        }
+        let ids = list.iter().map(|s| s.addr.clone()).collect();
+        Ok(MemcachedStore {
+            servers: list,
+            ids,
+            config: self.config,
+        })
+    }
+}
+
+/// A [`Store`] on real memcached: one server or a pool. See the
+/// [crate docs](crate) for the protocol paths, routing, timeouts and errors.
+///
+/// The store is `Send + Sync` and meant to be shared (`Arc`) by all threads
+/// of a process; it keeps a small pool of connections per server.
+pub struct MemcachedStore {
+    servers: Vec<Server>,
+    ids: Vec<String>,
+    config: Config,
+}
+
+impl std::fmt::Debug for MemcachedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemcachedStore")
+            .field("servers", &self.ids)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+fn cmd(op: MetaOp, key: &Key) -> MetaCommand {
+    MetaCommand::new(op, key.as_bytes())
+}
+
+fn now_secs() -> u64 {
+    SystemClock.now_secs()
+}
+
+fn exptime(ttl: Ttl) -> u32 {
+    ttl.to_memcached_exptime(now_secs())
+}
+
+impl MemcachedStore {
+    /// Connect to one server or a comma-separated list
+    /// (`"127.0.0.1:11211,127.0.0.1:11212"`) with the default settings.
+    pub fn connect(servers: &str) -> Result<MemcachedStore> {
+        Builder::default().connect(servers.split(',').filter(|s| !s.trim().is_empty()))
+    }
+
+    /// Configure timeouts and limits before connecting.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The servers, as configured.
+    pub fn servers(&self) -> &[String] {
+        &self.ids
+    }
+
+    /// The index of the server that owns `key`.
+    pub fn server_for(&self, key: &Key) -> usize {
+        route(key.as_bytes(), &self.ids)
+    }
+
+    /// The version the server at `index` reported on its latest connection,
+    /// if one was made.
+    pub fn server_version(&self, index: usize) -> Option<Version> {
+        self.servers.get(index).and_then(Server::version)
+    }
+
+    fn session(&self, key: &Key) -> Result<Session<'_>> {
+        Session::open(&self.servers[self.server_for(key)], &self.config)
+    }
+
+    fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
+        let size = item_size(key.len(), value_len);
+        if size > self.config.item_size_limit {
+            return Err(Error::ValueTooLarge {
+                key: key.display(),
+                size,
+                limit: self.config.item_size_limit,
+            });
+        }
+        Ok(())
+    }
+
+    fn unexpected(&self, key: &Key, op: &str, r: &MetaCommandResult) -> Error {
+        Error::Protocol {
+            server: self.ids[self.server_for(key)].clone(),
+            message: format!("unexpected reply {:?} to {op}", r.rc),
+        }
+    }
+
+    /// `ms` in a mode, returning the reply.
+    fn store(&self, key: &Key, value: &[u8], flags: &[&str]) -> Result<MetaCommandResult> {
+        self.check_size(key, value.len())?;
+        let mut c = cmd(MetaOp::Set, key).value(value);
+        for f in flags {
+            c = c.flag(f.as_bytes());
+        }
+        self.session(key)?.exchange(key, &c)
+    }
+
+    fn concat(&self, key: &Key, value: &[u8], mode: &str) -> Result<bool> {
+        self.check_size(key, value.len())?;
+        let mut s = self.session(key)?;
+        let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag(mode))?;
+        match r.rc {
+            ReturnCode::Hd => Ok(true),
+            // NS is both "missing" and "the result would be too large".
+            ReturnCode::Ns => self.not_stored_reason(&mut s, key, value.len()),
+            _ => Err(self.unexpected(key, "append/prepend", &r)),
+        }
+    }
+
+    /// After an append answered NS: `Ok(false)` if the key is missing, the
+    /// size error if it exists (one extra round trip, on this path only).
+    fn not_stored_reason(&self, s: &mut Session<'_>, key: &Key, added: usize) -> Result<bool> {
+        let r = s.exchange(key, &cmd(MetaOp::Get, key).flag("s"))?;
+        match r.rc {
+            ReturnCode::En => Ok(false),
+            _ => Err(Error::ValueTooLarge {
+                key: key.display(),
+                size: item_size(key.len(), r.size.unwrap_or(0) as usize + added),
+                limit: self.config.item_size_limit,
+            }),
+        }
+    }
+
+    fn arith(&self, key: &Key, delta: u64, incr: bool) -> Result<Option<u64>> {
+        let mut c = cmd(MetaOp::Arithmetic, key)
+            .flag(format!("D{delta}"))
+            .flag("v");
+        if !incr {
+            c = c.flag("MD");
+        }
+        let r = self.session(key)?.exchange(key, &c)?;
+        match r.rc {
+            ReturnCode::Va => counter_value(self, key, &r).map(Some),
+            ReturnCode::Nf => Ok(None),
+            _ => Err(self.unexpected(key, "ma", &r)),
+        }
+    }
+}
+
+fn counter_value(store: &MemcachedStore, key: &Key, r: &MetaCommandResult) -> Result<u64> {
+    r.value
+        .as_deref()
+        .and_then(mc_core::parse_counter)
+        .ok_or_else(|| store.unexpected(key, "ma (value is not a number)", r))
+}
+
+fn cas_of(r: &MetaCommandResult) -> u64 {
+    r.cas.unwrap_or(0)
+}
+
+impl Store for MemcachedStore {
+    fn backend_name(&self) -> &'static str {
+        "memcached"
+    }
+
+    fn get(&self, key: &Key) -> Result<Option<Item>> {
+        let r = self
+            .session(key)?
+            .exchange(key, &cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"))?;
+        match r.rc {
+            ReturnCode::En => Ok(None),
+            ReturnCode::Va => Ok(Some(Item {
+                flags: r.client_flags.unwrap_or(0),
+                cas: cas_of(&r),
+                value: r.value.unwrap_or_default(),
+            })),
+            _ => Err(self.unexpected(key, "mg", &r)),
+        }
+    }
+
+    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); self.servers.len()];
+        for (i, k) in keys.iter().enumerate() {
+            groups[self.server_for(k)].push(i);
+        }
+        let mut out: Vec<Option<Item>> = vec![None; keys.len()];
+        for (server, indices) in groups.iter().enumerate() {
+            let Some(&first) = indices.first() else {
+                continue;
+            };
+            let commands: Vec<MetaCommand> = indices
+                .iter()
+                .map(|&i| cmd(MetaOp::Get, &keys[i]).flag("v").flag("f").flag("c"))
+                .collect();
+            let mut s = Session::open(&self.servers[server], &self.config)?;
+            let replies = s.batch(&keys[first], &commands)?;
+            for (&i, r) in indices.iter().zip(replies) {
+                out[i] = match r.rc {
+                    ReturnCode::En => None,
+                    ReturnCode::Va => Some(Item {
+                        flags: r.client_flags.unwrap_or(0),
+                        cas: cas_of(&r),
+                        value: r.value.unwrap_or_default(),
+                    }),
+                    _ => return Err(self.unexpected(&keys[i], "mg", &r)),
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        let r = self.store(key, value, &[&format!("T{}", exptime(ttl)), "c"])?;
+        match r.rc {
+            ReturnCode::Hd => Ok(cas_of(&r)),
+            _ => Err(self.unexpected(key, "ms", &r)),
+        }
+    }
+
+    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        let r = self.store(key, value, &["ME", &format!("T{}", exptime(ttl)), "c"])?;
+        match r.rc {
+            ReturnCode::Hd => Ok(Stored::Stored(cas_of(&r))),
+            ReturnCode::Ns => Ok(Stored::NotStored),
+            _ => Err(self.unexpected(key, "ms ME", &r)),
+        }
+    }
+
+    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        let r = self.store(key, value, &["MR", &format!("T{}", exptime(ttl)), "c"])?;
+        match r.rc {
+            ReturnCode::Hd => Ok(Stored::Stored(cas_of(&r))),
+            ReturnCode::Ns => Ok(Stored::NotStored),
+            _ => Err(self.unexpected(key, "ms MR", &r)),
+        }
+    }
+
+    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        let r = self.store(
+            key,
+            value,
+            &[&format!("C{cas}"), &format!("T{}", exptime(ttl)), "c"],
+        )?;
+        match r.rc {
+            ReturnCode::Hd => Ok(CasOutcome::Stored(cas_of(&r))),
+            ReturnCode::Ex => Ok(CasOutcome::Exists),
+            ReturnCode::Nf => Ok(CasOutcome::NotFound),
+            _ => Err(self.unexpected(key, "ms C", &r)),
+        }
+    }
+
+    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.concat(key, value, "MA")
+    }
+
+    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.concat(key, value, "MP")
+    }
+
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.check_size(key, value.len())?;
+        let mut s = self.session(key)?;
+        let exp = exptime(ttl);
+        if s.version().has_append_vivify() {
+            let c = cmd(MetaOp::Set, key)
+                .value(value)
+                .flag("MA")
+                .flag(format!("N{exp}"));
+            let r = s.exchange(key, &c)?;
+            return match r.rc {
+                ReturnCode::Hd => Ok(()),
+                ReturnCode::Ns => match self.not_stored_reason(&mut s, key, value.len())? {
+                    // Deleted between the two commands: report, don't loop.
+                    false => Err(Error::Conflict {
+                        key: key.display(),
+                        attempts: 1,
+                    }),
+                    true => Ok(()),
+                },
+                _ => Err(self.unexpected(key, "ms MA N", &r)),
+            };
+        }
+        // 1.6.18 and older: append; on a miss add; if add lost, append again.
+        for round in 0..16 {
+            let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag("MA"))?;
+            match r.rc {
+                ReturnCode::Hd => return Ok(()),
+                ReturnCode::Ns if round > 0 => {
+                    // add said the key exists: NS may mean "too large".
+                    if !self.not_stored_reason(&mut s, key, value.len())? {
+                        continue;
+                    }
+                }
+                ReturnCode::Ns => {}
+                _ => return Err(self.unexpected(key, "ms MA", &r)),
+            }
+            let add = cmd(MetaOp::Set, key)
+                .value(value)
+                .flag("ME")
+                .flag(format!("T{exp}"));
+            let r = s.exchange(key, &add)?;
+            match r.rc {
+                ReturnCode::Hd => return Ok(()),
+                ReturnCode::Ns => continue,
+                _ => return Err(self.unexpected(key, "ms ME", &r)),
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 16,
+        })
+    }
+
+    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.arith(key, delta, true)
+    }
+
+    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.arith(key, delta, false)
+    }
+
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        let c = cmd(MetaOp::Arithmetic, key)
+            .flag(format!("N{}", exptime(ttl)))
+            .flag(format!("J{initial}"))
+            .flag(format!("D{delta}"))
+            .flag("v");
+        let r = self.session(key)?.exchange(key, &c)?;
+        match r.rc {
+            ReturnCode::Va => counter_value(self, key, &r),
+            _ => Err(self.unexpected(key, "ma N J D", &r)),
+        }
+    }
+
+    fn delete(&self, key: &Key) -> Result<bool> {
+        let r = self
+            .session(key)?
+            .exchange(key, &cmd(MetaOp::Delete, key))?;
+        match r.rc {
+            ReturnCode::Hd => Ok(true),
+            ReturnCode::Nf => Ok(false),
+            _ => Err(self.unexpected(key, "md", &r)),
+        }
+    }
+
+    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        let mut s = self.session(key)?;
+        if !s.version().has_delete_cas() {
+            drop(s);
+            return mc_core::fallback::delete_cas(self, key, cas);
+        }
+        let r = s.exchange(key, &cmd(MetaOp::Delete, key).flag(format!("C{cas}")))?;
+        match r.rc {
+            ReturnCode::Hd => Ok(DeleteOutcome::Deleted),
+            ReturnCode::Ex => Ok(DeleteOutcome::Exists),
+            ReturnCode::Nf => Ok(DeleteOutcome::NotFound),
+            _ => Err(self.unexpected(key, "md C", &r)),
+        }
+    }
+
+    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+        let c = cmd(MetaOp::Get, key).flag(format!("T{}", exptime(ttl)));
+        let r = self.session(key)?.exchange(key, &c)?;
+        match r.rc {
+            ReturnCode::Hd => Ok(true),
+            ReturnCode::En => Ok(false),
+            _ => Err(self.unexpected(key, "mg T", &r)),
+        }
+    }
+}

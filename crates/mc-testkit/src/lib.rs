@@ -1,1 +1,19 @@
-//! stub
+//! # mc-testkit
+//!
+//! Test kit for **mcds**. Tests run against real memcached processes, never
+//! a mock:
+//!
+//! * [`MemcachedServer`] starts the `memcached` binary from `PATH` on a free
+//!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
+//!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
+//! * [`conformance`] is the backend conformance suite: the same cases run
+//!   against the embedded store, one memcached and a 3-server pool
+//!   ([`conformance_suite!`]).
+//! * [`differential`] runs random op sequences on two stores and compares
+//!   every result (used with proptest).
+
+pub mod conformance;
+pub mod differential;
+mod server;
+
+pub use server::{MemcachedServer, ServerOptions, ServerPool};

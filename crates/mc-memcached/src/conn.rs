@@ -1,0 +1,426 @@
+//! Connections: dialing with a version handshake, a small idle pool per
+//! server, backoff while a server is down, and error attribution.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use mc_core::{Backoff, Error, Key, traffic};
+use memcache::exp::{MetaCommand, MetaCommandResult, MetaConnection, parse_meta_result};
+use parking_lot::Mutex;
+
+use crate::Config;
+
+/// A memcached version, read once per connection with `version`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl Version {
+    /// `md <key> C<cas>` deletes only on a CAS match (broken before 1.6.13).
+    pub fn has_delete_cas(self) -> bool {
+        self >= Version(1, 6, 13)
+    }
+
+    /// `ms <key> <len> MA N<ttl>` creates a missing key (1.6.20 and later;
+    /// 1.6.18 answers `NS`).
+    pub fn has_append_vivify(self) -> bool {
+        self >= Version(1, 6, 20)
+    }
+
+    /// Parse `VERSION 1.6.18` (anything unparsable is 0.0.0: the most
+    /// conservative paths).
+    pub fn parse(line: &str) -> Version {
+        let text = line.trim().strip_prefix("VERSION").unwrap_or("").trim();
+        let mut parts = text
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        Version(
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+        )
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// One open connection and what its server said it is.
+pub(crate) struct Conn {
+    meta: MetaConnection,
+    /// A second handle on the same socket, for the liveness peek.
+    probe: TcpStream,
+    pub(crate) version: Version,
+}
+
+impl Conn {
+    /// Whether a pooled connection is still usable: no stray bytes and no
+    /// EOF pending (a restarted server closes its connections).
+    fn is_alive(&self) -> bool {
+        if self.probe.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let alive =
+            matches!(self.probe.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        self.probe.set_nonblocking(false).is_ok() && alive
+    }
+}
+
+#[derive(Default)]
+struct Health {
+    down_until: Option<Instant>,
+    reason: String,
+    backoff: Option<Backoff>,
+}
+
+/// One server of the pool.
+pub(crate) struct Server {
+    pub(crate) addr: String,
+    socket_addrs: Vec<SocketAddr>,
+    idle: Mutex<Vec<Conn>>,
+    health: Mutex<Health>,
+    /// The version of the most recently dialed connection.
+    version: Mutex<Option<Version>>,
+}
+
+impl Server {
+    pub(crate) fn new(addr: String, socket_addrs: Vec<SocketAddr>) -> Server {
+        Server {
+            addr,
+            socket_addrs,
+            idle: Mutex::new(Vec::new()),
+            health: Mutex::new(Health::default()),
+            version: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn version(&self) -> Option<Version> {
+        *self.version.lock()
+    }
+
+    fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
+        loop {
+            let Some(conn) = self.idle.lock().pop() else {
+                break;
+            };
+            if conn.is_alive() {
+                return Ok((conn, true));
+            }
+        }
+        self.dial(config).map(|c| (c, false))
+    }
+
+    fn put_back(&self, conn: Conn, config: &Config) {
+        let mut idle = self.idle.lock();
+        if idle.len() < config.max_idle {
+            idle.push(conn);
+        }
+    }
+
+    /// Drop every pooled connection (after a failure that suggests the
+    /// server went away, they are all suspect).
+    fn drain(&self) {
+        self.idle.lock().clear();
+    }
+
+    fn dial(&self, config: &Config) -> Result<Conn, Error> {
+        {
+            let health = self.health.lock();
+            if let Some(until) = health.down_until {
+                let now = Instant::now();
+                if now < until {
+                    return Err(Error::ServerDown {
+                        server: self.addr.clone(),
+                        reason: health.reason.clone(),
+                        retry_in: until - now,
+                    });
+                }
+            }
+        }
+        match self.try_dial(config) {
+            Ok(conn) => {
+                let mut health = self.health.lock();
+                health.down_until = None;
+                health.backoff = None;
+                *self.version.lock() = Some(conn.version);
+                Ok(conn)
+            }
+            Err(source) => {
+                let mut health = self.health.lock();
+                let backoff = health.backoff.get_or_insert_with(|| {
+                    Backoff::new(config.down_backoff_base, config.down_backoff_max)
+                });
+                // At least half the ceiling, so a dead server is not redialed
+                // in a busy loop, with jitter so clients spread out.
+                let ceiling = backoff.ceiling();
+                let wait = ceiling / 2 + backoff.next_delay() / 2;
+                health.down_until = Some(Instant::now() + wait);
+                health.reason = source.to_string();
+                if source.kind() == io::ErrorKind::TimedOut
+                    || source.kind() == io::ErrorKind::WouldBlock
+                {
+                    Err(Error::Timeout {
+                        server: self.addr.clone(),
+                        after: config.connect_timeout,
+                    })
+                } else {
+                    Err(Error::Io {
+                        server: self.addr.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    fn try_dial(&self, config: &Config) -> io::Result<Conn> {
+        let mut last = io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to dial");
+        for addr in &self.socket_addrs {
+            match TcpStream::connect_timeout(addr, config.connect_timeout) {
+                Ok(mut stream) => {
+                    stream.set_nodelay(true)?;
+                    stream.set_read_timeout(Some(config.io_timeout))?;
+                    stream.set_write_timeout(Some(config.io_timeout))?;
+                    let version = handshake(&mut stream)?;
+                    let probe = stream.try_clone()?;
+                    let mut meta = MetaConnection::from_stream(stream);
+                    meta.set_io_timeout(Some(config.io_timeout));
+                    return Ok(Conn {
+                        meta,
+                        probe,
+                        version,
+                    });
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
+/// Send `version` and parse the reply. Reads byte by byte so nothing past
+/// the line is consumed (the reply is one short line).
+fn handshake(stream: &mut TcpStream) -> io::Result<Version> {
+    stream.write_all(b"version\r\n")?;
+    let mut line = Vec::with_capacity(24);
+    let mut byte = [0u8; 1];
+    while line.len() < 256 {
+        if stream.read(&mut byte)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "closed during version handshake",
+            ));
+        }
+        if byte[0] == b'\n' {
+            break;
+        }
+        line.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&line);
+    if !text.starts_with("VERSION") {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unexpected reply to version: {text:?} (is this a memcached server?)"),
+        ));
+    }
+    Ok(Version::parse(&text))
+}
+
+/// A checked-out connection to one server for the length of one store
+/// operation (which may take several exchanges on old servers).
+pub(crate) struct Session<'a> {
+    server: &'a Server,
+    config: &'a Config,
+    conn: Option<Conn>,
+    /// Whether `conn` came from the pool and has not yet answered anything:
+    /// a failure before the request left means it was stale, redial once.
+    pooled: bool,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn open(server: &'a Server, config: &'a Config) -> Result<Session<'a>, Error> {
+        let (conn, pooled) = server.checkout(config)?;
+        Ok(Session {
+            server,
+            config,
+            conn: Some(conn),
+            pooled,
+        })
+    }
+
+    pub(crate) fn version(&self) -> Version {
+        self.conn.as_ref().map(|c| c.version).unwrap_or_default()
+    }
+
+    fn conn(&mut self) -> Result<&mut Conn, Error> {
+        if self.conn.is_none() {
+            self.conn = Some(self.server.dial(self.config)?);
+            self.pooled = false;
+        }
+        // Just ensured above.
+        self.conn.as_mut().ok_or_else(|| Error::Protocol {
+            server: self.server.addr.clone(),
+            message: "connection missing".into(),
+        })
+    }
+
+    /// One request/response exchange. A failure before the request was sent
+    /// is `Io`/`Timeout` (not applied); after, it is `Ambiguous` when the
+    /// command has side effects.
+    pub(crate) fn exchange(
+        &mut self,
+        key: &Key,
+        command: &MetaCommand,
+    ) -> Result<MetaCommandResult, Error> {
+        traffic::record(1);
+        loop {
+            let sent = self.conn()?.meta.send(command);
+            if let Err(e) = sent {
+                let retry = self.pooled && is_transport(&e);
+                self.discard();
+                if retry {
+                    continue;
+                }
+                return Err(self.map_error(key, e, false));
+            }
+            let received = self.conn()?.meta.receive();
+            self.pooled = false;
+            return match received {
+                Ok(response) => {
+                    parse_meta_result(response).map_err(|e| self.map_error(key, e, false))
+                }
+                Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
+                    // The server answered: the stream is still in sync.
+                    Err(self.map_error(key, e, false))
+                }
+                Err(e) => {
+                    self.discard();
+                    self.server.drain();
+                    Err(self.map_error(key, e, command.has_side_effect()))
+                }
+            };
+        }
+    }
+
+    /// Several read-only commands in one payload, one response each, in
+    /// order: one round trip.
+    pub(crate) fn batch(
+        &mut self,
+        key: &Key,
+        commands: &[MetaCommand],
+    ) -> Result<Vec<MetaCommandResult>, Error> {
+        traffic::record(commands.len() as u64);
+        loop {
+            let result = self.conn()?.meta.execute_batch(commands);
+            match result {
+                Ok(responses) => {
+                    self.pooled = false;
+                    return responses
+                        .into_iter()
+                        .map(|r| parse_meta_result(r).map_err(|e| self.map_error(key, e, false)))
+                        .collect();
+                }
+                Err(e) => {
+                    let retry = self.pooled && is_transport(&e);
+                    self.discard();
+                    if retry {
+                        continue;
+                    }
+                    self.server.drain();
+                    return Err(self.map_error(key, e, false));
+                }
+            }
+        }
+    }
+
+    fn discard(&mut self) {
+        self.conn = None;
+        self.pooled = false;
+    }
+
+    pub(crate) fn map_error(&self, key: &Key, error: memcache::exp::Error, sent: bool) -> Error {
+        use memcache::exp::Error as E;
+        let server = self.server.addr.clone();
+        let timed_out = |e: &io::Error| {
+            matches!(
+                e.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            )
+        };
+        match error {
+            E::Io(e) if sent => Error::Ambiguous {
+                key: key.display(),
+                server,
+                reason: if timed_out(&e) {
+                    format!("no reply within {:?}", self.config.io_timeout)
+                } else {
+                    e.to_string()
+                },
+            },
+            E::Timeout { .. } if sent => Error::Ambiguous {
+                key: key.display(),
+                server,
+                reason: format!("no reply within {:?}", self.config.io_timeout),
+            },
+            E::Io(e) if timed_out(&e) => Error::Timeout {
+                server,
+                after: self.config.io_timeout,
+            },
+            E::Timeout { .. } => Error::Timeout {
+                server,
+                after: self.config.io_timeout,
+            },
+            E::Io(source) => Error::Io { server, source },
+            E::Server(message) => {
+                if message.contains("too large") {
+                    Error::ValueTooLarge {
+                        key: key.display(),
+                        size: 0,
+                        limit: self.config.item_size_limit,
+                    }
+                } else if message.contains("out of memory") {
+                    Error::OutOfMemory { key: key.display() }
+                } else {
+                    Error::Server { server, message }
+                }
+            }
+            E::Rejected(message) if message.contains("non-numeric") => {
+                Error::NonNumeric { key: key.display() }
+            }
+            E::Rejected(message) => Error::Protocol {
+                server,
+                message: format!("the server rejected a command: {message}"),
+            },
+            E::Usage(message) => Error::InvalidArgument(message.to_string()),
+            E::Ambiguous { source, .. } => Error::Ambiguous {
+                key: key.display(),
+                server,
+                reason: source.to_string(),
+            },
+            other => Error::Protocol {
+                server,
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.server.put_back(conn, self.config);
+        }
+    }
+}
+
+fn is_transport(error: &memcache::exp::Error) -> bool {
+    matches!(error, memcache::exp::Error::Io(e) if !matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock))
+}
+
+/// How long a dial may take by default, and each exchange.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);

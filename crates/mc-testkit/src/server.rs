@@ -1,0 +1,347 @@
+//! Real memcached processes on free loopback ports.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to start memcached.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// `-m`: memory for items, in megabytes (default 64).
+    pub memory_mb: u32,
+    /// `-M`: return an error instead of evicting when memory is full.
+    pub no_evict: bool,
+    /// `-I`: item size limit, e.g. `"1m"` (default: memcached's, 1 MiB).
+    pub item_size: Option<String>,
+    /// `-t`: worker threads (default 2, the machines have 2 cores).
+    pub threads: u32,
+    /// Any further arguments.
+    pub extra_args: Vec<String>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            memory_mb: 64,
+            no_evict: false,
+            item_size: None,
+            threads: 2,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Set `-m`.
+    pub fn memory_mb(mut self, mb: u32) -> Self {
+        self.memory_mb = mb;
+        self
+    }
+
+    /// Set `-M`.
+    pub fn no_evict(mut self) -> Self {
+        self.no_evict = true;
+        self
+    }
+
+    /// Set `-I`.
+    pub fn item_size(mut self, size: &str) -> Self {
+        self.item_size = Some(size.to_string());
+        self
+    }
+
+    fn args(&self, port: u16) -> Vec<String> {
+        let mut args = vec![
+            "-l".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            port.to_string(),
+            "-U".into(),
+            "0".into(),
+            // Ignored unless running as root, where memcached requires it.
+            "-u".into(),
+            "root".into(),
+            "-m".into(),
+            self.memory_mb.to_string(),
+            "-t".into(),
+            self.threads.to_string(),
+        ];
+        if self.no_evict {
+            args.push("-M".into());
+        }
+        if let Some(size) = &self.item_size {
+            args.push("-I".into());
+            args.push(size.clone());
+        }
+        args.extend(self.extra_args.iter().cloned());
+        args
+    }
+}
+
+/// A memcached process owned by a test. It listens on 127.0.0.1 only, on a
+/// free port, and is killed when dropped.
+///
+/// ```no_run
+/// use mc_testkit::{MemcachedServer, ServerOptions};
+///
+/// let server = MemcachedServer::start(ServerOptions::default());
+/// let addr = server.addr(); // "127.0.0.1:<port>"
+/// server.pause();   // SIGSTOP
+/// server.resume();  // SIGCONT
+/// let mut server = server;
+/// server.kill();    // SIGKILL
+/// server.restart(); // same port, empty cache
+/// assert_eq!(server.stat("curr_items"), 0);
+/// # let _ = addr;
+/// ```
+#[derive(Debug)]
+pub struct MemcachedServer {
+    child: Option<Child>,
+    port: u16,
+    options: ServerOptions,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("cannot bind a loopback port to find a free one")
+}
+
+fn binary() -> String {
+    std::env::var("MCDS_MEMCACHED_BIN").unwrap_or_else(|_| "memcached".into())
+}
+
+impl MemcachedServer {
+    /// Start memcached on a free loopback port and wait until it accepts
+    /// connections. Panics with a clear message if the binary is missing.
+    pub fn start(options: ServerOptions) -> MemcachedServer {
+        let mut last = String::new();
+        for _ in 0..10 {
+            let port = free_port();
+            let mut server = MemcachedServer {
+                child: None,
+                port,
+                options: options.clone(),
+            };
+            match server.spawn() {
+                Ok(()) => return server,
+                Err(e) => last = e,
+            }
+        }
+        panic!("could not start memcached: {last}");
+    }
+
+    /// Start with the default options.
+    pub fn start_default() -> MemcachedServer {
+        MemcachedServer::start(ServerOptions::default())
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let child = Command::new(binary())
+            .args(self.options.args(self.port))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot run `{}`: {e} — install it (apt-get install memcached) or set MCDS_MEMCACHED_BIN; ./scripts/test.sh installs it",
+                    binary()
+                )
+            })?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                return Err(format!(
+                    "memcached on port {} exited at start: {status}",
+                    self.port
+                ));
+            }
+            if TcpStream::connect(self.addr()).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.kill();
+        Err(format!(
+            "memcached on port {} did not accept connections within 5 s",
+            self.port
+        ))
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The TCP port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id, while running.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether the process is running.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// SIGKILL the process and reap it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Start it again on the same port with the same options (after
+    /// [`kill`](Self::kill); kills first if still running). The cache is empty.
+    pub fn restart(&mut self) {
+        self.kill();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.spawn() {
+                Ok(()) => return,
+                Err(e) if Instant::now() > deadline => panic!("could not restart memcached: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(pid) = self.pid() {
+            let status = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status()
+                .expect("cannot run kill(1)");
+            assert!(status.success(), "kill {signal} {pid} failed");
+        }
+    }
+
+    /// SIGSTOP: the server stops answering but keeps its connections.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after [`pause`](Self::pause).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    /// Send a raw text-protocol command and read the reply up to and
+    /// including a line for which `done` is true. For inspection only.
+    pub fn raw(&self, command: &[u8], done: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut stream = TcpStream::connect(self.addr()).expect("connect for a raw command");
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+        stream.write_all(command).expect("write raw command");
+        let mut reader = BufReader::new(stream);
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            let line = line.trim_end().to_string();
+            let finished = done(&line);
+            lines.push(line);
+            if finished {
+                break;
+            }
+        }
+        lines
+    }
+
+    /// The server's `stats`, by name.
+    pub fn stats(&self) -> HashMap<String, String> {
+        self.raw(b"stats\r\n", |l| l == "END" || l.starts_with("ERROR"))
+            .into_iter()
+            .filter_map(|l| {
+                let mut parts = l.splitn(3, ' ');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some("STAT"), Some(name), Some(value)) => {
+                        Some((name.to_string(), value.to_string()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// One numeric stat (0 if absent).
+    pub fn stat(&self, name: &str) -> u64 {
+        self.stats()
+            .get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The sum of the `cmd_*` stats: how many commands the server has
+    /// processed (a `stats` call itself is not counted).
+    pub fn command_count(&self) -> u64 {
+        self.stats()
+            .iter()
+            .filter(|(k, _)| k.starts_with("cmd_"))
+            .filter_map(|(_, v)| v.parse::<u64>().ok())
+            .sum()
+    }
+
+    /// Store a raw value with the classic `set` command, bypassing mcds (to
+    /// plant garbage under a structure's key, for example).
+    pub fn raw_set(&self, key: &str, value: &[u8]) {
+        let mut command = format!("set {key} 0 0 {}\r\n", value.len()).into_bytes();
+        command.extend_from_slice(value);
+        command.extend_from_slice(b"\r\n");
+        let reply = self.raw(&command, |_| true);
+        assert_eq!(
+            reply.first().map(String::as_str),
+            Some("STORED"),
+            "raw set {key}"
+        );
+    }
+}
+
+impl Drop for MemcachedServer {
+    fn drop(&mut self) {
+        // A paused process must be continued to die promptly on some
+        // systems; SIGKILL works on stopped processes on Linux.
+        self.kill();
+    }
+}
+
+/// Several servers, for a pool.
+#[derive(Debug)]
+pub struct ServerPool {
+    /// The servers, in configuration order.
+    pub servers: Vec<MemcachedServer>,
+}
+
+impl ServerPool {
+    /// Start `n` servers with the same options.
+    pub fn start(n: usize, options: ServerOptions) -> ServerPool {
+        ServerPool {
+            servers: (0..n)
+                .map(|_| MemcachedServer::start(options.clone()))
+                .collect(),
+        }
+    }
+
+    /// Their addresses.
+    pub fn addrs(&self) -> Vec<String> {
+        self.servers.iter().map(MemcachedServer::addr).collect()
+    }
+
+    /// `host:port,host:port,...`.
+    pub fn servers_arg(&self) -> String {
+        self.addrs().join(",")
+    }
+}

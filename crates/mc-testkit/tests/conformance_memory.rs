@@ -1,0 +1,2 @@
+//! The conformance suite against the memory store.
+mc_testkit::conformance_suite!(mc_testkit::conformance::Env::memory);

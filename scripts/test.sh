@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The project's one test command (README, CI). On a fresh Debian machine it
+# installs what the tests need, then runs formatting, lints, docs and every
+# test against real memcached processes that the tests start themselves.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $* (install it by hand or run as root)" >&2; exit 1; fi
+}
+
+apt_updated=0
+need_pkg() { # need_pkg <command> <debian package>
+  if ! command -v "$1" >/dev/null 2>&1; then
+    if [ "$apt_updated" -eq 0 ]; then
+      step "apt-get update"
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      apt_updated=1
+    fi
+    step "installing $2 (for $1)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  fi
+}
+
+need_pkg memcached memcached
+echo "memcached: $(memcached -V)"
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust (https://rustup.rs) first" >&2
+  exit 1
+fi
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
+step "cargo test"
+cargo test --workspace -- --show-output
+
+step "all checks passed"
