@@ -4,26 +4,38 @@
 use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Store, Stored, Ttl};
 use proptest::prelude::*;
 
-/// One operation on one of four keys.
+/// One operation on one of [`KEYS`] keys (the `usize` is the key's index).
 #[derive(Clone, Debug)]
-#[allow(missing_docs)]
 pub enum Op {
+    /// `get`.
     Get(usize),
+    /// `get_multi` of these keys, duplicates allowed.
     GetMulti(Vec<usize>),
+    /// `set` this value.
     Set(usize, Vec<u8>),
+    /// `add` this value.
     Add(usize, Vec<u8>),
+    /// `replace` with this value.
     Replace(usize, Vec<u8>),
-    /// CAS with the id from a fresh read (`true`) or a stale id.
+    /// `cas` with the id from a fresh read (`true`) or a stale id.
     Cas(usize, Vec<u8>, bool),
+    /// `append` this value.
     Append(usize, Vec<u8>),
+    /// `prepend` this value.
     Prepend(usize, Vec<u8>),
+    /// `append_or_add` this value.
     AppendOrAdd(usize, Vec<u8>),
+    /// `incr` by this delta.
     Incr(usize, u64),
+    /// `decr` by this delta.
     Decr(usize, u64),
+    /// `incr_or_init` with this delta and initial value.
     IncrOrInit(usize, u64, u64),
+    /// `delete`.
     Delete(usize),
-    /// delete_cas with the id from a fresh read (`true`) or a stale id.
+    /// `delete_cas` with the id from a fresh read (`true`) or a stale id.
     DeleteCas(usize, bool),
+    /// `touch` to one hour.
     Touch(usize),
 }
 
@@ -83,17 +95,26 @@ pub fn op() -> impl Strategy<Value = Op> {
 
 /// A result with CAS ids and error details removed, so two stores compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum Outcome {
+    /// `get`: value and flags.
     Item(Option<(Vec<u8>, u32)>),
+    /// `get_multi`: values and flags.
     Items(Vec<Option<(Vec<u8>, u32)>>),
+    /// `set` succeeded (its CAS id is not compared).
     Cas(u64),
+    /// `add`/`replace`: stored or not.
     Stored(bool),
+    /// `cas`: "stored", "exists" or "not found".
     CasResult(&'static str),
+    /// `append`/`prepend`/`delete`/`touch`.
     Bool(bool),
+    /// Counter ops.
     Number(Option<u64>),
+    /// `append_or_add`.
     Unit,
+    /// `delete_cas`.
     Deleted(DeleteOutcome),
+    /// An error, by kind.
     Error(&'static str),
 }
 

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How to start memcached.
@@ -19,6 +20,9 @@ pub struct ServerOptions {
     pub threads: u32,
     /// Any further arguments.
     pub extra_args: Vec<String>,
+    /// Run with `-vv` and record every command line the server receives
+    /// (see [`MemcachedServer::commands`]).
+    pub log_commands: bool,
 }
 
 impl Default for ServerOptions {
@@ -29,6 +33,7 @@ impl Default for ServerOptions {
             item_size: None,
             threads: 2,
             extra_args: Vec::new(),
+            log_commands: false,
         }
     }
 }
@@ -52,6 +57,12 @@ impl ServerOptions {
         self
     }
 
+    /// Record the commands the server receives (`-vv`).
+    pub fn log_commands(mut self) -> Self {
+        self.log_commands = true;
+        self
+    }
+
     fn args(&self, port: u16) -> Vec<String> {
         let mut args = vec![
             "-l".into(),
@@ -70,6 +81,9 @@ impl ServerOptions {
         ];
         if self.no_evict {
             args.push("-M".into());
+        }
+        if self.log_commands {
+            args.push("-vv".into());
         }
         if let Some(size) = &self.item_size {
             args.push("-I".into());
@@ -101,6 +115,8 @@ pub struct MemcachedServer {
     child: Option<Child>,
     port: u16,
     options: ServerOptions,
+    /// Command lines seen in `-vv` output, across restarts.
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 fn free_port() -> u16 {
@@ -125,6 +141,7 @@ impl MemcachedServer {
                 child: None,
                 port,
                 options: options.clone(),
+                log: Arc::default(),
             };
             match server.spawn() {
                 Ok(()) => return server,
@@ -140,11 +157,16 @@ impl MemcachedServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        let child = Command::new(binary())
+        let stderr = if self.options.log_commands {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        let mut child = Command::new(binary())
             .args(self.options.args(self.port))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .map_err(|e| {
                 format!(
@@ -152,6 +174,29 @@ impl MemcachedServer {
                     binary()
                 )
             })?;
+        if let Some(err) = child.stderr.take() {
+            let log = Arc::clone(&self.log);
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    // "<24 mg key v": a command line received on fd 24.
+                    let Some(rest) = line.strip_prefix('<') else {
+                        continue;
+                    };
+                    let Some((_, command)) = rest.split_once(' ') else {
+                        continue;
+                    };
+                    let first = command.split(' ').next().unwrap_or("");
+                    if matches!(first, "new" | "server" | "connection")
+                        || command.ends_with("connection closed.")
+                    {
+                        continue;
+                    }
+                    log.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(command.to_string());
+                }
+            });
+        }
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
@@ -228,14 +273,41 @@ impl MemcachedServer {
         }
     }
 
-    /// SIGSTOP: the server stops answering but keeps its connections.
-    pub fn pause(&self) {
-        self.signal("-STOP");
+    /// Whether every thread of the process is stopped (Linux `/proc`).
+    fn stopped(&self) -> bool {
+        let Some(pid) = self.pid() else { return false };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.filter_map(Result::ok).all(|task| {
+            std::fs::read_to_string(task.path().join("stat"))
+                .ok()
+                .and_then(|stat| {
+                    let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+                    Some(state == 'T' || state == 't')
+                })
+                .unwrap_or(true)
+        })
     }
 
-    /// SIGCONT after [`pause`](Self::pause).
+    fn wait_until(&self, stopped: bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.stopped() != stopped && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// SIGSTOP: the server stops answering but keeps its connections.
+    /// Returns once every thread has stopped.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+        self.wait_until(true);
+    }
+
+    /// SIGCONT after [`pause`](Self::pause). Returns once it runs again.
     pub fn resume(&self) {
         self.signal("-CONT");
+        self.wait_until(false);
     }
 
     /// Send a raw text-protocol command and read the reply up to and
@@ -285,14 +357,34 @@ impl MemcachedServer {
             .unwrap_or(0)
     }
 
-    /// The sum of the `cmd_*` stats: how many commands the server has
-    /// processed (a `stats` call itself is not counted).
+    /// Every command line the server has received from clients, in order of
+    /// arrival (`version` handshakes included), without the kit's own
+    /// `stats` calls. Needs [`ServerOptions::log_commands`]. Everything a client sent
+    /// before this call is included.
+    pub fn commands(&self) -> Vec<String> {
+        assert!(
+            self.options.log_commands,
+            "start the server with ServerOptions::log_commands() to record commands"
+        );
+        // A marker: once the server logged this `stats`, it has logged every
+        // command that was answered before it.
+        let seen = |log: &Vec<String>| log.iter().filter(|c| c.as_str() == "stats").count();
+        let before = seen(&self.log.lock().unwrap_or_else(|e| e.into_inner()));
+        self.stats();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if seen(&log) > before || Instant::now() > deadline {
+                return log.into_iter().filter(|c| c != "stats").collect();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// How many data commands clients have sent: [`commands`](Self::commands)
+    /// without the `version` handshakes.
     pub fn command_count(&self) -> u64 {
-        self.stats()
-            .iter()
-            .filter(|(k, _)| k.starts_with("cmd_"))
-            .filter_map(|(_, v)| v.parse::<u64>().ok())
-            .sum()
+        self.commands().iter().filter(|c| *c != "version").count() as u64
     }
 
     /// Store a raw value with the classic `set` command, bypassing mcds (to

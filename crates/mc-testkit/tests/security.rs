@@ -3,7 +3,7 @@
 
 use mc_core::{Error, Key, Result, Store, Ttl};
 use mc_memcached::MemcachedStore;
-use mc_testkit::MemcachedServer;
+use mc_testkit::{MemcachedServer, ServerOptions};
 
 const INJECTIONS: &[&str] = &[
     "x\r\nflush_all",
@@ -75,7 +75,7 @@ fn run(store: &dyn Store, op: &str, k: &Key) -> Result<()> {
 
 #[test]
 fn injection_through_keys_reaches_no_server() {
-    let server = MemcachedServer::start_default();
+    let server = MemcachedServer::start(ServerOptions::default().log_commands());
     let store = MemcachedStore::connect(&server.addr()).unwrap();
     let victims: Vec<Key> = (0..5)
         .map(|i| Key::new(format!("victim{i}")).unwrap())
