@@ -279,6 +279,7 @@ impl<'a> Session<'a> {
     ) -> Result<MetaCommandResult, Error> {
         traffic::record(1);
         loop {
+            let was_pooled = self.pooled;
             let sent = self.conn()?.meta.send(command);
             if let Err(e) = sent {
                 let retry = self.pooled && is_transport(&e);
@@ -301,6 +302,11 @@ impl<'a> Session<'a> {
                 Err(e) => {
                     self.discard();
                     self.server.drain();
+                    // A pooled connection the server closed while it sat idle
+                    // (a restart): a read is safe to send again, once.
+                    if was_pooled && is_transport(&e) && !command.has_side_effect() {
+                        continue;
+                    }
                     Err(self.map_error(key, e, command.has_side_effect()))
                 }
             };

@@ -32,14 +32,17 @@
 //!   [`Error::ValueTooLarge`] before a byte is sent. (memcached itself,
 //!   refusing an oversized `set`, also deletes the key's old value.)
 //!
-//! ```no_run
+//! ```
 //! use mc_core::{Key, Store, Ttl};
 //! use mc_memcached::MemcachedStore;
+//! # let server = mc_testkit::MemcachedServer::start_default();
+//! # let addr = server.addr();
 //!
-//! let store = MemcachedStore::connect("127.0.0.1:11211")?;
+//! // addr is "127.0.0.1:<port>" of a running memcached
+//! let store = MemcachedStore::connect(&addr)?;
 //! let k = Key::new("visits")?;
-//! let n = store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?;
-//! println!("visit #{n}");
+//! assert_eq!(store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?, 1);
+//! assert_eq!(store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?, 2);
 //! # Ok::<(), mc_core::Error>(())
 //! ```
 
@@ -178,6 +181,22 @@ impl Builder {
 ///
 /// The store is `Send + Sync` and meant to be shared (`Arc`) by all threads
 /// of a process; it keeps a small pool of connections per server.
+///
+/// ```
+/// use mc_core::{Key, Store, Stored, Ttl};
+/// use mc_memcached::MemcachedStore;
+/// # let pool = mc_testkit::ServerPool::start(3, Default::default());
+/// # let servers = pool.servers_arg();
+///
+/// // servers is "127.0.0.1:<port>,127.0.0.1:<port>,127.0.0.1:<port>"
+/// let store = MemcachedStore::connect(&servers)?;
+/// let owner = Key::new("job:42:owner")?;
+/// assert!(store.add(&owner, b"worker-1", Ttl::secs(30))?.is_stored());
+/// assert_eq!(store.add(&owner, b"worker-2", Ttl::secs(30))?, Stored::NotStored);
+/// let keys: Vec<Key> = (0..10).map(|i| Key::new(format!("k{i}"))).collect::<Result<_, _>>()?;
+/// assert!(store.get_multi(&keys)?.iter().all(Option::is_none)); // one round trip per server
+/// # Ok::<(), mc_core::Error>(())
+/// ```
 pub struct MemcachedStore {
     servers: Vec<Server>,
     ids: Vec<String>,

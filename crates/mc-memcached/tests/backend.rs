@@ -64,31 +64,47 @@ fn round_trips_per_op() {
         assert_eq!(t.round_trips, 1, "{name}");
         assert_eq!(t.commands, 1, "{name}");
     };
-    one("set", &|| drop(s.set(&k("a"), b"1", Ttl::Never).unwrap()));
-    one("get", &|| drop(s.get(&k("a")).unwrap()));
+    one("set", &|| {
+        let _ = s.set(&k("a"), b"1", Ttl::Never).unwrap();
+    });
+    one("get", &|| {
+        let _ = s.get(&k("a")).unwrap();
+    });
     one("add (returns cas)", &|| {
-        drop(s.add(&k("b"), b"1", Ttl::secs(5)).unwrap())
+        let _ = s.add(&k("b"), b"1", Ttl::secs(5)).unwrap();
     });
     one("replace", &|| {
-        drop(s.replace(&k("b"), b"2", Ttl::secs(5)).unwrap())
+        let _ = s.replace(&k("b"), b"2", Ttl::secs(5)).unwrap();
     });
     let cas = s.get(&k("b")).unwrap().unwrap().cas;
     one("cas", &|| {
-        drop(s.cas(&k("b"), b"3", Ttl::secs(5), cas).unwrap())
+        let _ = s.cas(&k("b"), b"3", Ttl::secs(5), cas).unwrap();
     });
     one("incr_or_init, first touch", &|| {
-        drop(s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap())
+        let _ = s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap();
     });
     one("incr_or_init", &|| {
-        drop(s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap())
+        let _ = s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap();
     });
-    one("incr", &|| drop(s.incr(&k("n"), 1).unwrap()));
-    one("decr", &|| drop(s.decr(&k("n"), 1).unwrap()));
-    one("append hit", &|| drop(s.append(&k("a"), b"x").unwrap()));
-    one("touch", &|| drop(s.touch(&k("a"), Ttl::secs(60)).unwrap()));
+    one("incr", &|| {
+        let _ = s.incr(&k("n"), 1).unwrap();
+    });
+    one("decr", &|| {
+        let _ = s.decr(&k("n"), 1).unwrap();
+    });
+    one("append hit", &|| {
+        let _ = s.append(&k("a"), b"x").unwrap();
+    });
+    one("touch", &|| {
+        let _ = s.touch(&k("a"), Ttl::secs(60)).unwrap();
+    });
     let cas = s.get(&k("a")).unwrap().unwrap().cas;
-    one("delete_cas", &|| drop(s.delete_cas(&k("a"), cas).unwrap()));
-    one("delete", &|| drop(s.delete(&k("b")).unwrap()));
+    one("delete_cas", &|| {
+        let _ = s.delete_cas(&k("a"), cas).unwrap();
+    });
+    one("delete", &|| {
+        let _ = s.delete(&k("b")).unwrap();
+    });
     let (_, t) = traffic::measure(|| s.get_multi(&[k("a"), k("b"), k("n")]).unwrap());
     assert_eq!(
         (t.round_trips, t.commands),
@@ -308,4 +324,36 @@ fn bad_server_list_is_a_clear_error() {
         let e = MemcachedStore::connect(bad).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{bad:?}: {e}");
     }
+}
+
+#[test]
+fn restart_keeps_the_handle_usable() {
+    let mut server = MemcachedServer::start_default();
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    // Several pooled connections.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let store = &store;
+            s.spawn(move || {
+                for i in 0..50 {
+                    store
+                        .set(&k(&format!("r{t}.{i}")), b"v", Ttl::Never)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    server.restart();
+    // Stale pooled connections are noticed before use; nothing fails.
+    for i in 0..20 {
+        assert_eq!(
+            store.get(&k(&format!("r0.{i}"))).unwrap(),
+            None,
+            "cache is empty after a restart"
+        );
+        store
+            .set(&k(&format!("r0.{i}")), b"again", Ttl::Never)
+            .unwrap();
+    }
+    assert_eq!(store.get(&k("r0.3")).unwrap().unwrap().value, b"again");
 }

@@ -772,7 +772,9 @@ pub fn backend_name(env: &Env) {
 
 /// Expands every conformance case into a `#[test]` for one store.
 ///
-/// ```ignore
+/// In a test file of its own (one per backend, so each reports its count):
+///
+/// ```text
 /// mc_testkit::conformance_suite!(mc_testkit::conformance::Env::memory);
 /// ```
 #[macro_export]
