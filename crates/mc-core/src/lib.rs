@@ -32,11 +32,15 @@
 //! `flush_all`: structures built on a store document what each of these
 //! does to them.
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 mod backoff;
 mod counting;
 mod error;
 mod key;
 mod memory;
+mod random;
 mod store;
 mod time;
 pub mod traffic;
@@ -48,6 +52,7 @@ pub use key::{Key, MAX_KEY_LEN, is_key_byte};
 pub use memory::{
     DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
 };
+pub use random::random_token;
 pub use store::{
     CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
 };

@@ -367,65 +367,74 @@ pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
     Some(value)
 }
 
-impl<S: Store + ?Sized> Store for &S {
-    fn backend_name(&self) -> &'static str {
-        (**self).backend_name()
-    }
-    fn get(&self, key: &Key) -> Result<Option<Item>> {
-        (**self).get(key)
-    }
-    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
-        (**self).get_multi(keys)
-    }
-    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        (**self).set(key, value, ttl)
-    }
-    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        (**self).add(key, value, ttl)
-    }
-    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        (**self).replace(key, value, ttl)
-    }
-    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        (**self).cas(key, value, ttl, cas)
-    }
-    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        (**self).append(key, value)
-    }
-    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        (**self).prepend(key, value)
-    }
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        (**self).append_or_add(key, value, ttl)
-    }
-    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        (**self).incr(key, delta)
-    }
-    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        (**self).decr(key, delta)
-    }
-    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        (**self).incr_or_init(key, delta, initial, ttl)
-    }
-    fn delete(&self, key: &Key) -> Result<bool> {
-        (**self).delete(key)
-    }
-    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        (**self).delete_cas(key, cas)
-    }
-    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        (**self).touch(key, ttl)
-    }
-    fn update(
-        &self,
-        key: &Key,
-        ttl: Ttl,
-        max_attempts: u32,
-        f: &mut UpdateFn<'_>,
-    ) -> Result<Updated> {
-        (**self).update(key, ttl, max_attempts, f)
-    }
+/// `Store` for smart pointers and references to a store, so `&S`,
+/// `Box<dyn Store>` and `Arc<dyn Store>` can be used (and wrapped, e.g. in a
+/// [`CountingStore`](crate::CountingStore)) wherever a store is expected.
+macro_rules! delegate_store {
+    ($($ptr:ty),*) => {$(
+        impl<S: Store + ?Sized> Store for $ptr {
+            fn backend_name(&self) -> &'static str {
+                (**self).backend_name()
+            }
+            fn get(&self, key: &Key) -> Result<Option<Item>> {
+                (**self).get(key)
+            }
+            fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+                (**self).get_multi(keys)
+            }
+            fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+                (**self).set(key, value, ttl)
+            }
+            fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+                (**self).add(key, value, ttl)
+            }
+            fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+                (**self).replace(key, value, ttl)
+            }
+            fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+                (**self).cas(key, value, ttl, cas)
+            }
+            fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+                (**self).append(key, value)
+            }
+            fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+                (**self).prepend(key, value)
+            }
+            fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+                (**self).append_or_add(key, value, ttl)
+            }
+            fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+                (**self).incr(key, delta)
+            }
+            fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+                (**self).decr(key, delta)
+            }
+            fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+                (**self).incr_or_init(key, delta, initial, ttl)
+            }
+            fn delete(&self, key: &Key) -> Result<bool> {
+                (**self).delete(key)
+            }
+            fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+                (**self).delete_cas(key, cas)
+            }
+            fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+                (**self).touch(key, ttl)
+            }
+            fn update(
+                &self,
+                key: &Key,
+                ttl: Ttl,
+                max_attempts: u32,
+                f: &mut UpdateFn<'_>,
+            ) -> Result<Updated> {
+                (**self).update(key, ttl, max_attempts, f)
+            }
+        }
+    )*};
 }
+
+delegate_store!(&S, Box<S>, std::sync::Arc<S>);
 
 #[cfg(test)]
 mod tests {

@@ -46,6 +46,9 @@
 //! # Ok::<(), mc_core::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 mod conn;
 mod route;
 

@@ -12,6 +12,9 @@
 //! * [`differential`] runs random op sequences on two stores and compares
 //!   every result (used with proptest).
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 pub mod conformance;
 pub mod differential;
 mod server;

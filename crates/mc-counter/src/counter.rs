@@ -1,0 +1,96 @@
+//! [`Counter`]: an exact, shared counter.
+
+use std::sync::Arc;
+
+use mc_core::{Key, Result, Store, Ttl};
+
+use crate::{CounterOptions, read_counter};
+
+/// An exact counter shared by every process that uses the same store and
+/// name. Key: `<prefix>counter:<name>:value`.
+///
+/// * `incr(δ)` is one `incr_or_init(δ, initial δ)`: atomic, one round trip
+///   including the first touch, never loses an increment.
+/// * `decr(δ)` stops at 0; on a missing counter it returns 0 and creates
+///   nothing.
+/// * `get()` is 0 when the counter does not exist.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mc_core::MemoryStore;
+/// use mc_counter::Counter;
+///
+/// let c = Counter::new(Arc::new(MemoryStore::new()), "jobs")?;
+/// assert_eq!(c.get()?, 0);
+/// assert_eq!(c.incr(5)?, 5);
+/// assert_eq!(c.decr(7)?, 0);
+/// c.reset()?;
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Counter {
+    store: Arc<dyn Store>,
+    key: Key,
+    ttl: Ttl,
+}
+
+impl std::fmt::Debug for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counter")
+            .field("key", &self.key)
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
+impl Counter {
+    /// The counter `name`, never expiring.
+    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Counter> {
+        Counter::with_options(store, name, CounterOptions::default())
+    }
+
+    /// The counter `name` with a key prefix.
+    pub fn with_options(
+        store: Arc<dyn Store>,
+        name: &str,
+        options: CounterOptions,
+    ) -> Result<Counter> {
+        Ok(Counter {
+            store,
+            key: Key::parts(&options.prefix, "counter", name, "value")?,
+            ttl: Ttl::Never,
+        })
+    }
+
+    /// Give the counter a TTL, applied when an increment creates it.
+    pub fn with_ttl(mut self, ttl: Ttl) -> Counter {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The key the counter lives under.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// Add `delta`; the new value. One round trip.
+    pub fn incr(&self, delta: u64) -> Result<u64> {
+        self.store.incr_or_init(&self.key, delta, delta, self.ttl)
+    }
+
+    /// Subtract `delta`, stopping at 0; the new value (0 if the counter does
+    /// not exist). One round trip.
+    pub fn decr(&self, delta: u64) -> Result<u64> {
+        Ok(self.store.decr(&self.key, delta)?.unwrap_or(0))
+    }
+
+    /// The current value, 0 if the counter does not exist. One round trip.
+    pub fn get(&self) -> Result<u64> {
+        read_counter(self.store.get(&self.key)?, &self.key)
+    }
+
+    /// Delete the counter (it reads as 0 again).
+    pub fn reset(&self) -> Result<()> {
+        self.store.delete(&self.key).map(drop)
+    }
+}

@@ -1,0 +1,134 @@
+//! # mc-counter
+//!
+//! Counters on memcached semantics, for the embedded
+//! [`MemoryStore`](mc_core::MemoryStore) or real memcached. Each type's whole
+//! algorithm is in its own file:
+//!
+//! | type | what it counts | round trips |
+//! |---|---|---|
+//! | [`Counter`] | an exact total: `incr` never loses an increment | incr 1, get 1 |
+//! | [`ViewCounter`] | views of an object whose true total lives in a database: the cache is seeded from a loader with `add`, never `set` | 1 (2 on a miss) |
+//! | [`ShadowCounter`] | events in the previous period T (two keys swapping roles) | incr 1, value 1 |
+//! | [`WindowCounter`] | events in the last N−1 slots of length p (e.g. users online in 5 minutes) | incr 1, value 1 |
+//! | [`RateLimiter`] | requests per window: fixed window, or a sliding-window estimate | check 1 (fixed) / 2 (sliding), peek 1 |
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mc_core::MemoryStore;
+//! use mc_counter::Counter;
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let downloads = Counter::new(store, "downloads")?;
+//! downloads.incr(1)?;
+//! downloads.incr(41)?;
+//! assert_eq!(downloads.get()?, 42);
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+//!
+//! ## Time
+//!
+//! Time-based counters read a [`Clock`](mc_core::Clock) (the system clock by
+//! default; a [`ManualClock`](mc_core::ManualClock) in tests, shared with the
+//! embedded store so expiry follows it). Windows are aligned to Unix time,
+//! so every process agrees on them when clocks are in sync. memcached
+//! expires items in whole seconds: a key written at 25.031 s with a 10 s TTL
+//! is gone at second 35 or 36, not at 35.031 (the "1-second trap" of seed
+//! 000). Keys that are reused after a period are therefore created with a
+//! TTL that ends exactly on the period boundary (`2T − now mod T`, `N·p −
+//! now mod p`), not a full period from now.
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * `Counter::incr` and every other increment is one atomic
+//!   `incr_or_init`: no increment is lost to a race, and the first touch
+//!   needs no separate create.
+//! * **Eviction, restart and flush** lose counts: the key simply disappears
+//!   and counting starts again from zero (from the loader for
+//!   `ViewCounter`). memcached is a cache: keep the source of truth for
+//!   counts that must survive (a database) and use these for the fast path.
+//! * An increment that fails with [`Error::Ambiguous`](mc_core::Error) may or
+//!   may not have been counted: after server failures a counter satisfies
+//!   `acknowledged ≤ value ≤ acknowledged + ambiguous`.
+//! * Clock skew between clients moves window boundaries by the skew.
+//! * memcached's own second ticks are not aligned to Unix seconds, so on a
+//!   real server a period key can expire up to one second before or after the
+//!   boundary; counts near a boundary can be off by that second's events.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod counter;
+mod rate;
+mod shadow;
+mod view;
+mod window;
+
+use std::sync::Arc;
+
+use mc_core::{Clock, SystemClock};
+
+pub use counter::Counter;
+pub use rate::{Decision, RateLimiter, Window};
+pub use shadow::ShadowCounter;
+pub use view::ViewCounter;
+pub use window::WindowCounter;
+
+/// Settings shared by the counter types.
+#[derive(Clone, Debug)]
+pub struct CounterOptions {
+    /// Prepended to every key (default empty), e.g. `"myapp/"`.
+    pub prefix: String,
+    /// Where time comes from (default the system clock).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for CounterOptions {
+    fn default() -> Self {
+        CounterOptions {
+            prefix: String::new(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl CounterOptions {
+    /// Options with this clock (and no prefix).
+    pub fn with_clock(clock: Arc<dyn Clock>) -> CounterOptions {
+        CounterOptions {
+            clock,
+            ..CounterOptions::default()
+        }
+    }
+}
+
+/// Whole seconds of `d`, at least 1, for periods and windows.
+pub(crate) fn period_secs(what: &str, d: std::time::Duration) -> mc_core::Result<u64> {
+    if d < std::time::Duration::from_secs(1) || d.subsec_nanos() != 0 {
+        return Err(mc_core::Error::InvalidArgument(format!(
+            "{what} must be a whole number of seconds, at least 1 (memcached expires in whole seconds); got {d:?}"
+        )));
+    }
+    Ok(d.as_secs())
+}
+
+/// Read a stored counter: 0 when absent, `Corrupt` when not a number.
+pub(crate) fn read_counter(
+    item: Option<mc_core::Item>,
+    key: &mc_core::Key,
+) -> mc_core::Result<u64> {
+    match item {
+        None => Ok(0),
+        Some(item) => item.counter().ok_or_else(|| mc_core::Error::Corrupt {
+            key: key.display(),
+            reason: format!(
+                "expected a decimal counter, found {} bytes that are not one",
+                item.value.len()
+            ),
+        }),
+    }
+}
+
+/// A TTL of `secs` seconds, which fits memcached's 32-bit exptime.
+pub(crate) fn ttl_secs(secs: u64) -> mc_core::Ttl {
+    mc_core::Ttl::secs(u32::try_from(secs).unwrap_or(u32::MAX))
+}

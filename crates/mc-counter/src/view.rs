@@ -1,0 +1,122 @@
+//! [`ViewCounter`]: a cached view counter seeded from the database.
+
+use std::sync::Arc;
+
+use mc_core::{Error, Key, Result, Store, Stored, Ttl};
+
+use crate::{CounterOptions, read_counter};
+
+/// A view counter whose true total lives elsewhere (a database), cached in
+/// memcached for real-time display (seed 004).
+///
+/// `view(loader)` increments the cached count; when the key is missing it
+/// calls `loader` for the stored total and seeds the cache with `add` —
+/// never `set` — so two first views at once are both counted: the loser of
+/// the `add` race increments the winner's value instead of overwriting it.
+/// Key: `<prefix>views:<name>:value`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mc_core::MemoryStore;
+/// use mc_counter::ViewCounter;
+///
+/// let views = ViewCounter::new(Arc::new(MemoryStore::new()), "photo:9")?;
+/// let from_db = || Ok(1000); // SELECT views FROM photos WHERE id = 9
+/// assert_eq!(views.view(from_db)?, 1001);
+/// assert_eq!(views.view(from_db)?, 1002); // no database call on a hit
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ViewCounter {
+    store: Arc<dyn Store>,
+    key: Key,
+    ttl: Ttl,
+}
+
+impl std::fmt::Debug for ViewCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewCounter")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl ViewCounter {
+    /// The view counter `name`, cached without expiry.
+    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<ViewCounter> {
+        ViewCounter::with_options(store, name, CounterOptions::default())
+    }
+
+    /// With a key prefix.
+    pub fn with_options(
+        store: Arc<dyn Store>,
+        name: &str,
+        options: CounterOptions,
+    ) -> Result<ViewCounter> {
+        Ok(ViewCounter {
+            store,
+            key: Key::parts(&options.prefix, "views", name, "value")?,
+            ttl: Ttl::Never,
+        })
+    }
+
+    /// Let the cached value expire (and be reloaded) after `ttl`.
+    pub fn with_ttl(mut self, ttl: Ttl) -> ViewCounter {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Count one view; the new total. One round trip on a hit; on a miss
+    /// the loader runs and the cache is seeded with `add` (2 round trips; 3 when
+    /// another client seeded it first).
+    pub fn view(&self, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        self.view_by(1, loader)
+    }
+
+    /// Count `delta` views; the new total.
+    pub fn view_by(&self, delta: u64, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        if let Some(n) = self.store.incr(&self.key, delta)? {
+            return Ok(n);
+        }
+        let seeded = loader()?.saturating_add(delta);
+        for _ in 0..8 {
+            match self
+                .store
+                .add(&self.key, seeded.to_string().as_bytes(), self.ttl)?
+            {
+                Stored::Stored(_) => return Ok(seeded),
+                // Someone else seeded it first: count on top of theirs.
+                Stored::NotStored => {
+                    if let Some(n) = self.store.incr(&self.key, delta)? {
+                        return Ok(n);
+                    }
+                }
+            }
+        }
+        Err(Error::Conflict {
+            key: self.key.display(),
+            attempts: 8,
+        })
+    }
+
+    /// The current total: the cached value, or on a miss the loader's value
+    /// (which then seeds the cache with `add`).
+    pub fn get(&self, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        if let Some(item) = self.store.get(&self.key)? {
+            return read_counter(Some(item), &self.key);
+        }
+        let loaded = loader()?;
+        match self
+            .store
+            .add(&self.key, loaded.to_string().as_bytes(), self.ttl)?
+        {
+            Stored::Stored(_) => Ok(loaded),
+            Stored::NotStored => read_counter(self.store.get(&self.key)?, &self.key),
+        }
+    }
+
+    /// Drop the cached value (the next view reloads it).
+    pub fn invalidate(&self) -> Result<()> {
+        self.store.delete(&self.key).map(drop)
+    }
+}

@@ -1,0 +1,531 @@
+//! # mc-lock
+//!
+//! An owner-safe distributed lock on memcached semantics, for the embedded
+//! [`MemoryStore`](mc_core::MemoryStore) or real memcached.
+//!
+//! The whole algorithm is in this file:
+//!
+//! * **Acquire** — `add <key> <random owner token>` with the lock's TTL,
+//!   returning the item's CAS id. `add` succeeds for exactly one caller while
+//!   the key exists. 1 round trip.
+//! * **Release** — delete the key *only if its CAS id is still ours*
+//!   (`md <key> C<cas>`). A holder whose lease expired can never delete the
+//!   next holder's lock (the seed's bare `delete` could). 1 round trip.
+//! * **Extend** — rewrite the token with a new TTL *only if the CAS id is
+//!   still ours* (`ms <key> C<cas> T<ttl>`). 1 round trip.
+//! * **Blocking acquire** — retries with jittered exponential backoff until a
+//!   deadline, then [`Error::WaitTimeout`].
+//! * **Fencing tokens** (opt-in) — a counter incremented at every acquire,
+//!   strictly increasing per lock name. Pass it to the protected resource,
+//!   which rejects writes carrying an older token than one it has seen: that
+//!   is what makes the lock safe when a paused holder wakes up after its lease
+//!   expired (Kleppmann, "How to do distributed locking").
+//! * **Auto-extension** — a background thread renews the lease every TTL/3
+//!   and reports when it was lost.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mc_core::MemoryStore;
+//! use mc_lock::{Lock, Release};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let lock = Lock::new(store.clone(), "nightly-report", Duration::from_secs(30))?;
+//! let guard = lock.try_acquire()?.expect("nobody else holds it");
+//! assert!(lock.try_acquire()?.is_none(), "held");
+//! // ... do the work ...
+//! assert_eq!(guard.release()?, Release::Released);
+//! assert!(lock.try_acquire()?.is_some(), "free again");
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * **Mutual exclusion while the lease lasts.** At most one guard holds the
+//!   lock until its TTL runs out. memcached expires items in whole seconds on
+//!   its own clock, so the lock item is written with the TTL plus one second:
+//!   a lease lasts at least its TTL and at most one second longer. A holder that runs longer than its TTL
+//!   without extending loses the lock; its `release` and `extend` then report
+//!   [`Release::Lost`] / [`Extend::Lost`] and never touch the new holder's
+//!   lock. Use [`Guard::auto_extend`] or a generous TTL, and fencing tokens
+//!   where a late write must be refused.
+//! * **Eviction** (memcached under memory pressure) or a **server restart** or
+//!   **flush** deletes the lock early: another client can then acquire it
+//!   while the first still believes it holds it. The first holder finds out
+//!   at its next `extend`/`release` (Lost). Run lock servers with enough
+//!   memory (or `-M`), and use fencing tokens for anything that must never be
+//!   written twice.
+//! * **Fencing tokens** are strictly increasing while their counter lives.
+//!   memcached can lose the counter (eviction, restart); it is then recreated
+//!   from the clock as `unix_ms × 1000`, so tokens still move forward provided
+//!   the clocks of the clients are roughly in sync and the lock was acquired
+//!   fewer than 1000 times per millisecond on average since the counter was
+//!   created.
+//! * **Pools**: a lock lives on one server, chosen by its key. If that server
+//!   is down, acquiring fails with an error; the lock never moves to another
+//!   server.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mc_core::{
+    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Result, Store, Stored, SystemClock, Ttl,
+};
+
+/// Outcome of [`Guard::release`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// The lock was ours and is now free.
+    Released,
+    /// The lease had already ended (expired, evicted, or taken by another
+    /// owner after expiring). Nothing was deleted.
+    Lost,
+}
+
+/// Outcome of [`Guard::extend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extend {
+    /// The lease now runs for the new TTL from now.
+    Extended,
+    /// The lease had already ended; the lock was not touched.
+    Lost,
+}
+
+/// Settings of a [`Lock`].
+#[derive(Clone, Debug)]
+pub struct LockOptions {
+    /// Prepended to every key (default empty), e.g. `"myapp/"`.
+    pub prefix: String,
+    /// Hand out fencing tokens (default off; costs one more round trip per
+    /// acquire).
+    pub fencing: bool,
+    /// First backoff ceiling of [`Lock::acquire`] (default 1 ms).
+    pub backoff_min: Duration,
+    /// Largest backoff ceiling of [`Lock::acquire`] (default 50 ms).
+    pub backoff_max: Duration,
+    /// The clock fencing counters are seeded from (default system time).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for LockOptions {
+    fn default() -> Self {
+        LockOptions {
+            prefix: String::new(),
+            fencing: false,
+            backoff_min: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(50),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// A named distributed lock with a lease of fixed TTL. See the
+/// [crate docs](crate) for the algorithm and its guarantees.
+///
+/// The key is `<prefix>lock:<name>:owner` (and `<prefix>lock:<name>:fence`
+/// for fencing tokens).
+#[derive(Clone)]
+pub struct Lock {
+    store: Arc<dyn Store>,
+    name: String,
+    key: Key,
+    fence_key: Key,
+    ttl: Duration,
+    options: LockOptions,
+}
+
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lock")
+            .field("name", &self.name)
+            .field("ttl", &self.ttl)
+            .field("fencing", &self.options.fencing)
+            .finish()
+    }
+}
+
+/// The TTL written for a lease of `ttl`: rounded up to whole seconds, plus
+/// one. memcached expires items on its own whole-second ticks, so an item
+/// written with TTL `n` lives between `n − 1` and `n` seconds; writing
+/// `n + 1` makes the lease last at least `ttl` (and at most `ttl + 1 s`).
+fn lease_ttl(ttl: Duration) -> Result<Ttl> {
+    if ttl < Duration::from_secs(1) {
+        return Err(Error::InvalidArgument(format!(
+            "lock TTL {ttl:?} is under memcached's 1-second resolution; use at least 1 s"
+        )));
+    }
+    let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0) + 1;
+    Ok(Ttl::secs(u32::try_from(secs).unwrap_or(u32::MAX)))
+}
+
+impl Lock {
+    /// A lock named `name` whose lease lasts `ttl` (at least 1 second,
+    /// rounded up to whole seconds), with default options.
+    pub fn new(store: Arc<dyn Store>, name: &str, ttl: Duration) -> Result<Lock> {
+        Lock::with_options(store, name, ttl, LockOptions::default())
+    }
+
+    /// A lock with explicit [`LockOptions`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mc_core::MemoryStore;
+    /// use mc_lock::{Lock, LockOptions};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let options = LockOptions { fencing: true, ..LockOptions::default() };
+    /// let lock = Lock::with_options(store, "ledger", Duration::from_secs(10), options)?;
+    /// let first = lock.try_acquire()?.unwrap();
+    /// let t1 = first.fencing_token().unwrap();
+    /// first.release()?;
+    /// let second = lock.try_acquire()?.unwrap();
+    /// assert!(second.fencing_token().unwrap() > t1);
+    /// # Ok::<(), mc_core::Error>(())
+    /// ```
+    pub fn with_options(
+        store: Arc<dyn Store>,
+        name: &str,
+        ttl: Duration,
+        options: LockOptions,
+    ) -> Result<Lock> {
+        lease_ttl(ttl)?;
+        let key = Key::parts(&options.prefix, "lock", name, "owner")?;
+        let fence_key = Key::parts(&options.prefix, "lock", name, "fence")?;
+        Ok(Lock {
+            store,
+            name: name.to_string(),
+            key,
+            fence_key,
+            ttl,
+            options,
+        })
+    }
+
+    /// The lock's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The lease TTL.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Take the lock if it is free: `Some(guard)`, or `None` if another owner
+    /// holds it. One round trip (two with fencing tokens).
+    pub fn try_acquire(&self) -> Result<Option<Guard>> {
+        let token = mc_core::random_token();
+        let ttl = lease_ttl(self.ttl)?;
+        let cas = match self.store.add(&self.key, token.as_bytes(), ttl)? {
+            Stored::Stored(cas) => cas,
+            Stored::NotStored => return Ok(None),
+        };
+        let state = Arc::new(GuardState {
+            store: Arc::clone(&self.store),
+            key: self.key.clone(),
+            token,
+            cas: Mutex::new(cas),
+            lost: AtomicBool::new(false),
+        });
+        let fencing_token = if self.options.fencing {
+            let initial = self.options.clock.now_ms().saturating_mul(1000);
+            match self
+                .store
+                .incr_or_init(&self.fence_key, 1, initial, Ttl::Never)
+            {
+                Ok(token) => Some(token),
+                Err(e) => {
+                    // Do not keep a lock we cannot fence.
+                    let _ = state.release();
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Some(Guard {
+            state,
+            fencing_token,
+            renewer: None,
+            done: false,
+        }))
+    }
+
+    /// Wait up to `timeout` for the lock, retrying with jittered exponential
+    /// backoff. [`Error::WaitTimeout`] if it stays taken.
+    pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
+        let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::new(self.options.backoff_min, self.options.backoff_max);
+        loop {
+            if let Some(guard) = self.try_acquire()? {
+                return Ok(guard);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::WaitTimeout {
+                    what: format!("lock {:?}", self.name),
+                    waited: timeout,
+                });
+            }
+            std::thread::sleep(backoff.next_delay().min(deadline - now));
+        }
+    }
+
+    /// Run `f` while holding the lock (waiting up to `timeout` for it), then
+    /// release it. Returns `f`'s result and whether the lease was still held
+    /// at the end ([`Release::Lost`] means another owner may have run at the
+    /// same time: consider a longer TTL or [`Guard::auto_extend`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mc_core::MemoryStore;
+    /// use mc_lock::{Lock, Release};
+    ///
+    /// let lock = Lock::new(Arc::new(MemoryStore::new()), "cron", Duration::from_secs(60))?;
+    /// let (sum, release) = lock.with_lock(Duration::from_secs(1), |_guard| 2 + 2)?;
+    /// assert_eq!((sum, release), (4, Release::Released));
+    /// # Ok::<(), mc_core::Error>(())
+    /// ```
+    pub fn with_lock<T>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&Guard) -> T,
+    ) -> Result<(T, Release)> {
+        let guard = self.acquire(timeout)?;
+        let out = f(&guard);
+        let release = guard.release()?;
+        Ok((out, release))
+    }
+
+    /// The owner token of the current holder, if the lock is held.
+    pub fn holder(&self) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .get(&self.key)?
+            .map(|item| String::from_utf8_lossy(&item.value).into_owned()))
+    }
+}
+
+/// What the guard and its renewer share.
+struct GuardState {
+    store: Arc<dyn Store>,
+    key: Key,
+    token: String,
+    /// The CAS id of our lock item; the mutex serializes release and extend
+    /// (including the renewer's) so neither uses a stale id.
+    cas: Mutex<u64>,
+    lost: AtomicBool,
+}
+
+impl GuardState {
+    fn release(&self) -> Result<Release> {
+        let cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Release::Lost);
+        }
+        let outcome = match self.store.delete_cas(&self.key, *cas)? {
+            DeleteOutcome::Deleted => Release::Released,
+            DeleteOutcome::Exists | DeleteOutcome::NotFound => Release::Lost,
+        };
+        self.lost.store(true, Ordering::SeqCst); // either way, no longer ours
+        Ok(outcome)
+    }
+
+    fn extend(&self, ttl: Duration) -> Result<Extend> {
+        let ttl = lease_ttl(ttl)?;
+        let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Extend::Lost);
+        }
+        match self
+            .store
+            .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
+        {
+            CasOutcome::Stored(new) => {
+                *cas = new;
+                Ok(Extend::Extended)
+            }
+            CasOutcome::Exists | CasOutcome::NotFound => {
+                self.lost.store(true, Ordering::SeqCst);
+                Ok(Extend::Lost)
+            }
+        }
+    }
+}
+
+/// The background thread of [`Guard::auto_extend`].
+struct Renewer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Renewer {
+    fn stop(&mut self) {
+        let (flag, wake) = &*self.stop;
+        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Proof of holding a [`Lock`]. Dropping it releases the lock best-effort
+/// (errors are ignored); call [`release`](Guard::release) to learn the
+/// outcome.
+pub struct Guard {
+    state: Arc<GuardState>,
+    fencing_token: Option<u64>,
+    renewer: Option<Renewer>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("key", &self.state.key)
+            .field("token", &self.state.token)
+            .field("fencing_token", &self.fencing_token)
+            .field("lost", &self.is_lost())
+            .finish()
+    }
+}
+
+impl Guard {
+    /// Release the lock if it is still ours. One round trip.
+    pub fn release(mut self) -> Result<Release> {
+        self.stop_renewer();
+        self.done = true;
+        self.state.release()
+    }
+
+    /// Renew the lease for `ttl` from now, if it is still ours. One round
+    /// trip.
+    pub fn extend(&self, ttl: Duration) -> Result<Extend> {
+        self.state.extend(ttl)
+    }
+
+    /// The fencing token of this acquisition (with
+    /// [`LockOptions::fencing`]): strictly greater than every token handed
+    /// out before for this lock name, while the counter lives (see the
+    /// [crate docs](crate)).
+    pub fn fencing_token(&self) -> Option<u64> {
+        self.fencing_token
+    }
+
+    /// The random owner token stored under the lock key.
+    pub fn owner_token(&self) -> &str {
+        &self.state.token
+    }
+
+    /// Whether the lease is known to be lost (reported by `extend`, the
+    /// renewer, or `release`).
+    pub fn is_lost(&self) -> bool {
+        self.state.lost.load(Ordering::SeqCst)
+    }
+
+    /// Renew the lease in the background every TTL/3 until the guard is
+    /// released or dropped. If a renewal finds the lease lost, the renewer
+    /// stops and [`is_lost`](Guard::is_lost) turns true. Transient errors
+    /// (a server briefly unreachable) are retried at the next tick.
+    pub fn auto_extend(&mut self, ttl: Duration) -> Result<()> {
+        self.auto_extend_with(ttl, |_| {})
+    }
+
+    /// Like [`auto_extend`](Guard::auto_extend), calling `on_lost` (from the
+    /// renewer thread) when the lease is found lost, with the last error if
+    /// the renewer could not reach the store for a whole TTL.
+    ///
+    /// ```
+    /// use std::sync::{Arc, mpsc};
+    /// use std::time::Duration;
+    /// use mc_core::{Key, MemoryStore, Store};
+    /// use mc_lock::Lock;
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let lock = Lock::new(store.clone(), "job", Duration::from_secs(1))?;
+    /// let mut guard = lock.try_acquire()?.unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// guard.auto_extend_with(Duration::from_secs(1), move |_| { let _ = tx.send(()); })?;
+    /// // Someone deletes the lock behind our back:
+    /// store.delete(&Key::new("lock:job:owner")?)?;
+    /// rx.recv_timeout(Duration::from_secs(5)).expect("renewer reports the loss");
+    /// assert!(guard.is_lost());
+    /// # Ok::<(), mc_core::Error>(())
+    /// ```
+    pub fn auto_extend_with(
+        &mut self,
+        ttl: Duration,
+        on_lost: impl FnOnce(Option<Error>) + Send + 'static,
+    ) -> Result<()> {
+        lease_ttl(ttl)?;
+        self.stop_renewer();
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let state = Arc::clone(&self.state);
+        let signal = Arc::clone(&stop);
+        let interval = ttl / 3;
+        let thread = std::thread::Builder::new()
+            .name(format!("mc-lock renewer {}", state.key))
+            .spawn(move || renew(&state, &signal, ttl, interval, on_lost))
+            .map_err(|e| Error::InvalidArgument(format!("cannot start the renewer thread: {e}")))?;
+        self.renewer = Some(Renewer {
+            stop,
+            thread: Some(thread),
+        });
+        Ok(())
+    }
+
+    fn stop_renewer(&mut self) {
+        if let Some(mut renewer) = self.renewer.take() {
+            renewer.stop();
+        }
+    }
+}
+
+fn renew(
+    state: &GuardState,
+    stop: &(Mutex<bool>, Condvar),
+    ttl: Duration,
+    interval: Duration,
+    on_lost: impl FnOnce(Option<Error>),
+) {
+    let (flag, wake) = stop;
+    let mut last_ok = Instant::now();
+    loop {
+        let guard = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (guard, _) = wake
+            .wait_timeout_while(guard, interval, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        if *guard {
+            return;
+        }
+        drop(guard);
+        match state.extend(ttl) {
+            Ok(Extend::Extended) => last_ok = Instant::now(),
+            Ok(Extend::Lost) => return on_lost(None),
+            Err(e) => {
+                if last_ok.elapsed() >= ttl {
+                    // Unreachable for a whole lease: it has expired.
+                    state.lost.store(true, Ordering::SeqCst);
+                    return on_lost(Some(e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop_renewer();
+        if !self.done {
+            let _ = self.state.release();
+        }
+    }
+}
