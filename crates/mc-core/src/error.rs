@@ -18,13 +18,15 @@ use std::time::Duration;
 /// * **Stored data** — [`NonNumeric`](Error::NonNumeric),
 ///   [`Corrupt`](Error::Corrupt): the bytes under a key are not what the
 ///   operation expects.
-/// * **Transport** — [`Io`](Error::Io), [`Timeout`](Error::Timeout): the
-///   request was *not* applied, retrying is safe.
+/// * **Transport** — [`Io`](Error::Io), [`Timeout`](Error::Timeout),
+///   [`ServerDown`](Error::ServerDown): the request was *not* applied,
+///   retrying is safe.
 ///   [`Ambiguous`](Error::Ambiguous): the request was sent and no reply came,
 ///   so it may or may not have been applied.
 /// * **Server** — [`OutOfMemory`](Error::OutOfMemory),
 ///   [`Server`](Error::Server), [`Protocol`](Error::Protocol).
-/// * **Contention** — [`Conflict`](Error::Conflict): a CAS loop kept losing.
+/// * **Contention** — [`Conflict`](Error::Conflict): a CAS loop kept losing;
+///   [`WaitTimeout`](Error::WaitTimeout): a blocking wait (a lock) gave up.
 /// * [`Unsupported`](Error::Unsupported): this backend cannot do that.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -42,15 +44,18 @@ pub enum Error {
     },
 
     /// The item (key + value + memcached's per-item overhead) would exceed the
-    /// item size limit. Nothing was stored and any previous value is intact.
+    /// item size limit. mcds checks this before sending, so nothing was
+    /// stored and any previous value is intact — unless the server's `-I` is
+    /// smaller than the configured limit: memcached then refuses the write
+    /// itself and also deletes the key's previous value.
     #[error(
         "value too large for key {key}: the item would take {size} bytes but the item limit is {limit} bytes — store less per key (split or shard the value) or raise the limit (memcached -I, MemoryStore::builder().item_size_limit)"
     )]
     ValueTooLarge {
         /// The key being written.
         key: String,
-        /// Bytes the item would take, including per-item overhead, or the
-        /// value length when the server reported the failure.
+        /// Bytes the item would take, including per-item overhead (0 when
+        /// the server, not mcds, refused the item and did not say).
         size: usize,
         /// The configured item size limit in bytes.
         limit: usize,
@@ -136,6 +141,9 @@ pub enum Error {
 
     /// The store is out of memory and configured not to evict (`memcached
     /// -M`, or `Eviction::Error` on the embedded store). Nothing was stored.
+    /// Beware: memcached 1.6 also deletes the key's previous value when it
+    /// cannot allocate the new one (in every `ms` mode, even `add`); the
+    /// embedded store keeps it.
     #[error(
         "out of memory storing key {key}: the store is full and eviction is disabled — delete data, raise the memory limit (memcached -m), or allow eviction"
     )]

@@ -183,6 +183,15 @@ impl Default for MemoryStore {
     }
 }
 
+/// What an attempt to free memory achieved.
+enum Freed {
+    Some,
+    /// Nothing freed because other shards were locked at that moment.
+    Busy,
+    /// Nothing left to free.
+    Nothing,
+}
+
 /// Bookkeeping for one write: what the store needs to know about time and
 /// size while it holds a shard lock.
 struct Now {
@@ -239,8 +248,7 @@ impl MemoryStore {
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
             for (k, e) in shard.map.drain() {
-                self.used
-                    .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
+                self.forget(&k, &e);
             }
         }
     }
@@ -306,8 +314,7 @@ impl MemoryStore {
             None => false,
             Some(e) if e.expired(now.secs) => {
                 if let Some(e) = shard.map.remove(key) {
-                    self.used
-                        .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+                    self.forget(key, &e);
                 }
                 false
             }
@@ -316,81 +323,125 @@ impl MemoryStore {
     }
 
     /// Make room for `grow` more bytes while holding `shard` (which holds
-    /// `key`, to be kept). Evicts the least recently used items across
-    /// shards, or fails with OutOfMemory.
+    /// `key`, to be kept), and account for them. Evicts the least recently
+    /// used items across shards, or (with [`Eviction::Error`], or when nothing
+    /// can be evicted) fails with OutOfMemory. Other shards are only ever
+    /// `try_lock`ed, so two writers cannot deadlock.
     fn reserve(&self, shard: &mut Shard, key: &Key, grow: usize, now: &Now) -> Result<()> {
+        let mut busy_rounds = 0;
         loop {
             let used = self.used.load(Ordering::Relaxed);
-            if used.saturating_add(grow) <= self.memory_limit {
-                self.used.fetch_add(grow, Ordering::Relaxed);
-                return Ok(());
-            }
-            if self.eviction == Eviction::Error {
-                // memcached -M still reclaims expired items.
-                if !self.evict_expired(shard, key, now) {
-                    return Err(Error::OutOfMemory { key: key.display() });
+            let wanted = used.saturating_add(grow);
+            if wanted <= self.memory_limit {
+                if self
+                    .used
+                    .compare_exchange(used, wanted, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Ok(());
                 }
                 continue;
             }
-            if !self.evict_one(shard, key) {
-                return Err(Error::OutOfMemory { key: key.display() });
+            let freed = match self.eviction {
+                // memcached -M still reclaims expired items.
+                Eviction::Error => self.reclaim_expired(shard, key, now),
+                Eviction::Lru => self.evict_one(shard, key),
+            };
+            match freed {
+                Freed::Some => busy_rounds = 0,
+                // Other shards were locked for a moment: look again.
+                Freed::Busy if busy_rounds < 1000 => {
+                    busy_rounds += 1;
+                    std::thread::yield_now();
+                }
+                Freed::Busy | Freed::Nothing => {
+                    return Err(Error::OutOfMemory { key: key.display() });
+                }
             }
         }
     }
 
-    fn evict_expired(&self, shard: &mut Shard, keep: &Key, now: &Now) -> bool {
-        let expired: Vec<Box<[u8]>> = shard
-            .map
-            .iter()
-            .filter(|(k, e)| e.expired(now.secs) && &***k != keep.as_bytes())
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in &expired {
-            if let Some(e) = shard.map.remove(k) {
-                self.used
-                    .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
-            }
-        }
-        !expired.is_empty()
+    fn forget(&self, key: &[u8], entry: &Entry) {
+        self.used
+            .fetch_sub(item_size(key.len(), entry.value.len()), Ordering::Relaxed);
     }
 
-    /// Evict the globally oldest front among this shard and the other shards
-    /// that are not locked right now. Whether anything was evicted.
-    fn evict_one(&self, shard: &mut Shard, keep: &Key) -> bool {
-        let own_front = |shard: &Shard| {
-            shard
+    /// Drop expired items from every shard that is not locked right now.
+    fn reclaim_expired(&self, own: &mut Shard, keep: &Key, now: &Now) -> Freed {
+        let mut freed = false;
+        let mut locked = 0;
+        let mut sweep = |shard: &mut Shard| {
+            let expired: Vec<Box<[u8]>> = shard
                 .map
                 .iter()
-                .find(|(k, _)| &***k != keep.as_bytes())
-                .map(|(_, e)| e.touched_ms)
+                .filter(|(k, e)| e.expired(now.secs) && &***k != keep.as_bytes())
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in &expired {
+                if let Some(e) = shard.map.remove(k) {
+                    self.forget(k, &e);
+                    freed = true;
+                }
+            }
         };
-        let mut best: Option<(u64, Option<usize>)> = own_front(shard).map(|t| (t, None));
+        sweep(own);
+        for other in self.shards.iter() {
+            match other.try_lock() {
+                Some(mut other) => sweep(&mut other),
+                // Our own shard (already swept) or another writer's.
+                None => locked += 1,
+            }
+        }
+        // Our own shard is always locked; "busy" means another one was too.
+        match (freed, locked > 1) {
+            (true, _) => Freed::Some,
+            (false, true) => Freed::Busy,
+            (false, false) => Freed::Nothing,
+        }
+    }
+
+    /// Evict the globally oldest LRU front among this shard and the other
+    /// shards that are not locked right now.
+    fn evict_one(&self, shard: &mut Shard, keep: &Key) -> Freed {
+        let mut best: Option<(u64, Option<usize>)> = shard
+            .map
+            .iter()
+            .find(|(k, _)| &***k != keep.as_bytes())
+            .map(|(_, e)| (e.touched_ms, None));
+        let mut locked = 0;
         for (i, other) in self.shards.iter().enumerate() {
-            if let Some(other) = other.try_lock()
-                && let Some((_, e)) = other.map.front()
-                && best.is_none_or(|(t, _)| e.touched_ms < t)
-            {
-                best = Some((e.touched_ms, Some(i)));
+            match other.try_lock() {
+                Some(other) => {
+                    if let Some((_, e)) = other.map.front()
+                        && best.is_none_or(|(t, _)| e.touched_ms < t)
+                    {
+                        best = Some((e.touched_ms, Some(i)));
+                    }
+                }
+                None => locked += 1,
             }
         }
         let victim = match best {
-            None => return false,
+            // Our own shard is always locked; "busy" means another one was too.
+            None if locked > 1 => return Freed::Busy,
+            None => return Freed::Nothing,
             Some((_, None)) => {
                 let k = shard.map.keys().find(|k| &***k != keep.as_bytes()).cloned();
                 k.and_then(|k| shard.map.remove(&k).map(|e| (k, e)))
             }
             Some((_, Some(i))) => match self.shards[i].try_lock() {
                 Some(mut other) => other.map.pop_front(),
-                None => return true, // lost the race; try again
+                None => return Freed::Busy,
             },
         };
-        if let Some((k, e)) = victim {
-            self.used
-                .fetch_sub(item_size(k.len(), e.value.len()), Ordering::Relaxed);
-            self.evictions.fetch_add(1, Ordering::Relaxed);
-            return true;
+        match victim {
+            Some((k, e)) => {
+                self.forget(&k, &e);
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+                Freed::Some
+            }
+            None => Freed::Busy,
         }
-        false
     }
 
     /// Store a whole new value under `key` (present or not).
@@ -644,8 +695,7 @@ impl Store for MemoryStore {
                 return Ok(false);
             }
             if let Some(e) = shard.map.remove(key.as_bytes()) {
-                s.used
-                    .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+                s.forget(key.as_bytes(), &e);
             }
             Ok(true)
         })
@@ -659,8 +709,7 @@ impl Store for MemoryStore {
             match shard.map.get(key.as_bytes()) {
                 Some(e) if e.cas == cas => {
                     if let Some(e) = shard.map.remove(key.as_bytes()) {
-                        s.used
-                            .fetch_sub(item_size(key.len(), e.value.len()), Ordering::Relaxed);
+                        s.forget(key.as_bytes(), &e);
                     }
                     Ok(DeleteOutcome::Deleted)
                 }
@@ -731,6 +780,76 @@ mod tests {
         assert!(store.get(&k("k0")).unwrap().is_some());
         // Overwriting with a same-size value needs no new memory.
         store.set(&k("k0"), &[b'y'; 100], Ttl::Never).unwrap();
+    }
+
+    #[test]
+    fn expiry_is_in_whole_seconds() {
+        // memcached's clock ticks in seconds: written at x.999 with TTL 1,
+        // an item is gone at (x+1).000 — 1 ms later.
+        let clock = ManualClock::new(1_000_999);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .build();
+        store.set(&k("tick"), b"v", Ttl::secs(1)).unwrap();
+        assert!(store.get(&k("tick")).unwrap().is_some());
+        clock.advance(Duration::from_millis(1));
+        assert!(store.get(&k("tick")).unwrap().is_none());
+    }
+
+    #[test]
+    fn no_evict_mode_reclaims_expired_items_in_every_shard() {
+        let clock = ManualClock::new(1_000_000);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .memory_limit(64 * item_size(4, 100))
+            .eviction(Eviction::Error)
+            .build();
+        for i in 0..64 {
+            store
+                .set(&k(&format!("e{i:03}")), &[b'x'; 100], Ttl::secs(5))
+                .unwrap();
+        }
+        assert!(store.set(&k("new0"), &[b'x'; 100], Ttl::Never).is_err());
+        clock.advance(Duration::from_secs(5));
+        for i in 0..64 {
+            store
+                .set(&k(&format!("n{i:03}")), &[b'y'; 100], Ttl::Never)
+                .unwrap();
+        }
+        assert_eq!(
+            store.evictions(),
+            0,
+            "expired items are reclaimed, not evicted"
+        );
+    }
+
+    #[test]
+    fn concurrent_writers_under_memory_pressure() {
+        let limit = 200 * item_size(8, 100);
+        let store = MemoryStore::builder().memory_limit(limit).build();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let store = &store;
+                s.spawn(move || {
+                    for i in 0..5000 {
+                        store
+                            .set(&k(&format!("t{t}:{i:05}")), &[b'z'; 100], Ttl::Never)
+                            .expect("an item that fits is always stored under LRU eviction");
+                    }
+                });
+            }
+        });
+        assert!(
+            store.used_bytes() <= limit,
+            "{} > {limit}",
+            store.used_bytes()
+        );
+        assert!(store.evictions() >= 20_000 - 200);
+        assert!(
+            (150..=200).contains(&store.len()),
+            "{} items kept",
+            store.len()
+        );
     }
 
     #[test]

@@ -164,8 +164,8 @@ pub trait Store: Send + Sync {
     fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>>;
 
     /// Add `delta` to a counter, or create it with the value `initial` (not
-    /// `initial + delta`, as memcached's `ma … J N` does) and `ttl` if it is
-    /// missing. Atomic: concurrent callers never lose an update. Returns the
+    /// `initial + delta`; memcached's `ma … N J D` also stores just J) and
+    /// `ttl` if it is missing. Atomic: concurrent callers never lose an update. Returns the
     /// counter's new value.
     ///
     /// Default: incr; on a miss add `initial`; if add lost a race, incr again.

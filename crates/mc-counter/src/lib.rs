@@ -27,7 +27,7 @@
 //!
 //! ## Time
 //!
-//! Time-based counters read a [`Clock`](mc_core::Clock) (the system clock by
+//! Time-based counters read a [`Clock`] (the system clock by
 //! default; a [`ManualClock`](mc_core::ManualClock) in tests, shared with the
 //! embedded store so expiry follows it). Windows are aligned to Unix time,
 //! so every process agrees on them when clocks are in sync. memcached

@@ -53,8 +53,10 @@
 //!   **flush** deletes the lock early: another client can then acquire it
 //!   while the first still believes it holds it. The first holder finds out
 //!   at its next `extend`/`release` (Lost). Run lock servers with enough
-//!   memory (or `-M`), and use fencing tokens for anything that must never be
-//!   written twice.
+//!   memory, and use fencing tokens for anything that must never be written
+//!   twice. Note that `-M` does not help on its own: memcached 1.6, failing
+//!   to allocate an item, deletes the key's current value even for `add` — a
+//!   contender's failed acquire can delete the holder's lock.
 //! * **Fencing tokens** are strictly increasing while their counter lives.
 //!   memcached can lose the counter (eviction, restart); it is then recreated
 //!   from the clock as `unix_ms × 1000`, so tokens still move forward provided

@@ -27,8 +27,8 @@ impl Version {
         self >= Version(1, 6, 20)
     }
 
-    /// Parse `VERSION 1.6.18` (anything unparsable is 0.0.0: the most
-    /// conservative paths).
+    /// Parse `VERSION 1.6.18`. Anything unparsable is 0.0.0, which the
+    /// backend refuses (it needs the meta protocol of 1.6.0 and later).
     pub fn parse(line: &str) -> Version {
         let text = line.trim().strip_prefix("VERSION").unwrap_or("").trim();
         let mut parts = text
@@ -166,7 +166,8 @@ impl Server {
                 {
                     Err(Error::Timeout {
                         server: self.addr.clone(),
-                        after: config.connect_timeout,
+                        // Connecting, or the version handshake after it.
+                        after: config.connect_timeout.max(config.io_timeout),
                     })
                 } else {
                     Err(Error::Io {
@@ -187,6 +188,16 @@ impl Server {
                     stream.set_read_timeout(Some(config.io_timeout))?;
                     stream.set_write_timeout(Some(config.io_timeout))?;
                     let version = handshake(&mut stream)?;
+                    if version < Version(1, 6, 0) {
+                        // No meta protocol: a meta command's data block would
+                        // be read as a command. Refuse the server outright.
+                        return Err(io::Error::new(
+                            io::ErrorKind::Unsupported,
+                            format!(
+                                "memcached {version} has no meta protocol; mcds needs memcached 1.6.0 or later"
+                            ),
+                        ));
+                    }
                     let probe = stream.try_clone()?;
                     let mut meta = MetaConnection::from_stream(stream);
                     meta.set_io_timeout(Some(config.io_timeout));
@@ -269,8 +280,9 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// One request/response exchange. A failure before the request was sent
-    /// is `Io`/`Timeout` (not applied); after, it is `Ambiguous` when the
+    /// One request/response exchange, bounded by one `io_timeout` in all
+    /// (send and reply together). A failure before the request was sent is
+    /// `Io`/`Timeout` (not applied); after, it is `Ambiguous` when the
     /// command has side effects.
     pub(crate) fn exchange(
         &mut self,
@@ -278,9 +290,10 @@ impl<'a> Session<'a> {
         command: &MetaCommand,
     ) -> Result<MetaCommandResult, Error> {
         traffic::record(1);
+        let deadline = Instant::now() + self.config.io_timeout;
         loop {
             let was_pooled = self.pooled;
-            let sent = self.conn()?.meta.send(command);
+            let sent = self.armed(deadline)?.meta.send(command);
             if let Err(e) = sent {
                 let retry = self.pooled && is_transport(&e);
                 self.discard();
@@ -289,28 +302,42 @@ impl<'a> Session<'a> {
                 }
                 return Err(self.map_error(key, e, false));
             }
-            let received = self.conn()?.meta.receive();
+            let received = self.armed(deadline)?.meta.receive();
             self.pooled = false;
-            return match received {
-                Ok(response) => {
-                    parse_meta_result(response).map_err(|e| self.map_error(key, e, false))
-                }
-                Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
-                    // The server answered: the stream is still in sync.
-                    Err(self.map_error(key, e, false))
-                }
-                Err(e) => {
-                    self.discard();
-                    self.server.drain();
-                    // A pooled connection the server closed while it sat idle
-                    // (a restart): a read is safe to send again, once.
-                    if was_pooled && is_transport(&e) && !command.has_side_effect() {
-                        continue;
-                    }
-                    Err(self.map_error(key, e, command.has_side_effect()))
-                }
+            let error = match received.and_then(parse_meta_result) {
+                Ok(result) => return Ok(result),
+                Err(e) => e,
             };
+            // Whatever went wrong, this connection is no longer trusted: an
+            // error reply to a command with a data block may leave the data
+            // unread, and a transport error leaves the stream mid-reply.
+            self.discard();
+            if matches!(
+                error,
+                memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
+            ) {
+                // The server answered: the command was refused, not lost.
+                return Err(self.map_error(key, error, false));
+            }
+            self.server.drain();
+            // A pooled connection the server closed while it sat idle (a
+            // restart): a read is safe to send again, once.
+            if was_pooled && is_transport(&error) && !command.has_side_effect() {
+                continue;
+            }
+            return Err(self.map_error(key, error, command.has_side_effect()));
         }
+    }
+
+    /// The connection (dialed if needed), with its exchange timeout set to
+    /// what is left until `deadline`.
+    fn armed(&mut self, deadline: Instant) -> Result<&mut Conn, Error> {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let conn = self.conn()?;
+        conn.meta.set_io_timeout(Some(left));
+        Ok(conn)
     }
 
     /// Several read-only commands in one payload, one response each, in
@@ -321,26 +348,28 @@ impl<'a> Session<'a> {
         commands: &[MetaCommand],
     ) -> Result<Vec<MetaCommandResult>, Error> {
         traffic::record(commands.len() as u64);
+        let deadline = Instant::now() + self.config.io_timeout;
         loop {
-            let result = self.conn()?.meta.execute_batch(commands);
-            match result {
+            let result = self.armed(deadline)?.meta.execute_batch(commands);
+            let error = match result {
                 Ok(responses) => {
                     self.pooled = false;
-                    return responses
-                        .into_iter()
-                        .map(|r| parse_meta_result(r).map_err(|e| self.map_error(key, e, false)))
-                        .collect();
-                }
-                Err(e) => {
-                    let retry = self.pooled && is_transport(&e);
-                    self.discard();
-                    if retry {
-                        continue;
+                    let parsed: Result<Vec<_>, _> =
+                        responses.into_iter().map(parse_meta_result).collect();
+                    match parsed {
+                        Ok(results) => return Ok(results),
+                        Err(e) => e,
                     }
-                    self.server.drain();
-                    return Err(self.map_error(key, e, false));
                 }
+                Err(e) => e,
+            };
+            let retry = self.pooled && is_transport(&error);
+            self.discard();
+            if retry {
+                continue;
             }
+            self.server.drain();
+            return Err(self.map_error(key, error, false));
         }
     }
 

@@ -16,10 +16,16 @@
 //!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | read, CAS to a 1 s tombstone, delete |
 //!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
 //!
+//!   "Older" means 1.6.0 to 1.6.12. Servers before 1.6 have no meta
+//!   protocol and are refused when connecting ([`Error::Io`] naming the
+//!   version): sending them meta commands would make a value's bytes be read
+//!   as a command.
+//!
 //! * **A pool** places keys by rendezvous hashing over XXH3-64 ([`route`]):
 //!   stable across processes, languages and compiler versions. A dead server
 //!   gives errors for its own keys; its keys never move to another server
-//!   (a lock must not silently change servers).
+//!   (a lock must not silently change servers). A `get_multi` that spans a
+//!   dead server fails as a whole (its result has no per-key errors).
 //! * **Timeouts** (connect and exchange) default to 1 second. A request that
 //!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
 //!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to
@@ -65,9 +71,9 @@ pub use conn::Version;
 use conn::{DEFAULT_TIMEOUT, Server, Session};
 pub use route::{route, score, stable_hash};
 
-/// Settings of a [`MemcachedStore`].
+/// Settings of a [`MemcachedStore`], set through [`Builder`].
 #[derive(Clone, Debug)]
-pub struct Config {
+pub(crate) struct Config {
     connect_timeout: Duration,
     io_timeout: Duration,
     item_size_limit: usize,
@@ -112,7 +118,11 @@ impl Builder {
         self
     }
 
-    /// How long one request/response exchange may take (default 1 s).
+    /// How long one request/response exchange may take, sending and reply
+    /// together (default 1 s). An operation that has to dial first may also
+    /// spend up to the connect timeout (and `io_timeout` for the version
+    /// handshake) on the dial; a read retried on a fresh connection after a
+    /// restart gets a second exchange.
     pub fn io_timeout(mut self, timeout: Duration) -> Builder {
         self.config.io_timeout = timeout.max(Duration::from_millis(1));
         self
@@ -291,27 +301,43 @@ impl MemcachedStore {
     fn concat(&self, key: &Key, value: &[u8], mode: &str) -> Result<bool> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag(mode))?;
-        match r.rc {
-            ReturnCode::Hd => Ok(true),
-            // NS is both "missing" and "the result would be too large".
-            ReturnCode::Ns => self.not_stored_reason(&mut s, key, value.len()),
-            _ => Err(self.unexpected(key, "append/prepend", &r)),
+        for _ in 0..4 {
+            let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag(mode))?;
+            match r.rc {
+                ReturnCode::Hd => return Ok(true),
+                // NS is both "missing" and "the result would be too large".
+                ReturnCode::Ns => match self.not_stored_reason(&mut s, key, value.len())? {
+                    NotStored::Missing => return Ok(false),
+                    NotStored::Exists => continue, // created meanwhile: again
+                },
+                _ => return Err(self.unexpected(key, "append/prepend", &r)),
+            }
         }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 4,
+        })
     }
 
-    /// After an append answered NS: `Ok(false)` if the key is missing, the
-    /// size error if it exists (one extra round trip, on this path only).
-    fn not_stored_reason(&self, s: &mut Session<'_>, key: &Key, added: usize) -> Result<bool> {
+    /// After an append answered NS, one probe (`mg <key> s`): the key is
+    /// missing, or it exists and the append would exceed the item limit
+    /// ([`Error::ValueTooLarge`]), or it exists and fits (it was created
+    /// between the two commands).
+    fn not_stored_reason(&self, s: &mut Session<'_>, key: &Key, added: usize) -> Result<NotStored> {
         let r = s.exchange(key, &cmd(MetaOp::Get, key).flag("s"))?;
-        match r.rc {
-            ReturnCode::En => Ok(false),
-            _ => Err(Error::ValueTooLarge {
-                key: key.display(),
-                size: item_size(key.len(), r.size.unwrap_or(0) as usize + added),
-                limit: self.config.item_size_limit,
-            }),
+        if r.rc == ReturnCode::En {
+            return Ok(NotStored::Missing);
         }
+        let current = usize::try_from(r.size.unwrap_or(0)).unwrap_or(usize::MAX);
+        let size = item_size(key.len(), current.saturating_add(added));
+        if size > self.config.item_size_limit {
+            return Err(Error::ValueTooLarge {
+                key: key.display(),
+                size,
+                limit: self.config.item_size_limit,
+            });
+        }
+        Ok(NotStored::Exists)
     }
 
     fn arith(&self, key: &Key, delta: u64, incr: bool) -> Result<Option<u64>> {
@@ -328,6 +354,33 @@ impl MemcachedStore {
             _ => Err(self.unexpected(key, "ma", &r)),
         }
     }
+}
+
+/// Request bytes per pipelined batch (one round trip each).
+const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
+
+/// Split `indices` into runs whose `mg <key> v f c` requests stay under
+/// [`MAX_BATCH_REQUEST_BYTES`].
+fn chunks_by_request_bytes<'a>(indices: &'a [usize], keys: &[Key]) -> Vec<&'a [usize]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (pos, &i) in indices.iter().enumerate() {
+        let len = keys[i].len() + 12;
+        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
+            chunks.push(&indices[start..pos]);
+            (start, bytes) = (pos, 0);
+        }
+        bytes += len;
+    }
+    chunks.push(&indices[start..]);
+    chunks
+}
+
+/// Why an append answered NS.
+#[derive(Debug, PartialEq, Eq)]
+enum NotStored {
+    Missing,
+    Exists,
 }
 
 fn counter_value(store: &MemcachedStore, key: &Key, r: &MetaCommandResult) -> Result<u64> {
@@ -368,25 +421,30 @@ impl Store for MemcachedStore {
         }
         let mut out: Vec<Option<Item>> = vec![None; keys.len()];
         for (server, indices) in groups.iter().enumerate() {
-            let Some(&first) = indices.first() else {
+            if indices.is_empty() {
                 continue;
-            };
-            let commands: Vec<MetaCommand> = indices
-                .iter()
-                .map(|&i| cmd(MetaOp::Get, &keys[i]).flag("v").flag("f").flag("c"))
-                .collect();
+            }
             let mut s = Session::open(&self.servers[server], &self.config)?;
-            let replies = s.batch(&keys[first], &commands)?;
-            for (&i, r) in indices.iter().zip(replies) {
-                out[i] = match r.rc {
-                    ReturnCode::En => None,
-                    ReturnCode::Va => Some(Item {
-                        flags: r.client_flags.unwrap_or(0),
-                        cas: cas_of(&r),
-                        value: r.value.unwrap_or_default(),
-                    }),
-                    _ => return Err(self.unexpected(&keys[i], "mg", &r)),
-                };
+            // The whole request is written before any reply is read: keep
+            // each batch's requests well under a socket buffer so a server
+            // busy writing replies can always read the rest.
+            for chunk in chunks_by_request_bytes(indices, keys) {
+                let commands: Vec<MetaCommand> = chunk
+                    .iter()
+                    .map(|&i| cmd(MetaOp::Get, &keys[i]).flag("v").flag("f").flag("c"))
+                    .collect();
+                let replies = s.batch(&keys[chunk[0]], &commands)?;
+                for (&i, r) in chunk.iter().zip(replies) {
+                    out[i] = match r.rc {
+                        ReturnCode::En => None,
+                        ReturnCode::Va => Some(Item {
+                            flags: r.client_flags.unwrap_or(0),
+                            cas: cas_of(&r),
+                            value: r.value.unwrap_or_default(),
+                        }),
+                        _ => return Err(self.unexpected(&keys[i], "mg", &r)),
+                    };
+                }
             }
         }
         Ok(out)
@@ -449,28 +507,31 @@ impl Store for MemcachedStore {
                 .value(value)
                 .flag("MA")
                 .flag(format!("N{exp}"));
-            let r = s.exchange(key, &c)?;
-            return match r.rc {
-                ReturnCode::Hd => Ok(()),
-                ReturnCode::Ns => match self.not_stored_reason(&mut s, key, value.len())? {
-                    // Deleted between the two commands: report, don't loop.
-                    false => Err(Error::Conflict {
-                        key: key.display(),
-                        attempts: 1,
-                    }),
-                    true => Ok(()),
-                },
-                _ => Err(self.unexpected(key, "ms MA N", &r)),
-            };
+            for _ in 0..4 {
+                let r = s.exchange(key, &c)?;
+                match r.rc {
+                    ReturnCode::Hd => return Ok(()),
+                    // With N, NS means "too large" (an error here), or a
+                    // delete between the two commands: then try again.
+                    ReturnCode::Ns => {
+                        self.not_stored_reason(&mut s, key, value.len())?;
+                    }
+                    _ => return Err(self.unexpected(key, "ms MA N", &r)),
+                }
+            }
+            return Err(Error::Conflict {
+                key: key.display(),
+                attempts: 4,
+            });
         }
         // 1.6.18 and older: append; on a miss add; if add lost, append again.
         for round in 0..16 {
             let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag("MA"))?;
             match r.rc {
                 ReturnCode::Hd => return Ok(()),
+                // After add said the key exists, NS may mean "too large".
                 ReturnCode::Ns if round > 0 => {
-                    // add said the key exists: NS may mean "too large".
-                    if !self.not_stored_reason(&mut s, key, value.len())? {
+                    if self.not_stored_reason(&mut s, key, value.len())? == NotStored::Exists {
                         continue;
                     }
                 }

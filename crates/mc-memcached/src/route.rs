@@ -21,7 +21,9 @@ pub fn score(key: &[u8], server: &str) -> u64 {
 
 /// The index of the server that owns `key`: the highest [`score`] wins, ties
 /// go to the lower index. Adding or removing a server moves only the keys
-/// that it gains or loses; the order of the list does not matter.
+/// that it gains or loses; the order of the list does not matter (except
+/// for exact score ties, which are vanishingly rare, and duplicate
+/// addresses, which should not be configured).
 ///
 /// ```
 /// use mc_memcached::route;

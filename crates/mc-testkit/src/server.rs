@@ -210,7 +210,17 @@ impl MemcachedServer {
                 ));
             }
             if TcpStream::connect(self.addr()).is_ok() {
-                return Ok(());
+                // Make sure it is *our* process answering, not another
+                // test's server that grabbed the port first.
+                let ours = self.child.as_ref().map(Child::id);
+                let pid = self.stats().get("pid").and_then(|p| p.parse::<u32>().ok());
+                if pid.is_some() && pid == ours {
+                    return Ok(());
+                }
+                if pid.is_some() {
+                    self.kill();
+                    return Err(format!("port {} is taken by another memcached", self.port));
+                }
             }
             std::thread::sleep(Duration::from_millis(5));
         }

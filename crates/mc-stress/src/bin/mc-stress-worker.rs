@@ -1,0 +1,36 @@
+//! `mc-stress-worker SERVERS WORKLOAD ARGS...` — one worker process.
+//!
+//! * `counter NAME THREADS N`
+//! * `lock NAME ROUNDS`
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS)";
+    let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
+    let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
+        (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
+            (Some(threads), Some(n)) => mc_stress::connect(servers)
+                .and_then(|s| mc_stress::counter(s, name, threads as usize, n)),
+            _ => Err(mc_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("lock"), Some(name)) => match number(3) {
+            Some(rounds) => {
+                mc_stress::connect(servers).and_then(|s| mc_stress::lock(s, name, rounds as usize))
+            }
+            None => Err(mc_core::Error::InvalidArgument(usage.into())),
+        },
+        _ => Err(mc_core::Error::InvalidArgument(usage.into())),
+    };
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mc-stress-worker: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Concurrency across separate OS processes, on real memcached.
+
+use std::process::{Command, Output};
+
+use mc_core::{Key, Store};
+use mc_memcached::MemcachedStore;
+use mc_testkit::MemcachedServer;
+
+const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
+
+/// Start `n` workers at once with `args`; wait for all; their stdout lines.
+fn run_workers(n: usize, args: &[&str]) -> Vec<String> {
+    let children: Vec<_> = (0..n)
+        .map(|_| {
+            Command::new(WORKER)
+                .args(args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn worker")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let Output {
+                status,
+                stdout,
+                stderr,
+            } = c.wait_with_output().expect("wait for worker");
+            assert!(
+                status.success(),
+                "worker failed: {}",
+                String::from_utf8_lossy(&stderr)
+            );
+            String::from_utf8_lossy(&stdout).trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn counter_from_4_processes_is_exact() {
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let lines = run_workers(4, &[&addr, "counter", "procs", "2", "10000"]);
+    assert!(lines.iter().all(|l| l == "incremented 20000"), "{lines:?}");
+    let store = MemcachedStore::connect(&addr).unwrap();
+    let total = store
+        .get(&Key::new("counter:procs:value").unwrap())
+        .unwrap()
+        .and_then(|i| i.counter());
+    println!("counter, 4 processes x 2 threads x 10000: {total:?}");
+    assert_eq!(total, Some(80_000));
+}
+
+#[test]
+fn lock_from_4_processes_never_overlaps() {
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let lines = run_workers(4, &[&addr, "lock", "plock", "2000"]);
+    for line in &lines {
+        assert_eq!(line, "rounds 2000 overlaps 0 lost 0");
+    }
+    let store = MemcachedStore::connect(&addr).unwrap();
+    let shared = store
+        .get(&Key::new("plock:shared").unwrap())
+        .unwrap()
+        .and_then(|i| i.counter());
+    println!("lock, 4 processes x 2000: {lines:?}, shared value {shared:?}");
+    assert_eq!(
+        shared,
+        Some(8000),
+        "the non-atomic read-modify-write lost nothing"
+    );
+}
