@@ -52,7 +52,7 @@ pub use key::{Key, MAX_KEY_LEN, is_key_byte};
 pub use memory::{
     DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
 };
-pub use random::random_token;
+pub use random::{random_token, stable_hash, stable_hash128};
 pub use store::{
     CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
 };

@@ -1,5 +1,5 @@
-//! Randomness that structures need (owner tokens), so structure crates depend
-//! on `mc-core` alone.
+//! Randomness (owner tokens) and a stable hash, so structure crates depend on
+//! `mc-core` alone.
 
 use rand::RngExt;
 
@@ -14,4 +14,21 @@ use rand::RngExt;
 pub fn random_token() -> String {
     let n: u128 = rand::rng().random();
     format!("{n:032x}")
+}
+
+/// The stable 64-bit hash mcds uses wherever a hash must agree across
+/// processes, languages and compiler versions (shard placement, server
+/// routing, frame checksums): XXH3-64 with seed 0.
+///
+/// ```
+/// assert_eq!(mc_core::stable_hash(b""), 0x2D06800538D394C2);
+/// ```
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// A stable 128-bit hash (XXH3-128, seed 0), for naming keys after
+/// arbitrary bytes where a 64-bit collision would be too likely.
+pub fn stable_hash128(bytes: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(bytes)
 }

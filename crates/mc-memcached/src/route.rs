@@ -1,6 +1,6 @@
 //! Key placement across a pool: rendezvous hashing over a stable hash.
 
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// The stable 64-bit hash mcds routes with: XXH3-64 (seed 0) of the bytes.
 ///
@@ -9,7 +9,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 /// `DefaultHasher` is not used: its output may change between compiler
 /// versions.)
 pub fn stable_hash(bytes: &[u8]) -> u64 {
-    xxh3_64(bytes)
+    mc_core::stable_hash(bytes)
 }
 
 /// The rendezvous score of `key` on the server whose identity is `server`

@@ -1,0 +1,302 @@
+//! # mc-eventlog
+//!
+//! An event log on memcached semantics (seed 001): the events of the last
+//! `(chunks − 1) · chunk` seconds, written by any number of processes, read
+//! by time range. Works on the embedded
+//! [`MemoryStore`](mc_core::MemoryStore) or real memcached.
+//!
+//! The whole algorithm is in this file (and the frame codec in [`frame`]):
+//!
+//! * **Ring.** `chunks` keys `<prefix>log:<name>:<i>`. Time is cut into
+//!   chunks of `chunk` seconds aligned to Unix time; chunk number `w` is
+//!   stored under key `w mod chunks`.
+//! * **put** appends one self-delimiting, checksummed [frame](frame) to the
+//!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
+//!   the first event of a chunk takes two: append, then add). The key is
+//!   created with TTL `(w + chunks) · chunk − now`, so it is gone exactly
+//!   when the ring comes back to it — whatever second it was created in (the
+//!   1-second trap of seed 000).
+//! * **fetch(first, last)** reads every key covering the range in one
+//!   `get_multi` (the seed reads them one by one), decodes, keeps the events
+//!   in `[first, last]` that belong to the chunk each key is read for and lie
+//!   within capacity, and returns them in time order (events with the same
+//!   timestamp in the order they were appended).
+//! * **since(cursor)** supports the seed's polling loop: the events after a
+//!   cursor, and the cursor to poll with next.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mc_core::{ManualClock, MemoryStore};
+//! use mc_eventlog::{Cursor, EventLog, LogOptions};
+//!
+//! let clock = ManualClock::new(1_800_000_000_000);
+//! let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
+//! let options = LogOptions { clock: Arc::new(clock.clone()), ..LogOptions::default() };
+//! let log = EventLog::with_options(store, "audit", Duration::from_secs(10), 7, options)?;
+//! log.put(b"ann logged in")?;
+//! clock.advance(Duration::from_secs(3));
+//! log.put(b"bob logged in")?;
+//! let (events, cursor) = log.since(&Cursor::start())?;
+//! assert_eq!(events.len(), 2);
+//! log.put(b"ann logged out")?;
+//! let (new, _) = log.since(&cursor)?;
+//! assert_eq!(new[0].payload, b"ann logged out");
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * Every event put within the last `(chunks − 1) · chunk` seconds is
+//!   returned exactly once by a fetch covering it: appends are atomic, frames
+//!   are self-delimiting, and keys are only reused after they expire.
+//! * Frames are checksummed: a damaged or truncated frame (garbage written
+//!   by another program, a torn value) is skipped and counted
+//!   ([`EventLog::fetch_checked`]); the others are still returned.
+//! * **Eviction, restart or flush** lose whole chunks of events.
+//! * A chunk holds at most one memcached item (1 MiB): a put that does not
+//!   fit is [`ValueTooLarge`](mc_core::Error::ValueTooLarge) — choose shorter
+//!   chunks for busy logs.
+//! * On real memcached, expiry happens on the server's own whole-second
+//!   ticks, up to a second off the boundary; events of a previous ring cycle
+//!   that linger that second are never returned (each key is filtered to the
+//!   chunk it is read for).
+//! * Writers' clocks decide which chunk an event lands in: skewed clocks put
+//!   events out of order by the skew. A poller's cursor does not see events
+//!   that arrive later with a timestamp before it.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod frame;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mc_core::{Clock, Error, Key, Result, Store, SystemClock, Ttl};
+
+pub use frame::Event;
+
+/// Settings of an [`EventLog`].
+#[derive(Clone, Debug)]
+pub struct LogOptions {
+    /// Prepended to every key (default empty).
+    pub prefix: String,
+    /// Where time comes from (default the system clock).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for LogOptions {
+    fn default() -> Self {
+        LogOptions {
+            prefix: String::new(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// A polling position: the timestamp of the last event seen and how many
+/// events with exactly that timestamp were seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    /// Unix milliseconds of the last event seen.
+    pub at_ms: u64,
+    /// How many events at `at_ms` were seen.
+    pub seen_at_ms: usize,
+}
+
+impl Cursor {
+    /// Before everything still in the log.
+    pub fn start() -> Cursor {
+        Cursor::default()
+    }
+
+    /// After every event up to and including `at_ms`.
+    pub fn after(at_ms: u64) -> Cursor {
+        Cursor {
+            at_ms: at_ms.saturating_add(1),
+            seen_at_ms: 0,
+        }
+    }
+}
+
+/// A ring-buffer event log. See the [crate docs](crate).
+#[derive(Clone)]
+pub struct EventLog {
+    store: Arc<dyn Store>,
+    keys: Vec<Key>,
+    chunk_secs: u64,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLog")
+            .field("chunk_secs", &self.chunk_secs)
+            .field("chunks", &self.keys.len())
+            .finish()
+    }
+}
+
+impl EventLog {
+    /// A log of `chunks` (2 to 10 000) chunks of `chunk` (whole seconds, at
+    /// least 1): it keeps `(chunks − 1) · chunk` seconds of events.
+    pub fn new(
+        store: Arc<dyn Store>,
+        name: &str,
+        chunk: Duration,
+        chunks: usize,
+    ) -> Result<EventLog> {
+        EventLog::with_options(store, name, chunk, chunks, LogOptions::default())
+    }
+
+    /// With a prefix and clock.
+    pub fn with_options(
+        store: Arc<dyn Store>,
+        name: &str,
+        chunk: Duration,
+        chunks: usize,
+        options: LogOptions,
+    ) -> Result<EventLog> {
+        if chunk < Duration::from_secs(1) || chunk.subsec_nanos() != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the event log chunk must be a whole number of seconds, at least 1; got {chunk:?}"
+            )));
+        }
+        if !(2..=10_000).contains(&chunks) {
+            return Err(Error::InvalidArgument(format!(
+                "an event log needs 2 to 10000 chunks (one is always being reused); got {chunks}"
+            )));
+        }
+        Ok(EventLog {
+            store,
+            keys: (0..chunks)
+                .map(|i| Key::parts(&options.prefix, "log", name, i))
+                .collect::<Result<_>>()?,
+            chunk_secs: chunk.as_secs(),
+            clock: options.clock,
+        })
+    }
+
+    /// How far back the log reaches: `(chunks − 1) · chunk`.
+    pub fn capacity(&self) -> Duration {
+        Duration::from_secs(self.chunk_secs * (self.keys.len() as u64 - 1))
+    }
+
+    fn chunk_ms(&self) -> u64 {
+        self.chunk_secs * 1000
+    }
+
+    fn key_for_chunk(&self, w: u64) -> &Key {
+        &self.keys[(w % self.keys.len() as u64) as usize]
+    }
+
+    /// Record `payload` now. One round trip. Returns the event as stored.
+    pub fn put(&self, payload: &[u8]) -> Result<Event> {
+        let at_ms = self.clock.now_ms();
+        self.put_at(at_ms, payload)?;
+        Ok(Event {
+            at_ms,
+            payload: payload.to_vec(),
+        })
+    }
+
+    /// Record `payload` with timestamp `at_ms`, which must lie within the
+    /// log's capacity and not after the current chunk.
+    pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+        let now_ms = self.clock.now_ms();
+        let n = self.keys.len() as u64;
+        let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
+        if w > w_now || w + (n - 1) < w_now {
+            return Err(Error::InvalidArgument(format!(
+                "event time {at_ms} ms is outside the log's window (the current chunk and {} s back from {now_ms} ms)",
+                self.capacity().as_secs()
+            )));
+        }
+        // The key must be gone when the ring comes back to it: at the start
+        // of chunk w + n.
+        let ttl = (w + n) * self.chunk_secs - now_ms / 1000;
+        let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
+        frame::encode(at_ms, payload, &mut frame);
+        self.store.append_or_add(
+            self.key_for_chunk(w),
+            &frame,
+            Ttl::secs(u32::try_from(ttl).unwrap_or(u32::MAX)),
+        )
+    }
+
+    /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
+    /// in time order. One `get_multi`.
+    pub fn fetch(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        Ok(self.fetch_checked(first_ms, last_ms)?.0)
+    }
+
+    /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
+    /// read were damaged (not intact frames) and skipped.
+    pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
+        let now_ms = self.clock.now_ms();
+        let n = self.keys.len() as u64;
+        let w_now = now_ms / self.chunk_ms();
+        let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
+        let first = first_ms.max(oldest);
+        let last = last_ms.min((w_now + 1) * self.chunk_ms() - 1);
+        if first > last {
+            return Ok((Vec::new(), 0));
+        }
+        let chunks: Vec<u64> = (first / self.chunk_ms()..=last / self.chunk_ms())
+            .filter(|&w| w + n > w_now)
+            .collect();
+        let keys: Vec<Key> = chunks
+            .iter()
+            .map(|&w| self.key_for_chunk(w).clone())
+            .collect();
+        let items = self.store.get_multi(&keys)?;
+        let mut events = Vec::new();
+        let mut damaged = 0;
+        for (&w, item) in chunks.iter().zip(items) {
+            let Some(item) = item else { continue };
+            let decoded = frame::decode(&item.value);
+            damaged += decoded.damaged_bytes;
+            events.extend(decoded.events.into_iter().filter(|e| {
+                // Only this chunk's events: a key can briefly hold the
+                // previous ring cycle's if the server expired it late.
+                e.at_ms / self.chunk_ms() == w && (first..=last).contains(&e.at_ms)
+            }));
+        }
+        events.sort_by_key(|e| e.at_ms); // stable: same-ms events keep append order
+        Ok((events, damaged))
+    }
+
+    /// The events after `cursor` (up to now), and the cursor to use next.
+    /// One `get_multi`.
+    pub fn since(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
+        let events = self.fetch(cursor.at_ms, u64::MAX)?;
+        let mut skip = cursor.seen_at_ms;
+        let new: Vec<Event> = events
+            .into_iter()
+            .filter(|e| {
+                if e.at_ms == cursor.at_ms && skip > 0 {
+                    skip -= 1;
+                    return false;
+                }
+                true
+            })
+            .collect();
+        let next = match new.last() {
+            None => *cursor,
+            Some(last) => {
+                let at_last = new.iter().filter(|e| e.at_ms == last.at_ms).count();
+                let carried = if last.at_ms == cursor.at_ms {
+                    cursor.seen_at_ms
+                } else {
+                    0
+                };
+                Cursor {
+                    at_ms: last.at_ms,
+                    seen_at_ms: carried + at_last,
+                }
+            }
+        };
+        Ok((new, next))
+    }
+}

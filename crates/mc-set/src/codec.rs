@@ -1,0 +1,363 @@
+//! The set codecs: an append-only log of `+member` / `-member` tokens.
+//!
+//! A set's value is a log of operations. Adding members appends `+m`
+//! tokens, removing them appends `-m` tokens; no read is needed to modify a
+//! set, and concurrent appends never lose each other. Decoding replays the
+//! log.
+//!
+//! ## Text codec
+//!
+//! Byte for byte Dustin Sallings' `encodeSet`/`decodeSet` (seed 002) for
+//! members without whitespace, control bytes or `%`: each token is the op,
+//! the member and one space — `+a +b -a ` decodes to `{b}`.
+//!
+//! **Escaping.** A member byte that the format cannot carry — ASCII
+//! whitespace and control bytes (0x00–0x20), DEL (0x7f) — and `%` itself is
+//! written as `%XX` (two uppercase hex digits), like URL encoding: the member
+//! `a b%` is the token `+a%20b%25 `. Bytes ≥ 0x80 (UTF-8) are written as
+//! they are. The decoder turns `%XX` back into the byte and reads a `%` not
+//! followed by two hex digits literally, so logs written by the Python seed
+//! (where `%` is an ordinary byte) still decode.
+//!
+//! **Decoding** splits on ASCII whitespace, as Python 2's `str.split()` does.
+//! A token that starts with neither `+` nor `-` is ignored (and counted as
+//! dirt, so the next compaction drops it).
+//!
+//! ## Binary codec
+//!
+//! For arbitrary bytes without escaping: each token is the op byte (`+` or
+//! `-`), the member length as an unsigned LEB128 varint, and the member
+//! bytes. A truncated or malformed log is an error.
+//!
+//! ## Order and dirtiness
+//!
+//! Decoding keeps first-insertion order: a member sits where the `+` that
+//! made it a member stands (a member removed and added again moves to the
+//! end). *Dirtiness* is the number of tokens that no longer contribute — a
+//! removed member's `+` and its `-`, a repeated `+`, a `-` of a non-member,
+//! an unknown token — that is, what compaction would drop. It is the
+//! compaction hint.
+//!
+//! ```
+//! use mc_set::codec::{text, Op};
+//!
+//! let log = [text::encode(Op::Add, &["a", "b"]), text::encode(Op::Remove, &["a"])].concat();
+//! assert_eq!(log, b"+a +b -a ");
+//! let decoded = text::decode(&log);
+//! assert_eq!(decoded.members, vec![b"b".to_vec()]);
+//! assert_eq!(decoded.dirtiness, 2);
+//! ```
+
+use std::collections::HashMap;
+
+/// Add or remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `+member`.
+    Add,
+    /// `-member`.
+    Remove,
+}
+
+impl Op {
+    fn byte(self) -> u8 {
+        match self {
+            Op::Add => b'+',
+            Op::Remove => b'-',
+        }
+    }
+}
+
+/// A decoded set: the members in first-insertion order and the dirtiness.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    /// The members, in the order the `+` tokens that made them members
+    /// stand.
+    pub members: Vec<Vec<u8>>,
+    /// Tokens that no longer contribute (what compaction would drop).
+    pub dirtiness: usize,
+}
+
+/// Replays tokens into a [`Decoded`].
+#[derive(Default)]
+struct Replay {
+    /// Live members and removed slots, in insertion order.
+    order: Vec<Option<Vec<u8>>>,
+    index: HashMap<Vec<u8>, usize>,
+    tokens: usize,
+}
+
+impl Replay {
+    fn apply(&mut self, op: Op, member: Vec<u8>) {
+        self.tokens += 1;
+        match op {
+            Op::Add => {
+                if !self.index.contains_key(&member) {
+                    self.index.insert(member.clone(), self.order.len());
+                    self.order.push(Some(member));
+                }
+            }
+            Op::Remove => {
+                if let Some(i) = self.index.remove(&member) {
+                    self.order[i] = None;
+                }
+            }
+        }
+    }
+
+    fn skip(&mut self) {
+        self.tokens += 1;
+    }
+
+    fn finish(self) -> Decoded {
+        let members: Vec<Vec<u8>> = self.order.into_iter().flatten().collect();
+        Decoded {
+            dirtiness: self.tokens - members.len(),
+            members,
+        }
+    }
+}
+
+/// The text codec (see the [module docs](self)).
+pub mod text {
+    use super::{Decoded, Op, Replay};
+
+    fn needs_escape(b: u8) -> bool {
+        b <= 0x20 || b == 0x7f || b == b'%'
+    }
+
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+    /// Append one token for `member` to `out`.
+    pub fn encode_member(op: Op, member: &[u8], out: &mut Vec<u8>) {
+        out.push(op.byte());
+        for &b in member {
+            if needs_escape(b) {
+                out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+            } else {
+                out.push(b);
+            }
+        }
+        out.push(b' ');
+    }
+
+    /// Encode `members` with `op`: `+a +b ` for adds.
+    pub fn encode<M: AsRef<[u8]>>(op: Op, members: &[M]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(members.iter().map(|m| m.as_ref().len() + 2).sum());
+        for m in members {
+            encode_member(op, m.as_ref(), &mut out);
+        }
+        out
+    }
+
+    /// Encode a whole set as its compacted log (adds only).
+    pub fn encode_set<M: AsRef<[u8]>>(members: &[M]) -> Vec<u8> {
+        encode(Op::Add, members)
+    }
+
+    fn hex(b: u8) -> Option<u8> {
+        match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            b'A'..=b'F' => Some(b - b'A' + 10),
+            _ => None,
+        }
+    }
+
+    /// Undo the escaping of one token's member.
+    pub fn unescape(token: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(token.len());
+        let mut i = 0;
+        while i < token.len() {
+            let b = token[i];
+            if b == b'%'
+                && let (Some(h), Some(l)) = (
+                    token.get(i + 1).copied().and_then(hex),
+                    token.get(i + 2).copied().and_then(hex),
+                )
+            {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+            out.push(b);
+            i += 1;
+        }
+        out
+    }
+
+    /// Decode a log. Never fails: unknown tokens are skipped and counted as
+    /// dirt.
+    pub fn decode(bytes: &[u8]) -> Decoded {
+        let mut replay = Replay::default();
+        for token in bytes
+            .split(|b| b.is_ascii_whitespace() || *b == 0x0b)
+            .filter(|t| !t.is_empty())
+        {
+            match token[0] {
+                b'+' => replay.apply(Op::Add, unescape(&token[1..])),
+                b'-' => replay.apply(Op::Remove, unescape(&token[1..])),
+                _ => replay.skip(),
+            }
+        }
+        replay.finish()
+    }
+}
+
+/// The length-prefixed binary codec (see the [module docs](self)).
+pub mod binary {
+    use super::{Decoded, Op, Replay};
+
+    /// Why a binary log could not be decoded.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct DecodeError {
+        /// Byte offset of the bad token.
+        pub offset: usize,
+        /// What was wrong.
+        pub reason: &'static str,
+    }
+
+    impl std::fmt::Display for DecodeError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{} at byte {}", self.reason, self.offset)
+        }
+    }
+
+    impl std::error::Error for DecodeError {}
+
+    /// Append one token for `member` to `out`.
+    pub fn encode_member(op: Op, member: &[u8], out: &mut Vec<u8>) {
+        out.push(op.byte());
+        let mut n = member.len() as u64;
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+        out.extend_from_slice(member);
+    }
+
+    /// Encode `members` with `op`.
+    pub fn encode<M: AsRef<[u8]>>(op: Op, members: &[M]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(members.iter().map(|m| m.as_ref().len() + 3).sum());
+        for m in members {
+            encode_member(op, m.as_ref(), &mut out);
+        }
+        out
+    }
+
+    /// Decode a log; any malformed or truncated token is an error.
+    pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
+        let mut replay = Replay::default();
+        let mut i = 0;
+        while i < bytes.len() {
+            let start = i;
+            let op = match bytes[i] {
+                b'+' => Op::Add,
+                b'-' => Op::Remove,
+                _ => {
+                    return Err(DecodeError {
+                        offset: start,
+                        reason: "a token must start with '+' or '-'",
+                    });
+                }
+            };
+            i += 1;
+            let mut len: u64 = 0;
+            let mut shift = 0;
+            loop {
+                let Some(&b) = bytes.get(i) else {
+                    return Err(DecodeError {
+                        offset: start,
+                        reason: "truncated length",
+                    });
+                };
+                i += 1;
+                if shift > 56 {
+                    return Err(DecodeError {
+                        offset: start,
+                        reason: "length varint too long",
+                    });
+                }
+                len |= u64::from(b & 0x7f) << shift;
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|len| i.checked_add(len))
+                .filter(|&end| end <= bytes.len())
+                .ok_or(DecodeError {
+                    offset: start,
+                    reason: "member runs past the end of the log",
+                })?;
+            replay.apply(op, bytes[i..end].to_vec());
+            i = end;
+        }
+        Ok(replay.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_examples_byte_for_byte() {
+        // encodeSet(['a', 'b', 'c']) == '+a +b +c '
+        assert_eq!(text::encode(Op::Add, &["a", "b", "c"]), b"+a +b +c ");
+        // decodeSet('+a +b +c -b -x') == (2, set(['a', 'c'])); mcds also
+        // counts the dead '+b' as dirt: 3.
+        let d = text::decode(b"+a +b +c -b -x");
+        assert_eq!(d.members, vec![b"a".to_vec(), b"c".to_vec()]);
+        assert_eq!(d.dirtiness, 3);
+        assert_eq!(text::decode(b"+a +b -a ").members, vec![b"b".to_vec()]);
+    }
+
+    #[test]
+    fn escaping_round_trips_every_byte() {
+        let all: Vec<u8> = (0..=255).collect();
+        let members = [
+            all.clone(),
+            b"a b".to_vec(),
+            b"%".to_vec(),
+            b"%41".to_vec(),
+            Vec::new(),
+        ];
+        let log = text::encode(Op::Add, &members);
+        assert!(!log[..log.len() - 1].contains(&b'\n'));
+        assert_eq!(text::decode(&log).members, members.to_vec());
+        assert_eq!(text::encode(Op::Add, &["a b%"]), b"+a%20b%25 ");
+        // A '%' written by the Python seed reads literally.
+        assert_eq!(
+            text::decode(b"+50% +x%4 ").members,
+            vec![b"50%".to_vec(), b"x%4".to_vec()]
+        );
+    }
+
+    #[test]
+    fn order_and_dirtiness() {
+        let d = text::decode(b"+a +b +a -a +c +a -zz junk ");
+        assert_eq!(d.members, vec![b"b".to_vec(), b"c".to_vec(), b"a".to_vec()]);
+        assert_eq!(d.dirtiness, 8 - 3);
+    }
+
+    #[test]
+    fn binary_round_trip_and_errors() {
+        let members = [vec![0u8; 300], b" \r\n".to_vec(), Vec::new()];
+        let mut log = binary::encode(Op::Add, &members);
+        log.extend(binary::encode(Op::Remove, &[b" \r\n"]));
+        let d = binary::decode(&log).unwrap();
+        assert_eq!(d.members, vec![vec![0u8; 300], Vec::new()]);
+        assert_eq!(d.dirtiness, 2);
+        assert!(binary::decode(&log[..log.len() - 1]).is_err());
+        assert!(binary::decode(b"x").is_err());
+        assert!(binary::decode(b"+\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01").is_err());
+    }
+}

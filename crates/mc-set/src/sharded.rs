@@ -1,0 +1,147 @@
+//! [`ShardedSet`]: a set spread over K items.
+
+use std::sync::Arc;
+
+use mc_core::{Key, Result, Store, stable_hash};
+
+use crate::set::{Codec, Set};
+
+/// A set spread over `shards` keys by a stable hash of the member
+/// (XXH3-64 mod K), for sets larger than one 1 MiB item and to spread load
+/// over the servers of a pool.
+///
+/// * Batch `add`/`remove` touch each affected shard once (one append each).
+/// * `members` reads all shards in one `get_multi` (one round trip per
+///   server) and returns them shard by shard, each in first-insertion order.
+/// * `contains` reads one shard.
+///
+/// Keys: `<prefix>sset:<name>:<shard>`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mc_core::MemoryStore;
+/// use mc_set::ShardedSet;
+///
+/// let online = ShardedSet::new(Arc::new(MemoryStore::new()), "online", 8)?;
+/// online.add(&["ann", "bob", "cy"])?;
+/// online.remove(&["bob"])?;
+/// assert!(online.contains("cy")? && !online.contains("bob")?);
+/// assert_eq!(online.len()?, 2);
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ShardedSet {
+    store: Arc<dyn Store>,
+    shards: Vec<Set>,
+}
+
+impl std::fmt::Debug for ShardedSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedSet")
+            .field("shards", &self.shards.len())
+            .finish()
+    }
+}
+
+impl ShardedSet {
+    /// `shards` shards (1 to 4096) with the text codec.
+    pub fn new(store: Arc<dyn Store>, name: &str, shards: usize) -> Result<ShardedSet> {
+        ShardedSet::with_codec(store, name, shards, Codec::Text)
+    }
+
+    /// With an explicit codec.
+    pub fn with_codec(
+        store: Arc<dyn Store>,
+        name: &str,
+        shards: usize,
+        codec: Codec,
+    ) -> Result<ShardedSet> {
+        if !(1..=4096).contains(&shards) {
+            return Err(mc_core::Error::InvalidArgument(format!(
+                "a sharded set needs 1 to 4096 shards; got {shards}"
+            )));
+        }
+        let shards = (0..shards)
+            .map(|i| {
+                Ok(
+                    Set::with_key(Arc::clone(&store), Key::parts("", "sset", name, i)?)?
+                        .codec(codec),
+                )
+            })
+            .collect::<Result<_>>()?;
+        Ok(ShardedSet { store, shards })
+    }
+
+    /// The shard index of `member`.
+    pub fn shard_of(&self, member: &[u8]) -> usize {
+        (stable_hash(member) % self.shards.len() as u64) as usize
+    }
+
+    fn group<'a, M: AsRef<[u8]>>(&self, members: &'a [M]) -> Vec<Vec<&'a [u8]>> {
+        let mut groups = vec![Vec::new(); self.shards.len()];
+        for m in members {
+            groups[self.shard_of(m.as_ref())].push(m.as_ref());
+        }
+        groups
+    }
+
+    /// Add `members`: one append per shard touched.
+    pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        for (shard, group) in self.shards.iter().zip(self.group(members)) {
+            shard.add(&group)?;
+        }
+        Ok(())
+    }
+
+    /// Remove `members`: one append per shard touched.
+    pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        for (shard, group) in self.shards.iter().zip(self.group(members)) {
+            shard.remove(&group)?;
+        }
+        Ok(())
+    }
+
+    /// Every member, shard by shard: one `get_multi`.
+    pub fn members(&self) -> Result<Vec<Vec<u8>>> {
+        let keys: Vec<Key> = self.shards.iter().map(|s| s.key().clone()).collect();
+        let items = self.store.get_multi(&keys)?;
+        let mut out = Vec::new();
+        for (shard, item) in self.shards.iter().zip(items) {
+            if let Some(item) = item {
+                out.extend(shard.codec_kind().decode(shard.key(), &item.value)?.members);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `member` is in the set: reads one shard.
+    pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.shards[self.shard_of(member.as_ref())].contains(member)
+    }
+
+    /// The number of members: one `get_multi`.
+    pub fn len(&self) -> Result<usize> {
+        Ok(self.members()?.len())
+    }
+
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Compact every shard that has dead tokens.
+    pub fn compact(&self) -> Result<()> {
+        for shard in &self.shards {
+            shard.compact()?;
+        }
+        Ok(())
+    }
+
+    /// Delete every shard.
+    pub fn clear(&self) -> Result<()> {
+        for shard in &self.shards {
+            shard.clear()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! [`Table`]: O(1) membership through a key per member, plus a member list.
+
+use std::sync::Arc;
+
+use mc_core::{Key, Result, Store, Ttl, is_key_byte, stable_hash128};
+
+use crate::set::Set;
+
+/// A distributed table (seed 001): `has(member)` in O(1) through a key per
+/// member, plus the member list kept as a [`Set`] — appended to, so no lock
+/// is needed (the seed's lock is not). With values it is a distributed map.
+///
+/// * `insert(member, value)` writes the member's key, then appends to the
+///   list: 2 round trips.
+/// * `has`/`get` read the member's key: 1 round trip.
+/// * `delete` deletes the member's key, then appends a removal: 2.
+/// * `keys` reads the list: 1. `entries` reads the list and then every
+///   member's key in one `get_multi`: 2.
+///
+/// Keys: `<prefix>table:<name>:members` for the list and
+/// `<prefix>table:<name>:v:<member>` per member, where a member that is not
+/// a valid key part (whitespace, control bytes, over 150 bytes, or starting
+/// with `#`) is named `#<XXH3-128 hex>` instead.
+///
+/// **Consistency.** The two writes are not atomic. A crash between them
+/// leaves a member key without a list entry (`has` true, `keys` without it);
+/// `entries` only returns members whose key exists. Eviction can drop either
+/// side.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mc_core::MemoryStore;
+/// use mc_set::Table;
+///
+/// let users = Table::new(Arc::new(MemoryStore::new()), "users")?;
+/// users.insert("ann", b"admin")?;
+/// users.insert("bob", b"")?;
+/// assert!(users.has("ann")?);
+/// assert_eq!(users.get("ann")?, Some(b"admin".to_vec()));
+/// users.delete("bob")?;
+/// assert_eq!(users.keys()?, vec![b"ann".to_vec()]);
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Table {
+    store: Arc<dyn Store>,
+    name: String,
+    list: Set,
+    ttl: Ttl,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("name", &self.name).finish()
+    }
+}
+
+impl Table {
+    /// The table `name`.
+    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Table> {
+        let list = Set::with_key(
+            Arc::clone(&store),
+            Key::parts("", "table", name, "members")?,
+        )?;
+        let table = Table {
+            store,
+            name: name.to_string(),
+            list,
+            ttl: Ttl::Never,
+        };
+        table.member_key(&[b'x'; 150])?; // the longest member key must fit
+        Ok(table)
+    }
+
+    /// The key of `member`'s entry: `v:<member>` when the member is UTF-8,
+    /// key-safe, 1 to 150 bytes and does not start with `#`; otherwise
+    /// `v:#<XXH3-128 hex>`.
+    pub fn member_key(&self, member: &[u8]) -> Result<Key> {
+        let plain = std::str::from_utf8(member).ok().filter(|m| {
+            (1..=150).contains(&m.len()) && !m.starts_with('#') && m.bytes().all(is_key_byte)
+        });
+        let part = match plain {
+            Some(m) => format!("v:{m}"),
+            None => format!("v:#{:032x}", stable_hash128(member)),
+        };
+        Key::parts("", "table", &self.name, part)
+    }
+
+    /// Insert or overwrite `member` with `value`.
+    pub fn insert(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
+        let member = member.as_ref();
+        self.store.set(&self.member_key(member)?, value, self.ttl)?;
+        self.list.add(&[member])
+    }
+
+    /// Whether `member` is present: one round trip.
+    pub fn has(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self
+            .store
+            .get(&self.member_key(member.as_ref())?)?
+            .is_some())
+    }
+
+    /// `member`'s value.
+    pub fn get(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .store
+            .get(&self.member_key(member.as_ref())?)?
+            .map(|i| i.value))
+    }
+
+    /// Remove `member`; whether it was present.
+    pub fn delete(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
+        let existed = self.store.delete(&self.member_key(member)?)?;
+        self.list.remove(&[member])?;
+        Ok(existed)
+    }
+
+    /// The members, in insertion order.
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
+        self.list.members()
+    }
+
+    /// Members with their values (members whose entry is gone are skipped).
+    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let members = self.list.members()?;
+        let keys: Vec<Key> = members
+            .iter()
+            .map(|m| self.member_key(m))
+            .collect::<Result<_>>()?;
+        let items = self.store.get_multi(&keys)?;
+        Ok(members
+            .into_iter()
+            .zip(items)
+            .filter_map(|(m, item)| item.map(|i| (m, i.value)))
+            .collect())
+    }
+}
