@@ -10,7 +10,7 @@
 //! * **Ring.** `chunks` keys `<prefix>log:<name>:<i>`. Time is cut into
 //!   chunks of `chunk` seconds aligned to Unix time; chunk number `w` is
 //!   stored under key `w mod chunks`.
-//! * **put** appends one self-delimiting, checksummed [frame](frame) to the
+//! * **put** appends one self-delimiting, checksummed [frame] to the
 //!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
 //!   the first event of a chunk takes two: append, then add). The key is
 //!   created with TTL `(w + chunks) · chunk − now`, so it is gone exactly
