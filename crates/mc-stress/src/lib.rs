@@ -14,6 +14,7 @@ use mc_core::{Key, Result, Store, Ttl};
 use mc_counter::Counter;
 use mc_lock::{Lock, LockOptions, Release};
 use mc_memcached::MemcachedStore;
+use mc_set::Set;
 
 /// Connect to `servers` (`host:port[,host:port...]`).
 pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
@@ -74,4 +75,22 @@ pub fn lock(store: Arc<dyn Store>, name: &str, rounds: usize) -> Result<String> 
         }
     }
     Ok(format!("rounds {rounds} overlaps {overlaps} lost {lost}"))
+}
+
+/// Worker `id` adds `rounds` batches of 10 members `"<id>:<n>"` to set
+/// `name` and removes the odd ones again. Prints `set <id> kept <k>`.
+pub fn set(store: Arc<dyn Store>, name: &str, id: u64, rounds: u64) -> Result<String> {
+    let set = Set::new(store, name)?;
+    for round in 0..rounds {
+        let batch: Vec<String> = (0..10)
+            .map(|i| format!("{id}:{}", round * 10 + i))
+            .collect();
+        set.add(&batch)?;
+        let odd: Vec<&String> = batch.iter().skip(1).step_by(2).collect();
+        set.remove(&odd)?;
+        if round % 10 == 0 {
+            set.members()?;
+        }
+    }
+    Ok(format!("set {id} kept {}", rounds * 5))
 }

@@ -8,12 +8,13 @@ use mc_testkit::MemcachedServer;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
 
-/// Start `n` workers at once with `args`; wait for all; their stdout lines.
+/// Start `n` workers at once with `args` (`{id}` replaced by the worker's
+/// number); wait for all; their stdout lines.
 fn run_workers(n: usize, args: &[&str]) -> Vec<String> {
     let children: Vec<_> = (0..n)
-        .map(|_| {
+        .map(|id| {
             Command::new(WORKER)
-                .args(args)
+                .args(args.iter().map(|a| a.replace("{id}", &id.to_string())))
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -72,4 +73,25 @@ fn lock_from_4_processes_never_overlaps() {
         Some(8000),
         "the non-atomic read-modify-write lost nothing"
     );
+}
+
+#[test]
+fn set_from_4_processes_equals_the_model() {
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let lines = run_workers(4, &[&addr, "set", "pset", "{id}", "100"]);
+    assert_eq!(lines.len(), 4);
+    let store: std::sync::Arc<dyn Store> =
+        std::sync::Arc::new(MemcachedStore::connect(&addr).unwrap());
+    let set = mc_set::Set::new(store, "pset").unwrap();
+    let got: std::collections::BTreeSet<String> = set.members_utf8().unwrap().into_iter().collect();
+    let model: std::collections::BTreeSet<String> = (0..4)
+        .flat_map(|p| (0..1000).step_by(2).map(move |i| format!("{p}:{i}")))
+        .collect();
+    println!(
+        "set, 4 processes x 100 rounds: {} members, model {}",
+        got.len(),
+        model.len()
+    );
+    assert_eq!(got, model);
 }

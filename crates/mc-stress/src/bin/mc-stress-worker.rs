@@ -2,12 +2,13 @@
 //!
 //! * `counter NAME THREADS N`
 //! * `lock NAME ROUNDS`
+//! * `set NAME ID ROUNDS`
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS)";
+    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -20,6 +21,12 @@ fn main() -> ExitCode {
                 mc_stress::connect(servers).and_then(|s| mc_stress::lock(s, name, rounds as usize))
             }
             None => Err(mc_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("set"), Some(name)) => match (number(3), number(4)) {
+            (Some(id), Some(rounds)) => {
+                mc_stress::connect(servers).and_then(|s| mc_stress::set(s, name, id, rounds))
+            }
+            _ => Err(mc_core::Error::InvalidArgument(usage.into())),
         },
         _ => Err(mc_core::Error::InvalidArgument(usage.into())),
     };
