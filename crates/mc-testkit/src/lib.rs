@@ -11,12 +11,15 @@
 //!   ([`conformance_suite!`]).
 //! * [`differential`] runs random op sequences on two stores and compares
 //!   every result (used with proptest).
+//! * [`fuzz`] holds the fuzz harnesses that `fuzz/fuzz_targets/` call and
+//!   that `tests/fuzz_regressions.rs` replays on stable Rust.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod conformance;
 pub mod differential;
+pub mod fuzz;
 mod server;
 
 pub use server::{MemcachedServer, ServerOptions, ServerPool};
