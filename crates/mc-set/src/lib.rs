@@ -9,7 +9,7 @@
 //! | [`Set`] | a set in one item: append-only adds and removes, compaction by CAS on read | add/remove 1, members 1 (2 when compacting) |
 //! | [`ShardedSet`] | K items by a stable hash of the member: larger sets, spread over a pool | 1 append per shard touched, members 1 `get_multi` |
 //! | [`IntArray`] | the codec over integers | as `Set` |
-//! | [`Table`] | O(1) `has` through a key per member, plus the member list as a `Set`; a map with values | has/get 1, insert/delete 2 |
+//! | [`Table`] | O(1) `has` through a key per member, plus the member list as a `Set`; a map with values | has/get 1, set/delete 2 |
 //!
 //! ## Guarantees, and what breaks them
 //!

@@ -10,7 +10,7 @@ use crate::set::Set;
 /// member, plus the member list kept as a [`Set`] — appended to, so no lock
 /// is needed (the seed's lock is not). With values it is a distributed map.
 ///
-/// * `insert(member, value)` writes the member's key, then appends to the
+/// * `set(member, value)` (and `add(member)`) writes the member's key, then appends to the
 ///   list: 2 round trips.
 /// * `has`/`get` read the member's key: 1 round trip.
 /// * `delete` deletes the member's key, then appends a removal: 2.
@@ -33,8 +33,8 @@ use crate::set::Set;
 /// use mc_set::Table;
 ///
 /// let users = Table::new(Arc::new(MemoryStore::new()), "users")?;
-/// users.insert("ann", b"admin")?;
-/// users.insert("bob", b"")?;
+/// users.set("ann", b"admin")?;
+/// users.add("bob")?;
 /// assert!(users.has("ann")?);
 /// assert_eq!(users.get("ann")?, Some(b"admin".to_vec()));
 /// users.delete("bob")?;
@@ -86,8 +86,13 @@ impl Table {
         Key::parts("", "table", &self.name, part)
     }
 
-    /// Insert or overwrite `member` with `value`.
-    pub fn insert(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
+    /// Add `member` with an empty value (a plain membership table).
+    pub fn add(&self, member: impl AsRef<[u8]>) -> Result<()> {
+        self.set(member, b"")
+    }
+
+    /// Set `member`'s value, adding the member if it is new.
+    pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
         let member = member.as_ref();
         self.store.set(&self.member_key(member)?, value, self.ttl)?;
         self.list.add(&[member])

@@ -241,10 +241,10 @@ fn sharded_set_on_a_pool() {
 fn table_and_int_array() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let table = Table::new(Arc::clone(&store), "t").unwrap();
-    table.insert("ann", b"1").unwrap();
-    table.insert("with space", b"2").unwrap();
-    table.insert("#hash", b"3").unwrap();
-    table.insert([0xffu8, 0], b"4").unwrap();
+    table.set("ann", b"1").unwrap();
+    table.set("with space", b"2").unwrap();
+    table.set("#hash", b"3").unwrap();
+    table.set([0xffu8, 0], b"4").unwrap();
     assert!(table.has("with space").unwrap() && table.has([0xffu8, 0]).unwrap());
     assert!(!table.has("nobody").unwrap());
     assert_eq!(table.get("#hash").unwrap(), Some(b"3".to_vec()));
