@@ -1,0 +1,236 @@
+//! `mcds demo`: a tour of every structure on the embedded store.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mc_core::{Clock, CountingStore, ManualClock, MemoryStore, Store};
+use mc_counter::{Counter, CounterOptions, RateLimiter, ShadowCounter, Window, WindowCounter};
+use mc_eventlog::{EventLog, LogOptions};
+use mc_lock::{Lock, LockOptions};
+use mc_set::{Set, Table};
+
+fn title(text: &str) {
+    println!("\n== {text}");
+}
+
+/// Run the tour; it cannot fail on the embedded store, and reports (rather
+/// than panics on) anything unexpected.
+pub fn run() {
+    if let Err(e) = tour() {
+        eprintln!("mcds: demo failed: {e}");
+    }
+}
+
+fn tour() -> mc_core::Result<()> {
+    // A manual clock, so the time-based parts run instantly.
+    let clock = ManualClock::starting_now();
+    let counting = Arc::new(CountingStore::new(
+        MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .build(),
+    ));
+    let store: Arc<dyn Store> = counting.clone();
+    let with_clock = || CounterOptions::with_clock(Arc::new(clock.clone()));
+    println!("mcds demo: every structure on the embedded store (no server), 4 threads each");
+
+    title("Counter: 4 threads x 2500 increments");
+    let hits = Counter::new(Arc::clone(&store), "page-hits")?;
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| (0..2500).try_for_each(|_| hits.incr(1).map(drop)));
+        }
+    });
+    println!(
+        "   page-hits = {} (one atomic incr_or_init each: nothing lost)",
+        hits.get()?
+    );
+
+    title("Lock with fencing tokens: 4 workers take turns");
+    let options = LockOptions {
+        fencing: true,
+        clock: Arc::new(clock.clone()),
+        ..LockOptions::default()
+    };
+    let lock = Lock::with_options(
+        Arc::clone(&store),
+        "nightly-report",
+        Duration::from_secs(30),
+        options.clone(),
+    )?;
+    let order = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for worker in 1..=4 {
+            let (lock, order) = (&lock, &order);
+            s.spawn(move || -> mc_core::Result<()> {
+                let guard = lock.acquire(Duration::from_secs(10))?;
+                let token = guard.fencing_token().unwrap_or(0);
+                if let Ok(mut order) = order.lock() {
+                    order.push((worker, token));
+                }
+                guard.release().map(drop)
+            });
+        }
+    });
+    for (worker, token) in order.lock().map(|o| o.clone()).unwrap_or_default() {
+        println!("   worker {worker} held the lock with fencing token {token}");
+    }
+    let slow = Lock::with_options(Arc::clone(&store), "lease", Duration::from_secs(5), options)?;
+    let first = slow
+        .try_acquire()?
+        .ok_or_else(|| mc_core::Error::InvalidArgument("lock busy".into()))?;
+    clock.advance(Duration::from_secs(7));
+    let second = slow.try_acquire()?;
+    println!(
+        "   a holder paused past its 5 s lease: the next one got the lock: {}; the late release reports {:?}",
+        second.is_some(),
+        first.release()?
+    );
+    if let Some(second) = second {
+        println!(
+            "   ...and the new holder's lock was untouched: its release reports {:?}",
+            second.release()?
+        );
+    }
+
+    title("Rate limiter: 5 requests per 10 s window");
+    let limiter = RateLimiter::with_options(
+        Arc::clone(&store),
+        "api:user42",
+        5,
+        Duration::from_secs(10),
+        Window::Fixed,
+        with_clock(),
+    )?;
+    let mut line = String::from("  ");
+    for _ in 0..7 {
+        let d = limiter.check()?;
+        line += &if d.allowed {
+            format!(" allowed({} left)", d.remaining)
+        } else {
+            format!(" denied(retry in {} ms)", d.retry_after.as_millis())
+        };
+    }
+    println!("{line}");
+
+    title("Window counter: users online in the last 5 minutes (6 one-minute slots)");
+    let online = WindowCounter::with_options(
+        Arc::clone(&store),
+        "online",
+        Duration::from_secs(60),
+        6,
+        with_clock(),
+    )?;
+    for minute in 0..8 {
+        let arrivals = [3, 5, 2, 8, 1, 4, 0, 6][minute];
+        for _ in 0..arrivals {
+            online.incr(1)?;
+        }
+        println!(
+            "   minute {minute}: {arrivals} arrived, online (last 5 full minutes) = {}",
+            online.value()?
+        );
+        clock.advance(Duration::from_secs(60));
+    }
+    let visitors = ShadowCounter::with_options(
+        Arc::clone(&store),
+        "visitors",
+        Duration::from_secs(60),
+        with_clock(),
+    )?;
+    visitors.incr(17)?;
+    clock.advance(Duration::from_secs(60));
+    println!(
+        "   shadow counter: 17 visitors counted last period, shown now: {}",
+        visitors.value()?
+    );
+
+    title("Set: 3 threads add and remove tags");
+    let tags = Set::new(Arc::clone(&store), "post:7:tags")?;
+    std::thread::scope(|s| {
+        for (t, batch) in [
+            ["rust", "cache"],
+            ["memcached", "cas"],
+            ["lock-free", "cache"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let tags = &tags;
+            s.spawn(move || -> mc_core::Result<()> {
+                tags.add(batch)?;
+                if t == 1 {
+                    tags.remove(&["cas"])?;
+                }
+                Ok(())
+            });
+        }
+    });
+    println!("   members (insertion order): {:?}", tags.members_utf8()?);
+
+    title("Event log: 3 threads write, one fetch reads them back in time order");
+    let log_options = LogOptions {
+        clock: Arc::new(clock.clone()),
+        ..LogOptions::default()
+    };
+    let log = EventLog::with_options(
+        Arc::clone(&store),
+        "audit",
+        Duration::from_secs(10),
+        7,
+        log_options,
+    )?;
+    let seq = AtomicU64::new(0);
+    for round in 0..2 {
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let (log, seq) = (&log, &seq);
+                s.spawn(move || {
+                    log.put(
+                        format!("worker {t} event #{}", seq.fetch_add(1, Ordering::SeqCst))
+                            .as_bytes(),
+                    )
+                });
+            }
+        });
+        clock.advance(Duration::from_millis(1500 * (round + 1)));
+    }
+    let start = clock.now_ms().saturating_sub(60_000);
+    for e in log.fetch(start, u64::MAX)? {
+        println!(
+            "   +{:>5} ms  {}",
+            e.at_ms - start,
+            String::from_utf8_lossy(&e.payload)
+        );
+    }
+
+    title("Table: O(1) membership with values");
+    let users = Table::new(Arc::clone(&store), "users")?;
+    users.set("ann", b"admin")?;
+    users.set("bob", b"reader")?;
+    users.delete("bob")?;
+    println!(
+        "   has(ann) = {}, has(bob) = {}, entries = {:?}",
+        users.has("ann")?,
+        users.has("bob")?,
+        users
+            .entries()?
+            .into_iter()
+            .map(|(k, v)| format!(
+                "{}={}",
+                String::from_utf8_lossy(&k),
+                String::from_utf8_lossy(&v)
+            ))
+            .collect::<Vec<_>>()
+    );
+
+    title("Round trips, as memcached would see them");
+    for (op, s) in counting.all() {
+        println!(
+            "   {op:<13} calls {:>6}  round trips {:>6}",
+            s.calls, s.round_trips
+        );
+    }
+    println!("\nOn real memcached: mcds --servers 127.0.0.1:11211 counter incr hits");
+    Ok(())
+}

@@ -1,0 +1,580 @@
+//! `mcds`: every mcds structure from the shell.
+//!
+//! Run `mcds --help`, or see the README's CLI section. Exit codes: 0 ok;
+//! 1 a negative answer (denied, not a member); 2 usage; 3 invalid input
+//! (bad key or value); 4 connection, timeout or server error; 75 lock not
+//! acquired.
+
+#![forbid(unsafe_code)]
+
+mod demo;
+
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use mc_core::{Error, Key, MemoryStore, Store};
+use mc_counter::{Counter, CounterOptions, RateLimiter, Window, WindowCounter};
+use mc_eventlog::{EventLog, LogOptions};
+use mc_lock::{Lock, LockOptions, Release};
+use mc_memcached::MemcachedStore;
+use mc_set::Set;
+use serde_json::json;
+
+/// Exit codes.
+const OK: u8 = 0;
+const NEGATIVE: u8 = 1;
+const INVALID_INPUT: u8 = 3;
+const UNAVAILABLE: u8 = 4;
+const LOCK_NOT_ACQUIRED: u8 = 75;
+
+/// Distributed data structures on memcached, from the shell.
+///
+/// Without --servers (or MCDS_SERVERS) mcds uses an embedded in-process
+/// store whose state ends with the command: fine for `mcds demo`, useless
+/// for anything else.
+#[derive(Parser, Debug)]
+#[command(name = "mcds", version, about, long_about = None)]
+struct Cli {
+    /// memcached servers, host:port[,host:port...]
+    #[arg(long, env = "MCDS_SERVERS", global = true)]
+    servers: Option<String>,
+
+    /// Prefix for every key, e.g. "myapp/"
+    #[arg(long, default_value = "", global = true)]
+    prefix: String,
+
+    /// Connect and request timeout in milliseconds
+    #[arg(long, default_value_t = 1000, global = true)]
+    timeout_ms: u64,
+
+    /// Print results as JSON
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// A short tour of every structure on the embedded store
+    Demo,
+    /// Exact counters
+    #[command(subcommand)]
+    Counter(CounterCmd),
+    /// A distributed lock; `lock run` works like flock(1)
+    #[command(subcommand)]
+    Lock(LockCmd),
+    /// Sets of strings
+    #[command(subcommand)]
+    Set(SetCmd),
+    /// An event log
+    #[command(subcommand)]
+    Log(LogCmd),
+    /// Sliding-window counters (e.g. users online in the last 5 minutes)
+    #[command(subcommand)]
+    Window(WindowCmd),
+    /// Rate limits
+    #[command(subcommand)]
+    Limit(LimitCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum CounterCmd {
+    /// Add DELTA (default 1) and print the new value
+    Incr { name: String, delta: Option<u64> },
+    /// Subtract DELTA (default 1, stops at 0) and print the new value
+    Decr { name: String, delta: Option<u64> },
+    /// Print the value (0 if absent)
+    Get { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+enum LockCmd {
+    /// Run CMD while holding lock NAME; exit with CMD's code, or 75 if the
+    /// lock was not acquired in time
+    Run {
+        name: String,
+        /// Lease length in seconds; renewed every ttl/3 while CMD runs
+        #[arg(long)]
+        ttl: u64,
+        /// Wait up to SECS for the lock (default: try once)
+        #[arg(long, default_value_t = 0.0)]
+        wait: f64,
+        /// Pass a fencing token to CMD in MCDS_FENCING_TOKEN
+        #[arg(long)]
+        fencing: bool,
+        /// The command and its arguments
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SetCmd {
+    /// Add members
+    Add {
+        name: String,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Remove members
+    Remove {
+        name: String,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Print the members, one per line, in insertion order
+    Members { name: String },
+    /// Exit 0 if MEMBER is in the set, 1 if not
+    Contains { name: String, member: String },
+}
+
+#[derive(Args, Debug)]
+struct LogShape {
+    /// Chunk length in seconds
+    #[arg(long, default_value_t = 60)]
+    chunk: u64,
+    /// Number of chunks (the log keeps (chunks - 1) * chunk seconds)
+    #[arg(long, default_value_t = 61)]
+    chunks: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum LogCmd {
+    /// Append an event
+    Put {
+        name: String,
+        payload: String,
+        /// Event time in Unix milliseconds (default now)
+        #[arg(long)]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+    /// Print events as "<unix ms> <payload>", in time order
+    Fetch {
+        name: String,
+        #[arg(long)]
+        from_ms: Option<u64>,
+        #[arg(long)]
+        to_ms: Option<u64>,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+}
+
+#[derive(Args, Debug)]
+struct WindowShape {
+    /// Slot length in seconds
+    #[arg(long)]
+    slot: u64,
+    /// Number of slots (the value counts the last slots - 1)
+    #[arg(long)]
+    slots: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum WindowCmd {
+    /// Count one event now
+    Incr {
+        name: String,
+        #[command(flatten)]
+        shape: WindowShape,
+    },
+    /// Print the events of the last slots - 1 slots
+    Get {
+        name: String,
+        #[command(flatten)]
+        shape: WindowShape,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum LimitCmd {
+    /// Count a request; exit 0 if allowed, 1 if denied
+    Check {
+        name: String,
+        #[arg(long)]
+        limit: u64,
+        /// Window length in seconds
+        #[arg(long)]
+        window: u64,
+        /// Use the sliding-window estimate instead of a fixed window
+        #[arg(long)]
+        sliding: bool,
+    },
+}
+
+/// A failure: what to print and which code to exit with.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        let code = match e {
+            Error::InvalidKey { .. }
+            | Error::ValueTooLarge { .. }
+            | Error::InvalidArgument(_)
+            | Error::NonNumeric { .. }
+            | Error::Corrupt { .. } => INVALID_INPUT,
+            _ => UNAVAILABLE,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+type CliResult = Result<u8, Failure>;
+
+struct Ctx {
+    store: Arc<dyn Store>,
+    prefix: String,
+    json: bool,
+}
+
+impl Ctx {
+    fn print(&self, text: impl std::fmt::Display, value: serde_json::Value) {
+        if self.json {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    }
+
+    fn counter_options(&self) -> CounterOptions {
+        CounterOptions {
+            prefix: self.prefix.clone(),
+            ..CounterOptions::default()
+        }
+    }
+
+    fn set(&self, name: &str) -> Result<Set, Error> {
+        Set::with_key(
+            Arc::clone(&self.store),
+            Key::parts(&self.prefix, "set", name, "log")?,
+        )
+    }
+
+    fn log(&self, name: &str, shape: &LogShape) -> Result<EventLog, Error> {
+        let options = LogOptions {
+            prefix: self.prefix.clone(),
+            ..LogOptions::default()
+        };
+        EventLog::with_options(
+            Arc::clone(&self.store),
+            name,
+            Duration::from_secs(shape.chunk),
+            shape.chunks,
+            options,
+        )
+    }
+
+    fn window(&self, name: &str, shape: &WindowShape) -> Result<WindowCounter, Error> {
+        WindowCounter::with_options(
+            Arc::clone(&self.store),
+            name,
+            Duration::from_secs(shape.slot),
+            shape.slots,
+            self.counter_options(),
+        )
+    }
+}
+
+fn connect(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
+    match cli
+        .servers
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(servers) => {
+            let timeout = Duration::from_millis(cli.timeout_ms.max(1));
+            let store = MemcachedStore::builder()
+                .connect_timeout(timeout)
+                .io_timeout(timeout)
+                .connect(servers.split(',').filter(|s| !s.trim().is_empty()))
+                .map_err(|e| Failure {
+                    code: INVALID_INPUT,
+                    message: e.to_string(),
+                })?;
+            Ok(Arc::new(store))
+        }
+        None => Ok(Arc::new(MemoryStore::new())),
+    }
+}
+
+fn run(cli: Cli) -> CliResult {
+    if let Cmd::Demo = cli.command {
+        demo::run();
+        return Ok(OK);
+    }
+    if cli.servers.as_deref().is_none_or(|s| s.trim().is_empty()) {
+        eprintln!(
+            "mcds: warning: no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command"
+        );
+    }
+    let ctx = Ctx {
+        store: connect(&cli)?,
+        prefix: cli.prefix.clone(),
+        json: cli.json,
+    };
+    match cli.command {
+        Cmd::Demo => Ok(OK),
+        Cmd::Counter(cmd) => counter(&ctx, cmd),
+        Cmd::Lock(cmd) => lock(&ctx, cmd),
+        Cmd::Set(cmd) => set(&ctx, cmd),
+        Cmd::Log(cmd) => log(&ctx, cmd),
+        Cmd::Window(cmd) => window(&ctx, cmd),
+        Cmd::Limit(cmd) => limit(&ctx, cmd),
+    }
+}
+
+fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
+    let (name, value) = match &cmd {
+        CounterCmd::Incr { name, delta } => {
+            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
+            (name, c.incr(delta.unwrap_or(1))?)
+        }
+        CounterCmd::Decr { name, delta } => {
+            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
+            (name, c.decr(delta.unwrap_or(1))?)
+        }
+        CounterCmd::Get { name } => {
+            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
+            (name, c.get()?)
+        }
+    };
+    ctx.print(value, json!({ "counter": name, "value": value }));
+    Ok(OK)
+}
+
+fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
+    let LockCmd::Run {
+        name,
+        ttl,
+        wait,
+        fencing,
+        cmd,
+    } = cmd;
+    if !(wait.is_finite() && wait >= 0.0) {
+        return Err(Failure {
+            code: INVALID_INPUT,
+            message: format!("--wait must be a number of seconds >= 0, got {wait}"),
+        });
+    }
+    let ttl = Duration::from_secs(ttl);
+    let options = LockOptions {
+        prefix: ctx.prefix.clone(),
+        fencing,
+        ..LockOptions::default()
+    };
+    let lock = Lock::with_options(Arc::clone(&ctx.store), &name, ttl, options)?;
+    let guard = if wait == 0.0 {
+        lock.try_acquire()?
+    } else {
+        match lock.acquire(Duration::from_secs_f64(wait)) {
+            Ok(guard) => Some(guard),
+            Err(Error::WaitTimeout { .. }) => None,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let Some(mut guard) = guard else {
+        eprintln!(
+            "mcds: lock {name:?} is held by another owner; not running the command (exit 75)"
+        );
+        return Ok(LOCK_NOT_ACQUIRED);
+    };
+    guard.auto_extend_with(ttl, {
+        let name = name.clone();
+        move |e| {
+            let why = e.map(|e| format!(": {e}")).unwrap_or_default();
+            eprintln!("mcds: warning: lost the lease on lock {name:?} while the command runs{why}");
+        }
+    })?;
+    let mut command = Command::new(&cmd[0]);
+    command.args(&cmd[1..]);
+    if let Some(token) = guard.fencing_token() {
+        command.env("MCDS_FENCING_TOKEN", token.to_string());
+    }
+    let status = command.status();
+    let released = guard.release();
+    let status = status.map_err(|e| Failure {
+        code: INVALID_INPUT,
+        message: format!("cannot run {:?}: {e}", cmd[0]),
+    })?;
+    match released {
+        Ok(Release::Lost) => eprintln!(
+            "mcds: warning: the lease on lock {name:?} had been lost before the command finished (TTL {} s too short?)",
+            ttl.as_secs()
+        ),
+        Err(e) => {
+            eprintln!("mcds: warning: could not release lock {name:?}: {e}; it expires by itself")
+        }
+        Ok(Release::Released) => {}
+    }
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> u8 {
+    if let Some(code) = status.code() {
+        return u8::try_from(code & 0xff).unwrap_or(1);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return u8::try_from((128 + signal) & 0xff).unwrap_or(1);
+        }
+    }
+    1
+}
+
+fn set(ctx: &Ctx, cmd: SetCmd) -> CliResult {
+    match cmd {
+        SetCmd::Add { name, members } => {
+            ctx.set(&name)?.add(&members)?;
+            if ctx.json {
+                println!("{}", json!({ "set": name, "added": members }));
+            }
+            Ok(OK)
+        }
+        SetCmd::Remove { name, members } => {
+            ctx.set(&name)?.remove(&members)?;
+            if ctx.json {
+                println!("{}", json!({ "set": name, "removed": members }));
+            }
+            Ok(OK)
+        }
+        SetCmd::Members { name } => {
+            let members = ctx.set(&name)?.members_utf8()?;
+            if ctx.json {
+                println!("{}", json!({ "set": name, "members": members }));
+            } else {
+                for m in members {
+                    println!("{m}");
+                }
+            }
+            Ok(OK)
+        }
+        SetCmd::Contains { name, member } => {
+            let found = ctx.set(&name)?.contains(&member)?;
+            ctx.print(
+                found,
+                json!({ "set": name, "member": member, "contains": found }),
+            );
+            Ok(if found { OK } else { NEGATIVE })
+        }
+    }
+}
+
+fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
+    match cmd {
+        LogCmd::Put {
+            name,
+            payload,
+            at_ms,
+            shape,
+        } => {
+            let log = ctx.log(&name, &shape)?;
+            let at = match at_ms {
+                Some(at) => {
+                    log.put_at(at, payload.as_bytes())?;
+                    at
+                }
+                None => log.put(payload.as_bytes())?.at_ms,
+            };
+            if ctx.json {
+                println!(
+                    "{}",
+                    json!({ "log": name, "at_ms": at, "payload": payload })
+                );
+            }
+            Ok(OK)
+        }
+        LogCmd::Fetch {
+            name,
+            from_ms,
+            to_ms,
+            shape,
+        } => {
+            let events = ctx
+                .log(&name, &shape)?
+                .fetch(from_ms.unwrap_or(0), to_ms.unwrap_or(u64::MAX))?;
+            for e in events {
+                let payload = String::from_utf8_lossy(&e.payload);
+                ctx.print(
+                    format!("{} {payload}", e.at_ms),
+                    json!({ "at_ms": e.at_ms, "payload": payload }),
+                );
+            }
+            Ok(OK)
+        }
+    }
+}
+
+fn window(ctx: &Ctx, cmd: WindowCmd) -> CliResult {
+    let (name, value) = match &cmd {
+        WindowCmd::Incr { name, shape } => (name, ctx.window(name, shape)?.incr(1)?),
+        WindowCmd::Get { name, shape } => (name, ctx.window(name, shape)?.value()?),
+    };
+    ctx.print(value, json!({ "window": name, "value": value }));
+    Ok(OK)
+}
+
+fn limit(ctx: &Ctx, cmd: LimitCmd) -> CliResult {
+    let LimitCmd::Check {
+        name,
+        limit,
+        window,
+        sliding,
+    } = cmd;
+    let mode = if sliding {
+        Window::Sliding
+    } else {
+        Window::Fixed
+    };
+    let limiter = RateLimiter::with_options(
+        Arc::clone(&ctx.store),
+        &name,
+        limit,
+        Duration::from_secs(window),
+        mode,
+        ctx.counter_options(),
+    )?;
+    let d = limiter.check()?;
+    let retry_ms = d.retry_after.as_millis();
+    ctx.print(
+        format!(
+            "{} remaining={} retry_after_ms={retry_ms}",
+            if d.allowed { "allowed" } else { "denied" },
+            d.remaining
+        ),
+        json!({ "limit": name, "allowed": d.allowed, "remaining": d.remaining, "retry_after_ms": retry_ms }),
+    );
+    Ok(if d.allowed { OK } else { NEGATIVE })
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with code 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure { code, message }) => {
+            eprintln!("mcds: error: {message}");
+            ExitCode::from(code)
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The `mcds` binary against real memcached.
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+use mc_testkit::MemcachedServer;
+
+fn mcds(server: &MemcachedServer) -> Command {
+    let mut cmd = Command::cargo_bin("mcds").unwrap();
+    cmd.env("MCDS_SERVERS", server.addr());
+    cmd
+}
+
+fn stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn counter_commands() {
+    let server = MemcachedServer::start_default();
+    assert_eq!(
+        stdout(mcds(&server).args(["counter", "incr", "hits"])),
+        "1\n"
+    );
+    assert_eq!(
+        stdout(mcds(&server).args(["counter", "incr", "hits", "41"])),
+        "42\n"
+    );
+    assert_eq!(
+        stdout(mcds(&server).args(["counter", "decr", "hits", "2"])),
+        "40\n"
+    );
+    assert_eq!(
+        stdout(mcds(&server).args(["counter", "get", "hits"])),
+        "40\n"
+    );
+    assert_eq!(
+        stdout(mcds(&server).args(["counter", "get", "never"])),
+        "0\n"
+    );
+    let json = stdout(mcds(&server).args(["--json", "counter", "get", "hits"]));
+    assert_eq!(json.trim(), r#"{"counter":"hits","value":40}"#);
+    // --prefix separates namespaces.
+    assert_eq!(
+        stdout(mcds(&server).args(["--prefix", "other/", "counter", "get", "hits"])),
+        "0\n"
+    );
+}
+
+#[test]
+fn set_commands() {
+    let server = MemcachedServer::start_default();
+    mcds(&server)
+        .args(["set", "add", "tags", "rust", "memcached", "cas"])
+        .assert()
+        .success();
+    mcds(&server)
+        .args(["set", "remove", "tags", "cas"])
+        .assert()
+        .success();
+    assert_eq!(
+        stdout(mcds(&server).args(["set", "members", "tags"])),
+        "rust\nmemcached\n"
+    );
+    mcds(&server)
+        .args(["set", "contains", "tags", "rust"])
+        .assert()
+        .code(0)
+        .stdout("true\n");
+    mcds(&server)
+        .args(["set", "contains", "tags", "cas"])
+        .assert()
+        .code(1)
+        .stdout("false\n");
+    // Members with spaces are escaped in storage and come back intact.
+    mcds(&server)
+        .args(["set", "add", "tags", "two words"])
+        .assert()
+        .success();
+    assert!(stdout(mcds(&server).args(["set", "members", "tags"])).contains("two words\n"));
+    let json = stdout(mcds(&server).args(["--json", "set", "members", "tags"]));
+    assert!(
+        json.contains(r#""members":["rust","memcached","two words"]"#),
+        "{json}"
+    );
+}
+
+#[test]
+fn log_commands() {
+    let server = MemcachedServer::start_default();
+    let now = mc_core::Clock::now_ms(&mc_core::SystemClock);
+    for (i, text) in ["first", "second", "third"].iter().enumerate() {
+        let at = (now - 3000 + i as u64 * 1000).to_string();
+        mcds(&server)
+            .args(["log", "put", "audit", text, "--at-ms", &at])
+            .assert()
+            .success();
+    }
+    let all = stdout(mcds(&server).args(["log", "fetch", "audit"]));
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 3, "{all}");
+    assert!(lines[0].ends_with(" first") && lines[2].ends_with(" third"));
+    assert!(lines[1].starts_with(&(now - 2000).to_string()));
+    let from = (now - 2000).to_string();
+    let to = (now - 1500).to_string();
+    let some =
+        stdout(mcds(&server).args(["log", "fetch", "audit", "--from-ms", &from, "--to-ms", &to]));
+    assert_eq!(some, format!("{} second\n", now - 2000));
+}
+
+#[test]
+fn window_and_limit_commands() {
+    let server = MemcachedServer::start_default();
+    let shape = ["--slot", "60", "--slots", "6"];
+    assert_eq!(
+        stdout(mcds(&server).args(["window", "incr", "online"]).args(shape)),
+        "1\n"
+    );
+    assert_eq!(
+        stdout(mcds(&server).args(["window", "get", "online"]).args(shape)),
+        "0\n"
+    );
+    let check = ["limit", "check", "api", "--limit", "2", "--window", "60"];
+    assert!(stdout(mcds(&server).args(check)).starts_with("allowed remaining=1"));
+    assert!(stdout(mcds(&server).args(check)).starts_with("allowed remaining=0"));
+    let denied = mcds(&server).args(check).output().unwrap();
+    assert_eq!(denied.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&denied.stdout);
+    assert!(
+        text.starts_with("denied remaining=0 retry_after_ms="),
+        "{text}"
+    );
+    let sliding = [
+        "limit",
+        "check",
+        "api2",
+        "--limit",
+        "2",
+        "--window",
+        "60",
+        "--sliding",
+    ];
+    mcds(&server).args(sliding).assert().code(0);
+}
+
+#[test]
+fn lock_run_like_flock() {
+    let server = MemcachedServer::start_default();
+    // Exit code passes through; the fencing token reaches the command.
+    mcds(&server)
+        .args([
+            "lock", "run", "job", "--ttl", "10", "--", "sh", "-c", "exit 7",
+        ])
+        .assert()
+        .code(7);
+    let token = stdout(mcds(&server).args([
+        "lock",
+        "run",
+        "job",
+        "--ttl",
+        "10",
+        "--fencing",
+        "--",
+        "sh",
+        "-c",
+        "echo $MCDS_FENCING_TOKEN",
+    ]));
+    assert!(
+        token.trim().parse::<u64>().unwrap() > 1_000_000_000_000_000,
+        "{token}"
+    );
+    // Held elsewhere: not acquired, 75, command not run.
+    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    let lock = mc_lock::Lock::new(store, "job", Duration::from_secs(30)).unwrap();
+    let guard = lock.try_acquire().unwrap().unwrap();
+    mcds(&server)
+        .args([
+            "lock", "run", "job", "--ttl", "10", "--wait", "0.3", "--", "sh", "-c", "echo ran",
+        ])
+        .assert()
+        .code(75)
+        .stdout("");
+    guard.release().unwrap();
+}
+
+#[test]
+fn two_racing_lock_runs_never_overlap() {
+    let server = MemcachedServer::start_default();
+    let dir = std::env::temp_dir().join(format!("mcds-lock-race-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = dir.join("journal");
+    let _ = std::fs::remove_file(&journal);
+    let script = format!(
+        "for i in 1 2 3; do echo start $$ >> {j}; sleep 0.05; echo end $$ >> {j}; done",
+        j = journal.display()
+    );
+    let bin = assert_cmd::cargo::cargo_bin("mcds");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(&bin)
+                .env("MCDS_SERVERS", server.addr())
+                .args([
+                    "lock", "run", "race", "--ttl", "5", "--wait", "10", "--", "sh", "-c", &script,
+                ])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 12, "{text}");
+    // Each holder's six lines are contiguous: start/end pairs never interleave.
+    let first_pid = lines[0].split(' ').nth(1).unwrap();
+    assert!(lines[..6].iter().all(|l| l.ends_with(first_pid)), "{text}");
+    assert!(lines[6..].iter().all(|l| !l.ends_with(first_pid)), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn errors_are_one_clear_line_with_the_right_code() {
+    let server = MemcachedServer::start_default();
+    for args in [
+        vec!["counter", "incr", "bad key"],
+        vec!["set", "add", "bad\tname", "x"],
+        vec!["lock", "run", "x", "--ttl", "0", "--", "true"],
+    ] {
+        let out = mcds(&server).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("mcds: error: ") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+    // Nothing listens there: a connection error, exit 4.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let out = Command::cargo_bin("mcds")
+        .unwrap()
+        .args([
+            "--servers",
+            &dead.to_string(),
+            "--timeout-ms",
+            "200",
+            "counter",
+            "get",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot reach memcached") && err.lines().count() == 1,
+        "{err}"
+    );
+    // Usage errors exit 2.
+    Command::cargo_bin("mcds")
+        .unwrap()
+        .args(["counter"])
+        .assert()
+        .code(2);
+    Command::cargo_bin("mcds")
+        .unwrap()
+        .args(["bogus"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn embedded_store_warns_and_demo_runs() {
+    let out = Command::cargo_bin("mcds")
+        .unwrap()
+        .env_remove("MCDS_SERVERS")
+        .args(["counter", "incr", "x"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: no --servers"));
+    let demo = Command::cargo_bin("mcds")
+        .unwrap()
+        .env_remove("MCDS_SERVERS")
+        .arg("demo")
+        .output()
+        .unwrap();
+    assert!(demo.status.success());
+    let text = String::from_utf8_lossy(&demo.stdout);
+    assert!(text.contains("page-hits = 10000"), "{text}");
+    assert!(demo.stderr.is_empty(), "demo prints no warning");
+}
+
+#[test]
+fn lock_run_extends_the_lease_while_the_command_runs() {
+    let server = MemcachedServer::start_default();
+    let bin = assert_cmd::cargo::cargo_bin("mcds");
+    // A 1 s lease, a 2.5 s command: the renewer keeps it held throughout.
+    let mut holder = std::process::Command::new(&bin)
+        .env("MCDS_SERVERS", server.addr())
+        .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "2.5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..4 {
+        mcds(&server)
+            .args(["lock", "run", "long", "--ttl", "1", "--", "true"])
+            .assert()
+            .code(75);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(holder.wait().unwrap().success());
+    mcds(&server)
+        .args(["lock", "run", "long", "--ttl", "1", "--", "true"])
+        .assert()
+        .code(0);
+}
