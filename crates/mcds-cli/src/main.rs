@@ -154,7 +154,7 @@ enum LogCmd {
         #[command(flatten)]
         shape: LogShape,
     },
-    /// Print events as "<unix ms> <payload>", in time order
+    /// Print events as `<unix ms> <payload>`, in time order
     Fetch {
         name: String,
         #[arg(long)]
