@@ -26,6 +26,10 @@ need_pkg() { # need_pkg <command> <debian package>
 }
 
 need_pkg memcached memcached
+need_pkg cc gcc            # the C ABI tests compile C
+need_pkg valgrind valgrind # ... and run it under valgrind
+need_pkg php php-cli       # the PHP FFI test
+need_pkg python3 python3   # the Python ctypes test
 echo "memcached: $(memcached -V)"
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -1,0 +1,267 @@
+/* libmcds from C: every function, bad input in every position, and 4 forked
+ * processes incrementing one counter. Needs MCDS_TEST_SERVERS=host:port. */
+#include "mcds.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int checks = 0;
+static int failures = 0;
+
+#define EXPECT(cond)                                                        \
+    do {                                                                    \
+        checks++;                                                           \
+        if (!(cond)) {                                                      \
+            failures++;                                                     \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",   \
+                    __FILE__, __LINE__, #cond, mcds_last_error_message());  \
+        }                                                                   \
+    } while (0)
+
+#define EXPECT_CODE(call, code)                                             \
+    do {                                                                    \
+        mcds_result got_ = (call);                                          \
+        checks++;                                                           \
+        if (got_ != (code)) {                                               \
+            failures++;                                                     \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s (%s)\n",    \
+                    __FILE__, __LINE__, #call, mcds_result_name(got_),      \
+                    mcds_result_name(code), mcds_last_error_message());     \
+        }                                                                   \
+    } while (0)
+
+#define OK(call) EXPECT_CODE(call, MCDS_OK)
+
+static void counters(mcds_store *store) {
+    mcds_counter *c = NULL;
+    uint64_t v = 12345;
+    OK(mcds_counter_new(store, "c-hits", &c));
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 0);
+    OK(mcds_counter_incr(c, 5, &v));
+    EXPECT(v == 5);
+    OK(mcds_counter_decr(c, 7, &v));
+    EXPECT(v == 0);
+    OK(mcds_counter_incr(c, 42, &v));
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 42);
+    mcds_counter_free(c);
+}
+
+static void locks(mcds_store *store) {
+    mcds_lock *a = NULL, *b = NULL;
+    bool acquired = false, released = false;
+    OK(mcds_lock_new(store, "c-job", 30, &a));
+    OK(mcds_lock_new(store, "c-job", 30, &b));
+    OK(mcds_lock_try_acquire(a, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_try_acquire(b, &acquired));
+    EXPECT(!acquired);
+    EXPECT_CODE(mcds_lock_acquire(b, 50), MCDS_TIMEOUT);
+    EXPECT(strstr(mcds_last_error_message(), "c-job") != NULL);
+    EXPECT_CODE(mcds_lock_try_acquire(a, &acquired), MCDS_INVALID_ARGUMENT); /* already held */
+    OK(mcds_lock_release(a, &released));
+    EXPECT(released);
+    EXPECT_CODE(mcds_lock_release(a, &released), MCDS_INVALID_ARGUMENT); /* not held */
+    OK(mcds_lock_acquire(b, 1000));
+    mcds_lock_free(b); /* releases */
+    OK(mcds_lock_try_acquire(a, &acquired));
+    EXPECT(acquired);
+    mcds_lock_free(a);
+}
+
+static void sets(mcds_store *store) {
+    mcds_set *s = NULL;
+    mcds_bytes_list *list = NULL;
+    bool found = false;
+    size_t n = 0, len = 0;
+    const uint8_t *data = NULL;
+    const uint8_t binary[] = {0, ' ', '\r', '\n', 0xff, '%'};
+    OK(mcds_set_new(store, "c-tags", &s));
+    OK(mcds_set_add(s, (const uint8_t *)"rust", 4));
+    OK(mcds_set_add(s, binary, sizeof binary));
+    OK(mcds_set_add(s, (const uint8_t *)"cas", 3));
+    OK(mcds_set_remove(s, (const uint8_t *)"cas", 3));
+    OK(mcds_set_contains(s, (const uint8_t *)"rust", 4, &found));
+    EXPECT(found);
+    OK(mcds_set_contains(s, (const uint8_t *)"cas", 3, &found));
+    EXPECT(!found);
+    OK(mcds_set_members(s, &list));
+    OK(mcds_bytes_list_len(list, &n));
+    EXPECT(n == 2);
+    OK(mcds_bytes_list_get(list, 0, &data, &len));
+    EXPECT(len == 4 && memcmp(data, "rust", 4) == 0);
+    OK(mcds_bytes_list_get(list, 1, &data, &len));
+    EXPECT(len == sizeof binary && memcmp(data, binary, sizeof binary) == 0);
+    EXPECT_CODE(mcds_bytes_list_get(list, 2, &data, &len), MCDS_INVALID_ARGUMENT);
+    mcds_bytes_list_free(list);
+    mcds_set_free(s);
+}
+
+/* NULL in every position, invalid UTF-8, bad keys: documented codes, outputs
+ * untouched, no crash. */
+static void bad_input(mcds_store *store) {
+    mcds_store *no_store = (mcds_store *)0x1;
+    mcds_counter *c = NULL;
+    mcds_lock *l = NULL;
+    mcds_set *s = NULL;
+    mcds_bytes_list *list = NULL;
+    uint64_t v = 777;
+    bool b = true;
+    size_t n = 99;
+    const uint8_t *data = NULL;
+
+    EXPECT_CODE(mcds_store_new_memory(NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "out is NULL") != NULL);
+    EXPECT_CODE(mcds_store_new_memcached(NULL, &no_store), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_memcached("127.0.0.1:1", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_memcached("not a server", &no_store), MCDS_INVALID_ARGUMENT);
+    EXPECT(no_store == (mcds_store *)0x1); /* untouched on failure */
+
+    EXPECT_CODE(mcds_counter_new(NULL, "x", &c), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_new(store, NULL, &c), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_new(store, "x", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_new(store, "\xff\xfe", &c), MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_counter_new(store, "has space", &c), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_counter_new(store, "x\r\nflush_all", &c), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_counter_new(store, "", &c), MCDS_INVALID_KEY);
+    EXPECT(c == NULL);
+    EXPECT_CODE(mcds_counter_incr(NULL, 1, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_decr(NULL, 1, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_get(NULL, &v), MCDS_NULL_ARGUMENT);
+    OK(mcds_counter_new(store, "bad-input", &c));
+    EXPECT_CODE(mcds_counter_incr(c, 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_decr(c, 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_get(c, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(v == 777);
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 0); /* the failed incr with a NULL output did nothing */
+    mcds_counter_free(c);
+
+    EXPECT_CODE(mcds_lock_new(NULL, "l", 10, &l), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new(store, NULL, 10, &l), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new(store, "l", 10, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new(store, "l", 0, &l), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new(store, "tab\tname", 10, &l), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_lock_try_acquire(NULL, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_acquire(NULL, 10), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_release(NULL, &b), MCDS_NULL_ARGUMENT);
+    OK(mcds_lock_new(store, "l", 10, &l));
+    EXPECT_CODE(mcds_lock_try_acquire(l, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_release(l, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(b == true);
+    mcds_lock_free(l);
+
+    EXPECT_CODE(mcds_set_new(NULL, "s", &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_new(store, NULL, &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_new(store, "s", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_new(store, "\xc3\x28", &s), MCDS_INVALID_UTF8);
+    OK(mcds_set_new(store, "s", &s));
+    EXPECT_CODE(mcds_set_add(NULL, (const uint8_t *)"a", 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_add(s, NULL, 1), MCDS_NULL_ARGUMENT);
+    OK(mcds_set_add(s, NULL, 0)); /* the empty member */
+    EXPECT_CODE(mcds_set_remove(NULL, (const uint8_t *)"a", 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_remove(s, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_contains(NULL, (const uint8_t *)"a", 1, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_contains(s, NULL, 1, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_contains(s, (const uint8_t *)"a", 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_members(NULL, &list), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_members(s, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bytes_list_len(NULL, &n), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bytes_list_get(NULL, 0, &data, &n), MCDS_NULL_ARGUMENT);
+    OK(mcds_set_members(s, &list));
+    EXPECT_CODE(mcds_bytes_list_len(list, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bytes_list_get(list, 0, NULL, &n), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bytes_list_get(list, 0, &data, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(n == 99 && data == NULL);
+    mcds_bytes_list_free(list);
+    mcds_set_free(s);
+
+    /* Oversized values are refused, not truncated. */
+    {
+        size_t big = 2 * 1024 * 1024;
+        uint8_t *huge = calloc(big, 1);
+        OK(mcds_set_new(store, "huge", &s));
+        EXPECT_CODE(mcds_set_add(s, huge, big), MCDS_VALUE_TOO_LARGE);
+        mcds_set_free(s);
+        free(huge);
+    }
+
+    /* Freeing NULL is a no-op. */
+    mcds_store_free(NULL);
+    mcds_counter_free(NULL);
+    mcds_lock_free(NULL);
+    mcds_set_free(NULL);
+    mcds_bytes_list_free(NULL);
+    EXPECT(strcmp(mcds_result_name(MCDS_OK), "MCDS_OK") == 0);
+    EXPECT(strcmp(mcds_result_name(123456), "MCDS_UNKNOWN") == 0);
+}
+
+/* 4 forked processes x 10 000 increments: exactly 40 000. */
+static void forked_counter(const char *servers) {
+    mcds_store *store = NULL;
+    mcds_counter *c = NULL;
+    uint64_t v = 0;
+    pid_t pids[4];
+    for (int p = 0; p < 4; p++) {
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            /* Each child opens its own store: no connection is shared. */
+            mcds_store *s = NULL;
+            mcds_counter *cc = NULL;
+            uint64_t out = 0;
+            int bad = 0;
+            if (mcds_store_new_memcached(servers, &s) != MCDS_OK) _exit(2);
+            if (mcds_counter_new(s, "c-forked", &cc) != MCDS_OK) _exit(3);
+            for (int i = 0; i < 10000; i++) {
+                if (mcds_counter_incr(cc, 1, &out) != MCDS_OK) bad++;
+            }
+            mcds_counter_free(cc);
+            mcds_store_free(s);
+            _exit(bad == 0 ? 0 : 4);
+        }
+        EXPECT(pids[p] > 0);
+    }
+    for (int p = 0; p < 4; p++) {
+        int status = 0;
+        waitpid(pids[p], &status, 0);
+        EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    OK(mcds_store_new_memcached(servers, &store));
+    OK(mcds_counter_new(store, "c-forked", &c));
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 40000);
+    printf("c: 4 forked processes x 10000 increments = %llu\n", (unsigned long long)v);
+    mcds_counter_free(c);
+    mcds_store_free(store);
+}
+
+int main(void) {
+    const char *servers = getenv("MCDS_TEST_SERVERS");
+    mcds_store *memory = NULL, *memcached = NULL;
+    if (servers == NULL) {
+        fprintf(stderr, "set MCDS_TEST_SERVERS=host:port\n");
+        return 2;
+    }
+    printf("c: libmcds %s\n", mcds_version());
+    OK(mcds_store_new_memory(&memory));
+    OK(mcds_store_new_memcached(servers, &memcached));
+    counters(memory);
+    counters(memcached);
+    locks(memory);
+    locks(memcached);
+    sets(memory);
+    sets(memcached);
+    bad_input(memory);
+    bad_input(memcached);
+    if (getenv("MCDS_TEST_NO_FORK") == NULL) {
+        forked_counter(servers);
+    }
+    mcds_store_free(memory);
+    mcds_store_free(memcached);
+    printf("c: %d checks, %d failed\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,158 @@
+//! Builds the C test (ffi/tests/c/test_mcds.c) against the real libmcds and
+//! runs it against real memcached: with -Wall -Wextra -Wpedantic -Werror,
+//! with ASan+UBSan, and under valgrind. Also runs the Python (ctypes) and
+//! PHP (FFI) tests.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use mc_testkit::MemcachedServer;
+
+/// target/<profile>, where cargo put libmcds.so and libmcds.a.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let profile = deps.parent().expect("target/<profile>");
+    [profile, deps]
+        .into_iter()
+        .find(|d| d.join("libmcds.so").exists() && d.join("libmcds.a").exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "libmcds.so/libmcds.a not found in {}: build with `cargo build -p mc-ffi`",
+                profile.display()
+            )
+        })
+        .to_path_buf()
+}
+
+fn ffi_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcds-ffi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = format!(
+        "{cmd:?}\n--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    out
+}
+
+/// Compile the C test with `extra` flags, linked to the shared library.
+fn compile(name: &str, extra: &[&str]) -> PathBuf {
+    let lib = lib_dir();
+    let exe = scratch(name);
+    let include = ffi_dir().join("../include");
+    run(Command::new("cc")
+        .args([
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-g",
+        ])
+        .args(extra)
+        .arg(format!("-I{}", include.display()))
+        .arg(ffi_dir().join("tests/c/test_mcds.c"))
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lmcds", "-o"])
+        .arg(&exe));
+    exe
+}
+
+#[test]
+fn c_test_suite() {
+    let server = MemcachedServer::start_default();
+    let exe = compile("test_mcds", &[]);
+    let out = run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("= 40000"));
+}
+
+#[test]
+fn c_test_suite_with_asan_and_ubsan() {
+    let server = MemcachedServer::start_default();
+    let exe = compile(
+        "test_mcds_asan",
+        &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
+    );
+    run(Command::new(&exe)
+        .env("MCDS_TEST_SERVERS", server.addr())
+        .env("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1")
+        .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"));
+}
+
+#[test]
+fn c_test_suite_under_valgrind() {
+    let server = MemcachedServer::start_default();
+    let exe = compile("test_mcds_valgrind", &[]);
+    let out = run(Command::new("valgrind")
+        .args([
+            "--error-exitcode=1",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--quiet",
+        ])
+        .arg(&exe)
+        .env("MCDS_TEST_SERVERS", server.addr())
+        // Forked children would each be checked too; the plain run covers them.
+        .env("MCDS_TEST_NO_FORK", "1"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).trim().is_empty(),
+        "valgrind reported errors"
+    );
+}
+
+#[test]
+fn c_links_statically() {
+    let lib = lib_dir();
+    let exe = scratch("test_mcds_static");
+    run(Command::new("cc")
+        .args([
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+        ])
+        .arg(format!("-I{}", ffi_dir().join("../include").display()))
+        .arg(ffi_dir().join("tests/c/test_mcds.c"))
+        .arg(lib.join("libmcds.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&exe));
+    let server = MemcachedServer::start_default();
+    run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
+}
+
+#[test]
+fn python_ctypes() {
+    let server = MemcachedServer::start_default();
+    run(Command::new("python3")
+        .arg(ffi_dir().join("tests/python/test_mcds.py"))
+        .env("MCDS_LIB", lib_dir().join("libmcds.so"))
+        .env("MCDS_TEST_SERVERS", server.addr()));
+}
+
+#[test]
+fn php_ffi() {
+    let server = MemcachedServer::start_default();
+    run(Command::new("php")
+        .arg(ffi_dir().join("tests/php/test_mcds.php"))
+        .env("MCDS_LIB", lib_dir().join("libmcds.so"))
+        .env("MCDS_HEADER", ffi_dir().join("../include/mcds.h"))
+        .env("MCDS_TEST_SERVERS", server.addr()));
+}

@@ -1,0 +1,98 @@
+<?php
+// libmcds from PHP through FFI, against real memcached.
+// Needs MCDS_LIB, MCDS_HEADER (include/mcds.h) and MCDS_TEST_SERVERS.
+
+// FFI::cdef takes declarations only: drop preprocessor lines.
+$decls = implode("\n", array_filter(
+    explode("\n", file_get_contents(getenv('MCDS_HEADER'))),
+    fn ($line) => !preg_match('/^\s*#/', $line) && !preg_match('/^\s*(extern "C" \{|\}\s*\/\/ extern "C")/', $line)
+));
+$ffi = FFI::cdef($decls, getenv('MCDS_LIB'));
+
+const MCDS_OK = 0;
+const MCDS_NULL_ARGUMENT = 1;
+const MCDS_INVALID_KEY = 100;
+const MCDS_TIMEOUT = 302;
+
+$checks = 0;
+function ok($ffi, int $code, int $want = MCDS_OK): void {
+    global $checks;
+    $checks++;
+    if ($code !== $want) {
+        fwrite(STDERR, sprintf("got %s, expected %s: %s\n",
+            FFI::string($ffi->mcds_result_name($code)), FFI::string($ffi->mcds_result_name($want)),
+            FFI::string($ffi->mcds_last_error_message())));
+        exit(1);
+    }
+}
+function check(bool $cond, string $what): void {
+    global $checks;
+    $checks++;
+    if (!$cond) { fwrite(STDERR, "check failed: $what\n"); exit(1); }
+}
+
+// Member bytes cross as (uint8_t*, size_t): copy a PHP string into a buffer.
+function bytes($ffi, string $s) {
+    $buf = $ffi->new('uint8_t[' . max(1, strlen($s)) . ']', false);
+    FFI::memcpy($buf, $s, strlen($s));
+    return $buf;
+}
+
+$store = $ffi->new('mcds_store*');
+ok($ffi, $ffi->mcds_store_new_memcached(getenv('MCDS_TEST_SERVERS'), FFI::addr($store)));
+
+$counter = $ffi->new('mcds_counter*');
+$value = $ffi->new('uint64_t');
+ok($ffi, $ffi->mcds_counter_new($store, 'php-hits', FFI::addr($counter)));
+for ($i = 0; $i < 100; $i++) {
+    ok($ffi, $ffi->mcds_counter_incr($counter, 1, FFI::addr($value)));
+}
+ok($ffi, $ffi->mcds_counter_get($counter, FFI::addr($value)));
+check($value->cdata === 100, 'counter is 100');
+
+$lock = $ffi->new('mcds_lock*');
+$other = $ffi->new('mcds_lock*');
+$flag = $ffi->new('bool');
+ok($ffi, $ffi->mcds_lock_new($store, 'php-job', 30, FFI::addr($lock)));
+ok($ffi, $ffi->mcds_lock_new($store, 'php-job', 30, FFI::addr($other)));
+ok($ffi, $ffi->mcds_lock_try_acquire($lock, FFI::addr($flag)));
+check($flag->cdata === true, 'acquired');
+ok($ffi, $ffi->mcds_lock_acquire($other, 50), MCDS_TIMEOUT);
+ok($ffi, $ffi->mcds_lock_release($lock, FFI::addr($flag)));
+check($flag->cdata === true, 'released');
+
+$set = $ffi->new('mcds_set*');
+ok($ffi, $ffi->mcds_set_new($store, 'php-tags', FFI::addr($set)));
+$buffers = [];
+foreach (['php', 'with space', "\x00\xff"] as $m) {
+    $buffers[] = $buf = bytes($ffi, $m);
+    ok($ffi, $ffi->mcds_set_add($set, $buf, strlen($m)));
+}
+$buffers[] = $buf = bytes($ffi, 'php');
+ok($ffi, $ffi->mcds_set_remove($set, $buf, 3));
+$list = $ffi->new('mcds_bytes_list*');
+$n = $ffi->new('size_t');
+ok($ffi, $ffi->mcds_set_members($set, FFI::addr($list)));
+ok($ffi, $ffi->mcds_bytes_list_len($list, FFI::addr($n)));
+$got = [];
+for ($i = 0; $i < $n->cdata; $i++) {
+    $data = $ffi->new('const uint8_t*');
+    $len = $ffi->new('size_t');
+    ok($ffi, $ffi->mcds_bytes_list_get($list, $i, FFI::addr($data), FFI::addr($len)));
+    $got[] = FFI::string($data, $len->cdata);
+}
+check($got === ['with space', "\x00\xff"], 'members: ' . json_encode(array_map('bin2hex', $got)));
+$ffi->mcds_bytes_list_free($list);
+
+// Bad input: documented codes, no crash.
+ok($ffi, $ffi->mcds_counter_new(null, 'x', FFI::addr($counter)), MCDS_NULL_ARGUMENT);
+ok($ffi, $ffi->mcds_counter_new($store, 'bad key', FFI::addr($counter)), MCDS_INVALID_KEY);
+ok($ffi, $ffi->mcds_counter_incr($counter, 1, null), MCDS_NULL_ARGUMENT);
+
+$ffi->mcds_counter_free($counter);
+$ffi->mcds_lock_free($lock);
+$ffi->mcds_lock_free($other);
+$ffi->mcds_set_free($set);
+$ffi->mcds_store_free($store);
+foreach ($buffers as $buf) { FFI::free($buf); }
+echo "php: $checks checks passed\n";
