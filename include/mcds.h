@@ -22,9 +22,25 @@ typedef struct mcds_bytes_list mcds_bytes_list;
 typedef struct mcds_counter mcds_counter;
 
 /*
+ Events returned by `mcds_log_fetch`; read with `mcds_event_list_len` and
+ `mcds_event_list_get`, free with `mcds_event_list_free`.
+ */
+typedef struct mcds_event_list mcds_event_list;
+
+/*
+ A rate limiter: at most `limit` requests per window.
+ */
+typedef struct mcds_limiter mcds_limiter;
+
+/*
  A distributed lock; the handle holds at most one lease at a time.
  */
 typedef struct mcds_lock mcds_lock;
+
+/*
+ An event log (a ring of time-chunk keys).
+ */
+typedef struct mcds_log mcds_log;
 
 /*
  A set of byte strings.
@@ -37,9 +53,37 @@ typedef struct mcds_set mcds_set;
 typedef struct mcds_store mcds_store;
 
 /*
+ A table: O(1) membership through a key per member, with values.
+ */
+typedef struct mcds_table mcds_table;
+
+/*
+ A sliding-window counter: events in the last `slots - 1` slots.
+ */
+typedef struct mcds_window mcds_window;
+
+/*
  A result code: `MCDS_OK` or one of the `MCDS_…` error codes.
  */
 typedef uint32_t mcds_result;
+
+/*
+ The answer of `mcds_limiter_check` and `mcds_limiter_peek`.
+ */
+typedef struct {
+  /*
+   Whether the request is allowed.
+   */
+  bool allowed;
+  /*
+   How many more requests would be allowed now.
+   */
+  uint64_t remaining;
+  /*
+   When denied, milliseconds until a request would be allowed (else 0).
+   */
+  uint64_t retry_after_ms;
+} mcds_decision;
 
 /*
  Success.
@@ -349,6 +393,227 @@ mcds_result mcds_bytes_list_get(const mcds_bytes_list *list,
  `list` must be NULL or a live list, not used after this call.
  */
 void mcds_bytes_list_free(mcds_bytes_list *list);
+
+/*
+ Create the window counter `name` with `slots` slots (2 to 1000) of
+ `slot_secs` seconds.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_window_new(const mcds_store *store,
+                            const char *name,
+                            uint32_t slot_secs,
+                            uint32_t slots,
+                            mcds_window **out);
+
+/*
+ Count `delta` events now; the current slot's count in `*out_value`.
+
+ # Safety
+ `w` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_window_incr(const mcds_window *w, uint64_t delta, uint64_t *out_value);
+
+/*
+ The events of the last `slots - 1` complete slots, in `*out_value`.
+
+ # Safety
+ `w` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_window_value(const mcds_window *w, uint64_t *out_value);
+
+/*
+ Free a window counter (NULL is a no-op).
+
+ # Safety
+ `w` must be NULL or a live window counter, not used after this call.
+ */
+void mcds_window_free(mcds_window *w);
+
+/*
+ Create the rate limiter `name`: at most `limit` requests per
+ `window_secs` seconds, in a fixed window or (with `sliding`) the
+ sliding-window estimate.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_new(const mcds_store *store,
+                             const char *name,
+                             uint64_t limit,
+                             uint32_t window_secs,
+                             bool sliding,
+                             mcds_limiter **out);
+
+/*
+ Count this request and decide.
+
+ # Safety
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_check(const mcds_limiter *l, mcds_decision *out);
+
+/*
+ Decide without counting a request.
+
+ # Safety
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_peek(const mcds_limiter *l, mcds_decision *out);
+
+/*
+ Free a rate limiter (NULL is a no-op).
+
+ # Safety
+ `l` must be NULL or a live limiter, not used after this call.
+ */
+void mcds_limiter_free(mcds_limiter *l);
+
+/*
+ Create the event log `name`: `chunks` chunks (2 to 10000) of `chunk_secs`
+ seconds; it keeps `(chunks - 1) * chunk_secs` seconds of events.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_log_new(const mcds_store *store,
+                         const char *name,
+                         uint32_t chunk_secs,
+                         uint32_t chunks,
+                         mcds_log **out);
+
+/*
+ Record an event now with `len` payload bytes; its timestamp (Unix ms)
+ in `*out_at_ms`. One round trip.
+
+ # Safety
+ `l` NULL or live; `payload` NULL or `len` readable bytes; `out_at_ms` NULL or writable.
+ */
+mcds_result mcds_log_put(const mcds_log *l,
+                         const uint8_t *payload,
+                         uintptr_t len,
+                         uint64_t *out_at_ms);
+
+/*
+ The events with `first_ms <= at <= last_ms` within capacity, in time
+ order, as a new list in `*out`.
+
+ # Safety
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_log_fetch(const mcds_log *l,
+                           uint64_t first_ms,
+                           uint64_t last_ms,
+                           mcds_event_list **out);
+
+/*
+ Free an event log (NULL is a no-op).
+
+ # Safety
+ `l` must be NULL or a live log, not used after this call.
+ */
+void mcds_log_free(mcds_log *l);
+
+/*
+ The number of events in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_event_list_len(const mcds_event_list *list, uintptr_t *out_len);
+
+/*
+ Event `index` of `list`: its timestamp and a pointer to its payload
+ (owned by the list, valid until it is freed) and length.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ # Safety
+ `list` NULL or live; the outputs NULL or writable.
+ */
+mcds_result mcds_event_list_get(const mcds_event_list *list,
+                                uintptr_t index,
+                                uint64_t *out_at_ms,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len);
+
+/*
+ Free an event list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_event_list_free(mcds_event_list *list);
+
+/*
+ Create the table `name`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_table_new(const mcds_store *store, const char *name, mcds_table **out);
+
+/*
+ Set `member`'s value (adding the member if new). Two round trips.
+
+ # Safety
+ `t` NULL or live; `member`/`value` NULL or readable for their lengths.
+ */
+mcds_result mcds_table_set(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           const uint8_t *value,
+                           uintptr_t value_len);
+
+/*
+ Whether `member` is present, in `*out`. One round trip.
+
+ # Safety
+ `t` NULL or live; `member` NULL or readable; `out` NULL or writable.
+ */
+mcds_result mcds_table_has(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           bool *out);
+
+/*
+ `member`'s value: a list of one item in `*out_value` if present (free it
+ with `mcds_bytes_list_free`), or NULL if absent.
+
+ # Safety
+ `t` NULL or live; `member` NULL or readable; `out_value` NULL or writable.
+ */
+mcds_result mcds_table_get(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           mcds_bytes_list **out_value);
+
+/*
+ Remove `member`; whether it was present, in `*out_existed`.
+
+ # Safety
+ `t` NULL or live; `member` NULL or readable; `out_existed` NULL or writable.
+ */
+mcds_result mcds_table_delete(const mcds_table *t,
+                              const uint8_t *member,
+                              uintptr_t member_len,
+                              bool *out_existed);
+
+/*
+ The members in insertion order, as a new list in `*out`.
+
+ # Safety
+ `t` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_table_keys(const mcds_table *t, mcds_bytes_list **out);
+
+/*
+ Free a table (NULL is a no-op).
+
+ # Safety
+ `t` must be NULL or a live table, not used after this call.
+ */
+void mcds_table_free(mcds_table *t);
 
 /*
  The library version, e.g. `"0.1.0"`: a static string.

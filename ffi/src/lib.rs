@@ -4,7 +4,8 @@
 //! test fails when it is stale. Conventions, in the style of rustls-ffi:
 //!
 //! * Every name starts with `mcds_`. Handles (`mcds_store`, `mcds_counter`,
-//!   `mcds_lock`, `mcds_set`, `mcds_bytes_list`) are opaque; `mcds_<type>_new…`
+//!   `mcds_lock`, `mcds_set`, `mcds_window`, `mcds_limiter`, `mcds_log`,
+//!   `mcds_table` and the result lists) are opaque; `mcds_<type>_new…`
 //!   creates one and `mcds_<type>_free` frees it (`NULL` is a no-op). C never
 //!   frees Rust memory with `free()`.
 //! * Every fallible function returns an `mcds_result` (`uint32_t`): `MCDS_OK`
@@ -29,10 +30,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mc_core::{Error, MemoryStore, Store};
-use mc_counter::Counter;
+use mc_counter::{Counter, RateLimiter, Window, WindowCounter};
+use mc_eventlog::{Event, EventLog};
 use mc_lock::{Guard, Lock, Release};
 use mc_memcached::MemcachedStore;
-use mc_set::Set;
+use mc_set::{Set, Table};
 
 /// A result code: `MCDS_OK` or one of the `MCDS_…` error codes.
 pub type mcds_result = u32;
@@ -716,6 +718,529 @@ pub unsafe extern "C" fn mcds_bytes_list_get(
 pub unsafe extern "C" fn mcds_bytes_list_free(list: *mut mcds_bytes_list) {
     // SAFETY: forwarded caller contract.
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(list) }));
+}
+
+// ---------------------------------------------------------------- window
+
+/// A sliding-window counter: events in the last `slots - 1` slots.
+pub struct mcds_window {
+    window: WindowCounter,
+}
+
+/// Create the window counter `name` with `slots` slots (2 to 1000) of
+/// `slot_secs` seconds.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_window_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    slot_secs: u32,
+    slots: u32,
+    out: *mut *mut mcds_window,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let window = WindowCounter::new(
+            Arc::clone(&store.store),
+            name,
+            Duration::from_secs(u64::from(slot_secs)),
+            slots as usize,
+        )?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_window { window }))) };
+        Ok(())
+    })
+}
+
+/// Count `delta` events now; the current slot's count in `*out_value`.
+///
+/// # Safety
+/// `w` NULL or live; `out_value` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_window_incr(
+    w: *const mcds_window,
+    delta: u64,
+    out_value: *mut u64,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let w = unsafe { handle(w, "window") }?;
+        let out = out_ptr(out_value, "out_value")?;
+        let value = w.window.incr(delta)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, value) };
+        Ok(())
+    })
+}
+
+/// The events of the last `slots - 1` complete slots, in `*out_value`.
+///
+/// # Safety
+/// `w` NULL or live; `out_value` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_window_value(
+    w: *const mcds_window,
+    out_value: *mut u64,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let w = unsafe { handle(w, "window") }?;
+        let out = out_ptr(out_value, "out_value")?;
+        let value = w.window.value()?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, value) };
+        Ok(())
+    })
+}
+
+/// Free a window counter (NULL is a no-op).
+///
+/// # Safety
+/// `w` must be NULL or a live window counter, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_window_free(w: *mut mcds_window) {
+    // SAFETY: forwarded caller contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(w) }));
+}
+
+// ---------------------------------------------------------------- rate limiter
+
+/// A rate limiter: at most `limit` requests per window.
+pub struct mcds_limiter {
+    limiter: RateLimiter,
+}
+
+/// The answer of `mcds_limiter_check` and `mcds_limiter_peek`.
+#[repr(C)]
+pub struct mcds_decision {
+    /// Whether the request is allowed.
+    pub allowed: bool,
+    /// How many more requests would be allowed now.
+    pub remaining: u64,
+    /// When denied, milliseconds until a request would be allowed (else 0).
+    pub retry_after_ms: u64,
+}
+
+/// Create the rate limiter `name`: at most `limit` requests per
+/// `window_secs` seconds, in a fixed window or (with `sliding`) the
+/// sliding-window estimate.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_limiter_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    limit: u64,
+    window_secs: u32,
+    sliding: bool,
+    out: *mut *mut mcds_limiter,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let mode = if sliding {
+            Window::Sliding
+        } else {
+            Window::Fixed
+        };
+        let limiter = RateLimiter::new(
+            Arc::clone(&store.store),
+            name,
+            limit,
+            Duration::from_secs(u64::from(window_secs)),
+            mode,
+        )?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_limiter { limiter }))) };
+        Ok(())
+    })
+}
+
+/// Decide with or without counting the request.
+///
+/// # Safety
+/// `l` NULL or live; `out` NULL or writable.
+unsafe fn limiter_op(l: *const mcds_limiter, out: *mut mcds_decision, count: bool) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let l = unsafe { handle(l, "limiter") }?;
+        let out = out_ptr(out, "out")?;
+        let d = if count {
+            l.limiter.check()?
+        } else {
+            l.limiter.peek()?
+        };
+        let decision = mcds_decision {
+            allowed: d.allowed,
+            remaining: d.remaining,
+            retry_after_ms: u64::try_from(d.retry_after.as_millis()).unwrap_or(u64::MAX),
+        };
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, decision) };
+        Ok(())
+    })
+}
+
+/// Count this request and decide.
+///
+/// # Safety
+/// `l` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_limiter_check(
+    l: *const mcds_limiter,
+    out: *mut mcds_decision,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { limiter_op(l, out, true) }
+}
+
+/// Decide without counting a request.
+///
+/// # Safety
+/// `l` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_limiter_peek(
+    l: *const mcds_limiter,
+    out: *mut mcds_decision,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { limiter_op(l, out, false) }
+}
+
+/// Free a rate limiter (NULL is a no-op).
+///
+/// # Safety
+/// `l` must be NULL or a live limiter, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_limiter_free(l: *mut mcds_limiter) {
+    // SAFETY: forwarded caller contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(l) }));
+}
+
+// ---------------------------------------------------------------- event log
+
+/// An event log (a ring of time-chunk keys).
+pub struct mcds_log {
+    log: EventLog,
+}
+
+/// Events returned by `mcds_log_fetch`; read with `mcds_event_list_len` and
+/// `mcds_event_list_get`, free with `mcds_event_list_free`.
+pub struct mcds_event_list {
+    events: Vec<Event>,
+}
+
+/// Create the event log `name`: `chunks` chunks (2 to 10000) of `chunk_secs`
+/// seconds; it keeps `(chunks - 1) * chunk_secs` seconds of events.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_log_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    chunk_secs: u32,
+    chunks: u32,
+    out: *mut *mut mcds_log,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let log = EventLog::new(
+            Arc::clone(&store.store),
+            name,
+            Duration::from_secs(u64::from(chunk_secs)),
+            chunks as usize,
+        )?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_log { log }))) };
+        Ok(())
+    })
+}
+
+/// Record an event now with `len` payload bytes; its timestamp (Unix ms)
+/// in `*out_at_ms`. One round trip.
+///
+/// # Safety
+/// `l` NULL or live; `payload` NULL or `len` readable bytes; `out_at_ms` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_log_put(
+    l: *const mcds_log,
+    payload: *const u8,
+    len: usize,
+    out_at_ms: *mut u64,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (l, payload) = unsafe { (handle(l, "log")?, bytes(payload, len, "payload")?) };
+        let out = out_ptr(out_at_ms, "out_at_ms")?;
+        let event = l.log.put(payload)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, event.at_ms) };
+        Ok(())
+    })
+}
+
+/// The events with `first_ms <= at <= last_ms` within capacity, in time
+/// order, as a new list in `*out`.
+///
+/// # Safety
+/// `l` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_log_fetch(
+    l: *const mcds_log,
+    first_ms: u64,
+    last_ms: u64,
+    out: *mut *mut mcds_event_list,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let l = unsafe { handle(l, "log") }?;
+        let out = out_ptr(out, "out")?;
+        let events = l.log.fetch(first_ms, last_ms)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_event_list { events }))) };
+        Ok(())
+    })
+}
+
+/// Free an event log (NULL is a no-op).
+///
+/// # Safety
+/// `l` must be NULL or a live log, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_log_free(l: *mut mcds_log) {
+    // SAFETY: forwarded caller contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(l) }));
+}
+
+/// The number of events in `list`, in `*out_len`.
+///
+/// # Safety
+/// `list` NULL or live; `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_event_list_len(
+    list: *const mcds_event_list,
+    out_len: *mut usize,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let list = unsafe { handle(list, "list") }?;
+        let out = out_ptr(out_len, "out_len")?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, list.events.len()) };
+        Ok(())
+    })
+}
+
+/// Event `index` of `list`: its timestamp and a pointer to its payload
+/// (owned by the list, valid until it is freed) and length.
+/// `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+///
+/// # Safety
+/// `list` NULL or live; the outputs NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_event_list_get(
+    list: *const mcds_event_list,
+    index: usize,
+    out_at_ms: *mut u64,
+    out_data: *mut *const u8,
+    out_len: *mut usize,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let list = unsafe { handle(list, "list") }?;
+        let (out_at, out_data, out_len) = (
+            out_ptr(out_at_ms, "out_at_ms")?,
+            out_ptr(out_data, "out_data")?,
+            out_ptr(out_len, "out_len")?,
+        );
+        let event = list.events.get(index).ok_or_else(|| {
+            Fail(
+                MCDS_INVALID_ARGUMENT,
+                format!(
+                    "index {index} is out of range for a list of {} events",
+                    list.events.len()
+                ),
+            )
+        })?;
+        // SAFETY: all checked non-NULL.
+        unsafe {
+            write(out_at, event.at_ms);
+            write(out_data, event.payload.as_ptr());
+            write(out_len, event.payload.len());
+        }
+        Ok(())
+    })
+}
+
+/// Free an event list (NULL is a no-op).
+///
+/// # Safety
+/// `list` must be NULL or a live list, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_event_list_free(list: *mut mcds_event_list) {
+    // SAFETY: forwarded caller contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(list) }));
+}
+
+// ---------------------------------------------------------------- table
+
+/// A table: O(1) membership through a key per member, with values.
+pub struct mcds_table {
+    table: Table,
+}
+
+/// Create the table `name`.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    out: *mut *mut mcds_table,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let table = Table::new(Arc::clone(&store.store), name)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_table { table }))) };
+        Ok(())
+    })
+}
+
+/// Set `member`'s value (adding the member if new). Two round trips.
+///
+/// # Safety
+/// `t` NULL or live; `member`/`value` NULL or readable for their lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_set(
+    t: *const mcds_table,
+    member: *const u8,
+    member_len: usize,
+    value: *const u8,
+    value_len: usize,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (t, member, value) = unsafe {
+            (
+                handle(t, "table")?,
+                bytes(member, member_len, "member")?,
+                bytes(value, value_len, "value")?,
+            )
+        };
+        Ok(t.table.set(member, value)?)
+    })
+}
+
+/// Whether `member` is present, in `*out`. One round trip.
+///
+/// # Safety
+/// `t` NULL or live; `member` NULL or readable; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_has(
+    t: *const mcds_table,
+    member: *const u8,
+    member_len: usize,
+    out: *mut bool,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
+        let out = out_ptr(out, "out")?;
+        let found = t.table.has(member)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, found) };
+        Ok(())
+    })
+}
+
+/// `member`'s value: a list of one item in `*out_value` if present (free it
+/// with `mcds_bytes_list_free`), or NULL if absent.
+///
+/// # Safety
+/// `t` NULL or live; `member` NULL or readable; `out_value` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_get(
+    t: *const mcds_table,
+    member: *const u8,
+    member_len: usize,
+    out_value: *mut *mut mcds_bytes_list,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
+        let out = out_ptr(out_value, "out_value")?;
+        let value = t.table.get(member)?.map_or(std::ptr::null_mut(), |v| {
+            Box::into_raw(Box::new(mcds_bytes_list { items: vec![v] }))
+        });
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, value) };
+        Ok(())
+    })
+}
+
+/// Remove `member`; whether it was present, in `*out_existed`.
+///
+/// # Safety
+/// `t` NULL or live; `member` NULL or readable; `out_existed` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_delete(
+    t: *const mcds_table,
+    member: *const u8,
+    member_len: usize,
+    out_existed: *mut bool,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
+        let out = out_ptr(out_existed, "out_existed")?;
+        let existed = t.table.delete(member)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, existed) };
+        Ok(())
+    })
+}
+
+/// The members in insertion order, as a new list in `*out`.
+///
+/// # Safety
+/// `t` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_keys(
+    t: *const mcds_table,
+    out: *mut *mut mcds_bytes_list,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let t = unsafe { handle(t, "table") }?;
+        let out = out_ptr(out, "out")?;
+        let items = t.table.keys()?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_bytes_list { items }))) };
+        Ok(())
+    })
+}
+
+/// Free a table (NULL is a no-op).
+///
+/// # Safety
+/// `t` must be NULL or a live table, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_free(t: *mut mcds_table) {
+    // SAFETY: forwarded caller contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(t) }));
 }
 
 /// The library version, e.g. `"0.1.0"`: a static string.

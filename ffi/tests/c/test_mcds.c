@@ -101,6 +101,102 @@ static void sets(mcds_store *store) {
     mcds_set_free(s);
 }
 
+static void more_structures(mcds_store *store) {
+    mcds_window *w = NULL;
+    mcds_limiter *lim = NULL;
+    mcds_log *log = NULL;
+    mcds_event_list *events = NULL;
+    mcds_table *t = NULL;
+    mcds_bytes_list *list = NULL;
+    mcds_decision d;
+    uint64_t v = 0, at = 0, at0 = 0;
+    size_t n = 0, len = 0;
+    const uint8_t *data = NULL;
+    bool b = false;
+
+    OK(mcds_window_new(store, "c-online", 60, 6, &w));
+    OK(mcds_window_incr(w, 3, &v));
+    EXPECT(v == 3);
+    OK(mcds_window_value(w, &v));
+    EXPECT(v == 0); /* the current slot is not counted yet */
+    EXPECT_CODE(mcds_window_new(store, "c-online", 60, 1, &w), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_window_incr(NULL, 1, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_window_value(w, NULL), MCDS_NULL_ARGUMENT);
+    mcds_window_free(w);
+
+    OK(mcds_limiter_new(store, "c-api", 2, 60, false, &lim));
+    OK(mcds_limiter_check(lim, &d));
+    EXPECT(d.allowed && d.remaining == 1 && d.retry_after_ms == 0);
+    OK(mcds_limiter_check(lim, &d));
+    EXPECT(d.allowed && d.remaining == 0);
+    OK(mcds_limiter_peek(lim, &d));
+    EXPECT(!d.allowed);
+    OK(mcds_limiter_check(lim, &d));
+    EXPECT(!d.allowed && d.retry_after_ms > 0 && d.retry_after_ms <= 60000);
+    EXPECT_CODE(mcds_limiter_new(store, "c-api", 0, 60, false, &lim), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_limiter_check(lim, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_limiter_peek(NULL, &d), MCDS_NULL_ARGUMENT);
+    mcds_limiter_free(lim);
+    OK(mcds_limiter_new(store, "c-api-sliding", 5, 10, true, &lim));
+    OK(mcds_limiter_check(lim, &d));
+    EXPECT(d.allowed);
+    mcds_limiter_free(lim);
+
+    OK(mcds_log_new(store, "c-audit", 60, 11, &log));
+    OK(mcds_log_put(log, (const uint8_t *)"login ann", 9, &at0));
+    OK(mcds_log_put(log, (const uint8_t *)"\0bin\r\n", 6, &at));
+    EXPECT(at >= at0);
+    OK(mcds_log_fetch(log, 0, UINT64_MAX, &events));
+    OK(mcds_event_list_len(events, &n));
+    EXPECT(n == 2);
+    OK(mcds_event_list_get(events, 0, &at, &data, &len));
+    EXPECT(at == at0 && len == 9 && memcmp(data, "login ann", 9) == 0);
+    OK(mcds_event_list_get(events, 1, &at, &data, &len));
+    EXPECT(len == 6 && memcmp(data, "\0bin\r\n", 6) == 0);
+    EXPECT_CODE(mcds_event_list_get(events, 2, &at, &data, &len), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_event_list_get(events, 0, NULL, &data, &len), MCDS_NULL_ARGUMENT);
+    mcds_event_list_free(events);
+    EXPECT_CODE(mcds_log_new(store, "c-audit", 0, 11, &log), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_log_put(log, NULL, 3, &at), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_fetch(log, 0, 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_event_list_len(NULL, &n), MCDS_NULL_ARGUMENT);
+    mcds_log_free(log);
+
+    OK(mcds_table_new(store, "c-users", &t));
+    OK(mcds_table_set(t, (const uint8_t *)"ann", 3, (const uint8_t *)"admin", 5));
+    OK(mcds_table_set(t, (const uint8_t *)"two words", 9, NULL, 0));
+    OK(mcds_table_has(t, (const uint8_t *)"ann", 3, &b));
+    EXPECT(b);
+    OK(mcds_table_get(t, (const uint8_t *)"ann", 3, &list));
+    EXPECT(list != NULL);
+    OK(mcds_bytes_list_get(list, 0, &data, &len));
+    EXPECT(len == 5 && memcmp(data, "admin", 5) == 0);
+    mcds_bytes_list_free(list);
+    OK(mcds_table_get(t, (const uint8_t *)"nobody", 6, &list));
+    EXPECT(list == NULL);
+    OK(mcds_table_delete(t, (const uint8_t *)"ann", 3, &b));
+    EXPECT(b);
+    OK(mcds_table_delete(t, (const uint8_t *)"ann", 3, &b));
+    EXPECT(!b);
+    OK(mcds_table_keys(t, &list));
+    OK(mcds_bytes_list_len(list, &n));
+    EXPECT(n == 1);
+    mcds_bytes_list_free(list);
+    EXPECT_CODE(mcds_table_new(store, "bad name", &t), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_table_set(t, NULL, 1, NULL, 0), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_table_has(NULL, (const uint8_t *)"a", 1, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_table_get(t, (const uint8_t *)"a", 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_table_delete(t, (const uint8_t *)"a", 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_table_keys(t, NULL), MCDS_NULL_ARGUMENT);
+    mcds_table_free(t);
+
+    mcds_window_free(NULL);
+    mcds_limiter_free(NULL);
+    mcds_log_free(NULL);
+    mcds_event_list_free(NULL);
+    mcds_table_free(NULL);
+}
+
 /* NULL in every position, invalid UTF-8, bad keys: documented codes, outputs
  * untouched, no crash. */
 static void bad_input(mcds_store *store) {
@@ -255,6 +351,8 @@ int main(void) {
     locks(memcached);
     sets(memory);
     sets(memcached);
+    more_structures(memory);
+    more_structures(memcached);
     bad_input(memory);
     bad_input(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
