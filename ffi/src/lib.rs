@@ -205,6 +205,52 @@ unsafe fn free<T>(p: *mut T) {
     }
 }
 
+/// A constructor: borrow the store, read the name, build the handle with
+/// `f` and write it to `out`, all inside the panic boundary.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+unsafe fn create<T>(
+    store: *const mcds_store,
+    name: *const c_char,
+    out: *mut *mut T,
+    f: impl FnOnce(Arc<dyn Store>, &str) -> Result<T, Fail>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let value = f(Arc::clone(&store.store), name)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(value))) };
+        Ok(())
+    })
+}
+
+/// A query: borrow handle `h`, compute with `f` and write the result to
+/// `out`, all inside the panic boundary. `f` runs only when both pointers
+/// are non-NULL, so outputs are written only on success.
+///
+/// # Safety
+/// `h` NULL or a live handle; `out` NULL or writable.
+unsafe fn query<H, T>(
+    h: *const H,
+    what: &str,
+    out: *mut T,
+    out_name: &str,
+    f: impl FnOnce(&H) -> Result<T, Fail>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let h = unsafe { handle(h, what) }?;
+        let out = out_ptr(out, out_name)?;
+        let value = f(h)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, value) };
+        Ok(())
+    })
+}
+
 // ---------------------------------------------------------------- names
 
 /// The name of a result code, e.g. `"MCDS_INVALID_KEY"`: a static string
@@ -317,15 +363,13 @@ pub unsafe extern "C" fn mcds_counter_new(
     name: *const c_char,
     out: *mut *mut mcds_counter,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let counter = Counter::new(Arc::clone(&store.store), name)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_counter { counter }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let counter = Counter::new(store, name)?;
+            Ok(mcds_counter { counter })
+        })
+    }
 }
 
 /// Run a counter operation and write its value.
@@ -337,15 +381,12 @@ unsafe fn counter_op(
     out_value: *mut u64,
     op: impl FnOnce(&Counter) -> mc_core::Result<u64>,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let c = unsafe { handle(c, "counter") }?;
-        let out = out_ptr(out_value, "out_value")?;
-        let value = op(&c.counter)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, value) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(c, "counter", out_value, "out_value", |c| {
+            Ok(op(&c.counter)?)
+        })
+    }
 }
 
 /// Add `delta`; the new value in `*out_value`. One round trip, atomic.
@@ -418,23 +459,17 @@ pub unsafe extern "C" fn mcds_lock_new(
     ttl_secs: u32,
     out: *mut *mut mcds_lock,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let lock = Lock::new(
-            Arc::clone(&store.store),
-            name,
-            Duration::from_secs(u64::from(ttl_secs)),
-        )?;
-        let handle = mcds_lock {
-            lock,
-            guard: Mutex::new(None),
-        };
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(handle))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let lock = Lock::new(store, name, Duration::from_secs(u64::from(ttl_secs)))?;
+            let handle = mcds_lock {
+                lock,
+                guard: Mutex::new(None),
+            };
+            Ok(handle)
+        })
+    }
 }
 
 fn already_held() -> Fail {
@@ -454,19 +489,23 @@ pub unsafe extern "C" fn mcds_lock_try_acquire(
     lock: *mut mcds_lock,
     out_acquired: *mut bool,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let lock = unsafe { handle(lock.cast_const(), "lock") }?;
-        let out = out_ptr(out_acquired, "out_acquired")?;
-        let mut slot = lock.guard.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_some() {
-            return Err(already_held());
-        }
-        *slot = lock.lock.try_acquire()?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, slot.is_some()) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(
+            lock.cast_const(),
+            "lock",
+            out_acquired,
+            "out_acquired",
+            |lock| {
+                let mut slot = lock.guard.lock().unwrap_or_else(PoisonError::into_inner);
+                if slot.is_some() {
+                    return Err(already_held());
+                }
+                *slot = lock.lock.try_acquire()?;
+                Ok(slot.is_some())
+            },
+        )
+    }
 }
 
 /// Wait up to `timeout_ms` for the lock. `MCDS_TIMEOUT` if it stayed taken.
@@ -502,26 +541,30 @@ pub unsafe extern "C" fn mcds_lock_release(
     lock: *mut mcds_lock,
     out_released: *mut bool,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let lock = unsafe { handle(lock.cast_const(), "lock") }?;
-        let out = out_ptr(out_released, "out_released")?;
-        let guard = lock
-            .guard
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-            .ok_or_else(|| {
-                Fail(
-                    MCDS_INVALID_ARGUMENT,
-                    "this lock handle does not hold the lock".into(),
-                )
-            })?;
-        let released = guard.release()? == Release::Released;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, released) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(
+            lock.cast_const(),
+            "lock",
+            out_released,
+            "out_released",
+            |lock| {
+                let guard = lock
+                    .guard
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                    .ok_or_else(|| {
+                        Fail(
+                            MCDS_INVALID_ARGUMENT,
+                            "this lock handle does not hold the lock".into(),
+                        )
+                    })?;
+                let released = guard.release()? == Release::Released;
+                Ok(released)
+            },
+        )
+    }
 }
 
 /// Free a lock handle (NULL is a no-op), releasing a lease it still holds.
@@ -558,15 +601,13 @@ pub unsafe extern "C" fn mcds_set_new(
     name: *const c_char,
     out: *mut *mut mcds_set,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let set = Set::new(Arc::clone(&store.store), name)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_set { set }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let set = Set::new(store, name)?;
+            Ok(mcds_set { set })
+        })
+    }
 }
 
 /// Add the member of `len` bytes at `member` (any bytes). One round trip.
@@ -635,15 +676,13 @@ pub unsafe extern "C" fn mcds_set_members(
     s: *const mcds_set,
     out: *mut *mut mcds_bytes_list,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let s = unsafe { handle(s, "set") }?;
-        let out = out_ptr(out, "out")?;
-        let items = s.set.members()?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_bytes_list { items }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(s, "set", out, "out", |s| {
+            let items = s.set.members()?;
+            Ok(Box::into_raw(Box::new(mcds_bytes_list { items })))
+        })
+    }
 }
 
 /// Free a set (NULL is a no-op).
@@ -665,14 +704,12 @@ pub unsafe extern "C" fn mcds_bytes_list_len(
     list: *const mcds_bytes_list,
     out_len: *mut usize,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let list = unsafe { handle(list, "list") }?;
-        let out = out_ptr(out_len, "out_len")?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, list.items.len()) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_len, "out_len", |list| {
+            Ok(list.items.len())
+        })
+    }
 }
 
 /// Item `index` of `list`: a pointer to its bytes (owned by the list, valid
@@ -740,20 +777,18 @@ pub unsafe extern "C" fn mcds_window_new(
     slots: u32,
     out: *mut *mut mcds_window,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let window = WindowCounter::new(
-            Arc::clone(&store.store),
-            name,
-            Duration::from_secs(u64::from(slot_secs)),
-            slots as usize,
-        )?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_window { window }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let window = WindowCounter::new(
+                store,
+                name,
+                Duration::from_secs(u64::from(slot_secs)),
+                slots as usize,
+            )?;
+            Ok(mcds_window { window })
+        })
+    }
 }
 
 /// Count `delta` events now; the current slot's count in `*out_value`.
@@ -766,15 +801,12 @@ pub unsafe extern "C" fn mcds_window_incr(
     delta: u64,
     out_value: *mut u64,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let w = unsafe { handle(w, "window") }?;
-        let out = out_ptr(out_value, "out_value")?;
-        let value = w.window.incr(delta)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, value) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(w, "window", out_value, "out_value", |w| {
+            Ok(w.window.incr(delta)?)
+        })
+    }
 }
 
 /// The events of the last `slots - 1` complete slots, in `*out_value`.
@@ -786,15 +818,12 @@ pub unsafe extern "C" fn mcds_window_value(
     w: *const mcds_window,
     out_value: *mut u64,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let w = unsafe { handle(w, "window") }?;
-        let out = out_ptr(out_value, "out_value")?;
-        let value = w.window.value()?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, value) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(w, "window", out_value, "out_value", |w| {
+            Ok(w.window.value()?)
+        })
+    }
 }
 
 /// Free a window counter (NULL is a no-op).
@@ -840,26 +869,24 @@ pub unsafe extern "C" fn mcds_limiter_new(
     sliding: bool,
     out: *mut *mut mcds_limiter,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let mode = if sliding {
-            Window::Sliding
-        } else {
-            Window::Fixed
-        };
-        let limiter = RateLimiter::new(
-            Arc::clone(&store.store),
-            name,
-            limit,
-            Duration::from_secs(u64::from(window_secs)),
-            mode,
-        )?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_limiter { limiter }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let mode = if sliding {
+                Window::Sliding
+            } else {
+                Window::Fixed
+            };
+            let limiter = RateLimiter::new(
+                store,
+                name,
+                limit,
+                Duration::from_secs(u64::from(window_secs)),
+                mode,
+            )?;
+            Ok(mcds_limiter { limiter })
+        })
+    }
 }
 
 /// Decide with or without counting the request.
@@ -867,24 +894,22 @@ pub unsafe extern "C" fn mcds_limiter_new(
 /// # Safety
 /// `l` NULL or live; `out` NULL or writable.
 unsafe fn limiter_op(l: *const mcds_limiter, out: *mut mcds_decision, count: bool) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let l = unsafe { handle(l, "limiter") }?;
-        let out = out_ptr(out, "out")?;
-        let d = if count {
-            l.limiter.check()?
-        } else {
-            l.limiter.peek()?
-        };
-        let decision = mcds_decision {
-            allowed: d.allowed,
-            remaining: d.remaining,
-            retry_after_ms: u64::try_from(d.retry_after.as_millis()).unwrap_or(u64::MAX),
-        };
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, decision) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(l, "limiter", out, "out", |l| {
+            let d = if count {
+                l.limiter.check()?
+            } else {
+                l.limiter.peek()?
+            };
+            let decision = mcds_decision {
+                allowed: d.allowed,
+                remaining: d.remaining,
+                retry_after_ms: u64::try_from(d.retry_after.as_millis()).unwrap_or(u64::MAX),
+            };
+            Ok(decision)
+        })
+    }
 }
 
 /// Count this request and decide.
@@ -949,20 +974,18 @@ pub unsafe extern "C" fn mcds_log_new(
     chunks: u32,
     out: *mut *mut mcds_log,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let log = EventLog::new(
-            Arc::clone(&store.store),
-            name,
-            Duration::from_secs(u64::from(chunk_secs)),
-            chunks as usize,
-        )?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_log { log }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let log = EventLog::new(
+                store,
+                name,
+                Duration::from_secs(u64::from(chunk_secs)),
+                chunks as usize,
+            )?;
+            Ok(mcds_log { log })
+        })
+    }
 }
 
 /// Record an event now with `len` payload bytes; its timestamp (Unix ms)
@@ -1000,15 +1023,13 @@ pub unsafe extern "C" fn mcds_log_fetch(
     last_ms: u64,
     out: *mut *mut mcds_event_list,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let l = unsafe { handle(l, "log") }?;
-        let out = out_ptr(out, "out")?;
-        let events = l.log.fetch(first_ms, last_ms)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_event_list { events }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(l, "log", out, "out", |l| {
+            let events = l.log.fetch(first_ms, last_ms)?;
+            Ok(Box::into_raw(Box::new(mcds_event_list { events })))
+        })
+    }
 }
 
 /// Free an event log (NULL is a no-op).
@@ -1030,14 +1051,12 @@ pub unsafe extern "C" fn mcds_event_list_len(
     list: *const mcds_event_list,
     out_len: *mut usize,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let list = unsafe { handle(list, "list") }?;
-        let out = out_ptr(out_len, "out_len")?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, list.events.len()) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_len, "out_len", |list| {
+            Ok(list.events.len())
+        })
+    }
 }
 
 /// Event `index` of `list`: its timestamp and a pointer to its payload
@@ -1108,15 +1127,13 @@ pub unsafe extern "C" fn mcds_table_new(
     name: *const c_char,
     out: *mut *mut mcds_table,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
-        let out = out_ptr(out, "out")?;
-        let table = Table::new(Arc::clone(&store.store), name)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_table { table }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let table = Table::new(store, name)?;
+            Ok(mcds_table { table })
+        })
+    }
 }
 
 /// Set `member`'s value (adding the member if new). Two round trips.
@@ -1222,15 +1239,13 @@ pub unsafe extern "C" fn mcds_table_keys(
     t: *const mcds_table,
     out: *mut *mut mcds_bytes_list,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let t = unsafe { handle(t, "table") }?;
-        let out = out_ptr(out, "out")?;
-        let items = t.table.keys()?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_bytes_list { items }))) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(t, "table", out, "out", |t| {
+            let items = t.table.keys()?;
+            Ok(Box::into_raw(Box::new(mcds_bytes_list { items })))
+        })
+    }
 }
 
 /// Free a table (NULL is a no-op).
