@@ -306,13 +306,23 @@ fn embedded_store_warns_and_demo_runs() {
 fn lock_run_extends_the_lease_while_the_command_runs() {
     let server = MemcachedServer::start_default();
     let bin = assert_cmd::cargo::cargo_bin("mcds");
-    // A 1 s lease, a 2.5 s command: the renewer keeps it held throughout.
+    // A 1 s lease, a 3 s command: the renewer keeps it held throughout.
     let mut holder = std::process::Command::new(&bin)
         .env("MCDS_SERVERS", server.addr())
-        .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "2.5"])
+        .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "3"])
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // Wait until the holder really holds it (process start-up can be slow).
+    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    let probe = mc_lock::Lock::new(store, "long", Duration::from_secs(1)).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while probe.holder().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the holder never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     for _ in 0..4 {
         mcds(&server)
             .args(["lock", "run", "long", "--ttl", "1", "--", "true"])
