@@ -655,15 +655,14 @@ pub unsafe extern "C" fn mcds_set_contains(
     len: usize,
     out: *mut bool,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (s, member) = unsafe { (handle(s, "set")?, bytes(member, len, "member")?) };
-        let out = out_ptr(out, "out")?;
-        let found = s.set.contains(member)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, found) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract, for the handle, the output and the
+    // bytes (read inside the boundary, after the NULL checks).
+    unsafe {
+        query(s, "set", out, "out", |s| {
+            let member = bytes(member, len, "member")?;
+            Ok(s.set.contains(member)?)
+        })
+    }
 }
 
 /// The members in insertion order, as a new list in `*out` (free it with
@@ -1000,15 +999,15 @@ pub unsafe extern "C" fn mcds_log_put(
     len: usize,
     out_at_ms: *mut u64,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (l, payload) = unsafe { (handle(l, "log")?, bytes(payload, len, "payload")?) };
-        let out = out_ptr(out_at_ms, "out_at_ms")?;
-        let event = l.log.put(payload)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, event.at_ms) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract, for the handle, the output and the
+    // bytes (read inside the boundary, after the NULL checks).
+    unsafe {
+        query(l, "log", out_at_ms, "out_at_ms", |l| {
+            let payload = bytes(payload, len, "payload")?;
+            let event = l.log.put(payload)?;
+            Ok(event.at_ms)
+        })
+    }
 }
 
 /// The events with `first_ms <= at <= last_ms` within capacity, in time
@@ -1172,15 +1171,14 @@ pub unsafe extern "C" fn mcds_table_has(
     member_len: usize,
     out: *mut bool,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
-        let out = out_ptr(out, "out")?;
-        let found = t.table.has(member)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, found) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract, for the handle, the output and the
+    // bytes (read inside the boundary, after the NULL checks).
+    unsafe {
+        query(t, "table", out, "out", |t| {
+            let member = bytes(member, member_len, "member")?;
+            Ok(t.table.has(member)?)
+        })
+    }
 }
 
 /// `member`'s value: a list of one item in `*out_value` if present (free it
@@ -1195,17 +1193,17 @@ pub unsafe extern "C" fn mcds_table_get(
     member_len: usize,
     out_value: *mut *mut mcds_bytes_list,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
-        let out = out_ptr(out_value, "out_value")?;
-        let value = t.table.get(member)?.map_or(std::ptr::null_mut(), |v| {
-            Box::into_raw(Box::new(mcds_bytes_list { items: vec![v] }))
-        });
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, value) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract, for the handle, the output and the
+    // bytes (read inside the boundary, after the NULL checks).
+    unsafe {
+        query(t, "table", out_value, "out_value", |t| {
+            let member = bytes(member, member_len, "member")?;
+            let value = t.table.get(member)?.map_or(std::ptr::null_mut(), |v| {
+                Box::into_raw(Box::new(mcds_bytes_list { items: vec![v] }))
+            });
+            Ok(value)
+        })
+    }
 }
 
 /// Remove `member`; whether it was present, in `*out_existed`.
@@ -1219,15 +1217,14 @@ pub unsafe extern "C" fn mcds_table_delete(
     member_len: usize,
     out_existed: *mut bool,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (t, member) = unsafe { (handle(t, "table")?, bytes(member, member_len, "member")?) };
-        let out = out_ptr(out_existed, "out_existed")?;
-        let existed = t.table.delete(member)?;
-        // SAFETY: checked non-NULL.
-        unsafe { write(out, existed) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract, for the handle, the output and the
+    // bytes (read inside the boundary, after the NULL checks).
+    unsafe {
+        query(t, "table", out_existed, "out_existed", |t| {
+            let member = bytes(member, member_len, "member")?;
+            Ok(t.table.delete(member)?)
+        })
+    }
 }
 
 /// The members in insertion order, as a new list in `*out`.

@@ -49,24 +49,29 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
+/// `cc` with the strict flags, the include path and the C test source.
+fn cc() -> Command {
+    let mut cmd = Command::new("cc");
+    cmd.args([
+        "-std=c11",
+        "-D_POSIX_C_SOURCE=200809L",
+        "-Wall",
+        "-Wextra",
+        "-Wpedantic",
+        "-Werror",
+    ])
+    .arg(format!("-I{}", ffi_dir().join("../include").display()))
+    .arg(ffi_dir().join("tests/c/test_mcds.c"));
+    cmd
+}
+
 /// Compile the C test with `extra` flags, linked to the shared library.
 fn compile(name: &str, extra: &[&str]) -> PathBuf {
     let lib = lib_dir();
     let exe = scratch(name);
-    let include = ffi_dir().join("../include");
-    run(Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            "-g",
-        ])
+    run(cc()
+        .arg("-g")
         .args(extra)
-        .arg(format!("-I{}", include.display()))
-        .arg(ffi_dir().join("tests/c/test_mcds.c"))
         .arg(format!("-L{}", lib.display()))
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .args(["-lmcds", "-o"])
@@ -120,17 +125,7 @@ fn c_test_suite_under_valgrind() {
 fn c_links_statically() {
     let lib = lib_dir();
     let exe = scratch("test_mcds_static");
-    run(Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-        ])
-        .arg(format!("-I{}", ffi_dir().join("../include").display()))
-        .arg(ffi_dir().join("tests/c/test_mcds.c"))
+    run(cc()
         .arg(lib.join("libmcds.a"))
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&exe));

@@ -56,4 +56,4 @@ pub use random::{random_token, stable_hash, stable_hash128};
 pub use store::{
     CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
 };
-pub use time::{Clock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl};
+pub use time::{Clock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl, whole_secs};

@@ -77,6 +77,25 @@ impl From<Duration> for Ttl {
     }
 }
 
+/// Whole seconds of `d`, at least 1: the check every period, window and
+/// chunk length needs, since memcached expires items in whole seconds.
+/// `what` names the argument in the error ("the window slot length").
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(mc_core::whole_secs("the period", Duration::from_secs(60))?, 60);
+/// assert!(mc_core::whole_secs("the period", Duration::from_millis(1500)).is_err());
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+pub fn whole_secs(what: &str, d: Duration) -> crate::Result<u64> {
+    if d < Duration::from_secs(1) || d.subsec_nanos() != 0 {
+        return Err(crate::Error::InvalidArgument(format!(
+            "{what} must be a whole number of seconds, at least 1 (memcached expires in whole seconds); got {d:?}"
+        )));
+    }
+    Ok(d.as_secs())
+}
+
 /// A source of wall-clock time, in milliseconds since the Unix epoch.
 ///
 /// Structures that reason about time (windows, the event log, the rate

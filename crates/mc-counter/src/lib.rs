@@ -101,16 +101,6 @@ impl CounterOptions {
     }
 }
 
-/// Whole seconds of `d`, at least 1, for periods and windows.
-pub(crate) fn period_secs(what: &str, d: std::time::Duration) -> mc_core::Result<u64> {
-    if d < std::time::Duration::from_secs(1) || d.subsec_nanos() != 0 {
-        return Err(mc_core::Error::InvalidArgument(format!(
-            "{what} must be a whole number of seconds, at least 1 (memcached expires in whole seconds); got {d:?}"
-        )));
-    }
-    Ok(d.as_secs())
-}
-
 /// Read a stored counter: 0 when absent, `Corrupt` when not a number.
 pub(crate) fn read_counter(
     item: Option<mc_core::Item>,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mc_core::{Clock, Error, Key, Result, Store};
 
-use crate::{CounterOptions, period_secs, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter, ttl_secs};
 
 /// Which window a [`RateLimiter`] counts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl RateLimiter {
             prefix: options.prefix,
             name: name.to_string(),
             limit,
-            window: period_secs("the rate limiter window", window)?,
+            window: mc_core::whole_secs("the rate limiter window", window)?,
             mode,
             clock: options.clock,
         };

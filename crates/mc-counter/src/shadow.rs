@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mc_core::{Clock, Key, Result, Store};
 
-use crate::{CounterOptions, period_secs, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter, ttl_secs};
 
 /// Counts events (visitors, say) in the previous period of `T` seconds with
 /// two keys that swap roles (seed 000).
@@ -73,7 +73,7 @@ impl ShadowCounter {
                 Key::parts(&options.prefix, "shadow", name, 0)?,
                 Key::parts(&options.prefix, "shadow", name, 1)?,
             ],
-            period: period_secs("the shadow counter period", period)?,
+            period: mc_core::whole_secs("the shadow counter period", period)?,
             clock: options.clock,
         })
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mc_core::{Clock, Error, Key, Result, Store};
 
-use crate::{CounterOptions, period_secs, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter, ttl_secs};
 
 /// Counts events over a sliding window of `slots − 1` slots of `slot`
 /// seconds each (seed 004's online-users counter: 6 slots of a minute count
@@ -83,7 +83,7 @@ impl WindowCounter {
             keys: (0..slots)
                 .map(|i| Key::parts(&options.prefix, "window", name, i))
                 .collect::<Result<_>>()?,
-            slot: period_secs("the window slot length", slot)?,
+            slot: mc_core::whole_secs("the window slot length", slot)?,
             clock: options.clock,
         })
     }

@@ -158,11 +158,7 @@ impl EventLog {
         chunks: usize,
         options: LogOptions,
     ) -> Result<EventLog> {
-        if chunk < Duration::from_secs(1) || chunk.subsec_nanos() != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "the event log chunk must be a whole number of seconds, at least 1; got {chunk:?}"
-            )));
-        }
+        let chunk_secs = mc_core::whole_secs("the event log chunk", chunk)?;
         if !(2..=10_000).contains(&chunks) {
             return Err(Error::InvalidArgument(format!(
                 "an event log needs 2 to 10000 chunks (one is always being reused); got {chunks}"
@@ -173,7 +169,7 @@ impl EventLog {
             keys: (0..chunks)
                 .map(|i| Key::parts(&options.prefix, "log", name, i))
                 .collect::<Result<_>>()?,
-            chunk_secs: chunk.as_secs(),
+            chunk_secs,
             clock: options.clock,
         })
     }
