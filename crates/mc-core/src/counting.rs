@@ -6,6 +6,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::key::Key;
+use crate::pipeline::{Op, Reply};
 use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated};
 use crate::time::Ttl;
 use crate::traffic::{self, Traffic};
@@ -161,5 +162,11 @@ impl<S: Store> Store for CountingStore<S> {
         f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
         self.count("update", |s| s.update(key, ttl, max_attempts, f))
+    }
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        self.count("pipeline", |s| s.pipeline(ops))
+    }
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        self.inner.colocated(a, b)
     }
 }

@@ -206,6 +206,74 @@ pub enum Error {
 }
 
 impl Error {
+    /// A copy of this error, for reporting one failure to several callers
+    /// (every op of a pipelined batch sent to a server that failed). An
+    /// [`Io`](Error::Io) source is copied as its kind and message.
+    pub fn duplicate(&self) -> Error {
+        use Error as E;
+        match self {
+            E::InvalidKey { key, reason } => E::InvalidKey {
+                key: key.clone(),
+                reason,
+            },
+            E::ValueTooLarge { key, size, limit } => E::ValueTooLarge {
+                key: key.clone(),
+                size: *size,
+                limit: *limit,
+            },
+            E::InvalidArgument(m) => E::InvalidArgument(m.clone()),
+            E::NonNumeric { key } => E::NonNumeric { key: key.clone() },
+            E::Corrupt { key, reason } => E::Corrupt {
+                key: key.clone(),
+                reason: reason.clone(),
+            },
+            E::Io { server, source } => E::Io {
+                server: server.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            E::ServerDown {
+                server,
+                reason,
+                retry_in,
+            } => E::ServerDown {
+                server: server.clone(),
+                reason: reason.clone(),
+                retry_in: *retry_in,
+            },
+            E::Timeout { server, after } => E::Timeout {
+                server: server.clone(),
+                after: *after,
+            },
+            E::Ambiguous {
+                key,
+                server,
+                reason,
+            } => E::Ambiguous {
+                key: key.clone(),
+                server: server.clone(),
+                reason: reason.clone(),
+            },
+            E::OutOfMemory { key } => E::OutOfMemory { key: key.clone() },
+            E::Server { server, message } => E::Server {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            E::Protocol { server, message } => E::Protocol {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            E::Conflict { key, attempts } => E::Conflict {
+                key: key.clone(),
+                attempts: *attempts,
+            },
+            E::Unsupported { op, backend, hint } => E::Unsupported { op, backend, hint },
+            E::WaitTimeout { what, waited } => E::WaitTimeout {
+                what: what.clone(),
+                waited: *waited,
+            },
+        }
+    }
+
     /// Whether the request was definitely not applied, so the same call can
     /// be retried safely (transport failures before sending, timeouts before
     /// sending, a server marked down).

@@ -40,6 +40,7 @@ mod counting;
 mod error;
 mod key;
 mod memory;
+pub mod pipeline;
 mod random;
 mod store;
 mod time;
@@ -52,6 +53,7 @@ pub use key::{Key, MAX_KEY_LEN, is_key_byte};
 pub use memory::{
     DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
 };
+pub use pipeline::{Op, Reply};
 pub use random::{random_token, stable_hash, stable_hash128};
 pub use store::{
     CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::pipeline::{Op, Reply};
 use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, parse_counter};
 use crate::time::{Clock, SystemClock, Ttl};
 use crate::traffic;
@@ -556,6 +557,13 @@ impl MemoryStore {
 impl Store for MemoryStore {
     fn backend_name(&self) -> &'static str {
         "memory"
+    }
+
+    /// Applied in order, counted as one round trip (as a server would see
+    /// one pipelined payload).
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let round_trips = u64::from(!ops.is_empty());
+        traffic::as_round_trips(round_trips, || crate::pipeline::sequential(self, ops))
     }
 
     fn get(&self, key: &Key) -> Result<Option<Item>> {

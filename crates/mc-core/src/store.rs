@@ -4,6 +4,7 @@
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::pipeline::{Op, Reply};
 use crate::time::Ttl;
 
 /// A stored item as read back.
@@ -205,6 +206,24 @@ pub trait Store: Send + Sync {
         f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
         fallback::update(self, key, ttl, max_attempts, f)
+    }
+
+    /// Run several operations with one round trip per server (see
+    /// [`pipeline`](crate::pipeline)): one result per op, in order. The ops
+    /// are applied one by one (not as a transaction); a failure fails only
+    /// the ops it concerns.
+    ///
+    /// Default: each op through its own method, in order.
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        crate::pipeline::sequential(self, ops)
+    }
+
+    /// Whether `a` and `b` live on the same server, so the commands of one
+    /// pipelined batch on both are applied in order. Default `true` (one
+    /// node); a pool answers by its routing.
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        let _ = (a, b);
+        true
     }
 }
 
@@ -429,6 +448,12 @@ macro_rules! delegate_store {
                 f: &mut UpdateFn<'_>,
             ) -> Result<Updated> {
                 (**self).update(key, ttl, max_attempts, f)
+            }
+            fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+                (**self).pipeline(ops)
+            }
+            fn colocated(&self, a: &Key, b: &Key) -> bool {
+                (**self).colocated(a, b)
             }
         }
     )*};

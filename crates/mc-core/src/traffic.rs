@@ -73,3 +73,16 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Traffic) {
     let out = f();
     (out, current() - before)
 }
+
+/// Run `f` and count everything it sent as `round_trips` round trips,
+/// keeping its command count: how the embedded store reports a pipelined
+/// batch (one "round trip", as a server would see it).
+pub fn as_round_trips<T>(round_trips: u64, f: impl FnOnce() -> T) -> T {
+    let (out, t) = measure(f);
+    COUNTERS.with(|c| {
+        let mut now = c.get();
+        now.round_trips = now.round_trips.wrapping_sub(t.round_trips) + round_trips;
+        c.set(now);
+    });
+    out
+}

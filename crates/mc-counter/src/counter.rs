@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, Ttl};
+use mc_core::{Error, Key, Op, Reply, Result, Store, Ttl};
 
 use crate::{CounterOptions, read_counter};
 
@@ -76,6 +76,58 @@ impl Counter {
     /// Add `delta`; the new value. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
         self.store.incr_or_init(&self.key, delta, delta, self.ttl)
+    }
+
+    /// Add to many counters at once: one pipelined batch, so one round trip
+    /// per server however many counters. One result per counter, in order
+    /// (the increments are independent: one failing does not undo the
+    /// others). Every counter must use the same store, else
+    /// [`Error::InvalidArgument`] for all.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mc_core::{MemoryStore, Store};
+    /// use mc_counter::Counter;
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let views = Counter::new(store.clone(), "views")?;
+    /// let clicks = Counter::new(store.clone(), "clicks")?;
+    /// let new = Counter::incr_many(&[(&views, 10), (&clicks, 1), (&views, 5)]);
+    /// let new: Vec<u64> = new.into_iter().collect::<Result<_, _>>()?;
+    /// assert_eq!(new, [10, 1, 15]);
+    /// # Ok::<(), mc_core::Error>(())
+    /// ```
+    pub fn incr_many(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
+        let Some((first, _)) = counters.first() else {
+            return Vec::new();
+        };
+        let thin = |c: &Counter| Arc::as_ptr(&c.store).cast::<()>();
+        if counters.iter().any(|(c, _)| thin(c) != thin(first)) {
+            return counters
+                .iter()
+                .map(|_| {
+                    Err(Error::InvalidArgument(
+                        "Counter::incr_many needs counters on the same store; group them by store"
+                            .into(),
+                    ))
+                })
+                .collect();
+        }
+        let ops: Vec<Op<'_>> = counters
+            .iter()
+            .map(|(c, delta)| Op::IncrOrInit {
+                key: &c.key,
+                delta: *delta,
+                initial: *delta,
+                ttl: c.ttl,
+            })
+            .collect();
+        first
+            .store
+            .pipeline(&ops)
+            .into_iter()
+            .map(|r| r.and_then(Reply::value))
+            .collect()
     }
 
     /// Subtract `delta`, stopping at 0; the new value (0 if the counter does

@@ -10,7 +10,7 @@
 //! | [`ViewCounter`] | views of an object whose true total lives in a database: the cache is seeded from a loader with `add`, never `set` | 1 (2 on a miss) |
 //! | [`ShadowCounter`] | events in the previous period T (two keys swapping roles) | incr 1, value 1 |
 //! | [`WindowCounter`] | events in the last N−1 slots of length p (e.g. users online in 5 minutes) | incr 1, value 1 |
-//! | [`RateLimiter`] | requests per window: fixed window, or a sliding-window estimate | check 1 (fixed) / 2 (sliding), peek 1 |
+//! | [`RateLimiter`] | requests per window: fixed window, or a sliding-window estimate | check 1, peek 1 |
 //!
 //! ```
 //! use std::sync::Arc;

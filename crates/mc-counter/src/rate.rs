@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store};
+use mc_core::{Clock, Error, Key, Op, Result, Store};
 
 use crate::{CounterOptions, read_counter, ttl_secs};
 
@@ -42,9 +42,10 @@ pub struct Decision {
 /// windows (the sliding mode reads the previous one); a key is never reused,
 /// so expiry timing cannot mix windows.
 ///
-/// * [`check`](Self::check) counts the request and decides. Fixed: one
-///   round trip. Sliding: two (increment the current window, read the
-///   previous). Denied requests are counted too, so a client that keeps
+/// * [`check`](Self::check) counts the request and decides: one round trip
+///   (sliding: the increment of the current window and the read of the
+///   previous one go in one pipelined batch; on a pool whose two window keys
+///   live on different servers, both servers are asked at once). Denied requests are counted too, so a client that keeps
 ///   hammering stays limited.
 /// * [`peek`](Self::peek) decides without counting: one round trip.
 ///
@@ -131,14 +132,33 @@ impl RateLimiter {
     pub fn check(&self) -> Result<Decision> {
         let now_ms = self.clock.now_ms();
         let w = now_ms / 1000 / self.window;
-        let current = self
-            .store
-            .incr_or_init(&self.key(w)?, 1, 1, ttl_secs(2 * self.window))?;
-        let previous = match self.mode {
-            Window::Fixed => 0,
+        let current_key = self.key(w)?;
+        let count = Op::IncrOrInit {
+            key: &current_key,
+            delta: 1,
+            initial: 1,
+            ttl: ttl_secs(2 * self.window),
+        };
+        let (current, previous) = match self.mode {
+            Window::Fixed => (count.apply(self.store.as_ref())?.value()?, 0),
             Window::Sliding => {
-                let key = self.key(w.wrapping_sub(1))?;
-                read_counter(self.store.get(&key)?, &key)?
+                // Both in one pipelined batch: one round trip.
+                let previous_key = self.key(w.wrapping_sub(1))?;
+                let mut replies = self
+                    .store
+                    .pipeline(&[count, Op::Get(&previous_key)])
+                    .into_iter();
+                let mut next = || {
+                    replies.next().unwrap_or_else(|| {
+                        Err(Error::Protocol {
+                            server: self.store.backend_name().into(),
+                            message: "pipeline returned too few replies".into(),
+                        })
+                    })
+                };
+                let current = next()?.value()?;
+                let previous = read_counter(next()?.item()?, &previous_key)?;
+                (current, previous)
             }
         };
         Ok(self.decide(now_ms, previous, current, 0))

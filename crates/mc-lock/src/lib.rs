@@ -19,7 +19,11 @@
 //!   strictly increasing per lock name. Pass it to the protected resource,
 //!   which rejects writes carrying an older token than one it has seen: that
 //!   is what makes the lock safe when a paused holder wakes up after its lease
-//!   expired (Kleppmann, "How to do distributed locking").
+//!   expired (Kleppmann, "How to do distributed locking"). The add and the
+//!   increment go in one pipelined batch, so acquiring stays 1 round trip;
+//!   on a pool where the fence counter lives on another server than the
+//!   lock, the increment waits for the add's reply (2 round trips), because
+//!   only then do tokens follow the order of the leases.
 //! * **Auto-extension** — a background thread renews the lease every TTL/3
 //!   and reports when it was lost.
 //!
@@ -76,7 +80,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mc_core::{
-    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Result, Store, Stored, SystemClock, Ttl,
+    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Op, Reply, Result, Store, Stored,
+    SystemClock, Ttl,
 };
 
 /// Outcome of [`Guard::release`].
@@ -103,8 +108,9 @@ pub enum Extend {
 pub struct LockOptions {
     /// Prepended to every key (default empty), e.g. `"myapp/"`.
     pub prefix: String,
-    /// Hand out fencing tokens (default off; costs one more round trip per
-    /// acquire).
+    /// Hand out fencing tokens (default off; pipelined with the acquire, so
+    /// it adds a command but no round trip, except on a pool whose fence
+    /// counter lives on another server than the lock).
     pub fencing: bool,
     /// First backoff ceiling of [`Lock::acquire`] (default 1 ms).
     pub backoff_min: Duration,
@@ -220,11 +226,17 @@ impl Lock {
     }
 
     /// Take the lock if it is free: `Some(guard)`, or `None` if another owner
-    /// holds it. One round trip (two with fencing tokens).
+    /// holds it. One round trip, fencing token included (two with fencing on a
+    /// pool where the lock and its fence counter are on different servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
         let token = mc_core::random_token();
         let ttl = lease_ttl(self.ttl)?;
-        let cas = match self.store.add(&self.key, token.as_bytes(), ttl)? {
+        let (added, fencing_token) = if self.options.fencing {
+            self.add_fenced(&token, ttl)?
+        } else {
+            (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
+        };
+        let cas = match added {
             Stored::Stored(cas) => cas,
             Stored::NotStored => return Ok(None),
         };
@@ -235,21 +247,14 @@ impl Lock {
             cas: Mutex::new(cas),
             lost: AtomicBool::new(false),
         });
-        let fencing_token = if self.options.fencing {
-            let initial = self.options.clock.now_ms().saturating_mul(1000);
-            match self
-                .store
-                .incr_or_init(&self.fence_key, 1, initial, Ttl::Never)
-            {
-                Ok(token) => Some(token),
-                Err(e) => {
-                    // Do not keep a lock we cannot fence.
-                    let _ = state.release();
-                    return Err(e);
-                }
+        let fencing_token = match fencing_token {
+            Some(Err(e)) => {
+                // Do not keep a lock we cannot fence.
+                let _ = state.release();
+                return Err(e);
             }
-        } else {
-            None
+            Some(Ok(t)) => Some(t),
+            None => None,
         };
         Ok(Some(Guard {
             state,
@@ -257,6 +262,45 @@ impl Lock {
             renewer: None,
             done: false,
         }))
+    }
+
+    /// The `add` of the lock item and the fence increment. When both keys
+    /// are on the same server (always, except on a pool) they go in one
+    /// pipelined batch, applied in order: the increment runs right after a
+    /// successful add, inside the lease. Across two servers the increment
+    /// waits for the add's reply: sent together, a slow fence server could
+    /// apply this holder's increment after the next holder's, and tokens
+    /// would no longer follow the order of the leases.
+    fn add_fenced(&self, token: &str, ttl: Ttl) -> Result<(Stored, Option<Result<u64>>)> {
+        let initial = self.options.clock.now_ms().saturating_mul(1000);
+        let fence = Op::IncrOrInit {
+            key: &self.fence_key,
+            delta: 1,
+            initial,
+            ttl: Ttl::Never,
+        };
+        if !self.store.colocated(&self.key, &self.fence_key) {
+            let added = self.store.add(&self.key, token.as_bytes(), ttl)?;
+            let tok = added
+                .is_stored()
+                .then(|| fence.apply(self.store.as_ref())?.value());
+            return Ok((added, tok));
+        }
+        let add = Op::Add {
+            key: &self.key,
+            value: token.as_bytes(),
+            ttl,
+        };
+        let mut replies = self.store.pipeline(&[add, fence]).into_iter();
+        let missing = || Error::Protocol {
+            server: self.store.backend_name().into(),
+            message: "pipeline returned too few replies".into(),
+        };
+        let added = replies.next().ok_or_else(missing)??.stored()?;
+        let tok = replies.next().ok_or_else(missing)?.and_then(Reply::value);
+        // A failed add still bumped the counter: tokens skip a number, which
+        // keeps them increasing.
+        Ok((added, added.is_stored().then_some(tok)))
     }
 
     /// Wait up to `timeout` for the lock, retrying with jittered exponential

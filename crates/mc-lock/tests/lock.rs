@@ -111,6 +111,61 @@ fn round_trips_on_memcached() {
     );
 }
 
+/// Acquiring with a fencing token is one pipelined round trip (add + ma) on
+/// one server, and on a pool when lock and fence share a server; across two
+/// servers it is two, in order.
+#[test]
+fn fenced_acquire_round_trips() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let lock = Lock::with_options(
+        store,
+        "rt-fenced",
+        Duration::from_secs(10),
+        fast(None, true),
+    )
+    .unwrap();
+    lock.holder().unwrap(); // warm the connection
+    let (guard, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+    assert_eq!((t.round_trips, t.commands), (1, 2), "fenced try_acquire");
+    let first = guard.fencing_token().unwrap();
+    guard.release().unwrap();
+    let (again, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+    assert_eq!(t.round_trips, 1);
+    assert_eq!(again.fencing_token(), Some(first + 1));
+    let (busy, t) = traffic::measure(|| lock.try_acquire().unwrap());
+    assert!(busy.is_none());
+    assert_eq!(t.round_trips, 1, "fenced try_acquire when held");
+
+    let pool = mc_testkit::ServerPool::start(3, Default::default());
+    let pooled = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
+    let (mut same, mut split) = (0, 0);
+    for i in 0..12 {
+        let name = format!("fenced-{i}");
+        let (lk, fk) = (
+            Key::new(format!("lock:{name}:owner")).unwrap(),
+            Key::new(format!("lock:{name}:fence")).unwrap(),
+        );
+        let colocated = pooled.colocated(&lk, &fk);
+        let lock = Lock::with_options(
+            pooled.clone(),
+            &name,
+            Duration::from_secs(10),
+            fast(None, true),
+        )
+        .unwrap();
+        lock.holder().unwrap();
+        let (g, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+        assert!(g.fencing_token().is_some());
+        let expected = if colocated { 1 } else { 2 };
+        assert_eq!(t.round_trips, expected, "{name}: colocated {colocated}");
+        if colocated { same += 1 } else { split += 1 }
+    }
+    println!(
+        "fenced try_acquire: 1 round trip on one server; pool of 3: {same} locks colocated with their fence (1 round trip), {split} split (2)"
+    );
+}
+
 /// A holder whose lease expired cannot release or extend the next holder's
 /// lock; fencing tokens keep increasing across holders.
 fn expired_holder(store: Arc<dyn Store>, clock: Option<&ManualClock>, wait: &dyn Fn()) {

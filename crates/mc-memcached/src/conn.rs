@@ -373,6 +373,90 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Write a pre-encoded pipeline payload (one `write` loop on the
+    /// socket), redialing once if a pooled connection fails before any byte
+    /// left.
+    pub(crate) fn send_payload(
+        &mut self,
+        payload: &[u8],
+        deadline: Instant,
+    ) -> Result<(), SendError> {
+        loop {
+            let conn = self.armed(deadline).map_err(SendError::Dial)?;
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            let mut written = 0;
+            let outcome = conn.probe.set_write_timeout(Some(left)).and_then(|()| {
+                while written < payload.len() {
+                    match conn.probe.write(&payload[written..]) {
+                        Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                        Ok(n) => written += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            });
+            match outcome {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let retry = self.pooled && written == 0 && !is_timeout(&e);
+                    self.discard();
+                    if retry {
+                        continue;
+                    }
+                    self.server.drain();
+                    return Err(SendError::Io {
+                        error: e,
+                        sent: written > 0,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Read one reply of a pipeline sent with [`send_payload`](Self::send_payload).
+    /// `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back as
+    /// `Err(Rejected | Server)` with the stream still in step; any other
+    /// error leaves it unusable (the connection is dropped).
+    pub(crate) fn receive(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<MetaCommandResult, memcache::exp::Error> {
+        let conn = match self.armed(deadline) {
+            Ok(conn) => conn,
+            Err(_) => return Err(io::Error::from(io::ErrorKind::NotConnected).into()),
+        };
+        let received = conn.meta.receive().and_then(parse_meta_result);
+        self.pooled = false;
+        if let Err(e) = &received
+            && !matches!(
+                e,
+                memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
+            )
+        {
+            self.discard();
+            self.server.drain();
+        }
+        received
+    }
+
+    /// Drop the connection instead of returning it to the pool.
+    pub(crate) fn forget(&mut self) {
+        self.discard();
+    }
+
+    /// The server's address.
+    pub(crate) fn server_addr(&self) -> &str {
+        &self.server.addr
+    }
+
+    /// The configured exchange timeout.
+    pub(crate) fn io_timeout(&self) -> Duration {
+        self.config.io_timeout
+    }
+
     fn discard(&mut self) {
         self.conn = None;
         self.pooled = false;
@@ -451,6 +535,21 @@ impl Drop for Session<'_> {
             self.server.put_back(conn, self.config);
         }
     }
+}
+
+/// Why [`Session::send_payload`] failed.
+pub(crate) enum SendError {
+    /// No connection could be made (nothing was sent).
+    Dial(Error),
+    /// Writing failed; `sent` if some bytes had left.
+    Io { error: io::Error, sent: bool },
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
 }
 
 fn is_transport(error: &memcache::exp::Error) -> bool {

@@ -56,14 +56,15 @@
 #![deny(missing_docs)]
 
 mod conn;
+mod pipeline;
 mod route;
 
 use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 use mc_core::{
-    CasOutcome, Clock, DeleteOutcome, Error, Item, Key, Result, Store, Stored, SystemClock, Ttl,
-    item_size,
+    CasOutcome, Clock, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored,
+    SystemClock, Ttl, item_size,
 };
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
@@ -356,6 +357,83 @@ impl MemcachedStore {
     }
 }
 
+impl MemcachedStore {
+    /// `append_or_add`; with `missed`, a first append already answered NS
+    /// (in a pipeline), so start from the probe (1.6.20+) or the add.
+    pub(crate) fn append_or_add_from(
+        &self,
+        key: &Key,
+        value: &[u8],
+        ttl: Ttl,
+        missed: bool,
+    ) -> Result<()> {
+        self.check_size(key, value.len())?;
+        let mut s = self.session(key)?;
+        let exp = exptime(ttl);
+        if s.version().has_append_vivify() {
+            let c = cmd(MetaOp::Set, key)
+                .value(value)
+                .flag("MA")
+                .flag(format!("N{exp}"));
+            if missed {
+                self.not_stored_reason(&mut s, key, value.len())?;
+            }
+            for _ in 0..4 {
+                let r = s.exchange(key, &c)?;
+                match r.rc {
+                    ReturnCode::Hd => return Ok(()),
+                    // With N, NS means "too large" (an error here), or a
+                    // delete between the two commands: then try again.
+                    ReturnCode::Ns => {
+                        self.not_stored_reason(&mut s, key, value.len())?;
+                    }
+                    _ => return Err(self.unexpected(key, "ms MA N", &r)),
+                }
+            }
+            return Err(Error::Conflict {
+                key: key.display(),
+                attempts: 4,
+            });
+        }
+        // 1.6.18 and older: append; on a miss add; if add lost, append again.
+        for round in 0..16 {
+            let r = if missed && round == 0 {
+                None
+            } else {
+                Some(s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag("MA"))?)
+            };
+            match r.map(|r| (r.rc, r)) {
+                None => {}
+                Some((rc, r)) => match rc {
+                    ReturnCode::Hd => return Ok(()),
+                    // After add said the key exists, NS may mean "too large".
+                    ReturnCode::Ns if round > 0 => {
+                        if self.not_stored_reason(&mut s, key, value.len())? == NotStored::Exists {
+                            continue;
+                        }
+                    }
+                    ReturnCode::Ns => {}
+                    _ => return Err(self.unexpected(key, "ms MA", &r)),
+                },
+            }
+            let add = cmd(MetaOp::Set, key)
+                .value(value)
+                .flag("ME")
+                .flag(format!("T{exp}"));
+            let r = s.exchange(key, &add)?;
+            match r.rc {
+                ReturnCode::Hd => return Ok(()),
+                ReturnCode::Ns => continue,
+                _ => return Err(self.unexpected(key, "ms ME", &r)),
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 16,
+        })
+    }
+}
+
 /// Request bytes per pipelined batch (one round trip each).
 const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
 
@@ -499,60 +577,7 @@ impl Store for MemcachedStore {
     }
 
     fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.check_size(key, value.len())?;
-        let mut s = self.session(key)?;
-        let exp = exptime(ttl);
-        if s.version().has_append_vivify() {
-            let c = cmd(MetaOp::Set, key)
-                .value(value)
-                .flag("MA")
-                .flag(format!("N{exp}"));
-            for _ in 0..4 {
-                let r = s.exchange(key, &c)?;
-                match r.rc {
-                    ReturnCode::Hd => return Ok(()),
-                    // With N, NS means "too large" (an error here), or a
-                    // delete between the two commands: then try again.
-                    ReturnCode::Ns => {
-                        self.not_stored_reason(&mut s, key, value.len())?;
-                    }
-                    _ => return Err(self.unexpected(key, "ms MA N", &r)),
-                }
-            }
-            return Err(Error::Conflict {
-                key: key.display(),
-                attempts: 4,
-            });
-        }
-        // 1.6.18 and older: append; on a miss add; if add lost, append again.
-        for round in 0..16 {
-            let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag("MA"))?;
-            match r.rc {
-                ReturnCode::Hd => return Ok(()),
-                // After add said the key exists, NS may mean "too large".
-                ReturnCode::Ns if round > 0 => {
-                    if self.not_stored_reason(&mut s, key, value.len())? == NotStored::Exists {
-                        continue;
-                    }
-                }
-                ReturnCode::Ns => {}
-                _ => return Err(self.unexpected(key, "ms MA", &r)),
-            }
-            let add = cmd(MetaOp::Set, key)
-                .value(value)
-                .flag("ME")
-                .flag(format!("T{exp}"));
-            let r = s.exchange(key, &add)?;
-            match r.rc {
-                ReturnCode::Hd => return Ok(()),
-                ReturnCode::Ns => continue,
-                _ => return Err(self.unexpected(key, "ms ME", &r)),
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 16,
-        })
+        self.append_or_add_from(key, value, ttl, false)
     }
 
     fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
@@ -600,6 +625,14 @@ impl Store for MemcachedStore {
             ReturnCode::Nf => Ok(DeleteOutcome::NotFound),
             _ => Err(self.unexpected(key, "md C", &r)),
         }
+    }
+
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        self.run_pipeline(ops)
+    }
+
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        self.server_for(a) == self.server_for(b)
     }
 
     fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {

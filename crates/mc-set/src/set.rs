@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use mc_core::{CasOutcome, Error, Key, Result, Store, Ttl};
+use mc_core::{CasOutcome, Error, Key, Op as StoreOp, Reply, Result, Store, Ttl};
 
-use crate::codec::{Decoded, Op, binary, text};
+pub(crate) use crate::codec::Op;
+use crate::codec::{Decoded, binary, text};
 
 /// Which codec a set uses (see [`codec`](crate::codec)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,29 +157,54 @@ impl Set {
 
     /// Add `members`: one append (creating the set if needed).
     pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        if members.is_empty() {
-            return Ok(());
-        }
-        let tokens = self.codec.encode(Op::Add, &as_slices(members));
-        match self.store.append_or_add(&self.key, &tokens, self.ttl) {
-            Err(Error::ValueTooLarge { .. }) if self.compact()? => {
-                self.store.append_or_add(&self.key, &tokens, self.ttl)
-            }
-            other => other,
-        }
+        self.write(Op::Add, &as_slices(members))
     }
 
     /// Remove `members`: one append; a missing set stays missing.
     pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write(Op::Remove, &as_slices(members))
+    }
+
+    fn write(&self, op: Op, members: &[&[u8]]) -> Result<()> {
         if members.is_empty() {
             return Ok(());
         }
-        let tokens = self.codec.encode(Op::Remove, &as_slices(members));
-        match self.store.append(&self.key, &tokens) {
+        let tokens = self.tokens(op, members);
+        let first = self.store_op(op, &tokens).apply(self.store.as_ref());
+        self.finish(op, &tokens, first)
+    }
+
+    /// The encoded tokens of an add or remove.
+    pub(crate) fn tokens(&self, op: Op, members: &[&[u8]]) -> Vec<u8> {
+        self.codec.encode(op, members)
+    }
+
+    /// The store operation that writes `tokens`: `append_or_add` for an
+    /// add, `append` for a remove (a missing set stays missing). Tables and
+    /// sharded sets put it in a pipelined batch.
+    pub(crate) fn store_op<'a>(&'a self, op: Op, tokens: &'a [u8]) -> StoreOp<'a> {
+        match op {
+            Op::Add => StoreOp::AppendOrAdd {
+                key: &self.key,
+                value: tokens,
+                ttl: self.ttl,
+            },
+            Op::Remove => StoreOp::Append {
+                key: &self.key,
+                value: tokens,
+            },
+        }
+    }
+
+    /// Handle the result of [`store_op`](Self::store_op): when the item is
+    /// full, compact and write once more.
+    pub(crate) fn finish(&self, op: Op, tokens: &[u8], result: Result<Reply>) -> Result<()> {
+        match result {
             Ok(_) => Ok(()),
-            Err(Error::ValueTooLarge { .. }) if self.compact()? => {
-                self.store.append(&self.key, &tokens).map(drop)
-            }
+            Err(Error::ValueTooLarge { .. }) if self.compact()? => self
+                .store_op(op, tokens)
+                .apply(self.store.as_ref())
+                .map(drop),
             Err(e) => Err(e),
         }
     }

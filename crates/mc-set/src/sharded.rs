@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mc_core::{Key, Result, Store, stable_hash};
 
-use crate::set::{Codec, Set};
+use crate::set::{Codec, Op, Set};
 
 /// A set spread over `shards` keys by a stable hash of the member
 /// (XXH3-64 mod K), for sets larger than one 1 MiB item and to spread load
@@ -85,20 +85,40 @@ impl ShardedSet {
         groups
     }
 
-    /// Add `members`: one append per shard touched.
+    /// Add `members`: one append per shard touched, all in one pipelined
+    /// batch (one round trip per server).
     pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        for (shard, group) in self.shards.iter().zip(self.group(members)) {
-            shard.add(&group)?;
-        }
-        Ok(())
+        self.write(Op::Add, members)
     }
 
-    /// Remove `members`: one append per shard touched.
+    /// Remove `members`: one append per shard touched, all in one pipelined
+    /// batch (one round trip per server).
     pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        for (shard, group) in self.shards.iter().zip(self.group(members)) {
-            shard.remove(&group)?;
+        self.write(Op::Remove, members)
+    }
+
+    fn write<M: AsRef<[u8]>>(&self, op: Op, members: &[M]) -> Result<()> {
+        let writes: Vec<(&Set, Vec<u8>)> = self
+            .shards
+            .iter()
+            .zip(self.group(members))
+            .filter(|(_, group)| !group.is_empty())
+            .map(|(shard, group)| (shard, shard.tokens(op, &group)))
+            .collect();
+        let ops: Vec<_> = writes
+            .iter()
+            .map(|(shard, tokens)| shard.store_op(op, tokens))
+            .collect();
+        let results = self.store.pipeline(&ops);
+        // Finish every shard (compaction retries), then report the first
+        // failure.
+        let mut first_error = None;
+        for ((shard, tokens), result) in writes.iter().zip(results) {
+            if let Err(e) = shard.finish(op, tokens, result) {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Every member, shard by shard: one `get_multi`.

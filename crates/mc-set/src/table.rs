@@ -2,18 +2,19 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, Ttl, is_key_byte, stable_hash128};
+use mc_core::{Key, Op as StoreOp, Reply, Result, Store, Ttl, is_key_byte, stable_hash128};
 
-use crate::set::Set;
+use crate::set::{Op, Set};
 
 /// A distributed table (seed 001): `has(member)` in O(1) through a key per
 /// member, plus the member list kept as a [`Set`] — appended to, so no lock
 /// is needed (the seed's lock is not). With values it is a distributed map.
 ///
-/// * `set(member, value)` (and `add(member)`) writes the member's key, then appends to the
-///   list: 2 round trips.
+/// * `set(member, value)` (and `add(member)`) writes the member's key and
+///   appends to the list in one pipelined batch: 1 round trip (on memcached
+///   before 1.6.20, 2 the first time, when the list is created).
 /// * `has`/`get` read the member's key: 1 round trip.
-/// * `delete` deletes the member's key, then appends a removal: 2.
+/// * `delete` deletes the member's key and appends a removal, pipelined: 1.
 /// * `keys` reads the list: 1. `entries` reads the list and then every
 ///   member's key in one `get_multi`: 2.
 ///
@@ -22,10 +23,12 @@ use crate::set::Set;
 /// a valid key part (whitespace, control bytes, over 150 bytes, or starting
 /// with `#`) is named `#<XXH3-128 hex>` instead.
 ///
-/// **Consistency.** The two writes are not atomic. A crash between them
-/// leaves a member key without a list entry (`has` true, `keys` without it);
-/// `entries` only returns members whose key exists. Eviction can drop either
-/// side.
+/// **Consistency.** The two writes are not atomic: they are sent together
+/// and each is applied on its own. One can fail while the other lands (a
+/// crash, a server of a pool down, a value over the item limit, memory full):
+/// a member key without a list entry (`has` true, `keys` without it), or a
+/// list entry without a member key (`keys` lists it, `has` false). `entries`
+/// only returns members whose key exists. Eviction can drop either side.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -91,11 +94,32 @@ impl Table {
         self.set(member, b"")
     }
 
-    /// Set `member`'s value, adding the member if it is new.
+    /// Set `member`'s value, adding the member if it is new: the member's
+    /// key and the list append go in one pipelined batch (one round trip).
     pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
         let member = member.as_ref();
-        self.store.set(&self.member_key(member)?, value, self.ttl)?;
-        self.list.add(&[member])
+        let key = self.member_key(member)?;
+        let tokens = self.list.tokens(Op::Add, &[member]);
+        let write = StoreOp::Set {
+            key: &key,
+            value,
+            ttl: self.ttl,
+        };
+        let [entry, list] = self.both(write, self.list.store_op(Op::Add, &tokens))?;
+        entry?;
+        self.list.finish(Op::Add, &tokens, list)
+    }
+
+    /// Two ops in one batch, their two results.
+    fn both(&self, a: StoreOp<'_>, b: StoreOp<'_>) -> Result<[Result<Reply>; 2]> {
+        let mut replies = self.store.pipeline(&[a, b]).into_iter();
+        match (replies.next(), replies.next()) {
+            (Some(a), Some(b)) => Ok([a, b]),
+            _ => Err(mc_core::Error::Protocol {
+                server: self.store.backend_name().into(),
+                message: "pipeline returned too few replies".into(),
+            }),
+        }
     }
 
     /// Whether `member` is present: one round trip.
@@ -114,11 +138,18 @@ impl Table {
             .map(|i| i.value))
     }
 
-    /// Remove `member`; whether it was present.
+    /// Remove `member`; whether it was present. The delete and the list
+    /// append go in one pipelined batch (one round trip).
     pub fn delete(&self, member: impl AsRef<[u8]>) -> Result<bool> {
         let member = member.as_ref();
-        let existed = self.store.delete(&self.member_key(member)?)?;
-        self.list.remove(&[member])?;
+        let key = self.member_key(member)?;
+        let tokens = self.list.tokens(Op::Remove, &[member]);
+        let [existed, list] = self.both(
+            StoreOp::Delete(&key),
+            self.list.store_op(Op::Remove, &tokens),
+        )?;
+        let existed = existed?.applied()?;
+        self.list.finish(Op::Remove, &tokens, list)?;
         Ok(existed)
     }
 

@@ -76,11 +76,34 @@ fn round_trips_on_memcached() {
     );
     assert_eq!(
         rt(|| sharded.add(&batch).unwrap()),
-        4,
-        "one append per shard touched"
+        1,
+        "ShardedSet::add: one append per shard, one pipelined batch"
     );
+    assert_eq!(
+        rt(|| sharded.remove(&batch[..50]).unwrap()),
+        1,
+        "ShardedSet::remove"
+    );
+
+    let table = Table::new(Arc::clone(&store), "trt").unwrap();
+    let table_first = rt(|| table.set("ann", b"1").unwrap());
+    assert!(table_first <= 2, "first Table::set: {table_first}");
+    assert_eq!(rt(|| table.set("bob", b"2").unwrap()), 1, "Table::set");
+    assert_eq!(rt(|| table.add("cy").unwrap()), 1, "Table::add");
+    assert_eq!(
+        rt(|| assert!(table.delete("bob").unwrap())),
+        1,
+        "Table::delete"
+    );
+    assert_eq!(
+        rt(|| assert!(!table.delete("zed").unwrap())),
+        1,
+        "Table::delete miss"
+    );
+    assert_eq!(table.keys().unwrap(), [b"ann".to_vec(), b"cy".to_vec()]);
     println!(
-        "set round trips on memcached: first add {first}, add 1, remove 1, members 1 (2 compacting), sharded members 1"
+        "set round trips on memcached: first add {first}, add 1, remove 1, members 1 (2 compacting), \
+         sharded members 1, sharded add 1, sharded remove 1, Table::set 1 (first {table_first}), Table::add 1, Table::delete 1"
     );
 }
 
@@ -228,6 +251,12 @@ fn sharded_set_on_a_pool() {
     let members: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
     set.add(&members).unwrap();
     set.remove(&members[..500]).unwrap();
+    let (_, t) = traffic::measure(|| set.add(&members[500..]).unwrap());
+    assert!(
+        t.round_trips <= 3,
+        "ShardedSet::add: one round trip per server, {t:?}"
+    );
+    assert_eq!(t.commands, 16, "one append per shard");
     let (got, t) = traffic::measure(|| set.members().unwrap());
     assert_eq!(got.len(), 500);
     assert!(

@@ -1,0 +1,618 @@
+//! [`Store::pipeline`] on memcached: each server's share of a batch is one
+//! payload of meta commands, each tagged `O<position>`, quiet (`q`) where a
+//! success reply carries nothing, and closed by `mn`. Payloads go to every
+//! server before any reply is read, so the batch costs one round trip of
+//! latency. Replies are matched by opaque; the run ends at `MN`.
+//!
+//! Quiet mode on memcached 1.6 suppresses `EN` of `mg` and `HD` of `ms`/`md`;
+//! those ops come back only when they miss or fail. Ops whose reply carries
+//! a value or a CAS id (`set`, `add`, `cas`, `incr`, ...) are sent without
+//! `q`. A `CLIENT_ERROR`/`SERVER_ERROR` line has no opaque: it belongs to one
+//! of the unanswered commands between the replies around it, and is
+//! attributed exactly when that is determined, otherwise every candidate
+//! gets an [`Error::Ambiguous`].
+
+use std::time::Instant;
+
+use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, traffic};
+use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
+
+use crate::conn::{SendError, Session};
+use crate::{MAX_BATCH_REQUEST_BYTES, MemcachedStore, cas_of, cmd, exptime};
+
+/// One op, encoded for its server.
+struct Planned {
+    /// Position in the caller's batch.
+    index: usize,
+    command: MetaCommand,
+    quiet: bool,
+    /// `md C`, which servers before 1.6.13 get wrong.
+    delete_cas: bool,
+}
+
+/// What happened to one op on the wire.
+enum Outcome {
+    /// A reply line (with its data block).
+    Reply(MetaCommandResult),
+    /// No reply before `MN`: a quiet success.
+    Quiet,
+    /// Run it again on its own, through the ordinary method (an `NS` that
+    /// needs a probe, or a command the server version lacks).
+    Again,
+    Failed(Error),
+}
+
+impl MemcachedStore {
+    /// Encode `op` and say whether it can be quiet.
+    fn plan(&self, op: &Op<'_>) -> Result<(MetaCommand, bool)> {
+        let ttl_flag = |ttl| format!("T{}", exptime(ttl));
+        Ok(match *op {
+            Op::Get(key) => (cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"), true),
+            Op::Set { key, value, ttl } => {
+                self.check_size(key, value.len())?;
+                let c = cmd(MetaOp::Set, key).value(value).flag(ttl_flag(ttl));
+                (c.flag("c"), false)
+            }
+            Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
+                self.check_size(key, value.len())?;
+                let mode = if matches!(op, Op::Add { .. }) {
+                    "ME"
+                } else {
+                    "MR"
+                };
+                let c = cmd(MetaOp::Set, key).value(value).flag(mode);
+                (c.flag(ttl_flag(ttl)).flag("c"), false)
+            }
+            Op::Cas {
+                key,
+                value,
+                ttl,
+                cas,
+            } => {
+                self.check_size(key, value.len())?;
+                let c = cmd(MetaOp::Set, key).value(value).flag(format!("C{cas}"));
+                (c.flag(ttl_flag(ttl)).flag("c"), false)
+            }
+            Op::Append { key, value } | Op::Prepend { key, value } => {
+                self.check_size(key, value.len())?;
+                let mode = if matches!(op, Op::Append { .. }) {
+                    "MA"
+                } else {
+                    "MP"
+                };
+                (cmd(MetaOp::Set, key).value(value).flag(mode), true)
+            }
+            // `N` (create on a miss) is sent to every server: 1.6.20 and
+            // later honour it, older ones answer NS and the op is finished
+            // by the append/add loop afterwards.
+            Op::AppendOrAdd { key, value, ttl } => {
+                self.check_size(key, value.len())?;
+                let c = cmd(MetaOp::Set, key).value(value).flag("MA");
+                (c.flag(format!("N{}", exptime(ttl))), true)
+            }
+            Op::Incr { key, delta } | Op::Decr { key, delta } => {
+                let mut c = cmd(MetaOp::Arithmetic, key)
+                    .flag(format!("D{delta}"))
+                    .flag("v");
+                if matches!(op, Op::Decr { .. }) {
+                    c = c.flag("MD");
+                }
+                (c, false)
+            }
+            Op::IncrOrInit {
+                key,
+                delta,
+                initial,
+                ttl,
+            } => {
+                let c = cmd(MetaOp::Arithmetic, key)
+                    .flag(format!("N{}", exptime(ttl)))
+                    .flag(format!("J{initial}"))
+                    .flag(format!("D{delta}"))
+                    .flag("v");
+                (c, false)
+            }
+            Op::Delete(key) => (cmd(MetaOp::Delete, key), true),
+            Op::DeleteCas { key, cas } => (cmd(MetaOp::Delete, key).flag(format!("C{cas}")), true),
+            Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
+        })
+    }
+
+    /// The [`Store::pipeline`] of this backend (see the module docs).
+    pub(crate) fn run_pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
+        let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
+        for (index, op) in ops.iter().enumerate() {
+            match self.plan(op) {
+                Ok((command, quiet)) => groups[self.server_for(op.key())].push(Planned {
+                    index,
+                    command: command.flag(format!("O{index}")),
+                    quiet,
+                    delete_cas: matches!(op, Op::DeleteCas { .. }),
+                }),
+                Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
+            }
+        }
+        // Each server's share, cut into payloads of bounded size: the whole
+        // payload is written before any reply is read.
+        let mut chunks: Vec<Vec<&[Planned]>> = groups.iter().map(|g| chunk(g)).collect();
+        let mut sessions: Vec<Option<Session<'_>>> =
+            (0..self.servers.len()).map(|_| None).collect();
+        let rounds = chunks.iter().map(Vec::len).max().unwrap_or(0);
+        for round in 0..rounds {
+            let deadline = Instant::now() + self.config.io_timeout;
+            let mut sent = Vec::new();
+            for server in 0..self.servers.len() {
+                let Some(part) = chunks[server].get(round).copied() else {
+                    continue;
+                };
+                let alone = match self.send_part(&mut sessions[server], server, part, deadline) {
+                    Ok(alone) => alone,
+                    Err(e) => {
+                        let failed_keys: Vec<&Key> =
+                            part.iter().map(|p| ops[p.index].key()).collect();
+                        for (p, key) in part.iter().zip(failed_keys) {
+                            outcomes[p.index] = Some(Outcome::Failed(e.for_op(key, &ops[p.index])));
+                        }
+                        // The server failed: skip its later payloads too.
+                        for later in chunks[server].iter().skip(round + 1) {
+                            for p in later.iter() {
+                                let key = ops[p.index].key();
+                                outcomes[p.index] =
+                                    Some(Outcome::Failed(e.for_op(key, &ops[p.index])));
+                            }
+                        }
+                        chunks[server].truncate(round + 1);
+                        sessions[server] = None;
+                        continue;
+                    }
+                };
+                sent.push((server, part, alone));
+            }
+            for (server, part, alone) in sent {
+                let Some(session) = sessions[server].as_mut() else {
+                    continue;
+                };
+                let replies = read_replies(session, part, &alone, ops, deadline);
+                for (p, outcome) in part.iter().zip(replies) {
+                    outcomes[p.index] = Some(outcome);
+                }
+            }
+        }
+        drop(sessions);
+        ops.iter()
+            .zip(outcomes)
+            .map(|(op, outcome)| match outcome {
+                Some(Outcome::Reply(r)) => self.reply(op, Some(r)),
+                Some(Outcome::Quiet) => self.reply(op, None),
+                Some(Outcome::Failed(e)) => Err(e),
+                Some(Outcome::Again) => self.again(op),
+                None => op.apply(self),
+            })
+            .collect()
+    }
+
+    /// Encode and write one payload to `server`, opening its session first.
+    fn send_part<'s>(
+        &'s self,
+        session: &mut Option<Session<'s>>,
+        server: usize,
+        part: &[Planned],
+        deadline: Instant,
+    ) -> std::result::Result<Vec<usize>, PartError> {
+        if session.is_none() {
+            *session =
+                Some(Session::open(&self.servers[server], &self.config).map_err(PartError::Open)?);
+        }
+        let Some(s) = session.as_mut() else {
+            return Err(PartError::Open(Error::Protocol {
+                server: self.ids[server].clone(),
+                message: "session missing".into(),
+            }));
+        };
+        let mut payload = Vec::new();
+        let mut alone = Vec::new();
+        for (pos, p) in part.iter().enumerate() {
+            if p.delete_cas && !s.version().has_delete_cas() {
+                alone.push(pos);
+                continue;
+            }
+            let encoded = if p.quiet {
+                p.command.clone().flag("q").encode_into(&mut payload)
+            } else {
+                p.command.encode_into(&mut payload)
+            };
+            if let Err(e) = encoded {
+                return Err(PartError::Open(Error::InvalidArgument(format!(
+                    "cannot encode a pipelined command: {e}"
+                ))));
+            }
+        }
+        let noop = MetaCommand::new(MetaOp::Noop, Vec::new());
+        let _ = noop.encode_into(&mut payload);
+        traffic::record((part.len() - alone.len()) as u64);
+        s.send_payload(&payload, deadline)
+            .map(|()| alone)
+            .map_err(|e| match e {
+                SendError::Dial(e) => PartError::Open(e),
+                SendError::Io { error, sent } => PartError::Write {
+                    server: self.ids[server].clone(),
+                    error,
+                    sent,
+                    timeout: self.config.io_timeout,
+                },
+            })
+    }
+
+    /// Finish an op the batch could not: an append-like op that answered
+    /// NS (missing, or too large), or `md C` on a server before 1.6.13.
+    fn again(&self, op: &Op<'_>) -> Result<Reply> {
+        match *op {
+            Op::Append { key, value } | Op::Prepend { key, value } => {
+                let mut s = Session::open(&self.servers[self.server_for(key)], &self.config)?;
+                match self.not_stored_reason(&mut s, key, value.len())? {
+                    crate::NotStored::Missing => Ok(Reply::Applied(false)),
+                    crate::NotStored::Exists => op.apply(self),
+                }
+            }
+            Op::AppendOrAdd { key, value, ttl } => {
+                self.append_or_add_from(key, value, ttl, true)?;
+                Ok(Reply::Done)
+            }
+            _ => op.apply(self),
+        }
+    }
+
+    /// Turn the wire reply of `op` (`None`: a quiet success) into its
+    /// [`Reply`].
+    fn reply(&self, op: &Op<'_>, r: Option<MetaCommandResult>) -> Result<Reply> {
+        let key = op.key();
+        let Some(r) = r else {
+            return Ok(match op {
+                Op::Get(_) => Reply::Item(None),
+                Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_) => Reply::Applied(true),
+                Op::AppendOrAdd { .. } => Reply::Done,
+                Op::DeleteCas { .. } => Reply::Deleted(DeleteOutcome::Deleted),
+                _ => {
+                    return Err(Error::Protocol {
+                        server: self.ids[self.server_for(key)].clone(),
+                        message: format!("no reply to a pipelined {}", op.name()),
+                    });
+                }
+            });
+        };
+        let unexpected = || Err(self.unexpected(key, op.name(), &r));
+        Ok(match (op, r.rc) {
+            (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
+                flags: r.client_flags.unwrap_or(0),
+                cas: cas_of(&r),
+                value: r.value.clone().unwrap_or_default(),
+            })),
+            (Op::Get(_), ReturnCode::En) => Reply::Item(None),
+            (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas_of(&r)),
+            (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Hd) => {
+                Reply::Stored(Stored::Stored(cas_of(&r)))
+            }
+            (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Ns) => {
+                Reply::Stored(Stored::NotStored)
+            }
+            (Op::Cas { .. }, ReturnCode::Hd) => Reply::CasOutcome(CasOutcome::Stored(cas_of(&r))),
+            (Op::Cas { .. }, ReturnCode::Ex) => Reply::CasOutcome(CasOutcome::Exists),
+            (Op::Cas { .. }, ReturnCode::Nf) => Reply::CasOutcome(CasOutcome::NotFound),
+            (Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_), ReturnCode::Hd) => {
+                Reply::Applied(true)
+            }
+            (Op::Delete(_), ReturnCode::Nf) => Reply::Applied(false),
+            (Op::AppendOrAdd { .. }, ReturnCode::Hd) => Reply::Done,
+            (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Va) => {
+                Reply::Counter(Some(crate::counter_value(self, key, &r)?))
+            }
+            (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Nf) => Reply::Counter(None),
+            (Op::IncrOrInit { .. }, ReturnCode::Va) => {
+                Reply::Value(crate::counter_value(self, key, &r)?)
+            }
+            (Op::DeleteCas { .. }, ReturnCode::Hd) => Reply::Deleted(DeleteOutcome::Deleted),
+            (Op::DeleteCas { .. }, ReturnCode::Ex) => Reply::Deleted(DeleteOutcome::Exists),
+            (Op::DeleteCas { .. }, ReturnCode::Nf) => Reply::Deleted(DeleteOutcome::NotFound),
+            (Op::Touch { .. }, ReturnCode::Hd) => Reply::Applied(true),
+            (Op::Touch { .. }, ReturnCode::En) => Reply::Applied(false),
+            _ => return unexpected(),
+        })
+    }
+}
+
+/// Why a payload could not be sent.
+enum PartError {
+    /// No session (server down, dial failed): nothing was sent.
+    Open(Error),
+    /// The write failed, after `sent` some bytes had left or not.
+    Write {
+        server: String,
+        error: std::io::Error,
+        sent: bool,
+        timeout: std::time::Duration,
+    },
+}
+
+impl PartError {
+    fn for_op(&self, key: &Key, op: &Op<'_>) -> Error {
+        match self {
+            PartError::Open(e) => e.duplicate(),
+            PartError::Write {
+                server,
+                error,
+                sent,
+                timeout,
+            } => {
+                let timed_out = matches!(
+                    error.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                );
+                if *sent && op.has_side_effect() {
+                    Error::Ambiguous {
+                        key: key.display(),
+                        server: server.clone(),
+                        reason: format!("pipelined request partly written: {error}"),
+                    }
+                } else if timed_out {
+                    Error::Timeout {
+                        server: server.clone(),
+                        after: *timeout,
+                    }
+                } else {
+                    Error::Io {
+                        server: server.clone(),
+                        source: std::io::Error::new(error.kind(), error.to_string()),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Cut one server's ops into payloads of at most
+/// [`MAX_BATCH_REQUEST_BYTES`] (a single larger op goes alone).
+fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (pos, p) in ops.iter().enumerate() {
+        let len = p.command_len();
+        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
+            chunks.push(&ops[start..pos]);
+            (start, bytes) = (pos, 0);
+        }
+        bytes += len;
+    }
+    if start < ops.len() {
+        chunks.push(&ops[start..]);
+    }
+    chunks
+}
+
+impl Planned {
+    /// Roughly the encoded size.
+    fn command_len(&self) -> usize {
+        self.command.encode().map(|b| b.len()).unwrap_or(0) + 2
+    }
+}
+
+/// Read the replies of one payload up to `MN` and say what happened to each
+/// op of `part`.
+fn read_replies(
+    session: &mut Session<'_>,
+    part: &[Planned],
+    alone: &[usize],
+    ops: &[Op<'_>],
+    deadline: Instant,
+) -> Vec<Outcome> {
+    let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
+    for &pos in alone {
+        outcomes[pos] = Some(Outcome::Again);
+    }
+    let position_of = |r: &MetaCommandResult| -> Option<usize> {
+        let index: usize = std::str::from_utf8(r.opaque.as_deref()?)
+            .ok()?
+            .parse()
+            .ok()?;
+        part.iter().position(|p| p.index == index)
+    };
+    // Error lines since the last reply, and where that reply was.
+    let mut errors: Vec<memcache::exp::Error> = Vec::new();
+    let mut last: Option<usize> = None;
+    let mut had_error = false;
+    loop {
+        match session.receive(deadline) {
+            Ok(r) if r.rc == ReturnCode::Mn => {
+                settle_gap(
+                    session,
+                    part,
+                    ops,
+                    &mut outcomes,
+                    last,
+                    part.len(),
+                    &mut errors,
+                );
+                break;
+            }
+            Ok(r) => match position_of(&r) {
+                Some(pos) if last.is_none_or(|l| pos > l) && outcomes[pos].is_none() => {
+                    settle_gap(session, part, ops, &mut outcomes, last, pos, &mut errors);
+                    outcomes[pos] = Some(classify(&ops[part[pos].index], r));
+                    last = Some(pos);
+                }
+                _ => {
+                    // A reply we cannot place: the stream is out of step.
+                    session.forget();
+                    let server = session.server_addr().to_string();
+                    return finish_failed(part, ops, outcomes, |key, op| {
+                        protocol_or_ambiguous(
+                            &server,
+                            key,
+                            op,
+                            "a pipelined reply had an unknown opaque",
+                        )
+                    });
+                }
+            },
+            Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
+                had_error = true;
+                errors.push(e);
+            }
+            Err(e) => {
+                let server = session.server_addr().to_string();
+                let timeout = session.io_timeout();
+                let reason = e.to_string();
+                let timed_out = matches!(
+                    &e,
+                    memcache::exp::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
+                ) || matches!(e, memcache::exp::Error::Timeout { .. });
+                return finish_failed(part, ops, outcomes, |key, op| {
+                    if op.has_side_effect() {
+                        Error::Ambiguous {
+                            key: key.display(),
+                            server: server.clone(),
+                            reason: if timed_out {
+                                format!("no reply within {timeout:?}")
+                            } else {
+                                reason.clone()
+                            },
+                        }
+                    } else if timed_out {
+                        Error::Timeout {
+                            server: server.clone(),
+                            after: timeout,
+                        }
+                    } else {
+                        Error::Io {
+                            server: server.clone(),
+                            source: std::io::Error::other(reason.clone()),
+                        }
+                    }
+                });
+            }
+        }
+    }
+    if had_error {
+        // In step, but do not reuse a connection that saw an error reply.
+        session.forget();
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(Outcome::Quiet))
+        .collect()
+}
+
+fn protocol_or_ambiguous(server: &str, key: &Key, op: &Op<'_>, what: &str) -> Error {
+    if op.has_side_effect() {
+        Error::Ambiguous {
+            key: key.display(),
+            server: server.to_string(),
+            reason: what.to_string(),
+        }
+    } else {
+        Error::Protocol {
+            server: server.to_string(),
+            message: what.to_string(),
+        }
+    }
+}
+
+/// Ops not yet answered when the stream failed get `error(key, op)`.
+fn finish_failed(
+    part: &[Planned],
+    ops: &[Op<'_>],
+    outcomes: Vec<Option<Outcome>>,
+    error: impl Fn(&Key, &Op<'_>) -> Error,
+) -> Vec<Outcome> {
+    part.iter()
+        .zip(outcomes)
+        .map(|(p, o)| {
+            o.unwrap_or_else(|| {
+                let op = &ops[p.index];
+                Outcome::Failed(error(op.key(), op))
+            })
+        })
+        .collect()
+}
+
+/// The ops strictly between positions `after` and `before` got no reply:
+/// quiet successes, or the owners of the error lines read in between.
+fn settle_gap(
+    session: &Session<'_>,
+    part: &[Planned],
+    ops: &[Op<'_>],
+    outcomes: &mut [Option<Outcome>],
+    after: Option<usize>,
+    before: usize,
+    errors: &mut Vec<memcache::exp::Error>,
+) {
+    let start = after.map_or(0, |a| a + 1);
+    let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
+    let server = session.server_addr().to_string();
+    if errors.is_empty() {
+        for i in gap {
+            outcomes[i] = Some(if part[i].quiet {
+                Outcome::Quiet
+            } else {
+                Outcome::Failed(protocol_or_ambiguous(
+                    &server,
+                    ops[part[i].index].key(),
+                    &ops[part[i].index],
+                    "no reply to a pipelined command",
+                ))
+            });
+        }
+        return;
+    }
+    let errors = std::mem::take(errors);
+    // A command without `q` always answers: each one in the gap owns an
+    // error line. Quiet ones own the rest, if the count says which.
+    let loud: Vec<usize> = gap.iter().copied().filter(|&i| !part[i].quiet).collect();
+    let owners = if errors.len() == loud.len() {
+        Some(loud)
+    } else if errors.len() == gap.len() {
+        Some(gap.clone())
+    } else {
+        None
+    };
+    let Some(owners) = owners else {
+        let message = errors.first().map(ToString::to_string).unwrap_or_default();
+        for i in gap {
+            let op = &ops[part[i].index];
+            outcomes[i] = Some(Outcome::Failed(protocol_or_ambiguous(
+                &server,
+                op.key(),
+                op,
+                &format!(
+                    "{} of these pipelined commands failed ({message}); quiet mode does not say which",
+                    errors.len()
+                ),
+            )));
+        }
+        return;
+    };
+    for (&i, e) in owners.iter().zip(errors) {
+        outcomes[i] = Some(Outcome::Failed(session.map_error(
+            ops[part[i].index].key(),
+            e,
+            false,
+        )));
+    }
+    for i in gap {
+        if outcomes[i].is_none() {
+            outcomes[i] = Some(Outcome::Quiet);
+        }
+    }
+}
+
+/// An `NS` to an append-like op needs the ordinary method (a probe tells
+/// "missing" from "too large"; on servers before 1.6.20 `append_or_add`
+/// then adds); everything else is its reply.
+fn classify(op: &Op<'_>, r: MetaCommandResult) -> Outcome {
+    match (op, r.rc) {
+        (Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }, ReturnCode::Ns) => {
+            Outcome::Again
+        }
+        _ => Outcome::Reply(r),
+    }
+}
