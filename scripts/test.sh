@@ -51,4 +51,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 step "cargo test"
 cargo test --workspace -- --show-output
 
+step "cargo test --benches (every criterion bench once, as a smoke test)"
+cargo test --workspace --benches
+
 step "all checks passed"

@@ -58,4 +58,6 @@ pub use random::{random_token, stable_hash, stable_hash128};
 pub use store::{
     CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
 };
-pub use time::{Clock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl, whole_secs};
+pub use time::{
+    Clock, CoarseClock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl, whole_secs,
+};

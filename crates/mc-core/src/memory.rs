@@ -1,6 +1,5 @@
 //! The embedded store: memcached's semantics in process memory.
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -11,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::pipeline::{Op, Reply};
 use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, parse_counter};
-use crate::time::{Clock, SystemClock, Ttl};
+use crate::time::{Clock, CoarseClock, Ttl};
 use crate::traffic;
 
 /// Bytes memcached 1.6 adds to every item on top of key and value (item
@@ -48,7 +47,7 @@ pub struct MemoryStoreBuilder {
 }
 
 impl MemoryStoreBuilder {
-    /// The clock that drives expiry (default [`SystemClock`]). Give it a
+    /// The clock that drives expiry (default [`CoarseClock`]). Give it a
     /// [`ManualClock`](crate::ManualClock) in tests.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -85,11 +84,16 @@ impl MemoryStoreBuilder {
     pub fn build(self) -> MemoryStore {
         MemoryStore {
             shards: (0..self.shards)
-                .map(|_| Mutex::new(Shard::default()))
+                .map(|index| {
+                    Mutex::new(Shard {
+                        index: index as u64,
+                        shards: self.shards as u64,
+                        ..Shard::default()
+                    })
+                })
                 .collect(),
-            hasher: std::hash::RandomState::new(),
+            shard_seed: rand::random(),
             clock: self.clock,
-            next_cas: AtomicU64::new(0),
             used: AtomicUsize::new(0),
             item_size_limit: self.item_size_limit,
             memory_limit: self.memory_limit,
@@ -128,6 +132,20 @@ impl Entry {
 struct Shard {
     /// Front is least recently used.
     map: LinkedHashMap<Box<[u8]>, Entry>,
+    /// This shard's index and the number of shards: CAS ids are
+    /// `sequence × shards + index`, unique across the store and increasing
+    /// per key, without a store-wide atomic (a shared cache line every
+    /// write would bounce between cores).
+    index: u64,
+    shards: u64,
+    sequence: u64,
+}
+
+impl Shard {
+    fn next_cas(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence * self.shards + self.index
+    }
 }
 
 /// The embedded, in-process store: memcached's semantics without a server.
@@ -168,9 +186,10 @@ struct Shard {
 #[derive(Debug)]
 pub struct MemoryStore {
     shards: Box<[Mutex<Shard>]>,
-    hasher: std::hash::RandomState,
+    /// Seeds the shard choice (random per store, so keys cannot be picked
+    /// to pile onto one shard).
+    shard_seed: u64,
     clock: Arc<dyn Clock>,
-    next_cas: AtomicU64,
     used: AtomicUsize,
     item_size_limit: usize,
     memory_limit: usize,
@@ -210,7 +229,7 @@ impl MemoryStore {
     /// Configure a store.
     pub fn builder() -> MemoryStoreBuilder {
         MemoryStoreBuilder {
-            clock: Arc::new(SystemClock),
+            clock: Arc::new(CoarseClock),
             item_size_limit: DEFAULT_ITEM_SIZE_LIMIT,
             memory_limit: 64 * 1024 * 1024,
             eviction: Eviction::Lru,
@@ -255,9 +274,8 @@ impl MemoryStore {
     }
 
     fn shard_index(&self, key: &[u8]) -> usize {
-        let mut h = self.hasher.build_hasher();
-        h.write(key);
-        (h.finish() % self.shards.len() as u64) as usize
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(key, self.shard_seed);
+        (h % self.shards.len() as u64) as usize
     }
 
     fn now(&self) -> Now {
@@ -266,10 +284,6 @@ impl MemoryStore {
             secs: ms / 1000,
             ms,
         }
-    }
-
-    fn next_cas(&self) -> u64 {
-        self.next_cas.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     fn exptime(ttl: Ttl, now: &Now) -> u64 {
@@ -302,11 +316,20 @@ impl MemoryStore {
         let now = self.now();
         let index = self.shard_index(key.as_bytes());
         let mut shard = self.shards[index].lock();
-        let live = self.reap(&mut shard, key.as_bytes(), &now);
-        if live && let Some(e) = shard.map.to_back(key.as_bytes()) {
-            e.touched_ms = now.ms;
+        // One lookup: move a hit to the LRU tail, then drop it if expired.
+        let state = shard.map.to_back(key.as_bytes()).map(|e| {
+            let live = !e.expired(now.secs);
+            if live {
+                e.touched_ms = now.ms;
+            }
+            live
+        });
+        if state == Some(false)
+            && let Some(e) = shard.map.remove(key.as_bytes())
+        {
+            self.forget(key.as_bytes(), &e);
         }
-        f(self, &mut shard, &now, live)
+        f(self, &mut shard, &now, state == Some(true))
     }
 
     /// Remove the key if it expired; whether a live entry remains.
@@ -466,7 +489,7 @@ impl MemoryStore {
         } else {
             self.used.fetch_sub(old - size, Ordering::Relaxed);
         }
-        let cas = self.next_cas();
+        let cas = shard.next_cas();
         shard.map.insert(
             key.as_bytes().into(),
             Entry {
@@ -491,7 +514,7 @@ impl MemoryStore {
             let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
             let size = s.check_size(key, old_len + value.len())?;
             s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
-            let cas = s.next_cas();
+            let cas = shard.next_cas();
             if let Some(e) = shard.map.get_mut(key.as_bytes()) {
                 if append {
                     e.value.extend_from_slice(value);
@@ -522,7 +545,8 @@ impl MemoryStore {
         incr: bool,
         now: &Now,
     ) -> Result<u64> {
-        let Some(e) = shard.map.get(key.as_bytes()) else {
+        let cas = shard.next_cas();
+        let Some(e) = shard.map.get_mut(key.as_bytes()) else {
             return Err(Error::NonNumeric { key: key.display() });
         };
         let Some(current) = parse_counter(&e.value) else {
@@ -533,21 +557,19 @@ impl MemoryStore {
         } else {
             current.saturating_sub(delta)
         };
-        let text = new.to_string();
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(new).as_bytes();
         let old_len = e.value.len();
-        if text.len() > old_len {
-            let grow = text.len() - old_len;
-            self.reserve(shard, key, grow, now)?;
+        if text.len() <= old_len {
+            // In place, padded with spaces to the old length (memcached).
+            e.value[..text.len()].copy_from_slice(text);
+            e.value[text.len()..].fill(b' ');
+            e.cas = cas;
+            return Ok(new);
         }
-        let cas = self.next_cas();
+        self.reserve(shard, key, text.len() - old_len, now)?;
         if let Some(e) = shard.map.get_mut(key.as_bytes()) {
-            if text.len() <= old_len {
-                // In place, padded with spaces to the old length.
-                e.value[..text.len()].copy_from_slice(text.as_bytes());
-                e.value[text.len()..].fill(b' ');
-            } else {
-                e.value = text.into_bytes();
-            }
+            e.value = text.to_vec();
             e.cas = cas;
         }
         Ok(new)
@@ -669,7 +691,7 @@ impl Store for MemoryStore {
             let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
             let size = s.check_size(key, old_len + value.len())?;
             s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
-            let cas = s.next_cas();
+            let cas = shard.next_cas();
             if let Some(e) = shard.map.get_mut(key.as_bytes()) {
                 e.value.extend_from_slice(value);
                 e.cas = cas;
@@ -691,8 +713,9 @@ impl Store for MemoryStore {
             if live {
                 return s.apply_delta(shard, key, delta, true, now);
             }
-            let text = initial.to_string();
-            s.put(shard, key, text.as_bytes(), Self::exptime(ttl, now), 0, now)?;
+            let mut digits = itoa::Buffer::new();
+            let text = digits.format(initial).as_bytes();
+            s.put(shard, key, text, Self::exptime(ttl, now), 0, now)?;
             Ok(initial)
         })
     }

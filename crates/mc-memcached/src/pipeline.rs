@@ -180,14 +180,48 @@ impl MemcachedStore {
             }
         }
         drop(sessions);
+        // On servers before 1.6.20, `append_or_add` of a missing key answered
+        // NS: add all of them in a second batch (one more round trip, not
+        // one per key), in order, so a later op on the same key still
+        // appends after the add.
+        let mut adds: Vec<usize> = Vec::new();
+        for (i, (op, outcome)) in ops.iter().zip(&outcomes).enumerate() {
+            if let (Op::AppendOrAdd { key, .. }, Some(Outcome::Again)) = (op, outcome)
+                && !self
+                    .server_version(self.server_for(key))
+                    .is_some_and(|v| v.has_append_vivify())
+            {
+                adds.push(i);
+            }
+        }
+        let mut added: Vec<Option<Result<Reply>>> = (0..ops.len()).map(|_| None).collect();
+        if !adds.is_empty() {
+            let batch: Vec<Op<'_>> = adds
+                .iter()
+                .filter_map(|&i| match ops[i] {
+                    Op::AppendOrAdd { key, value, ttl } => Some(Op::Add { key, value, ttl }),
+                    _ => None,
+                })
+                .collect();
+            for (&i, r) in adds.iter().zip(self.run_pipeline(&batch)) {
+                added[i] = Some(match r {
+                    Ok(Reply::Stored(Stored::Stored(_))) => Ok(Reply::Done),
+                    // Created meanwhile (or too large): the whole loop.
+                    Ok(_) => self.again(&ops[i]),
+                    Err(e) => Err(e),
+                });
+            }
+        }
         ops.iter()
             .zip(outcomes)
-            .map(|(op, outcome)| match outcome {
-                Some(Outcome::Reply(r)) => self.reply(op, Some(r)),
-                Some(Outcome::Quiet) => self.reply(op, None),
-                Some(Outcome::Failed(e)) => Err(e),
-                Some(Outcome::Again) => self.again(op),
-                None => op.apply(self),
+            .zip(added)
+            .map(|((op, outcome), added)| match (outcome, added) {
+                (_, Some(result)) => result,
+                (Some(Outcome::Reply(r)), None) => self.reply(op, Some(r)),
+                (Some(Outcome::Quiet), None) => self.reply(op, None),
+                (Some(Outcome::Failed(e)), None) => Err(e),
+                (Some(Outcome::Again), None) => self.again(op),
+                (None, None) => op.apply(self),
             })
             .collect()
     }

@@ -48,7 +48,10 @@
 //! assert_eq!(decoded.dirtiness, 2);
 //! ```
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 /// Add or remove.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,28 +81,73 @@ pub struct Decoded {
     pub dirtiness: usize,
 }
 
-/// Replays tokens into a [`Decoded`].
-#[derive(Default)]
+/// Replays tokens into a [`Decoded`]: one allocation per member added (a
+/// repeated add allocates nothing). The hash table holds only indices into
+/// `order` (4 bytes a slot), so it stays in cache where a map of owned keys
+/// would miss on every token, and each thread keeps its table between
+/// decodes (up to [`KEPT_TABLE_SLOTS`]) instead of faulting in fresh pages
+/// every time.
 struct Replay {
-    /// Live members and removed slots, in insertion order.
+    /// Live members and removed slots, in insertion order (collected in
+    /// place into the result).
     order: Vec<Option<Vec<u8>>>,
-    index: HashMap<Vec<u8>, usize>,
+    /// Indices of the live members in `order`.
+    index: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
     tokens: usize,
 }
 
+/// The largest table a thread keeps between decodes (4 MiB of slots).
+const KEPT_TABLE_SLOTS: usize = 1 << 20;
+
+thread_local! {
+    static TABLE: std::cell::RefCell<HashTable<u32>> = const { std::cell::RefCell::new(HashTable::new()) };
+}
+
 impl Replay {
-    fn apply(&mut self, op: Op, member: Vec<u8>) {
+    /// Room for `tokens` tokens up front: growing the table while replaying
+    /// costs more than the decoding itself.
+    fn with_capacity(tokens: usize) -> Replay {
+        let mut index = TABLE.with(|t| std::mem::take(&mut *t.borrow_mut()));
+        index.clear();
+        let hasher = foldhash::fast::RandomState::default();
+        index.reserve(tokens, |_| 0); // empty: nothing to rehash
+        Replay {
+            order: Vec::with_capacity(tokens),
+            index,
+            hasher,
+            tokens: 0,
+        }
+    }
+
+    fn apply(&mut self, op: Op, member: Cow<'_, [u8]>) {
         self.tokens += 1;
+        let Replay {
+            order,
+            index,
+            hasher,
+            ..
+        } = self;
+        let hash = hasher.hash_one(member.as_ref());
+        let same = |&i: &u32| order[i as usize].as_deref() == Some(member.as_ref());
         match op {
             Op::Add => {
-                if !self.index.contains_key(&member) {
-                    self.index.insert(member.clone(), self.order.len());
-                    self.order.push(Some(member));
+                let rehash =
+                    |&j: &u32| hasher.hash_one(order[j as usize].as_deref().unwrap_or_default());
+                // u32 indices keep the table small enough for the cache; a
+                // log has far fewer than 2^32 tokens (an item is at most
+                // 1 GiB and a token at least 2 bytes).
+                let next = u32::try_from(order.len()).unwrap_or(u32::MAX);
+                if let hashbrown::hash_table::Entry::Vacant(slot) = index.entry(hash, same, rehash)
+                {
+                    slot.insert(next);
+                    order.push(Some(member.into_owned()));
                 }
             }
             Op::Remove => {
-                if let Some(i) = self.index.remove(&member) {
-                    self.order[i] = None;
+                if let Ok(entry) = index.find_entry(hash, same) {
+                    let (i, _) = entry.remove();
+                    order[i as usize] = None;
                 }
             }
         }
@@ -109,8 +157,14 @@ impl Replay {
         self.tokens += 1;
     }
 
-    fn finish(self) -> Decoded {
-        let members: Vec<Vec<u8>> = self.order.into_iter().flatten().collect();
+    fn finish(mut self) -> Decoded {
+        if self.index.capacity() <= KEPT_TABLE_SLOTS {
+            let index = std::mem::take(&mut self.index);
+            TABLE.with(|t| *t.borrow_mut() = index);
+        }
+        // filter_map (unlike flatten) collects in place: no second buffer.
+        #[allow(clippy::filter_map_identity)]
+        let members: Vec<Vec<u8>> = self.order.into_iter().filter_map(|m| m).collect();
         Decoded {
             dirtiness: self.tokens - members.len(),
             members,
@@ -120,6 +174,8 @@ impl Replay {
 
 /// The text codec (see the [module docs](self)).
 pub mod text {
+    use std::borrow::Cow;
+
     use super::{Decoded, Op, Replay};
 
     fn needs_escape(b: u8) -> bool {
@@ -186,17 +242,39 @@ pub mod text {
         out
     }
 
+    /// Whether `b` separates tokens: ASCII whitespace or 0x0b.
+    fn is_separator(b: u8) -> bool {
+        b <= b' ' && (b == b' ' || (0x09..=0x0d).contains(&b))
+    }
+
     /// Decode a log. Never fails: unknown tokens are skipped and counted as
     /// dirt.
     pub fn decode(bytes: &[u8]) -> Decoded {
-        let mut replay = Replay::default();
-        for token in bytes
-            .split(|b| b.is_ascii_whitespace() || *b == 0x0b)
-            .filter(|t| !t.is_empty())
-        {
+        // Every token the encoder writes ends with a space.
+        let mut replay = Replay::with_capacity(bytes.iter().filter(|&&b| b == b' ').count());
+        let mut i = 0;
+        while i < bytes.len() {
+            if is_separator(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let mut escaped = false;
+            while i < bytes.len() && !is_separator(bytes[i]) {
+                escaped |= bytes[i] == b'%';
+                i += 1;
+            }
+            let token = &bytes[start..i];
+            let member = || {
+                if escaped {
+                    Cow::Owned(unescape(&token[1..]))
+                } else {
+                    Cow::Borrowed(&token[1..])
+                }
+            };
             match token[0] {
-                b'+' => replay.apply(Op::Add, unescape(&token[1..])),
-                b'-' => replay.apply(Op::Remove, unescape(&token[1..])),
+                b'+' => replay.apply(Op::Add, member()),
+                b'-' => replay.apply(Op::Remove, member()),
                 _ => replay.skip(),
             }
         }
@@ -252,7 +330,7 @@ pub mod binary {
 
     /// Decode a log; any malformed or truncated token is an error.
     pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
-        let mut replay = Replay::default();
+        let mut replay = Replay::with_capacity(bytes.len() / 16);
         let mut i = 0;
         while i < bytes.len() {
             let start = i;
@@ -297,7 +375,7 @@ pub mod binary {
                     offset: start,
                     reason: "member runs past the end of the log",
                 })?;
-            replay.apply(op, bytes[i..end].to_vec());
+            replay.apply(op, std::borrow::Cow::Borrowed(&bytes[i..end]));
             i = end;
         }
         Ok(replay.finish())
