@@ -169,4 +169,7 @@ impl<S: Store> Store for CountingStore<S> {
     fn colocated(&self, a: &Key, b: &Key) -> bool {
         self.inner.colocated(a, b)
     }
+    fn item_size_limit(&self) -> usize {
+        self.inner.item_size_limit()
+    }
 }

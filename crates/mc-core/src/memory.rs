@@ -581,6 +581,10 @@ impl Store for MemoryStore {
         "memory"
     }
 
+    fn item_size_limit(&self) -> usize {
+        self.item_size_limit
+    }
+
     /// Applied in order, counted as one round trip (as a server would see
     /// one pipelined payload).
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {

@@ -225,6 +225,13 @@ pub trait Store: Send + Sync {
         let _ = (a, b);
         true
     }
+
+    /// The largest item (key + value + [`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD))
+    /// the store accepts, so a structure can refuse an oversized value
+    /// before it writes anything else. Default 1 MiB.
+    fn item_size_limit(&self) -> usize {
+        crate::DEFAULT_ITEM_SIZE_LIMIT
+    }
 }
 
 /// The default implementations of the compound operations, built from the
@@ -454,6 +461,9 @@ macro_rules! delegate_store {
             }
             fn colocated(&self, a: &Key, b: &Key) -> bool {
                 (**self).colocated(a, b)
+            }
+            fn item_size_limit(&self) -> usize {
+                (**self).item_size_limit()
             }
         }
     )*};

@@ -498,13 +498,17 @@ impl<'a> Session<'a> {
             },
             E::Io(source) => Error::Io { server, source },
             E::Server(message) => {
-                if message.contains("too large") {
+                // memcached words these differently per command: "out of
+                // memory storing object" (ms), "Out of memory allocating new
+                // item" (ma creating a counter).
+                let lower = message.to_ascii_lowercase();
+                if lower.contains("too large") {
                     Error::ValueTooLarge {
                         key: key.display(),
                         size: 0,
                         limit: self.config.item_size_limit,
                     }
-                } else if message.contains("out of memory") {
+                } else if lower.contains("out of memory") {
                     Error::OutOfMemory { key: key.display() }
                 } else {
                     Error::Server { server, message }

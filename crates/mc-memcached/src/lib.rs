@@ -635,6 +635,10 @@ impl Store for MemcachedStore {
         self.server_for(a) == self.server_for(b)
     }
 
+    fn item_size_limit(&self) -> usize {
+        self.config.item_size_limit
+    }
+
     fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
         let c = cmd(MetaOp::Get, key).flag(format!("T{}", exptime(ttl)));
         let r = self.session(key)?.exchange(key, &c)?;

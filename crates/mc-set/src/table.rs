@@ -25,7 +25,8 @@ use crate::set::{Op, Set};
 ///
 /// **Consistency.** The two writes are not atomic: they are sent together
 /// and each is applied on its own. One can fail while the other lands (a
-/// crash, a server of a pool down, a value over the item limit, memory full):
+/// crash, a server of a pool down, memory full; a value over the item limit
+/// is refused before anything is sent):
 /// a member key without a list entry (`has` true, `keys` without it), or a
 /// list entry without a member key (`keys` lists it, `has` false). `entries`
 /// only returns members whose key exists. Eviction can drop either side.
@@ -99,6 +100,17 @@ impl Table {
     pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
         let member = member.as_ref();
         let key = self.member_key(member)?;
+        // Refuse an oversized value before anything is written: the list
+        // append goes in the same batch and would list a member that has no
+        // value.
+        let size = mc_core::item_size(key.len(), value.len());
+        if size > self.store.item_size_limit() {
+            return Err(mc_core::Error::ValueTooLarge {
+                key: key.display(),
+                size,
+                limit: self.store.item_size_limit(),
+            });
+        }
         let tokens = self.list.tokens(Op::Add, &[member]);
         let write = StoreOp::Set {
             key: &key,

@@ -10,11 +10,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Key, Result, Store, Ttl};
-use mc_counter::Counter;
+use mc_core::{Clock, Key, Result, Store, Ttl};
+use mc_counter::{Counter, RateLimiter, Window};
+use mc_eventlog::EventLog;
 use mc_lock::{Lock, LockOptions, Release};
 use mc_memcached::MemcachedStore;
-use mc_set::Set;
+use mc_set::{Set, ShardedSet};
 
 /// Connect to `servers` (`host:port[,host:port...]`).
 pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
@@ -93,4 +94,178 @@ pub fn set(store: Arc<dyn Store>, name: &str, id: u64, rounds: u64) -> Result<St
         }
     }
     Ok(format!("set {id} kept {}", rounds * 5))
+}
+
+/// What one [`mixed`] worker did, as printed on its line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MixedReport {
+    /// The worker's id.
+    pub id: u64,
+    /// Loop iterations (each iteration's set member is `"<id>:<i>"`).
+    pub iterations: u64,
+    /// Acknowledged counter increments.
+    pub increments: u64,
+    /// Lock rounds.
+    pub lock_rounds: u64,
+    /// Critical sections that found someone else inside.
+    pub overlaps: u64,
+    /// Releases that reported the lease lost.
+    pub lost: u64,
+    /// Events put (payload `"<id>:<n>"` for n in 0..events).
+    pub events: u64,
+    /// Rate limiter checks.
+    pub rate_checks: u64,
+    /// Allowed checks per fixed window number (checks that straddled a
+    /// window boundary are left out).
+    pub allowed: Vec<(u64, u64)>,
+}
+
+impl MixedReport {
+    /// The one-line form the worker prints.
+    pub fn line(&self) -> String {
+        let allowed: Vec<String> = self
+            .allowed
+            .iter()
+            .map(|(w, n)| format!("{w}:{n}"))
+            .collect();
+        format!(
+            "mixed id={} iterations={} increments={} lock_rounds={} overlaps={} lost={} events={} rate_checks={} allowed={}",
+            self.id,
+            self.iterations,
+            self.increments,
+            self.lock_rounds,
+            self.overlaps,
+            self.lost,
+            self.events,
+            self.rate_checks,
+            allowed.join(",")
+        )
+    }
+
+    /// Parse [`line`](Self::line).
+    pub fn parse(line: &str) -> Option<MixedReport> {
+        let mut r = MixedReport::default();
+        let mut fields = line.strip_prefix("mixed ")?.split(' ');
+        for field in fields.by_ref() {
+            let (name, value) = field.split_once('=')?;
+            let number = || value.parse::<u64>().ok();
+            match name {
+                "id" => r.id = number()?,
+                "iterations" => r.iterations = number()?,
+                "increments" => r.increments = number()?,
+                "lock_rounds" => r.lock_rounds = number()?,
+                "overlaps" => r.overlaps = number()?,
+                "lost" => r.lost = number()?,
+                "events" => r.events = number()?,
+                "rate_checks" => r.rate_checks = number()?,
+                "allowed" => {
+                    for pair in value.split(',').filter(|p| !p.is_empty()) {
+                        let (w, n) = pair.split_once(':')?;
+                        r.allowed.push((w.parse().ok()?, n.parse().ok()?));
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+}
+
+/// The structures the mixed load shares, by name (every worker and the
+/// checking test build the same ones).
+pub struct Mixed {
+    /// The exact counter.
+    pub counter: Counter,
+    /// The lock.
+    pub lock: Lock,
+    /// `<name>:inside`: holders inside the critical section.
+    pub inside: Key,
+    /// Members `"<id>:<i>"`, the ones with `i % 3 == 0` removed again.
+    pub set: ShardedSet,
+    /// Events `"<id>:<n>"`: 2 s chunks, 60 of them (118 s kept).
+    pub log: EventLog,
+    /// [`MIXED_RATE_LIMIT`] checks per 2 s fixed window.
+    pub limiter: RateLimiter,
+}
+
+/// Allowed requests per window of the mixed load's rate limiter.
+pub const MIXED_RATE_LIMIT: u64 = 400;
+
+/// The mixed load's rate limiter window.
+pub const MIXED_RATE_WINDOW: Duration = Duration::from_secs(2);
+
+impl Mixed {
+    /// The structures named `name` on `store`.
+    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Mixed> {
+        let options = LockOptions {
+            backoff_min: Duration::from_micros(100),
+            backoff_max: Duration::from_millis(5),
+            ..LockOptions::default()
+        };
+        Ok(Mixed {
+            counter: Counter::new(Arc::clone(&store), name)?,
+            lock: Lock::with_options(Arc::clone(&store), name, Duration::from_secs(30), options)?,
+            inside: Key::new(format!("{name}:inside"))?,
+            set: ShardedSet::new(Arc::clone(&store), name, 32)?,
+            log: EventLog::new(Arc::clone(&store), name, Duration::from_secs(2), 60)?,
+            limiter: RateLimiter::new(
+                store,
+                name,
+                MIXED_RATE_LIMIT,
+                MIXED_RATE_WINDOW,
+                Window::Fixed,
+            )?,
+        })
+    }
+}
+
+/// Worker `id` runs mixed ops on the structures named `name` for `secs`
+/// seconds: every iteration increments the counter, adds a set member (and
+/// removes every third one again), puts an event and checks the rate
+/// limiter; every fourth takes the lock around a non-atomic section. Any
+/// error ends the worker (no faults are injected in the load test).
+pub fn mixed(store: Arc<dyn Store>, name: &str, id: u64, secs: u64) -> Result<MixedReport> {
+    let m = Mixed::new(Arc::clone(&store), name)?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut r = MixedReport {
+        id,
+        ..MixedReport::default()
+    };
+    let mut allowed = std::collections::BTreeMap::new();
+    let window_ms = MIXED_RATE_WINDOW.as_millis() as u64;
+    while std::time::Instant::now() < deadline {
+        let i = r.iterations;
+        m.counter.incr(1)?;
+        r.increments += 1;
+        let member = format!("{id}:{i}");
+        m.set.add(&[&member])?;
+        if i % 3 == 0 {
+            m.set.remove(&[&member])?;
+        }
+        m.log.put(format!("{id}:{}", r.events).as_bytes())?;
+        r.events += 1;
+        let before = mc_core::SystemClock.now_ms() / window_ms;
+        let decision = m.limiter.check()?;
+        let after = mc_core::SystemClock.now_ms() / window_ms;
+        r.rate_checks += 1;
+        // A check that straddles a window boundary cannot be attributed to
+        // a window: left out of the per-window counts.
+        if decision.allowed && before == after {
+            *allowed.entry(before).or_insert(0) += 1;
+        }
+        if i % 4 == 0 {
+            let guard = m.lock.acquire(Duration::from_secs(60))?;
+            if store.incr_or_init(&m.inside, 1, 1, Ttl::Never)? != 1 {
+                r.overlaps += 1;
+            }
+            store.decr(&m.inside, 1)?;
+            if guard.release()? == Release::Lost {
+                r.lost += 1;
+            }
+            r.lock_rounds += 1;
+        }
+        r.iterations += 1;
+    }
+    r.allowed = allowed.into_iter().collect();
+    Ok(r)
 }

@@ -323,17 +323,29 @@ impl MemcachedServer {
     /// Send a raw text-protocol command and read the reply up to and
     /// including a line for which `done` is true. For inspection only.
     pub fn raw(&self, command: &[u8], done: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut stream = TcpStream::connect(self.addr()).expect("connect for a raw command");
+        // A loaded machine (a test binary starting 150 servers at once) can
+        // reset a connection on a full accept queue: retry for a while.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut stream = loop {
+            match TcpStream::connect(self.addr()) {
+                Ok(stream) => break stream,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("connect for a raw command: {e}"),
+            }
+        };
         stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
         stream.write_all(command).expect("write raw command");
         let mut reader = BufReader::new(stream);
         let mut lines = Vec::new();
         loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            // Bytes, shown lossily: a reply may echo a key that is not UTF-8.
+            let mut bytes = Vec::new();
+            if reader.read_until(b'\n', &mut bytes).unwrap_or(0) == 0 {
                 break;
             }
-            let line = line.trim_end().to_string();
+            let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
             let finished = done(&line);
             lines.push(line);
             if finished {

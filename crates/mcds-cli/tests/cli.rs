@@ -336,3 +336,46 @@ fn lock_run_extends_the_lease_while_the_command_runs() {
         .assert()
         .code(0);
 }
+
+/// A frozen server (SIGSTOP): the command gives up after `--timeout-ms`
+/// with one clear line and exit 4, and works again after SIGCONT.
+#[test]
+fn frozen_server_times_out_with_exit_4() {
+    let server = MemcachedServer::start_default();
+    let run = || {
+        Command::cargo_bin("mcds")
+            .unwrap()
+            .args([
+                "--servers",
+                &server.addr(),
+                "--timeout-ms",
+                "300",
+                "counter",
+                "incr",
+                "frozen",
+            ])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    server.pause();
+    let started = std::time::Instant::now();
+    let out = run();
+    let took = started.elapsed();
+    server.resume();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines().count() == 1
+            && (err.contains("timed out after 300ms") || err.contains("no reply within 300ms")),
+        "{err}"
+    );
+    // 300 ms for the exchange, plus the process's own start and exit.
+    assert!(took < Duration::from_millis(1000), "took {took:?}");
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "after SIGCONT");
+    println!(
+        "mcds on a frozen server: exit 4 after {took:?}: {}",
+        err.trim()
+    );
+}

@@ -3,12 +3,13 @@
 //! * `counter NAME THREADS N`
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
+//! * `mixed NAME ID SECS`
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS)";
+    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -26,6 +27,12 @@ fn main() -> ExitCode {
             (Some(id), Some(rounds)) => {
                 mc_stress::connect(servers).and_then(|s| mc_stress::set(s, name, id, rounds))
             }
+            _ => Err(mc_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("mixed"), Some(name)) => match (number(3), number(4)) {
+            (Some(id), Some(secs)) => mc_stress::connect(servers)
+                .and_then(|s| mc_stress::mixed(s, name, id, secs))
+                .map(|r| r.line()),
             _ => Err(mc_core::Error::InvalidArgument(usage.into())),
         },
         _ => Err(mc_core::Error::InvalidArgument(usage.into())),

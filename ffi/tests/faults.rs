@@ -1,0 +1,116 @@
+//! libmcds when its server fails: a killed and a frozen memcached give
+//! clear result codes within the timeout (1 s by default) plus 100 ms, and
+//! the same handles work again once the server is back.
+
+use std::ffi::{CStr, CString};
+use std::ptr;
+use std::time::{Duration, Instant};
+
+use mc_testkit::MemcachedServer;
+use mcds::*;
+
+const BOUND: Duration = Duration::from_millis(1100);
+
+struct Handles {
+    store: *mut mcds_store,
+    counter: *mut mcds_counter,
+}
+
+impl Handles {
+    fn new(addr: &str) -> Handles {
+        let servers = CString::new(addr).unwrap();
+        let name = CString::new("ffi-faults").unwrap();
+        let (mut store, mut counter) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: valid strings and out-pointers.
+        unsafe {
+            assert_eq!(
+                mcds_store_new_memcached(servers.as_ptr(), &mut store),
+                MCDS_OK
+            );
+            assert_eq!(
+                mcds_counter_new(store, name.as_ptr(), &mut counter),
+                MCDS_OK
+            );
+        }
+        Handles { store, counter }
+    }
+
+    /// `mcds_counter_incr`: its code, value and how long it took.
+    fn incr(&self) -> (mcds_result, u64, Duration) {
+        let mut value = 0;
+        let started = Instant::now();
+        // SAFETY: a live counter and a writable output.
+        let r = unsafe { mcds_counter_incr(self.counter, 1, &mut value) };
+        (r, value, started.elapsed())
+    }
+}
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        // SAFETY: live handles, freed once.
+        unsafe {
+            mcds_counter_free(self.counter);
+            mcds_store_free(self.store);
+        }
+    }
+}
+
+fn last_error() -> String {
+    // SAFETY: libmcds returns a NUL-terminated thread-local string.
+    unsafe { CStr::from_ptr(mcds_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn eventually_ok(h: &Handles) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (r, value, _) = h.incr();
+        if r == MCDS_OK {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never recovered: {}",
+            last_error()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn killed_and_frozen_servers_give_clear_codes() {
+    let mut server = MemcachedServer::start_default();
+    let h = Handles::new(&server.addr());
+    assert_eq!(h.incr().0, MCDS_OK);
+
+    server.kill();
+    let mut codes = Vec::new();
+    for _ in 0..5 {
+        let (r, _, took) = h.incr();
+        assert!(took <= BOUND, "took {took:?}");
+        assert!(
+            [MCDS_IO, MCDS_SERVER_DOWN, MCDS_AMBIGUOUS].contains(&r),
+            "killed server: code {r}"
+        );
+        assert!(last_error().contains("memcached"), "{}", last_error());
+        codes.push(r);
+    }
+    server.restart();
+    assert_eq!(eventually_ok(&h), 1, "a restarted server starts empty");
+
+    server.pause();
+    let (r, _, took) = h.incr();
+    assert!(took <= BOUND, "took {took:?}");
+    assert!(
+        [MCDS_AMBIGUOUS, MCDS_IO_TIMEOUT, MCDS_SERVER_DOWN].contains(&r),
+        "frozen server: code {r}"
+    );
+    let frozen_message = last_error();
+    server.resume();
+    let after = eventually_ok(&h);
+    assert!(after >= 2, "the frozen server kept its data: {after}");
+    println!(
+        "libmcds: killed server -> codes {codes:?} within {BOUND:?}; frozen -> {r} ({frozen_message}); the same handles work after restart and SIGCONT"
+    );
+}
