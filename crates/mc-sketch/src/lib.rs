@@ -1,0 +1,67 @@
+//! # mc-sketch
+//!
+//! Probabilistic sketches on memcached semantics (seed 003's Redis
+//! patterns), each a blob updated by CAS through [`mc_core::Store::update`]:
+//!
+//! | type | Redis analogue | size | add | query |
+//! |---|---|---|---|---|
+//! | [`BloomFilter`] | ReBloom `BF.ADD`/`BF.EXISTS` | `−n·ln p/(ln 2)²` bits, split into blocks past the item limit | 2 round trips (1 if nothing changes) | `contains`: 1 |
+//! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 12 KiB (16 384 six-bit registers) | 2 (1 if nothing changes); [`HllBuffer`] flush: 2 | `count`: 1 |
+//! | [`ActivityBitmap`] | `SETBIT`/`BITCOUNT` | 1 bit per time unit, 8 KiB segments | 2 (1 if already set) | `count`: 1 |
+//!
+//! Every update is a read-modify-write by CAS whose merge commutes (OR for
+//! bits, maximum for registers), so concurrent writers never lose each
+//! other's elements and a retry is always safe.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mc_core::MemoryStore;
+//! use mc_sketch::{BloomFilter, HyperLogLog};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let seen = BloomFilter::new(store.clone(), "seen-urls", 1_000_000, 0.01)?;
+//! let unique = HyperLogLog::new(store, "unique-urls")?;
+//! for url in ["/a", "/b", "/a"] {
+//!     if seen.add(url)? {
+//!         unique.add(url)?;
+//!     }
+//! }
+//! assert_eq!(unique.count()?, 2);
+//! # Ok::<(), mc_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * **No element is lost by concurrency**: updates are CAS loops (64
+//!   attempts with backoff, then [`Error::Conflict`](mc_core::Error::Conflict)).
+//! * **Eviction, restart, flush** delete a sketch (or one Bloom block or
+//!   bitmap segment): it then reads as empty. A Bloom filter that lost a
+//!   block gives false *negatives* for that block's elements; use a store
+//!   with enough memory, or `-M`, for filters that must not forget.
+//! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
+//!   false-positive rate is about the configured one at `expected_items`
+//!   and grows beyond it.
+//! * **Garbage** under a sketch's key (another program, or a filter reopened
+//!   with other parameters) is [`Error::Corrupt`](mc_core::Error::Corrupt),
+//!   never a panic or a misread.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bitmap;
+pub mod bloom;
+pub mod hll;
+
+pub use bitmap::ActivityBitmap;
+pub use bloom::BloomFilter;
+pub use hll::{HllBuffer, HyperLogLog};
+
+/// CAS attempts per update before [`mc_core::Error::Conflict`].
+const MAX_ATTEMPTS: u32 = 64;
+
+fn corrupt(key: &mc_core::Key, reason: impl Into<String>) -> mc_core::Error {
+    mc_core::Error::Corrupt {
+        key: key.display(),
+        reason: reason.into(),
+    }
+}
