@@ -10,6 +10,16 @@
 #include <stdint.h>
 
 /*
+ An activity bitmap: one bit per time unit (SETBIT, BITCOUNT).
+ */
+typedef struct mcds_bitmap mcds_bitmap;
+
+/*
+ A Bloom filter.
+ */
+typedef struct mcds_bloom mcds_bloom;
+
+/*
  A list of byte strings returned by mcds; read it with
  `mcds_bytes_list_len`/`mcds_bytes_list_get`, free it with
  `mcds_bytes_list_free`.
@@ -26,6 +36,11 @@ typedef struct mcds_counter mcds_counter;
  `mcds_event_list_get`, free with `mcds_event_list_free`.
  */
 typedef struct mcds_event_list mcds_event_list;
+
+/*
+ A HyperLogLog: distinct counting in 12 KiB (PFADD, PFCOUNT, PFMERGE).
+ */
+typedef struct mcds_hll mcds_hll;
 
 /*
  A rate limiter: at most `limit` requests per window.
@@ -619,6 +634,156 @@ void mcds_table_free(mcds_table *t);
  The library version, e.g. `"0.1.0"`: a static string.
  */
 const char *mcds_version(void);
+
+/*
+ Create the HyperLogLog `name` on `store`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_hll_new(const mcds_store *store, const char *name, mcds_hll **out);
+
+/*
+ PFADD the element of `len` bytes at `element`; in `*out_changed`
+ whether the estimate may have changed. Two round trips (one when
+ nothing changes).
+
+ # Safety
+ `h` NULL or live; `element` NULL or `len` readable bytes; `out_changed`
+ NULL or writable.
+ */
+mcds_result mcds_hll_add(const mcds_hll *h,
+                         const uint8_t *element,
+                         uintptr_t len,
+                         bool *out_changed);
+
+/*
+ PFCOUNT: the estimated number of distinct elements, in `*out`. One round
+ trip.
+
+ # Safety
+ `h` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_hll_count(const mcds_hll *h, uint64_t *out);
+
+/*
+ PFMERGE: write the union of `target` and the `count` sketches at
+ `sources` into `target`.
+
+ # Safety
+ `target` NULL or live; `sources` NULL or `count` readable pointers, each
+ NULL or live.
+ */
+mcds_result mcds_hll_merge(const mcds_hll *target, const mcds_hll *const *sources, uintptr_t count);
+
+/*
+ Free a HyperLogLog handle (NULL is a no-op).
+
+ # Safety
+ `h` must be NULL or a live handle, not used after this call.
+ */
+void mcds_hll_free(mcds_hll *h);
+
+/*
+ Create the Bloom filter `name` for `expected_items` at
+ `false_positive_rate` (between 0 and 1, e.g. 0.01). Every client must
+ use the same two numbers.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_bloom_new(const mcds_store *store,
+                           const char *name,
+                           uint64_t expected_items,
+                           double false_positive_rate,
+                           mcds_bloom **out);
+
+/*
+ Add an element; in `*out_new` whether it was new (some bit was clear).
+
+ # Safety
+ `b` NULL or live; `element` NULL or `len` readable bytes; `out_new` NULL
+ or writable.
+ */
+mcds_result mcds_bloom_add(const mcds_bloom *b,
+                           const uint8_t *element,
+                           uintptr_t len,
+                           bool *out_new);
+
+/*
+ Whether the element may have been added (no false negatives), in
+ `*out`. One round trip.
+
+ # Safety
+ `b` NULL or live; `element` NULL or `len` readable bytes; `out` NULL or
+ writable.
+ */
+mcds_result mcds_bloom_contains(const mcds_bloom *b,
+                                const uint8_t *element,
+                                uintptr_t len,
+                                bool *out);
+
+/*
+ Free a Bloom filter handle (NULL is a no-op).
+
+ # Safety
+ `b` must be NULL or a live handle, not used after this call.
+ */
+void mcds_bloom_free(mcds_bloom *b);
+
+/*
+ Create the bitmap `name` whose bit 0 is the unit starting at
+ `start_unix_secs`, one bit per `unit_ms` milliseconds (at least 1).
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_new(const mcds_store *store,
+                            const char *name,
+                            uint64_t start_unix_secs,
+                            uint64_t unit_ms,
+                            mcds_bitmap **out);
+
+/*
+ SETBIT `index` to 1; the previous bit in `*out_previous`.
+
+ # Safety
+ `b` NULL or live; `out_previous` NULL or writable.
+ */
+mcds_result mcds_bitmap_set(const mcds_bitmap *b, uint64_t index, bool *out_previous);
+
+/*
+ Mark the unit containing `at_unix_ms`; the previous bit in
+ `*out_previous`. `MCDS_INVALID_ARGUMENT` before the bitmap's start.
+
+ # Safety
+ `b` NULL or live; `out_previous` NULL or writable.
+ */
+mcds_result mcds_bitmap_mark(const mcds_bitmap *b, uint64_t at_unix_ms, bool *out_previous);
+
+/*
+ GETBIT `index`, in `*out`.
+
+ # Safety
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_get(const mcds_bitmap *b, uint64_t index, bool *out);
+
+/*
+ BITCOUNT of bits `first..=last`, in `*out`. One round trip.
+
+ # Safety
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_count(const mcds_bitmap *b, uint64_t first, uint64_t last, uint64_t *out);
+
+/*
+ Free a bitmap handle (NULL is a no-op).
+
+ # Safety
+ `b` must be NULL or a live handle, not used after this call.
+ */
+void mcds_bitmap_free(mcds_bitmap *b);
 
 #ifdef __cplusplus
 }  // extern "C"

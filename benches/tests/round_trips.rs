@@ -20,6 +20,7 @@ use mc_eventlog::{Cursor, EventLog, LogOptions};
 use mc_lock::{Lock, LockOptions};
 use mc_memcached::MemcachedStore;
 use mc_set::{Compaction, IntArray, Set, ShardedSet, Table};
+use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use mc_testkit::MemcachedServer;
 
 /// The server counters a row reports, and their names in the table.
@@ -250,6 +251,52 @@ fn round_trip_report() {
     });
     r.row("`EventLog::since` (whole log)", || {
         log.since(&Cursor::start()).unwrap()
+    });
+
+    let hll = HyperLogLog::new(s(), "report").unwrap();
+    r.row("`HyperLogLog::add` (first: creates it)", || {
+        hll.add("a").unwrap()
+    });
+    r.row("`HyperLogLog::add`", || hll.add("b").unwrap());
+    r.row("`HyperLogLog::add` (no register changes)", || {
+        hll.add("a").unwrap()
+    });
+    r.row("`HyperLogLog::count`", || hll.count().unwrap());
+    let mut buffer = hll.buffer();
+    for i in 0..1000 {
+        buffer.add(format!("e{i}"));
+    }
+    r.row("`HllBuffer::flush` (1000 elements)", || {
+        buffer.flush().unwrap()
+    });
+    let other = HyperLogLog::new(s(), "report-2").unwrap();
+    other.add("z").unwrap();
+    r.row("`HyperLogLog::merge` (1 source)", || {
+        hll.merge(&[&other]).unwrap()
+    });
+    let bloom = BloomFilter::new(s(), "report", 10_000, 0.01).unwrap();
+    r.row("`BloomFilter::add` (first: creates it)", || {
+        bloom.add("a").unwrap()
+    });
+    r.row("`BloomFilter::add`", || bloom.add("b").unwrap());
+    r.row("`BloomFilter::add` (already in)", || {
+        bloom.add("a").unwrap()
+    });
+    r.row("`BloomFilter::contains`", || bloom.contains("a").unwrap());
+    let many: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    r.row("`BloomFilter::add_many` (100 elements)", || {
+        bloom.add_many(&many).unwrap()
+    });
+    let bitmap = ActivityBitmap::new(s(), "report", 0, Duration::from_secs(86_400)).unwrap();
+    r.row("`ActivityBitmap::set` (first: creates the segment)", || {
+        bitmap.set(3).unwrap()
+    });
+    r.row("`ActivityBitmap::set`", || bitmap.set(4).unwrap());
+    r.row("`ActivityBitmap::set` (already set)", || {
+        bitmap.set(4).unwrap()
+    });
+    r.row("`ActivityBitmap::count_bits` (one segment)", || {
+        bitmap.count_bits(0, 1000).unwrap()
     });
 
     let table = r.table();

@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 
 type Harness = fn(&[u8]);
 
-const TARGETS: [(&str, Harness); 3] = [
+const TARGETS: [(&str, Harness); 6] = [
     ("set_text", mc_testkit::fuzz::set_text_codec),
     ("set_binary", mc_testkit::fuzz::set_binary_codec),
     ("event_frames", mc_testkit::fuzz::event_frames),
+    ("hll_registers", mc_testkit::fuzz::hll_registers),
+    ("bloom_blocks", mc_testkit::fuzz::bloom_blocks),
+    ("bitmap_bits", mc_testkit::fuzz::bitmap_bits),
 ];
 
 fn inputs(dir: &Path) -> Vec<PathBuf> {

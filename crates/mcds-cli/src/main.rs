@@ -20,6 +20,7 @@ use mc_eventlog::{EventLog, LogOptions};
 use mc_lock::{Lock, LockOptions, Release};
 use mc_memcached::MemcachedStore;
 use mc_set::Set;
+use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use serde_json::json;
 
 /// Exit codes.
@@ -79,6 +80,101 @@ enum Cmd {
     /// Rate limits
     #[command(subcommand)]
     Limit(LimitCmd),
+    /// HyperLogLog distinct counts (PFADD, PFCOUNT, PFMERGE)
+    #[command(subcommand)]
+    Hll(HllCmd),
+    /// Bloom filters: "seen before?" with a bounded false-positive rate
+    #[command(subcommand)]
+    Bloom(BloomCmd),
+    /// Activity bitmaps: one bit per time unit (SETBIT, BITCOUNT)
+    #[command(subcommand)]
+    Bitmap(BitmapCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum HllCmd {
+    /// Add elements; prints 1 if the estimate may have changed, else 0
+    Add {
+        name: String,
+        #[arg(required = true)]
+        elements: Vec<String>,
+    },
+    /// Print the estimated number of distinct elements (of the union, for
+    /// several names)
+    Count {
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Write the union of TARGET and SOURCES into TARGET
+    Merge {
+        target: String,
+        #[arg(required = true)]
+        sources: Vec<String>,
+    },
+}
+
+#[derive(Args, Debug)]
+struct BloomShape {
+    /// Expected number of elements (every client must use the same)
+    #[arg(long)]
+    capacity: u64,
+    /// False-positive rate at capacity, e.g. 0.01
+    #[arg(long, default_value_t = 0.01)]
+    fpr: f64,
+}
+
+#[derive(Subcommand, Debug)]
+enum BloomCmd {
+    /// Add elements; prints how many were new
+    Add {
+        name: String,
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: BloomShape,
+    },
+    /// Exit 0 if ELEMENT may have been added, 1 if it certainly was not
+    Check {
+        name: String,
+        element: String,
+        #[command(flatten)]
+        shape: BloomShape,
+    },
+}
+
+#[derive(Args, Debug)]
+struct BitmapShape {
+    /// Unix seconds of bit 0
+    #[arg(long, default_value_t = 0)]
+    start: u64,
+    /// Seconds per bit
+    #[arg(long, default_value_t = 86_400)]
+    unit: u64,
+}
+
+#[derive(Subcommand, Debug)]
+enum BitmapCmd {
+    /// Set the bit of the unit containing --at-ms (default now), or bit
+    /// --index; prints the previous bit
+    Mark {
+        name: String,
+        /// Unix milliseconds (default now)
+        #[arg(long, conflicts_with = "index")]
+        at_ms: Option<u64>,
+        /// A bit index instead of a time
+        #[arg(long)]
+        index: Option<u64>,
+        #[command(flatten)]
+        shape: BitmapShape,
+    },
+    /// Print how many bits are set in FIRST..=LAST (bit indexes)
+    Count {
+        name: String,
+        first: u64,
+        last: u64,
+        #[command(flatten)]
+        shape: BitmapShape,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -333,7 +429,128 @@ fn run(cli: Cli) -> CliResult {
         Cmd::Log(cmd) => log(&ctx, cmd),
         Cmd::Window(cmd) => window(&ctx, cmd),
         Cmd::Limit(cmd) => limit(&ctx, cmd),
+        Cmd::Hll(cmd) => hll(&ctx, cmd),
+        Cmd::Bloom(cmd) => bloom(&ctx, cmd),
+        Cmd::Bitmap(cmd) => bitmap(&ctx, cmd),
     }
+}
+
+fn hll(ctx: &Ctx, cmd: HllCmd) -> CliResult {
+    let open = |name: &str| HyperLogLog::with_prefix(Arc::clone(&ctx.store), &ctx.prefix, name);
+    match cmd {
+        HllCmd::Add { name, elements } => {
+            let changed = open(&name)?.add_many(&elements)?;
+            ctx.print(
+                u8::from(changed),
+                json!({ "hll": name, "changed": changed }),
+            );
+        }
+        HllCmd::Count { names } => {
+            let sketches = names
+                .iter()
+                .map(|n| open(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<&HyperLogLog> = sketches.iter().collect();
+            let count = HyperLogLog::count_union(&refs)?;
+            ctx.print(count, json!({ "hll": names, "count": count }));
+        }
+        HllCmd::Merge { target, sources } => {
+            let sketches = sources
+                .iter()
+                .map(|n| open(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<&HyperLogLog> = sketches.iter().collect();
+            let target_hll = open(&target)?;
+            target_hll.merge(&refs)?;
+            let count = target_hll.count()?;
+            ctx.print(
+                count,
+                json!({ "hll": target, "merged": sources, "count": count }),
+            );
+        }
+    }
+    Ok(OK)
+}
+
+fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
+    let open = |name: &str, shape: &BloomShape| {
+        BloomFilter::with_prefix(
+            Arc::clone(&ctx.store),
+            &ctx.prefix,
+            name,
+            shape.capacity,
+            shape.fpr,
+        )
+    };
+    match cmd {
+        BloomCmd::Add {
+            name,
+            elements,
+            shape,
+        } => {
+            let new = open(&name, &shape)?.add_many(&elements)?;
+            ctx.print(new, json!({ "bloom": name, "new": new }));
+            Ok(OK)
+        }
+        BloomCmd::Check {
+            name,
+            element,
+            shape,
+        } => {
+            let found = open(&name, &shape)?.contains(&element)?;
+            if ctx.json {
+                println!(
+                    "{}",
+                    json!({ "bloom": name, "element": element, "maybe_present": found })
+                );
+            }
+            Ok(if found { OK } else { NEGATIVE })
+        }
+    }
+}
+
+fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
+    let open = |name: &str, shape: &BitmapShape| {
+        ActivityBitmap::new(
+            Arc::clone(&ctx.store),
+            name,
+            shape.start,
+            Duration::from_secs(shape.unit),
+        )?
+        .with_prefix(&ctx.prefix)
+    };
+    match cmd {
+        BitmapCmd::Mark {
+            name,
+            at_ms,
+            index,
+            shape,
+        } => {
+            let b = open(&name, &shape)?;
+            let previous = match (index, at_ms) {
+                (Some(i), _) => b.set(i)?,
+                (None, Some(at)) => b.mark(at)?,
+                (None, None) => b.mark_now()?,
+            };
+            ctx.print(
+                u8::from(previous),
+                json!({ "bitmap": name, "previous": previous }),
+            );
+        }
+        BitmapCmd::Count {
+            name,
+            first,
+            last,
+            shape,
+        } => {
+            let count = open(&name, &shape)?.count_bits(first, last)?;
+            ctx.print(
+                count,
+                json!({ "bitmap": name, "first": first, "last": last, "count": count }),
+            );
+        }
+    }
+    Ok(OK)
 }
 
 fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {

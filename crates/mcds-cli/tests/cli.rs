@@ -379,3 +379,106 @@ fn frozen_server_times_out_with_exit_4() {
         err.trim()
     );
 }
+
+/// One line of output, without its newline.
+fn line(cmd: &mut Command) -> String {
+    stdout(cmd).trim_end().to_string()
+}
+
+#[test]
+fn sketch_commands() {
+    let server = MemcachedServer::start_default();
+    // HyperLogLog: PFADD, PFCOUNT (of a union), PFMERGE.
+    assert_eq!(
+        line(mcds(&server).args(["hll", "add", "crawled:1", "google.com", "redis.io"])),
+        "1"
+    );
+    assert_eq!(
+        line(mcds(&server).args(["hll", "add", "crawled:1", "redis.io"])),
+        "0"
+    );
+    assert_eq!(
+        line(mcds(&server).args(["hll", "add", "crawled:2", "redis.io", "redisearch.io"])),
+        "1"
+    );
+    assert_eq!(line(mcds(&server).args(["hll", "count", "crawled:1"])), "2");
+    assert_eq!(
+        line(mcds(&server).args(["hll", "count", "crawled:1", "crawled:2"])),
+        "3"
+    );
+    assert_eq!(
+        line(mcds(&server).args(["hll", "merge", "crawled:all", "crawled:1", "crawled:2"])),
+        "3"
+    );
+    // Bloom filter: add prints how many were new; check exits 0 or 1.
+    let shape = ["--capacity", "1000", "--fpr", "0.01"];
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bloom", "add", "users", "ann", "bob"])
+                .args(shape)
+        ),
+        "2"
+    );
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bloom", "add", "users", "ann"])
+                .args(shape)
+        ),
+        "0"
+    );
+    mcds(&server)
+        .args(["bloom", "check", "users", "ann"])
+        .args(shape)
+        .assert()
+        .code(0);
+    mcds(&server)
+        .args(["bloom", "check", "users", "zed"])
+        .args(shape)
+        .assert()
+        .code(1);
+    // Reopened with another capacity: a clear invalid-input error.
+    let out = mcds(&server)
+        .args(["bloom", "check", "users", "ann", "--capacity", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("other parameters"));
+    // Bitmap: days since 2026-01-01.
+    let days = ["--start", "1767225600", "--unit", "86400"];
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bitmap", "mark", "logins", "--index", "3"])
+                .args(days)
+        ),
+        "0"
+    );
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bitmap", "mark", "logins", "--index", "3"])
+                .args(days)
+        ),
+        "1"
+    );
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bitmap", "mark", "logins", "--at-ms", "1767312000000"])
+                .args(days)
+        ),
+        "0"
+    );
+    assert_eq!(
+        line(
+            mcds(&server)
+                .args(["bitmap", "count", "logins", "0", "30"])
+                .args(days)
+        ),
+        "2"
+    );
+    let json = line(mcds(&server).args(["--json", "hll", "count", "crawled:all"]));
+    assert_eq!(json, r#"{"count":3,"hll":["crawled:all"]}"#);
+}

@@ -199,6 +199,87 @@ static void more_structures(mcds_store *store) {
 
 /* NULL in every position, invalid UTF-8, bad keys: documented codes, outputs
  * untouched, no crash. */
+static void sketches(mcds_store *store) {
+    mcds_hll *day1 = NULL, *day2 = NULL, *week = NULL;
+    mcds_bloom *seen = NULL, *other = NULL;
+    mcds_bitmap *days = NULL;
+    bool changed = false, found = true, previous = true;
+    uint64_t n = 0;
+    char url[32];
+
+    OK(mcds_hll_new(store, "c-crawled-1", &day1));
+    OK(mcds_hll_new(store, "c-crawled-2", &day2));
+    OK(mcds_hll_new(store, "c-crawled-week", &week));
+    OK(mcds_hll_add(day1, (const uint8_t *)"redis.io", 8, &changed));
+    EXPECT(changed);
+    OK(mcds_hll_add(day1, (const uint8_t *)"redis.io", 8, &changed));
+    EXPECT(!changed);
+    for (int i = 0; i < 200; i++) {
+        int len = snprintf(url, sizeof url, "/page/%d", i);
+        OK(mcds_hll_add(i % 2 ? day1 : day2, (const uint8_t *)url, (size_t)len, &changed));
+    }
+    OK(mcds_hll_count(day1, &n));
+    EXPECT(n >= 96 && n <= 106);
+    const mcds_hll *both[] = {day1, day2};
+    OK(mcds_hll_merge(week, both, 2));
+    OK(mcds_hll_count(week, &n));
+    EXPECT(n >= 192 && n <= 211);
+    OK(mcds_hll_merge(week, NULL, 0));
+    EXPECT_CODE(mcds_hll_merge(week, NULL, 2), MCDS_NULL_ARGUMENT);
+    const mcds_hll *with_null[] = {day1, NULL};
+    EXPECT_CODE(mcds_hll_merge(week, with_null, 2), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_add(NULL, (const uint8_t *)"a", 1, &changed), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_add(day1, NULL, 1, &changed), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_add(day1, (const uint8_t *)"a", 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_count(day1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_new(store, "", &day2), MCDS_INVALID_KEY);
+
+    OK(mcds_bloom_new(store, "c-seen", 10000, 0.01, &seen));
+    OK(mcds_bloom_add(seen, (const uint8_t *)"ann", 3, &changed));
+    EXPECT(changed);
+    OK(mcds_bloom_add(seen, (const uint8_t *)"ann", 3, &changed));
+    EXPECT(!changed);
+    OK(mcds_bloom_contains(seen, (const uint8_t *)"ann", 3, &found));
+    EXPECT(found);
+    OK(mcds_bloom_contains(seen, (const uint8_t *)"bob", 3, &found));
+    EXPECT(!found);
+    EXPECT_CODE(mcds_bloom_new(store, "c-bad", 0, 0.01, &other), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_bloom_new(store, "c-bad", 100, 1.5, &other), MCDS_INVALID_ARGUMENT);
+    EXPECT(other == NULL);
+    /* Reopened with other parameters: refused, not misread. */
+    OK(mcds_bloom_new(store, "c-seen", 500, 0.01, &other));
+    EXPECT_CODE(mcds_bloom_contains(other, (const uint8_t *)"ann", 3, &found), MCDS_CORRUPT);
+    EXPECT_CODE(mcds_bloom_contains(NULL, (const uint8_t *)"a", 1, &found), MCDS_NULL_ARGUMENT);
+
+    OK(mcds_bitmap_new(store, "c-logins", 1767225600, 86400000, &days));
+    OK(mcds_bitmap_set(days, 0, &previous));
+    EXPECT(!previous);
+    OK(mcds_bitmap_set(days, 0, &previous));
+    EXPECT(previous);
+    OK(mcds_bitmap_set(days, 70000, &previous));
+    OK(mcds_bitmap_mark(days, 1767225600000ULL + 2 * 86400000ULL, &previous));
+    EXPECT(!previous);
+    OK(mcds_bitmap_get(days, 2, &found));
+    EXPECT(found);
+    OK(mcds_bitmap_count(days, 0, 100000, &n));
+    EXPECT(n == 3);
+    OK(mcds_bitmap_count(days, 1, 69999, &n));
+    EXPECT(n == 1);
+    EXPECT_CODE(mcds_bitmap_mark(days, 1000, &previous), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_bitmap_new(store, "c-zero", 0, 0, &days), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_bitmap_count(NULL, 0, 1, &n), MCDS_NULL_ARGUMENT);
+
+    mcds_hll_free(day1);
+    mcds_hll_free(day2);
+    mcds_hll_free(week);
+    mcds_bloom_free(seen);
+    mcds_bloom_free(other);
+    mcds_bitmap_free(days);
+    mcds_hll_free(NULL);
+    mcds_bloom_free(NULL);
+    mcds_bitmap_free(NULL);
+}
+
 static void bad_input(mcds_store *store) {
     mcds_store *no_store = (mcds_store *)0x1;
     mcds_counter *c = NULL;
@@ -353,6 +434,8 @@ int main(void) {
     sets(memcached);
     more_structures(memory);
     more_structures(memcached);
+    sketches(memory);
+    sketches(memcached);
     bad_input(memory);
     bad_input(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {

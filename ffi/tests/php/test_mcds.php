@@ -84,6 +84,30 @@ for ($i = 0; $i < $n->cdata; $i++) {
 check($got === ['with space', "\x00\xff"], 'members: ' . json_encode(array_map('bin2hex', $got)));
 $ffi->mcds_bytes_list_free($list);
 
+// Sketches: distinct pages, and days active.
+$hll = $ffi->new('mcds_hll*');
+$changed = $ffi->new('bool');
+ok($ffi, $ffi->mcds_hll_new($store, 'php-pages', FFI::addr($hll)));
+for ($i = 0; $i < 300; $i++) {
+    $page = '/page/' . ($i % 100);
+    $buf = bytes($ffi, $page);
+    ok($ffi, $ffi->mcds_hll_add($hll, $buf, strlen($page), FFI::addr($changed)));
+    FFI::free($buf);
+}
+ok($ffi, $ffi->mcds_hll_count($hll, FFI::addr($value)));
+check($value->cdata >= 97 && $value->cdata <= 103, 'about 100 distinct pages');
+$ffi->mcds_hll_free($hll);
+$days = $ffi->new('mcds_bitmap*');
+$previous = $ffi->new('bool');
+ok($ffi, $ffi->mcds_bitmap_new($store, 'php-days', 1767225600, 86400000, FFI::addr($days)));
+ok($ffi, $ffi->mcds_bitmap_set($days, 4, FFI::addr($previous)));
+check(!$previous->cdata, 'bit 4 was clear');
+ok($ffi, $ffi->mcds_bitmap_set($days, 4, FFI::addr($previous)));
+check($previous->cdata, 'bit 4 is set');
+ok($ffi, $ffi->mcds_bitmap_count($days, 0, 30, FFI::addr($value)));
+check($value->cdata === 1, 'one day active');
+$ffi->mcds_bitmap_free($days);
+
 // Bad input: documented codes, no crash.
 ok($ffi, $ffi->mcds_counter_new(null, 'x', FFI::addr($counter)), MCDS_NULL_ARGUMENT);
 ok($ffi, $ffi->mcds_counter_new($store, 'bad key', FFI::addr($counter)), MCDS_INVALID_KEY);

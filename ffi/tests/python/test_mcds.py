@@ -30,11 +30,18 @@ for name, args in {
     "mcds_set_members": [P, ctypes.POINTER(P)],
     "mcds_bytes_list_len": [P, ctypes.POINTER(ctypes.c_size_t)],
     "mcds_bytes_list_get": [P, ctypes.c_size_t, ctypes.POINTER(u8p), ctypes.POINTER(ctypes.c_size_t)],
+    "mcds_hll_new": [P, ctypes.c_char_p, ctypes.POINTER(P)],
+    "mcds_hll_add": [P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_bool)],
+    "mcds_hll_count": [P, ctypes.POINTER(ctypes.c_uint64)],
+    "mcds_bloom_new": [P, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_double, ctypes.POINTER(P)],
+    "mcds_bloom_add": [P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_bool)],
+    "mcds_bloom_contains": [P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_bool)],
 }.items():
     fn = getattr(lib, name)
     fn.argtypes = args
     fn.restype = ctypes.c_uint32
-for name in ["mcds_store_free", "mcds_counter_free", "mcds_lock_free", "mcds_set_free", "mcds_bytes_list_free"]:
+for name in ["mcds_store_free", "mcds_counter_free", "mcds_lock_free", "mcds_set_free", "mcds_bytes_list_free",
+             "mcds_hll_free", "mcds_bloom_free"]:
     getattr(lib, name).argtypes = [P]
     getattr(lib, name).restype = None
 lib.mcds_result_name.argtypes = [ctypes.c_uint32]
@@ -92,6 +99,25 @@ for i in range(n.value):
     got.append(ctypes.string_at(data, length.value))
 assert got == [b"with space", b"\x00\xff"], got
 lib.mcds_bytes_list_free(members)
+
+# Sketches: a HyperLogLog of page views and a Bloom filter of user names.
+hll, bloom, flag = P(), P(), ctypes.c_bool()
+ok(lib.mcds_hll_new(store, b"py-pages", ctypes.byref(hll)))
+for i in range(300):
+    page = b"/page/%d" % (i % 100)
+    ok(lib.mcds_hll_add(hll, page, len(page), ctypes.byref(flag)))
+ok(lib.mcds_hll_count(hll, ctypes.byref(value)))
+assert 97 <= value.value <= 103, value.value
+ok(lib.mcds_bloom_new(store, b"py-users", 1000, 0.01, ctypes.byref(bloom)))
+ok(lib.mcds_bloom_add(bloom, b"ann", 3, ctypes.byref(flag)))
+assert flag.value
+ok(lib.mcds_bloom_contains(bloom, b"ann", 3, ctypes.byref(flag)))
+assert flag.value
+ok(lib.mcds_bloom_contains(bloom, b"bob", 3, ctypes.byref(flag)))
+assert not flag.value
+ok(lib.mcds_bloom_new(store, b"py-bad", 1000, 2.0, ctypes.byref(P())), 102)
+lib.mcds_hll_free(hll)
+lib.mcds_bloom_free(bloom)
 
 # Bad input: documented codes, no crash.
 ok(lib.mcds_counter_new(None, b"x", ctypes.byref(counter)), MCDS_NULL_ARGUMENT)
