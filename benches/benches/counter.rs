@@ -78,38 +78,34 @@ fn memory(c: &mut Criterion, threads: u32) {
     };
     let mut g = c.benchmark_group(group);
     g.bench_function("mcds_counter_incr", |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| {
-                        for _ in 0..iters {
-                            black_box(counter.incr(1).unwrap());
-                        }
-                    });
-                }
-            });
-            start.elapsed() / threads
-        })
+        b.iter_custom(|iters| on_threads(threads, iters, || black_box(counter.incr(1).unwrap())))
     });
     g.bench_function("dashmap_entry", |b| {
         b.iter_custom(|iters| {
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| {
-                        for _ in 0..iters {
-                            let mut v = map.entry(key.clone()).or_insert(0);
-                            *v += 1;
-                            black_box(*v);
-                        }
-                    });
-                }
-            });
-            start.elapsed() / threads
+            on_threads(threads, iters, || {
+                let mut v = map.entry(key.clone()).or_insert(0);
+                *v += 1;
+                black_box(*v)
+            })
         })
     });
     g.finish();
+}
+
+/// Run `op` `iters` times on each of `threads` threads at once; the wall
+/// time per op over all of them.
+fn on_threads<T>(threads: u32, iters: u64, op: impl Fn() -> T + Sync) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..iters {
+                    op();
+                }
+            });
+        }
+    });
+    start.elapsed() / threads
 }
 
 fn main() {

@@ -154,7 +154,8 @@ impl Shard {
 /// examples, and it agrees with real memcached on every case of the
 /// conformance suite in `mc-testkit`:
 ///
-/// * CAS ids come from one counter and change on every modification.
+/// * CAS ids are unique across the store (a per-shard sequence × shards +
+///   shard index) and change on every modification.
 /// * Expiry is lazy and driven by the [`Clock`], in whole seconds like
 ///   memcached: an item written at second `s` with `Ttl::secs(n)` is gone
 ///   from second `s + n` on (so `Ttl::secs(1)` lives 0 to 1 s).

@@ -22,8 +22,9 @@
 //!   expired (Kleppmann, "How to do distributed locking"). The add and the
 //!   increment go in one pipelined batch, so acquiring stays 1 round trip;
 //!   on a pool where the fence counter lives on another server than the
-//!   lock, the increment waits for the add's reply (2 round trips), because
-//!   only then do tokens follow the order of the leases.
+//!   lock, the increment waits for the add's reply and a read then checks
+//!   the lease was still held (3 round trips): only then do tokens follow
+//!   the order of the leases.
 //! * **Auto-extension** — a background thread renews the lease every TTL/3
 //!   and reports when it was lost.
 //!
@@ -110,7 +111,7 @@ pub struct LockOptions {
     pub prefix: String,
     /// Hand out fencing tokens (default off; pipelined with the acquire, so
     /// it adds a command but no round trip, except on a pool whose fence
-    /// counter lives on another server than the lock).
+    /// counter lives on another server than the lock: 3 round trips).
     pub fencing: bool,
     /// First backoff ceiling of [`Lock::acquire`] (default 1 ms).
     pub backoff_min: Duration,
@@ -226,8 +227,9 @@ impl Lock {
     }
 
     /// Take the lock if it is free: `Some(guard)`, or `None` if another owner
-    /// holds it. One round trip, fencing token included (two with fencing on a
-    /// pool where the lock and its fence counter are on different servers).
+    /// holds it. One round trip, fencing token included (three with fencing
+    /// on a pool where the lock and its fence counter are on different
+    /// servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
         let token = mc_core::random_token();
         let ttl = lease_ttl(self.ttl)?;
@@ -268,9 +270,11 @@ impl Lock {
     /// are on the same server (always, except on a pool) they go in one
     /// pipelined batch, applied in order: the increment runs right after a
     /// successful add, inside the lease. Across two servers the increment
-    /// waits for the add's reply: sent together, a slow fence server could
-    /// apply this holder's increment after the next holder's, and tokens
-    /// would no longer follow the order of the leases.
+    /// waits for the add's reply (sent together, a slow fence server could
+    /// apply this holder's increment after the next holder's), and a read
+    /// of the lock item then checks the lease was still ours while the
+    /// increment ran (a client that paused between the two would otherwise
+    /// take a token larger than the next holder's): 3 round trips.
     fn add_fenced(&self, token: &str, ttl: Ttl) -> Result<(Stored, Option<Result<u64>>)> {
         let initial = self.options.clock.now_ms().saturating_mul(1000);
         let fence = Op::IncrOrInit {
@@ -281,10 +285,21 @@ impl Lock {
         };
         if !self.store.colocated(&self.key, &self.fence_key) {
             let added = self.store.add(&self.key, token.as_bytes(), ttl)?;
-            let tok = added
-                .is_stored()
-                .then(|| fence.apply(self.store.as_ref())?.value());
-            return Ok((added, tok));
+            let Stored::Stored(cas) = added else {
+                return Ok((added, None));
+            };
+            let tok = fence.apply(self.store.as_ref()).and_then(Reply::value);
+            // The token is only ours if the lease still was when the
+            // increment ran (this client may have paused in between):
+            // check the lock item still carries our CAS.
+            return match self.store.get(&self.key) {
+                Ok(Some(item)) if item.cas == cas => Ok((added, Some(tok))),
+                Ok(_) => Ok((Stored::NotStored, None)),
+                Err(e) => {
+                    let _ = self.store.delete_cas(&self.key, cas);
+                    Err(e)
+                }
+            };
         }
         let add = Op::Add {
             key: &self.key,

@@ -444,6 +444,12 @@ impl<'a> Session<'a> {
         received
     }
 
+    /// The server's version, dialing first if the session has no
+    /// connection (after an error dropped it).
+    pub(crate) fn connected_version(&mut self) -> Result<Version, Error> {
+        Ok(self.conn()?.version)
+    }
+
     /// Drop the connection instead of returning it to the pool.
     pub(crate) fn forget(&mut self) {
         self.discard();

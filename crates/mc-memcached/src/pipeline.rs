@@ -119,7 +119,40 @@ impl MemcachedStore {
     }
 
     /// The [`Store::pipeline`] of this backend (see the module docs).
+    ///
+    /// Ops that may have to be finished after their batch (an append-like
+    /// op answering NS, `md C` on an old server) must not be followed by
+    /// another op on the same key in the same batch, or the two would be
+    /// applied out of order: such a batch is cut into consecutive segments
+    /// there (structures never repeat a key in a batch, so they never pay
+    /// for this).
     pub(crate) fn run_pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let mut out = Vec::with_capacity(ops.len());
+        let mut start = 0;
+        let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        for (i, op) in ops.iter().enumerate() {
+            let key = op.key().as_bytes();
+            if late.contains(key) {
+                out.extend(self.run_segment(&ops[start..i]));
+                start = i;
+                late.clear();
+            }
+            if matches!(
+                op,
+                Op::Append { .. }
+                    | Op::Prepend { .. }
+                    | Op::AppendOrAdd { .. }
+                    | Op::DeleteCas { .. }
+            ) {
+                late.insert(key);
+            }
+        }
+        out.extend(self.run_segment(&ops[start..]));
+        out
+    }
+
+    /// One segment of a batch: no key follows an op that may finish late.
+    fn run_segment(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
         for (index, op) in ops.iter().enumerate() {
@@ -154,15 +187,8 @@ impl MemcachedStore {
                         for (p, key) in part.iter().zip(failed_keys) {
                             outcomes[p.index] = Some(Outcome::Failed(e.for_op(key, &ops[p.index])));
                         }
-                        // The server failed: skip its later payloads too.
-                        for later in chunks[server].iter().skip(round + 1) {
-                            for p in later.iter() {
-                                let key = ops[p.index].key();
-                                outcomes[p.index] =
-                                    Some(Outcome::Failed(e.for_op(key, &ops[p.index])));
-                            }
-                        }
-                        chunks[server].truncate(round + 1);
+                        // The server failed: its later payloads are not sent.
+                        self.skip_later(&mut chunks[server], round, server, &mut outcomes);
                         sessions[server] = None;
                         continue;
                     }
@@ -173,9 +199,15 @@ impl MemcachedStore {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let replies = read_replies(session, part, &alone, ops, deadline);
+                let (replies, broken) = read_replies(session, part, &alone, ops, deadline);
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
+                }
+                if broken {
+                    // Sending more on a new connection could overtake what
+                    // the server still has queued on the old one.
+                    self.skip_later(&mut chunks[server], round, server, &mut outcomes);
+                    sessions[server] = None;
                 }
             }
         }
@@ -226,6 +258,28 @@ impl MemcachedStore {
             .collect()
     }
 
+    /// Fail the payloads after `round` of a server that failed, without
+    /// sending them: not applied, safe to retry.
+    fn skip_later(
+        &self,
+        chunks: &mut Vec<&[Planned]>,
+        round: usize,
+        server: usize,
+        outcomes: &mut [Option<Outcome>],
+    ) {
+        for later in chunks.iter().skip(round + 1) {
+            for p in later.iter() {
+                outcomes[p.index] = Some(Outcome::Failed(Error::Io {
+                    server: self.ids[server].clone(),
+                    source: std::io::Error::other(
+                        "not sent: an earlier part of this batch to the server failed",
+                    ),
+                }));
+            }
+        }
+        chunks.truncate(round + 1);
+    }
+
     /// Encode and write one payload to `server`, opening its session first.
     fn send_part<'s>(
         &'s self,
@@ -244,10 +298,11 @@ impl MemcachedStore {
                 message: "session missing".into(),
             }));
         };
+        let version = s.connected_version().map_err(PartError::Open)?;
         let mut payload = Vec::new();
         let mut alone = Vec::new();
         for (pos, p) in part.iter().enumerate() {
-            if p.delete_cas && !s.version().has_delete_cas() {
+            if p.delete_cas && !version.has_delete_cas() {
                 alone.push(pos);
                 continue;
             }
@@ -431,14 +486,15 @@ impl Planned {
 }
 
 /// Read the replies of one payload up to `MN` and say what happened to each
-/// op of `part`.
+/// op of `part`, and whether the connection broke (the server's later
+/// payloads must then not be sent).
 fn read_replies(
     session: &mut Session<'_>,
     part: &[Planned],
     alone: &[usize],
     ops: &[Op<'_>],
     deadline: Instant,
-) -> Vec<Outcome> {
+) -> (Vec<Outcome>, bool) {
     let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
     for &pos in alone {
         outcomes[pos] = Some(Outcome::Again);
@@ -456,38 +512,31 @@ fn read_replies(
     let mut had_error = false;
     loop {
         match session.receive(deadline) {
-            Ok(r) if r.rc == ReturnCode::Mn => {
-                settle_gap(
-                    session,
-                    part,
-                    ops,
-                    &mut outcomes,
-                    last,
-                    part.len(),
-                    &mut errors,
-                );
-                break;
-            }
-            Ok(r) => match position_of(&r) {
-                Some(pos) if last.is_none_or(|l| pos > l) && outcomes[pos].is_none() => {
-                    settle_gap(session, part, ops, &mut outcomes, last, pos, &mut errors);
-                    outcomes[pos] = Some(classify(&ops[part[pos].index], r));
-                    last = Some(pos);
-                }
-                _ => {
-                    // A reply we cannot place: the stream is out of step.
+            Ok(r) => {
+                let pos = if r.rc == ReturnCode::Mn {
+                    Some(part.len())
+                } else {
+                    position_of(&r).filter(|&p| last.is_none_or(|l| p > l) && outcomes[p].is_none())
+                };
+                // A reply we cannot place, or an error line no command can
+                // own: the stream is out of step.
+                let in_step = pos.is_some_and(|p| {
+                    settle_gap(session, part, ops, &mut outcomes, last, p, &mut errors)
+                });
+                let Some(pos) = pos.filter(|_| in_step) else {
                     session.forget();
                     let server = session.server_addr().to_string();
-                    return finish_failed(part, ops, outcomes, |key, op| {
-                        protocol_or_ambiguous(
-                            &server,
-                            key,
-                            op,
-                            "a pipelined reply had an unknown opaque",
-                        )
+                    let failed = finish_failed(part, ops, outcomes, |key, op| {
+                        protocol_or_ambiguous(&server, key, op, "pipelined replies out of step")
                     });
+                    return (failed, true);
+                };
+                if pos == part.len() {
+                    break;
                 }
-            },
+                outcomes[pos] = Some(classify(&ops[part[pos].index], r));
+                last = Some(pos);
+            }
             Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
                 had_error = true;
                 errors.push(e);
@@ -500,7 +549,7 @@ fn read_replies(
                     &e,
                     memcache::exp::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
                 ) || matches!(e, memcache::exp::Error::Timeout { .. });
-                return finish_failed(part, ops, outcomes, |key, op| {
+                let failed = finish_failed(part, ops, outcomes, |key, op| {
                     if op.has_side_effect() {
                         Error::Ambiguous {
                             key: key.display(),
@@ -523,6 +572,7 @@ fn read_replies(
                         }
                     }
                 });
+                return (failed, true);
             }
         }
     }
@@ -530,10 +580,11 @@ fn read_replies(
         // In step, but do not reuse a connection that saw an error reply.
         session.forget();
     }
-    outcomes
+    let outcomes = outcomes
         .into_iter()
         .map(|o| o.unwrap_or(Outcome::Quiet))
-        .collect()
+        .collect();
+    (outcomes, false)
 }
 
 fn protocol_or_ambiguous(server: &str, key: &Key, op: &Op<'_>, what: &str) -> Error {
@@ -571,6 +622,7 @@ fn finish_failed(
 
 /// The ops strictly between positions `after` and `before` got no reply:
 /// quiet successes, or the owners of the error lines read in between.
+/// `false` if there are error lines but no op to own them (out of step).
 fn settle_gap(
     session: &Session<'_>,
     part: &[Planned],
@@ -579,7 +631,7 @@ fn settle_gap(
     after: Option<usize>,
     before: usize,
     errors: &mut Vec<memcache::exp::Error>,
-) {
+) -> bool {
     let start = after.map_or(0, |a| a + 1);
     let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
     let server = session.server_addr().to_string();
@@ -596,7 +648,10 @@ fn settle_gap(
                 ))
             });
         }
-        return;
+        return true;
+    }
+    if errors.len() > gap.len() {
+        return false;
     }
     let errors = std::mem::take(errors);
     // A command without `q` always answers: each one in the gap owns an
@@ -623,7 +678,7 @@ fn settle_gap(
                 ),
             )));
         }
-        return;
+        return true;
     };
     for (&i, e) in owners.iter().zip(errors) {
         outcomes[i] = Some(Outcome::Failed(session.map_error(
@@ -637,6 +692,7 @@ fn settle_gap(
             outcomes[i] = Some(Outcome::Quiet);
         }
     }
+    true
 }
 
 /// An `NS` to an append-like op needs the ordinary method (a probe tells

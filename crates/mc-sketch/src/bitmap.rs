@@ -236,7 +236,7 @@ impl ActivityBitmap {
         if s1 - s0 >= 10_000 {
             return Err(Error::InvalidArgument(format!(
                 "counting {} bits reads {} segments; count at most 10000 segments ({} bits) per call",
-                last - first + 1,
+                (last - first).saturating_add(1),
                 s1 - s0 + 1,
                 10_000 * SEGMENT_BITS
             )));

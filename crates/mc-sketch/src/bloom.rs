@@ -270,35 +270,7 @@ impl BloomFilter {
     /// Add an element; whether it was new (some bit was clear).
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
         let (block, positions) = self.shape.locate(element.as_ref());
-        let positions: Vec<u64> = positions.collect();
-        let mut failure = None;
-        let outcome = self.store.update(
-            &self.keys[block],
-            self.ttl,
-            MAX_ATTEMPTS,
-            &mut |current: Option<&[u8]>| {
-                let mut value = match current {
-                    None => self.shape.empty_block(),
-                    Some(bytes) => match self.shape.check_block(bytes) {
-                        Ok(()) => bytes.to_vec(),
-                        Err(e) => {
-                            failure = Some(e);
-                            return None;
-                        }
-                    },
-                };
-                let bits = &mut value[HEADER_LEN..];
-                let mut new = false;
-                for &p in &positions {
-                    new |= set_bit(bits, p);
-                }
-                new.then_some(value)
-            },
-        )?;
-        if let Some(reason) = failure {
-            return Err(corrupt(&self.keys[block], reason));
-        }
-        Ok(matches!(outcome, Updated::Stored { .. }))
+        self.add_positions(block, &positions.collect::<Vec<u64>>())
     }
 
     /// Add many elements: one read of the blocks they touch and one
@@ -313,7 +285,8 @@ impl BloomFilter {
         let keys: Vec<Key> = blocks.iter().map(|&b| self.keys[b].clone()).collect();
         let items = self.store.get_multi(&keys)?;
         let mut new_elements = 0;
-        let mut writes: Vec<(usize, Option<u64>, Vec<u8>)> = Vec::new();
+        // (block, CAS read, new value, elements new in it)
+        let mut writes: Vec<(usize, Option<u64>, Vec<u8>, usize)> = Vec::new();
         for (&block, item) in blocks.iter().zip(items) {
             let (mut value, cas) = match item {
                 None => (self.shape.empty_block(), None),
@@ -322,22 +295,21 @@ impl BloomFilter {
                     (item.value, Some(item.cas))
                 }
             };
-            let mut changed = false;
+            let mut new_here = 0;
             for positions in &by_block[&block] {
                 let mut new = false;
                 for &p in positions {
                     new |= set_bit(&mut value[HEADER_LEN..], p);
                 }
-                new_elements += usize::from(new);
-                changed |= new;
+                new_here += usize::from(new);
             }
-            if changed {
-                writes.push((block, cas, value));
+            if new_here > 0 {
+                writes.push((block, cas, value, new_here));
             }
         }
         let ops: Vec<Op<'_>> = writes
             .iter()
-            .map(|(block, cas, value)| match cas {
+            .map(|(block, cas, value, _)| match cas {
                 Some(cas) => Op::Cas {
                     key: &self.keys[*block],
                     value,
@@ -351,26 +323,30 @@ impl BloomFilter {
                 },
             })
             .collect();
-        for ((block, _, _), result) in writes.iter().zip(self.store.pipeline(&ops)) {
+        for ((block, _, _, new_here), result) in writes.iter().zip(self.store.pipeline(&ops)) {
             let stored = matches!(
                 result?,
                 mc_core::Reply::CasOutcome(CasOutcome::Stored(_))
                     | mc_core::Reply::Stored(Stored::Stored(_))
             );
-            if !stored {
+            if stored {
+                new_elements += new_here;
+            } else {
                 // Another writer changed the block: redo its elements one
-                // read-modify-write at a time (OR commutes).
+                // read-modify-write at a time (OR commutes), counting anew.
                 for positions in &by_block[block] {
-                    self.add_positions(*block, positions)?;
+                    new_elements += usize::from(self.add_positions(*block, positions)?);
                 }
             }
         }
         Ok(new_elements)
     }
 
-    fn add_positions(&self, block: usize, positions: &[u64]) -> Result<()> {
+    /// Set `positions` in `block` by a CAS read-modify-write; whether a bit
+    /// was clear.
+    fn add_positions(&self, block: usize, positions: &[u64]) -> Result<bool> {
         let mut failure = None;
-        self.store.update(
+        let outcome = self.store.update(
             &self.keys[block],
             self.ttl,
             MAX_ATTEMPTS,
@@ -394,7 +370,7 @@ impl BloomFilter {
         )?;
         match failure {
             Some(reason) => Err(corrupt(&self.keys[block], reason)),
-            None => Ok(()),
+            None => Ok(matches!(outcome, Updated::Stored { .. })),
         }
     }
 

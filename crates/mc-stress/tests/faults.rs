@@ -162,6 +162,23 @@ fn summary(samples: &[Sample]) -> String {
     )
 }
 
+fn assert_every_op_succeeded_after(samples: &[Sample], t: Instant, event: &str) {
+    for op in [
+        "counter.incr",
+        "lock",
+        "set.add",
+        "log.put",
+        "limiter.check",
+    ] {
+        assert!(
+            samples
+                .iter()
+                .any(|x| x.op == op && x.started > t && x.error.is_none()),
+            "{op} never succeeded after {event}"
+        );
+    }
+}
+
 fn assert_bounded(samples: &[Sample]) {
     for s in samples {
         assert!(
@@ -229,20 +246,7 @@ fn killed_server_mid_run_then_restarted() {
     let failed = samples.iter().filter(|s| s.error.is_some()).count();
     assert!(failed > 0, "the kill was not noticed");
     // Every kind of op worked again after the restart (past the backoff).
-    for op in [
-        "counter.incr",
-        "lock",
-        "set.add",
-        "log.put",
-        "limiter.check",
-    ] {
-        assert!(
-            samples
-                .iter()
-                .any(|x| x.op == op && x.started > restarted_at && x.error.is_none()),
-            "{op} never succeeded after the restart"
-        );
-    }
+    assert_every_op_succeeded_after(&samples, restarted_at, "the restart");
     // The same handles work.
     let value = eventually("counter", || s.counter.get());
     let contract = assert_counter_contract(&samples, Some(restarted_at), value);
@@ -291,20 +295,7 @@ fn frozen_server_times_out_then_resumes() {
         "no op timed out: {}",
         summary(&samples)
     );
-    for op in [
-        "counter.incr",
-        "lock",
-        "set.add",
-        "log.put",
-        "limiter.check",
-    ] {
-        assert!(
-            samples
-                .iter()
-                .any(|x| x.op == op && x.started > to && x.error.is_none()),
-            "{op} did not resume after SIGCONT"
-        );
-    }
+    assert_every_op_succeeded_after(&samples, to, "SIGCONT");
     // The frozen server kept its data and applied what was queued.
     std::thread::sleep(Duration::from_millis(200));
     let value = eventually("counter", || s.counter.get());
