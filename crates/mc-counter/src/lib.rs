@@ -47,8 +47,12 @@
 //!   `ViewCounter`). memcached is a cache: keep the source of truth for
 //!   counts that must survive (a database) and use these for the fast path.
 //! * An increment that fails with [`Error::Ambiguous`](mc_core::Error) may or
-//!   may not have been counted: after server failures a counter satisfies
-//!   `acknowledged ≤ value ≤ acknowledged + ambiguous`.
+//!   may not have been counted (`Io`, `Timeout` and `ServerDown` were not):
+//!   through kills, freezes and timeouts a counter satisfies
+//!   `acknowledged ≤ value ≤ acknowledged + ambiguous`, counting the
+//!   increments since its item was last created (a restart, eviction or
+//!   flush starts it over). Shown by `crates/mc-stress/tests/faults.rs` and
+//!   listed in RELIABILITY.md.
 //! * Clock skew between clients moves window boundaries by the skew.
 //! * memcached's own second ticks are not aligned to Unix seconds, so on a
 //!   real server a period key can expire up to one second before or after the
