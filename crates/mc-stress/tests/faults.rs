@@ -18,6 +18,14 @@ use mc_set::Set;
 use mc_testkit::{MemcachedServer, ServerOptions, ServerPool};
 
 const TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The tests run one at a time: the timing bounds are about the client,
+/// not about a flood in a neighbouring test starving it of CPU.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 /// What an op may take: the timeout plus 100 ms.
 const BOUND: Duration = Duration::from_millis(600);
 
@@ -229,6 +237,7 @@ fn assert_counter_contract(samples: &[Sample], since: Option<Instant>, value: u6
 
 #[test]
 fn killed_server_mid_run_then_restarted() {
+    let _serial = serial();
     let mut server = MemcachedServer::start_default();
     let store = store(&server.addr());
     let s = structures(store.clone(), "killed");
@@ -262,6 +271,7 @@ fn killed_server_mid_run_then_restarted() {
 
 #[test]
 fn frozen_server_times_out_then_resumes() {
+    let _serial = serial();
     let server = MemcachedServer::start_default();
     let store = store(&server.addr());
     let s = structures(store.clone(), "frozen");
@@ -308,6 +318,7 @@ fn frozen_server_times_out_then_resumes() {
 
 #[test]
 fn an_evicted_lock_is_lost_never_released() {
+    let _serial = serial();
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2));
     let store = store(&server.addr());
     let lock = Lock::new(store.clone(), "evicted", Duration::from_secs(60)).unwrap();
@@ -358,6 +369,7 @@ fn an_evicted_lock_is_lost_never_released() {
 
 #[test]
 fn with_no_evict_writes_report_out_of_memory() {
+    let _serial = serial();
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store = store(&server.addr());
     // Fill every slab class the structures use, until each refuses.
@@ -403,6 +415,7 @@ fn with_no_evict_writes_report_out_of_memory() {
 
 #[test]
 fn pool_of_3_with_one_server_dead() {
+    let _serial = serial();
     let mut pool = ServerPool::start(3, ServerOptions::default());
     let servers = pool.servers_arg();
     let store = store(&servers);
