@@ -9,6 +9,7 @@ use mc_counter::{Counter, CounterOptions, RateLimiter, ShadowCounter, Window, Wi
 use mc_eventlog::{EventLog, LogOptions};
 use mc_lock::{Lock, LockOptions};
 use mc_set::{Set, Table};
+use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
 fn title(text: &str) {
     println!("\n== {text}");
@@ -222,6 +223,35 @@ fn tour() -> mc_core::Result<()> {
                 String::from_utf8_lossy(&v)
             ))
             .collect::<Vec<_>>()
+    );
+
+    title("Sketches: HyperLogLog, Bloom filter, activity bitmap");
+    let pages = HyperLogLog::new(Arc::clone(&store), "pages-seen")?;
+    let mut buffer = pages.buffer();
+    for i in 0..100_000u32 {
+        buffer.add(format!("/page/{}", i % 25_000));
+    }
+    buffer.flush()?;
+    println!(
+        "   100000 views of 25000 pages: PFCOUNT ~ {} (12 KiB, one CAS to flush)",
+        pages.count()?
+    );
+    let names = BloomFilter::new(Arc::clone(&store), "usernames", 10_000, 0.01)?;
+    names.add_many(&["ann", "bob"])?;
+    println!(
+        "   bloom: ann taken {}, zoe taken {} (k = {}, no false negatives)",
+        names.contains("ann")?,
+        names.contains("zoe")?,
+        names.shape().k
+    );
+    let day = Duration::from_secs(86_400);
+    let logins = ActivityBitmap::new(Arc::clone(&store), "ann-logins", 0, day)?;
+    for d in [0, 1, 4, 5, 6] {
+        logins.set(d)?;
+    }
+    println!(
+        "   ann active on {} of the first 7 days (SETBIT/BITCOUNT)",
+        logins.count_bits(0, 6)?
     );
 
     title("Round trips, as memcached would see them");
