@@ -283,9 +283,8 @@ fn round_trip_report() {
         bloom.add("a").unwrap()
     });
     r.row("`BloomFilter::contains`", || bloom.contains("a").unwrap());
-    let many: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
     r.row("`BloomFilter::add_many` (100 elements)", || {
-        bloom.add_many(&many).unwrap()
+        bloom.add_many(&members).unwrap()
     });
     let bitmap = ActivityBitmap::new(s(), "report", 0, Duration::from_secs(86_400)).unwrap();
     r.row("`ActivityBitmap::set` (first: creates the segment)", || {

@@ -200,10 +200,13 @@ unsafe fn write<T>(p: *mut T, value: T) {
 /// # Safety
 /// `p` must be NULL or a pointer from `Box::into_raw` not yet freed.
 unsafe fn free<T>(p: *mut T) {
-    if !p.is_null() {
-        // SAFETY: a live pointer from Box::into_raw, freed once.
-        drop(unsafe { Box::from_raw(p) });
-    }
+    // Inside its own panic boundary: a `*_free` function returns nothing.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if !p.is_null() {
+            // SAFETY: a live pointer from Box::into_raw, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }));
 }
 
 /// A constructor: borrow the store, read the name, build the handle with
@@ -344,7 +347,7 @@ pub unsafe extern "C" fn mcds_store_new_memcached(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_store_free(store: *mut mcds_store) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(store) }));
+    unsafe { free(store) }
 }
 
 // ---------------------------------------------------------------- counter
@@ -438,7 +441,7 @@ pub unsafe extern "C" fn mcds_counter_get(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_counter_free(c: *mut mcds_counter) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(c) }));
+    unsafe { free(c) }
 }
 
 // ---------------------------------------------------------------- lock
@@ -575,7 +578,7 @@ pub unsafe extern "C" fn mcds_lock_release(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_lock_free(lock: *mut mcds_lock) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(lock) }));
+    unsafe { free(lock) }
 }
 
 // ---------------------------------------------------------------- set
@@ -692,7 +695,7 @@ pub unsafe extern "C" fn mcds_set_members(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_set_free(s: *mut mcds_set) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(s) }));
+    unsafe { free(s) }
 }
 
 /// The number of items in `list`, in `*out_len`.
@@ -754,7 +757,7 @@ pub unsafe extern "C" fn mcds_bytes_list_get(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_bytes_list_free(list: *mut mcds_bytes_list) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(list) }));
+    unsafe { free(list) }
 }
 
 // ---------------------------------------------------------------- window
@@ -833,7 +836,7 @@ pub unsafe extern "C" fn mcds_window_value(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_window_free(w: *mut mcds_window) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(w) }));
+    unsafe { free(w) }
 }
 
 // ---------------------------------------------------------------- rate limiter
@@ -945,7 +948,7 @@ pub unsafe extern "C" fn mcds_limiter_peek(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_limiter_free(l: *mut mcds_limiter) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(l) }));
+    unsafe { free(l) }
 }
 
 // ---------------------------------------------------------------- event log
@@ -1039,7 +1042,7 @@ pub unsafe extern "C" fn mcds_log_fetch(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_log_free(l: *mut mcds_log) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(l) }));
+    unsafe { free(l) }
 }
 
 /// The number of events in `list`, in `*out_len`.
@@ -1107,7 +1110,7 @@ pub unsafe extern "C" fn mcds_event_list_get(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_event_list_free(list: *mut mcds_event_list) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(list) }));
+    unsafe { free(list) }
 }
 
 // ---------------------------------------------------------------- table
@@ -1253,7 +1256,7 @@ pub unsafe extern "C" fn mcds_table_keys(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_table_free(t: *mut mcds_table) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(t) }));
+    unsafe { free(t) }
 }
 
 /// The library version, e.g. `"0.1.0"`: a static string.
@@ -1367,7 +1370,7 @@ pub unsafe extern "C" fn mcds_hll_merge(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_hll_free(h: *mut mcds_hll) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(h) }));
+    unsafe { free(h) }
 }
 
 /// A Bloom filter.
@@ -1449,7 +1452,7 @@ pub unsafe extern "C" fn mcds_bloom_contains(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_bloom_free(b: *mut mcds_bloom) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(b) }));
+    unsafe { free(b) }
 }
 
 /// An activity bitmap: one bit per time unit (SETBIT, BITCOUNT).
@@ -1558,7 +1561,7 @@ pub unsafe extern "C" fn mcds_bitmap_count(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_bitmap_free(b: *mut mcds_bitmap) {
     // SAFETY: forwarded caller contract.
-    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free(b) }));
+    unsafe { free(b) }
 }
 
 #[cfg(test)]

@@ -51,7 +51,8 @@ pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
 pub use key::{Key, MAX_KEY_LEN, is_key_byte};
 pub use memory::{
-    DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder, item_size,
+    DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder,
+    check_item_size, item_size,
 };
 pub use pipeline::{Op, Reply};
 pub use random::{random_token, stable_hash, stable_hash128};

@@ -26,6 +26,22 @@ pub fn item_size(key_len: usize, value_len: usize) -> usize {
     key_len + value_len + ITEM_OVERHEAD
 }
 
+/// The [`item_size`] of `key` with a value of `value_len` bytes, or
+/// [`Error::ValueTooLarge`] if it exceeds `limit`: the check every backend
+/// (and any structure that must refuse a value before writing anything else)
+/// makes.
+pub fn check_item_size(key: &Key, value_len: usize, limit: usize) -> Result<usize> {
+    let size = item_size(key.len(), value_len);
+    if size > limit {
+        return Err(Error::ValueTooLarge {
+            key: key.display(),
+            size,
+            limit,
+        });
+    }
+    Ok(size)
+}
+
 /// What the embedded store does when its memory budget is full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Eviction {
@@ -295,15 +311,7 @@ impl MemoryStore {
     }
 
     fn check_size(&self, key: &Key, value_len: usize) -> Result<usize> {
-        let size = item_size(key.len(), value_len);
-        if size > self.item_size_limit {
-            return Err(Error::ValueTooLarge {
-                key: key.display(),
-                size,
-                limit: self.item_size_limit,
-            });
-        }
-        Ok(size)
+        check_item_size(key, value_len, self.item_size_limit)
     }
 
     /// Run `f` on the key's shard with the key's live entry (expired entries
@@ -317,8 +325,14 @@ impl MemoryStore {
         let now = self.now();
         let index = self.shard_index(key.as_bytes());
         let mut shard = self.shards[index].lock();
-        // One lookup: move a hit to the LRU tail, then drop it if expired.
-        let state = shard.map.to_back(key.as_bytes()).map(|e| {
+        let live = self.touch_live(&mut shard, key.as_bytes(), &now);
+        f(self, &mut shard, &now, live)
+    }
+
+    /// Whether `key` has a live entry: a hit moves to the LRU tail (one
+    /// lookup), an expired entry is removed.
+    fn touch_live(&self, shard: &mut Shard, key: &[u8], now: &Now) -> bool {
+        let state = shard.map.to_back(key).map(|e| {
             let live = !e.expired(now.secs);
             if live {
                 e.touched_ms = now.ms;
@@ -326,25 +340,36 @@ impl MemoryStore {
             live
         });
         if state == Some(false)
-            && let Some(e) = shard.map.remove(key.as_bytes())
+            && let Some(e) = shard.map.remove(key)
         {
-            self.forget(key.as_bytes(), &e);
+            self.forget(key, &e);
         }
-        f(self, &mut shard, &now, state == Some(true))
+        state == Some(true)
     }
 
-    /// Remove the key if it expired; whether a live entry remains.
-    fn reap(&self, shard: &mut Shard, key: &[u8], now: &Now) -> bool {
-        match shard.map.get(key) {
-            None => false,
-            Some(e) if e.expired(now.secs) => {
-                if let Some(e) = shard.map.remove(key) {
-                    self.forget(key, &e);
-                }
-                false
+    /// Append or prepend `value` to the live entry of `key` (held in
+    /// `shard`), within the item limit and the memory budget.
+    fn extend_live(
+        &self,
+        shard: &mut Shard,
+        key: &Key,
+        value: &[u8],
+        append: bool,
+        now: &Now,
+    ) -> Result<()> {
+        let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
+        let size = self.check_size(key, old_len + value.len())?;
+        self.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
+        let cas = shard.next_cas();
+        if let Some(e) = shard.map.get_mut(key.as_bytes()) {
+            if append {
+                e.value.extend_from_slice(value);
+            } else {
+                e.value.splice(0..0, value.iter().copied());
             }
-            Some(_) => true,
+            e.cas = cas;
         }
+        Ok(())
     }
 
     /// Make room for `grow` more bytes while holding `shard` (which holds
@@ -512,19 +537,7 @@ impl MemoryStore {
             if !live {
                 return Ok(false);
             }
-            let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
-            let size = s.check_size(key, old_len + value.len())?;
-            s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
-            let cas = shard.next_cas();
-            if let Some(e) = shard.map.get_mut(key.as_bytes()) {
-                if append {
-                    e.value.extend_from_slice(value);
-                } else {
-                    e.value.splice(0..0, value.iter().copied());
-                }
-                e.cas = cas;
-            }
-            Ok(true)
+            s.extend_live(shard, key, value, append, now).map(|()| true)
         })
     }
 
@@ -613,12 +626,10 @@ impl Store for MemoryStore {
             .iter()
             .map(|key| {
                 let mut shard = self.shards[self.shard_index(key.as_bytes())].lock();
-                if !self.reap(&mut shard, key.as_bytes(), &now) {
+                if !self.touch_live(&mut shard, key.as_bytes(), &now) {
                     return None;
                 }
-                let e = shard.map.to_back(key.as_bytes())?;
-                e.touched_ms = now.ms;
-                Some(e.item())
+                shard.map.get(key.as_bytes()).map(Entry::item)
             })
             .collect())
     }
@@ -693,15 +704,7 @@ impl Store for MemoryStore {
                     .put(shard, key, value, Self::exptime(ttl, now), 0, now)
                     .map(drop);
             }
-            let old_len = shard.map.get(key.as_bytes()).map_or(0, |e| e.value.len());
-            let size = s.check_size(key, old_len + value.len())?;
-            s.reserve(shard, key, size - item_size(key.len(), old_len), now)?;
-            let cas = shard.next_cas();
-            if let Some(e) = shard.map.get_mut(key.as_bytes()) {
-                e.value.extend_from_slice(value);
-                e.cas = cas;
-            }
-            Ok(())
+            s.extend_live(shard, key, value, true, now)
         })
     }
 

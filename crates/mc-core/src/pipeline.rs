@@ -330,3 +330,31 @@ impl Reply {
 pub fn sequential<S: Store + ?Sized>(store: &S, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
     ops.iter().map(|op| op.apply(store)).collect()
 }
+
+/// Run exactly `N` ops in one batch and get their `N` results; a backend
+/// that answers with another number of results is an [`Error::Protocol`].
+///
+/// ```
+/// use mc_core::{Key, MemoryStore, Op, Ttl, pipeline};
+///
+/// let store = MemoryStore::new();
+/// let k = Key::new("k")?;
+/// let [set, get] = pipeline::run(&store, [
+///     Op::Set { key: &k, value: b"v", ttl: Ttl::Never },
+///     Op::Get(&k),
+/// ])?;
+/// set?;
+/// assert_eq!(get?.item()?.unwrap().value, b"v");
+/// # Ok::<(), mc_core::Error>(())
+/// ```
+pub fn run<S: Store + ?Sized, const N: usize>(
+    store: &S,
+    ops: [Op<'_>; N],
+) -> Result<[Result<Reply>; N]> {
+    let replies = store.pipeline(&ops);
+    let got = replies.len();
+    <[Result<Reply>; N]>::try_from(replies).map_err(|_| Error::Protocol {
+        server: store.backend_name().into(),
+        message: format!("pipeline returned {got} results for {N} ops"),
+    })
+}

@@ -7,7 +7,7 @@
 //! | type | what it counts | round trips |
 //! |---|---|---|
 //! | [`Counter`] | an exact total: `incr` never loses an increment | incr 1, get 1 |
-//! | [`ViewCounter`] | views of an object whose true total lives in a database: the cache is seeded from a loader with `add`, never `set` | 1 (2 on a miss) |
+//! | [`ViewCounter`] | views of an object whose true total lives in a database: the cache is seeded from a loader with `incr_or_init`, never `set` | 1 (2 on a miss) |
 //! | [`ShadowCounter`] | events in the previous period T (two keys swapping roles) | incr 1, value 1 |
 //! | [`WindowCounter`] | events in the last N−1 slots of length p (e.g. users online in 5 minutes) | incr 1, value 1 |
 //! | [`RateLimiter`] | requests per window: fixed window, or a sliding-window estimate | check 1, peek 1 |
@@ -120,9 +120,4 @@ pub(crate) fn read_counter(
             ),
         }),
     }
-}
-
-/// A TTL of `secs` seconds, which fits memcached's 32-bit exptime.
-pub(crate) fn ttl_secs(secs: u64) -> mc_core::Ttl {
-    mc_core::Ttl::secs(u32::try_from(secs).unwrap_or(u32::MAX))
 }

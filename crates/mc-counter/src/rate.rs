@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Op, Result, Store};
+use mc_core::{Clock, Error, Key, Op, Result, Store, Ttl};
 
-use crate::{CounterOptions, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter};
 
 /// Which window a [`RateLimiter`] counts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,27 +137,17 @@ impl RateLimiter {
             key: &current_key,
             delta: 1,
             initial: 1,
-            ttl: ttl_secs(2 * self.window),
+            ttl: Ttl::from(Duration::from_secs(2 * self.window)),
         };
         let (current, previous) = match self.mode {
             Window::Fixed => (count.apply(self.store.as_ref())?.value()?, 0),
             Window::Sliding => {
                 // Both in one pipelined batch: one round trip.
                 let previous_key = self.key(w.wrapping_sub(1))?;
-                let mut replies = self
-                    .store
-                    .pipeline(&[count, Op::Get(&previous_key)])
-                    .into_iter();
-                let mut next = || {
-                    replies.next().unwrap_or_else(|| {
-                        Err(Error::Protocol {
-                            server: self.store.backend_name().into(),
-                            message: "pipeline returned too few replies".into(),
-                        })
-                    })
-                };
-                let current = next()?.value()?;
-                let previous = read_counter(next()?.item()?, &previous_key)?;
+                let [current, previous] =
+                    mc_core::pipeline::run(self.store.as_ref(), [count, Op::Get(&previous_key)])?;
+                let current = current?.value()?;
+                let previous = read_counter(previous?.item()?, &previous_key)?;
                 (current, previous)
             }
         };

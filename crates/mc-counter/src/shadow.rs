@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Key, Result, Store};
+use mc_core::{Clock, Key, Result, Store, Ttl};
 
-use crate::{CounterOptions, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter};
 
 /// Counts events (visitors, say) in the previous period of `T` seconds with
 /// two keys that swap roles (seed 000).
@@ -87,7 +87,7 @@ impl ShadowCounter {
     pub fn incr(&self, delta: u64) -> Result<u64> {
         let now = self.clock.now_secs();
         let shadow = &self.keys[1 - self.active(now)];
-        let ttl = ttl_secs(2 * self.period - now % self.period);
+        let ttl = Ttl::from(Duration::from_secs(2 * self.period - now % self.period));
         self.store.incr_or_init(shadow, delta, delta, ttl)
     }
 

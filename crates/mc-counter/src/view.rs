@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Error, Key, Result, Store, Stored, Ttl};
+use mc_core::{Key, Result, Store, Stored, Ttl};
 
 use crate::{CounterOptions, read_counter};
 
@@ -10,9 +10,10 @@ use crate::{CounterOptions, read_counter};
 /// memcached for real-time display (seed 004).
 ///
 /// `view(loader)` increments the cached count; when the key is missing it
-/// calls `loader` for the stored total and seeds the cache with `add` —
-/// never `set` — so two first views at once are both counted: the loser of
-/// the `add` race increments the winner's value instead of overwriting it.
+/// calls `loader` for the stored total and seeds the cache with
+/// `incr_or_init` — never `set` — so two first views at once are both
+/// counted: the loser of the race increments the winner's value instead of
+/// overwriting it.
 /// Key: `<prefix>views:<name>:value`.
 ///
 /// ```
@@ -67,8 +68,8 @@ impl ViewCounter {
     }
 
     /// Count one view; the new total. One round trip on a hit; on a miss
-    /// the loader runs and the cache is seeded with `add` (2 round trips; 3 when
-    /// another client seeded it first).
+    /// the loader runs and the cache is seeded with `incr_or_init` (2 round
+    /// trips, also when another client seeded it first).
     pub fn view(&self, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
         self.view_by(1, loader)
     }
@@ -79,24 +80,8 @@ impl ViewCounter {
             return Ok(n);
         }
         let seeded = loader()?.saturating_add(delta);
-        for _ in 0..8 {
-            match self
-                .store
-                .add(&self.key, seeded.to_string().as_bytes(), self.ttl)?
-            {
-                Stored::Stored(_) => return Ok(seeded),
-                // Someone else seeded it first: count on top of theirs.
-                Stored::NotStored => {
-                    if let Some(n) = self.store.incr(&self.key, delta)? {
-                        return Ok(n);
-                    }
-                }
-            }
-        }
-        Err(Error::Conflict {
-            key: self.key.display(),
-            attempts: 8,
-        })
+        // Seeds the cache, or counts on top of a client that seeded it first.
+        self.store.incr_or_init(&self.key, delta, seeded, self.ttl)
     }
 
     /// The current total: the cached value, or on a miss the loader's value

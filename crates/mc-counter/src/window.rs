@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store};
+use mc_core::{Clock, Error, Key, Result, Store, Ttl};
 
-use crate::{CounterOptions, read_counter, ttl_secs};
+use crate::{CounterOptions, read_counter};
 
 /// Counts events over a sliding window of `slots − 1` slots of `slot`
 /// seconds each (seed 004's online-users counter: 6 slots of a minute count
@@ -96,7 +96,7 @@ impl WindowCounter {
     pub fn incr(&self, delta: u64) -> Result<u64> {
         let now = self.clock.now_secs();
         let n = self.keys.len() as u64;
-        let ttl = ttl_secs(n * self.slot - now % self.slot);
+        let ttl = Ttl::from(Duration::from_secs(n * self.slot - now % self.slot));
         self.store
             .incr_or_init(&self.keys[self.current(now)], delta, delta, ttl)
     }

@@ -217,7 +217,7 @@ impl EventLog {
         self.store.append_or_add(
             self.key_for_chunk(w),
             &frame,
-            Ttl::secs(u32::try_from(ttl).unwrap_or(u32::MAX)),
+            Ttl::from(Duration::from_secs(ttl)),
         )
     }
 

@@ -168,8 +168,7 @@ fn lease_ttl(ttl: Duration) -> Result<Ttl> {
             "lock TTL {ttl:?} is under memcached's 1-second resolution; use at least 1 s"
         )));
     }
-    let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0) + 1;
-    Ok(Ttl::secs(u32::try_from(secs).unwrap_or(u32::MAX)))
+    Ok(Ttl::from(ttl.saturating_add(Duration::from_secs(1))))
 }
 
 impl Lock {
@@ -306,13 +305,9 @@ impl Lock {
             value: token.as_bytes(),
             ttl,
         };
-        let mut replies = self.store.pipeline(&[add, fence]).into_iter();
-        let missing = || Error::Protocol {
-            server: self.store.backend_name().into(),
-            message: "pipeline returned too few replies".into(),
-        };
-        let added = replies.next().ok_or_else(missing)??.stored()?;
-        let tok = replies.next().ok_or_else(missing)?.and_then(Reply::value);
+        let [added, tok] = mc_core::pipeline::run(self.store.as_ref(), [add, fence])?;
+        let added = added?.stored()?;
+        let tok = tok.and_then(Reply::value);
         // A failed add still bumped the counter: tokens skip a number, which
         // keeps them increasing.
         Ok((added, added.is_stored().then_some(tok)))

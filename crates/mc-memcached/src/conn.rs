@@ -163,9 +163,7 @@ impl Server {
                 let wait = ceiling / 2 + backoff.next_delay() / 2;
                 health.down_until = Some(Instant::now() + wait);
                 health.reason = source.to_string();
-                if source.kind() == io::ErrorKind::TimedOut
-                    || source.kind() == io::ErrorKind::WouldBlock
-                {
+                if is_timeout(&source) {
                     Err(Error::Timeout {
                         server: self.addr.clone(),
                         // Connecting, or the version handshake after it.
@@ -342,39 +340,6 @@ impl<'a> Session<'a> {
         Ok(conn)
     }
 
-    /// Several read-only commands in one payload, one response each, in
-    /// order: one round trip.
-    pub(crate) fn batch(
-        &mut self,
-        key: &Key,
-        commands: &[MetaCommand],
-    ) -> Result<Vec<MetaCommandResult>, Error> {
-        traffic::record(commands.len() as u64);
-        let deadline = Instant::now() + self.config.io_timeout;
-        loop {
-            let result = self.armed(deadline)?.meta.execute_batch(commands);
-            let error = match result {
-                Ok(responses) => {
-                    self.pooled = false;
-                    let parsed: Result<Vec<_>, _> =
-                        responses.into_iter().map(parse_meta_result).collect();
-                    match parsed {
-                        Ok(results) => return Ok(results),
-                        Err(e) => e,
-                    }
-                }
-                Err(e) => e,
-            };
-            let retry = self.pooled && is_transport(&error);
-            self.discard();
-            if retry {
-                continue;
-            }
-            self.server.drain();
-            return Err(self.map_error(key, error, false));
-        }
-    }
-
     /// Write a pre-encoded pipeline payload (one `write` loop on the
     /// socket), redialing once if a pooled connection fails before any byte
     /// left.
@@ -450,11 +415,6 @@ impl<'a> Session<'a> {
         Ok(self.conn()?.version)
     }
 
-    /// Drop the connection instead of returning it to the pool.
-    pub(crate) fn forget(&mut self) {
-        self.discard();
-    }
-
     /// The server's address.
     pub(crate) fn server_addr(&self) -> &str {
         &self.server.addr
@@ -465,7 +425,8 @@ impl<'a> Session<'a> {
         self.config.io_timeout
     }
 
-    fn discard(&mut self) {
+    /// Drop the connection instead of returning it to the pool.
+    pub(crate) fn discard(&mut self) {
         self.conn = None;
         self.pooled = false;
     }
@@ -473,17 +434,11 @@ impl<'a> Session<'a> {
     pub(crate) fn map_error(&self, key: &Key, error: memcache::exp::Error, sent: bool) -> Error {
         use memcache::exp::Error as E;
         let server = self.server.addr.clone();
-        let timed_out = |e: &io::Error| {
-            matches!(
-                e.kind(),
-                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-            )
-        };
         match error {
             E::Io(e) if sent => Error::Ambiguous {
                 key: key.display(),
                 server,
-                reason: if timed_out(&e) {
+                reason: if is_timeout(&e) {
                     format!("no reply within {:?}", self.config.io_timeout)
                 } else {
                     e.to_string()
@@ -494,7 +449,7 @@ impl<'a> Session<'a> {
                 server,
                 reason: format!("no reply within {:?}", self.config.io_timeout),
             },
-            E::Io(e) if timed_out(&e) => Error::Timeout {
+            E::Io(e) if is_timeout(&e) => Error::Timeout {
                 server,
                 after: self.config.io_timeout,
             },
@@ -557,7 +512,7 @@ pub(crate) enum SendError {
     Io { error: io::Error, sent: bool },
 }
 
-fn is_timeout(e: &io::Error) -> bool {
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
@@ -565,7 +520,7 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 fn is_transport(error: &memcache::exp::Error) -> bool {
-    matches!(error, memcache::exp::Error::Io(e) if !matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock))
+    matches!(error, memcache::exp::Error::Io(e) if !is_timeout(e))
 }
 
 /// How long a dial may take by default, and each exchange.

@@ -64,7 +64,7 @@ use std::time::Duration;
 
 use mc_core::{
     CasOutcome, Clock, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored,
-    SystemClock, Ttl, item_size,
+    SystemClock, Ttl, check_item_size,
 };
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
@@ -181,8 +181,9 @@ impl Builder {
                 "no memcached servers given; pass at least one host:port".into(),
             ));
         }
-        let ids = list.iter().map(|s| s.addr.clone()).collect();
+        let ids: Vec<String> = list.iter().map(|s| s.addr.clone()).collect();
         Ok(MemcachedStore {
+            seeds: ids.iter().map(|id| route::server_seed(id)).collect(),
             servers: list,
             ids,
             config: self.config,
@@ -214,6 +215,8 @@ impl Builder {
 pub struct MemcachedStore {
     servers: Vec<Server>,
     ids: Vec<String>,
+    /// Each server's routing seed (see [`route`]), computed once.
+    seeds: Vec<u64>,
     config: Config,
 }
 
@@ -257,7 +260,7 @@ impl MemcachedStore {
 
     /// The index of the server that owns `key`.
     pub fn server_for(&self, key: &Key) -> usize {
-        route(key.as_bytes(), &self.ids)
+        route::route_seeded(key.as_bytes(), &self.seeds)
     }
 
     /// The version the server at `index` reported on its latest connection,
@@ -271,15 +274,7 @@ impl MemcachedStore {
     }
 
     fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
-        let size = item_size(key.len(), value_len);
-        if size > self.config.item_size_limit {
-            return Err(Error::ValueTooLarge {
-                key: key.display(),
-                size,
-                limit: self.config.item_size_limit,
-            });
-        }
-        Ok(())
+        check_item_size(key, value_len, self.config.item_size_limit).map(drop)
     }
 
     fn unexpected(&self, key: &Key, op: &str, r: &MetaCommandResult) -> Error {
@@ -289,29 +284,31 @@ impl MemcachedStore {
         }
     }
 
-    /// `ms` in a mode, returning the reply.
-    fn store(&self, key: &Key, value: &[u8], flags: &[&str]) -> Result<MetaCommandResult> {
-        self.check_size(key, value.len())?;
-        let mut c = cmd(MetaOp::Set, key).value(value);
-        for f in flags {
-            c = c.flag(f.as_bytes());
-        }
-        self.session(key)?.exchange(key, &c)
+    /// One op in one exchange, its reply mapped as a pipelined one would
+    /// be: the single-op methods and [`Store::pipeline`] build and read
+    /// their commands in one place ([`plan`](Self::plan),
+    /// [`reply`](Self::reply)).
+    fn one(&self, op: &Op<'_>) -> Result<Reply> {
+        let (c, _) = self.plan(op)?;
+        let r = self.session(op.key())?.exchange(op.key(), &c)?;
+        self.reply(op, Some(r))
     }
 
-    fn concat(&self, key: &Key, value: &[u8], mode: &str) -> Result<bool> {
-        self.check_size(key, value.len())?;
+    /// `append`/`prepend` (`op`): NS is both "missing" and "the result would
+    /// be too large", so it is followed by one probe.
+    fn concat(&self, op: &Op<'_>, value_len: usize) -> Result<bool> {
+        let key = op.key();
+        let (c, _) = self.plan(op)?;
         let mut s = self.session(key)?;
         for _ in 0..4 {
-            let r = s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag(mode))?;
+            let r = s.exchange(key, &c)?;
             match r.rc {
                 ReturnCode::Hd => return Ok(true),
-                // NS is both "missing" and "the result would be too large".
-                ReturnCode::Ns => match self.not_stored_reason(&mut s, key, value.len())? {
+                ReturnCode::Ns => match self.not_stored_reason(&mut s, key, value_len)? {
                     NotStored::Missing => return Ok(false),
                     NotStored::Exists => continue, // created meanwhile: again
                 },
-                _ => return Err(self.unexpected(key, "append/prepend", &r)),
+                _ => return Err(self.unexpected(key, op.name(), &r)),
             }
         }
         Err(Error::Conflict {
@@ -330,30 +327,8 @@ impl MemcachedStore {
             return Ok(NotStored::Missing);
         }
         let current = usize::try_from(r.size.unwrap_or(0)).unwrap_or(usize::MAX);
-        let size = item_size(key.len(), current.saturating_add(added));
-        if size > self.config.item_size_limit {
-            return Err(Error::ValueTooLarge {
-                key: key.display(),
-                size,
-                limit: self.config.item_size_limit,
-            });
-        }
+        self.check_size(key, current.saturating_add(added))?;
         Ok(NotStored::Exists)
-    }
-
-    fn arith(&self, key: &Key, delta: u64, incr: bool) -> Result<Option<u64>> {
-        let mut c = cmd(MetaOp::Arithmetic, key)
-            .flag(format!("D{delta}"))
-            .flag("v");
-        if !incr {
-            c = c.flag("MD");
-        }
-        let r = self.session(key)?.exchange(key, &c)?;
-        match r.rc {
-            ReturnCode::Va => counter_value(self, key, &r).map(Some),
-            ReturnCode::Nf => Ok(None),
-            _ => Err(self.unexpected(key, "ma", &r)),
-        }
     }
 }
 
@@ -369,12 +344,8 @@ impl MemcachedStore {
     ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let exp = exptime(ttl);
         if s.version().has_append_vivify() {
-            let c = cmd(MetaOp::Set, key)
-                .value(value)
-                .flag("MA")
-                .flag(format!("N{exp}"));
+            let (c, _) = self.plan(&Op::AppendOrAdd { key, value, ttl })?;
             if missed {
                 self.not_stored_reason(&mut s, key, value.len())?;
             }
@@ -396,11 +367,16 @@ impl MemcachedStore {
             });
         }
         // 1.6.18 and older: append; on a miss add; if add lost, append again.
+        let (append, _) = self.plan(&Op::Append { key, value })?;
+        let add = cmd(MetaOp::Set, key)
+            .value(value)
+            .flag("ME")
+            .flag(format!("T{}", exptime(ttl)));
         for round in 0..16 {
             let r = if missed && round == 0 {
                 None
             } else {
-                Some(s.exchange(key, &cmd(MetaOp::Set, key).value(value).flag("MA"))?)
+                Some(s.exchange(key, &append)?)
             };
             match r.map(|r| (r.rc, r)) {
                 None => {}
@@ -416,10 +392,6 @@ impl MemcachedStore {
                     _ => return Err(self.unexpected(key, "ms MA", &r)),
                 },
             }
-            let add = cmd(MetaOp::Set, key)
-                .value(value)
-                .flag("ME")
-                .flag(format!("T{exp}"));
             let r = s.exchange(key, &add)?;
             match r.rc {
                 ReturnCode::Hd => return Ok(()),
@@ -432,26 +404,6 @@ impl MemcachedStore {
             attempts: 16,
         })
     }
-}
-
-/// Request bytes per pipelined batch (one round trip each).
-const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
-
-/// Split `indices` into runs whose `mg <key> v f c` requests stay under
-/// [`MAX_BATCH_REQUEST_BYTES`].
-fn chunks_by_request_bytes<'a>(indices: &'a [usize], keys: &[Key]) -> Vec<&'a [usize]> {
-    let mut chunks = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (pos, &i) in indices.iter().enumerate() {
-        let len = keys[i].len() + 12;
-        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
-            chunks.push(&indices[start..pos]);
-            (start, bytes) = (pos, 0);
-        }
-        bytes += len;
-    }
-    chunks.push(&indices[start..]);
-    chunks
 }
 
 /// Why an append answered NS.
@@ -478,102 +430,47 @@ impl Store for MemcachedStore {
     }
 
     fn get(&self, key: &Key) -> Result<Option<Item>> {
-        let r = self
-            .session(key)?
-            .exchange(key, &cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"))?;
-        match r.rc {
-            ReturnCode::En => Ok(None),
-            ReturnCode::Va => Ok(Some(Item {
-                flags: r.client_flags.unwrap_or(0),
-                cas: cas_of(&r),
-                value: r.value.unwrap_or_default(),
-            })),
-            _ => Err(self.unexpected(key, "mg", &r)),
-        }
+        self.one(&Op::Get(key))?.item()
     }
 
+    /// Each server's keys in one pipelined payload, all servers at once.
+    /// A failure on any server fails the whole call.
     fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
-        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); self.servers.len()];
-        for (i, k) in keys.iter().enumerate() {
-            groups[self.server_for(k)].push(i);
-        }
-        let mut out: Vec<Option<Item>> = vec![None; keys.len()];
-        for (server, indices) in groups.iter().enumerate() {
-            if indices.is_empty() {
-                continue;
-            }
-            let mut s = Session::open(&self.servers[server], &self.config)?;
-            // The whole request is written before any reply is read: keep
-            // each batch's requests well under a socket buffer so a server
-            // busy writing replies can always read the rest.
-            for chunk in chunks_by_request_bytes(indices, keys) {
-                let commands: Vec<MetaCommand> = chunk
-                    .iter()
-                    .map(|&i| cmd(MetaOp::Get, &keys[i]).flag("v").flag("f").flag("c"))
-                    .collect();
-                let replies = s.batch(&keys[chunk[0]], &commands)?;
-                for (&i, r) in chunk.iter().zip(replies) {
-                    out[i] = match r.rc {
-                        ReturnCode::En => None,
-                        ReturnCode::Va => Some(Item {
-                            flags: r.client_flags.unwrap_or(0),
-                            cas: cas_of(&r),
-                            value: r.value.unwrap_or_default(),
-                        }),
-                        _ => return Err(self.unexpected(&keys[i], "mg", &r)),
-                    };
-                }
-            }
-        }
-        Ok(out)
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        self.run_pipeline(&ops)
+            .into_iter()
+            .map(|r| r.and_then(Reply::item))
+            .collect()
     }
 
     fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        let r = self.store(key, value, &[&format!("T{}", exptime(ttl)), "c"])?;
-        match r.rc {
-            ReturnCode::Hd => Ok(cas_of(&r)),
-            _ => Err(self.unexpected(key, "ms", &r)),
-        }
+        self.one(&Op::Set { key, value, ttl })?.cas()
     }
 
     fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        let r = self.store(key, value, &["ME", &format!("T{}", exptime(ttl)), "c"])?;
-        match r.rc {
-            ReturnCode::Hd => Ok(Stored::Stored(cas_of(&r))),
-            ReturnCode::Ns => Ok(Stored::NotStored),
-            _ => Err(self.unexpected(key, "ms ME", &r)),
-        }
+        self.one(&Op::Add { key, value, ttl })?.stored()
     }
 
     fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        let r = self.store(key, value, &["MR", &format!("T{}", exptime(ttl)), "c"])?;
-        match r.rc {
-            ReturnCode::Hd => Ok(Stored::Stored(cas_of(&r))),
-            ReturnCode::Ns => Ok(Stored::NotStored),
-            _ => Err(self.unexpected(key, "ms MR", &r)),
-        }
+        self.one(&Op::Replace { key, value, ttl })?.stored()
     }
 
     fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        let r = self.store(
+        self.one(&Op::Cas {
             key,
             value,
-            &[&format!("C{cas}"), &format!("T{}", exptime(ttl)), "c"],
-        )?;
-        match r.rc {
-            ReturnCode::Hd => Ok(CasOutcome::Stored(cas_of(&r))),
-            ReturnCode::Ex => Ok(CasOutcome::Exists),
-            ReturnCode::Nf => Ok(CasOutcome::NotFound),
-            _ => Err(self.unexpected(key, "ms C", &r)),
-        }
+            ttl,
+            cas,
+        })?
+        .cas_outcome()
     }
 
     fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.concat(key, value, "MA")
+        self.concat(&Op::Append { key, value }, value.len())
     }
 
     fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.concat(key, value, "MP")
+        self.concat(&Op::Prepend { key, value }, value.len())
     }
 
     fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
@@ -581,50 +478,37 @@ impl Store for MemcachedStore {
     }
 
     fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.arith(key, delta, true)
+        self.one(&Op::Incr { key, delta })?.counter()
     }
 
     fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.arith(key, delta, false)
+        self.one(&Op::Decr { key, delta })?.counter()
     }
 
     fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        let c = cmd(MetaOp::Arithmetic, key)
-            .flag(format!("N{}", exptime(ttl)))
-            .flag(format!("J{initial}"))
-            .flag(format!("D{delta}"))
-            .flag("v");
-        let r = self.session(key)?.exchange(key, &c)?;
-        match r.rc {
-            ReturnCode::Va => counter_value(self, key, &r),
-            _ => Err(self.unexpected(key, "ma N J D", &r)),
-        }
+        self.one(&Op::IncrOrInit {
+            key,
+            delta,
+            initial,
+            ttl,
+        })?
+        .value()
     }
 
     fn delete(&self, key: &Key) -> Result<bool> {
-        let r = self
-            .session(key)?
-            .exchange(key, &cmd(MetaOp::Delete, key))?;
-        match r.rc {
-            ReturnCode::Hd => Ok(true),
-            ReturnCode::Nf => Ok(false),
-            _ => Err(self.unexpected(key, "md", &r)),
-        }
+        self.one(&Op::Delete(key))?.applied()
     }
 
     fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        let op = Op::DeleteCas { key, cas };
+        let (c, _) = self.plan(&op)?;
         let mut s = self.session(key)?;
         if !s.version().has_delete_cas() {
             drop(s);
             return mc_core::fallback::delete_cas(self, key, cas);
         }
-        let r = s.exchange(key, &cmd(MetaOp::Delete, key).flag(format!("C{cas}")))?;
-        match r.rc {
-            ReturnCode::Hd => Ok(DeleteOutcome::Deleted),
-            ReturnCode::Ex => Ok(DeleteOutcome::Exists),
-            ReturnCode::Nf => Ok(DeleteOutcome::NotFound),
-            _ => Err(self.unexpected(key, "md C", &r)),
-        }
+        let r = s.exchange(key, &c)?;
+        self.reply(&op, Some(r))?.deleted()
     }
 
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
@@ -640,12 +524,6 @@ impl Store for MemcachedStore {
     }
 
     fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        let c = cmd(MetaOp::Get, key).flag(format!("T{}", exptime(ttl)));
-        let r = self.session(key)?.exchange(key, &c)?;
-        match r.rc {
-            ReturnCode::Hd => Ok(true),
-            ReturnCode::En => Ok(false),
-            _ => Err(self.unexpected(key, "mg T", &r)),
-        }
+        self.one(&Op::Touch { key, ttl })?.applied()
     }
 }

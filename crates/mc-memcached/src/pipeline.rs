@@ -14,17 +14,23 @@
 
 use std::time::Instant;
 
-use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, traffic};
+use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Stored, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
-use crate::conn::{SendError, Session};
-use crate::{MAX_BATCH_REQUEST_BYTES, MemcachedStore, cas_of, cmd, exptime};
+use crate::conn::{SendError, Session, is_timeout};
+use crate::{MemcachedStore, cas_of, cmd, exptime};
+
+/// Request bytes per pipelined payload (one round trip each): the whole
+/// payload is written before any reply is read, so it stays well under a
+/// socket buffer and a server busy writing replies can always read the rest.
+const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
 
 /// One op, encoded for its server.
 struct Planned {
     /// Position in the caller's batch.
     index: usize,
-    command: MetaCommand,
+    /// The command on the wire, with its `O<index>` (and `q`) flags.
+    wire: Vec<u8>,
     quiet: bool,
     /// `md C`, which servers before 1.6.13 get wrong.
     delete_cas: bool,
@@ -44,7 +50,7 @@ enum Outcome {
 
 impl MemcachedStore {
     /// Encode `op` and say whether it can be quiet.
-    fn plan(&self, op: &Op<'_>) -> Result<(MetaCommand, bool)> {
+    pub(crate) fn plan(&self, op: &Op<'_>) -> Result<(MetaCommand, bool)> {
         let ttl_flag = |ttl| format!("T{}", exptime(ttl));
         Ok(match *op {
             Op::Get(key) => (cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"), true),
@@ -156,13 +162,24 @@ impl MemcachedStore {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
         for (index, op) in ops.iter().enumerate() {
-            match self.plan(op) {
-                Ok((command, quiet)) => groups[self.server_for(op.key())].push(Planned {
+            // Encoded once: the bytes both size the payloads and are sent.
+            let planned = self.plan(op).and_then(|(command, quiet)| {
+                let mut command = command.flag(format!("O{index}"));
+                if quiet {
+                    command = command.flag("q");
+                }
+                let wire = command.encode().map_err(|e| {
+                    Error::InvalidArgument(format!("cannot encode a pipelined command: {e}"))
+                })?;
+                Ok(Planned {
                     index,
-                    command: command.flag(format!("O{index}")),
+                    wire,
                     quiet,
                     delete_cas: matches!(op, Op::DeleteCas { .. }),
-                }),
+                })
+            });
+            match planned {
+                Ok(p) => groups[self.server_for(op.key())].push(p),
                 Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
             }
         }
@@ -182,10 +199,8 @@ impl MemcachedStore {
                 let alone = match self.send_part(&mut sessions[server], server, part, deadline) {
                     Ok(alone) => alone,
                     Err(e) => {
-                        let failed_keys: Vec<&Key> =
-                            part.iter().map(|p| ops[p.index].key()).collect();
-                        for (p, key) in part.iter().zip(failed_keys) {
-                            outcomes[p.index] = Some(Outcome::Failed(e.for_op(key, &ops[p.index])));
+                        for p in part {
+                            outcomes[p.index] = Some(Outcome::Failed(e.for_op(&ops[p.index])));
                         }
                         // The server failed: its later payloads are not sent.
                         self.skip_later(&mut chunks[server], round, server, &mut outcomes);
@@ -306,19 +321,9 @@ impl MemcachedStore {
                 alone.push(pos);
                 continue;
             }
-            let encoded = if p.quiet {
-                p.command.clone().flag("q").encode_into(&mut payload)
-            } else {
-                p.command.encode_into(&mut payload)
-            };
-            if let Err(e) = encoded {
-                return Err(PartError::Open(Error::InvalidArgument(format!(
-                    "cannot encode a pipelined command: {e}"
-                ))));
-            }
+            payload.extend_from_slice(&p.wire);
         }
-        let noop = MetaCommand::new(MetaOp::Noop, Vec::new());
-        let _ = noop.encode_into(&mut payload);
+        payload.extend_from_slice(b"mn\r\n");
         traffic::record((part.len() - alone.len()) as u64);
         s.send_payload(&payload, deadline)
             .map(|()| alone)
@@ -338,9 +343,10 @@ impl MemcachedStore {
     fn again(&self, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
-                let mut s = Session::open(&self.servers[self.server_for(key)], &self.config)?;
-                match self.not_stored_reason(&mut s, key, value.len())? {
+                let reason = self.not_stored_reason(&mut self.session(key)?, key, value.len())?;
+                match reason {
                     crate::NotStored::Missing => Ok(Reply::Applied(false)),
+                    // The probe's connection is back in the pool first.
                     crate::NotStored::Exists => op.apply(self),
                 }
             }
@@ -354,7 +360,7 @@ impl MemcachedStore {
 
     /// Turn the wire reply of `op` (`None`: a quiet success) into its
     /// [`Reply`].
-    fn reply(&self, op: &Op<'_>, r: Option<MetaCommandResult>) -> Result<Reply> {
+    pub(crate) fn reply(&self, op: &Op<'_>, r: Option<MetaCommandResult>) -> Result<Reply> {
         let key = op.key();
         let Some(r) = r else {
             return Ok(match op {
@@ -370,12 +376,11 @@ impl MemcachedStore {
                 }
             });
         };
-        let unexpected = || Err(self.unexpected(key, op.name(), &r));
         Ok(match (op, r.rc) {
             (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
                 flags: r.client_flags.unwrap_or(0),
                 cas: cas_of(&r),
-                value: r.value.clone().unwrap_or_default(),
+                value: r.value.unwrap_or_default(),
             })),
             (Op::Get(_), ReturnCode::En) => Reply::Item(None),
             (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas_of(&r)),
@@ -405,7 +410,7 @@ impl MemcachedStore {
             (Op::DeleteCas { .. }, ReturnCode::Nf) => Reply::Deleted(DeleteOutcome::NotFound),
             (Op::Touch { .. }, ReturnCode::Hd) => Reply::Applied(true),
             (Op::Touch { .. }, ReturnCode::En) => Reply::Applied(false),
-            _ => return unexpected(),
+            _ => return Err(self.unexpected(key, op.name(), &r)),
         })
     }
 }
@@ -424,7 +429,7 @@ enum PartError {
 }
 
 impl PartError {
-    fn for_op(&self, key: &Key, op: &Op<'_>) -> Error {
+    fn for_op(&self, op: &Op<'_>) -> Error {
         match self {
             PartError::Open(e) => e.duplicate(),
             PartError::Write {
@@ -433,17 +438,13 @@ impl PartError {
                 sent,
                 timeout,
             } => {
-                let timed_out = matches!(
-                    error.kind(),
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-                );
                 if *sent && op.has_side_effect() {
                     Error::Ambiguous {
-                        key: key.display(),
+                        key: op.key().display(),
                         server: server.clone(),
                         reason: format!("pipelined request partly written: {error}"),
                     }
-                } else if timed_out {
+                } else if is_timeout(error) {
                     Error::Timeout {
                         server: server.clone(),
                         after: *timeout,
@@ -465,7 +466,7 @@ fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (pos, p) in ops.iter().enumerate() {
-        let len = p.command_len();
+        let len = p.wire.len();
         if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
             chunks.push(&ops[start..pos]);
             (start, bytes) = (pos, 0);
@@ -476,13 +477,6 @@ fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
         chunks.push(&ops[start..]);
     }
     chunks
-}
-
-impl Planned {
-    /// Roughly the encoded size.
-    fn command_len(&self) -> usize {
-        self.command.encode().map(|b| b.len()).unwrap_or(0) + 2
-    }
 }
 
 /// Read the replies of one payload up to `MN` and say what happened to each
@@ -504,7 +498,8 @@ fn read_replies(
             .ok()?
             .parse()
             .ok()?;
-        part.iter().position(|p| p.index == index)
+        // A part's indices increase.
+        part.binary_search_by_key(&index, |p| p.index).ok()
     };
     // Error lines since the last reply, and where that reply was.
     let mut errors: Vec<memcache::exp::Error> = Vec::new();
@@ -524,10 +519,10 @@ fn read_replies(
                     settle_gap(session, part, ops, &mut outcomes, last, p, &mut errors)
                 });
                 let Some(pos) = pos.filter(|_| in_step) else {
-                    session.forget();
+                    session.discard();
                     let server = session.server_addr().to_string();
-                    let failed = finish_failed(part, ops, outcomes, |key, op| {
-                        protocol_or_ambiguous(&server, key, op, "pipelined replies out of step")
+                    let failed = finish_failed(part, ops, outcomes, |op| {
+                        protocol_or_ambiguous(&server, op, "pipelined replies out of step")
                     });
                     return (failed, true);
                 };
@@ -545,14 +540,12 @@ fn read_replies(
                 let server = session.server_addr().to_string();
                 let timeout = session.io_timeout();
                 let reason = e.to_string();
-                let timed_out = matches!(
-                    &e,
-                    memcache::exp::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock)
-                ) || matches!(e, memcache::exp::Error::Timeout { .. });
-                let failed = finish_failed(part, ops, outcomes, |key, op| {
+                let timed_out = matches!(&e, memcache::exp::Error::Io(io) if is_timeout(io))
+                    || matches!(e, memcache::exp::Error::Timeout { .. });
+                let failed = finish_failed(part, ops, outcomes, |op| {
                     if op.has_side_effect() {
                         Error::Ambiguous {
-                            key: key.display(),
+                            key: op.key().display(),
                             server: server.clone(),
                             reason: if timed_out {
                                 format!("no reply within {timeout:?}")
@@ -578,7 +571,7 @@ fn read_replies(
     }
     if had_error {
         // In step, but do not reuse a connection that saw an error reply.
-        session.forget();
+        session.discard();
     }
     let outcomes = outcomes
         .into_iter()
@@ -587,10 +580,10 @@ fn read_replies(
     (outcomes, false)
 }
 
-fn protocol_or_ambiguous(server: &str, key: &Key, op: &Op<'_>, what: &str) -> Error {
+fn protocol_or_ambiguous(server: &str, op: &Op<'_>, what: &str) -> Error {
     if op.has_side_effect() {
         Error::Ambiguous {
-            key: key.display(),
+            key: op.key().display(),
             server: server.to_string(),
             reason: what.to_string(),
         }
@@ -602,21 +595,16 @@ fn protocol_or_ambiguous(server: &str, key: &Key, op: &Op<'_>, what: &str) -> Er
     }
 }
 
-/// Ops not yet answered when the stream failed get `error(key, op)`.
+/// Ops not yet answered when the stream failed get `error(op)`.
 fn finish_failed(
     part: &[Planned],
     ops: &[Op<'_>],
     outcomes: Vec<Option<Outcome>>,
-    error: impl Fn(&Key, &Op<'_>) -> Error,
+    error: impl Fn(&Op<'_>) -> Error,
 ) -> Vec<Outcome> {
     part.iter()
         .zip(outcomes)
-        .map(|(p, o)| {
-            o.unwrap_or_else(|| {
-                let op = &ops[p.index];
-                Outcome::Failed(error(op.key(), op))
-            })
-        })
+        .map(|(p, o)| o.unwrap_or_else(|| Outcome::Failed(error(&ops[p.index]))))
         .collect()
 }
 
@@ -634,15 +622,14 @@ fn settle_gap(
 ) -> bool {
     let start = after.map_or(0, |a| a + 1);
     let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
-    let server = session.server_addr().to_string();
+    let server = session.server_addr();
     if errors.is_empty() {
         for i in gap {
             outcomes[i] = Some(if part[i].quiet {
                 Outcome::Quiet
             } else {
                 Outcome::Failed(protocol_or_ambiguous(
-                    &server,
-                    ops[part[i].index].key(),
+                    server,
                     &ops[part[i].index],
                     "no reply to a pipelined command",
                 ))
@@ -669,8 +656,7 @@ fn settle_gap(
         for i in gap {
             let op = &ops[part[i].index];
             outcomes[i] = Some(Outcome::Failed(protocol_or_ambiguous(
-                &server,
-                op.key(),
+                server,
                 op,
                 &format!(
                     "{} of these pipelined commands failed ({message}); quiet mode does not say which",

@@ -16,7 +16,7 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
 /// (its address exactly as configured, e.g. `"127.0.0.1:11211"`):
 /// `XXH3-64(key, seed = XXH3-64(server))`.
 pub fn score(key: &[u8], server: &str) -> u64 {
-    xxh3_64_with_seed(key, stable_hash(server.as_bytes()))
+    xxh3_64_with_seed(key, server_seed(server))
 }
 
 /// The index of the server that owns `key`: the highest [`score`] wins, ties
@@ -36,9 +36,23 @@ pub fn score(key: &[u8], server: &str) -> u64 {
 /// assert_eq!(pool[i], reversed[route(b"user:42", &reversed)]);
 /// ```
 pub fn route<S: AsRef<str>>(key: &[u8], servers: &[S]) -> usize {
+    let seeds: Vec<u64> = servers.iter().map(|s| server_seed(s.as_ref())).collect();
+    route_seeded(key, &seeds)
+}
+
+/// The seed of a server's scores: `XXH3-64(server)`.
+pub(crate) fn server_seed(server: &str) -> u64 {
+    stable_hash(server.as_bytes())
+}
+
+/// [`route`] with the servers' seeds computed once, as a store keeps them.
+pub(crate) fn route_seeded(key: &[u8], seeds: &[u64]) -> usize {
+    if seeds.len() == 1 {
+        return 0;
+    }
     let mut best = (0usize, 0u64);
-    for (i, server) in servers.iter().enumerate() {
-        let s = score(key, server.as_ref());
+    for (i, &seed) in seeds.iter().enumerate() {
+        let s = xxh3_64_with_seed(key, seed);
         if i == 0 || s > best.1 {
             best = (i, s);
         }

@@ -113,7 +113,12 @@ fn as_slices<M: AsRef<[u8]>>(members: &[M]) -> Vec<&[u8]> {
 impl Set {
     /// The set `name` with the text codec and no expiry.
     pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Set> {
-        Set::with_key(store, Key::parts("", "set", name, "log")?)
+        Set::with_prefix(store, "", name)
+    }
+
+    /// The set `name` with a key prefix (`<prefix>set:<name>:log`).
+    pub fn with_prefix(store: Arc<dyn Store>, prefix: &str, name: &str) -> Result<Set> {
+        Set::with_key(store, Key::parts(prefix, "set", name, "log")?)
     }
 
     /// A set stored under an explicit key.

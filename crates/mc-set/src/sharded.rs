@@ -157,11 +157,16 @@ impl ShardedSet {
         Ok(())
     }
 
-    /// Delete every shard.
+    /// Delete every shard: one pipelined batch (one round trip per server).
     pub fn clear(&self) -> Result<()> {
-        for shard in &self.shards {
-            shard.clear()?;
-        }
-        Ok(())
+        let ops: Vec<mc_core::Op<'_>> = self
+            .shards
+            .iter()
+            .map(|s| mc_core::Op::Delete(s.key()))
+            .collect();
+        self.store
+            .pipeline(&ops)
+            .into_iter()
+            .try_for_each(|r| r.map(drop))
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Op as StoreOp, Reply, Result, Store, Ttl, is_key_byte, stable_hash128};
+use mc_core::{Key, Op as StoreOp, Result, Store, Ttl, is_key_byte, stable_hash128};
 
 use crate::set::{Op, Set};
 
@@ -103,35 +103,19 @@ impl Table {
         // Refuse an oversized value before anything is written: the list
         // append goes in the same batch and would list a member that has no
         // value.
-        let size = mc_core::item_size(key.len(), value.len());
-        if size > self.store.item_size_limit() {
-            return Err(mc_core::Error::ValueTooLarge {
-                key: key.display(),
-                size,
-                limit: self.store.item_size_limit(),
-            });
-        }
+        mc_core::check_item_size(&key, value.len(), self.store.item_size_limit())?;
         let tokens = self.list.tokens(Op::Add, &[member]);
         let write = StoreOp::Set {
             key: &key,
             value,
             ttl: self.ttl,
         };
-        let [entry, list] = self.both(write, self.list.store_op(Op::Add, &tokens))?;
+        let [entry, list] = mc_core::pipeline::run(
+            self.store.as_ref(),
+            [write, self.list.store_op(Op::Add, &tokens)],
+        )?;
         entry?;
         self.list.finish(Op::Add, &tokens, list)
-    }
-
-    /// Two ops in one batch, their two results.
-    fn both(&self, a: StoreOp<'_>, b: StoreOp<'_>) -> Result<[Result<Reply>; 2]> {
-        let mut replies = self.store.pipeline(&[a, b]).into_iter();
-        match (replies.next(), replies.next()) {
-            (Some(a), Some(b)) => Ok([a, b]),
-            _ => Err(mc_core::Error::Protocol {
-                server: self.store.backend_name().into(),
-                message: "pipeline returned too few replies".into(),
-            }),
-        }
     }
 
     /// Whether `member` is present: one round trip.
@@ -156,9 +140,12 @@ impl Table {
         let member = member.as_ref();
         let key = self.member_key(member)?;
         let tokens = self.list.tokens(Op::Remove, &[member]);
-        let [existed, list] = self.both(
-            StoreOp::Delete(&key),
-            self.list.store_op(Op::Remove, &tokens),
+        let [existed, list] = mc_core::pipeline::run(
+            self.store.as_ref(),
+            [
+                StoreOp::Delete(&key),
+                self.list.store_op(Op::Remove, &tokens),
+            ],
         )?;
         let existed = existed?.applied()?;
         self.list.finish(Op::Remove, &tokens, list)?;

@@ -13,14 +13,25 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store, SystemClock, Ttl, Updated};
+use mc_core::{Clock, Error, Key, Result, Store, SystemClock, Ttl};
 
-use crate::{MAX_ATTEMPTS, corrupt};
+use crate::{corrupt, update_checked};
 
 /// Bits per segment item.
 pub const SEGMENT_BITS: u64 = 65_536;
 /// Bytes per segment item, at most.
 pub const SEGMENT_BYTES: usize = (SEGMENT_BITS / 8) as usize;
+
+/// A stored segment, or why it is not one (longer than a segment).
+fn check_segment(bytes: &[u8]) -> std::result::Result<&[u8], String> {
+    if bytes.len() > SEGMENT_BYTES {
+        return Err(format!(
+            "a bitmap segment is at most {SEGMENT_BYTES} bytes; found {}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
 
 /// Whether bit `i` (MSB first) of `bytes` is set; bytes past the end are 0.
 pub fn bit(bytes: &[u8], i: u64) -> bool {
@@ -157,36 +168,20 @@ impl ActivityBitmap {
     pub fn set(&self, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
         let i = index % SEGMENT_BITS;
-        let mut failure = None;
-        let mut was_set = false;
-        let outcome = self
-            .store
-            .update(&key, self.ttl, MAX_ATTEMPTS, &mut |current: Option<
-                &[u8],
-            >| {
-                let mut bytes = current.unwrap_or_default().to_vec();
-                if bytes.len() > SEGMENT_BYTES {
-                    failure = Some(format!(
-                        "a bitmap segment is at most {SEGMENT_BYTES} bytes; found {}",
-                        bytes.len()
-                    ));
-                    return None;
-                }
-                was_set = bit(&bytes, i);
-                if was_set {
-                    return None;
-                }
-                let byte = (i / 8) as usize;
-                if bytes.len() <= byte {
-                    bytes.resize(byte + 1, 0);
-                }
-                bytes[byte] |= 0x80 >> (i % 8);
-                Some(bytes)
-            })?;
-        if let Some(reason) = failure {
-            return Err(corrupt(&key, reason));
-        }
-        Ok(was_set && matches!(outcome, Updated::Unchanged))
+        // Unchanged exactly when the bit was already set.
+        let stored = update_checked(self.store.as_ref(), &key, self.ttl, &mut |current| {
+            let mut bytes = check_segment(current.unwrap_or_default())?.to_vec();
+            if bit(&bytes, i) {
+                return Ok(None);
+            }
+            let byte = (i / 8) as usize;
+            if bytes.len() <= byte {
+                bytes.resize(byte + 1, 0);
+            }
+            bytes[byte] |= 0x80 >> (i % 8);
+            Ok(Some(bytes))
+        })?;
+        Ok(!stored)
     }
 
     /// Mark the unit containing `at_ms`: the previous bit.
@@ -200,15 +195,7 @@ impl ActivityBitmap {
     }
 
     fn read(&self, key: &Key, bytes: Vec<u8>) -> Result<Vec<u8>> {
-        if bytes.len() > SEGMENT_BYTES {
-            return Err(corrupt(
-                key,
-                format!(
-                    "a bitmap segment is at most {SEGMENT_BYTES} bytes; found {}",
-                    bytes.len()
-                ),
-            ));
-        }
+        check_segment(&bytes).map_err(|reason| corrupt(key, reason))?;
         Ok(bytes)
     }
 

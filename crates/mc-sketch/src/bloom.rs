@@ -24,11 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mc_core::{
-    CasOutcome, Error, Key, Op, Result, Store, Stored, Ttl, Updated, item_size, stable_hash128,
-};
+use mc_core::{CasOutcome, Error, Key, Op, Result, Store, Stored, Ttl, item_size, stable_hash128};
 
-use crate::{MAX_ATTEMPTS, corrupt};
+use crate::{corrupt, update_checked};
 
 /// The stored form's first bytes.
 pub const MAGIC: &[u8; 4] = b"MBF1";
@@ -153,6 +151,20 @@ impl Shape {
     }
 }
 
+/// Set the bits of `elements` in a stored block; how many elements had a
+/// clear bit (were new).
+fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
+    let bits = &mut block[HEADER_LEN..];
+    elements
+        .iter()
+        .filter(|positions| {
+            positions
+                .iter()
+                .fold(false, |new, &p| set_bit(bits, p) | new)
+        })
+        .count()
+}
+
 fn test_bit(bits: &[u8], i: u64) -> bool {
     bits[(i / 8) as usize] & (1 << (i % 8)) != 0
 }
@@ -270,7 +282,7 @@ impl BloomFilter {
     /// Add an element; whether it was new (some bit was clear).
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
         let (block, positions) = self.shape.locate(element.as_ref());
-        self.add_positions(block, &positions.collect::<Vec<u64>>())
+        Ok(self.add_to_block(block, &[positions.collect()])? > 0)
     }
 
     /// Add many elements: one read of the blocks they touch and one
@@ -295,14 +307,7 @@ impl BloomFilter {
                     (item.value, Some(item.cas))
                 }
             };
-            let mut new_here = 0;
-            for positions in &by_block[&block] {
-                let mut new = false;
-                for &p in positions {
-                    new |= set_bit(&mut value[HEADER_LEN..], p);
-                }
-                new_here += usize::from(new);
-            }
+            let new_here = set_elements(&mut value, &by_block[&block]);
             if new_here > 0 {
                 writes.push((block, cas, value, new_here));
             }
@@ -332,46 +337,36 @@ impl BloomFilter {
             if stored {
                 new_elements += new_here;
             } else {
-                // Another writer changed the block: redo its elements one
-                // read-modify-write at a time (OR commutes), counting anew.
-                for positions in &by_block[block] {
-                    new_elements += usize::from(self.add_positions(*block, positions)?);
-                }
+                // Another writer changed the block: redo its elements in one
+                // read-modify-write (OR commutes), counting anew.
+                new_elements += self.add_to_block(*block, &by_block[block])?;
             }
         }
         Ok(new_elements)
     }
 
-    /// Set `positions` in `block` by a CAS read-modify-write; whether a bit
-    /// was clear.
-    fn add_positions(&self, block: usize, positions: &[u64]) -> Result<bool> {
-        let mut failure = None;
-        let outcome = self.store.update(
+    /// Set the bits of `elements` (each its positions) in `block` by one CAS
+    /// read-modify-write; how many elements had a clear bit in the value
+    /// that was stored.
+    fn add_to_block(&self, block: usize, elements: &[Vec<u64>]) -> Result<usize> {
+        let mut new_elements = 0;
+        let stored = update_checked(
+            self.store.as_ref(),
             &self.keys[block],
             self.ttl,
-            MAX_ATTEMPTS,
-            &mut |current: Option<&[u8]>| {
+            &mut |current| {
                 let mut value = match current {
                     None => self.shape.empty_block(),
-                    Some(bytes) => match self.shape.check_block(bytes) {
-                        Ok(()) => bytes.to_vec(),
-                        Err(e) => {
-                            failure = Some(e);
-                            return None;
-                        }
-                    },
+                    Some(bytes) => {
+                        self.shape.check_block(bytes)?;
+                        bytes.to_vec()
+                    }
                 };
-                let mut new = false;
-                for &p in positions {
-                    new |= set_bit(&mut value[HEADER_LEN..], p);
-                }
-                new.then_some(value)
+                new_elements = set_elements(&mut value, elements);
+                Ok((new_elements > 0).then_some(value))
             },
         )?;
-        match failure {
-            Some(reason) => Err(corrupt(&self.keys[block], reason)),
-            None => Ok(matches!(outcome, Updated::Stored { .. })),
-        }
+        Ok(if stored { new_elements } else { 0 })
     }
 
     /// Whether the element may have been added (false positives at about

@@ -15,9 +15,9 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, Ttl, Updated, stable_hash};
+use mc_core::{Key, Result, Store, Ttl, stable_hash};
 
-use crate::{MAX_ATTEMPTS, corrupt};
+use crate::{corrupt, update_checked};
 
 /// log2 of the number of registers.
 pub const P: u32 = 14;
@@ -313,26 +313,13 @@ impl HyperLogLog {
     /// Merge `change` into the stored registers by CAS; whether a register
     /// changed.
     fn update(&self, change: &dyn Fn(&mut Registers) -> bool) -> Result<bool> {
-        let mut failure = None;
-        let outcome =
-            self.store
-                .update(&self.key, self.ttl, MAX_ATTEMPTS, &mut |current: Option<
-                    &[u8],
-                >| {
-                    let mut registers = match current.map(Registers::decode) {
-                        None => Registers::new(),
-                        Some(Ok(r)) => r,
-                        Some(Err(e)) => {
-                            failure = Some(e);
-                            return None;
-                        }
-                    };
-                    change(&mut registers).then(|| registers.encode())
-                })?;
-        if let Some(e) = failure {
-            return Err(corrupt(&self.key, e.0));
-        }
-        Ok(matches!(outcome, Updated::Stored { .. }))
+        update_checked(self.store.as_ref(), &self.key, self.ttl, &mut |current| {
+            let mut registers = match current {
+                None => Registers::new(),
+                Some(bytes) => Registers::decode(bytes).map_err(|e| e.0)?,
+            };
+            Ok(change(&mut registers).then(|| registers.encode()))
+        })
     }
 
     /// PFADD of one element: whether the estimate may have changed.

@@ -59,6 +59,34 @@ pub use hll::{HllBuffer, HyperLogLog};
 /// CAS attempts per update before [`mc_core::Error::Conflict`].
 const MAX_ATTEMPTS: u32 = 64;
 
+/// The change of [`update_checked`]: the new value, `None` to leave the item
+/// as it is, or why the stored bytes are unreadable.
+type CheckedChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>, String> + 'a;
+
+/// [`Store::update`](mc_core::Store::update) with a change that may find
+/// the stored bytes unreadable: `change` returns the new value, `None` to
+/// leave the item as it is, or why the bytes are not what it expects
+/// ([`Error::Corrupt`](mc_core::Error::Corrupt)). Whether a new value was
+/// stored.
+fn update_checked(
+    store: &dyn mc_core::Store,
+    key: &mc_core::Key,
+    ttl: mc_core::Ttl,
+    change: &mut CheckedChange<'_>,
+) -> mc_core::Result<bool> {
+    let mut failure = None;
+    let outcome = store.update(key, ttl, MAX_ATTEMPTS, &mut |current| {
+        change(current).unwrap_or_else(|reason| {
+            failure = Some(reason);
+            None
+        })
+    })?;
+    match failure {
+        Some(reason) => Err(corrupt(key, reason)),
+        None => Ok(matches!(outcome, mc_core::Updated::Stored { .. })),
+    }
+}
+
 fn corrupt(key: &mc_core::Key, reason: impl Into<String>) -> mc_core::Error {
     mc_core::Error::Corrupt {
         key: key.display(),

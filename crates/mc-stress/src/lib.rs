@@ -49,6 +49,23 @@ fn panic_error() -> mc_core::Error {
     mc_core::Error::InvalidArgument("a worker thread panicked".into())
 }
 
+/// Take `lock` (waiting up to `wait`), count ourselves in `inside` (which
+/// must then read 1), run `body`, count ourselves out and release: whether
+/// someone else was inside, and whether the lease was lost.
+fn critical_section(
+    store: &dyn Store,
+    lock: &Lock,
+    inside: &Key,
+    wait: Duration,
+    body: impl FnOnce() -> Result<()>,
+) -> Result<(bool, bool)> {
+    let guard = lock.acquire(wait)?;
+    let overlapped = store.incr_or_init(inside, 1, 1, Ttl::Never)? != 1;
+    body()?;
+    store.decr(inside, 1)?;
+    Ok((overlapped, guard.release()? == Release::Lost))
+}
+
 /// Take lock `name` `rounds` times. Inside the critical section: mark
 /// ourselves inside (a shared counter that must read 1), do a non-atomic
 /// read-modify-write of `<name>:shared`, unmark. Prints
@@ -64,16 +81,20 @@ pub fn lock(store: Arc<dyn Store>, name: &str, rounds: usize) -> Result<String> 
     let shared = Key::new(format!("{name}:shared"))?;
     let (mut overlaps, mut lost) = (0, 0);
     for _ in 0..rounds {
-        let guard = lock.acquire(Duration::from_secs(120))?;
-        if store.incr_or_init(&inside, 1, 1, Ttl::Never)? != 1 {
-            overlaps += 1;
-        }
-        let n = store.get(&shared)?.and_then(|i| i.counter()).unwrap_or(0);
-        store.set(&shared, (n + 1).to_string().as_bytes(), Ttl::Never)?;
-        store.decr(&inside, 1)?;
-        if guard.release()? == Release::Lost {
-            lost += 1;
-        }
+        let (overlapped, was_lost) = critical_section(
+            store.as_ref(),
+            &lock,
+            &inside,
+            Duration::from_secs(120),
+            || {
+                let n = store.get(&shared)?.and_then(|i| i.counter()).unwrap_or(0);
+                store
+                    .set(&shared, (n + 1).to_string().as_bytes(), Ttl::Never)
+                    .map(drop)
+            },
+        )?;
+        overlaps += u64::from(overlapped);
+        lost += u64::from(was_lost);
     }
     Ok(format!("rounds {rounds} overlaps {overlaps} lost {lost}"))
 }
@@ -254,14 +275,15 @@ pub fn mixed(store: Arc<dyn Store>, name: &str, id: u64, secs: u64) -> Result<Mi
             *allowed.entry(before).or_insert(0) += 1;
         }
         if i % 4 == 0 {
-            let guard = m.lock.acquire(Duration::from_secs(60))?;
-            if store.incr_or_init(&m.inside, 1, 1, Ttl::Never)? != 1 {
-                r.overlaps += 1;
-            }
-            store.decr(&m.inside, 1)?;
-            if guard.release()? == Release::Lost {
-                r.lost += 1;
-            }
+            let (overlapped, lost) = critical_section(
+                store.as_ref(),
+                &m.lock,
+                &m.inside,
+                Duration::from_secs(60),
+                || Ok(()),
+            )?;
+            r.overlaps += u64::from(overlapped);
+            r.lost += u64::from(lost);
             r.lock_rounds += 1;
         }
         r.iterations += 1;

@@ -15,28 +15,39 @@ use mc_testkit::MemcachedServer;
 use proptest::prelude::*;
 use rand::RngExt;
 
+/// A server started on first use, with a store on it.
+struct Shared {
+    server: MemcachedServer,
+    store: Arc<MemcachedStore>,
+}
+
+fn shared(cell: &'static OnceLock<Shared>) -> &'static Shared {
+    cell.get_or_init(|| {
+        let server = MemcachedServer::start_default();
+        let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+        Shared { server, store }
+    })
+}
+
+static GARBAGE: OnceLock<Shared> = OnceLock::new();
+/// The key test's own server: its command counts must not see the other
+/// tests' traffic.
+static KEYS: OnceLock<Shared> = OnceLock::new();
+
 fn server() -> &'static MemcachedServer {
-    static SERVER: OnceLock<MemcachedServer> = OnceLock::new();
-    SERVER.get_or_init(MemcachedServer::start_default)
+    &shared(&GARBAGE).server
 }
 
 fn store() -> Arc<MemcachedStore> {
-    static STORE: OnceLock<Arc<MemcachedStore>> = OnceLock::new();
-    Arc::clone(STORE.get_or_init(|| Arc::new(MemcachedStore::connect(&server().addr()).unwrap())))
+    Arc::clone(&shared(&GARBAGE).store)
 }
 
-/// The key test's own server and store: its command counts must not see
-/// the other tests' traffic.
 fn key_server() -> &'static MemcachedServer {
-    static SERVER: OnceLock<MemcachedServer> = OnceLock::new();
-    SERVER.get_or_init(MemcachedServer::start_default)
+    &shared(&KEYS).server
 }
 
 fn key_store() -> Arc<MemcachedStore> {
-    static STORE: OnceLock<Arc<MemcachedStore>> = OnceLock::new();
-    Arc::clone(
-        STORE.get_or_init(|| Arc::new(MemcachedStore::connect(&key_server().addr()).unwrap())),
-    )
+    Arc::clone(&shared(&KEYS).store)
 }
 
 fn commands() -> (u64, u64) {

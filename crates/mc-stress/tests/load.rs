@@ -5,17 +5,15 @@
 //! `MCDS_LOAD_SECS` sets the duration (default 10 s, which is what
 //! `scripts/test.sh` runs; the full test is `MCDS_LOAD_SECS=60`).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+mod common;
 
-use mc_core::Store;
+use std::collections::{BTreeMap, BTreeSet};
+
 use mc_eventlog::Cursor;
-use mc_memcached::MemcachedStore;
 use mc_stress::{MIXED_RATE_LIMIT, Mixed, MixedReport};
 use mc_testkit::{ServerOptions, ServerPool};
 
-const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
+use common::run_workers;
 
 #[test]
 fn eight_processes_mixed_load_on_a_pool_of_3() {
@@ -27,39 +25,16 @@ fn eight_processes_mixed_load_on_a_pool_of_3() {
     let pool = ServerPool::start(3, ServerOptions::default().memory_mb(256));
     let servers = pool.servers_arg();
     let started = std::time::Instant::now();
-    let children: Vec<_> = (0..8)
-        .map(|id| {
-            Command::new(WORKER)
-                .args([
-                    &servers,
-                    "mixed",
-                    "load",
-                    &id.to_string(),
-                    &secs.to_string(),
-                ])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn worker")
-        })
-        .collect();
-    let reports: Vec<MixedReport> = children
-        .into_iter()
-        .map(|c| {
-            let out = c.wait_with_output().expect("wait for worker");
-            assert!(
-                out.status.success(),
-                "worker failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            MixedReport::parse(&line).unwrap_or_else(|| panic!("bad worker line {line:?}"))
-        })
-        .collect();
+    let reports: Vec<MixedReport> =
+        run_workers(8, &[&servers, "mixed", "load", "{id}", &secs.to_string()])
+            .into_iter()
+            .map(|line| {
+                MixedReport::parse(&line).unwrap_or_else(|| panic!("bad worker line {line:?}"))
+            })
+            .collect();
     let elapsed = started.elapsed();
 
-    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&servers).unwrap());
-    let m = Mixed::new(Arc::clone(&store), "load").unwrap();
+    let m = Mixed::new(mc_stress::connect(&servers).unwrap(), "load").unwrap();
     let sum = |f: fn(&MixedReport) -> u64| reports.iter().map(f).sum::<u64>();
 
     // Counter: not one increment lost or doubled.

@@ -1,43 +1,12 @@
 //! Concurrency across separate OS processes, on real memcached.
 
-use std::process::{Command, Output};
-
 use mc_core::{Key, Store};
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
-const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
+mod common;
 
-/// Start `n` workers at once with `args` (`{id}` replaced by the worker's
-/// number); wait for all; their stdout lines.
-fn run_workers(n: usize, args: &[&str]) -> Vec<String> {
-    let children: Vec<_> = (0..n)
-        .map(|id| {
-            Command::new(WORKER)
-                .args(args.iter().map(|a| a.replace("{id}", &id.to_string())))
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn worker")
-        })
-        .collect();
-    children
-        .into_iter()
-        .map(|c| {
-            let Output {
-                status,
-                stdout,
-                stderr,
-            } = c.wait_with_output().expect("wait for worker");
-            assert!(
-                status.success(),
-                "worker failed: {}",
-                String::from_utf8_lossy(&stderr)
-            );
-            String::from_utf8_lossy(&stdout).trim().to_string()
-        })
-        .collect()
-}
+use common::run_workers;
 
 #[test]
 fn counter_from_4_processes_is_exact() {
@@ -81,9 +50,7 @@ fn set_from_4_processes_equals_the_model() {
     let addr = server.addr();
     let lines = run_workers(4, &[&addr, "set", "pset", "{id}", "100"]);
     assert_eq!(lines.len(), 4);
-    let store: std::sync::Arc<dyn Store> =
-        std::sync::Arc::new(MemcachedStore::connect(&addr).unwrap());
-    let set = mc_set::Set::new(store, "pset").unwrap();
+    let set = mc_set::Set::new(mc_stress::connect(&addr).unwrap(), "pset").unwrap();
     let got: std::collections::BTreeSet<String> = set.members_utf8().unwrap().into_iter().collect();
     let model: std::collections::BTreeSet<String> = (0..4)
         .flat_map(|p| (0..1000).step_by(2).map(move |i| format!("{p}:{i}")))

@@ -646,18 +646,19 @@ pub fn bad_keys_rejected(env: &Env) {
 
 // ---- the update helper ----
 
+/// An update function: the stored decimal number plus one (0 if missing).
+fn bump(cur: Option<&[u8]>) -> Option<Vec<u8>> {
+    let n: u64 = cur
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+        .unwrap_or(0);
+    Some((n + 1).to_string().into_bytes())
+}
+
 /// update creates, modifies and declines.
 pub fn update_helper(env: &Env) {
     let key = k("upd");
-    let bump = |cur: Option<&[u8]>| {
-        let n: u64 = cur
-            .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
-            .unwrap_or(0);
-        Some((n + 1).to_string().into_bytes())
-    };
     for _ in 0..3 {
-        let mut f = bump;
-        env.s().update(&key, Ttl::Never, 10, &mut f).unwrap();
+        env.s().update(&key, Ttl::Never, 10, &mut bump).unwrap();
     }
     assert_eq!(value(env, &key).unwrap(), b"3");
     let out = env.s().update(&key, Ttl::Never, 10, &mut |_| None).unwrap();
@@ -671,13 +672,7 @@ pub fn update_concurrent(env: &Env) {
         for _ in 0..4 {
             scope.spawn(|| {
                 for _ in 0..25 {
-                    let mut f = |cur: Option<&[u8]>| {
-                        let n: u64 = cur
-                            .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
-                            .unwrap_or(0);
-                        Some((n + 1).to_string().into_bytes())
-                    };
-                    env.s().update(&key, Ttl::Never, 1000, &mut f).unwrap();
+                    env.s().update(&key, Ttl::Never, 1000, &mut bump).unwrap();
                 }
             });
         }
@@ -764,7 +759,6 @@ pub fn flags_are_zero(env: &Env) {
 /// The store's name is non-empty (used in messages).
 pub fn backend_name(env: &Env) {
     assert!(!env.s().backend_name().is_empty());
-    let _ = env.name;
     if let Some(clock) = &env.clock {
         assert!(clock.now_ms() > 0);
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use mc_core::{Error, Key, MemoryStore, Store};
+use mc_core::{Error, MemoryStore, Store};
 use mc_counter::{Counter, CounterOptions, RateLimiter, Window, WindowCounter};
 use mc_eventlog::{EventLog, LogOptions};
 use mc_lock::{Lock, LockOptions, Release};
@@ -352,10 +352,7 @@ impl Ctx {
     }
 
     fn set(&self, name: &str) -> Result<Set, Error> {
-        Set::with_key(
-            Arc::clone(&self.store),
-            Key::parts(&self.prefix, "set", name, "log")?,
-        )
+        Set::with_prefix(Arc::clone(&self.store), &self.prefix, name)
     }
 
     fn log(&self, name: &str, shape: &LogShape) -> Result<EventLog, Error> {
@@ -554,19 +551,13 @@ fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
 }
 
 fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
-    let (name, value) = match &cmd {
-        CounterCmd::Incr { name, delta } => {
-            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
-            (name, c.incr(delta.unwrap_or(1))?)
-        }
-        CounterCmd::Decr { name, delta } => {
-            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
-            (name, c.decr(delta.unwrap_or(1))?)
-        }
-        CounterCmd::Get { name } => {
-            let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
-            (name, c.get()?)
-        }
+    let (CounterCmd::Incr { name, .. } | CounterCmd::Decr { name, .. } | CounterCmd::Get { name }) =
+        &cmd;
+    let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
+    let value = match &cmd {
+        CounterCmd::Incr { delta, .. } => c.incr(delta.unwrap_or(1))?,
+        CounterCmd::Decr { delta, .. } => c.decr(delta.unwrap_or(1))?,
+        CounterCmd::Get { .. } => c.get()?,
     };
     ctx.print(value, json!({ "counter": name, "value": value }));
     Ok(OK)
