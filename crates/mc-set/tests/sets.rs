@@ -343,6 +343,7 @@ fn log(ops: &[(bool, Vec<u8>)], codec: Codec) -> Vec<u8> {
 }
 
 proptest! {
+    #![proptest_config(mc_testkit::seed::proptest_config(file!(), 256))]
     #[test]
     fn codecs_match_a_naive_model(ops in prop::collection::vec((any::<bool>(), prop::collection::vec(prop_oneof![Just(b'a'), Just(b' '), Just(b'%'), any::<u8>()], 0..6)), 0..60)) {
         let want = model(&ops);

@@ -241,6 +241,7 @@ fn round_trips_on_memcached() {
 }
 
 proptest! {
+    #![proptest_config(mc_testkit::seed::proptest_config(file!(), 256))]
     /// The bitmap agrees with a naive model across segment boundaries.
     #[test]
     fn bitmap_matches_a_model(

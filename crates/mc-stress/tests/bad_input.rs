@@ -2,7 +2,7 @@
 //! from 0 to 300, garbage written under every structure's keys by another
 //! client, and values over the item limit.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mc_core::{Error, Key, Store, Ttl};
@@ -15,44 +15,24 @@ use mc_testkit::MemcachedServer;
 use proptest::prelude::*;
 use rand::RngExt;
 
-/// A server started on first use, with a store on it.
+/// A server owned by one test, with a store on it. Each test starts its own
+/// (the key test's command counts must not see other tests' traffic), and
+/// drops it at its end: a server kept in a `static` is never dropped.
 struct Shared {
     server: MemcachedServer,
     store: Arc<MemcachedStore>,
 }
 
-fn shared(cell: &'static OnceLock<Shared>) -> &'static Shared {
-    cell.get_or_init(|| {
+impl Shared {
+    fn start() -> Shared {
         let server = MemcachedServer::start_default();
         let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
         Shared { server, store }
-    })
-}
+    }
 
-static GARBAGE: OnceLock<Shared> = OnceLock::new();
-/// The key test's own server: its command counts must not see the other
-/// tests' traffic.
-static KEYS: OnceLock<Shared> = OnceLock::new();
-
-fn server() -> &'static MemcachedServer {
-    &shared(&GARBAGE).server
-}
-
-fn store() -> Arc<MemcachedStore> {
-    Arc::clone(&shared(&GARBAGE).store)
-}
-
-fn key_server() -> &'static MemcachedServer {
-    &shared(&KEYS).server
-}
-
-fn key_store() -> Arc<MemcachedStore> {
-    Arc::clone(&shared(&KEYS).store)
-}
-
-fn commands() -> (u64, u64) {
-    let s = key_server();
-    (s.stat("cmd_set"), s.stat("cmd_get"))
+    fn commands(&self) -> (u64, u64) {
+        (self.server.stat("cmd_set"), self.server.stat("cmd_get"))
+    }
 }
 
 /// Every key is either refused before anything is sent, or stored and read
@@ -61,12 +41,9 @@ fn commands() -> (u64, u64) {
 /// separators), lengths 0 to 299.
 #[test]
 fn keys_of_any_bytes_are_refused_or_round_trip() {
-    use proptest::test_runner::{Config, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        cases: 512,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    use proptest::test_runner::TestRunner;
+    let shared = Shared::start();
+    let mut runner = TestRunner::new(mc_testkit::seed::proptest_config(file!(), 512));
     let keys = prop_oneof![
         prop::collection::vec(any::<u8>(), 0..300),
         prop::collection::vec(0x21u8..0x7f, 0..300),
@@ -84,7 +61,7 @@ fn keys_of_any_bytes_are_refused_or_round_trip() {
     let (refused, stored) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     runner
         .run(&keys, |bytes| {
-            let before = commands();
+            let before = shared.commands();
             match Key::new(&bytes) {
                 Err(Error::InvalidKey { .. }) => {
                     prop_assert!(
@@ -92,25 +69,30 @@ fn keys_of_any_bytes_are_refused_or_round_trip() {
                             || bytes.len() > 250
                             || bytes.iter().any(|&b| b <= 0x20 || b == 0x7f)
                     );
-                    prop_assert_eq!(commands(), before, "a refused key reached the server");
+                    prop_assert_eq!(
+                        shared.commands(),
+                        before,
+                        "a refused key reached the server"
+                    );
                     refused.set(refused.get() + 1);
                 }
                 Err(e) => prop_assert!(false, "unexpected error {:?}", e),
                 Ok(key) => {
                     prop_assert!((1..=250).contains(&bytes.len()));
                     let value = [bytes.len() as u8; 3];
-                    key_store().set(&key, &value, Ttl::secs(60)).unwrap();
+                    shared.store.set(&key, &value, Ttl::secs(60)).unwrap();
                     prop_assert_eq!(
-                        commands(),
+                        shared.commands(),
                         (before.0 + 1, before.1),
                         "one write, one command"
                     );
                     prop_assert_eq!(
-                        key_store().get(&key).unwrap().map(|i| i.value),
+                        shared.store.get(&key).unwrap().map(|i| i.value),
                         Some(value.to_vec())
                     );
                     // The server stored it under exactly these bytes.
-                    let reply = key_server()
+                    let reply = shared
+                        .server
                         .raw(&[b"get ".as_slice(), &bytes, b"\r\n"].concat(), |l| {
                             l == "END"
                         });
@@ -173,9 +155,10 @@ fn garbage(rng: &mut impl rand::Rng, round: usize) -> Vec<u8> {
 /// error, and never panics.
 #[test]
 fn garbage_under_structure_keys_is_reported_or_recovered() {
-    let srv = server();
-    let store: Arc<dyn Store> = store();
-    let mut rng = rand::rng();
+    let shared = Shared::start();
+    let srv = &shared.server;
+    let store: Arc<dyn Store> = shared.store.clone();
+    let mut rng = mc_testkit::seed::rng("garbage");
     let mut tallies: Vec<(&str, Tally)> = Vec::new();
     let min = Duration::from_secs(60);
     for round in 0..60 {
@@ -294,7 +277,8 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
 /// structure that stores caller bytes, and nothing is written.
 #[test]
 fn values_over_the_item_limit_are_refused() {
-    let store: Arc<dyn Store> = store();
+    let shared = Shared::start();
+    let store: Arc<dyn Store> = shared.store.clone();
     let huge = vec![b'm'; mc_core::DEFAULT_ITEM_SIZE_LIMIT];
     let too_large = |what: &str, r: mc_core::Result<()>| match r {
         Err(e @ Error::ValueTooLarge { .. }) => {

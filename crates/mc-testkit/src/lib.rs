@@ -11,6 +11,10 @@
 //!   ([`conformance_suite!`]).
 //! * [`differential`] runs random op sequences on two stores and compares
 //!   every result (used with proptest).
+//! * [`seed`] gives every random test a printed seed that replays it
+//!   (`PROPTEST_RNG_SEED`, `MCDS_TEST_SEED`).
+//! * [`spawn_tied`] starts any helper process so that it dies with the test
+//!   process, even when that is killed with SIGKILL.
 //! * [`fuzz`] holds the fuzz harnesses that `fuzz/fuzz_targets/` call and
 //!   that `tests/fuzz_regressions.rs` replays on stable Rust.
 
@@ -20,6 +24,7 @@
 pub mod conformance;
 pub mod differential;
 pub mod fuzz;
+pub mod seed;
 mod server;
 
-pub use server::{MemcachedServer, ServerOptions, ServerPool};
+pub use server::{MemcachedServer, ServerOptions, ServerPool, spawn_tied};

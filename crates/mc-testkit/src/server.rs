@@ -1,10 +1,12 @@
 //! Real memcached processes on free loopback ports.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How to start memcached.
@@ -130,6 +132,97 @@ fn binary() -> String {
     std::env::var("MCDS_MEMCACHED_BIN").unwrap_or_else(|_| "memcached".into())
 }
 
+/// A request to the spawner thread: the command, and where to send the child.
+type SpawnJob = (Command, Sender<std::io::Result<Child>>);
+
+/// Start `program` so that the process dies with the test process, however
+/// the test process ends: by returning, by a panic, or by SIGKILL.
+/// `configure` sets its arguments, environment and standard streams.
+///
+/// Dropping a [`MemcachedServer`] kills it, but a test killed with `-9` (or a
+/// server kept in a `static`, which Rust never drops) runs no destructor. So
+/// the process is started under `setpriv --pdeathsig KILL` (util-linux, part
+/// of every Debian system), which asks the kernel to SIGKILL it when its
+/// parent goes away, and then execs `program` under the same pid.
+///
+/// The kernel's notion of "parent" here is the *thread* that forked, not the
+/// process: a server forked from a test's own thread would be killed when
+/// that test's thread ends, even while a `static` still hands it out to other
+/// tests. Every process is therefore forked from one spawner thread that
+/// lives as long as the test process, so the signal comes exactly when the
+/// test process dies.
+///
+/// Where `setpriv` is missing, `program` is started directly, with a warning:
+/// it is then still killed on drop and on panic, but not when the test
+/// process itself is killed.
+///
+/// ```no_run
+/// let child = mc_testkit::spawn_tied("sleep", |c| {
+///     c.arg("60");
+/// })
+/// .unwrap();
+/// // `sleep` is SIGKILLed by the kernel if this process dies first.
+/// # drop(child);
+/// ```
+pub fn spawn_tied(
+    program: impl AsRef<OsStr>,
+    configure: impl FnOnce(&mut Command),
+) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<Sender<SpawnJob>>> = OnceLock::new();
+    let mut command = if have_setpriv() {
+        let mut command = Command::new("setpriv");
+        command.args(["--pdeathsig", "KILL", "--"]).arg(program);
+        command
+    } else {
+        Command::new(program)
+    };
+    configure(&mut command);
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("mc-testkit-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .expect("cannot start the test kit's spawner thread");
+        Mutex::new(tx)
+    });
+    let gone = || std::io::Error::other("the test kit's spawner thread is gone");
+    let (reply, result) = channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((command, reply))
+        .map_err(|_| gone())?;
+    result.recv().map_err(|_| gone())?
+}
+
+/// Whether `setpriv --pdeathsig` works here (checked once).
+/// `MC_TESTKIT_NO_SETPRIV=1` turns it off, to see `tests/no_leaks.rs` fail
+/// without it.
+fn have_setpriv() -> bool {
+    static HAVE: OnceLock<bool> = OnceLock::new();
+    std::env::var_os("MC_TESTKIT_NO_SETPRIV").is_none()
+        && *HAVE.get_or_init(|| {
+            let ok = Command::new("setpriv")
+                .args(["--pdeathsig", "KILL", "--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!(
+                    "mc-testkit: `setpriv --pdeathsig` is unavailable (install util-linux): \
+                 processes a test starts will outlive it if it is killed with SIGKILL"
+                );
+            }
+            ok
+        })
+}
+
 impl MemcachedServer {
     /// Start memcached on a free loopback port and wait until it accepts
     /// connections. Panics with a clear message if the binary is missing.
@@ -162,13 +255,14 @@ impl MemcachedServer {
         } else {
             Stdio::null()
         };
-        let mut child = Command::new(binary())
-            .args(self.options.args(self.port))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| {
+        let args = self.options.args(self.port);
+        let mut child = spawn_tied(binary(), |c| {
+            c.args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr);
+        })
+        .map_err(|e| {
                 format!(
                     "cannot run `{}`: {e} — install it (apt-get install memcached) or set MCDS_MEMCACHED_BIN; ./scripts/test.sh installs it",
                     binary()
@@ -204,6 +298,13 @@ impl MemcachedServer {
                 && let Ok(Some(status)) = child.try_wait()
             {
                 self.child = None;
+                // setpriv exits 126/127 when it cannot exec the binary.
+                if matches!(status.code(), Some(126 | 127)) {
+                    return Err(format!(
+                        "cannot run `{}` ({status}) — install it (apt-get install memcached) or set MCDS_MEMCACHED_BIN; ./scripts/test.sh installs it",
+                        binary()
+                    ));
+                }
                 return Err(format!(
                     "memcached on port {} exited at start: {status}",
                     self.port

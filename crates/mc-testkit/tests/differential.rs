@@ -7,21 +7,15 @@ use mc_core::MemoryStore;
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 use mc_testkit::differential::{compare, op};
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestRunner};
 
 #[test]
 fn memory_store_agrees_with_memcached() {
     let server = MemcachedServer::start_default();
     let memcached = MemcachedStore::connect(&server.addr()).unwrap();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let config = mc_testkit::seed::proptest_config(file!(), 256);
+    let cases = config.cases;
+    let mut runner = TestRunner::new(config);
     let runs = AtomicUsize::new(0);
     let ops = AtomicUsize::new(0);
     let result = runner.run(&proptest::collection::vec(op(), 1..40), |sequence| {

@@ -204,13 +204,12 @@ fn two_racing_lock_runs_never_overlap() {
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     let children: Vec<_> = (0..2)
         .map(|_| {
-            std::process::Command::new(&bin)
-                .env("MCDS_SERVERS", server.addr())
-                .args([
+            mc_testkit::spawn_tied(&bin, |c| {
+                c.env("MCDS_SERVERS", server.addr()).args([
                     "lock", "run", "race", "--ttl", "5", "--wait", "10", "--", "sh", "-c", &script,
-                ])
-                .spawn()
-                .unwrap()
+                ]);
+            })
+            .unwrap()
         })
         .collect();
     for mut child in children {
@@ -307,11 +306,11 @@ fn lock_run_extends_the_lease_while_the_command_runs() {
     let server = MemcachedServer::start_default();
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     // A 1 s lease, a 3 s command: the renewer keeps it held throughout.
-    let mut holder = std::process::Command::new(&bin)
-        .env("MCDS_SERVERS", server.addr())
-        .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "3"])
-        .spawn()
-        .unwrap();
+    let mut holder = mc_testkit::spawn_tied(&bin, |c| {
+        c.env("MCDS_SERVERS", server.addr())
+            .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "3"]);
+    })
+    .unwrap();
     // Wait until the holder really holds it (process start-up can be slow).
     let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
     let probe = mc_lock::Lock::new(store, "long", Duration::from_secs(1)).unwrap();

@@ -1,6 +1,6 @@
 //! What the multi-process tests share: starting worker processes.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
 
@@ -9,12 +9,13 @@ const WORKER: &str = env!("CARGO_BIN_EXE_mc-stress-worker");
 pub fn run_workers(n: usize, args: &[&str]) -> Vec<String> {
     let children: Vec<_> = (0..n)
         .map(|id| {
-            Command::new(WORKER)
-                .args(args.iter().map(|a| a.replace("{id}", &id.to_string())))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn worker")
+            // Tied to this process: a killed test leaves no worker behind.
+            mc_testkit::spawn_tied(WORKER, |c| {
+                c.args(args.iter().map(|a| a.replace("{id}", &id.to_string())))
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+            })
+            .expect("spawn worker")
         })
         .collect();
     children
