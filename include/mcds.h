@@ -316,7 +316,8 @@ mcds_result mcds_lock_acquire(mcds_lock *lock, uint32_t timeout_ms);
  Release the lock this handle holds. `*out_released` is true if it was
  still ours, false if the lease had been lost (another owner may hold it
  now; it was not touched). `MCDS_INVALID_ARGUMENT` if the handle holds
- nothing.
+ nothing. On any other error (a timeout, a server down, no reply) the
+ handle still holds the guard: call `mcds_lock_release` again to retry.
 
  # Safety
  `lock` NULL or live; `out_released` NULL or writable.

@@ -166,6 +166,14 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, Fail> {
         .map_err(|_| Fail(MCDS_INVALID_UTF8, format!("{what} is not valid UTF-8")))
 }
 
+/// The longest byte string any call accepts: memcached's largest item
+/// (`-I 1024m`). Longer is a caller's bug (a negative length cast to
+/// `size_t`, say), refused before the bytes are touched.
+const MAX_BYTES: usize = 1 << 30;
+
+/// The most handles one call takes in an array (`mcds_hll_merge`).
+const MAX_HANDLES: usize = 100_000;
+
 /// Read `len` bytes at `p` (NULL is allowed when `len` is 0).
 ///
 /// # Safety
@@ -176,6 +184,14 @@ unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Result<&'a [u8], Fa
     }
     if p.is_null() {
         return Err(null(what));
+    }
+    if len > MAX_BYTES {
+        return Err(Fail(
+            MCDS_INVALID_ARGUMENT,
+            format!(
+                "{what}: a length of {len} bytes is absurd (no memcached item holds more than 1 GiB); pass the real length"
+            ),
+        ));
     }
     // SAFETY: non-NULL and `len` readable bytes by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
@@ -536,7 +552,8 @@ pub unsafe extern "C" fn mcds_lock_acquire(lock: *mut mcds_lock, timeout_ms: u32
 /// Release the lock this handle holds. `*out_released` is true if it was
 /// still ours, false if the lease had been lost (another owner may hold it
 /// now; it was not touched). `MCDS_INVALID_ARGUMENT` if the handle holds
-/// nothing.
+/// nothing. On any other error (a timeout, a server down, no reply) the
+/// handle still holds the guard: call `mcds_lock_release` again to retry.
 ///
 /// # Safety
 /// `lock` NULL or live; `out_released` NULL or writable.
@@ -553,18 +570,17 @@ pub unsafe extern "C" fn mcds_lock_release(
             out_released,
             "out_released",
             |lock| {
-                let guard = lock
-                    .guard
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-                    .ok_or_else(|| {
-                        Fail(
-                            MCDS_INVALID_ARGUMENT,
-                            "this lock handle does not hold the lock".into(),
-                        )
-                    })?;
-                let released = guard.release()? == Release::Released;
+                let mut slot = lock.guard.lock().unwrap_or_else(PoisonError::into_inner);
+                let guard = slot.as_mut().ok_or_else(|| {
+                    Fail(
+                        MCDS_INVALID_ARGUMENT,
+                        "this lock handle does not hold the lock".into(),
+                    )
+                })?;
+                // On an error (timeout, server down, no reply) the handle
+                // keeps the guard, so calling release again retries it.
+                let released = guard.try_release()? == Release::Released;
+                *slot = None;
                 Ok(released)
             },
         )
@@ -1350,6 +1366,11 @@ pub unsafe extern "C" fn mcds_hll_merge(
             &[]
         } else if sources.is_null() {
             return Err(null("sources"));
+        } else if count > MAX_HANDLES {
+            return Err(Fail(
+                MCDS_INVALID_ARGUMENT,
+                format!("count {count} is absurd: merge at most {MAX_HANDLES} sketches per call"),
+            ));
         } else {
             // SAFETY: non-NULL with `count` readable pointers.
             unsafe { std::slice::from_raw_parts(sources, count) }

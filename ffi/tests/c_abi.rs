@@ -3,7 +3,7 @@
 //! with ASan+UBSan, and under valgrind. Also runs the Python (ctypes) and
 //! PHP (FFI) tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mc_testkit::MemcachedServer;
@@ -13,9 +13,17 @@ fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("target/<profile>/deps");
     let profile = deps.parent().expect("target/<profile>");
+    // `cargo test` refreshes deps/; target/<profile> holds what the last
+    // `cargo build` left, which may be older: take the newer.
+    let built = |d: &&Path| {
+        std::fs::metadata(d.join("libmcds.so"))
+            .and_then(|m| m.modified())
+            .ok()
+    };
     [profile, deps]
         .into_iter()
-        .find(|d| d.join("libmcds.so").exists() && d.join("libmcds.a").exists())
+        .filter(|d| d.join("libmcds.so").exists() && d.join("libmcds.a").exists())
+        .max_by_key(|d| built(d))
         .unwrap_or_else(|| {
             panic!(
                 "libmcds.so/libmcds.a not found in {}: build with `cargo build -p mc-ffi`",
@@ -74,6 +82,9 @@ fn compile(name: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .arg(format!("-L{}", lib.display()))
         .arg(format!("-Wl,-rpath,{}", lib.display()))
+        // RPATH, not RUNPATH: searched before LD_LIBRARY_PATH, which cargo
+        // sets for tests and which can name a stale libmcds.so.
+        .arg("-Wl,--disable-new-dtags")
         .args(["-lmcds", "-o"])
         .arg(&exe));
     exe

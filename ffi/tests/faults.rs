@@ -114,3 +114,45 @@ fn killed_and_frozen_servers_give_clear_codes() {
         "libmcds: killed server -> codes {codes:?} within {BOUND:?}; frozen -> {r} ({frozen_message}); the same handles work after restart and SIGCONT"
     );
 }
+
+/// A release that fails with a transient error keeps the guard in the
+/// handle: calling `mcds_lock_release` again retries it (it used to answer
+/// MCDS_INVALID_ARGUMENT, the guard already gone), and the lock ends free.
+#[test]
+fn a_failed_lock_release_can_be_retried() {
+    let server = MemcachedServer::start_default();
+    let servers = CString::new(server.addr()).unwrap();
+    let name = CString::new("ffi-retry").unwrap();
+    let (mut store, mut lock) = (ptr::null_mut(), ptr::null_mut());
+    let mut released = true;
+    let mut acquired = false;
+    // SAFETY: valid strings, out-pointers and live handles, freed once.
+    unsafe {
+        assert_eq!(
+            mcds_store_new_memcached(servers.as_ptr(), &mut store),
+            MCDS_OK
+        );
+        assert_eq!(mcds_lock_new(store, name.as_ptr(), 30, &mut lock), MCDS_OK);
+        assert_eq!(mcds_lock_try_acquire(lock, &mut acquired), MCDS_OK);
+        assert!(acquired);
+        server.pause();
+        let first = mcds_lock_release(lock, &mut released);
+        let message = last_error();
+        server.resume();
+        let second = mcds_lock_release(lock, &mut released);
+        println!(
+            "frozen release: {first} ({message}); retried after SIGCONT: {second}, released {released}"
+        );
+        assert!(
+            [MCDS_AMBIGUOUS, MCDS_IO_TIMEOUT].contains(&first),
+            "{first}: {message}"
+        );
+        assert_eq!(second, MCDS_OK, "{}", last_error());
+        // The first release was applied on resume, so the retry finds the
+        // lock already free: reported as not released by this call.
+        assert_eq!(mcds_lock_try_acquire(lock, &mut acquired), MCDS_OK);
+        assert!(acquired, "the lock is free again");
+        mcds_lock_free(lock);
+        mcds_store_free(store);
+    }
+}

@@ -166,6 +166,9 @@ impl<S: Store> Store for CountingStore<S> {
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         self.count("pipeline", |s| s.pipeline(ops))
     }
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        self.inner.supports_cas(key)
+    }
     fn colocated(&self, a: &Key, b: &Key) -> bool {
         self.inner.colocated(a, b)
     }

@@ -44,8 +44,14 @@ impl Key {
 
     /// Build `<prefix><kind>:<name>:<part>` and validate it. An empty `name`
     /// is refused too: every structure needs a name.
+    ///
+    /// The name is escaped ([`escape_name`]: `%` and `:` become `%25` and
+    /// `%3A`). The name part then never contains the separator, so two
+    /// different (kind, name, part) never give the same key: table
+    /// `users:v:admin`'s member list and table `users`'s member
+    /// `admin:members` are different keys. Any other name is used as it is.
     pub fn parts(prefix: &str, kind: &str, name: &str, part: impl fmt::Display) -> Result<Key> {
-        let key = format!("{prefix}{kind}:{name}:{part}");
+        let key = format!("{prefix}{kind}:{}:{part}", escape_name(name));
         if name.is_empty() {
             return Err(Error::InvalidKey {
                 key: display_bytes(key.as_bytes()),
@@ -78,6 +84,25 @@ impl Key {
     pub fn display(&self) -> String {
         display_bytes(&self.0)
     }
+}
+
+/// A structure name as it appears in its keys: `%` as `%25` and `:` (the
+/// separator of [`Key::parts`]) as `%3A`; everything else as it is (a name
+/// with bytes a key cannot hold, such as spaces, is still refused by
+/// [`Key::new`]). Injective, and the result never contains `:`.
+///
+/// ```
+/// use mc_core::escape_name;
+///
+/// assert_eq!(escape_name("hits"), "hits");
+/// assert_eq!(escape_name("users:v:admin"), "users%3Av%3Aadmin");
+/// assert_eq!(escape_name("50%"), "50%25");
+/// ```
+pub fn escape_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.contains(['%', ':']) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    std::borrow::Cow::Owned(name.replace('%', "%25").replace(':', "%3A"))
 }
 
 /// Whether `byte` may appear in a key: not ASCII whitespace, not a control

@@ -49,7 +49,7 @@ pub mod traffic;
 pub use backoff::Backoff;
 pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
-pub use key::{Key, MAX_KEY_LEN, is_key_byte};
+pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
 pub use memory::{
     DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder,
     check_item_size, item_size,

@@ -177,16 +177,30 @@ pub trait Store: Send + Sync {
     /// Delete a key; `false` if it did not exist.
     fn delete(&self, key: &Key) -> Result<bool>;
 
-    /// Delete a key only if its CAS id is still `cas`.
+    /// Delete a key only if its CAS id is still `cas`, atomically.
     ///
-    /// Default (not atomic on its own): read the item; if the CAS id matches,
-    /// overwrite it by CAS with an empty value that expires in one second,
-    /// then delete it. A concurrent `add` cannot slip in (the key exists until
-    /// the delete); a concurrent unconditional `set` landing between the last
-    /// two steps would be deleted. Backends override this with an atomic
-    /// delete (memcached ≥ 1.6.13: `md <key> C<cas>`).
+    /// Default: [`Error::Unsupported`]. A conditional delete built from
+    /// other operations (read, compare, delete) has a window in which it
+    /// deletes another writer's item; a lock released that way could delete
+    /// the next holder's lock. A backend that cannot do it atomically
+    /// refuses instead.
     fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        fallback::delete_cas(self, key, cas)
+        let _ = (key, cas);
+        Err(Error::Unsupported {
+            op: "delete_cas",
+            backend: self.backend_name(),
+            hint: "use a backend with an atomic conditional delete (memcached, the embedded store)",
+        })
+    }
+
+    /// Whether the server behind `key` has CAS ids, so that [`cas`](Store::cas),
+    /// [`delete_cas`](Store::delete_cas) and [`update`](Store::update) can
+    /// work. `false` for memcached started with `-C`, where every CAS id is
+    /// 0: a structure that needs CAS (a lock) refuses to start anything
+    /// there. Default `true`.
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        let _ = key;
+        Ok(true)
     }
 
     /// Give an existing key a new TTL; `false` if it does not exist.
@@ -285,23 +299,6 @@ pub mod fallback {
             key: key.display(),
             attempts: 64,
         })
-    }
-
-    /// Read; if the CAS id matches, CAS the item to an empty value that
-    /// expires in one second, then delete it. See [`Store::delete_cas`].
-    pub fn delete_cas<S: Store + ?Sized>(store: &S, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        match store.get(key)? {
-            None => Ok(DeleteOutcome::NotFound),
-            Some(item) if item.cas != cas => Ok(DeleteOutcome::Exists),
-            Some(_) => match store.cas(key, b"", Ttl::secs(1), cas)? {
-                CasOutcome::Stored(_) => {
-                    store.delete(key)?;
-                    Ok(DeleteOutcome::Deleted)
-                }
-                CasOutcome::Exists => Ok(DeleteOutcome::Exists),
-                CasOutcome::NotFound => Ok(DeleteOutcome::NotFound),
-            },
-        }
     }
 
     /// The CAS read-modify-write loop of [`Store::update`].
@@ -443,6 +440,9 @@ macro_rules! delegate_store {
             }
             fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
                 (**self).delete_cas(key, cas)
+            }
+            fn supports_cas(&self, key: &Key) -> Result<bool> {
+                (**self).supports_cas(key)
             }
             fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
                 (**self).touch(key, ttl)

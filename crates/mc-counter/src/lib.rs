@@ -30,12 +30,15 @@
 //! Time-based counters read a [`Clock`] (the system clock by
 //! default; a [`ManualClock`](mc_core::ManualClock) in tests, shared with the
 //! embedded store so expiry follows it). Windows are aligned to Unix time,
-//! so every process agrees on them when clocks are in sync. memcached
-//! expires items in whole seconds: a key written at 25.031 s with a 10 s TTL
-//! is gone at second 35 or 36, not at 35.031 (the "1-second trap" of seed
-//! 000). Keys that are reused after a period are therefore created with a
-//! TTL that ends exactly on the period boundary (`2T − now mod T`, `N·p −
-//! now mod p`), not a full period from now.
+//! so every process agrees on them when clocks are in sync.
+//!
+//! No count depends on *when* an item expires. memcached expires items in
+//! whole seconds on its own clock, whose ticks are not aligned to Unix
+//! seconds: a key written with a TTL ending on a boundary can live up to a
+//! second past it. So every time-based counter names its keys by period
+//! number (`now / T`: `shadow:<name>:<period>`, `window:<name>:<slot>`,
+//! `rate:<name>:<window>`), never reusing a key, and gives them a TTL that
+//! outlasts every read of them with slack. Expiry only frees memory.
 //!
 //! ## Guarantees, and what breaks them
 //!
@@ -53,10 +56,11 @@
 //!   increments since its item was last created (a restart, eviction or
 //!   flush starts it over). Shown by `crates/mc-stress/tests/faults.rs` and
 //!   listed in RELIABILITY.md.
-//! * Clock skew between clients moves window boundaries by the skew.
-//! * memcached's own second ticks are not aligned to Unix seconds, so on a
-//!   real server a period key can expire up to one second before or after the
-//!   boundary; counts near a boundary can be off by that second's events.
+//! * Clock skew between clients moves window boundaries by the skew: an
+//!   event counts in the period its client's clock says.
+//! * Window and shadow counts equal the acknowledged increments of their
+//!   periods exactly (no fault), on the embedded store and on memcached,
+//!   whatever the phase of the server's clock ticks.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

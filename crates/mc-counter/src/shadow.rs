@@ -7,18 +7,22 @@ use mc_core::{Clock, Key, Result, Store, Ttl};
 
 use crate::{CounterOptions, read_counter};
 
-/// Counts events (visitors, say) in the previous period of `T` seconds with
-/// two keys that swap roles (seed 000).
+/// Counts events (visitors, say) in the previous period of `T` seconds
+/// (the two-key "shadow" counter of the design sources).
 ///
-/// Periods are aligned to Unix time. In a period with `now mod 2T < T` key 0
-/// is *current* (read) and key 1 is the *shadow* (incremented); in the next
-/// period they swap. The shadow key is created with TTL `2T − now mod T`, so
-/// it expires exactly at the end of the period in which it is read — just
-/// before it becomes the shadow again — whatever fraction of a second it was
-/// created at (the seed's corrected line 43). The value shown is constant
-/// for a whole period: the count of the period before.
+/// Periods are aligned to Unix time and numbered from the epoch: period
+/// number `now / T`. Events increment the key of the current period (the
+/// shadow); the value shown is the key of the previous period, constant for
+/// a whole period. Keys are created with a TTL of `3T`, long enough to be
+/// read for the whole next period.
 ///
-/// Keys: `<prefix>shadow:<name>:0` and `:1`.
+/// A key is never reused, so no count depends on *when* memcached expires
+/// an item. (Two keys swapping roles, each created with a TTL ending on a
+/// period boundary, did: memcached's clock ticks are not aligned to Unix
+/// seconds, so a key can outlive its boundary by up to a second and mix two
+/// periods' counts.)
+///
+/// Keys: `<prefix>shadow:<name>:<period number>`.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -40,7 +44,8 @@ use crate::{CounterOptions, read_counter};
 #[derive(Clone)]
 pub struct ShadowCounter {
     store: Arc<dyn Store>,
-    keys: [Key; 2],
+    prefix: String,
+    name: String,
     period: u64,
     clock: Arc<dyn Clock>,
 }
@@ -48,7 +53,7 @@ pub struct ShadowCounter {
 impl std::fmt::Debug for ShadowCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShadowCounter")
-            .field("keys", &self.keys)
+            .field("name", &self.name)
             .field("period_secs", &self.period)
             .finish()
     }
@@ -67,33 +72,35 @@ impl ShadowCounter {
         period: Duration,
         options: CounterOptions,
     ) -> Result<ShadowCounter> {
-        Ok(ShadowCounter {
+        let counter = ShadowCounter {
             store,
-            keys: [
-                Key::parts(&options.prefix, "shadow", name, 0)?,
-                Key::parts(&options.prefix, "shadow", name, 1)?,
-            ],
+            prefix: options.prefix,
+            name: name.to_string(),
             period: mc_core::whole_secs("the shadow counter period", period)?,
             clock: options.clock,
-        })
+        };
+        counter.key(u64::MAX)?; // the longest key fits
+        Ok(counter)
     }
 
-    /// Index of the current (read) key at `now` seconds.
-    fn active(&self, now: u64) -> usize {
-        usize::from(now % (2 * self.period) >= self.period)
+    fn key(&self, number: u64) -> Result<Key> {
+        Key::parts(&self.prefix, "shadow", &self.name, number)
     }
 
     /// Count `delta` events in this period. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        let now = self.clock.now_secs();
-        let shadow = &self.keys[1 - self.active(now)];
-        let ttl = Ttl::from(Duration::from_secs(2 * self.period - now % self.period));
-        self.store.incr_or_init(shadow, delta, delta, ttl)
+        let number = self.clock.now_secs() / self.period;
+        let ttl = Ttl::from(Duration::from_secs(3 * self.period));
+        self.store
+            .incr_or_init(&self.key(number)?, delta, delta, ttl)
     }
 
     /// The number of events in the previous period. One round trip.
     pub fn value(&self) -> Result<u64> {
-        let current = &self.keys[self.active(self.clock.now_secs())];
-        read_counter(self.store.get(current)?, current)
+        let Some(previous) = (self.clock.now_secs() / self.period).checked_sub(1) else {
+            return Ok(0);
+        };
+        let key = self.key(previous)?;
+        read_counter(self.store.get(&key)?, &key)
     }
 }

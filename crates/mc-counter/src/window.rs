@@ -8,16 +8,23 @@ use mc_core::{Clock, Error, Key, Result, Store, Ttl};
 use crate::{CounterOptions, read_counter};
 
 /// Counts events over a sliding window of `slots − 1` slots of `slot`
-/// seconds each (seed 004's online-users counter: 6 slots of a minute count
-/// the last 5 minutes).
+/// seconds each (the online-users counter of the design sources: 6 slots of
+/// a minute count the last 5 minutes).
 ///
-/// Slots are aligned to Unix time. An event increments slot
-/// `(now / p) mod N`, creating it with TTL `N·p − now mod p` so that it
-/// expires exactly when the slot comes round again (the 1-second trap of
-/// seed 000 applied to slots). The value is the sum of the *other* N−1
-/// slots — the current one is still filling — read in one `get_multi`.
+/// Slots are aligned to Unix time and numbered from the epoch: slot number
+/// `now / p`. An event increments the key of its slot number, creating it
+/// with a TTL of `(N + 1) · p`, long enough to outlive every read that
+/// counts it. The value is the sum of the *other* N−1 slots (the current
+/// one is still filling), read in one `get_multi`.
 ///
-/// Keys: `<prefix>window:<name>:<slot index>`.
+/// A key is never reused: slot 1000 and slot 1006 are different keys. So no
+/// count depends on *when* memcached expires an item. (Keys per slot index,
+/// reused every N slots, did: memcached's clock ticks are not aligned to Unix
+/// seconds, so a slot key created just after the server's tick outlives its
+/// slot by up to a second, and the next cycle's increments land in the old
+/// item and vanish with it.) Expiry only frees memory.
+///
+/// Keys: `<prefix>window:<name>:<slot number>`.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -40,7 +47,9 @@ use crate::{CounterOptions, read_counter};
 #[derive(Clone)]
 pub struct WindowCounter {
     store: Arc<dyn Store>,
-    keys: Vec<Key>,
+    prefix: String,
+    name: String,
+    slots: u64,
     slot: u64,
     clock: Arc<dyn Clock>,
 }
@@ -48,8 +57,9 @@ pub struct WindowCounter {
 impl std::fmt::Debug for WindowCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WindowCounter")
+            .field("name", &self.name)
             .field("slot_secs", &self.slot)
-            .field("slots", &self.keys.len())
+            .field("slots", &self.slots)
             .finish()
     }
 }
@@ -78,39 +88,37 @@ impl WindowCounter {
                 "a window counter needs 2 to 1000 slots (one filling, the rest counted); got {slots}"
             )));
         }
-        Ok(WindowCounter {
+        let counter = WindowCounter {
             store,
-            keys: (0..slots)
-                .map(|i| Key::parts(&options.prefix, "window", name, i))
-                .collect::<Result<_>>()?,
+            prefix: options.prefix,
+            name: name.to_string(),
+            slots: slots as u64,
             slot: mc_core::whole_secs("the window slot length", slot)?,
             clock: options.clock,
-        })
+        };
+        counter.key(u64::MAX)?; // the longest key fits
+        Ok(counter)
     }
 
-    fn current(&self, now: u64) -> usize {
-        ((now / self.slot) % self.keys.len() as u64) as usize
+    fn key(&self, number: u64) -> Result<Key> {
+        Key::parts(&self.prefix, "window", &self.name, number)
     }
 
     /// Count `delta` events now. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        let now = self.clock.now_secs();
-        let n = self.keys.len() as u64;
-        let ttl = Ttl::from(Duration::from_secs(n * self.slot - now % self.slot));
+        let number = self.clock.now_secs() / self.slot;
+        let ttl = Ttl::from(Duration::from_secs((self.slots + 1) * self.slot));
         self.store
-            .incr_or_init(&self.keys[self.current(now)], delta, delta, ttl)
+            .incr_or_init(&self.key(number)?, delta, delta, ttl)
     }
 
     /// The events of the last N−1 complete slots. One round trip.
     pub fn value(&self) -> Result<u64> {
-        let current = self.current(self.clock.now_secs());
-        let others: Vec<Key> = self
-            .keys
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != current)
-            .map(|(_, k)| k.clone())
-            .collect();
+        let current = self.clock.now_secs() / self.slot;
+        let others: Vec<Key> = (1..self.slots)
+            .filter_map(|back| current.checked_sub(back))
+            .map(|number| self.key(number))
+            .collect::<Result<_>>()?;
         let items = self.store.get_multi(&others)?;
         let mut sum: u64 = 0;
         for (item, key) in items.into_iter().zip(&others) {

@@ -1,21 +1,20 @@
 //! # mc-eventlog
 //!
-//! An event log on memcached semantics (seed 001): the events of the last
-//! `(chunks − 1) · chunk` seconds, written by any number of processes, read
-//! by time range. Works on the embedded
+//! An event log on memcached semantics (the event log of the design
+//! sources): the events of the last `(chunks − 1) · chunk` seconds, written
+//! by any number of processes, read by time range. Works on the embedded
 //! [`MemoryStore`](mc_core::MemoryStore) or real memcached.
 //!
 //! The whole algorithm is in this file (and the frame codec in [`frame`]):
 //!
-//! * **Ring.** `chunks` keys `<prefix>log:<name>:<i>`. Time is cut into
-//!   chunks of `chunk` seconds aligned to Unix time; chunk number `w` is
-//!   stored under key `w mod chunks`.
+//! * **Chunks.** Time is cut into chunks of `chunk` seconds aligned to Unix
+//!   time and numbered from the epoch; chunk number `w` is stored under the
+//!   key `<prefix>log:<name>:<w>`. A key is never reused.
 //! * **put** appends one self-delimiting, checksummed [frame] to the
 //!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
 //!   the first event of a chunk takes two: append, then add). The key is
-//!   created with TTL `(w + chunks) · chunk − now`, so it is gone exactly
-//!   when the ring comes back to it — whatever second it was created in (the
-//!   1-second trap of seed 000).
+//!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
+//!   can ask for it, with a chunk to spare.
 //! * **fetch(first, last)** reads every key covering the range in one
 //!   `get_multi` (the seed reads them one by one), decodes, keeps the events
 //!   in `[first, last]` that belong to the chunk each key is read for and lie
@@ -49,7 +48,12 @@
 //!
 //! * Every event put within the last `(chunks − 1) · chunk` seconds is
 //!   returned exactly once by a fetch covering it: appends are atomic, frames
-//!   are self-delimiting, and keys are only reused after they expire.
+//!   are self-delimiting, and a chunk's key is never reused, so no event
+//!   depends on *when* memcached expires an item. (A ring of `chunks` keys
+//!   reused every cycle did: memcached's clock ticks are not aligned to Unix
+//!   seconds, so a key created just after the server's tick outlived its
+//!   boundary by up to a second, and the next cycle's events landed in the
+//!   old item and vanished with it.)
 //! * Frames are checksummed: a damaged or truncated frame (garbage written
 //!   by another program, a torn value) is skipped and counted
 //!   ([`EventLog::fetch_checked`]); the others are still returned.
@@ -57,10 +61,6 @@
 //! * A chunk holds at most one memcached item (1 MiB): a put that does not
 //!   fit is [`ValueTooLarge`](mc_core::Error::ValueTooLarge) — choose shorter
 //!   chunks for busy logs.
-//! * On real memcached, expiry happens on the server's own whole-second
-//!   ticks, up to a second off the boundary; events of a previous ring cycle
-//!   that linger that second are never returned (each key is filtered to the
-//!   chunk it is read for).
 //! * Writers' clocks decide which chunk an event lands in: skewed clocks put
 //!   events out of order by the skew. A poller's cursor does not see events
 //!   that arrive later with a timestamp before it.
@@ -124,7 +124,9 @@ impl Cursor {
 #[derive(Clone)]
 pub struct EventLog {
     store: Arc<dyn Store>,
-    keys: Vec<Key>,
+    prefix: String,
+    name: String,
+    chunks: u64,
     chunk_secs: u64,
     clock: Arc<dyn Clock>,
 }
@@ -132,8 +134,9 @@ pub struct EventLog {
 impl std::fmt::Debug for EventLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventLog")
+            .field("name", &self.name)
             .field("chunk_secs", &self.chunk_secs)
-            .field("chunks", &self.keys.len())
+            .field("chunks", &self.chunks)
             .finish()
     }
 }
@@ -164,27 +167,29 @@ impl EventLog {
                 "an event log needs 2 to 10000 chunks (one is always being reused); got {chunks}"
             )));
         }
-        Ok(EventLog {
+        let log = EventLog {
             store,
-            keys: (0..chunks)
-                .map(|i| Key::parts(&options.prefix, "log", name, i))
-                .collect::<Result<_>>()?,
+            prefix: options.prefix,
+            name: name.to_string(),
+            chunks: chunks as u64,
             chunk_secs,
             clock: options.clock,
-        })
+        };
+        log.key_for_chunk(u64::MAX)?; // the longest key fits
+        Ok(log)
     }
 
     /// How far back the log reaches: `(chunks − 1) · chunk`.
     pub fn capacity(&self) -> Duration {
-        Duration::from_secs(self.chunk_secs * (self.keys.len() as u64 - 1))
+        Duration::from_secs(self.chunk_secs * (self.chunks - 1))
     }
 
     fn chunk_ms(&self) -> u64 {
         self.chunk_secs * 1000
     }
 
-    fn key_for_chunk(&self, w: u64) -> &Key {
-        &self.keys[(w % self.keys.len() as u64) as usize]
+    fn key_for_chunk(&self, w: u64) -> Result<Key> {
+        Key::parts(&self.prefix, "log", &self.name, w)
     }
 
     /// Record `payload` now. One round trip. Returns the event as stored.
@@ -201,7 +206,7 @@ impl EventLog {
     /// log's capacity and not after the current chunk.
     pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
         let now_ms = self.clock.now_ms();
-        let n = self.keys.len() as u64;
+        let n = self.chunks;
         let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
         if w > w_now || w + (n - 1) < w_now {
             return Err(Error::InvalidArgument(format!(
@@ -209,13 +214,13 @@ impl EventLog {
                 self.capacity().as_secs()
             )));
         }
-        // The key must be gone when the ring comes back to it: at the start
-        // of chunk w + n.
-        let ttl = (w + n) * self.chunk_secs - now_ms / 1000;
+        // Read for at most n chunks from its start: n + 1 leaves a chunk of
+        // slack (and covers the server's clock ticking off Unix seconds).
+        let ttl = (n + 1) * self.chunk_secs;
         let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
         frame::encode(at_ms, payload, &mut frame);
         self.store.append_or_add(
-            self.key_for_chunk(w),
+            &self.key_for_chunk(w)?,
             &frame,
             Ttl::from(Duration::from_secs(ttl)),
         )
@@ -231,7 +236,7 @@ impl EventLog {
     /// read were damaged (not intact frames) and skipped.
     pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
         let now_ms = self.clock.now_ms();
-        let n = self.keys.len() as u64;
+        let n = self.chunks;
         let w_now = now_ms / self.chunk_ms();
         let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
         let first = first_ms.max(oldest);
@@ -244,8 +249,8 @@ impl EventLog {
             .collect();
         let keys: Vec<Key> = chunks
             .iter()
-            .map(|&w| self.key_for_chunk(w).clone())
-            .collect();
+            .map(|&w| self.key_for_chunk(w))
+            .collect::<Result<_>>()?;
         let items = self.store.get_multi(&keys)?;
         let mut events = Vec::new();
         let mut damaged = 0;
@@ -254,8 +259,8 @@ impl EventLog {
             let decoded = frame::decode(&item.value);
             damaged += decoded.damaged_bytes;
             events.extend(decoded.events.into_iter().filter(|e| {
-                // Only this chunk's events: a key can briefly hold the
-                // previous ring cycle's if the server expired it late.
+                // Only this chunk's events (a frame planted by another
+                // program could claim any time).
                 e.at_ms / self.chunk_ms() == w && (first..=last).contains(&e.at_ms)
             }));
         }

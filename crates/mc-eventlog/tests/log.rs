@@ -128,18 +128,17 @@ fn fetch_returns_exactly_the_range_within_capacity() {
 }
 
 #[test]
-fn a_reused_chunk_key_never_mixes_cycles() {
-    // 3 chunks of 10 s: chunk w and chunk w + 3 share a key.
+fn chunk_keys_are_never_reused() {
+    // 3 chunks of 10 s. Chunk 0 and chunk 3 used to share a key (a ring),
+    // which made events depend on when the server expired it.
     let (store, clock, log) = memory(10, 3);
     clock.set_ms(EPOCH_MS + 9_999);
     log.put(b"old").unwrap();
-    // The key was created at 9.999 s with TTL (0 + 3)·10 − 9 = 21 s: it is
-    // gone at exactly 30 s, when chunk 3 reuses it.
     clock.set_ms(EPOCH_MS + 29_999);
     assert_eq!(
         log.fetch(0, u64::MAX).unwrap().len(),
         1,
-        "still within the ring at 29.999 s"
+        "still within reach at 29.999 s"
     );
     clock.set_ms(EPOCH_MS + 30_000);
     log.put(b"new").unwrap();
@@ -148,13 +147,19 @@ fn a_reused_chunk_key_never_mixes_cycles() {
         events.iter().map(|e| e.payload.clone()).collect::<Vec<_>>(),
         [b"new".to_vec()]
     );
-    // Even if a server expired the key late and the old frame lingered in
-    // it, a fetch would not return it: each key is read for one chunk.
-    let mut old = Vec::new();
-    frame::encode(EPOCH_MS + 5_000, b"lingering", &mut old);
-    store
-        .prepend(&Key::new("log:log:0").unwrap(), &old)
-        .unwrap();
+    // Each chunk has its own key, named by its number since the epoch; the
+    // old one is still there (TTL 4 chunks), untouched by the new chunk.
+    let chunk = |w: u64| Key::new(format!("log:log:{w}")).unwrap();
+    let first = EPOCH_MS / 10_000;
+    let old = store.get(&chunk(first)).unwrap().unwrap().value;
+    let new = store.get(&chunk(first + 3)).unwrap().unwrap().value;
+    assert_eq!(frame::decode(&old).events[0].payload, b"old");
+    assert_eq!(frame::decode(&new).events.len(), 1);
+    // A frame planted in a chunk's key with another chunk's time is not
+    // returned: each key is read for its own chunk.
+    let mut planted = Vec::new();
+    frame::encode(EPOCH_MS + 5_000, b"planted", &mut planted);
+    store.prepend(&chunk(first + 3), &planted).unwrap();
     let events = log.fetch(0, u64::MAX).unwrap();
     assert_eq!(
         events.iter().map(|e| e.payload.clone()).collect::<Vec<_>>(),
@@ -193,7 +198,7 @@ fn garbage_in_a_chunk_is_skipped_and_counted() {
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let log = EventLog::new(Arc::clone(&store), "g", Duration::from_secs(3600), 3).unwrap();
     let event = log.put(b"good").unwrap();
-    let w = event.at_ms / 3_600_000 % 3;
+    let w = event.at_ms / 3_600_000;
     let key = format!("log:g:{w}");
     store
         .append(&Key::new(&key).unwrap(), b"\xe7garbage that is not a frame")

@@ -57,11 +57,22 @@
 //! * **Eviction** (memcached under memory pressure) or a **server restart** or
 //!   **flush** deletes the lock early: another client can then acquire it
 //!   while the first still believes it holds it. The first holder finds out
-//!   at its next `extend`/`release` (Lost). Run lock servers with enough
-//!   memory, and use fencing tokens for anything that must never be written
+//!   at its next `extend`/`release` (Lost), and never touches the new
+//!   holder's lock: memcached numbers CAS ids from 1 again after a restart,
+//!   but the backend ties every CAS id to the server incarnation that issued
+//!   it (see `mc_memcached`), so an id from before a restart matches nothing
+//!   after it. Use fencing tokens for anything that must never be written
 //!   twice. Note that `-M` does not help on its own: memcached 1.6, failing
 //!   to allocate an item, deletes the key's current value even for `add` — a
 //!   contender's failed acquire can delete the holder's lock.
+//! * **Replies that never came.** An `extend` or `release` that fails with
+//!   `Ambiguous` may have been applied. The next `extend`/`release` then
+//!   finds another CAS id than it expected, reads the lock, and if the item
+//!   still holds this guard's random owner token, adopts its CAS id and
+//!   carries on: the lock is neither stranded nor given up.
+//! * **Servers without CAS** (`-C`): [`Lock::try_acquire`] refuses with
+//!   `Unsupported`. Without CAS ids a release could not tell this lease from
+//!   the next holder's.
 //! * **Fencing tokens** are strictly increasing while their counter lives.
 //!   memcached can lose the counter (eviction, restart); it is then recreated
 //!   from the clock as `unix_ms × 1000`, so tokens still move forward provided
@@ -232,6 +243,15 @@ impl Lock {
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
         let token = mc_core::random_token();
         let ttl = lease_ttl(self.ttl)?;
+        if !self.store.supports_cas(&self.key)? {
+            // Without CAS ids a release or extend could not tell our lock
+            // from the next holder's: grant nothing.
+            return Err(Error::Unsupported {
+                op: "Lock::try_acquire",
+                backend: "a memcached server started with -C (CAS disabled)",
+                hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
+            });
+        }
         let (added, fencing_token) = if self.options.fencing {
             self.add_fenced(&token, ttl)?
         } else {
@@ -290,9 +310,9 @@ impl Lock {
             let tok = fence.apply(self.store.as_ref()).and_then(Reply::value);
             // The token is only ours if the lease still was when the
             // increment ran (this client may have paused in between):
-            // check the lock item still carries our CAS.
+            // check the lock item still holds our owner token.
             return match self.store.get(&self.key) {
-                Ok(Some(item)) if item.cas == cas => Ok((added, Some(tok))),
+                Ok(Some(item)) if item.value == token.as_bytes() => Ok((added, Some(tok))),
                 Ok(_) => Ok((Stored::NotStored, None)),
                 Err(e) => {
                     let _ = self.store.delete_cas(&self.key, cas);
@@ -380,18 +400,49 @@ struct GuardState {
     lost: AtomicBool,
 }
 
+/// How many times a release or extend adopts a newer CAS id of its own
+/// lock item before giving up (each adoption follows a write of ours that
+/// was applied without our seeing the reply).
+const ADOPT_ATTEMPTS: usize = 3;
+
 impl GuardState {
+    /// The CAS id of the lock item if it still holds our owner token. After a
+    /// CAS mismatch this tells "someone else's lock now" (or none) from "ours,
+    /// changed by a write of ours whose reply was lost" (an `Ambiguous`
+    /// extend that the server applied): the owner token is random and
+    /// unique, so a match is our lease and nothing else.
+    fn adopt(&self) -> Result<Option<u64>> {
+        Ok(self
+            .store
+            .get(&self.key)?
+            .filter(|item| item.value == self.token.as_bytes())
+            .map(|item| item.cas))
+    }
+
     fn release(&self) -> Result<Release> {
-        let cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
         if self.lost.load(Ordering::SeqCst) {
             return Ok(Release::Lost);
         }
-        let outcome = match self.store.delete_cas(&self.key, *cas)? {
-            DeleteOutcome::Deleted => Release::Released,
-            DeleteOutcome::Exists | DeleteOutcome::NotFound => Release::Lost,
-        };
-        self.lost.store(true, Ordering::SeqCst); // either way, no longer ours
-        Ok(outcome)
+        for _ in 0..ADOPT_ATTEMPTS {
+            match self.store.delete_cas(&self.key, *cas)? {
+                DeleteOutcome::Deleted => {
+                    self.lost.store(true, Ordering::SeqCst); // no longer ours
+                    return Ok(Release::Released);
+                }
+                DeleteOutcome::Exists | DeleteOutcome::NotFound => match self.adopt()? {
+                    Some(current) => *cas = current,
+                    None => {
+                        self.lost.store(true, Ordering::SeqCst);
+                        return Ok(Release::Lost);
+                    }
+                },
+            }
+        }
+        Err(Error::Conflict {
+            key: self.key.display(),
+            attempts: ADOPT_ATTEMPTS as u32,
+        })
     }
 
     fn extend(&self, ttl: Duration) -> Result<Extend> {
@@ -400,19 +451,28 @@ impl GuardState {
         if self.lost.load(Ordering::SeqCst) {
             return Ok(Extend::Lost);
         }
-        match self
-            .store
-            .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
-        {
-            CasOutcome::Stored(new) => {
-                *cas = new;
-                Ok(Extend::Extended)
-            }
-            CasOutcome::Exists | CasOutcome::NotFound => {
-                self.lost.store(true, Ordering::SeqCst);
-                Ok(Extend::Lost)
+        for _ in 0..ADOPT_ATTEMPTS {
+            match self
+                .store
+                .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
+            {
+                CasOutcome::Stored(new) => {
+                    *cas = new;
+                    return Ok(Extend::Extended);
+                }
+                CasOutcome::Exists | CasOutcome::NotFound => match self.adopt()? {
+                    Some(current) => *cas = current,
+                    None => {
+                        self.lost.store(true, Ordering::SeqCst);
+                        return Ok(Extend::Lost);
+                    }
+                },
             }
         }
+        Err(Error::Conflict {
+            key: self.key.display(),
+            attempts: ADOPT_ATTEMPTS as u32,
+        })
     }
 }
 
@@ -455,15 +515,37 @@ impl std::fmt::Debug for Guard {
 }
 
 impl Guard {
-    /// Release the lock if it is still ours. One round trip.
+    /// Release the lock if it is still ours. One round trip (two more when
+    /// an earlier write of ours was applied unseen, see
+    /// [`try_release`](Guard::try_release)).
     pub fn release(mut self) -> Result<Release> {
+        let released = self.try_release();
+        self.done = true; // an error is reported, not retried by Drop
+        released
+    }
+
+    /// Release, keeping the guard usable if it fails: after an error
+    /// ([`Error::Timeout`], [`Error::Ambiguous`], a server down) call it
+    /// again. Once it returns `Ok` the guard is spent (dropping it does
+    /// nothing more).
+    ///
+    /// A release or extend that finds a different CAS id than it expects
+    /// reads the lock: if the item still holds this guard's owner token (an
+    /// earlier `Ambiguous` extend was applied after all), it adopts the new
+    /// id and carries on, so an unanswered write never strands the lock.
+    /// After an `Ambiguous` release that was in fact applied, the retry
+    /// reports [`Release::Lost`] (the lock is free either way).
+    pub fn try_release(&mut self) -> Result<Release> {
         self.stop_renewer();
+        let released = self.state.release()?;
         self.done = true;
-        self.state.release()
+        Ok(released)
     }
 
     /// Renew the lease for `ttl` from now, if it is still ours. One round
-    /// trip.
+    /// trip (two more after an `Ambiguous` extend that the server applied:
+    /// the guard reads its lock, finds its own token and adopts the item's
+    /// new CAS id; see [`try_release`](Guard::try_release)).
     pub fn extend(&self, ttl: Duration) -> Result<Extend> {
         self.state.extend(ttl)
     }

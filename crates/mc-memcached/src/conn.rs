@@ -49,12 +49,58 @@ impl std::fmt::Display for Version {
     }
 }
 
+/// The key under which every memcached server keeps the random marker of its
+/// current incarnation: every CAS id is masked with it, so an id from before
+/// a restart matches nothing after it (see the [crate docs](crate)). It
+/// never expires; the first client that connects after a restart or flush
+/// creates it.
+pub const INCARNATION_KEY: &str = "__mcds_incarnation";
+
+/// What one server incarnation is: its version, whether it has CAS ids, and
+/// the mask that ties every CAS id handed out to this incarnation.
+///
+/// memcached numbers CAS ids from 1 again after a restart, so an id read
+/// before a restart can match a *different* item after it: a lock released
+/// or extended by its old CAS would act on the next holder's lock. Every
+/// connection therefore reads a random marker stored on the server
+/// ([`INCARNATION_KEY`], in the same round trip as the `version`
+/// handshake) and every CAS id crosses the API XOR-ed with a 64-bit mask
+/// derived from it. An id from an earlier incarnation (whose marker died
+/// with it) unmasks to a random number, which matches no item: the stale
+/// operation answers EXISTS/NOT_FOUND and touches nothing. A server
+/// started with `-C` answers every CAS id as 0; such a server is marked as
+/// having no CAS, and operations that need one are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Incarnation {
+    pub(crate) version: Version,
+    mask: u64,
+    /// CAS ids are enabled (the server was not started with `-C`).
+    pub(crate) cas: bool,
+}
+
+impl Incarnation {
+    /// The id a caller sees for the server's CAS id `id` (0 stays 0: no id).
+    pub(crate) fn cas_out(&self, id: u64) -> u64 {
+        if id == 0 { 0 } else { id ^ self.mask }
+    }
+
+    /// The server's CAS id for a caller's `id`. Never 0, which `md`/`ms`
+    /// would read as "no CAS": an id that unmasks to 0 becomes one no item
+    /// ever has.
+    pub(crate) fn cas_in(&self, id: u64) -> u64 {
+        match id ^ self.mask {
+            0 => u64::MAX,
+            server => server,
+        }
+    }
+}
+
 /// One open connection and what its server said it is.
 pub(crate) struct Conn {
     meta: MetaConnection,
     /// A second handle on the same socket, for the liveness peek.
     probe: TcpStream,
-    pub(crate) version: Version,
+    pub(crate) incarnation: Incarnation,
 }
 
 impl Conn {
@@ -86,8 +132,8 @@ pub(crate) struct Server {
     socket_addrs: Vec<SocketAddr>,
     idle: Mutex<Vec<Conn>>,
     health: Mutex<Health>,
-    /// The version of the most recently dialed connection.
-    version: Mutex<Option<Version>>,
+    /// What the most recently dialed connection found.
+    incarnation: Mutex<Option<Incarnation>>,
 }
 
 impl Server {
@@ -97,12 +143,12 @@ impl Server {
             socket_addrs,
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
-            version: Mutex::new(None),
+            incarnation: Mutex::new(None),
         }
     }
 
     pub(crate) fn version(&self) -> Option<Version> {
-        *self.version.lock()
+        self.incarnation.lock().map(|i| i.version)
     }
 
     fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
@@ -118,6 +164,9 @@ impl Server {
     }
 
     fn put_back(&self, conn: Conn, config: &Config) {
+        if *self.incarnation.lock() != Some(conn.incarnation) {
+            return; // it read an older marker (see `dial`)
+        }
         let mut idle = self.idle.lock();
         if idle.len() < config.max_idle {
             idle.push(conn);
@@ -149,7 +198,13 @@ impl Server {
                 let mut health = self.health.lock();
                 health.down_until = None;
                 health.backoff = None;
-                *self.version.lock() = Some(conn.version);
+                let previous = self.incarnation.lock().replace(conn.incarnation);
+                if previous.is_some_and(|p| p != conn.incarnation) {
+                    // The marker changed (a restart, a flush, an eviction):
+                    // pooled connections read the old one. Retire them so
+                    // every connection masks CAS ids the same way again.
+                    self.drain();
+                }
                 Ok(conn)
             }
             Err(source) => {
@@ -187,7 +242,8 @@ impl Server {
                     stream.set_nodelay(true)?;
                     stream.set_read_timeout(Some(config.io_timeout))?;
                     stream.set_write_timeout(Some(config.io_timeout))?;
-                    let version = handshake(&mut stream)?;
+                    let incarnation = handshake(&mut stream, config.version_cap)?;
+                    let version = incarnation.version;
                     if version < Version(1, 6, 0) {
                         // No meta protocol: a meta command's data block would
                         // be read as a command. Refuse the server outright.
@@ -204,7 +260,7 @@ impl Server {
                     return Ok(Conn {
                         meta,
                         probe,
-                        version,
+                        incarnation,
                     });
                 }
                 Err(e) => last = e,
@@ -214,17 +270,16 @@ impl Server {
     }
 }
 
-/// Send `version` and parse the reply. Reads byte by byte so nothing past
-/// the line is consumed (the reply is one short line).
-fn handshake(stream: &mut TcpStream) -> io::Result<Version> {
-    stream.write_all(b"version\r\n")?;
+/// Read one reply line (without its `\r\n`), byte by byte so nothing past
+/// it is consumed: the stream goes to the meta connection afterwards.
+fn read_line(stream: &mut TcpStream) -> io::Result<String> {
     let mut line = Vec::with_capacity(24);
     let mut byte = [0u8; 1];
     while line.len() < 256 {
         if stream.read(&mut byte)? == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                "closed during version handshake",
+                "closed during the connection handshake",
             ));
         }
         if byte[0] == b'\n' {
@@ -232,14 +287,100 @@ fn handshake(stream: &mut TcpStream) -> io::Result<Version> {
         }
         line.push(byte[0]);
     }
-    let text = String::from_utf8_lossy(&line);
+    Ok(String::from_utf8_lossy(&line).trim_end().to_string())
+}
+
+/// The `c<cas>` flag of a meta reply line, if present.
+fn cas_flag(line: &str) -> Option<u64> {
+    line.split(' ')
+        .find_map(|t| t.strip_prefix('c'))
+        .and_then(|n| n.parse().ok())
+}
+
+/// The handshake of a new connection, one round trip: `version`, and a read
+/// of the incarnation marker ([`INCARNATION_KEY`]). When the marker is
+/// missing (the first connection after a restart or a flush) this client
+/// creates it with `add` (one more round trip); a client that loses that
+/// race reads the winner's.
+fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarnation> {
+    let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
+    stream.write_all(format!("version\r\n{read_marker}").as_bytes())?;
+    let text = read_line(stream)?;
     if !text.starts_with("VERSION") {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("unexpected reply to version: {text:?} (is this a memcached server?)"),
         ));
     }
-    Ok(Version::parse(&text))
+    let mut version = Version::parse(&text);
+    if let Some(cap) = cap {
+        version = version.min(cap);
+    }
+    if version < Version(1, 6, 0) {
+        // It answers the `mg` with ERROR; the connection is refused anyway.
+        return Ok(Incarnation {
+            version,
+            mask: 0,
+            cas: false,
+        });
+    }
+    let mut reply = read_line(stream)?;
+    for _ in 0..4 {
+        if let Some(rest) = reply.strip_prefix("VA ") {
+            let len: usize = rest
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| n <= 1024)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("unexpected reply to the incarnation marker read: {reply:?}"),
+                    )
+                })?;
+            let mut token = vec![0u8; len + 2];
+            stream.read_exact(&mut token)?;
+            token.truncate(len);
+            return Ok(Incarnation {
+                version,
+                mask: mc_core::stable_hash(&token),
+                cas: cas_flag(&reply) != Some(0),
+            });
+        }
+        if reply != "EN" {
+            break;
+        }
+        let token = mc_core::random_token();
+        stream.write_all(
+            format!("ms {INCARNATION_KEY} {} ME c\r\n{token}\r\n", token.len()).as_bytes(),
+        )?;
+        let stored = read_line(stream)?;
+        if stored.starts_with("HD") {
+            return Ok(Incarnation {
+                version,
+                mask: mc_core::stable_hash(token.as_bytes()),
+                cas: cas_flag(&stored) != Some(0),
+            });
+        }
+        if stored.starts_with("SERVER_ERROR") {
+            // Out of memory (-M): no marker can be stored. A mask of this
+            // connection's own keeps stale ids from matching (ids then only
+            // work on the connection that read them: spurious mismatches,
+            // never a false match).
+            return Ok(Incarnation {
+                version,
+                mask: mc_core::stable_hash(token.as_bytes()),
+                cas: true,
+            });
+        }
+        // NS: another client created it first; read theirs.
+        stream.write_all(read_marker.as_bytes())?;
+        reply = read_line(stream)?;
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("unexpected reply to the incarnation marker read: {reply:?}"),
+    ))
 }
 
 /// A checked-out connection to one server for the length of one store
@@ -251,6 +392,9 @@ pub(crate) struct Session<'a> {
     /// Whether `conn` came from the pool and has not yet answered anything:
     /// a failure before the request left means it was stale, redial once.
     pooled: bool,
+    /// The incarnation the session's commands were encoded for (see
+    /// [`incarnation`](Self::incarnation)).
+    pinned: Option<Incarnation>,
 }
 
 impl<'a> Session<'a> {
@@ -261,17 +405,36 @@ impl<'a> Session<'a> {
             config,
             conn: Some(conn),
             pooled,
+            pinned: None,
         })
     }
 
-    pub(crate) fn version(&self) -> Version {
-        self.conn.as_ref().map(|c| c.version).unwrap_or_default()
+    /// The incarnation of the server this session talks to (dialing first
+    /// if needed). Commands carrying CAS ids are encoded for it, so the
+    /// session is pinned to it: if a redial (after a stale pooled
+    /// connection) reaches another incarnation, the command is not sent and
+    /// fails with [`Error::Io`], safe to retry.
+    pub(crate) fn incarnation(&mut self) -> Result<Incarnation, Error> {
+        let incarnation = self.conn()?.incarnation;
+        self.pinned = Some(incarnation);
+        Ok(incarnation)
     }
 
     fn conn(&mut self) -> Result<&mut Conn, Error> {
         if self.conn.is_none() {
-            self.conn = Some(self.server.dial(self.config)?);
+            let conn = self.server.dial(self.config)?;
+            let changed = self.pinned.is_some_and(|p| p != conn.incarnation);
+            self.conn = Some(conn);
             self.pooled = false;
+            if changed {
+                self.pinned = None;
+                return Err(Error::Io {
+                    server: self.server.addr.clone(),
+                    source: io::Error::other(
+                        "not sent: the server restarted or was flushed (its incarnation marker changed) while the command was being prepared",
+                    ),
+                });
+            }
         }
         // Just ensured above.
         self.conn.as_mut().ok_or_else(|| Error::Protocol {
@@ -407,12 +570,6 @@ impl<'a> Session<'a> {
             self.server.drain();
         }
         received
-    }
-
-    /// The server's version, dialing first if the session has no
-    /// connection (after an error dropped it).
-    pub(crate) fn connected_version(&mut self) -> Result<Version, Error> {
-        Ok(self.conn()?.version)
     }
 
     /// The server's address.

@@ -13,7 +13,7 @@
 //!   | op | memcached ≥ 1.6.20 | 1.6.13 – 1.6.19 (Debian 12: 1.6.18) | older |
 //!   |---|---|---|---|
 //!   | `append_or_add` | `ms <k> <n> MA N<ttl>`: 1 round trip | append, then add on a miss (2 on first touch, then 1) | same |
-//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | read, CAS to a 1 s tombstone, delete |
+//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | `ms <k> 0 C<cas> T-1` (a CAS write of an item that is already expired): 1 |
 //!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
 //!
 //!   "Older" means 1.6.0 to 1.6.12. Servers before 1.6 have no meta
@@ -21,6 +21,22 @@
 //!   version): sending them meta commands would make a value's bytes be read
 //!   as a command.
 //!
+//! * **CAS ids belong to one server incarnation.** memcached restarts its
+//!   CAS ids at 1, so an id read before a restart could match another item
+//!   after it (a lock released by an old id would delete the next holder's
+//!   lock). Each connection reads a random marker kept on the server
+//!   ([`INCARNATION_KEY`]) in the same round trip as its `version`
+//!   handshake, and every CAS id crosses the API masked with it: an id from
+//!   an earlier incarnation matches nothing there, so `cas`, `delete_cas`
+//!   and `update` answer EXISTS/NOT_FOUND and touch nothing. No op pays a
+//!   round trip for this; the first connection after a restart or flush
+//!   pays one to create the marker. A flushed or evicted marker is simply
+//!   created again: ids read before then stop matching (a spurious
+//!   mismatch, never a false match).
+//! * **Servers without CAS** (`-C`, every id 0) are detected by the same
+//!   handshake: `cas` and `delete_cas` there are [`Error::Unsupported`]
+//!   before anything is sent, and [`Store::supports_cas`] says `false`, so a
+//!   lock is never granted on them.
 //! * **A pool** places keys by rendezvous hashing over XXH3-64 ([`route`]):
 //!   stable across processes, languages and compiler versions. A dead server
 //!   gives errors for its own keys; its keys never move to another server
@@ -68,8 +84,8 @@ use mc_core::{
 };
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
-pub use conn::Version;
-use conn::{DEFAULT_TIMEOUT, Server, Session};
+use conn::{DEFAULT_TIMEOUT, Incarnation, Server, Session};
+pub use conn::{INCARNATION_KEY, Version};
 pub use route::{route, score, stable_hash};
 
 /// Settings of a [`MemcachedStore`], set through [`Builder`].
@@ -81,6 +97,8 @@ pub(crate) struct Config {
     max_idle: usize,
     down_backoff_base: Duration,
     down_backoff_max: Duration,
+    /// Treat servers as no newer than this (tests of older servers' paths).
+    version_cap: Option<Version>,
 }
 
 impl Default for Config {
@@ -92,6 +110,7 @@ impl Default for Config {
             max_idle: 8,
             down_backoff_base: Duration::from_millis(50),
             down_backoff_max: Duration::from_secs(1),
+            version_cap: None,
         }
     }
 }
@@ -147,6 +166,24 @@ impl Builder {
     pub fn down_backoff(mut self, first: Duration, max: Duration) -> Builder {
         self.config.down_backoff_base = first;
         self.config.down_backoff_max = max.max(first);
+        self
+    }
+
+    /// Use only what memcached `version` has, even where a server is newer:
+    /// the protocol paths of older servers, run against a current one. For
+    /// tests; servers older than 1.6.0 are still refused.
+    ///
+    /// ```no_run
+    /// use mc_memcached::{MemcachedStore, Version};
+    ///
+    /// // delete_cas as on 1.6.12 (a CAS write to an already expired item).
+    /// let store = MemcachedStore::builder()
+    ///     .version_cap(Version(1, 6, 12))
+    ///     .connect(["127.0.0.1:11211"])?;
+    /// # Ok::<(), mc_core::Error>(())
+    /// ```
+    pub fn version_cap(mut self, version: Version) -> Builder {
+        self.config.version_cap = Some(version);
         self
     }
 
@@ -289,17 +326,20 @@ impl MemcachedStore {
     /// their commands in one place ([`plan`](Self::plan),
     /// [`reply`](Self::reply)).
     fn one(&self, op: &Op<'_>) -> Result<Reply> {
-        let (c, _) = self.plan(op)?;
-        let r = self.session(op.key())?.exchange(op.key(), &c)?;
-        self.reply(op, Some(r))
+        let mut s = self.session(op.key())?;
+        let incarnation = s.incarnation()?;
+        let (c, _) = self.plan(op, &incarnation)?;
+        let r = s.exchange(op.key(), &c)?;
+        drop(s);
+        self.reply(op, Some(r), &incarnation)
     }
 
     /// `append`/`prepend` (`op`): NS is both "missing" and "the result would
     /// be too large", so it is followed by one probe.
     fn concat(&self, op: &Op<'_>, value_len: usize) -> Result<bool> {
         let key = op.key();
-        let (c, _) = self.plan(op)?;
         let mut s = self.session(key)?;
+        let (c, _) = self.plan(op, &s.incarnation()?)?;
         for _ in 0..4 {
             let r = s.exchange(key, &c)?;
             match r.rc {
@@ -344,8 +384,9 @@ impl MemcachedStore {
     ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        if s.version().has_append_vivify() {
-            let (c, _) = self.plan(&Op::AppendOrAdd { key, value, ttl })?;
+        let incarnation = s.incarnation()?;
+        if incarnation.version.has_append_vivify() {
+            let (c, _) = self.plan(&Op::AppendOrAdd { key, value, ttl }, &incarnation)?;
             if missed {
                 self.not_stored_reason(&mut s, key, value.len())?;
             }
@@ -367,7 +408,7 @@ impl MemcachedStore {
             });
         }
         // 1.6.18 and older: append; on a miss add; if add lost, append again.
-        let (append, _) = self.plan(&Op::Append { key, value })?;
+        let (append, _) = self.plan(&Op::Append { key, value }, &incarnation)?;
         let add = cmd(MetaOp::Set, key)
             .value(value)
             .flag("ME")
@@ -420,8 +461,8 @@ fn counter_value(store: &MemcachedStore, key: &Key, r: &MetaCommandResult) -> Re
         .ok_or_else(|| store.unexpected(key, "ma (value is not a number)", r))
 }
 
-fn cas_of(r: &MetaCommandResult) -> u64 {
-    r.cas.unwrap_or(0)
+fn cas_of(r: &MetaCommandResult, incarnation: &Incarnation) -> u64 {
+    incarnation.cas_out(r.cas.unwrap_or(0))
 }
 
 impl Store for MemcachedStore {
@@ -499,16 +540,18 @@ impl Store for MemcachedStore {
         self.one(&Op::Delete(key))?.applied()
     }
 
+    /// `md <key> C<cas>`; before 1.6.13, whose `md` ignores `C`, a CAS write
+    /// of an item that is already expired (`ms <key> 0 C<cas> T-1`): one
+    /// atomic command either way.
     fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        let op = Op::DeleteCas { key, cas };
-        let (c, _) = self.plan(&op)?;
-        let mut s = self.session(key)?;
-        if !s.version().has_delete_cas() {
-            drop(s);
-            return mc_core::fallback::delete_cas(self, key, cas);
-        }
-        let r = s.exchange(key, &c)?;
-        self.reply(&op, Some(r))?.deleted()
+        self.one(&Op::DeleteCas { key, cas })?.deleted()
+    }
+
+    /// `false` on a server started with `-C`, whose CAS ids are all 0
+    /// (learned from the connection's handshake: no extra round trip once
+    /// connected).
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        Ok(self.session(key)?.incarnation()?.cas)
     }
 
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {

@@ -17,7 +17,7 @@ use std::time::Instant;
 use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Stored, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
-use crate::conn::{SendError, Session, is_timeout};
+use crate::conn::{Incarnation, SendError, Session, is_timeout};
 use crate::{MemcachedStore, cas_of, cmd, exptime};
 
 /// Request bytes per pipelined payload (one round trip each): the whole
@@ -32,8 +32,6 @@ struct Planned {
     /// The command on the wire, with its `O<index>` (and `q`) flags.
     wire: Vec<u8>,
     quiet: bool,
-    /// `md C`, which servers before 1.6.13 get wrong.
-    delete_cas: bool,
 }
 
 /// What happened to one op on the wire.
@@ -49,9 +47,21 @@ enum Outcome {
 }
 
 impl MemcachedStore {
-    /// Encode `op` and say whether it can be quiet.
-    pub(crate) fn plan(&self, op: &Op<'_>) -> Result<(MetaCommand, bool)> {
+    /// Encode `op` for a server `incarnation` (its version's commands, its
+    /// CAS ids) and say whether it can be quiet.
+    pub(crate) fn plan(
+        &self,
+        op: &Op<'_>,
+        incarnation: &Incarnation,
+    ) -> Result<(MetaCommand, bool)> {
         let ttl_flag = |ttl| format!("T{}", exptime(ttl));
+        if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
+            return Err(Error::Unsupported {
+                op: op.name(),
+                backend: "memcached started with -C (CAS disabled)",
+                hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
+            });
+        }
         Ok(match *op {
             Op::Get(key) => (cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"), true),
             Op::Set { key, value, ttl } => {
@@ -76,7 +86,9 @@ impl MemcachedStore {
                 cas,
             } => {
                 self.check_size(key, value.len())?;
-                let c = cmd(MetaOp::Set, key).value(value).flag(format!("C{cas}"));
+                let c = cmd(MetaOp::Set, key)
+                    .value(value)
+                    .flag(format!("C{}", incarnation.cas_in(cas)));
                 (c.flag(ttl_flag(ttl)).flag("c"), false)
             }
             Op::Append { key, value } | Op::Prepend { key, value } => {
@@ -119,7 +131,19 @@ impl MemcachedStore {
                 (c, false)
             }
             Op::Delete(key) => (cmd(MetaOp::Delete, key), true),
-            Op::DeleteCas { key, cas } => (cmd(MetaOp::Delete, key).flag(format!("C{cas}")), true),
+            Op::DeleteCas { key, cas } => {
+                let cas = format!("C{}", incarnation.cas_in(cas));
+                if incarnation.version.has_delete_cas() {
+                    (cmd(MetaOp::Delete, key).flag(cas), true)
+                } else {
+                    // `md` ignores C before 1.6.13. A CAS write of an empty
+                    // item that is already expired (T-1) is the same
+                    // conditional delete, atomic, in one command: HD, EX and
+                    // NF mean what they mean for `md`.
+                    let c = cmd(MetaOp::Set, key).value(b"").flag(cas).flag("T-1");
+                    (c, true)
+                }
+            }
             Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
         })
     }
@@ -127,7 +151,7 @@ impl MemcachedStore {
     /// The [`Store::pipeline`] of this backend (see the module docs).
     ///
     /// Ops that may have to be finished after their batch (an append-like
-    /// op answering NS, `md C` on an old server) must not be followed by
+    /// op answering NS) must not be followed by
     /// another op on the same key in the same batch, or the two would be
     /// applied out of order: such a batch is cut into consecutive segments
     /// there (structures never repeat a key in a batch, so they never pay
@@ -145,10 +169,7 @@ impl MemcachedStore {
             }
             if matches!(
                 op,
-                Op::Append { .. }
-                    | Op::Prepend { .. }
-                    | Op::AppendOrAdd { .. }
-                    | Op::DeleteCas { .. }
+                Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }
             ) {
                 late.insert(key);
             }
@@ -161,9 +182,42 @@ impl MemcachedStore {
     fn run_segment(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
+        // Each server's session is opened first: its ops are encoded for the
+        // incarnation it reaches (CAS ids, version), and pinned to it.
+        let mut sessions: Vec<Option<Session<'_>>> =
+            (0..self.servers.len()).map(|_| None).collect();
+        let mut incarnations: Vec<Option<Incarnation>> = vec![None; self.servers.len()];
+        let mut open_failed: Vec<Option<Error>> = (0..self.servers.len()).map(|_| None).collect();
+        for op in ops {
+            let server = self.server_for(op.key());
+            if sessions[server].is_some() || open_failed[server].is_some() {
+                continue;
+            }
+            let opened = Session::open(&self.servers[server], &self.config)
+                .and_then(|mut s| s.incarnation().map(|i| (s, i)));
+            match opened {
+                Ok((session, incarnation)) => {
+                    sessions[server] = Some(session);
+                    incarnations[server] = Some(incarnation);
+                }
+                Err(e) => open_failed[server] = Some(e),
+            }
+        }
         for (index, op) in ops.iter().enumerate() {
+            let server = self.server_for(op.key());
+            let Some(incarnation) = incarnations[server] else {
+                let e = open_failed[server]
+                    .as_ref()
+                    .map(Error::duplicate)
+                    .unwrap_or_else(|| Error::Protocol {
+                        server: self.ids[server].clone(),
+                        message: "session missing".into(),
+                    });
+                outcomes[index] = Some(Outcome::Failed(e));
+                continue;
+            };
             // Encoded once: the bytes both size the payloads and are sent.
-            let planned = self.plan(op).and_then(|(command, quiet)| {
+            let planned = self.plan(op, &incarnation).and_then(|(command, quiet)| {
                 let mut command = command.flag(format!("O{index}"));
                 if quiet {
                     command = command.flag("q");
@@ -171,23 +225,16 @@ impl MemcachedStore {
                 let wire = command.encode().map_err(|e| {
                     Error::InvalidArgument(format!("cannot encode a pipelined command: {e}"))
                 })?;
-                Ok(Planned {
-                    index,
-                    wire,
-                    quiet,
-                    delete_cas: matches!(op, Op::DeleteCas { .. }),
-                })
+                Ok(Planned { index, wire, quiet })
             });
             match planned {
-                Ok(p) => groups[self.server_for(op.key())].push(p),
+                Ok(p) => groups[server].push(p),
                 Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
             }
         }
         // Each server's share, cut into payloads of bounded size: the whole
         // payload is written before any reply is read.
         let mut chunks: Vec<Vec<&[Planned]>> = groups.iter().map(|g| chunk(g)).collect();
-        let mut sessions: Vec<Option<Session<'_>>> =
-            (0..self.servers.len()).map(|_| None).collect();
         let rounds = chunks.iter().map(Vec::len).max().unwrap_or(0);
         for round in 0..rounds {
             let deadline = Instant::now() + self.config.io_timeout;
@@ -196,8 +243,8 @@ impl MemcachedStore {
                 let Some(part) = chunks[server].get(round).copied() else {
                     continue;
                 };
-                let alone = match self.send_part(&mut sessions[server], server, part, deadline) {
-                    Ok(alone) => alone,
+                match self.send_part(&mut sessions[server], server, part, deadline) {
+                    Ok(()) => {}
                     Err(e) => {
                         for p in part {
                             outcomes[p.index] = Some(Outcome::Failed(e.for_op(&ops[p.index])));
@@ -207,14 +254,14 @@ impl MemcachedStore {
                         sessions[server] = None;
                         continue;
                     }
-                };
-                sent.push((server, part, alone));
+                }
+                sent.push((server, part));
             }
-            for (server, part, alone) in sent {
+            for (server, part) in sent {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let (replies, broken) = read_replies(session, part, &alone, ops, deadline);
+                let (replies, broken) = read_replies(session, part, ops, deadline);
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
                 }
@@ -262,14 +309,24 @@ impl MemcachedStore {
         ops.iter()
             .zip(outcomes)
             .zip(added)
-            .map(|((op, outcome), added)| match (outcome, added) {
-                (_, Some(result)) => result,
-                (Some(Outcome::Reply(r)), None) => self.reply(op, Some(r)),
-                (Some(Outcome::Quiet), None) => self.reply(op, None),
-                (Some(Outcome::Failed(e)), None) => Err(e),
-                (Some(Outcome::Again), None) => self.again(op),
-                (None, None) => op.apply(self),
+            .map(|((op, outcome), added)| {
+                let incarnation = incarnations[self.server_for(op.key())];
+                (op, outcome, added, incarnation)
             })
+            .map(
+                |(op, outcome, added, incarnation)| match (outcome, added, incarnation) {
+                    (_, Some(result), _) => result,
+                    (Some(Outcome::Reply(r)), None, Some(i)) => self.reply(op, Some(r), &i),
+                    (Some(Outcome::Quiet), None, Some(i)) => self.reply(op, None, &i),
+                    (Some(Outcome::Failed(e)), None, _) => Err(e),
+                    (Some(Outcome::Again), None, _) => self.again(op),
+                    (None, None, _) => op.apply(self),
+                    (Some(_), None, None) => Err(Error::Protocol {
+                        server: self.ids[self.server_for(op.key())].clone(),
+                        message: "a reply from a server with no session".into(),
+                    }),
+                },
+            )
             .collect()
     }
 
@@ -295,51 +352,40 @@ impl MemcachedStore {
         chunks.truncate(round + 1);
     }
 
-    /// Encode and write one payload to `server`, opening its session first.
-    fn send_part<'s>(
-        &'s self,
-        session: &mut Option<Session<'s>>,
+    /// Write one payload to `server` on its session (opened, and pinned to
+    /// the incarnation the payload was encoded for, before planning).
+    fn send_part(
+        &self,
+        session: &mut Option<Session<'_>>,
         server: usize,
         part: &[Planned],
         deadline: Instant,
-    ) -> std::result::Result<Vec<usize>, PartError> {
-        if session.is_none() {
-            *session =
-                Some(Session::open(&self.servers[server], &self.config).map_err(PartError::Open)?);
-        }
+    ) -> std::result::Result<(), PartError> {
         let Some(s) = session.as_mut() else {
-            return Err(PartError::Open(Error::Protocol {
+            return Err(PartError::Open(Error::Io {
                 server: self.ids[server].clone(),
-                message: "session missing".into(),
+                source: std::io::Error::other("not sent: the server's session had failed"),
             }));
         };
-        let version = s.connected_version().map_err(PartError::Open)?;
         let mut payload = Vec::new();
-        let mut alone = Vec::new();
-        for (pos, p) in part.iter().enumerate() {
-            if p.delete_cas && !version.has_delete_cas() {
-                alone.push(pos);
-                continue;
-            }
+        for p in part {
             payload.extend_from_slice(&p.wire);
         }
         payload.extend_from_slice(b"mn\r\n");
-        traffic::record((part.len() - alone.len()) as u64);
-        s.send_payload(&payload, deadline)
-            .map(|()| alone)
-            .map_err(|e| match e {
-                SendError::Dial(e) => PartError::Open(e),
-                SendError::Io { error, sent } => PartError::Write {
-                    server: self.ids[server].clone(),
-                    error,
-                    sent,
-                    timeout: self.config.io_timeout,
-                },
-            })
+        traffic::record(part.len() as u64);
+        s.send_payload(&payload, deadline).map_err(|e| match e {
+            SendError::Dial(e) => PartError::Open(e),
+            SendError::Io { error, sent } => PartError::Write {
+                server: self.ids[server].clone(),
+                error,
+                sent,
+                timeout: self.config.io_timeout,
+            },
+        })
     }
 
     /// Finish an op the batch could not: an append-like op that answered
-    /// NS (missing, or too large), or `md C` on a server before 1.6.13.
+    /// NS (missing, or too large).
     fn again(&self, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
@@ -360,7 +406,12 @@ impl MemcachedStore {
 
     /// Turn the wire reply of `op` (`None`: a quiet success) into its
     /// [`Reply`].
-    pub(crate) fn reply(&self, op: &Op<'_>, r: Option<MetaCommandResult>) -> Result<Reply> {
+    pub(crate) fn reply(
+        &self,
+        op: &Op<'_>,
+        r: Option<MetaCommandResult>,
+        incarnation: &Incarnation,
+    ) -> Result<Reply> {
         let key = op.key();
         let Some(r) = r else {
             return Ok(match op {
@@ -379,18 +430,20 @@ impl MemcachedStore {
         Ok(match (op, r.rc) {
             (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
                 flags: r.client_flags.unwrap_or(0),
-                cas: cas_of(&r),
+                cas: cas_of(&r, incarnation),
                 value: r.value.unwrap_or_default(),
             })),
             (Op::Get(_), ReturnCode::En) => Reply::Item(None),
-            (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas_of(&r)),
+            (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas_of(&r, incarnation)),
             (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Hd) => {
-                Reply::Stored(Stored::Stored(cas_of(&r)))
+                Reply::Stored(Stored::Stored(cas_of(&r, incarnation)))
             }
             (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Ns) => {
                 Reply::Stored(Stored::NotStored)
             }
-            (Op::Cas { .. }, ReturnCode::Hd) => Reply::CasOutcome(CasOutcome::Stored(cas_of(&r))),
+            (Op::Cas { .. }, ReturnCode::Hd) => {
+                Reply::CasOutcome(CasOutcome::Stored(cas_of(&r, incarnation)))
+            }
             (Op::Cas { .. }, ReturnCode::Ex) => Reply::CasOutcome(CasOutcome::Exists),
             (Op::Cas { .. }, ReturnCode::Nf) => Reply::CasOutcome(CasOutcome::NotFound),
             (Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_), ReturnCode::Hd) => {
@@ -485,14 +538,10 @@ fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
 fn read_replies(
     session: &mut Session<'_>,
     part: &[Planned],
-    alone: &[usize],
     ops: &[Op<'_>],
     deadline: Instant,
 ) -> (Vec<Outcome>, bool) {
     let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
-    for &pos in alone {
-        outcomes[pos] = Some(Outcome::Again);
-    }
     let position_of = |r: &MetaCommandResult| -> Option<usize> {
         let index: usize = std::str::from_utf8(r.opaque.as_deref()?)
             .ok()?

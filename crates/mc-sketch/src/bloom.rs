@@ -32,6 +32,11 @@ use crate::{corrupt, update_checked};
 pub const MAGIC: &[u8; 4] = b"MBF1";
 /// Bytes before the bits: magic, k (1), blocks (4), bits per block (8).
 pub const HEADER_LEN: usize = 17;
+/// The most items (blocks) one filter may span: 65 536 items of 1 MiB hold
+/// 2^39 bits, about 57 billion elements at 1 %. A filter is opened by every
+/// client with its key list in memory, so an absurd size from a caller is
+/// refused rather than allocated.
+pub const MAX_BLOCKS: u32 = 65_536;
 
 /// The shape of a filter: what every block's header records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +51,9 @@ pub struct Shape {
 
 impl Shape {
     /// The shape for `expected_items` at `false_positive_rate`, with blocks
-    /// of at most `max_block_bytes` of bits.
+    /// of at most `max_block_bytes` of bits. [`Error::InvalidArgument`] when
+    /// that takes more than [`MAX_BLOCKS`] blocks, before anything is
+    /// allocated.
     pub fn for_capacity(
         expected_items: u64,
         false_positive_rate: f64,
@@ -75,11 +82,12 @@ impl Shape {
             ));
         }
         let blocks = (bits as u64).div_ceil(max_block_bits);
-        let blocks = u32::try_from(blocks).map_err(|_| {
-            Error::InvalidArgument(format!(
-                "a Bloom filter for {expected_items} items at {false_positive_rate} needs {bits} bits: too large"
-            ))
-        })?;
+        if blocks > u64::from(MAX_BLOCKS) {
+            return Err(Error::InvalidArgument(format!(
+                "a Bloom filter for {expected_items} items at a false-positive rate of {false_positive_rate} needs {bits} bits in {blocks} items; at most {MAX_BLOCKS} items are allowed — expect fewer items, accept a higher rate, or split the data over several filters"
+            )));
+        }
+        let blocks = blocks as u32;
         let block_bits = (bits as u64).div_ceil(u64::from(blocks)).div_ceil(64) * 64;
         Ok(Shape {
             k,

@@ -7,6 +7,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod history;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +22,19 @@ use mc_set::{Set, ShardedSet};
 /// Connect to `servers` (`host:port[,host:port...]`).
 pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(MemcachedStore::connect(servers)?))
+}
+
+/// Connect with short timeouts (300 ms), for workloads run against
+/// servers that are being frozen and restarted.
+pub fn connect_impatient(servers: &str) -> Result<Arc<dyn Store>> {
+    let short = Duration::from_millis(300);
+    Ok(Arc::new(
+        MemcachedStore::builder()
+            .io_timeout(short)
+            .connect_timeout(short)
+            .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
+            .connect(servers.split(','))?,
+    ))
 }
 
 /// `threads` threads each increment counter `name` `n` times. Prints

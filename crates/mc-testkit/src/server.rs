@@ -279,10 +279,17 @@ impl MemcachedServer {
                     let Some((_, command)) = rest.split_once(' ') else {
                         continue;
                     };
-                    let first = command.split(' ').next().unwrap_or("");
+                    let mut words = command.split(' ');
+                    let first = words.next().unwrap_or("");
                     if matches!(first, "new" | "server" | "connection")
                         || command.ends_with("connection closed.")
                     {
+                        continue;
+                    }
+                    // A new connection's handshake reads (and after a
+                    // restart creates) the incarnation marker: logged as
+                    // "version", like the handshake it belongs to.
+                    if words.next() == Some(mc_memcached::INCARNATION_KEY) {
                         continue;
                     }
                     log.lock()

@@ -26,9 +26,13 @@ use serde_json::json;
 /// Exit codes.
 const OK: u8 = 0;
 const NEGATIVE: u8 = 1;
+/// Usage errors, as clap exits for them.
+const USAGE: u8 = 2;
 const INVALID_INPUT: u8 = 3;
 const UNAVAILABLE: u8 = 4;
 const LOCK_NOT_ACQUIRED: u8 = 75;
+/// `lock run`: the lease was lost while the command ran; it was sent SIGTERM.
+const LEASE_LOST: u8 = 76;
 
 /// Distributed data structures on memcached, from the shell.
 ///
@@ -190,7 +194,15 @@ enum CounterCmd {
 #[derive(Subcommand, Debug)]
 enum LockCmd {
     /// Run CMD while holding lock NAME; exit with CMD's code, or 75 if the
-    /// lock was not acquired in time
+    /// lock was not acquired in time.
+    ///
+    /// The lease is renewed every ttl/3 until CMD exits. SIGTERM, SIGINT
+    /// and SIGHUP sent to mcds are passed on to CMD; if mcds itself is
+    /// killed (even with SIGKILL), CMD is killed with it, so it never runs
+    /// without the lock. If the lease is lost all the same (the server
+    /// restarted, evicted it, or could not be reached for a whole TTL), CMD
+    /// gets SIGTERM and mcds exits 76. Needs --servers or MCDS_SERVERS: an
+    /// embedded lock would exclude nobody.
     Run {
         name: String,
         /// Lease length in seconds; renewed every ttl/3 while CMD runs
@@ -331,6 +343,8 @@ type CliResult = Result<u8, Failure>;
 
 struct Ctx {
     store: Arc<dyn Store>,
+    /// No servers: the store lives and dies with this process.
+    embedded: bool,
     prefix: String,
     json: bool,
 }
@@ -408,12 +422,20 @@ fn run(cli: Cli) -> CliResult {
         demo::run();
         return Ok(OK);
     }
-    if cli.servers.as_deref().is_none_or(|s| s.trim().is_empty()) {
+    let embedded = cli.servers.as_deref().is_none_or(|s| s.trim().is_empty());
+    if embedded && matches!(cli.command, Cmd::Lock(_)) {
+        return Err(Failure {
+            code: USAGE,
+            message: "mcds lock run needs memcached servers: a lock on the embedded store excludes nobody, so every host would run the command. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
+        });
+    }
+    if embedded {
         eprintln!(
             "mcds: warning: no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command"
         );
     }
     let ctx = Ctx {
+        embedded,
         store: connect(&cli)?,
         prefix: cli.prefix.clone(),
         json: cli.json,
@@ -599,35 +621,115 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         );
         return Ok(LOCK_NOT_ACQUIRED);
     };
-    guard.auto_extend_with(ttl, {
-        let name = name.clone();
-        move |e| {
-            let why = e.map(|e| format!(": {e}")).unwrap_or_default();
-            eprintln!("mcds: warning: lost the lease on lock {name:?} while the command runs{why}");
-        }
-    })?;
+    debug_assert!(!ctx.embedded, "refused in run()");
     let mut command = Command::new(&cmd[0]);
     command.args(&cmd[1..]);
     if let Some(token) = guard.fencing_token() {
         command.env("MCDS_FENCING_TOKEN", token.to_string());
     }
-    let status = command.status();
+    // PR_SET_PDEATHSIG: if mcds dies, even by SIGKILL, the kernel kills the
+    // command, which must not run on without the lock.
+    let mut child = match ur_taking_me_with_you::spawn_dying_with_parent(command) {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = guard.release();
+            return Err(Failure {
+                code: INVALID_INPUT,
+                message: format!("cannot run {:?}: {e}", cmd[0]),
+            });
+        }
+    };
+    let job = Job::new(&child);
+    let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    guard.auto_extend_with(ttl, {
+        let name = name.clone();
+        let lost = Arc::clone(&lost);
+        let job = job.clone();
+        move |e| {
+            lost.store(true, std::sync::atomic::Ordering::SeqCst);
+            let why = e.map(|e| format!(": {e}")).unwrap_or_default();
+            eprintln!(
+                "mcds: lost the lease on lock {name:?} while the command runs{why}; sending it SIGTERM (exit 76)"
+            );
+            job.signal(rustix::process::Signal::TERM);
+        }
+    })?;
+    let forwarder = job.forward_signals();
+    let status = child.wait();
+    job.exited();
+    if let Some(handle) = forwarder {
+        handle.close();
+    }
     let released = guard.release();
     let status = status.map_err(|e| Failure {
         code: INVALID_INPUT,
-        message: format!("cannot run {:?}: {e}", cmd[0]),
+        message: format!("waiting for {:?}: {e}", cmd[0]),
     })?;
+    let lease_lost = lost.load(std::sync::atomic::Ordering::SeqCst);
     match released {
-        Ok(Release::Lost) => eprintln!(
+        Ok(Release::Lost) if !lease_lost => eprintln!(
             "mcds: warning: the lease on lock {name:?} had been lost before the command finished (TTL {} s too short?)",
             ttl.as_secs()
         ),
         Err(e) => {
             eprintln!("mcds: warning: could not release lock {name:?}: {e}; it expires by itself")
         }
-        Ok(Release::Released) => {}
+        _ => {}
+    }
+    if lease_lost {
+        return Ok(LEASE_LOST);
     }
     Ok(exit_code(status))
+}
+
+/// The running command of `lock run`, for signalling it until it exits.
+#[derive(Clone)]
+struct Job {
+    pid: Option<rustix::process::Pid>,
+    /// Set once it has been reaped: its pid may then belong to another
+    /// process, which must not be signalled.
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Job {
+    fn new(child: &std::process::Child) -> Job {
+        Job {
+            pid: i32::try_from(child.id())
+                .ok()
+                .and_then(rustix::process::Pid::from_raw),
+            done: Arc::default(),
+        }
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        if let Some(pid) = self.pid
+            && !self.done.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+
+    fn exited(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Pass SIGTERM, SIGINT and SIGHUP on to the command (from a thread,
+    /// until the handle is closed), as a supervisor should: mcds keeps
+    /// renewing the lease until the command has actually exited.
+    fn forward_signals(&self) -> Option<signal_hook::iterator::Handle> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).ok()?;
+        let handle = signals.handle();
+        let job = self.clone();
+        std::thread::spawn(move || {
+            for raw in signals.forever() {
+                if let Some(signal) = rustix::process::Signal::from_named_raw(raw) {
+                    job.signal(signal);
+                }
+            }
+        });
+        Some(handle)
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> u8 {

@@ -481,3 +481,161 @@ fn sketch_commands() {
     let json = line(mcds(&server).args(["--json", "hll", "count", "crawled:all"]));
     assert_eq!(json, r#"{"count":3,"hll":["crawled:all"]}"#);
 }
+
+/// `lock run` without servers would take a lock on the embedded store,
+/// which excludes nobody: it refuses with a usage error and runs nothing.
+#[test]
+fn lock_run_refuses_without_servers() {
+    let dir = std::env::temp_dir().join(format!("mcds-noservers-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let out = Command::cargo_bin("mcds")
+        .unwrap()
+        .env_remove("MCDS_SERVERS")
+        .args(["lock", "run", "job", "--ttl", "5", "--", "touch"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("MCDS_SERVERS") && err.contains("--servers"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "the command ran");
+}
+
+/// Whether `pid` is a live process (gone or a zombie is not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+fn probe(server: &MemcachedServer, name: &str) -> mc_lock::Lock {
+    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    mc_lock::Lock::new(store, name, Duration::from_secs(1)).unwrap()
+}
+
+/// SIGTERM to `mcds lock run` is passed on to the job, and the lease is
+/// renewed until the job has actually exited (here 1.5 s after its TERM,
+/// longer than the 1 s TTL). mcds exits with the job's code.
+#[test]
+fn lock_run_forwards_sigterm_and_holds_the_lock_until_the_job_exits() {
+    let server = MemcachedServer::start_default();
+    let dir = std::env::temp_dir().join(format!("mcds-term-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (started, termed) = (dir.join("started"), dir.join("termed"));
+    let script = format!(
+        "trap 'touch {t}; sleep 1.5; exit 7' TERM; touch {s}; while :; do sleep 0.05; done",
+        t = termed.display(),
+        s = started.display()
+    );
+    let bin = assert_cmd::cargo::cargo_bin("mcds");
+    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+        c.env("MCDS_SERVERS", server.addr()).args([
+            "lock", "run", "termed", "--ttl", "1", "--", "sh", "-c", &script,
+        ]);
+    })
+    .unwrap();
+    wait_for("the job to start", || started.exists());
+    signal(wrapper.id(), "-TERM");
+    wait_for("the job to get SIGTERM", || termed.exists());
+    std::thread::sleep(Duration::from_millis(1200));
+    let lock = probe(&server, "termed");
+    assert!(
+        lock.holder().unwrap().is_some(),
+        "the lock expired while the job was still running"
+    );
+    let status = wrapper.wait().unwrap();
+    assert_eq!(status.code(), Some(7));
+    assert_eq!(lock.holder().unwrap(), None, "released after the job");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// If the wrapper dies by SIGKILL (nothing of it runs), the kernel kills
+/// the job: it never runs on without the lock.
+#[test]
+fn lock_run_job_dies_with_a_killed_wrapper() {
+    let server = MemcachedServer::start_default();
+    let dir = std::env::temp_dir().join(format!("mcds-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("pid");
+    let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+    let bin = assert_cmd::cargo::cargo_bin("mcds");
+    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+        c.env("MCDS_SERVERS", server.addr()).args([
+            "lock", "run", "killed", "--ttl", "5", "--", "sh", "-c", &script,
+        ]);
+    })
+    .unwrap();
+    let mut job = 0;
+    wait_for("the job to start", || {
+        job = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or(0);
+        job != 0
+    });
+    wrapper.kill().unwrap();
+    wrapper.wait().unwrap();
+    wait_for("the job to die with its wrapper", || !alive(job));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The lease is lost while the job runs (the lock item vanishes, as on
+/// eviction): the job is sent SIGTERM and mcds exits 76.
+#[test]
+fn lock_run_signals_the_job_when_the_lease_is_lost() {
+    let server = MemcachedServer::start_default();
+    let bin = assert_cmd::cargo::cargo_bin("mcds");
+    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+        c.env("MCDS_SERVERS", server.addr())
+            .args(["lock", "run", "evicted", "--ttl", "1", "--", "sleep", "30"]);
+    })
+    .unwrap();
+    let lock = probe(&server, "evicted");
+    wait_for("the job to hold the lock", || {
+        lock.holder().unwrap().is_some()
+    });
+    let started = std::time::Instant::now();
+    let store = mc_memcached::MemcachedStore::connect(&server.addr()).unwrap();
+    use mc_core::Store;
+    store
+        .delete(&mc_core::Key::new("lock:evicted:owner").unwrap())
+        .unwrap();
+    let status = wrapper.wait().unwrap();
+    println!(
+        "lease lost: mcds exited {:?} {:?} after the lock vanished",
+        status.code(),
+        started.elapsed()
+    );
+    assert_eq!(status.code(), Some(76));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the job was not stopped"
+    );
+}

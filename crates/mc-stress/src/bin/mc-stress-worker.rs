@@ -4,12 +4,14 @@
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
 //! * `mixed NAME ID SECS`
+//! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
+//!   [`mc_stress::history`]; prints its history.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS)";
+    let usage = "usage: mc-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | history NAME ID SECS RESOURCE_SERVER)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -33,6 +35,15 @@ fn main() -> ExitCode {
             (Some(id), Some(secs)) => mc_stress::connect(servers)
                 .and_then(|s| mc_stress::mixed(s, name, id, secs))
                 .map(|r| r.line()),
+            _ => Err(mc_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("history"), Some(name)) => match (number(3), number(4), args.get(5)) {
+            (Some(id), Some(secs), Some(resource)) => mc_stress::connect_impatient(servers)
+                .and_then(|lock| Ok((lock, mc_stress::connect(resource)?)))
+                .and_then(|(lock, resource)| {
+                    mc_stress::history::run(lock, resource, name, id, secs)
+                })
+                .map(|h| h.trim_end().to_string()),
             _ => Err(mc_core::Error::InvalidArgument(usage.into())),
         },
         _ => Err(mc_core::Error::InvalidArgument(usage.into())),
