@@ -241,6 +241,7 @@ impl Lock {
     /// on a pool where the lock and its fence counter are on different
     /// servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
+        let started = Instant::now();
         let token = mc_core::random_token();
         let ttl = lease_ttl(self.ttl)?;
         if !self.store.supports_cas(&self.key)? {
@@ -267,6 +268,8 @@ impl Lock {
             token,
             cas: Mutex::new(cas),
             lost: AtomicBool::new(false),
+            // The server wrote the item after `started`, with at least the TTL.
+            lease_until: Mutex::new(started + self.ttl),
         });
         let fencing_token = match fencing_token {
             Some(Err(e)) => {
@@ -398,6 +401,9 @@ struct GuardState {
     /// (including the renewer's) so neither uses a stale id.
     cas: Mutex<u64>,
     lost: AtomicBool,
+    /// Until when the lease is certain: the TTL of the last successful
+    /// write, counted from before it was sent.
+    lease_until: Mutex<Instant>,
 }
 
 /// How many times a release or extend adopts a newer CAS id of its own
@@ -446,18 +452,25 @@ impl GuardState {
     }
 
     fn extend(&self, ttl: Duration) -> Result<Extend> {
+        // Written as TTL + 1 s (see `lease_ttl`): it lasts at least `ttl`.
+        let lease = ttl;
         let ttl = lease_ttl(ttl)?;
         let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
         if self.lost.load(Ordering::SeqCst) {
             return Ok(Extend::Lost);
         }
         for _ in 0..ADOPT_ATTEMPTS {
+            let sent = Instant::now();
             match self
                 .store
                 .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
             {
                 CasOutcome::Stored(new) => {
                     *cas = new;
+                    *self
+                        .lease_until
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = sent + lease;
                     return Ok(Extend::Extended);
                 }
                 CasOutcome::Exists | CasOutcome::NotFound => match self.adopt()? {
@@ -578,8 +591,12 @@ impl Guard {
     }
 
     /// Like [`auto_extend`](Guard::auto_extend), calling `on_lost` (from the
-    /// renewer thread) when the lease is found lost, with the last error if
-    /// the renewer could not reach the store for a whole TTL.
+    /// renewer thread) when the lease is found lost, or with the last error
+    /// when renewals keep failing and the next one would come after the lease
+    /// ends. The lease is certain for its TTL from when the last successful
+    /// renewal was *sent*, so `on_lost` runs about TTL/3 before another
+    /// client can take the lock (given an exchange timeout under TTL/3): time
+    /// for the holder to stop its work.
     ///
     /// ```
     /// use std::sync::{Arc, mpsc};
@@ -635,7 +652,6 @@ fn renew(
     on_lost: impl FnOnce(Option<Error>),
 ) {
     let (flag, wake) = stop;
-    let mut last_ok = Instant::now();
     loop {
         let guard = flag.lock().unwrap_or_else(PoisonError::into_inner);
         let (guard, _) = wake
@@ -646,11 +662,18 @@ fn renew(
         }
         drop(guard);
         match state.extend(ttl) {
-            Ok(Extend::Extended) => last_ok = Instant::now(),
+            Ok(Extend::Extended) => {}
             Ok(Extend::Lost) => return on_lost(None),
             Err(e) => {
-                if last_ok.elapsed() >= ttl {
-                    // Unreachable for a whole lease: it has expired.
+                // The lease is certain until the TTL of the last write that
+                // succeeded, counted from when it was sent. If the next try
+                // would come after that, give up now, while it still holds,
+                // so the holder can stop before another client can start.
+                let until = *state
+                    .lease_until
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if Instant::now() + interval >= until {
                     state.lost.store(true, Ordering::SeqCst);
                     return on_lost(Some(e));
                 }

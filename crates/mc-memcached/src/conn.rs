@@ -297,6 +297,25 @@ fn cas_flag(line: &str) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// `stats settings` says `cas_enabled yes` (memcached started without `-C`).
+fn cas_enabled(stream: &mut TcpStream) -> io::Result<bool> {
+    stream.write_all(b"stats settings\r\n")?;
+    let mut enabled = false;
+    for _ in 0..1000 {
+        let line = read_line(stream)?;
+        if line == "END" {
+            return Ok(enabled);
+        }
+        if line == "STAT cas_enabled yes" {
+            enabled = true;
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "stats settings did not end",
+    ))
+}
+
 /// The handshake of a new connection, one round trip: `version`, and a read
 /// of the incarnation marker ([`INCARNATION_KEY`]). When the marker is
 /// missing (the first connection after a restart or a flush) this client
@@ -366,11 +385,12 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             // Out of memory (-M): no marker can be stored. A mask of this
             // connection's own keeps stale ids from matching (ids then only
             // work on the connection that read them: spurious mismatches,
-            // never a false match).
+            // never a false match). Whether CAS is on is then read from the
+            // server's settings.
             return Ok(Incarnation {
                 version,
                 mask: mc_core::stable_hash(token.as_bytes()),
-                cas: true,
+                cas: cas_enabled(stream)?,
             });
         }
         // NS: another client created it first; read theirs.

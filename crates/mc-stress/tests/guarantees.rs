@@ -134,6 +134,41 @@ fn a_server_without_cas_refuses_locks_and_cas_writes() {
     assert_eq!(s.get(&key).unwrap().unwrap().value, b"v", "left alone");
 }
 
+/// `-C` with `-M`, full before any client connected: the incarnation marker
+/// cannot be stored, so the handshake learns `-C` from `stats settings`,
+/// and still no lock is granted.
+#[test]
+fn a_full_server_without_cas_still_refuses_locks() {
+    use std::io::{Read, Write};
+    let server = MemcachedServer::start(ServerOptions {
+        extra_args: vec!["-C".into()],
+        ..ServerOptions::default().memory_mb(2).no_evict()
+    });
+    let mut raw = std::net::TcpStream::connect(server.addr()).unwrap();
+    let mut flood = Vec::new();
+    for i in 0..60_000 {
+        flood.extend_from_slice(
+            format!("set f{i:06} 0 0 32 noreply\r\n{}\r\n", "x".repeat(32)).as_bytes(),
+        );
+    }
+    flood.extend_from_slice(b"version\r\n");
+    raw.write_all(&flood).unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("VERSION") {
+        let n = raw.read(&mut buf).unwrap();
+        assert!(n > 0);
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let s = store(&server.addr());
+    let acquired = Lock::new(s.clone(), "job", TTL).unwrap().try_acquire();
+    println!("-C -M, full: Lock::try_acquire gave {acquired:?}");
+    assert!(
+        matches!(acquired, Err(Error::Unsupported { .. })),
+        "{acquired:?}"
+    );
+}
+
 // ---- 3. older servers' paths ----
 
 /// Before 1.6.13 `md` ignores `C`; `delete_cas` is then a CAS write of an

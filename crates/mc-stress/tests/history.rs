@@ -1,8 +1,8 @@
 //! The fenced lock under faults, checked from histories (see
 //! `mc_stress::history`): 4 worker processes acquire, extend and release one
 //! lock with fencing tokens while its server is, in a loop, killed and
-//! restarted, frozen with SIGSTOP for longer than the TTL, and flooded until
-//! it evicts. `MCDS_HISTORY_SECS` sets the length (30 s by default).
+//! restarted twice in quick succession (60 to 240 ms apart), frozen with
+//! SIGSTOP for longer than the TTL, and flooded until it evicts. `MCDS_HISTORY_SECS` sets the length (30 s by default).
 
 use std::time::{Duration, Instant};
 
@@ -68,13 +68,22 @@ fn fenced_lock_history_under_restarts_pauses_and_eviction() {
     let mut flooded = 0;
     let end = Instant::now() + Duration::from_secs(secs);
     let pause_for = mc_stress::history::TTL * 2 + Duration::from_millis(500);
-    let calm = Duration::from_millis(1500);
+    let calm = Duration::from_millis(1000);
+    let mut round = 4; // the first fault is a restart
     while Instant::now() + calm < end {
         std::thread::sleep(calm);
-        match (restarts + pauses + floods) % 3 {
+        round += 1;
+        // Restarts are what CAS ids get wrong: three rounds in five.
+        match [0, 0, 1, 0, 2][round % 5] {
             0 => {
+                // Two restarts close together: a lock taken just after the
+                // first (with one of the first CAS ids of that incarnation)
+                // is still held at the second, after which the next holder
+                // gets the same low CAS id from the new incarnation.
                 server.restart();
-                restarts += 1;
+                std::thread::sleep(Duration::from_millis(60 + 60 * (restarts % 4)));
+                server.restart();
+                restarts += 2;
             }
             1 => {
                 server.pause();
@@ -83,6 +92,7 @@ fn fenced_lock_history_under_restarts_pauses_and_eviction() {
                 pauses += 1;
             }
             _ => {
+                // flood
                 let flooder = MemcachedStore::connect(&addr).unwrap();
                 let before = server.stat("evictions");
                 flood(&server, &flooder, &mut flooded, 60_000);

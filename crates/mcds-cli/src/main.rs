@@ -196,13 +196,17 @@ enum LockCmd {
     /// Run CMD while holding lock NAME; exit with CMD's code, or 75 if the
     /// lock was not acquired in time.
     ///
-    /// The lease is renewed every ttl/3 until CMD exits. SIGTERM, SIGINT
-    /// and SIGHUP sent to mcds are passed on to CMD; if mcds itself is
-    /// killed (even with SIGKILL), CMD is killed with it, so it never runs
-    /// without the lock. If the lease is lost all the same (the server
-    /// restarted, evicted it, or could not be reached for a whole TTL), CMD
-    /// gets SIGTERM and mcds exits 76. Needs --servers or MCDS_SERVERS: an
-    /// embedded lock would exclude nobody.
+    /// CMD runs in a process group of its own (so it is not in the
+    /// terminal's foreground: lock run is for commands that do not read the
+    /// terminal, as cron jobs do not); the lease is renewed every
+    /// ttl/3 until CMD exits, and then whatever CMD left running in its group
+    /// is killed before the lock is released. SIGTERM, SIGINT and SIGHUP
+    /// sent to mcds are passed on to CMD's group; if mcds itself is killed
+    /// (even with SIGKILL), CMD's group is killed with it. If the lease is
+    /// lost all the same (the server restarted or evicted it, or renewals
+    /// failed until the next would come too late), CMD's group gets SIGTERM,
+    /// then SIGKILL after ttl/6 (0.1 to 5 s), and mcds exits 76. Needs
+    /// --servers or MCDS_SERVERS: an embedded lock would exclude nobody.
     Run {
         name: String,
         /// Lease length in seconds; renewed every ttl/3 while CMD runs
@@ -627,6 +631,9 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
     if let Some(token) = guard.fencing_token() {
         command.env("MCDS_FENCING_TOKEN", token.to_string());
     }
+    // Its own process group, so the whole job (its children too) can be
+    // signalled, and a terminal's Ctrl-C reaches it once, through mcds.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     // PR_SET_PDEATHSIG: if mcds dies, even by SIGKILL, the kernel kills the
     // command, which must not run on without the lock.
     let mut child = match ur_taking_me_with_you::spawn_dying_with_parent(command) {
@@ -640,7 +647,13 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         }
     };
     let job = Job::new(&child);
+    // The parent-death signal reaches only the command itself; its own
+    // children are killed by this watcher when mcds goes away, however.
+    let watcher = job.dead_man_switch();
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // After SIGTERM on a lost lease, the job gets this long before SIGKILL:
+    // the renewer reports the loss about TTL/3 before the lease can end.
+    let grace = (ttl / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
     guard.auto_extend_with(ttl, {
         let name = name.clone();
         let lost = Arc::clone(&lost);
@@ -649,18 +662,27 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
             lost.store(true, std::sync::atomic::Ordering::SeqCst);
             let why = e.map(|e| format!(": {e}")).unwrap_or_default();
             eprintln!(
-                "mcds: lost the lease on lock {name:?} while the command runs{why}; sending it SIGTERM (exit 76)"
+                "mcds: lost the lease on lock {name:?} while the command runs{why}; stopping it (SIGTERM, SIGKILL after {grace:?}; exit 76)"
             );
             job.signal(rustix::process::Signal::TERM);
+            std::thread::sleep(grace);
+            job.signal(rustix::process::Signal::KILL);
         }
     })?;
     let forwarder = job.forward_signals();
     let status = child.wait();
+    // Whatever the command left running in its group ends with it, before
+    // the lock is released.
+    job.signal(rustix::process::Signal::KILL);
     job.exited();
     if let Some(handle) = forwarder {
         handle.close();
     }
     let released = guard.release();
+    if let Some(mut watcher) = watcher {
+        drop(watcher.stdin.take());
+        let _ = watcher.wait();
+    }
     let status = status.map_err(|e| Failure {
         code: INVALID_INPUT,
         message: format!("waiting for {:?}: {e}", cmd[0]),
@@ -682,30 +704,31 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
     Ok(exit_code(status))
 }
 
-/// The running command of `lock run`, for signalling it until it exits.
+/// The running command of `lock run` (the leader of its own process group),
+/// for signalling it and everything it started until it exits.
 #[derive(Clone)]
 struct Job {
-    pid: Option<rustix::process::Pid>,
-    /// Set once it has been reaped: its pid may then belong to another
-    /// process, which must not be signalled.
+    group: Option<rustix::process::Pid>,
+    /// Set once the group has been killed after the command exited.
     done: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Job {
     fn new(child: &std::process::Child) -> Job {
         Job {
-            pid: i32::try_from(child.id())
+            group: i32::try_from(child.id())
                 .ok()
                 .and_then(rustix::process::Pid::from_raw),
             done: Arc::default(),
         }
     }
 
+    /// Signal the job's whole process group.
     fn signal(&self, signal: rustix::process::Signal) {
-        if let Some(pid) = self.pid
+        if let Some(group) = self.group
             && !self.done.load(std::sync::atomic::Ordering::SeqCst)
         {
-            let _ = rustix::process::kill_process(pid, signal);
+            let _ = rustix::process::kill_process_group(group, signal);
         }
     }
 
@@ -713,9 +736,28 @@ impl Job {
         self.done.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Pass SIGTERM, SIGINT and SIGHUP on to the command (from a thread,
-    /// until the handle is closed), as a supervisor should: mcds keeps
-    /// renewing the lease until the command has actually exited.
+    /// A small `sh` that waits for its standard input (a pipe from mcds) to
+    /// close, then SIGKILLs the job's process group. The pipe closes when
+    /// mcds exits or dies in any way, SIGKILL included, so nothing the job
+    /// started runs on without the lock. It ignores the terminal's signals.
+    fn dead_man_switch(&self) -> Option<std::process::Child> {
+        let group = self.group?;
+        Command::new("/bin/sh")
+            .args([
+                "-c",
+                "trap '' INT TERM HUP; read _; kill -s KILL -- -\"$0\" 2>/dev/null",
+                &group.as_raw_nonzero().to_string(),
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()
+    }
+
+    /// Pass SIGTERM, SIGINT and SIGHUP on to the job's group (from a
+    /// thread, until the handle is closed), as a supervisor should: mcds
+    /// keeps renewing the lease until the command has actually exited.
     fn forward_signals(&self) -> Option<signal_hook::iterator::Handle> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).ok()?;

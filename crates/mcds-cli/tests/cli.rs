@@ -576,15 +576,20 @@ fn lock_run_forwards_sigterm_and_holds_the_lock_until_the_job_exits() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// If the wrapper dies by SIGKILL (nothing of it runs), the kernel kills
-/// the job: it never runs on without the lock.
+/// If the wrapper dies by SIGKILL (nothing of it runs), the job dies with
+/// it, and so does what the job started (here a `sleep` in the background,
+/// which the parent-death signal alone would not reach): nothing runs on
+/// without the lock.
 #[test]
 fn lock_run_job_dies_with_a_killed_wrapper() {
     let server = MemcachedServer::start_default();
     let dir = std::env::temp_dir().join(format!("mcds-kill-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pid_file = dir.join("pid");
-    let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+    let script = format!(
+        "sleep 30 & echo $! > {}.tmp; mv {0}.tmp {0}; wait",
+        pid_file.display()
+    );
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
         c.env("MCDS_SERVERS", server.addr()).args([
@@ -600,21 +605,32 @@ fn lock_run_job_dies_with_a_killed_wrapper() {
             .unwrap_or(0);
         job != 0
     });
+    assert!(alive(job));
     wrapper.kill().unwrap();
     wrapper.wait().unwrap();
-    wait_for("the job to die with its wrapper", || !alive(job));
+    wait_for("the job's child to die with the wrapper", || !alive(job));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The lease is lost while the job runs (the lock item vanishes, as on
-/// eviction): the job is sent SIGTERM and mcds exits 76.
+/// eviction): the job is stopped, SIGKILL following a SIGTERM it ignores,
+/// and mcds exits 76.
 #[test]
 fn lock_run_signals_the_job_when_the_lease_is_lost() {
     let server = MemcachedServer::start_default();
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
-        c.env("MCDS_SERVERS", server.addr())
-            .args(["lock", "run", "evicted", "--ttl", "1", "--", "sleep", "30"]);
+        c.env("MCDS_SERVERS", server.addr()).args([
+            "lock",
+            "run",
+            "evicted",
+            "--ttl",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; sleep 30",
+        ]);
     })
     .unwrap();
     let lock = probe(&server, "evicted");
