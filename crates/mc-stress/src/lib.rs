@@ -24,6 +24,25 @@ pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(MemcachedStore::connect(servers)?))
 }
 
+/// Write `count` small items (`flood:<n>`, 32-byte values: the slab class
+/// of a lock item or a counter) from number `start` on, in one pipelined
+/// batch: memory pressure that makes memcached evict. Returns how many
+/// writes failed.
+pub fn flood(store: &dyn Store, start: u64, count: u64) -> usize {
+    let keys: Vec<Key> = (start..start.saturating_add(count))
+        .filter_map(|i| Key::new(format!("flood:{i:09}")).ok())
+        .collect();
+    let ops: Vec<mc_core::Op<'_>> = keys
+        .iter()
+        .map(|key| mc_core::Op::Set {
+            key,
+            value: &[b'x'; 32],
+            ttl: Ttl::Never,
+        })
+        .collect();
+    store.pipeline(&ops).iter().filter(|r| r.is_err()).count()
+}
+
 /// Connect with short timeouts (300 ms), for workloads run against
 /// servers that are being frozen and restarted.
 pub fn connect_impatient(servers: &str) -> Result<Arc<dyn Store>> {

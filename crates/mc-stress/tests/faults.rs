@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mc_core::{Error, Key, Op, Store};
+use mc_core::{Error, Key, Store};
 use mc_counter::{Counter, RateLimiter, Window};
 use mc_eventlog::EventLog;
 use mc_lock::{Extend, Lock, Release};
@@ -328,20 +328,7 @@ fn an_evicted_lock_is_lost_never_released() {
     // 100 000: reading the lock bumps it in memcached's LRU.
     let mut flooded = 0;
     loop {
-        let keys: Vec<Key> = (flooded..flooded + 100_000)
-            .map(|i| Key::new(format!("flood:{i:08}")).unwrap())
-            .collect();
-        let ops: Vec<Op<'_>> = keys
-            .iter()
-            .map(|key| Op::Set {
-                key,
-                value: &[b'x'; 32],
-                ttl: mc_core::Ttl::Never,
-            })
-            .collect();
-        for r in store.pipeline(&ops) {
-            r.unwrap();
-        }
+        assert_eq!(mc_stress::flood(store.as_ref(), flooded, 100_000), 0);
         flooded += 100_000;
         if lock.holder().unwrap().is_none() {
             break;

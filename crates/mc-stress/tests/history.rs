@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use mc_core::{Key, Op, Store, Ttl};
 use mc_memcached::MemcachedStore;
 use mc_testkit::{MemcachedServer, ServerOptions};
 
@@ -21,24 +20,12 @@ fn secs() -> u64 {
         .unwrap_or(30)
 }
 
-/// Write small items (the lock item's slab class) until memcached has
-/// evicted at least `target` more items.
+/// Flood until memcached has evicted at least `target` more items.
 fn flood(server: &MemcachedServer, store: &MemcachedStore, start: &mut u64, target: u64) {
     let before = server.stat("evictions");
     while server.stat("evictions") < before + target {
-        let keys: Vec<Key> = (*start..*start + 20_000)
-            .map(|i| Key::new(format!("flood:{i:09}")).unwrap())
-            .collect();
+        mc_stress::flood(store, *start, 20_000);
         *start += 20_000;
-        let ops: Vec<Op<'_>> = keys
-            .iter()
-            .map(|key| Op::Set {
-                key,
-                value: &[b'x'; 32],
-                ttl: Ttl::Never,
-            })
-            .collect();
-        let _ = store.pipeline(&ops);
     }
 }
 

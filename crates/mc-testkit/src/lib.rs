@@ -27,4 +27,4 @@ pub mod fuzz;
 pub mod seed;
 mod server;
 
-pub use server::{MemcachedServer, ServerOptions, ServerPool, spawn_tied};
+pub use server::{MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied};

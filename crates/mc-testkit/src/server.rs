@@ -199,6 +199,18 @@ pub fn spawn_tied(
     result.recv().map_err(|_| gone())?
 }
 
+/// Whether process `pid` is alive: it exists and is not a zombie (Linux
+/// `/proc`). For tests that check a process is gone.
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
 /// Whether `setpriv --pdeathsig` works here (checked once).
 /// `MC_TESTKIT_NO_SETPRIV=1` turns it off, to see `tests/no_leaks.rs` fail
 /// without it.

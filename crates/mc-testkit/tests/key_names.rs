@@ -56,6 +56,23 @@ proptest! {
         }
     }
 
+    /// The colliding shape of unescaped keys: moving what follows a name's
+    /// first `:` into the part gave the same bytes.
+    #[test]
+    fn a_separator_moved_from_name_to_part_gives_another_key(
+        kind in 0..KINDS.len(),
+        head in name(),
+        tail in name(),
+        p in part(),
+    ) {
+        let whole = format!("{head}:{tail}");
+        let a = Key::parts("", KINDS[kind], &whole, &p);
+        let b = Key::parts("", KINDS[kind], &head, format!("{tail}:{p}"));
+        if let (Ok(a), Ok(b)) = (a, b) {
+            prop_assert_ne!(a, b);
+        }
+    }
+
     #[test]
     fn escaped_names_have_no_separator_and_round_trip(n in name()) {
         let e = escape_name(&n);

@@ -76,17 +76,6 @@ fn start_holder(mode: &str) -> Servers {
     Servers { child, servers }
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            Some(state != 'Z' && state != 'X')
-        })
-        .unwrap_or(false)
-}
-
 /// Make this process the subreaper of its descendants, so that a killed
 /// holder's servers are re-parented here (not to an init that may never reap
 /// them) and [`reap`] can collect them.
@@ -114,14 +103,14 @@ fn assert_gone(servers: &[(u32, u16)], how: &str) -> Duration {
     let deadline = start + Duration::from_secs(10);
     while servers.iter().any(|&(pid, port)| {
         reap(pid);
-        alive(pid) || answers(port)
+        mc_testkit::process_alive(pid) || answers(port)
     }) {
         assert!(
             Instant::now() < deadline,
             "{how}: memcached still running 10 s later: {:?}",
             servers
                 .iter()
-                .map(|&(pid, port)| (pid, alive(pid), port, answers(port)))
+                .map(|&(pid, port)| (pid, mc_testkit::process_alive(pid), port, answers(port)))
                 .collect::<Vec<_>>()
         );
         std::thread::sleep(Duration::from_millis(10));
@@ -135,7 +124,10 @@ fn servers_die_when_the_test_process_is_killed() {
     // The thread that started the first server has ended: it must still run.
     std::thread::sleep(Duration::from_millis(300));
     for &(pid, port) in &holder.servers {
-        assert!(alive(pid), "server {pid} died before its test process");
+        assert!(
+            mc_testkit::process_alive(pid),
+            "server {pid} died before its test process"
+        );
         assert!(answers(port), "server on port {port} stopped answering");
     }
     holder.child.kill().unwrap(); // SIGKILL

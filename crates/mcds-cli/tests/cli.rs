@@ -504,17 +504,6 @@ fn lock_run_refuses_without_servers() {
     assert!(!dir.exists(), "the command ran");
 }
 
-/// Whether `pid` is a live process (gone or a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            Some(state != 'Z' && state != 'X')
-        })
-        .unwrap_or(false)
-}
-
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !done() {
@@ -605,10 +594,12 @@ fn lock_run_job_dies_with_a_killed_wrapper() {
             .unwrap_or(0);
         job != 0
     });
-    assert!(alive(job));
+    assert!(mc_testkit::process_alive(job));
     wrapper.kill().unwrap();
     wrapper.wait().unwrap();
-    wait_for("the job's child to die with the wrapper", || !alive(job));
+    wait_for("the job's child to die with the wrapper", || {
+        !mc_testkit::process_alive(job)
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
