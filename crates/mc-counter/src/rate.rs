@@ -14,7 +14,7 @@ pub enum Window {
     /// burst of up to 2×limit can straddle a boundary.
     Fixed,
     /// The fixed-window count plus the previous window's count weighted by
-    /// how much of it still overlaps the last `window` seconds (seed 003's
+    /// how much of it still overlaps the last `window` seconds (the Redis best-practices article's
     /// sliding approximation). Smooths the boundary burst.
     Sliding,
 }
@@ -35,7 +35,7 @@ pub struct Decision {
 }
 
 /// A distributed rate limiter: at most `limit` requests per `window`
-/// (seed 003).
+/// (the Redis best-practices article).
 ///
 /// The count of window number `w = now / window` lives under
 /// `<prefix>rate:<name>:<w>`, created by `incr_or_init` with a TTL of two

@@ -7,7 +7,7 @@ use mc_core::{Key, Result, Store, Stored, Ttl};
 use crate::{CounterOptions, read_counter};
 
 /// A view counter whose true total lives elsewhere (a database), cached in
-/// memcached for real-time display (seed 004).
+/// memcached for real-time display (the "Web, caching and memcached" series).
 ///
 /// `view(loader)` increments the cached count; when the key is missing it
 /// calls `loader` for the stored total and seeds the cache with

@@ -238,7 +238,7 @@ fn shadow_counter_rolls_over_exactly_and_dodges_the_one_second_trap() {
     let c =
         ShadowCounter::with_options(store, "visitors", Duration::from_secs(10), options).unwrap();
     // Period [0, 10): key 0 is read, key 1 counts. Counting starts at
-    // 5.031 s: the seed-000 example of a key created mid-second.
+    // 5.031 s: the data-structures article's example of a key created mid-second.
     at(&clock, 5.031);
     c.incr(1).unwrap();
     at(&clock, 9.999);
@@ -252,7 +252,7 @@ fn shadow_counter_rolls_over_exactly_and_dodges_the_one_second_trap() {
     at(&clock, 20.0);
     assert_eq!(c.value().unwrap(), 100);
     // Key 1 (created at 5.031 with TTL 2T - 5 = 15 s) expired exactly at
-    // 20 s. With the seed's uncorrected TTL of 2T it would live until 25 s
+    // 20 s. With the article's uncorrected TTL of 2T it would live until 25 s
     // and this increment would land on the stale 3.
     at(&clock, 20.5);
     c.incr(7).unwrap();

@@ -16,11 +16,11 @@
 //!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
 //!   can ask for it, with a chunk to spare.
 //! * **fetch(first, last)** reads every key covering the range in one
-//!   `get_multi` (the seed reads them one by one), decodes, keeps the events
+//!   `get_multi` (the original article reads them one by one), decodes, keeps the events
 //!   in `[first, last]` that belong to the chunk each key is read for and lie
 //!   within capacity, and returns them in time order (events with the same
 //!   timestamp in the order they were appended).
-//! * **since(cursor)** supports the seed's polling loop: the events after a
+//! * **since(cursor)** supports the original article's polling loop: the events after a
 //!   cursor, and the cursor to poll with next.
 //!
 //! ```

@@ -10,7 +10,7 @@
 //!   the key exists. 1 round trip.
 //! * **Release** — delete the key *only if its CAS id is still ours*
 //!   (`md <key> C<cas>`). A holder whose lease expired can never delete the
-//!   next holder's lock (the seed's bare `delete` could). 1 round trip.
+//!   next holder's lock (the original article's bare `delete` could). 1 round trip.
 //! * **Extend** — rewrite the token with a new TTL *only if the CAS id is
 //!   still ours* (`ms <key> C<cas> T<ttl>`). 1 round trip.
 //! * **Blocking acquire** — retries with jittered exponential backoff until a

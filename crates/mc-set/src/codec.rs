@@ -7,7 +7,7 @@
 //!
 //! ## Text codec
 //!
-//! Byte for byte Dustin Sallings' `encodeSet`/`decodeSet` (seed 002) for
+//! Byte for byte Dustin Sallings' `encodeSet`/`decodeSet` ("Maintaining a set in memcached") for
 //! members without whitespace, control bytes or `%`: each token is the op,
 //! the member and one space — `+a +b -a ` decodes to `{b}`.
 //!

@@ -6,7 +6,7 @@ use mc_core::{Error, Key, Result, Store};
 
 use crate::set::Set;
 
-/// A set of 64-bit integers (seed 001, task 2), written as decimal members
+/// A set of 64-bit integers (the array of the memcached data-structures article, part 2), written as decimal members
 /// of a text-codec [`Set`]: `+17 +42 -17 `. Same costs as [`Set`]: one
 /// append per batch, one read for the members.
 ///

@@ -1,11 +1,11 @@
 //! # mc-set
 //!
-//! Sets on memcached semantics (seeds 002 and 001), for the embedded
+//! Sets on memcached semantics (Dustin Sallings' set post and the memcached data-structures article), for the embedded
 //! [`MemoryStore`](mc_core::MemoryStore) or real memcached:
 //!
 //! | type | what | round trips |
 //! |---|---|---|
-//! | [`codec`] | the `+a -b ` text codec (seed-compatible, `%XX` escapes) and a length-prefixed binary codec | — |
+//! | [`codec`] | the `+a -b ` text codec (compatible with Dustin Sallings' encoding, `%XX` escapes) and a length-prefixed binary codec | — |
 //! | [`Set`] | a set in one item: append-only adds and removes, compaction by CAS on read | add/remove 1, members 1 (2 when compacting) |
 //! | [`ShardedSet`] | K items by a stable hash of the member: larger sets, spread over a pool | 1 append per shard touched, members 1 `get_multi` |
 //! | [`IntArray`] | the codec over integers | as `Set` |

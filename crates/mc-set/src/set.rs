@@ -10,7 +10,7 @@ use crate::codec::{Decoded, binary, text};
 /// Which codec a set uses (see [`codec`](crate::codec)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Codec {
-    /// `+a -b ` tokens with `%XX` escapes (compatible with seed 002).
+    /// `+a -b ` tokens with `%XX` escapes (compatible with Dustin Sallings' set encoding).
     #[default]
     Text,
     /// Length-prefixed tokens, for arbitrary bytes.
@@ -61,7 +61,7 @@ impl Compaction {
     }
 }
 
-/// A set of byte strings in one memcached item (seed 002).
+/// A set of byte strings in one memcached item (Dustin Sallings' "Maintaining a set in memcached").
 ///
 /// * `add`/`remove` append `+m`/`-m` tokens for the whole batch: **one
 ///   round trip per call**, whatever the batch size, no read, no lock.

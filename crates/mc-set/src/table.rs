@@ -6,9 +6,9 @@ use mc_core::{Key, Op as StoreOp, Result, Store, Ttl, is_key_byte, stable_hash12
 
 use crate::set::{Op, Set};
 
-/// A distributed table (seed 001): `has(member)` in O(1) through a key per
+/// A distributed table (the table of the memcached data-structures article, part 2): `has(member)` in O(1) through a key per
 /// member, plus the member list kept as a [`Set`] — appended to, so no lock
-/// is needed (the seed's lock is not). With values it is a distributed map.
+/// is needed (the article's lock is not). With values it is a distributed map.
 ///
 /// * `set(member, value)` (and `add(member)`) writes the member's key and
 ///   appends to the list in one pipelined batch: 1 round trip (on memcached

@@ -1,5 +1,5 @@
 //! [`ActivityBitmap`]: one bit per time unit since a start (Redis's SETBIT
-//! and BITCOUNT pattern from seed 003): "was the user active on day n?",
+//! and BITCOUNT pattern from the Redis best-practices article): "was the user active on day n?",
 //! "on how many days of this month?".
 //!
 //! **Storage.** Bit `i` (unit `i` after the start) lives in segment
@@ -56,7 +56,7 @@ pub fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
     total
 }
 
-/// A bitmap of activity per time unit (seed 003's SETBIT/BITCOUNT).
+/// A bitmap of activity per time unit (the SETBIT/BITCOUNT pattern of the Redis best-practices article).
 ///
 /// * [`mark`](Self::mark) / [`set`](Self::set): SETBIT to 1, returning the
 ///   previous bit. 2 round trips when the bit changes, 1 when it was set.

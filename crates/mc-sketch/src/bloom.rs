@@ -186,7 +186,7 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
     was_clear
 }
 
-/// A distributed Bloom filter (seed 003's ReBloom pattern).
+/// A distributed Bloom filter (the ReBloom pattern of the Redis best-practices article).
 ///
 /// * [`add`](Self::add): one CAS read-modify-write of the element's block:
 ///   2 round trips when a bit changes, 1 when all were set already.

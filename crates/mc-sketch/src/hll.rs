@@ -228,7 +228,7 @@ fn tau(mut x: f64) -> f64 {
     }
 }
 
-/// A distributed HyperLogLog (seed 003's PFADD/PFCOUNT/PFMERGE).
+/// A distributed HyperLogLog (PFADD/PFCOUNT/PFMERGE, as in the Redis best-practices article).
 ///
 /// * [`add`](Self::add) / [`add_many`](Self::add_many): read, take the
 ///   maximum, write by CAS: 2 round trips when a register changes, 1 when

@@ -1,6 +1,6 @@
 //! # mc-sketch
 //!
-//! Probabilistic sketches on memcached semantics (seed 003's Redis
+//! Probabilistic sketches on memcached semantics (the Redis best-practices article's Redis
 //! patterns), each a blob updated by CAS through [`mc_core::Store::update`]:
 //!
 //! | type | Redis analogue | size | add | query |
