@@ -425,24 +425,31 @@ impl GuardState {
             .map(|item| item.cas))
     }
 
-    fn release(&self) -> Result<Release> {
+    /// Run one conditional `write` with the lock item's CAS id: `Some` when
+    /// it applied, `None` on a mismatch. After a mismatch the lock is read:
+    /// still our token means a write of ours was applied unseen, so its id
+    /// is adopted and `write` runs again; anything else means the lease is
+    /// over, and `lost` is the answer. The mutex serializes the guard's own
+    /// writes (including the renewer's).
+    fn with_cas<T>(
+        &self,
+        lost: T,
+        mut write: impl FnMut(&mut u64) -> Result<Option<T>>,
+    ) -> Result<T> {
         let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
         if self.lost.load(Ordering::SeqCst) {
-            return Ok(Release::Lost);
+            return Ok(lost);
         }
         for _ in 0..ADOPT_ATTEMPTS {
-            match self.store.delete_cas(&self.key, *cas)? {
-                DeleteOutcome::Deleted => {
-                    self.lost.store(true, Ordering::SeqCst); // no longer ours
-                    return Ok(Release::Released);
+            if let Some(done) = write(&mut cas)? {
+                return Ok(done);
+            }
+            match self.adopt()? {
+                Some(current) => *cas = current,
+                None => {
+                    self.lost.store(true, Ordering::SeqCst);
+                    return Ok(lost);
                 }
-                DeleteOutcome::Exists | DeleteOutcome::NotFound => match self.adopt()? {
-                    Some(current) => *cas = current,
-                    None => {
-                        self.lost.store(true, Ordering::SeqCst);
-                        return Ok(Release::Lost);
-                    }
-                },
             }
         }
         Err(Error::Conflict {
@@ -451,40 +458,40 @@ impl GuardState {
         })
     }
 
+    fn release(&self) -> Result<Release> {
+        self.with_cas(Release::Lost, |cas| {
+            Ok(match self.store.delete_cas(&self.key, *cas)? {
+                DeleteOutcome::Deleted => {
+                    self.lost.store(true, Ordering::SeqCst); // no longer ours
+                    Some(Release::Released)
+                }
+                DeleteOutcome::Exists | DeleteOutcome::NotFound => None,
+            })
+        })
+    }
+
     fn extend(&self, ttl: Duration) -> Result<Extend> {
         // Written as TTL + 1 s (see `lease_ttl`): it lasts at least `ttl`.
         let lease = ttl;
         let ttl = lease_ttl(ttl)?;
-        let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.lost.load(Ordering::SeqCst) {
-            return Ok(Extend::Lost);
-        }
-        for _ in 0..ADOPT_ATTEMPTS {
+        self.with_cas(Extend::Lost, |cas| {
             let sent = Instant::now();
-            match self
-                .store
-                .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
-            {
-                CasOutcome::Stored(new) => {
-                    *cas = new;
-                    *self
-                        .lease_until
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner) = sent + lease;
-                    return Ok(Extend::Extended);
-                }
-                CasOutcome::Exists | CasOutcome::NotFound => match self.adopt()? {
-                    Some(current) => *cas = current,
-                    None => {
-                        self.lost.store(true, Ordering::SeqCst);
-                        return Ok(Extend::Lost);
+            Ok(
+                match self
+                    .store
+                    .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
+                {
+                    CasOutcome::Stored(new) => {
+                        *cas = new;
+                        *self
+                            .lease_until
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner) = sent + lease;
+                        Some(Extend::Extended)
                     }
+                    CasOutcome::Exists | CasOutcome::NotFound => None,
                 },
-            }
-        }
-        Err(Error::Conflict {
-            key: self.key.display(),
-            attempts: ADOPT_ATTEMPTS as u32,
+            )
         })
     }
 }

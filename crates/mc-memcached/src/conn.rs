@@ -147,8 +147,13 @@ impl Server {
         }
     }
 
+    /// What the most recently dialed connection found, if any.
+    pub(crate) fn incarnation(&self) -> Option<Incarnation> {
+        *self.incarnation.lock()
+    }
+
     pub(crate) fn version(&self) -> Option<Version> {
-        self.incarnation.lock().map(|i| i.version)
+        self.incarnation().map(|i| i.version)
     }
 
     fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
@@ -243,17 +248,6 @@ impl Server {
                     stream.set_read_timeout(Some(config.io_timeout))?;
                     stream.set_write_timeout(Some(config.io_timeout))?;
                     let incarnation = handshake(&mut stream, config.version_cap)?;
-                    let version = incarnation.version;
-                    if version < Version(1, 6, 0) {
-                        // No meta protocol: a meta command's data block would
-                        // be read as a command. Refuse the server outright.
-                        return Err(io::Error::new(
-                            io::ErrorKind::Unsupported,
-                            format!(
-                                "memcached {version} has no meta protocol; mcds needs memcached 1.6.0 or later"
-                            ),
-                        ));
-                    }
                     let probe = stream.try_clone()?;
                     let mut meta = MetaConnection::from_stream(stream);
                     meta.set_io_timeout(Some(config.io_timeout));
@@ -336,12 +330,14 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
         version = version.min(cap);
     }
     if version < Version(1, 6, 0) {
-        // It answers the `mg` with ERROR; the connection is refused anyway.
-        return Ok(Incarnation {
-            version,
-            mask: 0,
-            cas: false,
-        });
+        // No meta protocol (it answers the `mg` with ERROR): a meta
+        // command's data block would be read as a command. Refuse it.
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "memcached {version} has no meta protocol; mcds needs memcached 1.6.0 or later"
+            ),
+        ));
     }
     let mut reply = read_line(stream)?;
     for _ in 0..4 {

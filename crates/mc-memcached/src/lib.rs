@@ -547,11 +547,16 @@ impl Store for MemcachedStore {
         self.one(&Op::DeleteCas { key, cas })?.deleted()
     }
 
-    /// `false` on a server started with `-C`, whose CAS ids are all 0
-    /// (learned from the connection's handshake: no extra round trip once
-    /// connected).
+    /// `false` on a server started with `-C`, whose CAS ids are all 0, as
+    /// the latest connection's handshake found it (a connection is made
+    /// only when there is none yet). Should the server have restarted with
+    /// `-C` since, its CAS ops are still refused: every command is encoded
+    /// for the incarnation of the connection that carries it.
     fn supports_cas(&self, key: &Key) -> Result<bool> {
-        Ok(self.session(key)?.incarnation()?.cas)
+        match self.servers[self.server_for(key)].incarnation() {
+            Some(incarnation) => Ok(incarnation.cas),
+            None => Ok(self.session(key)?.incarnation()?.cas),
+        }
     }
 
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {

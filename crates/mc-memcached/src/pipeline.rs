@@ -184,37 +184,34 @@ impl MemcachedStore {
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
         // Each server's session is opened first: its ops are encoded for the
         // incarnation it reaches (CAS ids, version), and pinned to it.
+        let owner: Vec<usize> = ops.iter().map(|op| self.server_for(op.key())).collect();
         let mut sessions: Vec<Option<Session<'_>>> =
             (0..self.servers.len()).map(|_| None).collect();
-        let mut incarnations: Vec<Option<Incarnation>> = vec![None; self.servers.len()];
-        let mut open_failed: Vec<Option<Error>> = (0..self.servers.len()).map(|_| None).collect();
-        for op in ops {
-            let server = self.server_for(op.key());
-            if sessions[server].is_some() || open_failed[server].is_some() {
-                continue;
-            }
-            let opened = Session::open(&self.servers[server], &self.config)
-                .and_then(|mut s| s.incarnation().map(|i| (s, i)));
-            match opened {
-                Ok((session, incarnation)) => {
+        let mut opened: Vec<Option<Result<Incarnation>>> =
+            (0..self.servers.len()).map(|_| None).collect();
+        for &server in &owner {
+            if opened[server].is_none() {
+                let session = Session::open(&self.servers[server], &self.config)
+                    .and_then(|mut s| s.incarnation().map(|i| (s, i)));
+                opened[server] = Some(session.map(|(session, incarnation)| {
                     sessions[server] = Some(session);
-                    incarnations[server] = Some(incarnation);
-                }
-                Err(e) => open_failed[server] = Some(e),
+                    incarnation
+                }));
             }
         }
+        let incarnations: Vec<Option<Incarnation>> = opened
+            .iter()
+            .map(|o| o.as_ref().and_then(|r| r.as_ref().ok()).copied())
+            .collect();
         for (index, op) in ops.iter().enumerate() {
-            let server = self.server_for(op.key());
-            let Some(incarnation) = incarnations[server] else {
-                let e = open_failed[server]
-                    .as_ref()
-                    .map(Error::duplicate)
-                    .unwrap_or_else(|| Error::Protocol {
-                        server: self.ids[server].clone(),
-                        message: "session missing".into(),
-                    });
-                outcomes[index] = Some(Outcome::Failed(e));
-                continue;
+            let server = owner[index];
+            let incarnation = match &opened[server] {
+                Some(Ok(incarnation)) => *incarnation,
+                Some(Err(e)) => {
+                    outcomes[index] = Some(Outcome::Failed(e.duplicate()));
+                    continue;
+                }
+                None => continue, // every owner was opened above
             };
             // Encoded once: the bytes both size the payloads and are sent.
             let planned = self.plan(op, &incarnation).and_then(|(command, quiet)| {
@@ -309,24 +306,22 @@ impl MemcachedStore {
         ops.iter()
             .zip(outcomes)
             .zip(added)
-            .map(|((op, outcome), added)| {
-                let incarnation = incarnations[self.server_for(op.key())];
-                (op, outcome, added, incarnation)
-            })
-            .map(
-                |(op, outcome, added, incarnation)| match (outcome, added, incarnation) {
+            .zip(&owner)
+            .map(|(((op, outcome), added), &server)| {
+                match (outcome, added, incarnations[server]) {
                     (_, Some(result), _) => result,
                     (Some(Outcome::Reply(r)), None, Some(i)) => self.reply(op, Some(r), &i),
                     (Some(Outcome::Quiet), None, Some(i)) => self.reply(op, None, &i),
                     (Some(Outcome::Failed(e)), None, _) => Err(e),
                     (Some(Outcome::Again), None, _) => self.again(op),
                     (None, None, _) => op.apply(self),
+                    // Replies come only from servers with a session.
                     (Some(_), None, None) => Err(Error::Protocol {
-                        server: self.ids[self.server_for(op.key())].clone(),
+                        server: self.ids[server].clone(),
                         message: "a reply from a server with no session".into(),
                     }),
-                },
-            )
+                }
+            })
             .collect()
     }
 

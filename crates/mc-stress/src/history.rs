@@ -108,21 +108,17 @@ pub fn run(
 /// A write to the fenced resource: accepted (its sequence number) unless
 /// the resource has seen a newer token.
 fn fenced_write(resource: &dyn Store, key: &Key, token: u64) -> Result<Option<u64>> {
-    let mut rejected = false;
+    // The resource's value: "<highest token> <write count>".
+    let parse = |v: &[u8]| -> Option<(u64, u64)> {
+        let (t, s) = std::str::from_utf8(v).ok()?.split_once(' ')?;
+        Some((t.parse().ok()?, s.parse().ok()?))
+    };
     let updated = resource.update(key, Ttl::Never, 100, &mut |current| {
-        let (seen, seq) = current
-            .and_then(|v| std::str::from_utf8(v).ok())
-            .and_then(|v| v.split_once(' '))
-            .and_then(|(t, s)| Some((t.parse::<u64>().ok()?, s.parse::<u64>().ok()?)))
-            .unwrap_or((0, 0));
-        rejected = token < seen;
-        (!rejected).then(|| format!("{token} {}", seq + 1).into_bytes())
+        let (seen, seq) = current.and_then(parse).unwrap_or((0, 0));
+        (token >= seen).then(|| format!("{token} {}", seq + 1).into_bytes())
     })?;
     Ok(match updated {
-        Updated::Stored { value, .. } => std::str::from_utf8(&value)
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .and_then(|(_, s)| s.parse().ok()),
+        Updated::Stored { value, .. } => parse(&value).map(|(_, seq)| seq),
         Updated::Unchanged => None,
     })
 }

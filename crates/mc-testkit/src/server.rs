@@ -168,7 +168,7 @@ pub fn spawn_tied(
     program: impl AsRef<OsStr>,
     configure: impl FnOnce(&mut Command),
 ) -> std::io::Result<Child> {
-    static SPAWNER: OnceLock<Mutex<Sender<SpawnJob>>> = OnceLock::new();
+    static SPAWNER: OnceLock<Sender<SpawnJob>> = OnceLock::new();
     let mut command = if have_setpriv() {
         let mut command = Command::new("setpriv");
         command.args(["--pdeathsig", "KILL", "--"]).arg(program);
@@ -187,28 +187,24 @@ pub fn spawn_tied(
                 }
             })
             .expect("cannot start the test kit's spawner thread");
-        Mutex::new(tx)
+        tx
     });
     let gone = || std::io::Error::other("the test kit's spawner thread is gone");
     let (reply, result) = channel();
-    spawner
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .send((command, reply))
-        .map_err(|_| gone())?;
+    spawner.send((command, reply)).map_err(|_| gone())?;
     result.recv().map_err(|_| gone())?
 }
 
 /// Whether process `pid` is alive: it exists and is not a zombie (Linux
 /// `/proc`). For tests that check a process is gone.
 pub fn process_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            Some(state != 'Z' && state != 'X')
-        })
-        .unwrap_or(false)
+    proc_state(format!("/proc/{pid}/stat")).is_some_and(|state| state != 'Z' && state != 'X')
+}
+
+/// The state letter of a `/proc/.../stat` file (R, S, T, Z, ...).
+fn proc_state(stat: impl AsRef<std::path::Path>) -> Option<char> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// Whether `setpriv --pdeathsig` works here (checked once).
@@ -410,13 +406,7 @@ impl MemcachedServer {
             return false;
         };
         tasks.filter_map(Result::ok).all(|task| {
-            std::fs::read_to_string(task.path().join("stat"))
-                .ok()
-                .and_then(|stat| {
-                    let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-                    Some(state == 'T' || state == 't')
-                })
-                .unwrap_or(true)
+            proc_state(task.path().join("stat")).is_none_or(|state| state == 'T' || state == 't')
         })
     }
 

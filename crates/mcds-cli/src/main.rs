@@ -347,8 +347,6 @@ type CliResult = Result<u8, Failure>;
 
 struct Ctx {
     store: Arc<dyn Store>,
-    /// No servers: the store lives and dies with this process.
-    embedded: bool,
     prefix: String,
     json: bool,
 }
@@ -439,7 +437,6 @@ fn run(cli: Cli) -> CliResult {
         );
     }
     let ctx = Ctx {
-        embedded,
         store: connect(&cli)?,
         prefix: cli.prefix.clone(),
         json: cli.json,
@@ -625,7 +622,6 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         );
         return Ok(LOCK_NOT_ACQUIRED);
     };
-    debug_assert!(!ctx.embedded, "refused in run()");
     let mut command = Command::new(&cmd[0]);
     command.args(&cmd[1..]);
     if let Some(token) = guard.fencing_token() {
