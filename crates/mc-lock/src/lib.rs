@@ -259,6 +259,16 @@ impl Lock {
             (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
         };
         let cas = match added {
+            // CAS id 0 is a server without CAS (`-C`): it restarted that way
+            // between the check above and the add. Grant nothing; the item
+            // expires with its TTL.
+            Stored::Stored(0) => {
+                return Err(Error::Unsupported {
+                    op: "Lock::try_acquire",
+                    backend: "a memcached server started with -C (CAS disabled)",
+                    hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
+                });
+            }
             Stored::Stored(cas) => cas,
             Stored::NotStored => return Ok(None),
         };

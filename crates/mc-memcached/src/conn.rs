@@ -147,13 +147,8 @@ impl Server {
         }
     }
 
-    /// What the most recently dialed connection found, if any.
-    pub(crate) fn incarnation(&self) -> Option<Incarnation> {
-        *self.incarnation.lock()
-    }
-
     pub(crate) fn version(&self) -> Option<Version> {
-        self.incarnation().map(|i| i.version)
+        self.incarnation.lock().map(|i| i.version)
     }
 
     fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {

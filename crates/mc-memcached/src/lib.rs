@@ -548,15 +548,12 @@ impl Store for MemcachedStore {
     }
 
     /// `false` on a server started with `-C`, whose CAS ids are all 0, as
-    /// the latest connection's handshake found it (a connection is made
-    /// only when there is none yet). Should the server have restarted with
-    /// `-C` since, its CAS ops are still refused: every command is encoded
-    /// for the incarnation of the connection that carries it.
+    /// the handshake of a live connection found it: a pooled connection is
+    /// checked first (one `recv` peek, no round trip), so a server that
+    /// restarted with `-C` is seen on its new connection. Not a cached
+    /// answer: that would grant a lock on such a server.
     fn supports_cas(&self, key: &Key) -> Result<bool> {
-        match self.servers[self.server_for(key)].incarnation() {
-            Some(incarnation) => Ok(incarnation.cas),
-            None => Ok(self.session(key)?.incarnation()?.cas),
-        }
+        Ok(self.session(key)?.incarnation()?.cas)
     }
 
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {

@@ -169,6 +169,47 @@ fn a_full_server_without_cas_still_refuses_locks() {
     );
 }
 
+/// A client connected while the server had CAS; the server then restarts
+/// with `-C` on the same port. The client's next acquire must be refused,
+/// not granted on a lock it could neither extend nor release.
+#[test]
+fn a_lock_is_refused_after_a_restart_with_dash_c() {
+    let mut server = MemcachedServer::start_default();
+    let (port, addr) = (server.port(), server.addr());
+    let client = store(&addr);
+    client.get(&k("warm")).unwrap(); // a pooled connection that saw CAS
+    server.kill();
+    let mut no_cas = mc_testkit::spawn_tied("memcached", |c| {
+        c.args([
+            "-l",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "0",
+            "-u",
+            "root",
+            "-C",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    })
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(Instant::now() < deadline, "memcached -C did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let acquired = Lock::new(client, "cron", TTL).unwrap().try_acquire();
+    let _ = no_cas.kill();
+    let _ = no_cas.wait();
+    println!("after a restart with -C: Lock::try_acquire gave {acquired:?}");
+    assert!(
+        matches!(acquired, Err(Error::Unsupported { .. })),
+        "{acquired:?}"
+    );
+}
+
 // ---- 3. older servers' paths ----
 
 /// Before 1.6.13 `md` ignores `C`; `delete_cas` is then a CAS write of an
