@@ -18,7 +18,10 @@ pub const MAX_RELATIVE_TTL_SECS: u32 = 30 * 24 * 60 * 60;
 ///
 /// memcached's clock ticks in whole seconds, so an item with `Ttl::secs(1)`
 /// lives between 0 and 1 seconds (the "1-second granularity trap"). The
-/// embedded store reproduces this with its [`Clock`].
+/// embedded store reproduces this with its [`Clock`]. The memcached backend
+/// sends TTLs as absolute times on the server's own clock (so that a server
+/// resuming from a pause does not expire them early), which adds up to one
+/// second: there an item lives between `n − 1` and `n + 1` seconds.
 ///
 /// ```
 /// use std::time::Duration;

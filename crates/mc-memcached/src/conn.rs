@@ -1,11 +1,11 @@
 //! Connections: dialing with a version handshake, a small idle pool per
 //! server, backoff while a server is down, and error attribution.
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use mc_core::{Backoff, Error, Key, traffic};
+use mc_core::{Backoff, Clock, Error, Key, SystemClock, Ttl, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaConnection, parse_meta_result};
 use parking_lot::Mutex;
 
@@ -70,15 +70,38 @@ pub const INCARNATION_KEY: &str = "__mcds_incarnation";
 /// operation answers EXISTS/NOT_FOUND and touches nothing. A server
 /// started with `-C` answers every CAS id as 0; such a server is marked as
 /// having no CAS, and operations that need one are refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Equality compares the incarnation (version, mask, CAS), not the clock
+/// sample each connection took.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Incarnation {
     pub(crate) version: Version,
     mask: u64,
     /// CAS ids are enabled (the server was not started with `-C`).
     pub(crate) cas: bool,
+    /// The server's clock as this connection's handshake read it (`None`:
+    /// its `stats` had no `time`; relative TTLs are sent then).
+    pub(crate) clock: Option<ServerClock>,
 }
 
+impl PartialEq for Incarnation {
+    fn eq(&self, other: &Incarnation) -> bool {
+        (self.version, self.mask, self.cas) == (other.version, other.mask, other.cas)
+    }
+}
+
+impl Eq for Incarnation {}
+
 impl Incarnation {
+    /// The exptime to send for `ttl`: absolute, on the server's own clock
+    /// (see [`ServerClock`]), or relative when the clock is unknown.
+    pub(crate) fn exptime(&self, ttl: Ttl) -> u32 {
+        match self.clock {
+            Some(clock) => clock.exptime_at(ttl, Instant::now()),
+            None => ttl.to_memcached_exptime(SystemClock.now_secs()),
+        }
+    }
+
     /// The id a caller sees for the server's CAS id `id` (0 stays 0: no id).
     pub(crate) fn cas_out(&self, id: u64) -> u64 {
         if id == 0 { 0 } else { id ^ self.mask }
@@ -92,6 +115,74 @@ impl Incarnation {
             0 => u64::MAX,
             server => server,
         }
+    }
+}
+
+/// The server's clock, read once per connection, so that every TTL can be
+/// sent as an absolute time on that clock.
+///
+/// memcached turns a relative TTL into an expiry time with its own
+/// seconds counter, which one thread updates once a second. A server that
+/// was paused (SIGSTOP, a frozen VM, a swap storm) applies the writes
+/// queued during the pause as soon as it resumes, before that thread has
+/// caught up: their expiry is computed from the clock of before the pause,
+/// so an item written with a TTL shorter than the pause expires the moment
+/// the clock moves. A lock granted that way is free again at once, and a
+/// counter's increments vanish. An absolute exptime does not depend on the
+/// counter's value when the write is applied: memcached subtracts its start
+/// time from it, and the item lives until the counter really gets there.
+///
+/// The absolute time is taken on the server's clock, not ours, so client
+/// and server clocks need not agree: the handshake reads the server's
+/// `time` (its start time plus its seconds counter, the base absolute
+/// exptimes are measured against) and the monotonic instant the request was
+/// sent. Later, the server's clock is at most `secs + ceil(elapsed)`, and
+/// an item sent with `T<that + ttl>` lives at least as long as one sent
+/// with a relative `T<ttl>` would on a server that was never paused (and up
+/// to about two seconds longer).
+///
+/// A handshake answered just after a pause reads the clock of before the
+/// pause, which would make items expire early. Such a sample is read again
+/// when its round trip was slow, and every operation uses the highest
+/// estimate any handshake with the server gave ([`Server::learn_clock`]), so
+/// one stale sample lowers nothing. What is left: a client whose *first*
+/// connection to a server is answered by a server resuming from a pause.
+/// A connection whose sample is older than [`CLOCK_MAX_AGE`] is replaced,
+/// which bounds what a drift between the two machines' clock rates can add
+/// up to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ServerClock {
+    /// The server's `time` stat, in Unix seconds.
+    secs: u64,
+    /// When the request that read it was sent (the server read its clock
+    /// after that).
+    sent: Instant,
+}
+
+/// A connection whose clock sample is older than this is not reused.
+pub(crate) const CLOCK_MAX_AGE: Duration = Duration::from_secs(600);
+
+impl ServerClock {
+    /// The most the server's clock can read at `now`: it read `secs` after
+    /// `sent`, and it has ticked at most once per second since.
+    fn upper_at(&self, now: Instant) -> u64 {
+        let elapsed = now.saturating_duration_since(self.sent);
+        let ticks = elapsed.as_secs() + u64::from(elapsed.subsec_nanos() > 0);
+        self.secs.saturating_add(ticks)
+    }
+
+    /// The absolute exptime for `ttl` if sent at `now` (0 for never).
+    fn exptime_at(&self, ttl: Ttl, now: Instant) -> u32 {
+        let Some(n) = ttl.as_secs() else {
+            return 0;
+        };
+        let at = self.upper_at(now).saturating_add(u64::from(n));
+        // memcached parses the token as a signed 32-bit number.
+        u32::try_from(at.min(i32::MAX as u64)).unwrap_or(i32::MAX as u32)
+    }
+
+    fn is_old(&self) -> bool {
+        self.sent.elapsed() > CLOCK_MAX_AGE
     }
 }
 
@@ -134,6 +225,9 @@ pub(crate) struct Server {
     health: Mutex<Health>,
     /// What the most recently dialed connection found.
     incarnation: Mutex<Option<Incarnation>>,
+    /// The highest estimate of the server's clock any handshake gave (see
+    /// [`Server::learn_clock`]).
+    clock: Mutex<Option<ServerClock>>,
 }
 
 impl Server {
@@ -144,6 +238,30 @@ impl Server {
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
+            clock: Mutex::new(None),
+        }
+    }
+
+    /// Keep the clock sample that puts the server's clock highest.
+    ///
+    /// Each sample gives an upper bound of the server's clock from then on,
+    /// if the server's clock was current when it was read. A handshake
+    /// answered by a server that had just resumed from a pause reads the
+    /// clock of before the pause: its bound is too low, and an exptime
+    /// built on it would expire early. Keeping the highest bound of every
+    /// handshake (a too-high bound only makes items live a little longer)
+    /// means one such sample lowers nothing, as long as one earlier
+    /// handshake met a running server. Samples older than
+    /// [`CLOCK_MAX_AGE`] are replaced, since the two clocks' rates drift.
+    fn learn_clock(&self, sample: Option<ServerClock>) {
+        let Some(sample) = sample else {
+            return;
+        };
+        let mut clock = self.clock.lock();
+        let now = Instant::now();
+        let keep = clock.is_some_and(|c| !c.is_old() && c.upper_at(now) >= sample.upper_at(now));
+        if !keep {
+            *clock = Some(sample);
         }
     }
 
@@ -156,7 +274,8 @@ impl Server {
             let Some(conn) = self.idle.lock().pop() else {
                 break;
             };
-            if conn.is_alive() {
+            let old = conn.incarnation.clock.is_some_and(|c| c.is_old());
+            if !old && conn.is_alive() {
                 return Ok((conn, true));
             }
         }
@@ -198,6 +317,7 @@ impl Server {
                 let mut health = self.health.lock();
                 health.down_until = None;
                 health.backoff = None;
+                self.learn_clock(conn.incarnation.clock);
                 let previous = self.incarnation.lock().replace(conn.incarnation);
                 if previous.is_some_and(|p| p != conn.incarnation) {
                     // The marker changed (a restart, a flush, an eviction):
@@ -259,22 +379,17 @@ impl Server {
     }
 }
 
-/// Read one reply line (without its `\r\n`), byte by byte so nothing past
-/// it is consumed: the stream goes to the meta connection afterwards.
-fn read_line(stream: &mut TcpStream) -> io::Result<String> {
-    let mut line = Vec::with_capacity(24);
-    let mut byte = [0u8; 1];
-    while line.len() < 256 {
-        if stream.read(&mut byte)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "closed during the connection handshake",
-            ));
-        }
-        if byte[0] == b'\n' {
-            break;
-        }
-        line.push(byte[0]);
+/// Read one reply line of the handshake (without its `\r\n`). The reader
+/// buffers, but the handshake only reads replies it asked for, so nothing
+/// past them is taken from the stream (checked at its end).
+fn read_line(reader: &mut impl BufRead) -> io::Result<String> {
+    let mut line = Vec::with_capacity(32);
+    reader.take(1024).read_until(b'\n', &mut line)?;
+    if line.last() != Some(&b'\n') {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "closed during the connection handshake (or a reply line over 1 KiB)",
+        ));
     }
     Ok(String::from_utf8_lossy(&line).trim_end().to_string())
 }
@@ -286,34 +401,59 @@ fn cas_flag(line: &str) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
-/// `stats settings` says `cas_enabled yes` (memcached started without `-C`).
-fn cas_enabled(stream: &mut TcpStream) -> io::Result<bool> {
-    stream.write_all(b"stats settings\r\n")?;
-    let mut enabled = false;
-    for _ in 0..1000 {
-        let line = read_line(stream)?;
+/// Read a `stats`-style listing up to `END`, giving each `STAT` line's name
+/// and value to `each`.
+fn read_stats(reader: &mut impl BufRead, mut each: impl FnMut(&str, &str)) -> io::Result<()> {
+    for _ in 0..2000 {
+        let line = read_line(reader)?;
         if line == "END" {
-            return Ok(enabled);
+            return Ok(());
         }
-        if line == "STAT cas_enabled yes" {
-            enabled = true;
+        let mut parts = line.splitn(3, ' ');
+        if let (Some("STAT"), Some(name), Some(value)) = (parts.next(), parts.next(), parts.next())
+        {
+            each(name, value);
+        } else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected line in a stats reply: {line:?}"),
+            ));
         }
     }
     Err(io::Error::new(
         io::ErrorKind::InvalidData,
-        "stats settings did not end",
+        "a stats reply did not end",
     ))
 }
 
-/// The handshake of a new connection, one round trip: `version`, and a read
-/// of the incarnation marker ([`INCARNATION_KEY`]). When the marker is
-/// missing (the first connection after a restart or a flush) this client
-/// creates it with `add` (one more round trip); a client that loses that
-/// race reads the winner's.
+/// The server's clock from a `stats` reply whose request was sent at `sent`.
+fn read_clock(reader: &mut impl BufRead, sent: Instant) -> io::Result<Option<ServerClock>> {
+    let mut secs = None;
+    read_stats(reader, |name, value| {
+        if name == "time" {
+            secs = value.parse().ok();
+        }
+    })?;
+    Ok(secs.map(|secs| ServerClock { secs, sent }))
+}
+
+/// A clock sample whose round trip took longer than this may have been read
+/// by a server that had just resumed from a pause, before its clock caught
+/// up; it is read again.
+const SLOW_SAMPLE: Duration = Duration::from_millis(250);
+
+/// The handshake of a new connection, one round trip: `version`, a read of
+/// the incarnation marker ([`INCARNATION_KEY`]) and `stats` (for the
+/// server's clock, see [`ServerClock`]). When the marker is missing (the
+/// first connection after a restart or a flush) this client creates it with
+/// `add` (one more round trip); a client that loses that race reads the
+/// winner's.
 fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarnation> {
+    let mut reader = BufReader::new(stream.try_clone()?);
     let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
-    stream.write_all(format!("version\r\n{read_marker}").as_bytes())?;
-    let text = read_line(stream)?;
+    let sent = Instant::now();
+    stream.write_all(format!("version\r\n{read_marker}stats\r\n").as_bytes())?;
+    let text = read_line(&mut reader)?;
     if !text.starts_with("VERSION") {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -334,64 +474,100 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             ),
         ));
     }
-    let mut reply = read_line(stream)?;
+    let mut marker = read_marker_reply(&mut reader)?;
+    let mut clock = read_clock(&mut reader, sent)?;
+    if sent.elapsed() > SLOW_SAMPLE {
+        let sent = Instant::now();
+        stream.write_all(b"stats\r\n")?;
+        clock = read_clock(&mut reader, sent)?;
+    }
+    let incarnation = |token: &[u8], cas| Incarnation {
+        version,
+        mask: mc_core::stable_hash(token),
+        cas,
+        clock,
+    };
+    let mut found = None;
     for _ in 0..4 {
-        if let Some(rest) = reply.strip_prefix("VA ") {
-            let len: usize = rest
-                .split(' ')
-                .next()
-                .and_then(|n| n.parse().ok())
-                .filter(|&n| n <= 1024)
-                .ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("unexpected reply to the incarnation marker read: {reply:?}"),
-                    )
-                })?;
-            let mut token = vec![0u8; len + 2];
-            stream.read_exact(&mut token)?;
-            token.truncate(len);
-            return Ok(Incarnation {
-                version,
-                mask: mc_core::stable_hash(&token),
-                cas: cas_flag(&reply) != Some(0),
-            });
-        }
-        if reply != "EN" {
+        if let Some((token, cas)) = marker {
+            found = Some(incarnation(&token, cas));
             break;
         }
         let token = mc_core::random_token();
         stream.write_all(
             format!("ms {INCARNATION_KEY} {} ME c\r\n{token}\r\n", token.len()).as_bytes(),
         )?;
-        let stored = read_line(stream)?;
+        let stored = read_line(&mut reader)?;
         if stored.starts_with("HD") {
-            return Ok(Incarnation {
-                version,
-                mask: mc_core::stable_hash(token.as_bytes()),
-                cas: cas_flag(&stored) != Some(0),
-            });
+            found = Some(incarnation(token.as_bytes(), cas_flag(&stored) != Some(0)));
+            break;
         }
         if stored.starts_with("SERVER_ERROR") {
             // Out of memory (-M): no marker can be stored. A mask of this
             // connection's own keeps stale ids from matching (ids then only
             // work on the connection that read them: spurious mismatches,
             // never a false match). Whether CAS is on is then read from the
-            // server's settings.
-            return Ok(Incarnation {
-                version,
-                mask: mc_core::stable_hash(token.as_bytes()),
-                cas: cas_enabled(stream)?,
-            });
+            // server's settings (`cas_enabled yes`: started without -C).
+            stream.write_all(b"stats settings\r\n")?;
+            let mut cas = false;
+            read_stats(&mut reader, |name, value| {
+                cas |= name == "cas_enabled" && value == "yes";
+            })?;
+            found = Some(incarnation(token.as_bytes(), cas));
+            break;
+        }
+        if !stored.starts_with("NS") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected reply to the incarnation marker add: {stored:?}"),
+            ));
         }
         // NS: another client created it first; read theirs.
         stream.write_all(read_marker.as_bytes())?;
-        reply = read_line(stream)?;
+        marker = read_marker_reply(&mut reader)?;
     }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("unexpected reply to the incarnation marker read: {reply:?}"),
-    ))
+    let found = found.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the incarnation marker kept disappearing between add and read",
+        )
+    })?;
+    if !reader.buffer().is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the server sent more than the handshake asked for",
+        ));
+    }
+    Ok(found)
+}
+
+/// The reply to `mg <marker> v c`: the token and whether its CAS id is not
+/// 0 (0: CAS disabled, `-C`), or `None` when the marker is missing (`EN`).
+fn read_marker_reply(reader: &mut impl BufRead) -> io::Result<Option<(Vec<u8>, bool)>> {
+    let reply = read_line(reader)?;
+    if reply == "EN" {
+        return Ok(None);
+    }
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unexpected reply to the incarnation marker read: {reply:?}"),
+        )
+    };
+    let rest = reply.strip_prefix("VA ").ok_or_else(bad)?;
+    let len: usize = rest
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n <= 1024)
+        .ok_or_else(bad)?;
+    let mut token = vec![0u8; len + 2];
+    reader.read_exact(&mut token)?;
+    if !token.ends_with(b"\r\n") {
+        return Err(bad());
+    }
+    token.truncate(len);
+    Ok(Some((token, cas_flag(&reply) != Some(0))))
 }
 
 /// A checked-out connection to one server for the length of one store
@@ -426,8 +602,12 @@ impl<'a> Session<'a> {
     /// connection) reaches another incarnation, the command is not sent and
     /// fails with [`Error::Io`], safe to retry.
     pub(crate) fn incarnation(&mut self) -> Result<Incarnation, Error> {
-        let incarnation = self.conn()?.incarnation;
+        let mut incarnation = self.conn()?.incarnation;
         self.pinned = Some(incarnation);
+        // The server's best clock estimate, not just this connection's.
+        if let Some(clock) = *self.server.clock.lock() {
+            incarnation.clock = Some(clock);
+        }
         Ok(incarnation)
     }
 
@@ -693,3 +873,61 @@ fn is_transport(error: &memcache::exp::Error) -> bool {
 
 /// How long a dial may take by default, and each exchange.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn an_exptime_is_the_servers_clock_rounded_up_plus_the_ttl() {
+        let t0 = Instant::now();
+        let clock = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0,
+        };
+        assert_eq!(clock.exptime_at(Ttl::Never, t0), 0);
+        assert_eq!(clock.exptime_at(Ttl::secs(5), t0), 1_800_000_005);
+        // Any part of a second may hold a tick of the server's clock.
+        let later = t0 + Duration::from_millis(2_001);
+        assert_eq!(clock.exptime_at(Ttl::secs(5), later), 1_800_000_008);
+        assert_eq!(clock.exptime_at(Ttl::secs(5), t0 + 2 * SEC), 1_800_000_007);
+        // 40 days stays 40 days, and the i32 limit of the token holds.
+        assert_eq!(
+            clock.exptime_at(Ttl::secs(40 * 86_400), t0),
+            1_800_000_000 + 40 * 86_400
+        );
+        assert_eq!(clock.exptime_at(Ttl::secs(u32::MAX), t0), i32::MAX as u32);
+    }
+
+    #[test]
+    fn a_stale_clock_sample_never_lowers_the_estimate() {
+        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let t0 = Instant::now();
+        let fresh = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0,
+        };
+        server.learn_clock(Some(fresh));
+        // A handshake answered 5 s later by a server that had been frozen
+        // for those 5 s reads the clock of before the pause.
+        let stale = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0 + 5 * SEC,
+        };
+        server.learn_clock(Some(stale));
+        let kept = server.clock.lock().unwrap();
+        assert_eq!(kept.upper_at(t0 + 5 * SEC), 1_800_000_005);
+        // A sample that puts the clock higher replaces it.
+        let ahead = ServerClock {
+            secs: 1_800_000_007,
+            sent: t0 + 5 * SEC,
+        };
+        server.learn_clock(Some(ahead));
+        assert_eq!(server.clock.lock().unwrap().secs, 1_800_000_007);
+        // No sample (a server without `time` in its stats) changes nothing.
+        server.learn_clock(None);
+        assert_eq!(server.clock.lock().unwrap().secs, 1_800_000_007);
+    }
+}

@@ -37,6 +37,15 @@
 //!   handshake: `cas` and `delete_cas` there are [`Error::Unsupported`]
 //!   before anything is sent, and [`Store::supports_cas`] says `false`, so a
 //!   lock is never granted on them.
+//! * **TTLs are absolute times on the server's clock.** memcached computes
+//!   a relative TTL's expiry from a seconds counter that a paused server
+//!   (SIGSTOP, a frozen VM) does not advance until after it has applied the
+//!   writes queued during the pause: those would expire at once. The
+//!   handshake also reads the server's clock (`stats`, in the same round
+//!   trip), and every TTL is sent as that reading plus the seconds since
+//!   plus the TTL, which memcached measures against its start time. Client
+//!   and server clocks need not agree. An item then lives between TTL − 1
+//!   and TTL + 1 seconds (see `ServerClock` in the source for the bounds).
 //! * **A pool** places keys by rendezvous hashing over XXH3-64 ([`route`]):
 //!   stable across processes, languages and compiler versions. A dead server
 //!   gives errors for its own keys; its keys never move to another server
@@ -79,8 +88,8 @@ use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 use mc_core::{
-    CasOutcome, Clock, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored,
-    SystemClock, Ttl, check_item_size,
+    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl,
+    check_item_size,
 };
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
@@ -270,14 +279,6 @@ fn cmd(op: MetaOp, key: &Key) -> MetaCommand {
     MetaCommand::new(op, key.as_bytes())
 }
 
-fn now_secs() -> u64 {
-    SystemClock.now_secs()
-}
-
-fn exptime(ttl: Ttl) -> u32 {
-    ttl.to_memcached_exptime(now_secs())
-}
-
 impl MemcachedStore {
     /// Connect to one server or a comma-separated list
     /// (`"127.0.0.1:11211,127.0.0.1:11212"`) with the default settings.
@@ -412,7 +413,7 @@ impl MemcachedStore {
         let add = cmd(MetaOp::Set, key)
             .value(value)
             .flag("ME")
-            .flag(format!("T{}", exptime(ttl)));
+            .flag(format!("T{}", incarnation.exptime(ttl)));
         for round in 0..16 {
             let r = if missed && round == 0 {
                 None

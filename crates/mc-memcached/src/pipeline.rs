@@ -18,7 +18,7 @@ use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Stored,
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
 use crate::conn::{Incarnation, SendError, Session, is_timeout};
-use crate::{MemcachedStore, cas_of, cmd, exptime};
+use crate::{MemcachedStore, cas_of, cmd};
 
 /// Request bytes per pipelined payload (one round trip each): the whole
 /// payload is written before any reply is read, so it stays well under a
@@ -54,7 +54,7 @@ impl MemcachedStore {
         op: &Op<'_>,
         incarnation: &Incarnation,
     ) -> Result<(MetaCommand, bool)> {
-        let ttl_flag = |ttl| format!("T{}", exptime(ttl));
+        let ttl_flag = |ttl| format!("T{}", incarnation.exptime(ttl));
         if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
             return Err(Error::Unsupported {
                 op: op.name(),
@@ -106,7 +106,7 @@ impl MemcachedStore {
             Op::AppendOrAdd { key, value, ttl } => {
                 self.check_size(key, value.len())?;
                 let c = cmd(MetaOp::Set, key).value(value).flag("MA");
-                (c.flag(format!("N{}", exptime(ttl))), true)
+                (c.flag(format!("N{}", incarnation.exptime(ttl))), true)
             }
             Op::Incr { key, delta } | Op::Decr { key, delta } => {
                 let mut c = cmd(MetaOp::Arithmetic, key)
@@ -124,7 +124,7 @@ impl MemcachedStore {
                 ttl,
             } => {
                 let c = cmd(MetaOp::Arithmetic, key)
-                    .flag(format!("N{}", exptime(ttl)))
+                    .flag(format!("N{}", incarnation.exptime(ttl)))
                     .flag(format!("J{initial}"))
                     .flag(format!("D{delta}"))
                     .flag("v");

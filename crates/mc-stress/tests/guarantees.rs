@@ -291,6 +291,79 @@ fn an_ambiguous_extend_that_was_applied_is_adopted() {
     assert_eq!(holder, None, "the lock was stranded");
 }
 
+/// Writes queued while the server is frozen (SIGSTOP) are applied when it
+/// resumes, before memcached's clock thread has caught up. With relative
+/// TTLs their expiry came from the clock of before the pause, so a TTL
+/// shorter than the pause expired at once: a lock granted on resume was
+/// free again for the next client, and a window increment was acknowledged
+/// and gone. mcds sends absolute expiry times on the server's own clock,
+/// which a frozen clock does not shorten. A connection dialed during the
+/// pause reads the stale clock in its handshake; that sample must not
+/// lower the estimate either.
+#[test]
+fn writes_applied_as_a_frozen_server_resumes_keep_their_ttl() {
+    let ttl = Duration::from_secs(2);
+    // Longer than the lock's item TTL (ttl + 1 s) and the window's slot keys
+    // ((3 + 1) × 1 s).
+    let pause = Duration::from_secs(5);
+    let server = MemcachedServer::start_default();
+    let [a, b, c]: [Arc<dyn Store>; 3] = std::array::from_fn(|_| store(&server.addr()) as _);
+    // Each client connects (and reads the server's clock) before the pause:
+    // one pooled connection each.
+    for s in [&a, &b, &c] {
+        s.get(&k("warm")).unwrap();
+    }
+    let lock_a = Lock::new(a.clone(), "job", ttl).unwrap();
+    let lock_b = Lock::new(b.clone(), "job", ttl).unwrap();
+    let slot = Duration::from_secs(1);
+    let queued = WindowCounter::new(c, "queued", slot, 3).unwrap();
+    let dialed = WindowCounter::new(a, "dialed", slot, 3).unwrap();
+    server.pause();
+    std::thread::sleep(pause);
+    let (sent, acquired, counted) = std::thread::scope(|scope| {
+        // The lock and the first counter go out on pooled connections and
+        // wait in the frozen server's socket buffers.
+        let lock = scope.spawn(|| (Instant::now(), lock_a.try_acquire()));
+        let first = scope.spawn(|| queued.incr(1));
+        std::thread::sleep(Duration::from_millis(50));
+        // A's pooled connection is taken: this one dials, and its
+        // handshake is answered with the stale clock.
+        let second = scope.spawn(|| dialed.incr(1));
+        std::thread::sleep(Duration::from_millis(300));
+        server.resume();
+        let (sent, acquired) = lock.join().unwrap();
+        let counted = [first.join().unwrap(), second.join().unwrap()];
+        (sent, acquired, counted)
+    });
+    let guard = acquired.unwrap().expect("the lock was free");
+    for n in counted {
+        assert_eq!(n.unwrap(), 1);
+    }
+    // `value` counts complete slots: look early in the next one, when the
+    // server's clock has caught up.
+    let wall = SystemClock.now_ms();
+    std::thread::sleep(Duration::from_millis(1100 - wall % 1000));
+    let totals = [queued.value().unwrap(), dialed.value().unwrap()];
+    let mut b_got = None;
+    while sent.elapsed() < ttl + Duration::from_secs(5) {
+        if let Some(g) = lock_b.try_acquire().unwrap() {
+            b_got = Some((sent.elapsed(), g));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (after, _b) = b_got.expect("the lock never expired");
+    println!(
+        "frozen {pause:?}: A's lock sent during the pause, lease {ttl:?}; B acquired {after:?} after A's send; window totals after resume (queued, dialed): {totals:?}"
+    );
+    assert!(
+        after >= ttl,
+        "B acquired {after:?} after A's send, inside A's lease of {ttl:?}"
+    );
+    assert_eq!(totals, [1, 1], "an acknowledged increment was lost");
+    std::mem::forget(guard);
+}
+
 // ---- 5. memcached's clock ticks ----
 
 /// A clock that remembers, per thread, the last time it told.
