@@ -6,9 +6,8 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::key::Key;
-use crate::pipeline::{Op, Reply};
-use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated};
-use crate::time::Ttl;
+use crate::op::{Op, Reply};
+use crate::store::Store;
 use crate::traffic::{self, Traffic};
 
 /// Calls, round trips and commands of one operation kind.
@@ -105,63 +104,15 @@ impl<S: Store> CountingStore<S> {
     }
 }
 
+/// Every op is counted under its name ([`Op::name`]: "get", "incr_or_init",
+/// …) and every batch as "pipeline"; a typed method such as `get` counts as
+/// its op, and [`Store::update`] as the `get` and `cas`/`add` it runs.
 impl<S: Store> Store for CountingStore<S> {
     fn backend_name(&self) -> &'static str {
         self.inner.backend_name()
     }
-    fn get(&self, key: &Key) -> Result<Option<Item>> {
-        self.count("get", |s| s.get(key))
-    }
-    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
-        self.count("get_multi", |s| s.get_multi(keys))
-    }
-    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        self.count("set", |s| s.set(key, value, ttl))
-    }
-    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.count("add", |s| s.add(key, value, ttl))
-    }
-    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.count("replace", |s| s.replace(key, value, ttl))
-    }
-    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        self.count("cas", |s| s.cas(key, value, ttl, cas))
-    }
-    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.count("append", |s| s.append(key, value))
-    }
-    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.count("prepend", |s| s.prepend(key, value))
-    }
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.count("append_or_add", |s| s.append_or_add(key, value, ttl))
-    }
-    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.count("incr", |s| s.incr(key, delta))
-    }
-    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.count("decr", |s| s.decr(key, delta))
-    }
-    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        self.count("incr_or_init", |s| s.incr_or_init(key, delta, initial, ttl))
-    }
-    fn delete(&self, key: &Key) -> Result<bool> {
-        self.count("delete", |s| s.delete(key))
-    }
-    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        self.count("delete_cas", |s| s.delete_cas(key, cas))
-    }
-    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        self.count("touch", |s| s.touch(key, ttl))
-    }
-    fn update(
-        &self,
-        key: &Key,
-        ttl: Ttl,
-        max_attempts: u32,
-        f: &mut UpdateFn<'_>,
-    ) -> Result<Updated> {
-        self.count("update", |s| s.update(key, ttl, max_attempts, f))
+    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        self.count(op.name(), |s| s.execute(op))
     }
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         self.count("pipeline", |s| s.pipeline(ops))

@@ -28,6 +28,7 @@ use std::time::Duration;
 /// * **Contention** — [`Conflict`](Error::Conflict): a CAS loop kept losing;
 ///   [`WaitTimeout`](Error::WaitTimeout): a blocking wait (a lock) gave up.
 /// * [`Unsupported`](Error::Unsupported): this backend cannot do that.
+/// * [`Internal`](Error::Internal): a bug.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -195,6 +196,12 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// Something that cannot happen did: a backend answered an operation
+    /// with the wrong kind of reply, a worker thread panicked, an encoder
+    /// refused its own output. A bug in mcds (or in a third-party backend).
+    #[error("internal error: {0} — this is a bug; please report it")]
+    Internal(String),
+
     /// A blocking operation gave up waiting.
     #[error("timed out after {waited:?} waiting for {what} — try again later or wait longer")]
     WaitTimeout {
@@ -267,6 +274,7 @@ impl Error {
                 attempts: *attempts,
             },
             E::Unsupported { op, backend, hint } => E::Unsupported { op, backend, hint },
+            E::Internal(m) => E::Internal(m.clone()),
             E::WaitTimeout { what, waited } => E::WaitTimeout {
                 what: what.clone(),
                 waited: *waited,

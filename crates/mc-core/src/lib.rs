@@ -35,30 +35,31 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod backend;
 mod backoff;
+mod clock;
 mod counting;
 mod error;
+mod item;
 mod key;
 mod memory;
-pub mod pipeline;
+mod op;
 mod random;
 mod store;
-mod time;
 pub mod traffic;
+mod ttl;
 
 pub use backoff::Backoff;
+pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
+pub use item::{
+    CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, ITEM_OVERHEAD, Item, Stored, Updated,
+    check_item_size, item_size, parse_counter,
+};
 pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
-pub use memory::{
-    DEFAULT_ITEM_SIZE_LIMIT, Eviction, ITEM_OVERHEAD, MemoryStore, MemoryStoreBuilder,
-    check_item_size, item_size,
-};
-pub use pipeline::{Op, Reply};
+pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
+pub use op::{Op, Reply, run_pipeline};
 pub use random::{random_token, stable_hash, stable_hash128};
-pub use store::{
-    CasOutcome, DeleteOutcome, Item, Store, Stored, UpdateFn, Updated, fallback, parse_counter,
-};
-pub use time::{
-    Clock, CoarseClock, MAX_RELATIVE_TTL_SECS, ManualClock, SystemClock, Ttl, whole_secs,
-};
+pub use store::{Store, UpdateFn};
+pub use ttl::{MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};

@@ -6,41 +6,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use hashlink::LinkedHashMap;
 use parking_lot::Mutex;
 
+use crate::clock::{Clock, CoarseClock};
 use crate::error::{Error, Result};
+use crate::item::{
+    CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, check_item_size, item_size,
+    parse_counter,
+};
 use crate::key::Key;
-use crate::pipeline::{Op, Reply};
-use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored, parse_counter};
-use crate::time::{Clock, CoarseClock, Ttl};
+use crate::op::{Op, Reply};
+use crate::store::Store;
 use crate::traffic;
-
-/// Bytes memcached 1.6 adds to every item on top of key and value (item
-/// header, CAS, key terminator, value CRLF), measured on 1.6.18 with `-I 1m`:
-/// the largest storable value is `item_size_limit - key.len() - 59`.
-pub const ITEM_OVERHEAD: usize = 59;
-
-/// memcached's default item size limit (`-I 1m`).
-pub const DEFAULT_ITEM_SIZE_LIMIT: usize = 1024 * 1024;
-
-/// The bytes an item occupies, as memcached accounts for them.
-pub fn item_size(key_len: usize, value_len: usize) -> usize {
-    key_len + value_len + ITEM_OVERHEAD
-}
-
-/// The [`item_size`] of `key` with a value of `value_len` bytes, or
-/// [`Error::ValueTooLarge`] if it exceeds `limit`: the check every backend
-/// (and any structure that must refuse a value before writing anything else)
-/// makes.
-pub fn check_item_size(key: &Key, value_len: usize, limit: usize) -> Result<usize> {
-    let size = item_size(key.len(), value_len);
-    if size > limit {
-        return Err(Error::ValueTooLarge {
-            key: key.display(),
-            size,
-            limit,
-        });
-    }
-    Ok(size)
-}
+use crate::ttl::Ttl;
 
 /// What the embedded store does when its memory budget is full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,7 +46,7 @@ impl MemoryStoreBuilder {
         self
     }
 
-    /// The largest item, counting key, value and [`ITEM_OVERHEAD`] (default
+    /// The largest item, counting key, value and [`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD) (default
     /// 1 MiB, like `memcached -I 1m`).
     pub fn item_size_limit(mut self, bytes: usize) -> Self {
         self.item_size_limit = bytes;
@@ -176,7 +152,7 @@ impl Shard {
 ///   memcached: an item written at second `s` with `Ttl::secs(n)` is gone
 ///   from second `s + n` on (so `Ttl::secs(1)` lives 0 to 1 s).
 /// * Items are limited to 1 MiB including memcached's 59-byte overhead
-///   ([`ITEM_OVERHEAD`]), configurable.
+///   ([`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD)), configurable.
 /// * A memory budget (64 MiB by default) either evicts least-recently-used
 ///   items (per shard LRU lists, the oldest front across shards goes first)
 ///   or refuses writes with [`Error::OutOfMemory`], like `memcached -M`.
@@ -590,23 +566,10 @@ impl MemoryStore {
     }
 }
 
-impl Store for MemoryStore {
-    fn backend_name(&self) -> &'static str {
-        "memory"
-    }
+impl MemoryStore {
+    // One function per operation; `execute` dispatches to them.
 
-    fn item_size_limit(&self) -> usize {
-        self.item_size_limit
-    }
-
-    /// Applied in order, counted as one round trip (as a server would see
-    /// one pipelined payload).
-    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        let round_trips = u64::from(!ops.is_empty());
-        traffic::as_round_trips(round_trips, || crate::pipeline::sequential(self, ops))
-    }
-
-    fn get(&self, key: &Key) -> Result<Option<Item>> {
+    fn op_get(&self, key: &Key) -> Result<Option<Item>> {
         self.with_live(key, |_, shard, _, live| {
             Ok(if live {
                 shard.map.get(key.as_bytes()).map(Entry::item)
@@ -616,25 +579,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        traffic::record(keys.len() as u64);
-        let now = self.now();
-        Ok(keys
-            .iter()
-            .map(|key| {
-                let mut shard = self.shards[self.shard_index(key.as_bytes())].lock();
-                if !self.touch_live(&mut shard, key.as_bytes(), &now) {
-                    return None;
-                }
-                shard.map.get(key.as_bytes()).map(Entry::item)
-            })
-            .collect())
-    }
-
-    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+    fn op_set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
         // Like the memcached backend: an oversized value is refused before
         // anything else is looked at.
         self.check_size(key, value.len())?;
@@ -643,7 +588,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+    fn op_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
         // Like the memcached backend: an oversized value is refused before
         // anything else is looked at.
         self.check_size(key, value.len())?;
@@ -656,7 +601,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+    fn op_replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
         // Like the memcached backend: an oversized value is refused before
         // anything else is looked at.
         self.check_size(key, value.len())?;
@@ -669,7 +614,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+    fn op_cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
         // Like the memcached backend: an oversized value is refused before
         // anything else is looked at.
         self.check_size(key, value.len())?;
@@ -686,15 +631,15 @@ impl Store for MemoryStore {
         })
     }
 
-    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+    fn op_append(&self, key: &Key, value: &[u8]) -> Result<bool> {
         self.concat(key, value, true)
     }
 
-    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+    fn op_prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
         self.concat(key, value, false)
     }
 
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+    fn op_append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
         // Like the memcached backend: an oversized value is refused before
         // anything else is looked at.
         self.check_size(key, value.len())?;
@@ -708,15 +653,15 @@ impl Store for MemoryStore {
         })
     }
 
-    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+    fn op_incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
         self.delta(key, delta, true)
     }
 
-    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+    fn op_decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
         self.delta(key, delta, false)
     }
 
-    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+    fn op_incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
         self.with_live(key, |s, shard, now, live| {
             if live {
                 return s.apply_delta(shard, key, delta, true, now);
@@ -728,7 +673,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn delete(&self, key: &Key) -> Result<bool> {
+    fn op_delete(&self, key: &Key) -> Result<bool> {
         self.with_live(key, |s, shard, _, live| {
             if !live {
                 return Ok(false);
@@ -740,7 +685,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+    fn op_delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
         self.with_live(key, |s, shard, _, live| {
             if !live {
                 return Ok(DeleteOutcome::NotFound);
@@ -757,7 +702,7 @@ impl Store for MemoryStore {
         })
     }
 
-    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+    fn op_touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
         self.with_live(key, |_, shard, now, live| {
             if !live {
                 return Ok(false);
@@ -766,6 +711,57 @@ impl Store for MemoryStore {
                 e.exptime = Self::exptime(ttl, now);
             }
             Ok(true)
+        })
+    }
+}
+
+impl Store for MemoryStore {
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn item_size_limit(&self) -> usize {
+        self.item_size_limit
+    }
+
+    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        Ok(match *op {
+            Op::Get(key) => Reply::Item(self.op_get(key)?),
+            Op::Set { key, value, ttl } => Reply::Cas(self.op_set(key, value, ttl)?),
+            Op::Add { key, value, ttl } => Reply::Stored(self.op_add(key, value, ttl)?),
+            Op::Replace { key, value, ttl } => Reply::Stored(self.op_replace(key, value, ttl)?),
+            Op::Cas {
+                key,
+                value,
+                ttl,
+                cas,
+            } => Reply::CasOutcome(self.op_cas(key, value, ttl, cas)?),
+            Op::Append { key, value } => Reply::Applied(self.op_append(key, value)?),
+            Op::Prepend { key, value } => Reply::Applied(self.op_prepend(key, value)?),
+            Op::AppendOrAdd { key, value, ttl } => {
+                self.op_append_or_add(key, value, ttl)?;
+                Reply::Done
+            }
+            Op::Incr { key, delta } => Reply::Counter(self.op_incr(key, delta)?),
+            Op::Decr { key, delta } => Reply::Counter(self.op_decr(key, delta)?),
+            Op::IncrOrInit {
+                key,
+                delta,
+                initial,
+                ttl,
+            } => Reply::Value(self.op_incr_or_init(key, delta, initial, ttl)?),
+            Op::Delete(key) => Reply::Applied(self.op_delete(key)?),
+            Op::DeleteCas { key, cas } => Reply::Deleted(self.op_delete_cas(key, cas)?),
+            Op::Touch { key, ttl } => Reply::Applied(self.op_touch(key, ttl)?),
+        })
+    }
+
+    /// Applied in order, counted as one round trip with one command per op
+    /// (as a server would see one pipelined payload).
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let round_trips = u64::from(!ops.is_empty());
+        traffic::as_round_trips(round_trips, || {
+            ops.iter().map(|op| self.execute(op)).collect()
         })
     }
 }

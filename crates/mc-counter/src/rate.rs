@@ -140,12 +140,12 @@ impl RateLimiter {
             ttl: Ttl::from(Duration::from_secs(2 * self.window)),
         };
         let (current, previous) = match self.mode {
-            Window::Fixed => (count.apply(self.store.as_ref())?.value()?, 0),
+            Window::Fixed => (self.store.execute(&count)?.value()?, 0),
             Window::Sliding => {
                 // Both in one pipelined batch: one round trip.
                 let previous_key = self.key(w.wrapping_sub(1))?;
                 let [current, previous] =
-                    mc_core::pipeline::run(self.store.as_ref(), [count, Op::Get(&previous_key)])?;
+                    mc_core::run_pipeline(self.store.as_ref(), [count, Op::Get(&previous_key)])?;
                 let current = current?.value()?;
                 let previous = read_counter(previous?.item()?, &previous_key)?;
                 (current, previous)

@@ -320,7 +320,7 @@ impl Lock {
             let Stored::Stored(cas) = added else {
                 return Ok((added, None));
             };
-            let tok = fence.apply(self.store.as_ref()).and_then(Reply::value);
+            let tok = self.store.execute(&fence).and_then(Reply::value);
             // The token is only ours if the lease still was when the
             // increment ran (this client may have paused in between):
             // check the lock item still holds our owner token.
@@ -338,7 +338,7 @@ impl Lock {
             value: token.as_bytes(),
             ttl,
         };
-        let [added, tok] = mc_core::pipeline::run(self.store.as_ref(), [add, fence])?;
+        let [added, tok] = mc_core::run_pipeline(self.store.as_ref(), [add, fence])?;
         let added = added?.stored()?;
         let tok = tok.and_then(Reply::value);
         // A failed add still bumped the counter: tokens skip a number, which

@@ -87,10 +87,7 @@ mod route;
 use std::net::ToSocketAddrs;
 use std::time::Duration;
 
-use mc_core::{
-    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl,
-    check_item_size,
-};
+use mc_core::{Error, Key, Op, Reply, Result, Store, Ttl, check_item_size};
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
 use conn::{DEFAULT_TIMEOUT, Incarnation, Server, Session};
@@ -471,81 +468,28 @@ impl Store for MemcachedStore {
         "memcached"
     }
 
-    fn get(&self, key: &Key) -> Result<Option<Item>> {
-        self.one(&Op::Get(key))?.item()
+    /// One command and one round trip, except: `append`/`prepend` add a
+    /// probe after `NS` (missing, or too large?), and `append_or_add` on
+    /// servers before 1.6.20 is the append/add loop. `delete_cas` is
+    /// `md <key> C<cas>`, or before 1.6.13 (whose `md` ignores `C`) a CAS
+    /// write of an item that is already expired (`ms <key> 0 C<cas> T-1`):
+    /// one atomic command either way.
+    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        match *op {
+            Op::Append { value, .. } | Op::Prepend { value, .. } => {
+                self.concat(op, value.len()).map(Reply::Applied)
+            }
+            Op::AppendOrAdd { key, value, ttl } => self
+                .append_or_add_from(key, value, ttl, false)
+                .map(|()| Reply::Done),
+            _ => self.one(op),
+        }
     }
 
-    /// Each server's keys in one pipelined payload, all servers at once.
-    /// A failure on any server fails the whole call.
-    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
-        let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
-        self.run_pipeline(&ops)
-            .into_iter()
-            .map(|r| r.and_then(Reply::item))
-            .collect()
-    }
-
-    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        self.one(&Op::Set { key, value, ttl })?.cas()
-    }
-
-    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.one(&Op::Add { key, value, ttl })?.stored()
-    }
-
-    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.one(&Op::Replace { key, value, ttl })?.stored()
-    }
-
-    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        self.one(&Op::Cas {
-            key,
-            value,
-            ttl,
-            cas,
-        })?
-        .cas_outcome()
-    }
-
-    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.concat(&Op::Append { key, value }, value.len())
-    }
-
-    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.concat(&Op::Prepend { key, value }, value.len())
-    }
-
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.append_or_add_from(key, value, ttl, false)
-    }
-
-    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.one(&Op::Incr { key, delta })?.counter()
-    }
-
-    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.one(&Op::Decr { key, delta })?.counter()
-    }
-
-    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        self.one(&Op::IncrOrInit {
-            key,
-            delta,
-            initial,
-            ttl,
-        })?
-        .value()
-    }
-
-    fn delete(&self, key: &Key) -> Result<bool> {
-        self.one(&Op::Delete(key))?.applied()
-    }
-
-    /// `md <key> C<cas>`; before 1.6.13, whose `md` ignores `C`, a CAS write
-    /// of an item that is already expired (`ms <key> 0 C<cas> T-1`): one
-    /// atomic command either way.
-    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        self.one(&Op::DeleteCas { key, cas })?.deleted()
+    /// Each server's share in one payload, all servers written before any
+    /// reply is read: one round trip of latency for the batch.
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        self.run_pipeline(ops)
     }
 
     /// `false` on a server started with `-C`, whose CAS ids are all 0, as
@@ -557,19 +501,11 @@ impl Store for MemcachedStore {
         Ok(self.session(key)?.incarnation()?.cas)
     }
 
-    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        self.run_pipeline(ops)
-    }
-
     fn colocated(&self, a: &Key, b: &Key) -> bool {
         self.server_for(a) == self.server_for(b)
     }
 
     fn item_size_limit(&self) -> usize {
         self.config.item_size_limit
-    }
-
-    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        self.one(&Op::Touch { key, ttl })?.applied()
     }
 }

@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Stored, traffic};
+use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Store, Stored, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
 use crate::conn::{Incarnation, SendError, Session, is_timeout};
@@ -314,7 +314,7 @@ impl MemcachedStore {
                     (Some(Outcome::Quiet), None, Some(i)) => self.reply(op, None, &i),
                     (Some(Outcome::Failed(e)), None, _) => Err(e),
                     (Some(Outcome::Again), None, _) => self.again(op),
-                    (None, None, _) => op.apply(self),
+                    (None, None, _) => self.execute(op),
                     // Replies come only from servers with a session.
                     (Some(_), None, None) => Err(Error::Protocol {
                         server: self.ids[server].clone(),
@@ -388,14 +388,14 @@ impl MemcachedStore {
                 match reason {
                     crate::NotStored::Missing => Ok(Reply::Applied(false)),
                     // The probe's connection is back in the pool first.
-                    crate::NotStored::Exists => op.apply(self),
+                    crate::NotStored::Exists => self.execute(op),
                 }
             }
             Op::AppendOrAdd { key, value, ttl } => {
                 self.append_or_add_from(key, value, ttl, true)?;
                 Ok(Reply::Done)
             }
-            _ => op.apply(self),
+            _ => self.execute(op),
         }
     }
 

@@ -175,7 +175,7 @@ impl Set {
             return Ok(());
         }
         let tokens = self.tokens(op, members);
-        let first = self.store_op(op, &tokens).apply(self.store.as_ref());
+        let first = self.store.execute(&self.store_op(op, &tokens));
         self.finish(op, &tokens, first)
     }
 
@@ -206,10 +206,9 @@ impl Set {
     pub(crate) fn finish(&self, op: Op, tokens: &[u8], result: Result<Reply>) -> Result<()> {
         match result {
             Ok(_) => Ok(()),
-            Err(Error::ValueTooLarge { .. }) if self.compact()? => self
-                .store_op(op, tokens)
-                .apply(self.store.as_ref())
-                .map(drop),
+            Err(Error::ValueTooLarge { .. }) if self.compact()? => {
+                self.store.execute(&self.store_op(op, tokens)).map(drop)
+            }
             Err(e) => Err(e),
         }
     }

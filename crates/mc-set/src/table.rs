@@ -110,7 +110,7 @@ impl Table {
             value,
             ttl: self.ttl,
         };
-        let [entry, list] = mc_core::pipeline::run(
+        let [entry, list] = mc_core::run_pipeline(
             self.store.as_ref(),
             [write, self.list.store_op(Op::Add, &tokens)],
         )?;
@@ -140,7 +140,7 @@ impl Table {
         let member = member.as_ref();
         let key = self.member_key(member)?;
         let tokens = self.list.tokens(Op::Remove, &[member]);
-        let [existed, list] = mc_core::pipeline::run(
+        let [existed, list] = mc_core::run_pipeline(
             self.store.as_ref(),
             [
                 StoreOp::Delete(&key),

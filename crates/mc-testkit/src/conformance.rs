@@ -945,7 +945,7 @@ pub fn pipeline_every_op(env: &Env) {
         let replies = if piped {
             s.pipeline(&ops)
         } else {
-            ops.iter().map(|op| op.apply(s)).collect()
+            ops.iter().map(|op| s.execute(op)).collect()
         };
         let mut out: Vec<String> = replies.iter().map(shape).collect();
         out.push(format!("aoa={:?}", value(env, &aoa).map(String::from_utf8)));
@@ -1040,7 +1040,7 @@ pub fn pipeline_same_key_keeps_order(env: &Env) {
         let replies = if piped {
             s.pipeline(&ops)
         } else {
-            ops.iter().map(|op| op.apply(s)).collect()
+            ops.iter().map(|op| s.execute(op)).collect()
         };
         let mut out: Vec<String> = replies.iter().map(shape).collect();
         for key in [&a, &b, &c, &d] {

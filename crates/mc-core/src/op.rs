@@ -1,4 +1,6 @@
-//! Pipelined batches: several operations, one round trip per server.
+//! Operations as values: [`Op`] (the arguments of one [`Store`] operation)
+//! and [`Reply`] (its result). [`Store::execute`] runs one;
+//! [`Store::pipeline`] runs a batch, one round trip per server.
 //!
 //! [`Store::pipeline`] takes a slice of [`Op`]s and returns one
 //! `Result<`[`Reply`]`>` per op, in order. The default runs them one by one;
@@ -13,7 +15,7 @@
 //! fails only the ops sent there.
 //!
 //! ```
-//! use mc_core::{Key, MemoryStore, Op, Reply, Store, Ttl, traffic};
+//! use mc_core::{Key, MemoryStore, Op, Store, Ttl, traffic};
 //!
 //! let store = MemoryStore::new();
 //! let (a, b) = (Key::new("a")?, Key::new("b")?);
@@ -32,9 +34,10 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::item::{CasOutcome, DeleteOutcome, Item, Stored};
 use crate::key::Key;
-use crate::store::{CasOutcome, DeleteOutcome, Item, Store, Stored};
-use crate::time::Ttl;
+use crate::store::Store;
+use crate::ttl::Ttl;
 
 /// One operation of a [`Store::pipeline`] batch: the arguments of the
 /// [`Store`] method of the same name.
@@ -190,39 +193,6 @@ impl<'a> Op<'a> {
     pub fn has_side_effect(&self) -> bool {
         !matches!(self, Op::Get(_))
     }
-
-    /// Run this op alone through the matching [`Store`] method.
-    pub fn apply<S: Store + ?Sized>(&self, store: &S) -> Result<Reply> {
-        Ok(match *self {
-            Op::Get(key) => Reply::Item(store.get(key)?),
-            Op::Set { key, value, ttl } => Reply::Cas(store.set(key, value, ttl)?),
-            Op::Add { key, value, ttl } => Reply::Stored(store.add(key, value, ttl)?),
-            Op::Replace { key, value, ttl } => Reply::Stored(store.replace(key, value, ttl)?),
-            Op::Cas {
-                key,
-                value,
-                ttl,
-                cas,
-            } => Reply::CasOutcome(store.cas(key, value, ttl, cas)?),
-            Op::Append { key, value } => Reply::Applied(store.append(key, value)?),
-            Op::Prepend { key, value } => Reply::Applied(store.prepend(key, value)?),
-            Op::AppendOrAdd { key, value, ttl } => {
-                store.append_or_add(key, value, ttl)?;
-                Reply::Done
-            }
-            Op::Incr { key, delta } => Reply::Counter(store.incr(key, delta)?),
-            Op::Decr { key, delta } => Reply::Counter(store.decr(key, delta)?),
-            Op::IncrOrInit {
-                key,
-                delta,
-                initial,
-                ttl,
-            } => Reply::Value(store.incr_or_init(key, delta, initial, ttl)?),
-            Op::Delete(key) => Reply::Applied(store.delete(key)?),
-            Op::DeleteCas { key, cas } => Reply::Deleted(store.delete_cas(key, cas)?),
-            Op::Touch { key, ttl } => Reply::Applied(store.touch(key, ttl)?),
-        })
-    }
 }
 
 /// The result of one [`Op`]: the return value of the [`Store`] method of the
@@ -253,10 +223,9 @@ pub enum Reply {
 }
 
 fn mismatch(want: &str, got: &Reply) -> Error {
-    Error::Protocol {
-        server: "pipeline".into(),
-        message: format!("expected a {want} reply, got {got:?}"),
-    }
+    Error::Internal(format!(
+        "a backend answered a {want} operation with {got:?}"
+    ))
 }
 
 impl Reply {
@@ -300,6 +269,14 @@ impl Reply {
         }
     }
 
+    /// Check that this is a [`Reply::Done`].
+    pub fn done(self) -> Result<()> {
+        match self {
+            Reply::Done => Ok(()),
+            other => Err(mismatch("append_or_add", &other)),
+        }
+    }
+
     /// The value of a [`Reply::Counter`].
     pub fn counter(self) -> Result<Option<u64>> {
         match self {
@@ -325,21 +302,15 @@ impl Reply {
     }
 }
 
-/// The default [`Store::pipeline`]: every op in order through its own
-/// method.
-pub fn sequential<S: Store + ?Sized>(store: &S, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-    ops.iter().map(|op| op.apply(store)).collect()
-}
-
 /// Run exactly `N` ops in one batch and get their `N` results; a backend
 /// that answers with another number of results is an [`Error::Protocol`].
 ///
 /// ```
-/// use mc_core::{Key, MemoryStore, Op, Ttl, pipeline};
+/// use mc_core::{Key, MemoryStore, Op, Ttl, run_pipeline};
 ///
 /// let store = MemoryStore::new();
 /// let k = Key::new("k")?;
-/// let [set, get] = pipeline::run(&store, [
+/// let [set, get] = run_pipeline(&store, [
 ///     Op::Set { key: &k, value: b"v", ttl: Ttl::Never },
 ///     Op::Get(&k),
 /// ])?;
@@ -347,14 +318,16 @@ pub fn sequential<S: Store + ?Sized>(store: &S, ops: &[Op<'_>]) -> Vec<Result<Re
 /// assert_eq!(get?.item()?.unwrap().value, b"v");
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-pub fn run<S: Store + ?Sized, const N: usize>(
+pub fn run_pipeline<S: Store + ?Sized, const N: usize>(
     store: &S,
     ops: [Op<'_>; N],
 ) -> Result<[Result<Reply>; N]> {
     let replies = store.pipeline(&ops);
     let got = replies.len();
-    <[Result<Reply>; N]>::try_from(replies).map_err(|_| Error::Protocol {
-        server: store.backend_name().into(),
-        message: format!("pipeline returned {got} results for {N} ops"),
+    <[Result<Reply>; N]>::try_from(replies).map_err(|_| {
+        Error::Internal(format!(
+            "the {} backend returned {got} results for a batch of {N} ops",
+            store.backend_name()
+        ))
     })
 }
