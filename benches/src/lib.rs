@@ -19,9 +19,6 @@
 //! Counter::incr vs raw ma (memcached)         31.2 µs         29.8 µs            0.95    >= 0.9
 //! ```
 
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
-
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -18,7 +18,6 @@
 //!   Every handle can be shared between threads.
 
 #![allow(non_camel_case_types)]
-#![deny(missing_docs)]
 // Everything that touches raw pointers lives in the small helpers below;
 // each `unsafe` block states why it is sound.
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -98,7 +98,6 @@ impl MemoryStoreBuilder {
 #[derive(Debug)]
 struct Entry {
     value: Vec<u8>,
-    flags: u32,
     cas: u64,
     /// Unix seconds at which the item is gone; 0 = never.
     exptime: u64,
@@ -114,7 +113,7 @@ impl Entry {
     fn item(&self) -> Item {
         Item {
             value: self.value.clone(),
-            flags: self.flags,
+            flags: 0,
             cas: self.cas,
         }
     }
@@ -477,7 +476,6 @@ impl MemoryStore {
         key: &Key,
         value: &[u8],
         exptime: u64,
-        flags: u32,
         now: &Now,
     ) -> Result<u64> {
         let size = self.check_size(key, value.len())?;
@@ -496,7 +494,6 @@ impl MemoryStore {
             key.as_bytes().into(),
             Entry {
                 value: value.to_vec(),
-                flags,
                 cas,
                 exptime,
                 touched_ms: now.ms,
@@ -584,7 +581,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_live(key, |s, shard, now, _| {
-            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+            s.put(shard, key, value, Self::exptime(ttl, now), now)
         })
     }
 
@@ -596,7 +593,7 @@ impl MemoryStore {
             if live {
                 return Ok(Stored::NotStored);
             }
-            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+            s.put(shard, key, value, Self::exptime(ttl, now), now)
                 .map(Stored::Stored)
         })
     }
@@ -609,7 +606,7 @@ impl MemoryStore {
             if !live {
                 return Ok(Stored::NotStored);
             }
-            s.put(shard, key, value, Self::exptime(ttl, now), 0, now)
+            s.put(shard, key, value, Self::exptime(ttl, now), now)
                 .map(Stored::Stored)
         })
     }
@@ -624,7 +621,7 @@ impl MemoryStore {
             }
             match shard.map.get(key.as_bytes()) {
                 Some(e) if e.cas == cas => s
-                    .put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                    .put(shard, key, value, Self::exptime(ttl, now), now)
                     .map(CasOutcome::Stored),
                 _ => Ok(CasOutcome::Exists),
             }
@@ -646,7 +643,7 @@ impl MemoryStore {
         self.with_live(key, |s, shard, now, live| {
             if !live {
                 return s
-                    .put(shard, key, value, Self::exptime(ttl, now), 0, now)
+                    .put(shard, key, value, Self::exptime(ttl, now), now)
                     .map(drop);
             }
             s.extend_live(shard, key, value, true, now)
@@ -668,7 +665,7 @@ impl MemoryStore {
             }
             let mut digits = itoa::Buffer::new();
             let text = digits.format(initial).as_bytes();
-            s.put(shard, key, text, Self::exptime(ttl, now), 0, now)?;
+            s.put(shard, key, text, Self::exptime(ttl, now), now)?;
             Ok(initial)
         })
     }

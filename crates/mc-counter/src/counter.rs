@@ -27,20 +27,11 @@ use crate::{CounterOptions, read_counter};
 /// c.reset()?;
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Counter {
     store: Arc<dyn Store>,
     key: Key,
     ttl: Ttl,
-}
-
-impl std::fmt::Debug for Counter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Counter")
-            .field("key", &self.key)
-            .field("ttl", &self.ttl)
-            .finish()
-    }
 }
 
 impl Counter {

@@ -62,7 +62,7 @@ pub struct Decision {
 /// assert!(!denied.allowed && denied.retry_after > Duration::ZERO);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct RateLimiter {
     store: Arc<dyn Store>,
     prefix: String,
@@ -71,17 +71,6 @@ pub struct RateLimiter {
     window: u64,
     mode: Window,
     clock: Arc<dyn Clock>,
-}
-
-impl std::fmt::Debug for RateLimiter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimiter")
-            .field("name", &self.name)
-            .field("limit", &self.limit)
-            .field("window_secs", &self.window)
-            .field("mode", &self.mode)
-            .finish()
-    }
 }
 
 impl RateLimiter {

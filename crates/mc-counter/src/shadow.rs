@@ -41,22 +41,13 @@ use crate::{CounterOptions, read_counter};
 /// assert_eq!(visitors.value()?, 2); // last period's count
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ShadowCounter {
     store: Arc<dyn Store>,
     prefix: String,
     name: String,
     period: u64,
     clock: Arc<dyn Clock>,
-}
-
-impl std::fmt::Debug for ShadowCounter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShadowCounter")
-            .field("name", &self.name)
-            .field("period_secs", &self.period)
-            .finish()
-    }
 }
 
 impl ShadowCounter {

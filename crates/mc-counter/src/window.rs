@@ -44,7 +44,7 @@ use crate::{CounterOptions, read_counter};
 /// assert_eq!(online.value()?, 0); // out of the 5-minute window
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct WindowCounter {
     store: Arc<dyn Store>,
     prefix: String,
@@ -52,16 +52,6 @@ pub struct WindowCounter {
     slots: u64,
     slot: u64,
     clock: Arc<dyn Clock>,
-}
-
-impl std::fmt::Debug for WindowCounter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WindowCounter")
-            .field("name", &self.name)
-            .field("slot_secs", &self.slot)
-            .field("slots", &self.slots)
-            .finish()
-    }
 }
 
 impl WindowCounter {

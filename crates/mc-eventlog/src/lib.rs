@@ -65,9 +65,6 @@
 //!   events out of order by the skew. A poller's cursor does not see events
 //!   that arrive later with a timestamp before it.
 
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
-
 pub mod frame;
 
 use std::sync::Arc;
@@ -121,7 +118,7 @@ impl Cursor {
 }
 
 /// A ring-buffer event log. See the [crate docs](crate).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct EventLog {
     store: Arc<dyn Store>,
     prefix: String,
@@ -129,16 +126,6 @@ pub struct EventLog {
     chunks: u64,
     chunk_secs: u64,
     clock: Arc<dyn Clock>,
-}
-
-impl std::fmt::Debug for EventLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventLog")
-            .field("name", &self.name)
-            .field("chunk_secs", &self.chunk_secs)
-            .field("chunks", &self.chunks)
-            .finish()
-    }
 }
 
 impl EventLog {

@@ -209,7 +209,7 @@ fn expired_holder_memory() {
     let (store, clock) = memory();
     let c = clock.clone();
     expired_holder(store, Some(&clock), &move || {
-        c.advance(Duration::from_secs(2))
+        c.advance(Duration::from_secs(3))
     });
 }
 
@@ -217,10 +217,19 @@ fn expired_holder_memory() {
 fn expired_holder_memcached() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    // Real TTLs: the lock's item lives ttl + 1 s, sent as an absolute time
-    // on the server's whole-second clock, which adds up to 1 s: 3 s at most.
-    expired_holder(store, None, &|| {
-        std::thread::sleep(Duration::from_millis(3100))
+    // Real TTLs: the lock's item lives ttl + 2 s on the server's
+    // whole-second clock, give or take its ticks: wait until it is gone.
+    let probe = Arc::clone(&store);
+    expired_holder(store, None, &move || {
+        let key = mc_core::Key::new("lock:lease:owner").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while probe.get(&key).unwrap().is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the lock never expired"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     });
 }
 

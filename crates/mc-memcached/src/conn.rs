@@ -251,15 +251,18 @@ impl Server {
     /// built on it would expire early. Keeping the highest bound of every
     /// handshake (a too-high bound only makes items live a little longer)
     /// means one such sample lowers nothing, as long as one earlier
-    /// handshake met a running server. Samples older than
-    /// [`CLOCK_MAX_AGE`] are replaced, since the two clocks' rates drift.
+    /// handshake met a running server. A lower sample never replaces a
+    /// higher one, however old: a drift of the two machines' clock rates
+    /// that makes the kept estimate low is corrected by the next fresh
+    /// sample (connections are replaced every [`CLOCK_MAX_AGE`]), and one
+    /// that makes it high only lengthens items.
     fn learn_clock(&self, sample: Option<ServerClock>) {
         let Some(sample) = sample else {
             return;
         };
         let mut clock = self.clock.lock();
         let now = Instant::now();
-        let keep = clock.is_some_and(|c| !c.is_old() && c.upper_at(now) >= sample.upper_at(now));
+        let keep = clock.is_some_and(|c| c.upper_at(now) >= sample.upper_at(now));
         if !keep {
             *clock = Some(sample);
         }

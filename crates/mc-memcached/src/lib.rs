@@ -77,9 +77,6 @@
 //! # Ok::<(), mc_core::Error>(())
 //! ```
 
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
-
 mod conn;
 mod pipeline;
 mod route;
@@ -92,7 +89,7 @@ use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
 use conn::{DEFAULT_TIMEOUT, Incarnation, Server, Session};
 pub use conn::{INCARNATION_KEY, Version};
-pub use route::{route, score, stable_hash};
+pub use route::route;
 
 /// Settings of a [`MemcachedStore`], set through [`Builder`].
 #[derive(Clone, Debug)]

@@ -2,24 +2,8 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// The stable 64-bit hash mcds routes with: XXH3-64 (seed 0) of the bytes.
-///
-/// XXH3 is specified and has implementations in every common language, so a
-/// client in any language can route keys the same way. (Rust's
-/// `DefaultHasher` is not used: its output may change between compiler
-/// versions.)
-pub fn stable_hash(bytes: &[u8]) -> u64 {
-    mc_core::stable_hash(bytes)
-}
-
-/// The rendezvous score of `key` on the server whose identity is `server`
-/// (its address exactly as configured, e.g. `"127.0.0.1:11211"`):
-/// `XXH3-64(key, seed = XXH3-64(server))`.
-pub fn score(key: &[u8], server: &str) -> u64 {
-    xxh3_64_with_seed(key, server_seed(server))
-}
-
-/// The index of the server that owns `key`: the highest [`score`] wins, ties
+/// The index of the server that owns `key`: the highest score
+/// (`XXH3-64(key, seed = XXH3-64(server))`) wins, ties
 /// go to the lower index. Adding or removing a server moves only the keys
 /// that it gains or loses; the order of the list does not matter (except
 /// for exact score ties, which are vanishingly rare, and duplicate
@@ -42,7 +26,7 @@ pub fn route<S: AsRef<str>>(key: &[u8], servers: &[S]) -> usize {
 
 /// The seed of a server's scores: `XXH3-64(server)`.
 pub(crate) fn server_seed(server: &str) -> u64 {
-    stable_hash(server.as_bytes())
+    mc_core::stable_hash(server.as_bytes())
 }
 
 /// [`route`] with the servers' seeds computed once, as a store keeps them.
@@ -63,6 +47,7 @@ pub(crate) fn route_seeded(key: &[u8], seeds: &[u64]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mc_core::stable_hash;
 
     #[test]
     fn hash_is_the_published_xxh3() {

@@ -29,9 +29,6 @@
 //!   ignored and compacted away) or is [`Corrupt`](mc_core::Error::Corrupt)
 //!   (binary codec).
 
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
-
 pub mod codec;
 mod intarray;
 mod set;

@@ -88,22 +88,13 @@ impl Compaction {
 /// assert!(tags.contains("rust")?);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Set {
     store: Arc<dyn Store>,
     key: Key,
     codec: Codec,
     ttl: Ttl,
     compaction: Compaction,
-}
-
-impl std::fmt::Debug for Set {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Set")
-            .field("key", &self.key)
-            .field("codec", &self.codec)
-            .finish()
-    }
 }
 
 fn as_slices<M: AsRef<[u8]>>(members: &[M]) -> Vec<&[u8]> {

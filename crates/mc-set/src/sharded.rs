@@ -29,18 +29,10 @@ use crate::set::{Codec, Op, Set};
 /// assert_eq!(online.len()?, 2);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ShardedSet {
     store: Arc<dyn Store>,
     shards: Vec<Set>,
-}
-
-impl std::fmt::Debug for ShardedSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShardedSet")
-            .field("shards", &self.shards.len())
-            .finish()
-    }
 }
 
 impl ShardedSet {

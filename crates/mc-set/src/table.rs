@@ -45,18 +45,12 @@ use crate::set::{Op, Set};
 /// assert_eq!(users.keys()?, vec![b"ann".to_vec()]);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Table {
     store: Arc<dyn Store>,
     name: String,
     list: Set,
     ttl: Ttl,
-}
-
-impl std::fmt::Debug for Table {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("name", &self.name).finish()
-    }
 }
 
 impl Table {

@@ -81,7 +81,7 @@ pub fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// assert_eq!(logins.count_bits(2, 29)?, 1);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ActivityBitmap {
     store: Arc<dyn Store>,
     prefix: String,
@@ -90,16 +90,6 @@ pub struct ActivityBitmap {
     unit_ms: u64,
     clock: Arc<dyn Clock>,
     ttl: Ttl,
-}
-
-impl std::fmt::Debug for ActivityBitmap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ActivityBitmap")
-            .field("name", &self.name)
-            .field("start_ms", &self.start_ms)
-            .field("unit_ms", &self.unit_ms)
-            .finish()
-    }
 }
 
 impl ActivityBitmap {

@@ -257,19 +257,11 @@ fn tau(mut x: f64) -> f64 {
 /// assert_eq!(week.count()?, 4);
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct HyperLogLog {
     store: Arc<dyn Store>,
     key: Key,
     ttl: Ttl,
-}
-
-impl std::fmt::Debug for HyperLogLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HyperLogLog")
-            .field("key", &self.key)
-            .finish()
-    }
 }
 
 impl HyperLogLog {

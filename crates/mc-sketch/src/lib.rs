@@ -45,9 +45,6 @@
 //!   with other parameters) is [`Error::Corrupt`](mc_core::Error::Corrupt),
 //!   never a panic or a misread.
 
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
-
 pub mod bitmap;
 pub mod bloom;
 pub mod hll;

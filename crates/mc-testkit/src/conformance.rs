@@ -1197,3 +1197,38 @@ macro_rules! conformance_suite {
         )*
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// Every `pub fn <case>(env: &Env)` of this file is in the list that
+    /// [`conformance_suite!`] expands, and the list names nothing else: a
+    /// case left off the list would never run.
+    #[test]
+    fn the_suite_runs_every_case() {
+        let source = include_str!("conformance.rs");
+        let defined: BTreeSet<&str> = source
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub fn "))
+            .filter_map(|l| l.strip_suffix("(env: &Env) {"))
+            .collect();
+        let list_start = source
+            .find("$crate::conformance_suite!(@cases $env;")
+            .expect("the case list");
+        let list = &source[list_start..];
+        let list = &list[list.find(';').unwrap() + 1..list.find(");").unwrap()];
+        let listed: BTreeSet<&str> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert!(defined.len() > 40, "found only {defined:?}");
+        let missing: Vec<_> = defined.difference(&listed).collect();
+        let unknown: Vec<_> = listed.difference(&defined).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "cases not in conformance_suite!: {missing:?}; listed but not defined: {unknown:?}"
+        );
+    }
+}

@@ -5,8 +5,6 @@
 //! (bad key or value); 4 connection, timeout or server error; 75 lock not
 //! acquired.
 
-#![forbid(unsafe_code)]
-
 mod demo;
 
 use std::process::{Command, ExitCode};
@@ -42,6 +40,16 @@ const LEASE_LOST: u8 = 76;
 #[derive(Parser, Debug)]
 #[command(name = "mcds", version, about, long_about = None)]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
+
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+/// The options every command takes.
+#[derive(clap::Args, Debug)]
+struct Global {
     /// memcached servers, host:port[,host:port...]
     #[arg(long, env = "MCDS_SERVERS", global = true)]
     servers: Option<String>,
@@ -57,9 +65,6 @@ struct Cli {
     /// Print results as JSON
     #[arg(long, global = true)]
     json: bool,
-
-    #[command(subcommand)]
-    command: Cmd,
 }
 
 #[derive(Subcommand, Debug)]
@@ -328,13 +333,13 @@ struct Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        let code = match e {
-            Error::InvalidKey { .. }
-            | Error::ValueTooLarge { .. }
-            | Error::InvalidArgument(_)
-            | Error::NonNumeric { .. }
-            | Error::Corrupt { .. } => INVALID_INPUT,
-            _ => UNAVAILABLE,
+        // Bad input, or stored bytes the command cannot use: the same
+        // call fails again. Everything else is the service's state.
+        let stored_data = matches!(e, Error::NonNumeric { .. } | Error::Corrupt { .. });
+        let code = if e.is_invalid_input() || stored_data {
+            INVALID_INPUT
+        } else {
+            UNAVAILABLE
         };
         Failure {
             code,
@@ -396,7 +401,7 @@ impl Ctx {
     }
 }
 
-fn connect(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
+fn connect(cli: &Global) -> Result<Arc<dyn Store>, Failure> {
     match cli
         .servers
         .as_deref()
@@ -419,13 +424,12 @@ fn connect(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
     }
 }
 
-fn run(cli: Cli) -> CliResult {
-    if let Cmd::Demo = cli.command {
-        demo::run();
-        return Ok(OK);
-    }
+/// The store and output settings of one command, opened only for the
+/// commands that use a store. `lock` refuses the embedded store: a lock
+/// there excludes nobody, so every host would run the command.
+fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
     let embedded = cli.servers.as_deref().is_none_or(|s| s.trim().is_empty());
-    if embedded && matches!(cli.command, Cmd::Lock(_)) {
+    if embedded && for_lock {
         return Err(Failure {
             code: USAGE,
             message: "mcds lock run needs memcached servers: a lock on the embedded store excludes nobody, so every host would run the command. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
@@ -436,22 +440,30 @@ fn run(cli: Cli) -> CliResult {
             "mcds: warning: no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command"
         );
     }
-    let ctx = Ctx {
-        store: connect(&cli)?,
+    Ok(Ctx {
+        store: connect(cli)?,
         prefix: cli.prefix.clone(),
         json: cli.json,
-    };
-    match cli.command {
-        Cmd::Demo => Ok(OK),
-        Cmd::Counter(cmd) => counter(&ctx, cmd),
-        Cmd::Lock(cmd) => lock(&ctx, cmd),
-        Cmd::Set(cmd) => set(&ctx, cmd),
-        Cmd::Log(cmd) => log(&ctx, cmd),
-        Cmd::Window(cmd) => window(&ctx, cmd),
-        Cmd::Limit(cmd) => limit(&ctx, cmd),
-        Cmd::Hll(cmd) => hll(&ctx, cmd),
-        Cmd::Bloom(cmd) => bloom(&ctx, cmd),
-        Cmd::Bitmap(cmd) => bitmap(&ctx, cmd),
+    })
+}
+
+fn run(cli: Cli) -> CliResult {
+    let Cli { global, command } = cli;
+    let ctx = || open(&global, false);
+    match command {
+        Cmd::Demo => {
+            demo::run();
+            Ok(OK)
+        }
+        Cmd::Lock(cmd) => lock(&open(&global, true)?, cmd),
+        Cmd::Counter(cmd) => counter(&ctx()?, cmd),
+        Cmd::Set(cmd) => set(&ctx()?, cmd),
+        Cmd::Log(cmd) => log(&ctx()?, cmd),
+        Cmd::Window(cmd) => window(&ctx()?, cmd),
+        Cmd::Limit(cmd) => limit(&ctx()?, cmd),
+        Cmd::Hll(cmd) => hll(&ctx()?, cmd),
+        Cmd::Bloom(cmd) => bloom(&ctx()?, cmd),
+        Cmd::Bitmap(cmd) => bitmap(&ctx()?, cmd),
     }
 }
 
