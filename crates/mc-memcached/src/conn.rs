@@ -148,8 +148,8 @@ impl Incarnation {
 /// one stale sample lowers nothing. What is left: a client whose *first*
 /// connection to a server is answered by a server resuming from a pause.
 /// A connection whose sample is older than [`CLOCK_MAX_AGE`] is replaced,
-/// which bounds what a drift between the two machines' clock rates can add
-/// up to.
+/// so fresh samples keep coming (see [`Server::learn_clock`] for clock-rate
+/// drift).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ServerClock {
     /// The server's `time` stat, in Unix seconds.

@@ -139,12 +139,10 @@ fn a_server_without_cas_refuses_locks_and_cas_writes() {
 /// and still no lock is granted.
 #[test]
 fn a_full_server_without_cas_still_refuses_locks() {
-    use std::io::{Read, Write};
     let server = MemcachedServer::start(ServerOptions {
         extra_args: vec!["-C".into()],
         ..ServerOptions::default().memory_mb(2).no_evict()
     });
-    let mut raw = std::net::TcpStream::connect(server.addr()).unwrap();
     let mut flood = Vec::new();
     for i in 0..60_000 {
         flood.extend_from_slice(
@@ -152,14 +150,7 @@ fn a_full_server_without_cas_still_refuses_locks() {
         );
     }
     flood.extend_from_slice(b"version\r\n");
-    raw.write_all(&flood).unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).contains("VERSION") {
-        let n = raw.read(&mut buf).unwrap();
-        assert!(n > 0);
-        seen.extend_from_slice(&buf[..n]);
-    }
+    server.raw(&flood, |line| line.starts_with("VERSION"));
     let s = store(&server.addr());
     let acquired = Lock::new(s.clone(), "job", TTL).unwrap().try_acquire();
     println!("-C -M, full: Lock::try_acquire gave {acquired:?}");
@@ -175,34 +166,13 @@ fn a_full_server_without_cas_still_refuses_locks() {
 #[test]
 fn a_lock_is_refused_after_a_restart_with_dash_c() {
     let mut server = MemcachedServer::start_default();
-    let (port, addr) = (server.port(), server.addr());
-    let client = store(&addr);
+    let client = store(&server.addr());
     client.get(&k("warm")).unwrap(); // a pooled connection that saw CAS
-    server.kill();
-    let mut no_cas = mc_testkit::spawn_tied("memcached", |c| {
-        c.args([
-            "-l",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "-U",
-            "0",
-            "-u",
-            "root",
-            "-C",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    })
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(Instant::now() < deadline, "memcached -C did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    server.restart_with(ServerOptions {
+        extra_args: vec!["-C".into()],
+        ..ServerOptions::default()
+    });
     let acquired = Lock::new(client, "cron", TTL).unwrap().try_acquire();
-    let _ = no_cas.kill();
-    let _ = no_cas.wait();
     println!("after a restart with -C: Lock::try_acquire gave {acquired:?}");
     assert!(
         matches!(acquired, Err(Error::Unsupported { .. })),

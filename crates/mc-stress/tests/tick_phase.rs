@@ -15,20 +15,12 @@ use mc_lock::Lock;
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
-/// The fraction of a second of a monotonic instant (Linux: its `tv_nsec`),
-/// which is where memcached's ticks fall: it counts from its monotonic start.
-fn mono_frac(i: Instant) -> f64 {
-    let s = format!("{i:?}");
-    let num = |tag: &str| -> u64 {
-        let at = s.find(tag).unwrap() + tag.len();
-        s[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect::<String>()
-            .parse()
-            .unwrap()
-    };
-    num("tv_nsec: ") as f64 / 1e9
+/// The fraction of the current second of the monotonic clock, which is
+/// where memcached's ticks fall: it counts whole seconds of
+/// `CLOCK_MONOTONIC` from its start.
+fn mono_frac_now() -> f64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    ts.tv_nsec as f64 / 1e9
 }
 
 fn sleep_until(t: Instant) {
@@ -38,16 +30,16 @@ fn sleep_until(t: Instant) {
     }
 }
 
-/// Poll `stats` and record (instant the request was sent, new time value)
-/// at each change of the server's `time`.
-fn monitor(addr: String, ticks: Arc<Mutex<Vec<(Instant, u64)>>>, until: Instant) {
+/// Poll `stats` and record (instant the request was sent, its monotonic
+/// fraction of a second) at each change of the server's `time`.
+fn monitor(addr: String, ticks: Arc<Mutex<Vec<(Instant, f64)>>>, until: Instant) {
     let s = TcpStream::connect(addr).unwrap();
     s.set_nodelay(true).unwrap();
     let mut w = s.try_clone().unwrap();
     let mut r = BufReader::new(s);
     let mut last = 0u64;
     while Instant::now() < until {
-        let sent = Instant::now();
+        let (sent, frac) = (Instant::now(), mono_frac_now());
         w.write_all(b"stats\r\n").unwrap();
         let mut time = 0;
         loop {
@@ -67,14 +59,14 @@ fn monitor(addr: String, ticks: Arc<Mutex<Vec<(Instant, u64)>>>, until: Instant)
                 let jump = time - last;
                 println!(
                     "tick at mono frac {:.4}: +{jump}{}",
-                    mono_frac(sent),
+                    frac,
                     if jump > 1 {
                         "   <== WRAP: memcached's clock jumped 2 s"
                     } else {
                         ""
                     }
                 );
-                ticks.lock().unwrap().push((sent, time));
+                ticks.lock().unwrap().push((sent, frac));
             }
             last = time;
         }
@@ -97,7 +89,7 @@ fn a_short_pause_that_moves_the_tick_phase_never_grants_a_lock_twice() {
             while ticks.lock().unwrap().is_empty() {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            let p = mono_frac(ticks.lock().unwrap()[0].0);
+            let p = ticks.lock().unwrap()[0].1;
             if (0.3..0.9).contains(&p) {
                 break (server, ticks);
             }
@@ -106,13 +98,12 @@ fn a_short_pause_that_moves_the_tick_phase_never_grants_a_lock_twice() {
         let b_store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
         b_store.get(&Key::new("warm").unwrap()).unwrap();
         let n = ticks.lock().unwrap().len();
-        let tick = loop {
-            if let Some(&(t, _)) = ticks.lock().unwrap().get(n) {
-                break t;
+        let (tick, p) = loop {
+            if let Some(&tick) = ticks.lock().unwrap().get(n) {
+                break tick;
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        let p = mono_frac(tick);
         let name = format!("job-{round}");
         // A: a fresh client; its one handshake ~10 ms before the next tick.
         sleep_until(tick + Duration::from_millis(990));

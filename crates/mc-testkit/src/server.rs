@@ -389,6 +389,13 @@ impl MemcachedServer {
         }
     }
 
+    /// Start it again on the same port with other `options` (e.g. `-C`
+    /// added): a server that restarts with a different configuration.
+    pub fn restart_with(&mut self, options: ServerOptions) {
+        self.options = options;
+        self.restart();
+    }
+
     fn signal(&self, signal: &str) {
         if let Some(pid) = self.pid() {
             let status = Command::new("kill")
