@@ -544,6 +544,12 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
     Ok(found)
 }
 
+/// The longest incarnation marker read: mcds writes 32 bytes, but any value
+/// someone stored under the key works as a marker (only its hash is used),
+/// and refusing it would leave every new connection failing until the key
+/// is deleted by hand. memcached's largest item (`-I`) is 1 GiB.
+const MAX_MARKER_LEN: usize = 1 << 30;
+
 /// The reply to `mg <marker> v c`: the token and whether its CAS id is not
 /// 0 (0: CAS disabled, `-C`), or `None` when the marker is missing (`EN`).
 fn read_marker_reply(reader: &mut impl BufRead) -> io::Result<Option<(Vec<u8>, bool)>> {
@@ -562,11 +568,12 @@ fn read_marker_reply(reader: &mut impl BufRead) -> io::Result<Option<(Vec<u8>, b
         .split(' ')
         .next()
         .and_then(|n| n.parse().ok())
-        .filter(|&n| n <= 1024)
+        .filter(|&n| n <= MAX_MARKER_LEN)
         .ok_or_else(bad)?;
-    let mut token = vec![0u8; len + 2];
-    reader.read_exact(&mut token)?;
-    if !token.ends_with(b"\r\n") {
+    // Grown as bytes arrive, not allocated from the length a reply claims.
+    let mut token = Vec::new();
+    reader.take(len as u64 + 2).read_to_end(&mut token)?;
+    if token.len() != len + 2 || !token.ends_with(b"\r\n") {
         return Err(bad());
     }
     token.truncate(len);

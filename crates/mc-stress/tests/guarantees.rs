@@ -96,6 +96,28 @@ fn a_cas_id_from_before_a_restart_matches_nothing_after_it() {
     ));
 }
 
+/// Whatever someone stored under the incarnation key works as a marker
+/// (only its hash is used): a 2000-byte value there once made every new
+/// connection fail its handshake until the key was deleted by hand.
+#[test]
+fn a_foreign_value_under_the_marker_key_is_a_marker() {
+    let server = MemcachedServer::start_default();
+    server.raw_set(mc_memcached::INCARNATION_KEY, &[b'm'; 2000]);
+    let s = store(&server.addr());
+    let key = k("after");
+    let cas = s.set(&key, b"v", Ttl::Never).unwrap();
+    assert_eq!(s.get(&key).unwrap().unwrap().cas, cas);
+    let stale = s.set(&key, b"w", Ttl::Never).unwrap();
+    assert_eq!(
+        s.cas(&key, b"x", Ttl::Never, cas).unwrap(),
+        CasOutcome::Exists
+    );
+    assert!(matches!(
+        s.cas(&key, b"x", Ttl::Never, stale).unwrap(),
+        CasOutcome::Stored(_)
+    ));
+}
+
 // ---- 2. servers without CAS ----
 
 /// memcached `-C` answers every CAS id as 0, so `md k C0` deletes whatever is
