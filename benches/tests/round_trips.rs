@@ -12,12 +12,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, ManualClock, Store, traffic};
-use mc_counter::{
-    Counter, CounterOptions, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter,
-};
-use mc_eventlog::{Cursor, EventLog, LogOptions};
-use mc_lock::{Lock, LockOptions};
+use mc_core::{Clock, CountingStore, ManualClock, Scope, Store, traffic};
+use mc_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
+use mc_eventlog::{Cursor, EventLog};
+use mc_lock::Lock;
 use mc_memcached::MemcachedStore;
 use mc_set::{Compaction, IntArray, Set, ShardedSet, Table};
 use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
@@ -102,7 +100,7 @@ fn round_trip_report() {
     ));
     // Mid-window, mid-chunk: no boundary is crossed while the report runs.
     let clock = ManualClock::new(1_800_000_030_500);
-    let copts = || CounterOptions::with_clock(Arc::new(clock.clone()));
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
     let s = || Arc::clone(&store);
     store.get(&mc_core::Key::new("warm").unwrap()).unwrap(); // dial now
     let mut r = Report {
@@ -120,17 +118,9 @@ fn round_trip_report() {
     });
     r.row("`Lock::holder`", || lock.holder().unwrap());
     r.row("`Guard::release`", || guard.release().unwrap());
-    let fenced = Lock::with_options(
-        s(),
-        "report-fenced",
-        Duration::from_secs(30),
-        LockOptions {
-            fencing: true,
-            clock: Arc::new(clock.clone()),
-            ..LockOptions::default()
-        },
-    )
-    .unwrap();
+    let fenced = Lock::new(&scope, "report-fenced", Duration::from_secs(30))
+        .unwrap()
+        .with_fencing(true);
     let g = r.row("`Lock::try_acquire` with fencing token", || {
         fenced.try_acquire().unwrap().unwrap()
     });
@@ -150,27 +140,24 @@ fn round_trip_report() {
     });
     r.row("`Counter::reset`", || counter.reset().unwrap());
 
-    let views = ViewCounter::with_options(s(), "report", copts()).unwrap();
+    let views = ViewCounter::new(&scope, "report").unwrap();
     r.row("`ViewCounter::view` (miss: loads)", || {
         views.view(|| Ok(41)).unwrap()
     });
     r.row("`ViewCounter::view`", || views.view(|| Ok(41)).unwrap());
-    let shadow =
-        ShadowCounter::with_options(s(), "report", Duration::from_secs(60), copts()).unwrap();
+    let shadow = ShadowCounter::new(&scope, "report", Duration::from_secs(60)).unwrap();
     r.row("`ShadowCounter::incr`", || shadow.incr(1).unwrap());
     r.row("`ShadowCounter::value`", || shadow.value().unwrap());
-    let window =
-        WindowCounter::with_options(s(), "report", Duration::from_secs(60), 6, copts()).unwrap();
+    let window = WindowCounter::new(&scope, "report", Duration::from_secs(60), 6).unwrap();
     r.row("`WindowCounter::incr`", || window.incr(1).unwrap());
     r.row("`WindowCounter::value`", || window.value().unwrap());
     for (mode, name) in [(Window::Fixed, "fixed"), (Window::Sliding, "sliding")] {
-        let limiter = RateLimiter::with_options(
-            s(),
+        let limiter = RateLimiter::new(
+            &scope,
             &format!("report-{name}"),
             100,
             Duration::from_secs(60),
             mode,
-            copts(),
         )
         .unwrap();
         r.row(&format!("`RateLimiter::check` ({name})"), || {
@@ -194,10 +181,12 @@ fn round_trip_report() {
     });
     r.row("`Set::contains`", || set.contains("m50").unwrap());
     r.row("`Set::members`", || set.members().unwrap());
-    let compacting = Set::new(s(), "report").unwrap().compaction(Compaction {
-        min_dirt: 0,
-        ratio: 0.0,
-    });
+    let compacting = Set::new(s(), "report")
+        .unwrap()
+        .with_compaction(Compaction {
+            min_dirt: 0,
+            ratio: 0.0,
+        });
     r.row("`Set::members` (compacts)", || {
         compacting.members().unwrap()
     });
@@ -230,17 +219,7 @@ fn round_trip_report() {
     r.row("`Table::keys`", || table.keys().unwrap());
     r.row("`Table::entries`", || table.entries().unwrap());
 
-    let log = EventLog::with_options(
-        s(),
-        "report",
-        Duration::from_secs(60),
-        10,
-        LogOptions {
-            clock: Arc::new(clock.clone()),
-            ..LogOptions::default()
-        },
-    )
-    .unwrap();
+    let log = EventLog::new(&scope, "report", Duration::from_secs(60), 10).unwrap();
     r.row("`EventLog::put` (first in its chunk)", || {
         log.put(b"a").unwrap()
     });

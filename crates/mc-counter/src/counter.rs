@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use mc_core::{Error, Key, Op, Reply, Result, Store, Ttl};
+use mc_core::{Error, Key, Op, Reply, Result, Scope, Store, Ttl};
 
-use crate::{CounterOptions, read_counter};
+use crate::read_counter;
 
 /// An exact counter shared by every process that uses the same store and
 /// name. Key: `<prefix>counter:<name>:value`.
@@ -35,20 +35,13 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The counter `name`, never expiring.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Counter> {
-        Counter::with_options(store, name, CounterOptions::default())
-    }
-
-    /// The counter `name` with a key prefix.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        options: CounterOptions,
-    ) -> Result<Counter> {
+    /// The counter `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix), never expiring.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Counter> {
+        let scope = scope.into();
         Ok(Counter {
-            store,
-            key: Key::parts(&options.prefix, "counter", name, "value")?,
+            key: scope.key("counter", name, "value")?,
+            store: Arc::clone(scope.store()),
             ttl: Ttl::Never,
         })
     }

@@ -27,7 +27,7 @@
 //!
 //! ## Time
 //!
-//! Time-based counters read a [`Clock`] (the system clock by
+//! Time-based counters read their [`Scope`](mc_core::Scope)'s [`Clock`](mc_core::Clock) (the system clock by
 //! default; a [`ManualClock`](mc_core::ManualClock) in tests, shared with the
 //! embedded store so expiry follows it). Windows are aligned to Unix time,
 //! so every process agrees on them when clocks are in sync.
@@ -68,43 +68,11 @@ mod shadow;
 mod view;
 mod window;
 
-use std::sync::Arc;
-
-use mc_core::{Clock, SystemClock};
-
 pub use counter::Counter;
 pub use rate::{Decision, RateLimiter, Window};
 pub use shadow::ShadowCounter;
 pub use view::ViewCounter;
 pub use window::WindowCounter;
-
-/// Settings shared by the counter types.
-#[derive(Clone, Debug)]
-pub struct CounterOptions {
-    /// Prepended to every key (default empty), e.g. `"myapp/"`.
-    pub prefix: String,
-    /// Where time comes from (default the system clock).
-    pub clock: Arc<dyn Clock>,
-}
-
-impl Default for CounterOptions {
-    fn default() -> Self {
-        CounterOptions {
-            prefix: String::new(),
-            clock: Arc::new(SystemClock),
-        }
-    }
-}
-
-impl CounterOptions {
-    /// Options with this clock (and no prefix).
-    pub fn with_clock(clock: Arc<dyn Clock>) -> CounterOptions {
-        CounterOptions {
-            clock,
-            ..CounterOptions::default()
-        }
-    }
-}
 
 /// Read a stored counter: 0 when absent, `Corrupt` when not a number.
 pub(crate) fn read_counter(

@@ -1,11 +1,10 @@
 //! [`RateLimiter`]: requests per window, fixed or sliding.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Op, Result, Store, Ttl};
+use mc_core::{Error, Key, Op, Result, Scope, Ttl};
 
-use crate::{CounterOptions, read_counter};
+use crate::read_counter;
 
 /// Which window a [`RateLimiter`] counts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,35 +63,22 @@ pub struct Decision {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     name: String,
     limit: u64,
     window: u64,
     mode: Window,
-    clock: Arc<dyn Clock>,
 }
 
 impl RateLimiter {
-    /// At most `limit` requests per `window` (whole seconds, at least 1).
+    /// At most `limit` requests per `window` (whole seconds, at least 1), in
+    /// `scope` (a store, or a [`Scope`] with a key prefix and a clock).
     pub fn new(
-        store: Arc<dyn Store>,
+        scope: impl Into<Scope>,
         name: &str,
         limit: u64,
         window: Duration,
         mode: Window,
-    ) -> Result<RateLimiter> {
-        RateLimiter::with_options(store, name, limit, window, mode, CounterOptions::default())
-    }
-
-    /// With a prefix and clock.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        limit: u64,
-        window: Duration,
-        mode: Window,
-        options: CounterOptions,
     ) -> Result<RateLimiter> {
         if limit == 0 {
             return Err(Error::InvalidArgument(
@@ -100,13 +86,11 @@ impl RateLimiter {
             ));
         }
         let limiter = RateLimiter {
-            store,
-            prefix: options.prefix,
+            scope: scope.into(),
             name: name.to_string(),
             limit,
             window: mc_core::whole_secs("the rate limiter window", window)?,
             mode,
-            clock: options.clock,
         };
         // Validate the longest key now rather than at the first check.
         limiter.key(u64::MAX)?;
@@ -114,12 +98,12 @@ impl RateLimiter {
     }
 
     fn key(&self, window_no: u64) -> Result<Key> {
-        Key::parts(&self.prefix, "rate", &self.name, window_no)
+        self.scope.key("rate", &self.name, window_no)
     }
 
     /// Count this request and decide whether it is allowed.
     pub fn check(&self) -> Result<Decision> {
-        let now_ms = self.clock.now_ms();
+        let now_ms = self.scope.clock().now_ms();
         let w = now_ms / 1000 / self.window;
         let current_key = self.key(w)?;
         let count = Op::IncrOrInit {
@@ -129,12 +113,14 @@ impl RateLimiter {
             ttl: Ttl::from(Duration::from_secs(2 * self.window)),
         };
         let (current, previous) = match self.mode {
-            Window::Fixed => (self.store.execute(&count)?.value()?, 0),
+            Window::Fixed => (self.scope.store().execute(&count)?.value()?, 0),
             Window::Sliding => {
                 // Both in one pipelined batch: one round trip.
                 let previous_key = self.key(w.wrapping_sub(1))?;
-                let [current, previous] =
-                    mc_core::run_pipeline(self.store.as_ref(), [count, Op::Get(&previous_key)])?;
+                let [current, previous] = mc_core::run_pipeline(
+                    self.scope.store().as_ref(),
+                    [count, Op::Get(&previous_key)],
+                )?;
                 let current = current?.value()?;
                 let previous = read_counter(previous?.item()?, &previous_key)?;
                 (current, previous)
@@ -146,18 +132,19 @@ impl RateLimiter {
     /// Decide whether a request would be allowed now, without counting one.
     /// One round trip.
     pub fn peek(&self) -> Result<Decision> {
-        let now_ms = self.clock.now_ms();
+        let now_ms = self.scope.clock().now_ms();
         let w = now_ms / 1000 / self.window;
         let current_key = self.key(w)?;
         let (previous, current) = match self.mode {
             Window::Fixed => (
                 0,
-                read_counter(self.store.get(&current_key)?, &current_key)?,
+                read_counter(self.scope.store().get(&current_key)?, &current_key)?,
             ),
             Window::Sliding => {
                 let previous_key = self.key(w.wrapping_sub(1))?;
                 let items = self
-                    .store
+                    .scope
+                    .store()
                     .get_multi(&[previous_key.clone(), current_key.clone()])?;
                 let mut items = items.into_iter();
                 (

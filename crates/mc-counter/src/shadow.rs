@@ -1,11 +1,10 @@
 //! [`ShadowCounter`]: events in the previous period, with two keys.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Key, Result, Store, Ttl};
+use mc_core::{Key, Result, Scope, Ttl};
 
-use crate::{CounterOptions, read_counter};
+use crate::read_counter;
 
 /// Counts events (visitors, say) in the previous period of `T` seconds
 /// (the two-key "shadow" counter of the design sources).
@@ -27,13 +26,13 @@ use crate::{CounterOptions, read_counter};
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use mc_core::{ManualClock, MemoryStore};
-/// use mc_counter::{CounterOptions, ShadowCounter};
+/// use mc_core::{ManualClock, MemoryStore, Scope};
+/// use mc_counter::ShadowCounter;
 ///
 /// let clock = ManualClock::new(1_000_000 * 1000); // a multiple of 2T
 /// let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
-/// let visitors = ShadowCounter::with_options(
-///     store, "visitors", Duration::from_secs(60), CounterOptions::with_clock(Arc::new(clock.clone())))?;
+/// let scope = Scope::from(store).with_clock(Arc::new(clock.clone()));
+/// let visitors = ShadowCounter::new(&scope, "visitors", Duration::from_secs(60))?;
 /// visitors.incr(1)?;
 /// visitors.incr(1)?;
 /// assert_eq!(visitors.value()?, 0); // counting into the shadow
@@ -43,55 +42,43 @@ use crate::{CounterOptions, read_counter};
 /// ```
 #[derive(Clone, Debug)]
 pub struct ShadowCounter {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     name: String,
     period: u64,
-    clock: Arc<dyn Clock>,
 }
 
 impl ShadowCounter {
-    /// A counter over periods of `period` (whole seconds, at least 1).
-    pub fn new(store: Arc<dyn Store>, name: &str, period: Duration) -> Result<ShadowCounter> {
-        ShadowCounter::with_options(store, name, period, CounterOptions::default())
-    }
-
-    /// With a prefix and clock.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        period: Duration,
-        options: CounterOptions,
-    ) -> Result<ShadowCounter> {
+    /// A counter over periods of `period` (whole seconds, at least 1), in
+    /// `scope` (a store, or a [`Scope`] with a key prefix and a clock).
+    pub fn new(scope: impl Into<Scope>, name: &str, period: Duration) -> Result<ShadowCounter> {
         let counter = ShadowCounter {
-            store,
-            prefix: options.prefix,
+            scope: scope.into(),
             name: name.to_string(),
             period: mc_core::whole_secs("the shadow counter period", period)?,
-            clock: options.clock,
         };
         counter.key(u64::MAX)?; // the longest key fits
         Ok(counter)
     }
 
     fn key(&self, number: u64) -> Result<Key> {
-        Key::parts(&self.prefix, "shadow", &self.name, number)
+        self.scope.key("shadow", &self.name, number)
     }
 
     /// Count `delta` events in this period. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        let number = self.clock.now_secs() / self.period;
+        let number = self.scope.clock().now_secs() / self.period;
         let ttl = Ttl::from(Duration::from_secs(3 * self.period));
-        self.store
+        self.scope
+            .store()
             .incr_or_init(&self.key(number)?, delta, delta, ttl)
     }
 
     /// The number of events in the previous period. One round trip.
     pub fn value(&self) -> Result<u64> {
-        let Some(previous) = (self.clock.now_secs() / self.period).checked_sub(1) else {
+        let Some(previous) = (self.scope.clock().now_secs() / self.period).checked_sub(1) else {
             return Ok(0);
         };
         let key = self.key(previous)?;
-        read_counter(self.store.get(&key)?, &key)
+        read_counter(self.scope.store().get(&key)?, &key)
     }
 }

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, Stored, Ttl};
+use mc_core::{Key, Result, Scope, Store, Stored, Ttl};
 
-use crate::{CounterOptions, read_counter};
+use crate::read_counter;
 
 /// A view counter whose true total lives elsewhere (a database), cached in
 /// memcached for real-time display (the "Web, caching and memcached" series).
@@ -27,36 +27,21 @@ use crate::{CounterOptions, read_counter};
 /// assert_eq!(views.view(from_db)?, 1002); // no database call on a hit
 /// # Ok::<(), mc_core::Error>(())
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ViewCounter {
     store: Arc<dyn Store>,
     key: Key,
     ttl: Ttl,
 }
 
-impl std::fmt::Debug for ViewCounter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ViewCounter")
-            .field("key", &self.key)
-            .finish()
-    }
-}
-
 impl ViewCounter {
-    /// The view counter `name`, cached without expiry.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<ViewCounter> {
-        ViewCounter::with_options(store, name, CounterOptions::default())
-    }
-
-    /// With a key prefix.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        options: CounterOptions,
-    ) -> Result<ViewCounter> {
+    /// The view counter `name` in `scope` (a store, or a [`Scope`] with a
+    /// key prefix), cached without expiry.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<ViewCounter> {
+        let scope = scope.into();
         Ok(ViewCounter {
-            store,
-            key: Key::parts(&options.prefix, "views", name, "value")?,
+            key: scope.key("views", name, "value")?,
+            store: Arc::clone(scope.store()),
             ttl: Ttl::Never,
         })
     }

@@ -1,11 +1,10 @@
 //! [`WindowCounter`]: events in the last N−1 slots.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store, Ttl};
+use mc_core::{Error, Key, Result, Scope, Ttl};
 
-use crate::{CounterOptions, read_counter};
+use crate::read_counter;
 
 /// Counts events over a sliding window of `slots − 1` slots of `slot`
 /// seconds each (the online-users counter of the design sources: 6 slots of
@@ -29,13 +28,13 @@ use crate::{CounterOptions, read_counter};
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use mc_core::{ManualClock, MemoryStore};
-/// use mc_counter::{CounterOptions, WindowCounter};
+/// use mc_core::{ManualClock, MemoryStore, Scope};
+/// use mc_counter::WindowCounter;
 ///
 /// let clock = ManualClock::new(1_800_000_000_000);
 /// let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
-/// let online = WindowCounter::with_options(
-///     store, "online", Duration::from_secs(60), 6, CounterOptions::with_clock(Arc::new(clock.clone())))?;
+/// let scope = Scope::from(store).with_clock(Arc::new(clock.clone()));
+/// let online = WindowCounter::new(&scope, "online", Duration::from_secs(60), 6)?;
 /// online.incr(1)?;
 /// assert_eq!(online.value()?, 0); // the current minute is not shown yet
 /// clock.advance(Duration::from_secs(60));
@@ -46,70 +45,58 @@ use crate::{CounterOptions, read_counter};
 /// ```
 #[derive(Clone, Debug)]
 pub struct WindowCounter {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     name: String,
     slots: u64,
     slot: u64,
-    clock: Arc<dyn Clock>,
 }
 
 impl WindowCounter {
-    /// `slots` slots (2 to 1000) of `slot` (whole seconds, at least 1).
+    /// `slots` slots (2 to 1000) of `slot` (whole seconds, at least 1), in
+    /// `scope` (a store, or a [`Scope`] with a key prefix and a clock).
     pub fn new(
-        store: Arc<dyn Store>,
+        scope: impl Into<Scope>,
         name: &str,
         slot: Duration,
         slots: usize,
     ) -> Result<WindowCounter> {
-        WindowCounter::with_options(store, name, slot, slots, CounterOptions::default())
-    }
-
-    /// With a prefix and clock.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        slot: Duration,
-        slots: usize,
-        options: CounterOptions,
-    ) -> Result<WindowCounter> {
+        let scope = scope.into();
         if !(2..=1000).contains(&slots) {
             return Err(Error::InvalidArgument(format!(
                 "a window counter needs 2 to 1000 slots (one filling, the rest counted); got {slots}"
             )));
         }
         let counter = WindowCounter {
-            store,
-            prefix: options.prefix,
+            scope,
             name: name.to_string(),
             slots: slots as u64,
             slot: mc_core::whole_secs("the window slot length", slot)?,
-            clock: options.clock,
         };
         counter.key(u64::MAX)?; // the longest key fits
         Ok(counter)
     }
 
     fn key(&self, number: u64) -> Result<Key> {
-        Key::parts(&self.prefix, "window", &self.name, number)
+        self.scope.key("window", &self.name, number)
     }
 
     /// Count `delta` events now. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        let number = self.clock.now_secs() / self.slot;
+        let number = self.scope.clock().now_secs() / self.slot;
         let ttl = Ttl::from(Duration::from_secs((self.slots + 1) * self.slot));
-        self.store
+        self.scope
+            .store()
             .incr_or_init(&self.key(number)?, delta, delta, ttl)
     }
 
     /// The events of the last N−1 complete slots. One round trip.
     pub fn value(&self) -> Result<u64> {
-        let current = self.clock.now_secs() / self.slot;
+        let current = self.scope.clock().now_secs() / self.slot;
         let others: Vec<Key> = (1..self.slots)
             .filter_map(|back| current.checked_sub(back))
             .map(|number| self.key(number))
             .collect::<Result<_>>()?;
-        let items = self.store.get_multi(&others)?;
+        let items = self.scope.store().get_multi(&others)?;
         let mut sum: u64 = 0;
         for (item, key) in items.into_iter().zip(&others) {
             sum = sum.saturating_add(read_counter(item, key)?);

@@ -4,23 +4,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, Error, ManualClock, MemoryStore, Store, Ttl, traffic};
-use mc_counter::{
-    Counter, CounterOptions, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter,
-};
+use mc_core::{Clock, CountingStore, Error, ManualClock, MemoryStore, Scope, Store, Ttl, traffic};
+use mc_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
 /// 1_800_000_000 is a multiple of 20, 60 and 360: periods start there.
 const EPOCH_MS: u64 = 1_800_000_000_000;
 
-fn memory() -> (Arc<dyn Store>, ManualClock, CounterOptions) {
+fn memory() -> (Arc<dyn Store>, ManualClock, Scope) {
     let clock = ManualClock::new(EPOCH_MS);
     let store = MemoryStore::builder()
         .clock(Arc::new(clock.clone()))
         .build();
-    let options = CounterOptions::with_clock(Arc::new(clock.clone()));
-    (Arc::new(store), clock, options)
+    let store: Arc<dyn Store> = Arc::new(store);
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    (store, clock, scope)
 }
 
 fn at(clock: &ManualClock, secs: f64) {
@@ -234,9 +233,8 @@ fn view_counter_seeds_with_add_and_loses_no_first_view() {
 
 #[test]
 fn shadow_counter_rolls_over_exactly_and_dodges_the_one_second_trap() {
-    let (store, clock, options) = memory();
-    let c =
-        ShadowCounter::with_options(store, "visitors", Duration::from_secs(10), options).unwrap();
+    let (_, clock, scope) = memory();
+    let c = ShadowCounter::new(scope, "visitors", Duration::from_secs(10)).unwrap();
     // Period [0, 10): key 0 is read, key 1 counts. Counting starts at
     // 5.031 s: the data-structures article's example of a key created mid-second.
     at(&clock, 5.031);
@@ -265,9 +263,8 @@ fn shadow_counter_rolls_over_exactly_and_dodges_the_one_second_trap() {
 
 #[test]
 fn window_counter_rolls_over_exactly() {
-    let (store, clock, options) = memory();
-    let online =
-        WindowCounter::with_options(store, "online", Duration::from_secs(60), 6, options).unwrap();
+    let (_, clock, scope) = memory();
+    let online = WindowCounter::new(scope, "online", Duration::from_secs(60), 6).unwrap();
     // One event in each of the first six minutes, mid-minute and at odd
     // milliseconds.
     for minute in 0..6 {
@@ -295,16 +292,9 @@ fn window_counter_rolls_over_exactly() {
 
 #[test]
 fn fixed_rate_limiter_windows() {
-    let (store, clock, options) = memory();
-    let limiter = RateLimiter::with_options(
-        store,
-        "api",
-        3,
-        Duration::from_secs(10),
-        Window::Fixed,
-        options,
-    )
-    .unwrap();
+    let (_, clock, scope) = memory();
+    let limiter =
+        RateLimiter::new(scope, "api", 3, Duration::from_secs(10), Window::Fixed).unwrap();
     at(&clock, 2.5);
     for remaining in [2, 1, 0] {
         let d = limiter.check().unwrap();
@@ -336,16 +326,9 @@ fn fixed_rate_limiter_windows() {
 
 #[test]
 fn sliding_rate_limiter_weighs_the_previous_window() {
-    let (store, clock, options) = memory();
-    let limiter = RateLimiter::with_options(
-        store,
-        "api",
-        10,
-        Duration::from_secs(10),
-        Window::Sliding,
-        options,
-    )
-    .unwrap();
+    let (_, clock, scope) = memory();
+    let limiter =
+        RateLimiter::new(scope, "api", 10, Duration::from_secs(10), Window::Sliding).unwrap();
     at(&clock, 5.0);
     for _ in 0..10 {
         assert!(limiter.check().unwrap().allowed);

@@ -26,13 +26,13 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use mc_core::{ManualClock, MemoryStore};
-//! use mc_eventlog::{Cursor, EventLog, LogOptions};
+//! use mc_core::{ManualClock, MemoryStore, Scope};
+//! use mc_eventlog::{Cursor, EventLog};
 //!
 //! let clock = ManualClock::new(1_800_000_000_000);
 //! let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
-//! let options = LogOptions { clock: Arc::new(clock.clone()), ..LogOptions::default() };
-//! let log = EventLog::with_options(store, "audit", Duration::from_secs(10), 7, options)?;
+//! let scope = Scope::from(store).with_clock(Arc::new(clock.clone()));
+//! let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
 //! log.put(b"ann logged in")?;
 //! clock.advance(Duration::from_secs(3));
 //! log.put(b"bob logged in")?;
@@ -67,30 +67,11 @@
 
 pub mod frame;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store, SystemClock, Ttl};
+use mc_core::{Error, Key, Result, Scope, Ttl};
 
 pub use frame::Event;
-
-/// Settings of an [`EventLog`].
-#[derive(Clone, Debug)]
-pub struct LogOptions {
-    /// Prepended to every key (default empty).
-    pub prefix: String,
-    /// Where time comes from (default the system clock).
-    pub clock: Arc<dyn Clock>,
-}
-
-impl Default for LogOptions {
-    fn default() -> Self {
-        LogOptions {
-            prefix: String::new(),
-            clock: Arc::new(SystemClock),
-        }
-    }
-}
 
 /// A polling position: the timestamp of the last event seen and how many
 /// events with exactly that timestamp were seen.
@@ -120,33 +101,21 @@ impl Cursor {
 /// A ring-buffer event log. See the [crate docs](crate).
 #[derive(Clone, Debug)]
 pub struct EventLog {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     name: String,
     chunks: u64,
     chunk_secs: u64,
-    clock: Arc<dyn Clock>,
 }
 
 impl EventLog {
     /// A log of `chunks` (2 to 10 000) chunks of `chunk` (whole seconds, at
-    /// least 1): it keeps `(chunks − 1) · chunk` seconds of events.
+    /// least 1): it keeps `(chunks − 1) · chunk` seconds of events. In
+    /// `scope`: a store, or a [`Scope`] with a key prefix and a clock.
     pub fn new(
-        store: Arc<dyn Store>,
+        scope: impl Into<Scope>,
         name: &str,
         chunk: Duration,
         chunks: usize,
-    ) -> Result<EventLog> {
-        EventLog::with_options(store, name, chunk, chunks, LogOptions::default())
-    }
-
-    /// With a prefix and clock.
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        chunk: Duration,
-        chunks: usize,
-        options: LogOptions,
     ) -> Result<EventLog> {
         let chunk_secs = mc_core::whole_secs("the event log chunk", chunk)?;
         if !(2..=10_000).contains(&chunks) {
@@ -155,12 +124,10 @@ impl EventLog {
             )));
         }
         let log = EventLog {
-            store,
-            prefix: options.prefix,
+            scope: scope.into(),
             name: name.to_string(),
             chunks: chunks as u64,
             chunk_secs,
-            clock: options.clock,
         };
         log.key_for_chunk(u64::MAX)?; // the longest key fits
         Ok(log)
@@ -176,12 +143,12 @@ impl EventLog {
     }
 
     fn key_for_chunk(&self, w: u64) -> Result<Key> {
-        Key::parts(&self.prefix, "log", &self.name, w)
+        self.scope.key("log", &self.name, w)
     }
 
     /// Record `payload` now. One round trip. Returns the event as stored.
     pub fn put(&self, payload: &[u8]) -> Result<Event> {
-        let at_ms = self.clock.now_ms();
+        let at_ms = self.scope.clock().now_ms();
         self.put_at(at_ms, payload)?;
         Ok(Event {
             at_ms,
@@ -192,7 +159,7 @@ impl EventLog {
     /// Record `payload` with timestamp `at_ms`, which must lie within the
     /// log's capacity and not after the current chunk.
     pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
-        let now_ms = self.clock.now_ms();
+        let now_ms = self.scope.clock().now_ms();
         let n = self.chunks;
         let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
         if w > w_now || w + (n - 1) < w_now {
@@ -206,7 +173,7 @@ impl EventLog {
         let ttl = (n + 1) * self.chunk_secs;
         let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
         frame::encode(at_ms, payload, &mut frame);
-        self.store.append_or_add(
+        self.scope.store().append_or_add(
             &self.key_for_chunk(w)?,
             &frame,
             Ttl::from(Duration::from_secs(ttl)),
@@ -222,7 +189,7 @@ impl EventLog {
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
     pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
-        let now_ms = self.clock.now_ms();
+        let now_ms = self.scope.clock().now_ms();
         let n = self.chunks;
         let w_now = now_ms / self.chunk_ms();
         let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
@@ -238,7 +205,7 @@ impl EventLog {
             .iter()
             .map(|&w| self.key_for_chunk(w))
             .collect::<Result<_>>()?;
-        let items = self.store.get_multi(&keys)?;
+        let items = self.scope.store().get_multi(&keys)?;
         let mut events = Vec::new();
         let mut damaged = 0;
         for (&w, item) in chunks.iter().zip(items) {

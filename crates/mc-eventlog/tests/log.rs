@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, Error, Key, ManualClock, MemoryStore, Store, traffic};
-use mc_eventlog::{Cursor, EventLog, LogOptions, frame};
+use mc_core::{Clock, CountingStore, Error, Key, ManualClock, MemoryStore, Scope, Store, traffic};
+use mc_eventlog::{Cursor, EventLog, frame};
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
@@ -18,18 +18,8 @@ fn memory(chunk: u64, chunks: usize) -> (Arc<dyn Store>, ManualClock, EventLog) 
             .clock(Arc::new(clock.clone()))
             .build(),
     );
-    let options = LogOptions {
-        clock: Arc::new(clock.clone()),
-        ..LogOptions::default()
-    };
-    let log = EventLog::with_options(
-        Arc::clone(&store),
-        "log",
-        Duration::from_secs(chunk),
-        chunks,
-        options,
-    )
-    .unwrap();
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    let log = EventLog::new(scope, "log", Duration::from_secs(chunk), chunks).unwrap();
     (store, clock, log)
 }
 

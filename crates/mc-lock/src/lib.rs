@@ -92,8 +92,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mc_core::{
-    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Op, Reply, Result, Store, Stored,
-    SystemClock, Ttl,
+    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored,
+    Ttl,
 };
 
 /// Outcome of [`Guard::release`].
@@ -115,35 +115,6 @@ pub enum Extend {
     Lost,
 }
 
-/// Settings of a [`Lock`].
-#[derive(Clone, Debug)]
-pub struct LockOptions {
-    /// Prepended to every key (default empty), e.g. `"myapp/"`.
-    pub prefix: String,
-    /// Hand out fencing tokens (default off; pipelined with the acquire, so
-    /// it adds a command but no round trip, except on a pool whose fence
-    /// counter lives on another server than the lock: 3 round trips).
-    pub fencing: bool,
-    /// First backoff ceiling of [`Lock::acquire`] (default 1 ms).
-    pub backoff_min: Duration,
-    /// Largest backoff ceiling of [`Lock::acquire`] (default 50 ms).
-    pub backoff_max: Duration,
-    /// The clock fencing counters are seeded from (default system time).
-    pub clock: Arc<dyn Clock>,
-}
-
-impl Default for LockOptions {
-    fn default() -> Self {
-        LockOptions {
-            prefix: String::new(),
-            fencing: false,
-            backoff_min: Duration::from_millis(1),
-            backoff_max: Duration::from_millis(50),
-            clock: Arc::new(SystemClock),
-        }
-    }
-}
-
 /// A named distributed lock with a lease of fixed TTL. See the
 /// [crate docs](crate) for the algorithm and its guarantees.
 ///
@@ -156,7 +127,10 @@ pub struct Lock {
     key: Key,
     fence_key: Key,
     ttl: Duration,
-    options: LockOptions,
+    clock: Arc<dyn Clock>,
+    fencing: bool,
+    backoff_min: Duration,
+    backoff_max: Duration,
 }
 
 /// The TTL written for a lease of `ttl`: rounded up to whole seconds, plus
@@ -180,22 +154,19 @@ fn lease_ttl(ttl: Duration) -> Result<Ttl> {
 
 impl Lock {
     /// A lock named `name` whose lease lasts `ttl` (at least 1 second,
-    /// rounded up to whole seconds), with default options.
-    pub fn new(store: Arc<dyn Store>, name: &str, ttl: Duration) -> Result<Lock> {
-        Lock::with_options(store, name, ttl, LockOptions::default())
-    }
-
-    /// A lock with explicit [`LockOptions`].
+    /// rounded up to whole seconds), in `scope`: a store, or a
+    /// [`Scope`] with a key prefix (and the clock fencing counters are
+    /// seeded from). No fencing tokens; [`acquire`](Lock::acquire) backs off
+    /// from 1 ms up to 50 ms between tries.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;
-    /// use mc_core::MemoryStore;
-    /// use mc_lock::{Lock, LockOptions};
+    /// use mc_core::{MemoryStore, Scope};
+    /// use mc_lock::Lock;
     ///
-    /// let store = Arc::new(MemoryStore::new());
-    /// let options = LockOptions { fencing: true, ..LockOptions::default() };
-    /// let lock = Lock::with_options(store, "ledger", Duration::from_secs(10), options)?;
+    /// let scope = Scope::from(Arc::new(MemoryStore::new())).with_prefix("billing/")?;
+    /// let lock = Lock::new(&scope, "ledger", Duration::from_secs(10))?.with_fencing(true);
     /// let first = lock.try_acquire()?.unwrap();
     /// let t1 = first.fencing_token().unwrap();
     /// first.release()?;
@@ -203,23 +174,38 @@ impl Lock {
     /// assert!(second.fencing_token().unwrap() > t1);
     /// # Ok::<(), mc_core::Error>(())
     /// ```
-    pub fn with_options(
-        store: Arc<dyn Store>,
-        name: &str,
-        ttl: Duration,
-        options: LockOptions,
-    ) -> Result<Lock> {
+    pub fn new(scope: impl Into<Scope>, name: &str, ttl: Duration) -> Result<Lock> {
+        let scope = scope.into();
         lease_ttl(ttl)?;
-        let key = Key::parts(&options.prefix, "lock", name, "owner")?;
-        let fence_key = Key::parts(&options.prefix, "lock", name, "fence")?;
         Ok(Lock {
-            store,
+            key: scope.key("lock", name, "owner")?,
+            fence_key: scope.key("lock", name, "fence")?,
+            store: Arc::clone(scope.store()),
+            clock: Arc::clone(scope.clock()),
             name: name.to_string(),
-            key,
-            fence_key,
             ttl,
-            options,
+            fencing: false,
+            backoff_min: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(50),
         })
+    }
+
+    /// Hand out fencing tokens (default off). The token's increment is
+    /// pipelined with the acquire, so it adds a command but no round trip,
+    /// except on a pool whose fence counter lives on another server than
+    /// the lock: 3 round trips.
+    pub fn with_fencing(mut self, fencing: bool) -> Lock {
+        self.fencing = fencing;
+        self
+    }
+
+    /// The backoff of [`acquire`](Lock::acquire) between tries: a random
+    /// sleep under a ceiling that starts at `min` and doubles up to `max`
+    /// (defaults 1 ms and 50 ms).
+    pub fn with_backoff(mut self, min: Duration, max: Duration) -> Lock {
+        self.backoff_min = min;
+        self.backoff_max = max;
+        self
     }
 
     /// The lock's name.
@@ -249,7 +235,7 @@ impl Lock {
                 hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
             });
         }
-        let (added, fencing_token) = if self.options.fencing {
+        let (added, fencing_token) = if self.fencing {
             self.add_fenced(&token, ttl)?
         } else {
             (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
@@ -304,7 +290,7 @@ impl Lock {
     /// increment ran (a client that paused between the two would otherwise
     /// take a token larger than the next holder's): 3 round trips.
     fn add_fenced(&self, token: &str, ttl: Ttl) -> Result<(Stored, Option<Result<u64>>)> {
-        let initial = self.options.clock.now_ms().saturating_mul(1000);
+        let initial = self.clock.now_ms().saturating_mul(1000);
         let fence = Op::IncrOrInit {
             key: &self.fence_key,
             delta: 1,
@@ -346,7 +332,7 @@ impl Lock {
     /// backoff. [`Error::WaitTimeout`] if it stays taken.
     pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
         let deadline = Instant::now() + timeout;
-        let mut backoff = Backoff::new(self.options.backoff_min, self.options.backoff_max);
+        let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
             if let Some(guard) = self.try_acquire()? {
                 return Ok(guard);
@@ -577,7 +563,7 @@ impl Guard {
     }
 
     /// The fencing token of this acquisition (with
-    /// [`LockOptions::fencing`]): strictly greater than every token handed
+    /// [`Lock::with_fencing`]): strictly greater than every token handed
     /// out before for this lock name, while the counter lives (see the
     /// [crate docs](crate)).
     pub fn fencing_token(&self) -> Option<u64> {

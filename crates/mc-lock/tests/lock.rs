@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mc_core::{CountingStore, Key, ManualClock, MemoryStore, Store, Ttl, traffic};
-use mc_lock::{Extend, Lock, LockOptions, Release};
+use mc_core::{CountingStore, Key, ManualClock, MemoryStore, Scope, Store, Ttl, traffic};
+use mc_lock::{Extend, Lock, Release};
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
@@ -18,28 +18,33 @@ fn memory() -> (Arc<dyn Store>, ManualClock) {
     (Arc::new(store), clock)
 }
 
-fn fast(clock: Option<&ManualClock>, fencing: bool) -> LockOptions {
-    let mut options = LockOptions {
-        fencing,
-        backoff_min: Duration::from_micros(50),
-        backoff_max: Duration::from_millis(2),
-        ..LockOptions::default()
-    };
+/// A lock with a short backoff, and the manual clock when given.
+fn fast(
+    store: Arc<dyn Store>,
+    name: &str,
+    ttl: Duration,
+    clock: Option<&ManualClock>,
+    fencing: bool,
+) -> mc_core::Result<Lock> {
+    let mut scope = Scope::new(store);
     if let Some(clock) = clock {
-        options.clock = Arc::new(clock.clone());
+        scope = scope.with_clock(Arc::new(clock.clone()));
     }
-    options
+    Ok(Lock::new(scope, name, ttl)?
+        .with_fencing(fencing)
+        .with_backoff(Duration::from_micros(50), Duration::from_millis(2)))
 }
 
 /// 8 threads contend 2000 times each. Inside the critical section: a
 /// non-atomic read-modify-write of a value in the store and an in-section
 /// holder count. Returns (overlaps, final value).
 fn contend(store: Arc<dyn Store>, threads: usize, rounds: usize) -> (usize, u64) {
-    let lock = Lock::with_options(
+    let lock = fast(
         Arc::clone(&store),
         "contended",
         Duration::from_secs(30),
-        fast(None, false),
+        None,
+        false,
     )
     .unwrap();
     let shared = Key::new("contended:shared").unwrap();
@@ -118,13 +123,7 @@ fn round_trips_on_memcached() {
 fn fenced_acquire_round_trips() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let lock = Lock::with_options(
-        store,
-        "rt-fenced",
-        Duration::from_secs(10),
-        fast(None, true),
-    )
-    .unwrap();
+    let lock = fast(store, "rt-fenced", Duration::from_secs(10), None, true).unwrap();
     lock.holder().unwrap(); // warm the connection
     let (guard, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
     assert_eq!((t.round_trips, t.commands), (1, 2), "fenced try_acquire");
@@ -147,13 +146,7 @@ fn fenced_acquire_round_trips() {
             Key::new(format!("lock:{name}:fence")).unwrap(),
         );
         let colocated = pooled.colocated(&lk, &fk);
-        let lock = Lock::with_options(
-            pooled.clone(),
-            &name,
-            Duration::from_secs(10),
-            fast(None, true),
-        )
-        .unwrap();
+        let lock = fast(pooled.clone(), &name, Duration::from_secs(10), None, true).unwrap();
         lock.holder().unwrap();
         let (g, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
         assert!(g.fencing_token().is_some());
@@ -169,11 +162,12 @@ fn fenced_acquire_round_trips() {
 /// A holder whose lease expired cannot release or extend the next holder's
 /// lock; fencing tokens keep increasing across holders.
 fn expired_holder(store: Arc<dyn Store>, clock: Option<&ManualClock>, wait: &dyn Fn()) {
-    let lock = Lock::with_options(
+    let lock = fast(
         Arc::clone(&store),
         "lease",
         Duration::from_secs(1),
-        fast(clock, true),
+        clock,
+        true,
     )
     .unwrap();
     let first = lock.try_acquire().unwrap().unwrap();
@@ -236,11 +230,12 @@ fn expired_holder_memcached() {
 #[test]
 fn fencing_survives_a_lost_counter() {
     let (store, clock) = memory();
-    let lock = Lock::with_options(
+    let lock = fast(
         Arc::clone(&store),
         "f",
         Duration::from_secs(10),
-        fast(Some(&clock), true),
+        Some(&clock),
+        true,
     )
     .unwrap();
     let mut last = 0;

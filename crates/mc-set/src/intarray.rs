@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Error, Key, Result, Store};
+use mc_core::{Error, Result, Scope};
 
 use crate::set::Set;
 
@@ -33,10 +33,12 @@ fn decimal(values: &[i64]) -> Vec<String> {
 }
 
 impl IntArray {
-    /// The array `name`.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<IntArray> {
+    /// The array `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix).
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<IntArray> {
+        let scope = scope.into();
         Ok(IntArray {
-            set: Set::with_key(store, Key::parts("", "ints", name, "log")?)?,
+            set: Set::with_key(Arc::clone(scope.store()), scope.key("ints", name, "log")?),
         })
     }
 

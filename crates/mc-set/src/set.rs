@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{CasOutcome, Error, Key, Op as StoreOp, Reply, Result, Store, Ttl};
+use mc_core::{CasOutcome, Error, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl};
 
 pub(crate) use crate::codec::Op;
 use crate::codec::{Decoded, binary, text};
@@ -102,47 +102,47 @@ fn as_slices<M: AsRef<[u8]>>(members: &[M]) -> Vec<&[u8]> {
 }
 
 impl Set {
-    /// The set `name` with the text codec and no expiry.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Set> {
-        Set::with_prefix(store, "", name)
+    /// The set `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix), with the text codec and no expiry.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Set> {
+        let scope = scope.into();
+        Ok(Set::with_key(
+            Arc::clone(scope.store()),
+            scope.key("set", name, "log")?,
+        ))
     }
 
-    /// The set `name` with a key prefix (`<prefix>set:<name>:log`).
-    pub fn with_prefix(store: Arc<dyn Store>, prefix: &str, name: &str) -> Result<Set> {
-        Set::with_key(store, Key::parts(prefix, "set", name, "log")?)
-    }
-
-    /// A set stored under an explicit key.
-    pub fn with_key(store: Arc<dyn Store>, key: Key) -> Result<Set> {
-        Ok(Set {
+    /// A set stored under an explicit key (no prefix is added).
+    pub fn with_key(store: Arc<dyn Store>, key: Key) -> Set {
+        Set {
             store,
             key,
             codec: Codec::Text,
             ttl: Ttl::Never,
             compaction: Compaction::default(),
-        })
+        }
     }
 
-    /// Use `codec` (both sides must agree).
-    pub fn codec(mut self, codec: Codec) -> Set {
+    /// Use `codec` (every reader and writer of the set must agree).
+    pub fn with_codec(mut self, codec: Codec) -> Set {
         self.codec = codec;
         self
     }
 
     /// Expire the set `ttl` after it is created (and after each compaction).
-    pub fn ttl(mut self, ttl: Ttl) -> Set {
+    pub fn with_ttl(mut self, ttl: Ttl) -> Set {
         self.ttl = ttl;
         self
     }
 
     /// When to compact.
-    pub fn compaction(mut self, compaction: Compaction) -> Set {
+    pub fn with_compaction(mut self, compaction: Compaction) -> Set {
         self.compaction = compaction;
         self
     }
 
     /// The codec in use.
-    pub fn codec_kind(&self) -> Codec {
+    pub fn codec(&self) -> Codec {
         self.codec
     }
 

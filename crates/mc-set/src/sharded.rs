@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, stable_hash};
+use mc_core::{Key, Result, Scope, Store, stable_hash};
 
 use crate::set::{Codec, Op, Set};
 
@@ -36,32 +36,35 @@ pub struct ShardedSet {
 }
 
 impl ShardedSet {
-    /// `shards` shards (1 to 4096) with the text codec.
-    pub fn new(store: Arc<dyn Store>, name: &str, shards: usize) -> Result<ShardedSet> {
-        ShardedSet::with_codec(store, name, shards, Codec::Text)
-    }
-
-    /// With an explicit codec.
-    pub fn with_codec(
-        store: Arc<dyn Store>,
-        name: &str,
-        shards: usize,
-        codec: Codec,
-    ) -> Result<ShardedSet> {
+    /// `shards` shards (1 to 4096) with the text codec, in `scope` (a
+    /// store, or a [`Scope`] with a key prefix).
+    pub fn new(scope: impl Into<Scope>, name: &str, shards: usize) -> Result<ShardedSet> {
+        let scope = scope.into();
         if !(1..=4096).contains(&shards) {
             return Err(mc_core::Error::InvalidArgument(format!(
                 "a sharded set needs 1 to 4096 shards; got {shards}"
             )));
         }
+        let store = Arc::clone(scope.store());
         let shards = (0..shards)
             .map(|i| {
-                Ok(
-                    Set::with_key(Arc::clone(&store), Key::parts("", "sset", name, i)?)?
-                        .codec(codec),
-                )
+                Ok(Set::with_key(
+                    Arc::clone(&store),
+                    scope.key("sset", name, i)?,
+                ))
             })
             .collect::<Result<_>>()?;
         Ok(ShardedSet { store, shards })
+    }
+
+    /// Use `codec` in every shard (every reader and writer must agree).
+    pub fn with_codec(mut self, codec: Codec) -> ShardedSet {
+        self.shards = self
+            .shards
+            .into_iter()
+            .map(|s| s.with_codec(codec))
+            .collect();
+        self
     }
 
     /// The shard index of `member`.
@@ -120,7 +123,7 @@ impl ShardedSet {
         let mut out = Vec::new();
         for (shard, item) in self.shards.iter().zip(items) {
             if let Some(item) = item {
-                out.extend(shard.codec_kind().decode(shard.key(), &item.value)?.members);
+                out.extend(shard.codec().decode(shard.key(), &item.value)?.members);
             }
         }
         Ok(out)

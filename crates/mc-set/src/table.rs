@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Op as StoreOp, Result, Store, Ttl, is_key_byte, stable_hash128};
+use mc_core::{Key, Op as StoreOp, Result, Scope, Store, Ttl, is_key_byte, stable_hash128};
 
 use crate::set::{Op, Set};
 
@@ -48,20 +48,24 @@ use crate::set::{Op, Set};
 #[derive(Clone, Debug)]
 pub struct Table {
     store: Arc<dyn Store>,
+    prefix: String,
     name: String,
     list: Set,
     ttl: Ttl,
 }
 
 impl Table {
-    /// The table `name`.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Table> {
+    /// The table `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix).
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Table> {
+        let scope = scope.into();
         let list = Set::with_key(
-            Arc::clone(&store),
-            Key::parts("", "table", name, "members")?,
-        )?;
+            Arc::clone(scope.store()),
+            scope.key("table", name, "members")?,
+        );
         let table = Table {
-            store,
+            store: Arc::clone(scope.store()),
+            prefix: scope.prefix().to_string(),
             name: name.to_string(),
             list,
             ttl: Ttl::Never,
@@ -81,7 +85,7 @@ impl Table {
             Some(m) => format!("v:{m}"),
             None => format!("v:#{:032x}", stable_hash128(member)),
         };
-        Key::parts("", "table", &self.name, part)
+        Key::parts(&self.prefix, "table", &self.name, part)
     }
 
     /// Add `member` with an empty value (a plain membership table).

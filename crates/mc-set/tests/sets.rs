@@ -45,7 +45,7 @@ fn round_trips_on_memcached() {
     );
     let dirty = Set::new(Arc::clone(&store), "rt")
         .unwrap()
-        .compaction(Compaction {
+        .with_compaction(Compaction {
             min_dirt: 0,
             ratio: 0.0,
         });
@@ -111,7 +111,7 @@ fn round_trips_on_memcached() {
 fn concurrent(store: Arc<dyn Store>) {
     let set = Set::new(Arc::clone(&store), "concurrent")
         .unwrap()
-        .compaction(Compaction {
+        .with_compaction(Compaction {
             min_dirt: 50,
             ratio: 0.5,
         });
@@ -162,7 +162,7 @@ fn compaction_racing_with_adds_loses_nothing() {
     };
     let set = Set::new(Arc::clone(&store), "race")
         .unwrap()
-        .compaction(eager);
+        .with_compaction(eager);
     let done = std::sync::atomic::AtomicBool::new(false);
     let compactions = std::sync::atomic::AtomicU32::new(0);
     std::thread::scope(|s| {
@@ -306,7 +306,7 @@ fn garbage_under_a_set_key() {
     assert_eq!(text_set.members_utf8().unwrap(), vec!["a", "+", "b"]);
     let bin = Set::new(Arc::clone(&store), "gb")
         .unwrap()
-        .codec(Codec::Binary);
+        .with_codec(Codec::Binary);
     server.raw_set("set:gb:log", b"+\x05ab");
     match bin.members() {
         Err(Error::Corrupt { reason, .. }) => assert!(reason.contains("past the end"), "{reason}"),

@@ -10,10 +10,9 @@
 //! commutes, so retries lose nothing); counting reads the segments of the
 //! range in one `get_multi`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, Error, Key, Result, Store, SystemClock, Ttl};
+use mc_core::{Error, Key, Result, Scope, Ttl};
 
 use crate::{corrupt, update_checked};
 
@@ -83,20 +82,20 @@ pub fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// ```
 #[derive(Clone, Debug)]
 pub struct ActivityBitmap {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     name: String,
     start_ms: u64,
     unit_ms: u64,
-    clock: Arc<dyn Clock>,
     ttl: Ttl,
 }
 
 impl ActivityBitmap {
     /// The bitmap `name` whose bit 0 is the unit starting at `start` (Unix
-    /// seconds), one bit per `unit` (at least 1 ms).
+    /// seconds), one bit per `unit` (at least 1 ms), in `scope`: a store,
+    /// or a [`Scope`] with a key prefix and the clock
+    /// [`mark_now`](Self::mark_now) reads.
     pub fn new(
-        store: Arc<dyn Store>,
+        scope: impl Into<Scope>,
         name: &str,
         start: u64,
         unit: Duration,
@@ -108,29 +107,14 @@ impl ActivityBitmap {
             ));
         }
         let bitmap = ActivityBitmap {
-            store,
-            prefix: String::new(),
+            scope: scope.into(),
             name: name.to_string(),
             start_ms: start.saturating_mul(1000),
             unit_ms,
-            clock: Arc::new(SystemClock),
             ttl: Ttl::Never,
         };
         bitmap.segment_key(u64::MAX / SEGMENT_BITS)?; // the longest key fits
         Ok(bitmap)
-    }
-
-    /// Use `clock` for [`mark_now`](Self::mark_now).
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> ActivityBitmap {
-        self.clock = clock;
-        self
-    }
-
-    /// Prepend `prefix` to every key.
-    pub fn with_prefix(mut self, prefix: &str) -> Result<ActivityBitmap> {
-        self.prefix = prefix.to_string();
-        self.segment_key(u64::MAX / SEGMENT_BITS)?;
-        Ok(self)
     }
 
     /// Expire each segment `ttl` after its last write.
@@ -140,7 +124,7 @@ impl ActivityBitmap {
     }
 
     fn segment_key(&self, segment: u64) -> Result<Key> {
-        Key::parts(&self.prefix, "bitmap", &self.name, segment)
+        self.scope.key("bitmap", &self.name, segment)
     }
 
     /// The bit index of the unit containing `at_ms` (Unix ms).
@@ -159,18 +143,23 @@ impl ActivityBitmap {
         let key = self.segment_key(index / SEGMENT_BITS)?;
         let i = index % SEGMENT_BITS;
         // Unchanged exactly when the bit was already set.
-        let stored = update_checked(self.store.as_ref(), &key, self.ttl, &mut |current| {
-            let mut bytes = check_segment(current.unwrap_or_default())?.to_vec();
-            if bit(&bytes, i) {
-                return Ok(None);
-            }
-            let byte = (i / 8) as usize;
-            if bytes.len() <= byte {
-                bytes.resize(byte + 1, 0);
-            }
-            bytes[byte] |= 0x80 >> (i % 8);
-            Ok(Some(bytes))
-        })?;
+        let stored = update_checked(
+            self.scope.store().as_ref(),
+            &key,
+            self.ttl,
+            &mut |current| {
+                let mut bytes = check_segment(current.unwrap_or_default())?.to_vec();
+                if bit(&bytes, i) {
+                    return Ok(None);
+                }
+                let byte = (i / 8) as usize;
+                if bytes.len() <= byte {
+                    bytes.resize(byte + 1, 0);
+                }
+                bytes[byte] |= 0x80 >> (i % 8);
+                Ok(Some(bytes))
+            },
+        )?;
         Ok(!stored)
     }
 
@@ -181,7 +170,7 @@ impl ActivityBitmap {
 
     /// Mark the current unit (by the bitmap's clock).
     pub fn mark_now(&self) -> Result<bool> {
-        self.mark(self.clock.now_ms())
+        self.mark(self.scope.clock().now_ms())
     }
 
     fn read(&self, key: &Key, bytes: Vec<u8>) -> Result<Vec<u8>> {
@@ -192,7 +181,7 @@ impl ActivityBitmap {
     /// GETBIT. 1 round trip.
     pub fn get(&self, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
-        match self.store.get(&key)? {
+        match self.scope.store().get(&key)? {
             None => Ok(false),
             Some(item) => Ok(bit(&self.read(&key, item.value)?, index % SEGMENT_BITS)),
         }
@@ -222,7 +211,10 @@ impl ActivityBitmap {
             .map(|s| self.segment_key(s))
             .collect::<Result<_>>()?;
         let mut total = 0;
-        for ((segment, key), item) in (s0..=s1).zip(&keys).zip(self.store.get_multi(&keys)?) {
+        for ((segment, key), item) in (s0..=s1)
+            .zip(&keys)
+            .zip(self.scope.store().get_multi(&keys)?)
+        {
             let Some(item) = item else { continue };
             let bytes = self.read(key, item.value)?;
             let base = segment * SEGMENT_BITS;

@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mc_core::{CasOutcome, Error, Key, Op, Result, Store, Stored, Ttl, item_size, stable_hash128};
+use mc_core::{
+    CasOutcome, Error, Key, Op, Result, Scope, Store, Stored, Ttl, item_size, stable_hash128,
+};
 
 use crate::{corrupt, update_checked};
 
@@ -229,32 +231,24 @@ impl std::fmt::Debug for BloomFilter {
 
 impl BloomFilter {
     /// The filter `name` for `expected_items` at `false_positive_rate`
-    /// (e.g. 0.01). Every client must open it with the same two numbers.
+    /// (e.g. 0.01), in `scope` (a store, or a [`Scope`] with a key prefix).
+    /// Every client must open it with the same two numbers.
     pub fn new(
-        store: Arc<dyn Store>,
+        scope: impl Into<Scope>,
         name: &str,
         expected_items: u64,
         false_positive_rate: f64,
     ) -> Result<BloomFilter> {
-        BloomFilter::with_prefix(store, "", name, expected_items, false_positive_rate)
-    }
-
-    /// With a key prefix.
-    pub fn with_prefix(
-        store: Arc<dyn Store>,
-        prefix: &str,
-        name: &str,
-        expected_items: u64,
-        false_positive_rate: f64,
-    ) -> Result<BloomFilter> {
+        let scope = scope.into();
+        let store = Arc::clone(scope.store());
         // The longest block key decides how many bytes of bits fit an item.
-        let probe = Key::parts(prefix, "bloom", name, u32::MAX)?;
+        let probe = scope.key("bloom", name, u32::MAX)?;
         let room = store
             .item_size_limit()
             .saturating_sub(item_size(probe.len(), HEADER_LEN));
         let shape = Shape::for_capacity(expected_items, false_positive_rate, room)?;
         let keys = (0..shape.blocks)
-            .map(|i| Key::parts(prefix, "bloom", name, i))
+            .map(|i| scope.key("bloom", name, i))
             .collect::<Result<_>>()?;
         Ok(BloomFilter {
             store,

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use mc_core::{Key, Result, Store, Ttl, stable_hash};
+use mc_core::{Key, Result, Scope, Store, Ttl, stable_hash};
 
 use crate::{corrupt, update_checked};
 
@@ -265,16 +265,13 @@ pub struct HyperLogLog {
 }
 
 impl HyperLogLog {
-    /// The HyperLogLog `name`, never expiring.
-    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<HyperLogLog> {
-        HyperLogLog::with_prefix(store, "", name)
-    }
-
-    /// With a key prefix.
-    pub fn with_prefix(store: Arc<dyn Store>, prefix: &str, name: &str) -> Result<HyperLogLog> {
+    /// The HyperLogLog `name` in `scope` (a store, or a [`Scope`] with a
+    /// key prefix), never expiring.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<HyperLogLog> {
+        let scope = scope.into();
         Ok(HyperLogLog {
-            store,
-            key: Key::parts(prefix, "hll", name, "regs")?,
+            key: scope.key("hll", name, "regs")?,
+            store: Arc::clone(scope.store()),
             ttl: Ttl::Never,
         })
     }

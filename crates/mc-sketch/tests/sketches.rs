@@ -267,9 +267,9 @@ proptest! {
 fn bitmap_by_time() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let clock = mc_core::ManualClock::new(1_767_225_600_000 + 3 * 86_400_000 + 5000);
-    let days = ActivityBitmap::new(store, "days", 1_767_225_600, Duration::from_secs(86_400))
-        .unwrap()
-        .with_clock(Arc::new(clock.clone()));
+    let scope = mc_core::Scope::new(store).with_clock(Arc::new(clock.clone()));
+    let days =
+        ActivityBitmap::new(scope, "days", 1_767_225_600, Duration::from_secs(86_400)).unwrap();
     assert!(!days.mark_now().unwrap());
     assert!(days.mark_now().unwrap());
     assert!(days.is_marked(1_767_225_600_000 + 3 * 86_400_000).unwrap());

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mc_core::{Error, Key, Result, Store, Ttl, Updated};
-use mc_lock::{Extend, Lock, LockOptions, Release};
+use mc_lock::{Extend, Lock, Release};
 
 fn now_us() -> u64 {
     SystemTime::now()
@@ -46,11 +46,7 @@ pub fn run(
     id: u64,
     secs: u64,
 ) -> Result<String> {
-    let options = LockOptions {
-        fencing: true,
-        ..LockOptions::default()
-    };
-    let lock = Lock::with_options(lock_store, name, TTL, options)?;
+    let lock = Lock::new(lock_store, name, TTL)?.with_fencing(true);
     let key = Key::new(format!("fenced:{name}"))?;
     let end = Instant::now() + Duration::from_secs(secs);
     let mut out = String::new();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use mc_core::{Clock, Key, Result, Store, Ttl};
 use mc_counter::{Counter, RateLimiter, Window};
 use mc_eventlog::EventLog;
-use mc_lock::{Lock, LockOptions, Release};
+use mc_lock::{Lock, Release};
 use mc_memcached::MemcachedStore;
 use mc_set::{Set, ShardedSet};
 
@@ -102,12 +102,8 @@ fn critical_section(
 /// read-modify-write of `<name>:shared`, unmark. Prints
 /// `rounds <n> overlaps <m> lost <k>`.
 pub fn lock(store: Arc<dyn Store>, name: &str, rounds: usize) -> Result<String> {
-    let options = LockOptions {
-        backoff_min: Duration::from_micros(50),
-        backoff_max: Duration::from_millis(2),
-        ..LockOptions::default()
-    };
-    let lock = Lock::with_options(Arc::clone(&store), name, Duration::from_secs(30), options)?;
+    let lock = Lock::new(Arc::clone(&store), name, Duration::from_secs(30))?
+        .with_backoff(Duration::from_micros(50), Duration::from_millis(2));
     let inside = Key::new(format!("{name}:inside"))?;
     let shared = Key::new(format!("{name}:shared"))?;
     let (mut overlaps, mut lost) = (0, 0);
@@ -249,14 +245,10 @@ pub const MIXED_RATE_WINDOW: Duration = Duration::from_secs(2);
 impl Mixed {
     /// The structures named `name` on `store`.
     pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Mixed> {
-        let options = LockOptions {
-            backoff_min: Duration::from_micros(100),
-            backoff_max: Duration::from_millis(5),
-            ..LockOptions::default()
-        };
         Ok(Mixed {
             counter: Counter::new(Arc::clone(&store), name)?,
-            lock: Lock::with_options(Arc::clone(&store), name, Duration::from_secs(30), options)?,
+            lock: Lock::new(Arc::clone(&store), name, Duration::from_secs(30))?
+                .with_backoff(Duration::from_micros(100), Duration::from_millis(5)),
             inside: Key::new(format!("{name}:inside"))?,
             set: ShardedSet::new(Arc::clone(&store), name, 32)?,
             log: EventLog::new(Arc::clone(&store), name, Duration::from_secs(2), 60)?,

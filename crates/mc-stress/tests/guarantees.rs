@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use mc_core::{CasOutcome, Clock, DeleteOutcome, Error, Key, Store, SystemClock, Ttl};
-use mc_counter::{CounterOptions, ShadowCounter, WindowCounter};
+use mc_core::{CasOutcome, Clock, DeleteOutcome, Error, Key, Scope, Store, SystemClock, Ttl};
+use mc_counter::{ShadowCounter, WindowCounter};
 use mc_eventlog::EventLog;
 use mc_lock::{Extend, Lock, Release};
 use mc_memcached::{MemcachedStore, Version};
@@ -495,11 +495,9 @@ fn window_and_shadow_counts_equal_the_acknowledged_increments() {
 fn counter_run(phase: u64) -> String {
     let server = server_at_phase(phase);
     let s: Arc<dyn Store> = store(&server.addr());
-    let options = CounterOptions::with_clock(Arc::new(Spy));
-    let window =
-        WindowCounter::with_options(s.clone(), "w", Duration::from_secs(1), 3, options.clone())
-            .unwrap();
-    let shadow = ShadowCounter::with_options(s, "s", Duration::from_secs(1), options).unwrap();
+    let scope = Scope::new(s).with_clock(Arc::new(Spy));
+    let window = WindowCounter::new(&scope, "w", Duration::from_secs(1), 3).unwrap();
+    let shadow = ShadowCounter::new(&scope, "s", Duration::from_secs(1)).unwrap();
     // Writers hold it shared around (clock, incr, record); a check takes it
     // exclusively, so nothing is in flight while it reads.
     let gate = RwLock::new(());

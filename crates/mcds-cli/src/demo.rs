@@ -4,10 +4,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, ManualClock, MemoryStore, Store};
-use mc_counter::{Counter, CounterOptions, RateLimiter, ShadowCounter, Window, WindowCounter};
-use mc_eventlog::{EventLog, LogOptions};
-use mc_lock::{Lock, LockOptions};
+use mc_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store};
+use mc_counter::{Counter, RateLimiter, ShadowCounter, Window, WindowCounter};
+use mc_eventlog::EventLog;
+use mc_lock::Lock;
 use mc_set::{Set, Table};
 use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
@@ -32,7 +32,7 @@ fn tour() -> mc_core::Result<()> {
             .build(),
     ));
     let store: Arc<dyn Store> = counting.clone();
-    let with_clock = || CounterOptions::with_clock(Arc::new(clock.clone()));
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
     println!("mcds demo: every structure on the embedded store (no server), 4 threads each");
 
     title("Counter: 4 threads x 2500 increments");
@@ -48,17 +48,7 @@ fn tour() -> mc_core::Result<()> {
     );
 
     title("Lock with fencing tokens: 4 workers take turns");
-    let options = LockOptions {
-        fencing: true,
-        clock: Arc::new(clock.clone()),
-        ..LockOptions::default()
-    };
-    let lock = Lock::with_options(
-        Arc::clone(&store),
-        "nightly-report",
-        Duration::from_secs(30),
-        options.clone(),
-    )?;
+    let lock = Lock::new(&scope, "nightly-report", Duration::from_secs(30))?.with_fencing(true);
     let order = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for worker in 1..=4 {
@@ -76,7 +66,7 @@ fn tour() -> mc_core::Result<()> {
     for (worker, token) in order.lock().map(|o| o.clone()).unwrap_or_default() {
         println!("   worker {worker} held the lock with fencing token {token}");
     }
-    let slow = Lock::with_options(Arc::clone(&store), "lease", Duration::from_secs(5), options)?;
+    let slow = Lock::new(&scope, "lease", Duration::from_secs(5))?.with_fencing(true);
     let first = slow
         .try_acquire()?
         .ok_or_else(|| mc_core::Error::InvalidArgument("lock busy".into()))?;
@@ -95,13 +85,12 @@ fn tour() -> mc_core::Result<()> {
     }
 
     title("Rate limiter: 5 requests per 10 s window");
-    let limiter = RateLimiter::with_options(
-        Arc::clone(&store),
+    let limiter = RateLimiter::new(
+        &scope,
         "api:user42",
         5,
         Duration::from_secs(10),
         Window::Fixed,
-        with_clock(),
     )?;
     let mut line = String::from("  ");
     for _ in 0..7 {
@@ -115,13 +104,7 @@ fn tour() -> mc_core::Result<()> {
     println!("{line}");
 
     title("Window counter: users online in the last 5 minutes (6 one-minute slots)");
-    let online = WindowCounter::with_options(
-        Arc::clone(&store),
-        "online",
-        Duration::from_secs(60),
-        6,
-        with_clock(),
-    )?;
+    let online = WindowCounter::new(&scope, "online", Duration::from_secs(60), 6)?;
     for minute in 0..8 {
         let arrivals = [3, 5, 2, 8, 1, 4, 0, 6][minute];
         for _ in 0..arrivals {
@@ -133,12 +116,7 @@ fn tour() -> mc_core::Result<()> {
         );
         clock.advance(Duration::from_secs(60));
     }
-    let visitors = ShadowCounter::with_options(
-        Arc::clone(&store),
-        "visitors",
-        Duration::from_secs(60),
-        with_clock(),
-    )?;
+    let visitors = ShadowCounter::new(&scope, "visitors", Duration::from_secs(60))?;
     visitors.incr(17)?;
     clock.advance(Duration::from_secs(60));
     println!(
@@ -170,17 +148,7 @@ fn tour() -> mc_core::Result<()> {
     println!("   members (insertion order): {:?}", tags.members_utf8()?);
 
     title("Event log: 3 threads write, one fetch reads them back in time order");
-    let log_options = LogOptions {
-        clock: Arc::new(clock.clone()),
-        ..LogOptions::default()
-    };
-    let log = EventLog::with_options(
-        Arc::clone(&store),
-        "audit",
-        Duration::from_secs(10),
-        7,
-        log_options,
-    )?;
+    let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
     let seq = AtomicU64::new(0);
     for round in 0..2 {
         std::thread::scope(|s| {

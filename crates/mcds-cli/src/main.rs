@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use mc_core::{Error, MemoryStore, Store};
-use mc_counter::{Counter, CounterOptions, RateLimiter, Window, WindowCounter};
-use mc_eventlog::{EventLog, LogOptions};
-use mc_lock::{Lock, LockOptions, Release};
+use mc_core::{Error, MemoryStore, Scope, Store};
+use mc_counter::{Counter, RateLimiter, Window, WindowCounter};
+use mc_eventlog::EventLog;
+use mc_lock::{Lock, Release};
 use mc_memcached::MemcachedStore;
 use mc_set::Set;
 use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
@@ -351,8 +351,7 @@ impl From<Error> for Failure {
 type CliResult = Result<u8, Failure>;
 
 struct Ctx {
-    store: Arc<dyn Store>,
-    prefix: String,
+    scope: Scope,
     json: bool,
 }
 
@@ -365,38 +364,25 @@ impl Ctx {
         }
     }
 
-    fn counter_options(&self) -> CounterOptions {
-        CounterOptions {
-            prefix: self.prefix.clone(),
-            ..CounterOptions::default()
-        }
-    }
-
     fn set(&self, name: &str) -> Result<Set, Error> {
-        Set::with_prefix(Arc::clone(&self.store), &self.prefix, name)
+        Set::new(&self.scope, name)
     }
 
     fn log(&self, name: &str, shape: &LogShape) -> Result<EventLog, Error> {
-        let options = LogOptions {
-            prefix: self.prefix.clone(),
-            ..LogOptions::default()
-        };
-        EventLog::with_options(
-            Arc::clone(&self.store),
+        EventLog::new(
+            &self.scope,
             name,
             Duration::from_secs(shape.chunk),
             shape.chunks,
-            options,
         )
     }
 
     fn window(&self, name: &str, shape: &WindowShape) -> Result<WindowCounter, Error> {
-        WindowCounter::with_options(
-            Arc::clone(&self.store),
+        WindowCounter::new(
+            &self.scope,
             name,
             Duration::from_secs(shape.slot),
             shape.slots,
-            self.counter_options(),
         )
     }
 }
@@ -441,8 +427,7 @@ fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
         );
     }
     Ok(Ctx {
-        store: connect(cli)?,
-        prefix: cli.prefix.clone(),
+        scope: Scope::new(connect(cli)?).with_prefix(&cli.prefix)?,
         json: cli.json,
     })
 }
@@ -468,7 +453,7 @@ fn run(cli: Cli) -> CliResult {
 }
 
 fn hll(ctx: &Ctx, cmd: HllCmd) -> CliResult {
-    let open = |name: &str| HyperLogLog::with_prefix(Arc::clone(&ctx.store), &ctx.prefix, name);
+    let open = |name: &str| HyperLogLog::new(&ctx.scope, name);
     match cmd {
         HllCmd::Add { name, elements } => {
             let changed = open(&name)?.add_many(&elements)?;
@@ -506,13 +491,7 @@ fn hll(ctx: &Ctx, cmd: HllCmd) -> CliResult {
 
 fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
     let open = |name: &str, shape: &BloomShape| {
-        BloomFilter::with_prefix(
-            Arc::clone(&ctx.store),
-            &ctx.prefix,
-            name,
-            shape.capacity,
-            shape.fpr,
-        )
+        BloomFilter::new(&ctx.scope, name, shape.capacity, shape.fpr)
     };
     match cmd {
         BloomCmd::Add {
@@ -544,12 +523,11 @@ fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
 fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
     let open = |name: &str, shape: &BitmapShape| {
         ActivityBitmap::new(
-            Arc::clone(&ctx.store),
+            &ctx.scope,
             name,
             shape.start,
             Duration::from_secs(shape.unit),
-        )?
-        .with_prefix(&ctx.prefix)
+        )
     };
     match cmd {
         BitmapCmd::Mark {
@@ -588,7 +566,7 @@ fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
 fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
     let (CounterCmd::Incr { name, .. } | CounterCmd::Decr { name, .. } | CounterCmd::Get { name }) =
         &cmd;
-    let c = Counter::with_options(Arc::clone(&ctx.store), name, ctx.counter_options())?;
+    let c = Counter::new(&ctx.scope, name)?;
     let value = match &cmd {
         CounterCmd::Incr { delta, .. } => c.incr(delta.unwrap_or(1))?,
         CounterCmd::Decr { delta, .. } => c.decr(delta.unwrap_or(1))?,
@@ -613,12 +591,7 @@ fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         });
     }
     let ttl = Duration::from_secs(ttl);
-    let options = LockOptions {
-        prefix: ctx.prefix.clone(),
-        fencing,
-        ..LockOptions::default()
-    };
-    let lock = Lock::with_options(Arc::clone(&ctx.store), &name, ttl, options)?;
+    let lock = Lock::new(&ctx.scope, &name, ttl)?.with_fencing(fencing);
     let guard = if wait == 0.0 {
         lock.try_acquire()?
     } else {
@@ -900,14 +873,7 @@ fn limit(ctx: &Ctx, cmd: LimitCmd) -> CliResult {
     } else {
         Window::Fixed
     };
-    let limiter = RateLimiter::with_options(
-        Arc::clone(&ctx.store),
-        &name,
-        limit,
-        Duration::from_secs(window),
-        mode,
-        ctx.counter_options(),
-    )?;
+    let limiter = RateLimiter::new(&ctx.scope, &name, limit, Duration::from_secs(window), mode)?;
     let d = limiter.check()?;
     let retry_ms = d.retry_after.as_millis();
     ctx.print(
