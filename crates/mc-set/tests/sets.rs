@@ -354,3 +354,30 @@ proptest! {
         prop_assert_eq!(&b.members, &want);
     }
 }
+
+/// A scope's prefix reaches every key of every set structure (Table,
+/// ShardedSet and IntArray had no prefix before `Scope`).
+#[test]
+fn a_scope_prefix_reaches_every_key() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let app = mc_core::Scope::new(Arc::clone(&store))
+        .with_prefix("app/")
+        .unwrap();
+    let has = |k: &str| store.get(&Key::new(k).unwrap()).unwrap().is_some();
+
+    Set::new(&app, "s").unwrap().add(&["a"]).unwrap();
+    assert!(has("app/set:s:log") && !has("set:s:log"));
+
+    let table = Table::new(&app, "t").unwrap();
+    table.set("ann", b"1").unwrap();
+    assert!(has("app/table:t:members") && has("app/table:t:v:ann"));
+    assert!(!has("table:t:members") && !has("table:t:v:ann"));
+
+    IntArray::new(&app, "i").unwrap().add(&[7]).unwrap();
+    assert!(has("app/ints:i:log") && !has("ints:i:log"));
+
+    let sharded = ShardedSet::new(&app, "h", 4).unwrap();
+    sharded.add(&["m"]).unwrap();
+    let shard = sharded.shard_of(b"m");
+    assert!(has(&format!("app/sset:h:{shard}")) && !has(&format!("sset:h:{shard}")));
+}
