@@ -108,6 +108,10 @@ mod server;
 mod session;
 mod store;
 
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
 pub use route::route;
