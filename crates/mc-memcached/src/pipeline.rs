@@ -14,11 +14,14 @@
 
 use std::time::Instant;
 
-use mc_core::{CasOutcome, DeleteOutcome, Error, Item, Op, Reply, Result, Store, Stored, traffic};
-use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
+use mc_core::{Error, Op, Reply, Result, Store, Stored, traffic};
+use memcache::exp::{MetaCommandResult, ReturnCode};
 
-use crate::conn::{Incarnation, SendError, Session, is_timeout};
-use crate::{MemcachedStore, cas_of, cmd};
+use crate::codec;
+use crate::conn::is_timeout;
+use crate::incarnation::Incarnation;
+use crate::session::{ErrorMap, SendError, Session};
+use crate::store::MemcachedStore;
 
 /// Request bytes per pipelined payload (one round trip each): the whole
 /// payload is written before any reply is read, so it stays well under a
@@ -26,16 +29,38 @@ use crate::{MemcachedStore, cas_of, cmd};
 const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
 
 /// One op, encoded for its server.
-struct Planned {
+pub(crate) struct Planned {
     /// Position in the caller's batch.
-    index: usize,
+    pub(crate) index: usize,
     /// The command on the wire, with its `O<index>` (and `q`) flags.
-    wire: Vec<u8>,
-    quiet: bool,
+    pub(crate) wire: Vec<u8>,
+    pub(crate) quiet: bool,
+}
+
+impl Planned {
+    /// `op`, at `index` in its batch, encoded for a server `incarnation`:
+    /// tagged `O<index>`, and quiet where its success reply carries nothing.
+    /// Encoded once: the bytes both size the payloads and are sent.
+    pub(crate) fn new(
+        op: &Op<'_>,
+        index: usize,
+        incarnation: &Incarnation,
+        item_size_limit: usize,
+    ) -> Result<Planned> {
+        let codec::Encoded { command, quiet } = codec::encode(op, incarnation, item_size_limit)?;
+        let mut command = command.flag(format!("O{index}"));
+        if quiet {
+            command = command.flag("q");
+        }
+        let wire = command.encode().map_err(|e| {
+            Error::InvalidArgument(format!("cannot encode a pipelined command: {e}"))
+        })?;
+        Ok(Planned { index, wire, quiet })
+    }
 }
 
 /// What happened to one op on the wire.
-enum Outcome {
+pub(crate) enum Outcome {
     /// A reply line (with its data block).
     Reply(MetaCommandResult),
     /// No reply before `MN`: a quiet success.
@@ -47,107 +72,6 @@ enum Outcome {
 }
 
 impl MemcachedStore {
-    /// Encode `op` for a server `incarnation` (its version's commands, its
-    /// CAS ids) and say whether it can be quiet.
-    pub(crate) fn plan(
-        &self,
-        op: &Op<'_>,
-        incarnation: &Incarnation,
-    ) -> Result<(MetaCommand, bool)> {
-        let ttl_flag = |ttl| format!("T{}", incarnation.exptime(ttl));
-        if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
-            return Err(Error::Unsupported {
-                op: op.name(),
-                backend: "memcached started with -C (CAS disabled)",
-                hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
-            });
-        }
-        Ok(match *op {
-            Op::Get(key) => (cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"), true),
-            Op::Set { key, value, ttl } => {
-                self.check_size(key, value.len())?;
-                let c = cmd(MetaOp::Set, key).value(value).flag(ttl_flag(ttl));
-                (c.flag("c"), false)
-            }
-            Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
-                self.check_size(key, value.len())?;
-                let mode = if matches!(op, Op::Add { .. }) {
-                    "ME"
-                } else {
-                    "MR"
-                };
-                let c = cmd(MetaOp::Set, key).value(value).flag(mode);
-                (c.flag(ttl_flag(ttl)).flag("c"), false)
-            }
-            Op::Cas {
-                key,
-                value,
-                ttl,
-                cas,
-            } => {
-                self.check_size(key, value.len())?;
-                let c = cmd(MetaOp::Set, key)
-                    .value(value)
-                    .flag(format!("C{}", incarnation.cas_in(cas)));
-                (c.flag(ttl_flag(ttl)).flag("c"), false)
-            }
-            Op::Append { key, value } | Op::Prepend { key, value } => {
-                self.check_size(key, value.len())?;
-                let mode = if matches!(op, Op::Append { .. }) {
-                    "MA"
-                } else {
-                    "MP"
-                };
-                (cmd(MetaOp::Set, key).value(value).flag(mode), true)
-            }
-            // `N` (create on a miss) is sent to every server: 1.6.20 and
-            // later honour it, older ones answer NS and the op is finished
-            // by the append/add loop afterwards.
-            Op::AppendOrAdd { key, value, ttl } => {
-                self.check_size(key, value.len())?;
-                let c = cmd(MetaOp::Set, key).value(value).flag("MA");
-                (c.flag(format!("N{}", incarnation.exptime(ttl))), true)
-            }
-            Op::Incr { key, delta } | Op::Decr { key, delta } => {
-                let mut c = cmd(MetaOp::Arithmetic, key)
-                    .flag(format!("D{delta}"))
-                    .flag("v");
-                if matches!(op, Op::Decr { .. }) {
-                    c = c.flag("MD");
-                }
-                (c, false)
-            }
-            Op::IncrOrInit {
-                key,
-                delta,
-                initial,
-                ttl,
-            } => {
-                let c = cmd(MetaOp::Arithmetic, key)
-                    .flag(format!("N{}", incarnation.exptime(ttl)))
-                    .flag(format!("J{initial}"))
-                    .flag(format!("D{delta}"))
-                    .flag("v");
-                (c, false)
-            }
-            Op::Delete(key) => (cmd(MetaOp::Delete, key), true),
-            Op::DeleteCas { key, cas } => {
-                let cas = format!("C{}", incarnation.cas_in(cas));
-                if incarnation.version.has_delete_cas() {
-                    (cmd(MetaOp::Delete, key).flag(cas), true)
-                } else {
-                    // `md` ignores C before 1.6.13. A CAS write of an empty
-                    // item that is already expired (T-1) is the same
-                    // conditional delete, atomic, in one command: HD, EX and
-                    // NF mean what they mean for `md`.
-                    let c = cmd(MetaOp::Set, key).value(b"").flag(cas).flag("T-1");
-                    (c, true)
-                }
-            }
-            Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
-        })
-    }
-
     /// The [`Store::pipeline`] of this backend (see the module docs).
     ///
     /// Ops that may have to be finished after their batch (an append-like
@@ -213,18 +137,7 @@ impl MemcachedStore {
                 }
                 None => continue, // every owner was opened above
             };
-            // Encoded once: the bytes both size the payloads and are sent.
-            let planned = self.plan(op, &incarnation).and_then(|(command, quiet)| {
-                let mut command = command.flag(format!("O{index}"));
-                if quiet {
-                    command = command.flag("q");
-                }
-                let wire = command.encode().map_err(|e| {
-                    Error::InvalidArgument(format!("cannot encode a pipelined command: {e}"))
-                })?;
-                Ok(Planned { index, wire, quiet })
-            });
-            match planned {
+            match Planned::new(op, index, &incarnation, self.config.item_size_limit) {
                 Ok(p) => groups[server].push(p),
                 Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
             }
@@ -258,7 +171,9 @@ impl MemcachedStore {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let (replies, broken) = read_replies(session, part, ops, deadline);
+                let errors = session.errors();
+                let mut replies = SessionReplies { session, deadline };
+                let (replies, broken) = read_replies(&mut replies, &errors, part, ops);
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
                 }
@@ -298,7 +213,7 @@ impl MemcachedStore {
                 added[i] = Some(match r {
                     Ok(Reply::Stored(Stored::Stored(_))) => Ok(Reply::Done),
                     // Created meanwhile (or too large): the whole loop.
-                    Ok(_) => self.again(&ops[i]),
+                    Ok(_) => self.finish_not_stored(&ops[i]),
                     Err(e) => Err(e),
                 });
             }
@@ -310,10 +225,14 @@ impl MemcachedStore {
             .map(|(((op, outcome), added), &server)| {
                 match (outcome, added, incarnations[server]) {
                     (_, Some(result), _) => result,
-                    (Some(Outcome::Reply(r)), None, Some(i)) => self.reply(op, Some(r), &i),
-                    (Some(Outcome::Quiet), None, Some(i)) => self.reply(op, None, &i),
+                    (Some(Outcome::Reply(r)), None, Some(i)) => {
+                        codec::decode(op, Some(r), &i, &self.ids[server])
+                    }
+                    (Some(Outcome::Quiet), None, Some(i)) => {
+                        codec::decode(op, None, &i, &self.ids[server])
+                    }
                     (Some(Outcome::Failed(e)), None, _) => Err(e),
-                    (Some(Outcome::Again), None, _) => self.again(op),
+                    (Some(Outcome::Again), None, _) => self.finish_not_stored(op),
                     (None, None, _) => self.execute(op),
                     // Replies come only from servers with a session.
                     (Some(_), None, None) => Err(Error::Protocol {
@@ -376,89 +295,6 @@ impl MemcachedStore {
                 sent,
                 timeout: self.config.io_timeout,
             },
-        })
-    }
-
-    /// Finish an op the batch could not: an append-like op that answered
-    /// NS (missing, or too large).
-    fn again(&self, op: &Op<'_>) -> Result<Reply> {
-        match *op {
-            Op::Append { key, value } | Op::Prepend { key, value } => {
-                let reason = self.not_stored_reason(&mut self.session(key)?, key, value.len())?;
-                match reason {
-                    crate::NotStored::Missing => Ok(Reply::Applied(false)),
-                    // The probe's connection is back in the pool first.
-                    crate::NotStored::Exists => self.execute(op),
-                }
-            }
-            Op::AppendOrAdd { key, value, ttl } => {
-                self.append_or_add_from(key, value, ttl, true)?;
-                Ok(Reply::Done)
-            }
-            _ => self.execute(op),
-        }
-    }
-
-    /// Turn the wire reply of `op` (`None`: a quiet success) into its
-    /// [`Reply`].
-    pub(crate) fn reply(
-        &self,
-        op: &Op<'_>,
-        r: Option<MetaCommandResult>,
-        incarnation: &Incarnation,
-    ) -> Result<Reply> {
-        let key = op.key();
-        let Some(r) = r else {
-            return Ok(match op {
-                Op::Get(_) => Reply::Item(None),
-                Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_) => Reply::Applied(true),
-                Op::AppendOrAdd { .. } => Reply::Done,
-                Op::DeleteCas { .. } => Reply::Deleted(DeleteOutcome::Deleted),
-                _ => {
-                    return Err(Error::Protocol {
-                        server: self.ids[self.server_for(key)].clone(),
-                        message: format!("no reply to a pipelined {}", op.name()),
-                    });
-                }
-            });
-        };
-        Ok(match (op, r.rc) {
-            (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
-                flags: r.client_flags.unwrap_or(0),
-                cas: cas_of(&r, incarnation),
-                value: r.value.unwrap_or_default(),
-            })),
-            (Op::Get(_), ReturnCode::En) => Reply::Item(None),
-            (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas_of(&r, incarnation)),
-            (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Hd) => {
-                Reply::Stored(Stored::Stored(cas_of(&r, incarnation)))
-            }
-            (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Ns) => {
-                Reply::Stored(Stored::NotStored)
-            }
-            (Op::Cas { .. }, ReturnCode::Hd) => {
-                Reply::CasOutcome(CasOutcome::Stored(cas_of(&r, incarnation)))
-            }
-            (Op::Cas { .. }, ReturnCode::Ex) => Reply::CasOutcome(CasOutcome::Exists),
-            (Op::Cas { .. }, ReturnCode::Nf) => Reply::CasOutcome(CasOutcome::NotFound),
-            (Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_), ReturnCode::Hd) => {
-                Reply::Applied(true)
-            }
-            (Op::Delete(_), ReturnCode::Nf) => Reply::Applied(false),
-            (Op::AppendOrAdd { .. }, ReturnCode::Hd) => Reply::Done,
-            (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Va) => {
-                Reply::Counter(Some(crate::counter_value(self, key, &r)?))
-            }
-            (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Nf) => Reply::Counter(None),
-            (Op::IncrOrInit { .. }, ReturnCode::Va) => {
-                Reply::Value(crate::counter_value(self, key, &r)?)
-            }
-            (Op::DeleteCas { .. }, ReturnCode::Hd) => Reply::Deleted(DeleteOutcome::Deleted),
-            (Op::DeleteCas { .. }, ReturnCode::Ex) => Reply::Deleted(DeleteOutcome::Exists),
-            (Op::DeleteCas { .. }, ReturnCode::Nf) => Reply::Deleted(DeleteOutcome::NotFound),
-            (Op::Touch { .. }, ReturnCode::Hd) => Reply::Applied(true),
-            (Op::Touch { .. }, ReturnCode::En) => Reply::Applied(false),
-            _ => return Err(self.unexpected(key, op.name(), &r)),
         })
     }
 }
@@ -527,14 +363,44 @@ fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
     chunks
 }
 
+/// Where the replies of one payload are read from: a session's connection
+/// ([`SessionReplies`]), or bytes in memory (the fuzz harness).
+pub(crate) trait Replies {
+    /// The next reply. `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back
+    /// as `Err(Rejected | Server)` with the stream still in step; after any
+    /// other error the stream is unusable.
+    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error>;
+
+    /// Stop using the stream: it is out of step, or saw an error reply.
+    fn discard(&mut self);
+}
+
+/// The replies of a payload sent on `session`, read until `deadline`.
+struct SessionReplies<'s, 'a> {
+    session: &'s mut Session<'a>,
+    deadline: Instant,
+}
+
+impl Replies for SessionReplies<'_, '_> {
+    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error> {
+        self.session.receive(self.deadline)
+    }
+
+    fn discard(&mut self) {
+        self.session.discard();
+    }
+}
+
 /// Read the replies of one payload up to `MN` and say what happened to each
 /// op of `part`, and whether the connection broke (the server's later
-/// payloads must then not be sent).
-fn read_replies(
-    session: &mut Session<'_>,
+/// payloads must then not be sent). A reply is attributed by the opaque it
+/// echoes (`O<index>`), only to an op of `part` after the last one
+/// answered; `errors` says what a failure means.
+pub(crate) fn read_replies(
+    replies: &mut impl Replies,
+    errors: &ErrorMap<'_>,
     part: &[Planned],
     ops: &[Op<'_>],
-    deadline: Instant,
 ) -> (Vec<Outcome>, bool) {
     let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
     let position_of = |r: &MetaCommandResult| -> Option<usize> {
@@ -546,11 +412,11 @@ fn read_replies(
         part.binary_search_by_key(&index, |p| p.index).ok()
     };
     // Error lines since the last reply, and where that reply was.
-    let mut errors: Vec<memcache::exp::Error> = Vec::new();
+    let mut error_lines: Vec<memcache::exp::Error> = Vec::new();
     let mut last: Option<usize> = None;
     let mut had_error = false;
     loop {
-        match session.receive(deadline) {
+        match replies.next_reply() {
             Ok(r) => {
                 let pos = if r.rc == ReturnCode::Mn {
                     Some(part.len())
@@ -560,13 +426,12 @@ fn read_replies(
                 // A reply we cannot place, or an error line no command can
                 // own: the stream is out of step.
                 let in_step = pos.is_some_and(|p| {
-                    settle_gap(session, part, ops, &mut outcomes, last, p, &mut errors)
+                    settle_gap(errors, part, ops, &mut outcomes, last, p, &mut error_lines)
                 });
                 let Some(pos) = pos.filter(|_| in_step) else {
-                    session.discard();
-                    let server = session.server_addr().to_string();
+                    replies.discard();
                     let failed = finish_failed(part, ops, outcomes, |op| {
-                        protocol_or_ambiguous(&server, op, "pipelined replies out of step")
+                        protocol_or_ambiguous(errors.server, op, "pipelined replies out of step")
                     });
                     return (failed, true);
                 };
@@ -578,11 +443,11 @@ fn read_replies(
             }
             Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
                 had_error = true;
-                errors.push(e);
+                error_lines.push(e);
             }
             Err(e) => {
-                let server = session.server_addr().to_string();
-                let timeout = session.io_timeout();
+                let server = errors.server;
+                let timeout = errors.io_timeout;
                 let reason = e.to_string();
                 let timed_out = matches!(&e, memcache::exp::Error::Io(io) if is_timeout(io))
                     || matches!(e, memcache::exp::Error::Timeout { .. });
@@ -590,7 +455,7 @@ fn read_replies(
                     if op.has_side_effect() {
                         Error::Ambiguous {
                             key: op.key().display(),
-                            server: server.clone(),
+                            server: server.to_string(),
                             reason: if timed_out {
                                 format!("no reply within {timeout:?}")
                             } else {
@@ -599,12 +464,12 @@ fn read_replies(
                         }
                     } else if timed_out {
                         Error::Timeout {
-                            server: server.clone(),
+                            server: server.to_string(),
                             after: timeout,
                         }
                     } else {
                         Error::Io {
-                            server: server.clone(),
+                            server: server.to_string(),
                             source: std::io::Error::other(reason.clone()),
                         }
                     }
@@ -615,7 +480,7 @@ fn read_replies(
     }
     if had_error {
         // In step, but do not reuse a connection that saw an error reply.
-        session.discard();
+        replies.discard();
     }
     let outcomes = outcomes
         .into_iter()
@@ -656,18 +521,18 @@ fn finish_failed(
 /// quiet successes, or the owners of the error lines read in between.
 /// `false` if there are error lines but no op to own them (out of step).
 fn settle_gap(
-    session: &Session<'_>,
+    errors: &ErrorMap<'_>,
     part: &[Planned],
     ops: &[Op<'_>],
     outcomes: &mut [Option<Outcome>],
     after: Option<usize>,
     before: usize,
-    errors: &mut Vec<memcache::exp::Error>,
+    error_lines: &mut Vec<memcache::exp::Error>,
 ) -> bool {
     let start = after.map_or(0, |a| a + 1);
     let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
-    let server = session.server_addr();
-    if errors.is_empty() {
+    let server = errors.server;
+    if error_lines.is_empty() {
         for i in gap {
             outcomes[i] = Some(if part[i].quiet {
                 Outcome::Quiet
@@ -681,22 +546,22 @@ fn settle_gap(
         }
         return true;
     }
-    if errors.len() > gap.len() {
+    if error_lines.len() > gap.len() {
         return false;
     }
-    let errors = std::mem::take(errors);
+    let lines = std::mem::take(error_lines);
     // A command without `q` always answers: each one in the gap owns an
     // error line. Quiet ones own the rest, if the count says which.
     let loud: Vec<usize> = gap.iter().copied().filter(|&i| !part[i].quiet).collect();
-    let owners = if errors.len() == loud.len() {
+    let owners = if lines.len() == loud.len() {
         Some(loud)
-    } else if errors.len() == gap.len() {
+    } else if lines.len() == gap.len() {
         Some(gap.clone())
     } else {
         None
     };
     let Some(owners) = owners else {
-        let message = errors.first().map(ToString::to_string).unwrap_or_default();
+        let message = lines.first().map(ToString::to_string).unwrap_or_default();
         for i in gap {
             let op = &ops[part[i].index];
             outcomes[i] = Some(Outcome::Failed(protocol_or_ambiguous(
@@ -704,14 +569,14 @@ fn settle_gap(
                 op,
                 &format!(
                     "{} of these pipelined commands failed ({message}); quiet mode does not say which",
-                    errors.len()
+                    lines.len()
                 ),
             )));
         }
         return true;
     };
-    for (&i, e) in owners.iter().zip(errors) {
-        outcomes[i] = Some(Outcome::Failed(session.map_error(
+    for (&i, e) in owners.iter().zip(lines) {
+        outcomes[i] = Some(Outcome::Failed(errors.map(
             ops[part[i].index].key(),
             e,
             false,
