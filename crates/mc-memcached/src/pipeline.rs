@@ -52,9 +52,12 @@ impl Planned {
         if quiet {
             command = command.flag("q");
         }
-        let wire = command.encode().map_err(|e| {
-            Error::InvalidArgument(format!("cannot encode a pipelined command: {e}"))
-        })?;
+        // Keys, values and flags were validated before this point, so a
+        // command the encoder refuses is a bug in mcds, not the caller's
+        // input.
+        let wire = command
+            .encode()
+            .map_err(|e| Error::Internal(format!("cannot encode a pipelined command: {e}")))?;
         Ok(Planned { index, wire, quiet })
     }
 }

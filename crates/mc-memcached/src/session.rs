@@ -320,7 +320,9 @@ impl ErrorMap<'_> {
                 server,
                 message: format!("the server rejected a command: {message}"),
             },
-            E::Usage(message) => Error::InvalidArgument(message.to_string()),
+            // The encoder refused a command mcds built from a validated key
+            // and value: a bug in mcds, not the caller's input.
+            E::Usage(message) => Error::Internal(format!("cannot encode a command: {message}")),
             E::Ambiguous { source, .. } => Error::Ambiguous {
                 key: key.display(),
                 server,
