@@ -121,6 +121,12 @@ typedef struct {
 #define MCDS_PANIC 3
 
 /*
+ mcds found a bug in itself without panicking (a reply of the wrong kind,
+ say); please report it with the message.
+ */
+#define MCDS_INTERNAL 4
+
+/*
  The key (built from a name) is empty, too long or has spaces or control bytes.
  */
 #define MCDS_INVALID_KEY 100
@@ -157,8 +163,10 @@ typedef struct {
 
 /*
  The server did not answer in time; the request was not applied.
+ Renamed after 0.1: this code was `MCDS_IO_TIMEOUT`, and `MCDS_TIMEOUT`
+ was 302 (now `MCDS_WAIT_TIMEOUT`).
  */
-#define MCDS_IO_TIMEOUT 202
+#define MCDS_TIMEOUT 202
 
 /*
  The request was sent but no reply came: it may have been applied.
@@ -192,8 +200,9 @@ typedef struct {
 
 /*
  A blocking call (lock acquire) gave up waiting.
+ Renamed after 0.1: this code was `MCDS_TIMEOUT`, a name now given to 202.
  */
-#define MCDS_TIMEOUT 302
+#define MCDS_WAIT_TIMEOUT 302
 
 /*
  An error this version of the header does not know (a newer libmcds).
@@ -203,6 +212,11 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/*
+ The library version, e.g. `"0.1.0"`: a static string.
+ */
+const char *mcds_version(void);
 
 /*
  The name of a result code, e.g. `"MCDS_INVALID_KEY"`: a static string
@@ -302,15 +316,15 @@ mcds_result mcds_lock_new(const mcds_store *store,
  # Safety
  `lock` NULL or live; `out_acquired` NULL or writable.
  */
-mcds_result mcds_lock_try_acquire(mcds_lock *lock, bool *out_acquired);
+mcds_result mcds_lock_try_acquire(const mcds_lock *lock, bool *out_acquired);
 
 /*
- Wait up to `timeout_ms` for the lock. `MCDS_TIMEOUT` if it stayed taken.
+ Wait up to `timeout_ms` for the lock. `MCDS_WAIT_TIMEOUT` if it stayed taken.
 
  # Safety
  `lock` NULL or live.
  */
-mcds_result mcds_lock_acquire(mcds_lock *lock, uint32_t timeout_ms);
+mcds_result mcds_lock_acquire(const mcds_lock *lock, uint32_t timeout_ms);
 
 /*
  Release the lock this handle holds. `*out_released` is true if it was
@@ -322,7 +336,7 @@ mcds_result mcds_lock_acquire(mcds_lock *lock, uint32_t timeout_ms);
  # Safety
  `lock` NULL or live; `out_released` NULL or writable.
  */
-mcds_result mcds_lock_release(mcds_lock *lock, bool *out_released);
+mcds_result mcds_lock_release(const mcds_lock *lock, bool *out_released);
 
 /*
  Free a lock handle (NULL is a no-op), releasing a lease it still holds.
@@ -409,6 +423,36 @@ mcds_result mcds_bytes_list_get(const mcds_bytes_list *list,
  `list` must be NULL or a live list, not used after this call.
  */
 void mcds_bytes_list_free(mcds_bytes_list *list);
+
+/*
+ The number of events in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_event_list_len(const mcds_event_list *list, uintptr_t *out_len);
+
+/*
+ Event `index` of `list`: its timestamp and a pointer to its payload
+ (owned by the list, valid until it is freed) and length.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ # Safety
+ `list` NULL or live; the outputs NULL or writable.
+ */
+mcds_result mcds_event_list_get(const mcds_event_list *list,
+                                uintptr_t index,
+                                uint64_t *out_at_ms,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len);
+
+/*
+ Free an event list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_event_list_free(mcds_event_list *list);
 
 /*
  Create the window counter `name` with `slots` slots (2 to 1000) of
@@ -532,36 +576,6 @@ mcds_result mcds_log_fetch(const mcds_log *l,
 void mcds_log_free(mcds_log *l);
 
 /*
- The number of events in `list`, in `*out_len`.
-
- # Safety
- `list` NULL or live; `out_len` NULL or writable.
- */
-mcds_result mcds_event_list_len(const mcds_event_list *list, uintptr_t *out_len);
-
-/*
- Event `index` of `list`: its timestamp and a pointer to its payload
- (owned by the list, valid until it is freed) and length.
- `MCDS_INVALID_ARGUMENT` if `index` is out of range.
-
- # Safety
- `list` NULL or live; the outputs NULL or writable.
- */
-mcds_result mcds_event_list_get(const mcds_event_list *list,
-                                uintptr_t index,
-                                uint64_t *out_at_ms,
-                                const uint8_t **out_data,
-                                uintptr_t *out_len);
-
-/*
- Free an event list (NULL is a no-op).
-
- # Safety
- `list` must be NULL or a live list, not used after this call.
- */
-void mcds_event_list_free(mcds_event_list *list);
-
-/*
  Create the table `name`.
 
  # Safety
@@ -630,11 +644,6 @@ mcds_result mcds_table_keys(const mcds_table *t, mcds_bytes_list **out);
  `t` must be NULL or a live table, not used after this call.
  */
 void mcds_table_free(mcds_table *t);
-
-/*
- The library version, e.g. `"0.1.0"`: a static string.
- */
-const char *mcds_version(void);
 
 /*
  Create the HyperLogLog `name` on `store`.

@@ -103,7 +103,7 @@ fn killed_and_frozen_servers_give_clear_codes() {
     let (r, _, took) = h.incr();
     assert!(took <= BOUND, "took {took:?}");
     assert!(
-        [MCDS_AMBIGUOUS, MCDS_IO_TIMEOUT, MCDS_SERVER_DOWN].contains(&r),
+        [MCDS_AMBIGUOUS, MCDS_TIMEOUT, MCDS_SERVER_DOWN].contains(&r),
         "frozen server: code {r}"
     );
     let frozen_message = last_error();
@@ -144,7 +144,7 @@ fn a_failed_lock_release_can_be_retried() {
             "frozen release: {first} ({message}); retried after SIGCONT: {second}, released {released}"
         );
         assert!(
-            [MCDS_AMBIGUOUS, MCDS_IO_TIMEOUT].contains(&first),
+            [MCDS_AMBIGUOUS, MCDS_TIMEOUT].contains(&first),
             "{first}: {message}"
         );
         assert_eq!(second, MCDS_OK, "{}", last_error());

@@ -60,7 +60,7 @@ static void locks(mcds_store *store) {
     EXPECT(acquired);
     OK(mcds_lock_try_acquire(b, &acquired));
     EXPECT(!acquired);
-    EXPECT_CODE(mcds_lock_acquire(b, 50), MCDS_TIMEOUT);
+    EXPECT_CODE(mcds_lock_acquire(b, 50), MCDS_WAIT_TIMEOUT);
     EXPECT(strstr(mcds_last_error_message(), "c-job") != NULL);
     EXPECT_CODE(mcds_lock_try_acquire(a, &acquired), MCDS_INVALID_ARGUMENT); /* already held */
     OK(mcds_lock_release(a, &released));

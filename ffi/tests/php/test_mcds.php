@@ -12,7 +12,7 @@ $ffi = FFI::cdef($decls, getenv('MCDS_LIB'));
 const MCDS_OK = 0;
 const MCDS_NULL_ARGUMENT = 1;
 const MCDS_INVALID_KEY = 100;
-const MCDS_TIMEOUT = 302;
+const MCDS_WAIT_TIMEOUT = 302;
 
 $checks = 0;
 function ok($ffi, int $code, int $want = MCDS_OK): void {
@@ -57,7 +57,7 @@ ok($ffi, $ffi->mcds_lock_new($store, 'php-job', 30, FFI::addr($lock)));
 ok($ffi, $ffi->mcds_lock_new($store, 'php-job', 30, FFI::addr($other)));
 ok($ffi, $ffi->mcds_lock_try_acquire($lock, FFI::addr($flag)));
 check($flag->cdata === true, 'acquired');
-ok($ffi, $ffi->mcds_lock_acquire($other, 50), MCDS_TIMEOUT);
+ok($ffi, $ffi->mcds_lock_acquire($other, 50), MCDS_WAIT_TIMEOUT);
 ok($ffi, $ffi->mcds_lock_release($lock, FFI::addr($flag)));
 check($flag->cdata === true, 'released');
 

@@ -10,7 +10,7 @@ lib = ctypes.CDLL(os.environ["MCDS_LIB"])
 servers = os.environ["MCDS_TEST_SERVERS"].encode()
 
 MCDS_OK, MCDS_NULL_ARGUMENT, MCDS_INVALID_UTF8 = 0, 1, 2
-MCDS_INVALID_KEY, MCDS_TIMEOUT = 100, 302
+MCDS_INVALID_KEY, MCDS_WAIT_TIMEOUT = 100, 302
 
 P = ctypes.c_void_p
 u8p = ctypes.POINTER(ctypes.c_uint8)
@@ -77,7 +77,7 @@ ok(lib.mcds_lock_new(store, b"py-job", 30, ctypes.byref(lock)))
 ok(lib.mcds_lock_new(store, b"py-job", 30, ctypes.byref(other)))
 ok(lib.mcds_lock_try_acquire(lock, ctypes.byref(flag)))
 assert flag.value
-ok(lib.mcds_lock_acquire(other, 50), MCDS_TIMEOUT)
+ok(lib.mcds_lock_acquire(other, 50), MCDS_WAIT_TIMEOUT)
 ok(lib.mcds_lock_release(lock, ctypes.byref(flag)))
 assert flag.value
 

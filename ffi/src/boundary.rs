@@ -1,0 +1,219 @@
+//! The C boundary every exported function goes through: the thread's
+//! last-error message, the panic boundary, [`Fail`], and the small helpers
+//! that touch raw pointers. Each `unsafe` block here states why it is
+//! sound; the handle modules only forward their callers' contracts.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use mc_core::{Error, Store};
+
+use crate::result::{
+    MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,
+    mcds_result,
+};
+use crate::store::mcds_store;
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn set_last_error(message: &str) {
+    let text = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+}
+
+/// The message of the last failed call on this thread (empty if none): what
+/// happened and what to do. Valid until the next mcds call on this thread;
+/// must not be freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcds_last_error_message() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// A failed call: its code and message.
+pub(crate) struct Fail(pub(crate) mcds_result, pub(crate) String);
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        Fail(code_of(&e), e.to_string())
+    }
+}
+
+pub(crate) fn null(what: &str) -> Fail {
+    Fail(MCDS_NULL_ARGUMENT, format!("{what} is NULL"))
+}
+
+/// Run `body` inside the panic boundary and turn its outcome into a code,
+/// recording the message of a failure for `mcds_last_error_message`.
+pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Fail>) -> mcds_result {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => MCDS_OK,
+        Ok(Err(Fail(code, message))) => {
+            set_last_error(&message);
+            code
+        }
+        Err(_) => {
+            set_last_error("mcds panicked; this is a bug, please report it");
+            MCDS_PANIC
+        }
+    }
+}
+
+/// Borrow a handle.
+///
+/// # Safety
+/// `p` must be NULL or a pointer returned by the matching `mcds_*_new`
+/// function and not yet freed.
+pub(crate) unsafe fn handle<'a, T>(p: *const T, what: &str) -> Result<&'a T, Fail> {
+    // SAFETY: by the caller's contract `p` is NULL or a live handle.
+    unsafe { p.as_ref() }.ok_or_else(|| null(what))
+}
+
+/// Read a NUL-terminated UTF-8 string.
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string that stays valid for
+/// the call.
+pub(crate) unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, Fail> {
+    if p.is_null() {
+        return Err(null(what));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(p) };
+    bytes
+        .to_str()
+        .map_err(|_| Fail(MCDS_INVALID_UTF8, format!("{what} is not valid UTF-8")))
+}
+
+/// The longest byte string any call accepts: memcached's largest item
+/// (`-I 1024m`). Longer is a caller's bug (a negative length cast to
+/// `size_t`, say), refused before the bytes are touched.
+const MAX_BYTES: usize = 1 << 30;
+
+/// The most handles one call takes in an array (`mcds_hll_merge`).
+pub(crate) const MAX_HANDLES: usize = 100_000;
+
+/// Read `len` bytes at `p` (NULL is allowed when `len` is 0).
+///
+/// # Safety
+/// `p` must be NULL or point to `len` readable bytes for the call.
+pub(crate) unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Result<&'a [u8], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if len > MAX_BYTES {
+        return Err(Fail(
+            MCDS_INVALID_ARGUMENT,
+            format!(
+                "{what}: a length of {len} bytes is absurd (no memcached item holds more than 1 GiB); pass the real length"
+            ),
+        ));
+    }
+    // SAFETY: non-NULL and `len` readable bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Check an output pointer before doing any work.
+pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> Result<*mut T, Fail> {
+    if p.is_null() { Err(null(what)) } else { Ok(p) }
+}
+
+/// Write an output (only ever called on success).
+///
+/// # Safety
+/// `p` must be non-NULL (checked by [`out_ptr`]) and writable.
+pub(crate) unsafe fn write<T>(p: *mut T, value: T) {
+    // SAFETY: checked non-NULL; writable by the caller's contract.
+    unsafe { p.write(value) }
+}
+
+/// Free a handle made with `Box::into_raw`.
+///
+/// # Safety
+/// `p` must be NULL or a pointer from `Box::into_raw` not yet freed.
+pub(crate) unsafe fn free<T>(p: *mut T) {
+    // Inside its own panic boundary: a `*_free` function returns nothing.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if !p.is_null() {
+            // SAFETY: a live pointer from Box::into_raw, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }));
+}
+
+/// A constructor: borrow the store, read the name, build the handle with
+/// `f` and write it to `out`, all inside the panic boundary.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+pub(crate) unsafe fn create<T>(
+    store: *const mcds_store,
+    name: *const c_char,
+    out: *mut *mut T,
+    f: impl FnOnce(Arc<dyn Store>, &str) -> Result<T, Fail>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
+        let out = out_ptr(out, "out")?;
+        let value = f(Arc::clone(&store.store), name)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(value))) };
+        Ok(())
+    })
+}
+
+/// A query: borrow handle `h`, compute with `f` and write the result to
+/// `out`, all inside the panic boundary. `f` runs only when both pointers
+/// are non-NULL, so outputs are written only on success.
+///
+/// # Safety
+/// `h` NULL or a live handle; `out` NULL or writable.
+pub(crate) unsafe fn query<H, T>(
+    h: *const H,
+    what: &str,
+    out: *mut T,
+    out_name: &str,
+    f: impl FnOnce(&H) -> Result<T, Fail>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let h = unsafe { handle(h, what) }?;
+        let out = out_ptr(out, out_name)?;
+        let value = f(h)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, value) };
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_do_not_cross_the_boundary() {
+        let code = boundary(|| panic!("boom"));
+        assert_eq!(code, MCDS_PANIC);
+    }
+
+    #[test]
+    fn an_error_becomes_its_code_and_message() {
+        let code = boundary(|| Err(Error::Internal("a reply of the wrong kind".into()).into()));
+        assert_eq!(code, crate::result::MCDS_INTERNAL);
+        // SAFETY: a NUL-terminated string valid until the next call here.
+        let message = unsafe { CStr::from_ptr(mcds_last_error_message()) };
+        assert!(
+            message
+                .to_string_lossy()
+                .contains("a reply of the wrong kind"),
+            "{message:?}"
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! The sketches: `mcds_hll` (HyperLogLog), `mcds_bloom` (Bloom filter) and
+//! `mcds_bitmap` (activity bitmap).
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+
+use crate::boundary::{Fail, MAX_HANDLES, boundary, bytes, create, free, handle, null, query};
+use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};
+use crate::store::mcds_store;
+
+/// A HyperLogLog: distinct counting in 12 KiB (PFADD, PFCOUNT, PFMERGE).
+pub struct mcds_hll {
+    hll: HyperLogLog,
+}
+
+/// Create the HyperLogLog `name` on `store`.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    out: *mut *mut mcds_hll,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            Ok(mcds_hll {
+                hll: HyperLogLog::new(store, name)?,
+            })
+        })
+    }
+}
+
+/// PFADD the element of `len` bytes at `element`; in `*out_changed`
+/// whether the estimate may have changed. Two round trips (one when
+/// nothing changes).
+///
+/// # Safety
+/// `h` NULL or live; `element` NULL or `len` readable bytes; `out_changed`
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_add(
+    h: *const mcds_hll,
+    element: *const u8,
+    len: usize,
+    out_changed: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract (bytes read after the NULL checks).
+    unsafe {
+        query(h, "hll", out_changed, "out_changed", |h| {
+            let element = bytes(element, len, "element")?;
+            Ok(h.hll.add(element)?)
+        })
+    }
+}
+
+/// PFCOUNT: the estimated number of distinct elements, in `*out`. One round
+/// trip.
+///
+/// # Safety
+/// `h` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_count(h: *const mcds_hll, out: *mut u64) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { query(h, "hll", out, "out", |h| Ok(h.hll.count()?)) }
+}
+
+/// PFMERGE: write the union of `target` and the `count` sketches at
+/// `sources` into `target`.
+///
+/// # Safety
+/// `target` NULL or live; `sources` NULL or `count` readable pointers, each
+/// NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_merge(
+    target: *const mcds_hll,
+    sources: *const *const mcds_hll,
+    count: usize,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let target = unsafe { handle(target, "target") }?;
+        let list: &[*const mcds_hll] = if count == 0 {
+            &[]
+        } else if sources.is_null() {
+            return Err(null("sources"));
+        } else if count > MAX_HANDLES {
+            return Err(Fail(
+                MCDS_INVALID_ARGUMENT,
+                format!("count {count} is absurd: merge at most {MAX_HANDLES} sketches per call"),
+            ));
+        } else {
+            // SAFETY: non-NULL with `count` readable pointers.
+            unsafe { std::slice::from_raw_parts(sources, count) }
+        };
+        let others = list
+            .iter()
+            // SAFETY: each NULL or live.
+            .map(|&p| unsafe { handle(p, "sources[i]") }.map(|h| &h.hll))
+            .collect::<Result<Vec<&HyperLogLog>, Fail>>()?;
+        Ok(target.hll.merge(&others)?)
+    })
+}
+
+/// Free a HyperLogLog handle (NULL is a no-op).
+///
+/// # Safety
+/// `h` must be NULL or a live handle, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_free(h: *mut mcds_hll) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(h) }
+}
+
+/// A Bloom filter.
+pub struct mcds_bloom {
+    bloom: BloomFilter,
+}
+
+/// Create the Bloom filter `name` for `expected_items` at
+/// `false_positive_rate` (between 0 and 1, e.g. 0.01). Every client must
+/// use the same two numbers.
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    expected_items: u64,
+    false_positive_rate: f64,
+    out: *mut *mut mcds_bloom,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            Ok(mcds_bloom {
+                bloom: BloomFilter::new(store, name, expected_items, false_positive_rate)?,
+            })
+        })
+    }
+}
+
+/// Add an element; in `*out_new` whether it was new (some bit was clear).
+///
+/// # Safety
+/// `b` NULL or live; `element` NULL or `len` readable bytes; `out_new` NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_add(
+    b: *const mcds_bloom,
+    element: *const u8,
+    len: usize,
+    out_new: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bloom", out_new, "out_new", |b| {
+            let element = bytes(element, len, "element")?;
+            Ok(b.bloom.add(element)?)
+        })
+    }
+}
+
+/// Whether the element may have been added (no false negatives), in
+/// `*out`. One round trip.
+///
+/// # Safety
+/// `b` NULL or live; `element` NULL or `len` readable bytes; `out` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_contains(
+    b: *const mcds_bloom,
+    element: *const u8,
+    len: usize,
+    out: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bloom", out, "out", |b| {
+            let element = bytes(element, len, "element")?;
+            Ok(b.bloom.contains(element)?)
+        })
+    }
+}
+
+/// Free a Bloom filter handle (NULL is a no-op).
+///
+/// # Safety
+/// `b` must be NULL or a live handle, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_free(b: *mut mcds_bloom) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(b) }
+}
+
+/// An activity bitmap: one bit per time unit (SETBIT, BITCOUNT).
+pub struct mcds_bitmap {
+    bitmap: ActivityBitmap,
+}
+
+/// Create the bitmap `name` whose bit 0 is the unit starting at
+/// `start_unix_secs`, one bit per `unit_ms` milliseconds (at least 1).
+///
+/// # Safety
+/// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_new(
+    store: *const mcds_store,
+    name: *const c_char,
+    start_unix_secs: u64,
+    unit_ms: u64,
+    out: *mut *mut mcds_bitmap,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create(store, name, out, |store, name| {
+            let unit = Duration::from_millis(unit_ms);
+            Ok(mcds_bitmap {
+                bitmap: ActivityBitmap::new(store, name, start_unix_secs, unit)?,
+            })
+        })
+    }
+}
+
+/// SETBIT `index` to 1; the previous bit in `*out_previous`.
+///
+/// # Safety
+/// `b` NULL or live; `out_previous` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_set(
+    b: *const mcds_bitmap,
+    index: u64,
+    out_previous: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bitmap", out_previous, "out_previous", |b| {
+            Ok(b.bitmap.set(index)?)
+        })
+    }
+}
+
+/// Mark the unit containing `at_unix_ms`; the previous bit in
+/// `*out_previous`. `MCDS_INVALID_ARGUMENT` before the bitmap's start.
+///
+/// # Safety
+/// `b` NULL or live; `out_previous` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_mark(
+    b: *const mcds_bitmap,
+    at_unix_ms: u64,
+    out_previous: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bitmap", out_previous, "out_previous", |b| {
+            Ok(b.bitmap.mark(at_unix_ms)?)
+        })
+    }
+}
+
+/// GETBIT `index`, in `*out`.
+///
+/// # Safety
+/// `b` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_get(
+    b: *const mcds_bitmap,
+    index: u64,
+    out: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { query(b, "bitmap", out, "out", |b| Ok(b.bitmap.get(index)?)) }
+}
+
+/// BITCOUNT of bits `first..=last`, in `*out`. One round trip.
+///
+/// # Safety
+/// `b` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_count(
+    b: *const mcds_bitmap,
+    first: u64,
+    last: u64,
+    out: *mut u64,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bitmap", out, "out", |b| {
+            Ok(b.bitmap.count_bits(first, last)?)
+        })
+    }
+}
+
+/// Free a bitmap handle (NULL is a no-op).
+///
+/// # Safety
+/// `b` must be NULL or a live handle, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_free(b: *mut mcds_bitmap) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(b) }
+}
