@@ -5,7 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Throughput};
-use mc_set::codec::{Op, text};
+use mc_eventlog::fuzzing::frame;
+use mc_set::fuzzing::{Op, text};
 use mcds_benches::{Comparison, Goal, criterion, print_table};
 
 const MIB: usize = 1 << 20;
@@ -34,7 +35,7 @@ fn event_chunk() -> Vec<u8> {
     let payload = [b'e'; 100];
     let mut ts = 1_800_000_000_000u64;
     while out.len() < MIB {
-        mc_eventlog::frame::encode(ts, &payload, &mut out);
+        frame::encode(ts, &payload, &mut out);
         ts += 3;
     }
     out
@@ -57,7 +58,7 @@ fn main() {
     g.bench_function("event_frames", |b| {
         b.iter_batched(
             || (),
-            |()| mc_eventlog::frame::decode(black_box(&chunk)),
+            |()| frame::decode(black_box(&chunk)),
             BatchSize::PerIteration,
         )
     });

@@ -19,19 +19,8 @@
 //! never returns an event whose bytes were damaged (up to the 2^-32 chance of
 //! a checksum collision).
 //!
-//! ```
-//! use mc_eventlog::frame;
-//!
-//! let mut log = Vec::new();
-//! frame::encode(1_700_000_000_000, b"login ann", &mut log);
-//! frame::encode(1_700_000_000_250, b"logout ann", &mut log);
-//! let decoded = frame::decode(&log);
-//! assert_eq!(decoded.events.len(), 2);
-//! assert_eq!(decoded.damaged_bytes, 0);
-//! // A cut-off tail is detected, not misread.
-//! let cut = frame::decode(&log[..log.len() - 3]);
-//! assert_eq!((cut.events.len(), cut.damaged_bytes), (1, log.len() - 3 - 30));
-//! ```
+//! The module is private; `mc-fuzz` reaches it through the `fuzzing`
+//! feature. The example of these docs is the unit test `module_example`.
 
 use mc_core::stable_hash;
 
@@ -137,6 +126,22 @@ pub fn decode(bytes: &[u8]) -> Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_example() {
+        let mut log = Vec::new();
+        encode(1_700_000_000_000, b"login ann", &mut log);
+        encode(1_700_000_000_250, b"logout ann", &mut log);
+        let decoded = decode(&log);
+        assert_eq!(decoded.events.len(), 2);
+        assert_eq!(decoded.damaged_bytes, 0);
+        // A cut-off tail is detected, not misread.
+        let cut = decode(&log[..log.len() - 3]);
+        assert_eq!(
+            (cut.events.len(), cut.damaged_bytes),
+            (1, log.len() - 3 - 30)
+        );
+    }
 
     #[test]
     fn round_trip_and_damage() {

@@ -5,16 +5,20 @@
 //! by any number of processes, read by time range. Works on the embedded
 //! [`MemoryStore`](mc_core::MemoryStore) or real memcached.
 //!
-//! The whole algorithm is in this file (and the frame codec in [`frame`]):
+//! The whole algorithm is in this file (and the frame codec in `frame.rs`):
 //!
 //! * **Chunks.** Time is cut into chunks of `chunk` seconds aligned to Unix
 //!   time and numbered from the epoch; chunk number `w` is stored under the
 //!   key `<prefix>log:<name>:<w>`. A key is never reused.
-//! * **put** appends one self-delimiting, checksummed [frame] to the
+//! * **put** appends one self-delimiting, checksummed frame to the
 //!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
 //!   the first event of a chunk takes two: append, then add). The key is
 //!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
 //!   can ask for it, with a chunk to spare.
+//!   A frame is the magic byte `0xE7`, the timestamp (Unix ms, 8 bytes
+//!   little-endian), the payload length (4 bytes), a check of those 13
+//!   bytes, the payload and a check of the payload (each check the low 32
+//!   bits of XXH3-64): 21 bytes of overhead per event.
 //! * **fetch(first, last)** reads every key covering the range in one
 //!   `get_multi` (the original article reads them one by one), decodes, keeps the events
 //!   in `[first, last]` that belong to the chunk each key is read for and lie
@@ -65,7 +69,12 @@
 //!   events out of order by the skew. A poller's cursor does not see events
 //!   that arrive later with a timestamp before it.
 
-pub mod frame;
+mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 

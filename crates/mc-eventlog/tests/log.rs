@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mc_core::{Clock, CountingStore, Error, Key, ManualClock, MemoryStore, Scope, Store, traffic};
-use mc_eventlog::{Cursor, EventLog, frame};
+use mc_eventlog::{Cursor, EventLog};
 use mc_memcached::MemcachedStore;
 use mc_testkit::MemcachedServer;
 
@@ -115,46 +115,6 @@ fn fetch_returns_exactly_the_range_within_capacity() {
         log.put_at(now + 60_000, b"future"),
         Err(Error::InvalidArgument(_))
     ));
-}
-
-#[test]
-fn chunk_keys_are_never_reused() {
-    // 3 chunks of 10 s. Chunk 0 and chunk 3 used to share a key (a ring),
-    // which made events depend on when the server expired it.
-    let (store, clock, log) = memory(10, 3);
-    clock.set_ms(EPOCH_MS + 9_999);
-    log.put(b"old").unwrap();
-    clock.set_ms(EPOCH_MS + 29_999);
-    assert_eq!(
-        log.fetch(0, u64::MAX).unwrap().len(),
-        1,
-        "still within reach at 29.999 s"
-    );
-    clock.set_ms(EPOCH_MS + 30_000);
-    log.put(b"new").unwrap();
-    let events = log.fetch(0, u64::MAX).unwrap();
-    assert_eq!(
-        events.iter().map(|e| e.payload.clone()).collect::<Vec<_>>(),
-        [b"new".to_vec()]
-    );
-    // Each chunk has its own key, named by its number since the epoch; the
-    // old one is still there (TTL 4 chunks), untouched by the new chunk.
-    let chunk = |w: u64| Key::new(format!("log:log:{w}")).unwrap();
-    let first = EPOCH_MS / 10_000;
-    let old = store.get(&chunk(first)).unwrap().unwrap().value;
-    let new = store.get(&chunk(first + 3)).unwrap().unwrap().value;
-    assert_eq!(frame::decode(&old).events[0].payload, b"old");
-    assert_eq!(frame::decode(&new).events.len(), 1);
-    // A frame planted in a chunk's key with another chunk's time is not
-    // returned: each key is read for its own chunk.
-    let mut planted = Vec::new();
-    frame::encode(EPOCH_MS + 5_000, b"planted", &mut planted);
-    store.prepend(&chunk(first + 3), &planted).unwrap();
-    let events = log.fetch(0, u64::MAX).unwrap();
-    assert_eq!(
-        events.iter().map(|e| e.payload.clone()).collect::<Vec<_>>(),
-        [b"new".to_vec()]
-    );
 }
 
 #[test]

@@ -38,15 +38,10 @@
 //! an unknown token — that is, what compaction would drop. It is the
 //! compaction hint.
 //!
-//! ```
-//! use mc_set::codec::{text, Op};
-//!
-//! let log = [text::encode(Op::Add, &["a", "b"]), text::encode(Op::Remove, &["a"])].concat();
-//! assert_eq!(log, b"+a +b -a ");
-//! let decoded = text::decode(&log);
-//! assert_eq!(decoded.members, vec![b"b".to_vec()]);
-//! assert_eq!(decoded.dirtiness, 2);
-//! ```
+//! The module is private: a set's codec is chosen with
+//! [`Codec`](crate::Codec), and `mc-fuzz` reaches these functions through
+//! the `fuzzing` feature. The example of these docs is the unit test
+//! `module_example`.
 
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -71,7 +66,8 @@ impl Op {
     }
 }
 
-/// A decoded set: the members in first-insertion order and the dirtiness.
+/// A decoded set: the members in first-insertion order and the dirtiness
+/// (what [`Set::decoded`](crate::Set::decoded) returns).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decoded {
     /// The members, in the order the `+` tokens that made them members
@@ -172,7 +168,7 @@ impl Replay {
     }
 }
 
-/// The text codec (see the [module docs](self)).
+/// The text codec (see the docs of `codec.rs`).
 pub mod text {
     use std::borrow::Cow;
 
@@ -207,6 +203,8 @@ pub mod text {
     }
 
     /// Encode a whole set as its compacted log (adds only).
+    // Only the fuzz harness calls it (through the `fuzzing` feature).
+    #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub fn encode_set<M: AsRef<[u8]>>(members: &[M]) -> Vec<u8> {
         encode(Op::Add, members)
     }
@@ -282,7 +280,7 @@ pub mod text {
     }
 }
 
-/// The length-prefixed binary codec (see the [module docs](self)).
+/// The length-prefixed binary codec (see the docs of `codec.rs`).
 pub mod binary {
     use super::{Decoded, Op, Replay};
 
@@ -384,7 +382,23 @@ pub mod binary {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::Codec;
+
+    #[test]
+    fn module_example() {
+        let log = [
+            text::encode(Op::Add, &["a", "b"]),
+            text::encode(Op::Remove, &["a"]),
+        ]
+        .concat();
+        assert_eq!(log, b"+a +b -a ");
+        let decoded = text::decode(&log);
+        assert_eq!(decoded.members, vec![b"b".to_vec()]);
+        assert_eq!(decoded.dirtiness, 2);
+    }
 
     #[test]
     fn seed_examples_byte_for_byte() {
@@ -437,5 +451,46 @@ mod tests {
         assert!(binary::decode(&log[..log.len() - 1]).is_err());
         assert!(binary::decode(b"x").is_err());
         assert!(binary::decode(b"+\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01").is_err());
+    }
+
+    /// A naive model: a Vec of members in first-insertion order.
+    fn model(ops: &[(bool, Vec<u8>)]) -> Vec<Vec<u8>> {
+        let mut members: Vec<Vec<u8>> = Vec::new();
+        for (add, m) in ops {
+            let pos = members.iter().position(|x| x == m);
+            match (add, pos) {
+                (true, None) => members.push(m.clone()),
+                (false, Some(i)) => {
+                    members.remove(i);
+                }
+                _ => {}
+            }
+        }
+        members
+    }
+
+    fn log(ops: &[(bool, Vec<u8>)], codec: Codec) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (add, m) in ops {
+            let op = if *add { Op::Add } else { Op::Remove };
+            match codec {
+                Codec::Text => text::encode_member(op, m, &mut out),
+                Codec::Binary => binary::encode_member(op, m, &mut out),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(mc_testkit::seed::proptest_config(file!(), 256))]
+        #[test]
+        fn codecs_match_a_naive_model(ops in prop::collection::vec((any::<bool>(), prop::collection::vec(prop_oneof![Just(b'a'), Just(b' '), Just(b'%'), any::<u8>()], 0..6)), 0..60)) {
+            let want = model(&ops);
+            let t = text::decode(&log(&ops, Codec::Text));
+            prop_assert_eq!(&t.members, &want);
+            prop_assert_eq!(t.dirtiness, ops.len() - want.len());
+            let b = binary::decode(&log(&ops, Codec::Binary)).unwrap();
+            prop_assert_eq!(&b.members, &want);
+        }
     }
 }

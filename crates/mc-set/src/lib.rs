@@ -5,7 +5,7 @@
 //!
 //! | type | what | round trips |
 //! |---|---|---|
-//! | [`codec`] | the `+a -b ` text codec (compatible with Dustin Sallings' encoding, `%XX` escapes) and a length-prefixed binary codec | — |
+//! | [`Codec`] | how a set's log is stored: the `+a -b ` text codec (compatible with Dustin Sallings' encoding, `%XX` escapes) or a length-prefixed binary codec | — |
 //! | [`Set`] | a set in one item: append-only adds and removes, compaction by CAS on read | add/remove 1, members 1 (2 when compacting) |
 //! | [`ShardedSet`] | K items by a stable hash of the member: larger sets, spread over a pool | 1 append per shard touched, members 1 `get_multi` |
 //! | [`IntArray`] | the codec over integers | as `Set` |
@@ -29,12 +29,16 @@
 //!   ignored and compacted away) or is [`Corrupt`](mc_core::Error::Corrupt)
 //!   (binary codec).
 
-pub mod codec;
+mod codec;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod intarray;
 mod set;
 mod sharded;
 mod table;
 
+pub use codec::Decoded;
 pub use intarray::IntArray;
 pub use set::{Codec, Compaction, Set};
 pub use sharded::ShardedSet;

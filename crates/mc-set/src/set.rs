@@ -7,7 +7,17 @@ use mc_core::{CasOutcome, Error, Key, Op as StoreOp, Reply, Result, Scope, Store
 pub(crate) use crate::codec::Op;
 use crate::codec::{Decoded, binary, text};
 
-/// Which codec a set uses (see [`codec`](crate::codec)).
+/// Which codec a set uses: how its log of `+member` (add) and `-member`
+/// (remove) tokens is stored. Decoding replays the log and keeps members in
+/// first-insertion order ([`Decoded`](crate::Decoded)).
+///
+/// * Text: each token is the op, the member and one space (`+a +b -a `);
+///   whitespace, control bytes, DEL and `%` in a member are written `%XX`.
+///   A token that starts with neither `+` nor `-` is skipped (and counted as
+///   dirt).
+/// * Binary: the op byte, the member length as an unsigned LEB128 varint,
+///   then the member bytes; a truncated or malformed log is
+///   [`Corrupt`](mc_core::Error::Corrupt).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Codec {
     /// `+a -b ` tokens with `%XX` escapes (compatible with Dustin Sallings' set encoding).

@@ -5,10 +5,8 @@ use std::sync::Arc;
 
 use mc_core::{CountingStore, Error, Key, MemoryStore, Store, traffic};
 use mc_memcached::MemcachedStore;
-use mc_set::codec::{Op, binary, text};
 use mc_set::{Codec, Compaction, IntArray, Set, ShardedSet, Table};
 use mc_testkit::MemcachedServer;
-use proptest::prelude::*;
 
 fn rt(f: impl FnOnce()) -> u64 {
     traffic::measure(f).1.round_trips
@@ -311,47 +309,6 @@ fn garbage_under_a_set_key() {
     match bin.members() {
         Err(Error::Corrupt { reason, .. }) => assert!(reason.contains("past the end"), "{reason}"),
         other => panic!("expected Corrupt, got {other:?}"),
-    }
-}
-
-/// A naive model: a Vec of members in first-insertion order.
-fn model(ops: &[(bool, Vec<u8>)]) -> Vec<Vec<u8>> {
-    let mut members: Vec<Vec<u8>> = Vec::new();
-    for (add, m) in ops {
-        let pos = members.iter().position(|x| x == m);
-        match (add, pos) {
-            (true, None) => members.push(m.clone()),
-            (false, Some(i)) => {
-                members.remove(i);
-            }
-            _ => {}
-        }
-    }
-    members
-}
-
-fn log(ops: &[(bool, Vec<u8>)], codec: Codec) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (add, m) in ops {
-        let op = if *add { Op::Add } else { Op::Remove };
-        match codec {
-            Codec::Text => text::encode_member(op, m, &mut out),
-            Codec::Binary => binary::encode_member(op, m, &mut out),
-        }
-    }
-    out
-}
-
-proptest! {
-    #![proptest_config(mc_testkit::seed::proptest_config(file!(), 256))]
-    #[test]
-    fn codecs_match_a_naive_model(ops in prop::collection::vec((any::<bool>(), prop::collection::vec(prop_oneof![Just(b'a'), Just(b' '), Just(b'%'), any::<u8>()], 0..6)), 0..60)) {
-        let want = model(&ops);
-        let t = text::decode(&log(&ops, Codec::Text));
-        prop_assert_eq!(&t.members, &want);
-        prop_assert_eq!(t.dirtiness, ops.len() - want.len());
-        let b = binary::decode(&log(&ops, Codec::Binary)).unwrap();
-        prop_assert_eq!(&b.members, &want);
     }
 }
 

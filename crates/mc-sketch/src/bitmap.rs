@@ -40,7 +40,7 @@ pub fn bit(bytes: &[u8], i: u64) -> bool {
 }
 
 /// Count the set bits of `bytes` in `first..=last` (MSB first).
-pub fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
+pub(crate) fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
     let mut total = 0u64;
     let mut i = first;
     while i <= last && i / 8 < bytes.len() as u64 {

@@ -33,7 +33,7 @@ use crate::{corrupt, update_checked};
 /// The stored form's first bytes.
 pub const MAGIC: &[u8; 4] = b"MBF1";
 /// Bytes before the bits: magic, k (1), blocks (4), bits per block (8).
-pub const HEADER_LEN: usize = 17;
+pub(crate) const HEADER_LEN: usize = 17;
 /// The most items (blocks) one filter may span: 65 536 items of 1 MiB hold
 /// 2^39 bits, about 57 billion elements at 1 %. A filter is opened by every
 /// client with its key list in memory, so an absurd size from a caller is

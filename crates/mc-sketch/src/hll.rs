@@ -28,9 +28,9 @@ pub const REGISTER_BYTES: usize = REGISTERS * 6 / 8;
 /// The stored form's first bytes.
 pub const MAGIC: &[u8; 4] = b"MHL1";
 /// Bytes of the stored form: magic plus packed registers.
-pub const ENCODED_LEN: usize = MAGIC.len() + REGISTER_BYTES;
+pub(crate) const ENCODED_LEN: usize = MAGIC.len() + REGISTER_BYTES;
 /// The largest rank a register can hold (50 hash bits plus the sentinel).
-pub const MAX_RANK: u8 = (64 - P + 1) as u8;
+pub(crate) const MAX_RANK: u8 = (64 - P + 1) as u8;
 
 /// Why stored bytes are not a sketch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,7 +162,7 @@ impl Registers {
     }
 
     /// Read the stored form. Wrong length, wrong magic or a register above
-    /// [`MAX_RANK`] is an error (never a panic).
+    /// the largest rank (51) is an error (never a panic).
     pub fn decode(bytes: &[u8]) -> std::result::Result<Registers, DecodeError> {
         if bytes.len() != ENCODED_LEN {
             return Err(DecodeError(format!(

@@ -47,6 +47,9 @@
 
 pub mod bitmap;
 pub mod bloom;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hll;
 
 pub use bitmap::ActivityBitmap;

@@ -15,12 +15,11 @@
 //!   (`PROPTEST_RNG_SEED`, `MCDS_TEST_SEED`).
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
-//! * [`fuzz`] holds the fuzz harnesses that `fuzz/fuzz_targets/` call and
-//!   that `tests/fuzz_regressions.rs` replays on stable Rust.
+//!
+//! The fuzz harnesses are in the crate `mc-fuzz`.
 
 pub mod conformance;
 pub mod differential;
-pub mod fuzz;
 pub mod seed;
 mod server;
 

@@ -13,7 +13,7 @@
 //!   `MCDS_TEST_SEED` or is drawn at random, and is printed likewise.
 //!
 //! ```text
-//! PROPTEST_RNG_SEED=1234 cargo test -p mc-set --test sets   # replays a proptest run
+//! PROPTEST_RNG_SEED=1234 cargo test -p mc-sketch --test sketches   # replays a proptest run
 //! MCDS_TEST_SEED=1234 cargo test -p mc-stress --test bad_input garbage
 //! ```
 
