@@ -1,0 +1,15 @@
+//! One handler per command group, grouped by the crate whose structures
+//! they drive. A handler opens its structure on the [`Ctx`](crate::context::Ctx)'s
+//! scope, runs the subcommand, prints the result and returns the exit code.
+
+mod counter;
+mod lock;
+mod log;
+mod set;
+mod sketch;
+
+pub(crate) use counter::{counter, limit, window};
+pub(crate) use lock::lock;
+pub(crate) use log::log;
+pub(crate) use set::set;
+pub(crate) use sketch::{bitmap, bloom, hll};

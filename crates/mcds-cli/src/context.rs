@@ -1,0 +1,101 @@
+//! What every command runs in: the store it opens (memcached, or the
+//! embedded store), the scope and output settings of [`Ctx`], and
+//! [`Failure`], which maps an [`mc_core::Error`] to its exit code.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mc_core::{Error, MemoryStore, Scope, Store};
+use mc_memcached::MemcachedStore;
+
+use crate::args::Global;
+use crate::{INVALID_INPUT, UNAVAILABLE, USAGE};
+
+/// A failure: what to print and which code to exit with.
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        // Bad input, or stored bytes the command cannot use: the same
+        // call fails again. Everything else is the service's state.
+        let stored_data = matches!(e, Error::NonNumeric { .. } | Error::Corrupt { .. });
+        let code = if e.is_invalid_input() || stored_data {
+            INVALID_INPUT
+        } else {
+            UNAVAILABLE
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What a command handler returns: the exit code, or a failure to report.
+pub(crate) type CliResult = Result<u8, Failure>;
+
+/// What a command handler works with: the scope its structures are built
+/// on, and how to print.
+pub(crate) struct Ctx {
+    pub(crate) scope: Scope,
+    pub(crate) json: bool,
+}
+
+impl Ctx {
+    /// Print `text`, or `value` as one line of JSON under `--json`.
+    pub(crate) fn print(&self, text: impl std::fmt::Display, value: serde_json::Value) {
+        if self.json {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    }
+}
+
+fn connect(cli: &Global) -> Result<Arc<dyn Store>, Failure> {
+    match cli
+        .servers
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(servers) => {
+            let timeout = Duration::from_millis(cli.timeout_ms.max(1));
+            let store = MemcachedStore::builder()
+                .connect_timeout(timeout)
+                .io_timeout(timeout)
+                .connect(servers.split(',').filter(|s| !s.trim().is_empty()))
+                .map_err(|e| Failure {
+                    code: INVALID_INPUT,
+                    message: e.to_string(),
+                })?;
+            Ok(Arc::new(store))
+        }
+        None => Ok(Arc::new(MemoryStore::new())),
+    }
+}
+
+/// The store and output settings of one command, opened only for the
+/// commands that use a store. `lock` refuses the embedded store: a lock
+/// there excludes nobody, so every host would run the command.
+pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
+    let embedded = cli.servers.as_deref().is_none_or(|s| s.trim().is_empty());
+    if embedded && for_lock {
+        return Err(Failure {
+            code: USAGE,
+            message: "mcds lock run needs memcached servers: a lock on the embedded store excludes nobody, so every host would run the command. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
+        });
+    }
+    if embedded {
+        eprintln!(
+            "mcds: warning: no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command"
+        );
+    }
+    Ok(Ctx {
+        scope: Scope::new(connect(cli)?).with_prefix(&cli.prefix)?,
+        json: cli.json,
+    })
+}
