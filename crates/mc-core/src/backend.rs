@@ -1,4 +1,6 @@
-//! For backend authors: the compound operations built from the basic ones,
+//! For backend authors: the item size checks and counter parsing every
+//! backend needs ([`check_item_size`], [`item_size`], [`parse_counter`]), and
+//! the compound operations built from the basic ones,
 //! for a backend whose server lacks the one-command form (the embedded store
 //! and memcached have their own). Each is correct under concurrency: it
 //! never loses a concurrent writer's update, and it gives up with
@@ -51,6 +53,8 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::store::Store;
 use crate::ttl::Ttl;
+
+pub use crate::item::{ITEM_OVERHEAD, check_item_size, item_size, parse_counter};
 
 /// The append/add loop: append; on a miss add; if add lost a race,
 /// append again (bounded at 64 rounds, then [`Error::Conflict`]).

@@ -51,10 +51,7 @@ pub use backoff::Backoff;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
-pub use item::{
-    CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, ITEM_OVERHEAD, Item, Stored, Updated,
-    check_item_size, item_size, parse_counter,
-};
+pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, Updated};
 pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
 pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
 pub use op::{Op, Reply, run_pipeline};

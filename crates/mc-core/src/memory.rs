@@ -46,7 +46,7 @@ impl MemoryStoreBuilder {
         self
     }
 
-    /// The largest item, counting key, value and [`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD) (default
+    /// The largest item, counting key, value and [`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD) (default
     /// 1 MiB, like `memcached -I 1m`).
     pub fn item_size_limit(mut self, bytes: usize) -> Self {
         self.item_size_limit = bytes;
@@ -151,7 +151,7 @@ impl Shard {
 ///   memcached: an item written at second `s` with `Ttl::secs(n)` is gone
 ///   from second `s + n` on (so `Ttl::secs(1)` lives 0 to 1 s).
 /// * Items are limited to 1 MiB including memcached's 59-byte overhead
-///   ([`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD)), configurable.
+///   ([`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD)), configurable.
 /// * A memory budget (64 MiB by default) either evicts least-recently-used
 ///   items (per shard LRU lists, the oldest front across shards goes first)
 ///   or refuses writes with [`Error::OutOfMemory`], like `memcached -M`.

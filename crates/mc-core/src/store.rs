@@ -80,7 +80,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         true
     }
 
-    /// The largest item (key + value + [`ITEM_OVERHEAD`](crate::ITEM_OVERHEAD))
+    /// The largest item (key + value + [`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD))
     /// the store accepts, so a structure can refuse an oversized value
     /// before it writes anything else. Default 1 MiB.
     fn item_size_limit(&self) -> usize {

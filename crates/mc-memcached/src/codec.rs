@@ -23,7 +23,7 @@
 //! | `touch` | `mg <k> T<exp>` | no |
 
 use mc_core::{
-    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, check_item_size,
+    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, backend,
 };
 use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
 
@@ -44,7 +44,7 @@ fn cmd(op: MetaOp, key: &Key) -> MetaCommand {
 }
 
 fn check_size(key: &Key, value_len: usize, item_size_limit: usize) -> Result<()> {
-    check_item_size(key, value_len, item_size_limit).map(drop)
+    backend::check_item_size(key, value_len, item_size_limit).map(drop)
 }
 
 /// Encode `op` for a server `incarnation` (its version's commands, its
@@ -257,7 +257,7 @@ pub(crate) fn probed_size(r: &MetaCommandResult) -> Option<usize> {
 fn counter_value(r: &MetaCommandResult, server: &str) -> Result<u64> {
     r.value
         .as_deref()
-        .and_then(mc_core::parse_counter)
+        .and_then(backend::parse_counter)
         .ok_or_else(|| unexpected(server, "ma (value is not a number)", r))
 }
 

@@ -14,7 +14,7 @@
 
 use std::net::SocketAddr;
 
-use mc_core::{Error, Key, Op, Reply, Result, Store, Ttl, check_item_size};
+use mc_core::{Error, Key, Op, Reply, Result, Store, Ttl, backend};
 use memcache::exp::MetaCommand;
 
 use crate::codec;
@@ -120,7 +120,7 @@ impl MemcachedStore {
     }
 
     fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
-        check_item_size(key, value_len, self.config.item_size_limit).map(drop)
+        backend::check_item_size(key, value_len, self.config.item_size_limit).map(drop)
     }
 
     /// `append`/`prepend` (`op`, adding `value_len` bytes): NS is both

@@ -101,7 +101,7 @@ impl Table {
         // Refuse an oversized value before anything is written: the list
         // append goes in the same batch and would list a member that has no
         // value.
-        mc_core::check_item_size(&key, value.len(), self.store.item_size_limit())?;
+        mc_core::backend::check_item_size(&key, value.len(), self.store.item_size_limit())?;
         let tokens = self.list.tokens(Op::Add, &[member]);
         let write = StoreOp::Set {
             key: &key,

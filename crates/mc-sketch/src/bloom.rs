@@ -24,9 +24,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mc_core::{
-    CasOutcome, Error, Key, Op, Result, Scope, Store, Stored, Ttl, item_size, stable_hash128,
-};
+use mc_core::{CasOutcome, Error, Key, Op, Result, Scope, Store, Stored, Ttl, stable_hash128};
 
 use crate::{corrupt, update_checked};
 
@@ -245,7 +243,7 @@ impl BloomFilter {
         let probe = scope.key("bloom", name, u32::MAX)?;
         let room = store
             .item_size_limit()
-            .saturating_sub(item_size(probe.len(), HEADER_LEN));
+            .saturating_sub(mc_core::backend::item_size(probe.len(), HEADER_LEN));
         let shape = Shape::for_capacity(expected_items, false_positive_rate, room)?;
         let keys = (0..shape.blocks)
             .map(|i| scope.key("bloom", name, i))

@@ -223,7 +223,8 @@ fn memcached_quirk(reference: &dyn Store, keys: &[Key], op: &Op) -> bool {
     };
     let whitespace = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
     let all_whitespace = !current.value.is_empty() && current.value.iter().all(whitespace);
-    let at_least_2_63 = mc_core::parse_counter(&current.value).is_some_and(|n| n >= 1 << 63);
+    let at_least_2_63 =
+        mc_core::backend::parse_counter(&current.value).is_some_and(|n| n >= 1 << 63);
     all_whitespace || at_least_2_63
 }
 

@@ -1,7 +1,8 @@
 //! Limits and input: the item size limit on every write, and keys that
 //! could inject commands.
 
-use mc_core::{Error, Key, Ttl, item_size};
+use mc_core::backend::item_size;
+use mc_core::{Error, Key, Ttl};
 
 use super::{Env, assert_too_large, k, value};
 
