@@ -43,11 +43,8 @@ pub unsafe extern "C" fn mcds_set_add(
     member: *const u8,
     len: usize,
 ) -> mcds_result {
-    boundary(|| {
-        // SAFETY: forwarded caller contract.
-        let (s, member) = unsafe { (handle(s, "set")?, bytes(member, len, "member")?) };
-        Ok(s.set.add(&[member])?)
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe { update(s, member, len, |set, m| set.add(m)) }
 }
 
 /// Remove a member. One round trip; a missing set stays missing.
@@ -60,10 +57,25 @@ pub unsafe extern "C" fn mcds_set_remove(
     member: *const u8,
     len: usize,
 ) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { update(s, member, len, |set, m| set.remove(m)) }
+}
+
+/// Add or remove one member: the body of `mcds_set_add` and
+/// `mcds_set_remove`.
+///
+/// # Safety
+/// `s` NULL or live; `member` NULL or `len` readable bytes.
+unsafe fn update(
+    s: *const mcds_set,
+    member: *const u8,
+    len: usize,
+    op: fn(&Set, &[&[u8]]) -> mc_core::Result<()>,
+) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
         let (s, member) = unsafe { (handle(s, "set")?, bytes(member, len, "member")?) };
-        Ok(s.set.remove(&[member])?)
+        Ok(op(&s.set, &[member])?)
     })
 }
 

@@ -4,29 +4,21 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Key, ManualClock, MemoryStore, Scope, Store};
+use mc_core::{Clock, Key, ManualClock, MemoryStore, Scope, Store};
 
 use crate::{EventLog, frame};
 
 const EPOCH_MS: u64 = 1_800_000_000_000;
 
-fn memory(chunk: u64, chunks: usize) -> (Arc<dyn Store>, ManualClock, EventLog) {
-    let clock = ManualClock::new(EPOCH_MS);
-    let store: Arc<dyn Store> = Arc::new(
-        MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .build(),
-    );
-    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
-    let log = EventLog::new(scope, "log", Duration::from_secs(chunk), chunks).unwrap();
-    (store, clock, log)
-}
-
 #[test]
 fn chunk_keys_are_never_reused() {
     // 3 chunks of 10 s. Chunk 0 and chunk 3 used to share a key (a ring),
     // which made events depend on when the server expired it.
-    let (store, clock, log) = memory(10, 3);
+    let clock = ManualClock::new(EPOCH_MS);
+    let time: Arc<dyn Clock> = Arc::new(clock.clone());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::builder().clock(Arc::clone(&time)).build());
+    let scope = Scope::new(Arc::clone(&store)).with_clock(time);
+    let log = EventLog::new(scope, "log", Duration::from_secs(10), 3).unwrap();
     clock.set_ms(EPOCH_MS + 9_999);
     log.put(b"old").unwrap();
     clock.set_ms(EPOCH_MS + 29_999);
