@@ -67,7 +67,7 @@
 //! ```
 //! use mc_core::{Key, Store, Ttl};
 //! use mc_memcached::MemcachedStore;
-//! # let server = mc_testkit::MemcachedServer::start_default();
+//! # let server = mc_testserver::MemcachedServer::start_default();
 //! # let addr = server.addr();
 //!
 //! // addr is "127.0.0.1:<port>" of a running memcached

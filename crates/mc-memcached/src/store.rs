@@ -33,7 +33,7 @@ use crate::session::Session;
 /// ```
 /// use mc_core::{Key, Store, Stored, Ttl};
 /// use mc_memcached::MemcachedStore;
-/// # let pool = mc_testkit::ServerPool::start(3, Default::default());
+/// # let pool = mc_testserver::ServerPool::start(3, Default::default());
 /// # let servers = pool.servers_arg();
 ///
 /// // servers is "127.0.0.1:<port>,127.0.0.1:<port>,127.0.0.1:<port>"

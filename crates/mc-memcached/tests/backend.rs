@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mc_core::{CountingStore, Error, Key, Store, Ttl, traffic};
 use mc_memcached::{MemcachedStore, Version};
-use mc_testkit::{MemcachedServer, ServerOptions, ServerPool};
+use mc_testserver::{MemcachedServer, ServerOptions, ServerPool};
 
 fn k(s: &str) -> Key {
     Key::new(s).unwrap()

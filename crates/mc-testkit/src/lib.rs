@@ -5,7 +5,10 @@
 //!
 //! * [`MemcachedServer`] starts the `memcached` binary from `PATH` on a free
 //!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
-//!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
+//!   SIGSTOP/SIGCONT and restart it. It is killed when dropped. It lives in
+//!   the crate `mc-testserver` (re-exported here), which depends on no mcds
+//!   crate, so that mc-memcached's own tests can use it without a
+//!   dependency loop.
 //! * [`conformance`] is the backend conformance suite: the same cases run
 //!   against the embedded store, one memcached and a 3-server pool
 //!   ([`conformance_suite!`]).
@@ -21,6 +24,18 @@
 pub mod conformance;
 pub mod differential;
 pub mod seed;
-mod server;
+pub use mc_testserver::{MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied};
 
-pub use server::{MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied};
+#[cfg(test)]
+mod tests {
+    /// mc-testserver names the marker key itself (it sits below
+    /// mc-memcached); it must be the key mc-memcached uses, or command logs
+    /// would count the handshake's marker reads as test traffic.
+    #[test]
+    fn the_test_server_knows_the_marker_key() {
+        assert_eq!(
+            mc_testserver::INCARNATION_KEY,
+            mc_memcached::INCARNATION_KEY
+        );
+    }
+}

@@ -32,7 +32,7 @@ use std::time::Duration;
 use mc_core::{Error, Key, ManualClock, MemoryStore, Store};
 use mc_memcached::MemcachedStore;
 
-use crate::server::{MemcachedServer, ServerOptions, ServerPool};
+use mc_testserver::{MemcachedServer, ServerOptions, ServerPool};
 
 pub mod cas;
 pub mod concurrency;

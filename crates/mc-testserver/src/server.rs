@@ -9,6 +9,11 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// The key of mcds's server incarnation marker (`mc_memcached::INCARNATION_KEY`:
+/// this crate sits below mc-memcached, so it names the key itself; a test in
+/// mc-testkit checks that the two agree).
+pub const INCARNATION_KEY: &str = "__mcds_incarnation";
+
 /// How to start memcached.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -100,7 +105,7 @@ impl ServerOptions {
 /// free port, and is killed when dropped.
 ///
 /// ```no_run
-/// use mc_testkit::{MemcachedServer, ServerOptions};
+/// use mc_testserver::{MemcachedServer, ServerOptions};
 ///
 /// let server = MemcachedServer::start(ServerOptions::default());
 /// let addr = server.addr(); // "127.0.0.1:<port>"
@@ -157,7 +162,7 @@ type SpawnJob = (Command, Sender<std::io::Result<Child>>);
 /// process itself is killed.
 ///
 /// ```no_run
-/// let child = mc_testkit::spawn_tied("sleep", |c| {
+/// let child = mc_testserver::spawn_tied("sleep", |c| {
 ///     c.arg("60");
 /// })
 /// .unwrap();
@@ -297,7 +302,7 @@ impl MemcachedServer {
                     // A new connection's handshake reads (and after a
                     // restart creates) the incarnation marker: logged as
                     // "version", like the handshake it belongs to.
-                    if words.next() == Some(mc_memcached::INCARNATION_KEY) {
+                    if words.next() == Some(INCARNATION_KEY) {
                         continue;
                     }
                     log.lock()

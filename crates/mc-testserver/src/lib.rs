@@ -1,0 +1,20 @@
+//! # mc-testserver
+//!
+//! Real memcached processes for **mcds**'s tests, and nothing else: no
+//! dependency on mcds's own crates, so every crate can dev-depend on it
+//! without a dependency loop (mc-memcached's own tests and doc examples
+//! use it; [mc-testkit](../mc_testkit/index.html), which re-exports it, also
+//! carries the conformance suite and depends on mc-memcached).
+//!
+//! * [`MemcachedServer`] starts the `memcached` binary from `PATH` on a free
+//!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
+//!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
+//! * [`ServerPool`] starts several.
+//! * [`spawn_tied`] starts any helper process so that it dies with the test
+//!   process, even when that is killed with SIGKILL.
+
+mod server;
+
+pub use server::{
+    INCARNATION_KEY, MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied,
+};
