@@ -161,10 +161,12 @@ impl Incarnation {
 /// A handshake answered just after a pause reads the clock of before the
 /// pause, which would make items expire early. Such a sample is read again
 /// when its round trip was slow, and every operation uses the highest
-/// estimate any handshake with the server gave
+/// estimate any handshake with the same incarnation of the server gave
 /// ([`Server::learn_clock`](crate::server::Server::learn_clock)), so one
-/// stale sample lowers nothing. What is left: a client whose *first*
-/// connection to a server is answered by a server resuming from a pause.
+/// stale sample lowers nothing; a new incarnation starts over
+/// ([`Server::adopt`](crate::server::Server::adopt)). What is left: a
+/// client whose *first* connection to an incarnation is answered by a
+/// server resuming from a pause.
 /// A connection whose sample is older than [`CLOCK_MAX_AGE`] is replaced,
 /// so fresh samples keep coming (see
 /// [`Server::learn_clock`](crate::server::Server::learn_clock) for

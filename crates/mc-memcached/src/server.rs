@@ -45,7 +45,8 @@ impl Server {
         }
     }
 
-    /// Keep the clock sample that puts the server's clock highest.
+    /// Keep the clock sample that puts the server's clock highest (within
+    /// one incarnation: [`adopt`](Server::adopt) starts over on a new one).
     ///
     /// Each sample gives an upper bound of the server's clock from then on,
     /// if the server's clock was current when it was read. A handshake
@@ -70,6 +71,32 @@ impl Server {
         if !keep {
             *clock = Some(sample);
         }
+    }
+
+    /// Record what a new connection's handshake read: its incarnation and
+    /// its clock sample. Whether the incarnation changed.
+    ///
+    /// Within one incarnation the clock estimate only rises
+    /// ([`learn_clock`](Server::learn_clock)). A new incarnation replaces it:
+    /// a restarted server (or another host behind the same address) may
+    /// have a clock behind the old one's, and an estimate kept from before
+    /// would stretch every TTL by the difference for as long as the client
+    /// runs (an adversarial review showed a 2 s lock living an hour after
+    /// a restart with the server's clock an hour behind). A marker lost to
+    /// a flush or an eviction also counts as new; the fresh sample is then
+    /// as good as the old estimate, unless the server was paused during
+    /// that very handshake.
+    fn adopt(&self, incarnation: Incarnation) -> bool {
+        let previous = self.incarnation.lock().replace(incarnation);
+        let changed = previous.is_some_and(|p| p != incarnation);
+        if changed {
+            if let Some(sample) = incarnation.clock {
+                *self.clock.lock() = Some(sample);
+            }
+        } else {
+            self.learn_clock(incarnation.clock);
+        }
+        changed
     }
 
     /// The highest estimate of the server's clock any handshake gave.
@@ -133,9 +160,7 @@ impl Server {
                 let mut health = self.health.lock();
                 health.down_until = None;
                 health.backoff = None;
-                self.learn_clock(conn.incarnation.clock);
-                let previous = self.incarnation.lock().replace(conn.incarnation);
-                if previous.is_some_and(|p| p != conn.incarnation) {
+                if self.adopt(conn.incarnation) {
                     // The marker changed (a restart, a flush, an eviction):
                     // pooled connections read the old one. Retire them so
                     // every connection masks CAS ids the same way again.
@@ -219,5 +244,32 @@ mod tests {
         // No sample (a server without `time` in its stats) changes nothing.
         server.learn_clock(None);
         assert_eq!(server.clock.lock().unwrap().secs, 1_800_000_007);
+    }
+
+    /// A restarted server's clock may be behind the old one's: its first
+    /// handshake replaces the estimate, which within one incarnation only
+    /// rises.
+    #[test]
+    fn a_new_incarnation_replaces_the_clock_estimate() {
+        use crate::incarnation::{Incarnation, Version};
+        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let t0 = Instant::now();
+        let at = |secs| {
+            Some(ServerClock {
+                secs,
+                sent: t0 + SEC,
+            })
+        };
+        let v = Version(1, 6, 18);
+        assert!(!server.adopt(Incarnation::new(v, b"first", true, at(1_800_003_600))));
+        // The same process, a stale (lower) sample: kept high.
+        assert!(!server.adopt(Incarnation::new(v, b"first", true, at(1_800_000_000))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_003_600);
+        // Restarted, with its clock an hour behind: the estimate follows.
+        assert!(server.adopt(Incarnation::new(v, b"second", true, at(1_800_000_000))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_000_000);
+        // And rises again within the new incarnation.
+        assert!(!server.adopt(Incarnation::new(v, b"second", true, at(1_800_000_002))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_000_002);
     }
 }
