@@ -152,6 +152,16 @@ fn lease_ttl(ttl: Duration) -> Result<Ttl> {
     Ok(Ttl::from(ttl.saturating_add(Duration::from_secs(2))))
 }
 
+/// A lock refused on a server without CAS ids (`-C`): a release or extend
+/// could not tell our lock from the next holder's.
+fn without_cas() -> Error {
+    Error::Unsupported {
+        op: "Lock::try_acquire",
+        backend: "a memcached server started with -C (CAS disabled)",
+        hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
+    }
+}
+
 impl Lock {
     /// A lock named `name` whose lease lasts `ttl` (at least 1 second,
     /// rounded up to whole seconds), in `scope`: a store, or a
@@ -229,11 +239,7 @@ impl Lock {
         if !self.store.supports_cas(&self.key)? {
             // Without CAS ids a release or extend could not tell our lock
             // from the next holder's: grant nothing.
-            return Err(Error::Unsupported {
-                op: "Lock::try_acquire",
-                backend: "a memcached server started with -C (CAS disabled)",
-                hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
-            });
+            return Err(without_cas());
         }
         let (added, fencing_token) = if self.fencing {
             self.add_fenced(&token, ttl)?
@@ -245,11 +251,7 @@ impl Lock {
             // between the check above and the add. Grant nothing; the item
             // expires with its TTL.
             Stored::Stored(0) => {
-                return Err(Error::Unsupported {
-                    op: "Lock::try_acquire",
-                    backend: "a memcached server started with -C (CAS disabled)",
-                    hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
-                });
+                return Err(without_cas());
             }
             Stored::Stored(cas) => cas,
             Stored::NotStored => return Ok(None),

@@ -70,26 +70,25 @@ impl<'a> Session<'a> {
     }
 
     fn conn(&mut self) -> Result<&mut Conn, Error> {
-        if self.conn.is_none() {
-            let conn = self.server.dial(self.config)?;
-            let changed = self.pinned.is_some_and(|p| p != conn.incarnation);
-            self.conn = Some(conn);
-            self.pooled = false;
-            if changed {
-                self.pinned = None;
-                return Err(Error::Io {
-                    server: self.server.addr.clone(),
-                    source: io::Error::other(
-                        "not sent: the server restarted or was flushed (its incarnation marker changed) while the command was being prepared",
-                    ),
-                });
+        let conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => {
+                let conn = self.server.dial(self.config)?;
+                self.pooled = false;
+                if self.pinned.is_some_and(|p| p != conn.incarnation) {
+                    self.pinned = None;
+                    self.conn = Some(conn);
+                    return Err(Error::Io {
+                        server: self.server.addr.clone(),
+                        source: io::Error::other(
+                            "not sent: the server restarted or was flushed (its incarnation marker changed) while the command was being prepared",
+                        ),
+                    });
+                }
+                conn
             }
-        }
-        // Just ensured above.
-        self.conn.as_mut().ok_or_else(|| Error::Protocol {
-            server: self.server.addr.clone(),
-            message: "connection missing".into(),
-        })
+        };
+        Ok(self.conn.insert(conn))
     }
 
     /// One request/response exchange, bounded by one `io_timeout` in all
