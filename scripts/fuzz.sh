@@ -8,7 +8,7 @@
 # Each run reads the committed seeds (fuzz/seeds/<target>/) and grows its own
 # corpus in fuzz/corpus/<target>/ (created here, not committed). A crash
 # leaves its input in fuzz/artifacts/<target>/: copy it to
-# fuzz/regressions/<target>/ so that `cargo test -p mc-fuzz --test
+# fuzz/regressions/<target>/ so that `cargo test -p mcds-fuzz --test
 # fuzz_regressions` replays it on every ./scripts/test.sh run.
 #
 # Needs the nightly toolchain (`rustup toolchain install nightly`) and

@@ -30,6 +30,8 @@ need_pkg cc gcc            # the C ABI tests compile C
 need_pkg valgrind valgrind # ... and run it under valgrind
 need_pkg php php-cli       # the PHP FFI test
 need_pkg python3 python3   # the Python ctypes test
+need_pkg pkg-config pkg-config # the README's C route, built through mcds.pc
+need_pkg readelf binutils  # ... and its SONAME checked
 echo "memcached: $(memcached -V)"
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -53,5 +55,15 @@ cargo test --workspace -- --show-output
 
 step "cargo test --benches (every criterion bench once, as a smoke test)"
 cargo test --workspace --benches
+
+step "cargo package --workspace (every crate packages and builds from its .crate)"
+# --allow-dirty: a developer runs this before committing; CI's clone is clean.
+pkg_log=$(mktemp)
+if ! cargo package --workspace --allow-dirty >"$pkg_log" 2>&1; then cat "$pkg_log"; exit 1; fi
+grep -E '^ +(Packaging|Verifying) ' "$pkg_log" | sort -u
+rm -f "$pkg_log"
+
+step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
+scripts/check-c-install.sh
 
 step "all checks passed"

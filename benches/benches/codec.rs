@@ -5,9 +5,9 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Throughput};
-use mc_eventlog::fuzzing::frame;
-use mc_set::fuzzing::{Op, text};
 use mcds_benches::{Comparison, Goal, criterion, print_table};
+use mcds_eventlog::fuzzing::frame;
+use mcds_set::fuzzing::{Op, text};
 
 const MIB: usize = 1 << 20;
 

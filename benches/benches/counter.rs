@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use dashmap::DashMap;
-use mc_core::{MemoryStore, Store};
-use mc_counter::Counter;
-use mc_memcached::MemcachedStore;
-use mc_testkit::MemcachedServer;
 use mcds_benches::{Comparison, Goal, criterion, print_table};
+use mcds_core::{MemoryStore, Store};
+use mcds_counter::Counter;
+use mcds_memcached::MemcachedStore;
+use mcds_testkit::MemcachedServer;
 use memcache::exp::{MetaCommand, MetaConnection, MetaOp};
 
 fn memcached(c: &mut Criterion, server: &MemcachedServer) {

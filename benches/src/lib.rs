@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo bench -p mcds-benches            # counter and codec benches
-//! cargo bench -p mc-ffi --bench c_abi    # the C ABI's overhead
+//! cargo bench -p mcds-ffi --bench c_abi    # the C ABI's overhead
 //! cargo test  --benches                  # smoke: every bench once
 //! ```
 //!

@@ -12,14 +12,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, ManualClock, Scope, Store, traffic};
-use mc_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
-use mc_eventlog::{Cursor, EventLog};
-use mc_lock::Lock;
-use mc_memcached::MemcachedStore;
-use mc_set::{Compaction, IntArray, Set, ShardedSet, Table};
-use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
-use mc_testkit::MemcachedServer;
+use mcds_core::{Clock, CountingStore, ManualClock, Scope, Store, traffic};
+use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
+use mcds_eventlog::{Cursor, EventLog};
+use mcds_lock::Lock;
+use mcds_memcached::MemcachedStore;
+use mcds_set::{Compaction, IntArray, Set, ShardedSet, Table};
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use mcds_testkit::MemcachedServer;
 
 /// The server counters a row reports, and their names in the table.
 const STATS: &[(&str, &[&str])] = &[
@@ -102,7 +102,7 @@ fn round_trip_report() {
     let clock = ManualClock::new(1_800_000_030_500);
     let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
     let s = || Arc::clone(&store);
-    store.get(&mc_core::Key::new("warm").unwrap()).unwrap(); // dial now
+    store.get(&mcds_core::Key::new("warm").unwrap()).unwrap(); // dial now
     let mut r = Report {
         server: &server,
         rows: Vec::new(),

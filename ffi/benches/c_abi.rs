@@ -7,11 +7,11 @@ use std::hint::black_box;
 use std::ptr;
 use std::sync::Arc;
 
-use mc_core::MemoryStore;
-use mc_counter::Counter;
+use ::mcds_counter::Counter;
 use mcds::{MCDS_OK, mcds_counter, mcds_counter_free, mcds_counter_incr, mcds_counter_new};
 use mcds::{mcds_store, mcds_store_free, mcds_store_new_memory};
 use mcds_benches::{Comparison, Goal, criterion, print_table};
+use mcds_core::MemoryStore;
 
 fn main() {
     let mut c = criterion();

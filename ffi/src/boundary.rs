@@ -8,7 +8,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use mc_core::{Error, Store};
+use ::mcds_core::{Error, Store};
 
 use crate::result::{
     MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use mc_counter::Counter;
+use ::mcds_counter::Counter;
 
 use crate::boundary::{create, free, query};
 use crate::result::mcds_result;
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn mcds_counter_new(
 unsafe fn counter_op(
     c: *const mcds_counter,
     out_value: *mut u64,
-    op: impl FnOnce(&Counter) -> mc_core::Result<u64>,
+    op: impl FnOnce(&Counter) -> mcds_core::Result<u64>,
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {

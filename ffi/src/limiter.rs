@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use mc_counter::{RateLimiter, Window};
+use ::mcds_counter::{RateLimiter, Window};
 
 use crate::boundary::{create, free, query};
 use crate::result::mcds_result;

@@ -2,7 +2,7 @@
 //! values) and `mcds_event_list` (events fetched from a log). A list owns its
 //! items; the pointers `*_get` hands out stay valid until it is freed.
 
-use mc_eventlog::Event;
+use ::mcds_eventlog::Event;
 
 use crate::boundary::{Fail, boundary, free, handle, out_ptr, query, write};
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use mc_lock::{Guard, Lock, Release};
+use ::mcds_lock::{Guard, Lock, Release};
 
 use crate::boundary::{Fail, boundary, create, free, handle, query};
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};

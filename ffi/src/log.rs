@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use mc_eventlog::EventLog;
+use ::mcds_eventlog::EventLog;
 
 use crate::boundary::{bytes, create, free, query};
 use crate::list::mcds_event_list;

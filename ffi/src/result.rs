@@ -6,7 +6,7 @@
 
 use std::ffi::{CStr, c_char};
 
-use mc_core::Error;
+use ::mcds_core::Error;
 
 /// A result code: `MCDS_OK` or one of the `MCDS_…` error codes.
 pub type mcds_result = u32;
@@ -298,16 +298,16 @@ mod tests {
     }
 
     /// `Error` is `#[non_exhaustive]`, so no `match` here can notice a new
-    /// variant: read the variants off mc-core's source instead, and require
+    /// variant: read the variants off mcds-core's source instead, and require
     /// [`one_of_each`] (and so the table) to cover them.
     #[test]
     fn the_samples_cover_every_variant_of_error() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../crates/mc-core/src/error.rs"
+            "/../crates/mcds-core/src/error.rs"
         );
         let source = std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("read {path} (where mc_core::Error lives): {e}"));
+            .unwrap_or_else(|e| panic!("read {path} (where mcds_core::Error lives): {e}"));
         let body = source
             .split_once("pub enum Error {")
             .and_then(|(_, rest)| rest.split_once("\n}"))
@@ -331,7 +331,7 @@ mod tests {
         );
         assert_eq!(
             declared, sampled,
-            "mc_core::Error changed: give each variant a value in one_of_each() and a row in RESULTS"
+            "mcds_core::Error changed: give each variant a value in one_of_each() and a row in RESULTS"
         );
     }
 }

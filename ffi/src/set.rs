@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use mc_set::Set;
+use ::mcds_set::Set;
 
 use crate::boundary::{boundary, bytes, create, free, handle, query};
 use crate::list::mcds_bytes_list;
@@ -70,7 +70,7 @@ unsafe fn update(
     s: *const mcds_set,
     member: *const u8,
     len: usize,
-    op: fn(&Set, &[&[u8]]) -> mc_core::Result<()>,
+    op: fn(&Set, &[&[u8]]) -> mcds_core::Result<()>,
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.

@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use ::mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
 use crate::boundary::{Fail, MAX_HANDLES, boundary, bytes, create, free, handle, null, query};
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};

@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use mc_core::{MemoryStore, Store};
-use mc_memcached::MemcachedStore;
+use ::mcds_core::{MemoryStore, Store};
+use ::mcds_memcached::MemcachedStore;
 
 use crate::boundary::{boundary, free, out_ptr, text, write};
 use crate::result::mcds_result;

@@ -3,7 +3,7 @@
 
 use std::ffi::c_char;
 
-use mc_set::Table;
+use ::mcds_set::Table;
 
 use crate::boundary::{boundary, bytes, create, free, handle, query};
 use crate::list::mcds_bytes_list;

@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use mc_counter::WindowCounter;
+use ::mcds_counter::WindowCounter;
 
 use crate::boundary::{create, free, query};
 use crate::result::mcds_result;

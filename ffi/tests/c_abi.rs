@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mc_testkit::MemcachedServer;
+use mcds_testkit::MemcachedServer;
 
 /// target/<profile>, where cargo put libmcds.so and libmcds.a.
 fn lib_dir() -> PathBuf {
@@ -26,7 +26,7 @@ fn lib_dir() -> PathBuf {
         .max_by_key(|d| built(d))
         .unwrap_or_else(|| {
             panic!(
-                "libmcds.so/libmcds.a not found in {}: build with `cargo build -p mc-ffi`",
+                "libmcds.so/libmcds.a not found in {}: build with `cargo build -p mcds-ffi`",
                 profile.display()
             )
         })
@@ -73,9 +73,33 @@ fn cc() -> Command {
     cmd
 }
 
+/// The SONAME that ffi/build.rs gives libmcds.so.
+const SONAME: &str = "libmcds.so.0";
+
+/// A directory laid out as an installed libmcds is: the library under its
+/// SONAME, and `libmcds.so` linking to it for the linker. A program linked
+/// here records the SONAME and loads `libmcds.so.0` at run time, as it
+/// would from an install, so the tests fail if the SONAME is missing.
+fn installed_lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(lay_out_installed_lib).clone()
+}
+
+fn lay_out_installed_lib() -> PathBuf {
+    let dir = scratch("lib");
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = dir.join(SONAME);
+    let _ = std::fs::remove_file(&real);
+    std::fs::copy(lib_dir().join("libmcds.so"), &real).expect("copy libmcds.so");
+    let link = dir.join("libmcds.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(SONAME, &link).expect("symlink libmcds.so");
+    dir
+}
+
 /// Compile the C test with `extra` flags, linked to the shared library.
 fn compile(name: &str, extra: &[&str]) -> PathBuf {
-    let lib = lib_dir();
+    let lib = installed_lib_dir();
     let exe = scratch(name);
     run(cc()
         .arg("-g")
@@ -129,6 +153,25 @@ fn c_test_suite_under_valgrind() {
     assert!(
         String::from_utf8_lossy(&out.stderr).trim().is_empty(),
         "valgrind reported errors"
+    );
+}
+
+#[test]
+fn the_shared_library_has_its_soname_and_programs_record_it() {
+    let lib = lib_dir().join("libmcds.so");
+    let out = run(Command::new("readelf").arg("-d").arg(&lib));
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dynamic.contains(&format!("Library soname: [{SONAME}]")),
+        "{} has no SONAME {SONAME}:\n{dynamic}",
+        lib.display()
+    );
+    let exe = compile("test_mcds_needed", &[]);
+    let out = run(Command::new("readelf").arg("-d").arg(&exe));
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dynamic.contains(&format!("Shared library: [{SONAME}]")),
+        "a program linked with -lmcds does not need {SONAME}:\n{dynamic}"
     );
 }
 

@@ -6,8 +6,8 @@ use std::ffi::{CStr, CString};
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use mc_testkit::MemcachedServer;
 use mcds::*;
+use mcds_testkit::MemcachedServer;
 
 const BOUND: Duration = Duration::from_millis(1100);
 

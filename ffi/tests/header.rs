@@ -1,5 +1,5 @@
 //! include/mcds.h must be exactly what cbindgen generates from ffi/src.
-//! Regenerate with `MCDS_BLESS=1 cargo test -p mc-ffi --test header`.
+//! Regenerate with `MCDS_BLESS=1 cargo test -p mcds-ffi --test header`.
 
 use std::path::Path;
 
@@ -22,6 +22,6 @@ fn committed_header_is_current() {
     let committed = std::fs::read(&header).unwrap_or_default();
     assert!(
         committed == generated,
-        "include/mcds.h is stale: regenerate it with `MCDS_BLESS=1 cargo test -p mc-ffi --test header` and commit it"
+        "include/mcds.h is stale: regenerate it with `MCDS_BLESS=1 cargo test -p mcds-ffi --test header` and commit it"
     );
 }

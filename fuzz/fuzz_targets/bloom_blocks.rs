@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mc_fuzz::bloom_blocks(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcds_fuzz::bloom_blocks(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mc_fuzz::set_text_codec(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcds_fuzz::set_text_codec(data));

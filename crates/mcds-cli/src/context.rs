@@ -1,12 +1,12 @@
 //! What every command runs in: the store it opens (memcached, or the
 //! embedded store), the scope and output settings of [`Ctx`], and
-//! [`Failure`], which maps an [`mc_core::Error`] to its exit code.
+//! [`Failure`], which maps an [`mcds_core::Error`] to its exit code.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::{Error, MemoryStore, Scope, Store};
-use mc_memcached::MemcachedStore;
+use mcds_core::{Error, MemoryStore, Scope, Store};
+use mcds_memcached::MemcachedStore;
 
 use crate::args::Global;
 use crate::{INVALID_INPUT, UNAVAILABLE, USAGE};

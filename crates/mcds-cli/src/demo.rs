@@ -4,12 +4,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mc_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store};
-use mc_counter::{Counter, RateLimiter, ShadowCounter, Window, WindowCounter};
-use mc_eventlog::EventLog;
-use mc_lock::Lock;
-use mc_set::{Set, Table};
-use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use mcds_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store};
+use mcds_counter::{Counter, RateLimiter, ShadowCounter, Window, WindowCounter};
+use mcds_eventlog::EventLog;
+use mcds_lock::Lock;
+use mcds_set::{Set, Table};
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
 fn title(text: &str) {
     println!("\n== {text}");
@@ -23,7 +23,7 @@ pub fn run() {
     }
 }
 
-fn tour() -> mc_core::Result<()> {
+fn tour() -> mcds_core::Result<()> {
     // A manual clock, so the time-based parts run instantly.
     let clock = ManualClock::starting_now();
     let counting = Arc::new(CountingStore::new(
@@ -53,7 +53,7 @@ fn tour() -> mc_core::Result<()> {
     std::thread::scope(|s| {
         for worker in 1..=4 {
             let (lock, order) = (&lock, &order);
-            s.spawn(move || -> mc_core::Result<()> {
+            s.spawn(move || -> mcds_core::Result<()> {
                 let guard = lock.acquire(Duration::from_secs(10))?;
                 let token = guard.fencing_token().unwrap_or(0);
                 if let Ok(mut order) = order.lock() {
@@ -69,7 +69,7 @@ fn tour() -> mc_core::Result<()> {
     let slow = Lock::new(&scope, "lease", Duration::from_secs(5))?.with_fencing(true);
     let first = slow
         .try_acquire()?
-        .ok_or_else(|| mc_core::Error::InvalidArgument("lock busy".into()))?;
+        .ok_or_else(|| mcds_core::Error::InvalidArgument("lock busy".into()))?;
     clock.advance(Duration::from_secs(7));
     let second = slow.try_acquire()?;
     println!(
@@ -136,7 +136,7 @@ fn tour() -> mc_core::Result<()> {
         .enumerate()
         {
             let tags = &tags;
-            s.spawn(move || -> mc_core::Result<()> {
+            s.spawn(move || -> mcds_core::Result<()> {
                 tags.add(batch)?;
                 if t == 1 {
                     tags.remove(&["cas"])?;

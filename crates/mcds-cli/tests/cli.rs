@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use assert_cmd::Command;
-use mc_testkit::MemcachedServer;
+use mcds_testkit::MemcachedServer;
 
 fn mcds(server: &MemcachedServer) -> Command {
     let mut cmd = Command::cargo_bin("mcds").unwrap();
@@ -95,7 +95,7 @@ fn set_commands() {
 #[test]
 fn log_commands() {
     let server = MemcachedServer::start_default();
-    let now = mc_core::Clock::now_ms(&mc_core::SystemClock);
+    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
     for (i, text) in ["first", "second", "third"].iter().enumerate() {
         let at = (now - 3000 + i as u64 * 1000).to_string();
         mcds(&server)
@@ -177,8 +177,9 @@ fn lock_run_like_flock() {
         "{token}"
     );
     // Held elsewhere: not acquired, 75, command not run.
-    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
-    let lock = mc_lock::Lock::new(store, "job", Duration::from_secs(30)).unwrap();
+    let store =
+        std::sync::Arc::new(mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    let lock = mcds_lock::Lock::new(store, "job", Duration::from_secs(30)).unwrap();
     let guard = lock.try_acquire().unwrap().unwrap();
     mcds(&server)
         .args([
@@ -204,7 +205,7 @@ fn two_racing_lock_runs_never_overlap() {
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     let children: Vec<_> = (0..2)
         .map(|_| {
-            mc_testkit::spawn_tied(&bin, |c| {
+            mcds_testkit::spawn_tied(&bin, |c| {
                 c.env("MCDS_SERVERS", server.addr()).args([
                     "lock", "run", "race", "--ttl", "5", "--wait", "10", "--", "sh", "-c", &script,
                 ]);
@@ -306,14 +307,15 @@ fn lock_run_extends_the_lease_while_the_command_runs() {
     let server = MemcachedServer::start_default();
     let bin = assert_cmd::cargo::cargo_bin("mcds");
     // A 1 s lease, a 3 s command: the renewer keeps it held throughout.
-    let mut holder = mc_testkit::spawn_tied(&bin, |c| {
+    let mut holder = mcds_testkit::spawn_tied(&bin, |c| {
         c.env("MCDS_SERVERS", server.addr())
             .args(["lock", "run", "long", "--ttl", "1", "--", "sleep", "3"]);
     })
     .unwrap();
     // Wait until the holder really holds it (process start-up can be slow).
-    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
-    let probe = mc_lock::Lock::new(store, "long", Duration::from_secs(1)).unwrap();
+    let store =
+        std::sync::Arc::new(mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    let probe = mcds_lock::Lock::new(store, "long", Duration::from_secs(1)).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while probe.holder().unwrap().is_none() {
         assert!(
@@ -524,9 +526,10 @@ fn signal(pid: u32, sig: &str) {
     assert!(ok, "kill {sig} {pid}");
 }
 
-fn probe(server: &MemcachedServer, name: &str) -> mc_lock::Lock {
-    let store = std::sync::Arc::new(mc_memcached::MemcachedStore::connect(&server.addr()).unwrap());
-    mc_lock::Lock::new(store, name, Duration::from_secs(1)).unwrap()
+fn probe(server: &MemcachedServer, name: &str) -> mcds_lock::Lock {
+    let store =
+        std::sync::Arc::new(mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap());
+    mcds_lock::Lock::new(store, name, Duration::from_secs(1)).unwrap()
 }
 
 /// SIGTERM to `mcds lock run` is passed on to the job, and the lease is
@@ -544,7 +547,7 @@ fn lock_run_forwards_sigterm_and_holds_the_lock_until_the_job_exits() {
         s = started.display()
     );
     let bin = assert_cmd::cargo::cargo_bin("mcds");
-    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+    let mut wrapper = mcds_testkit::spawn_tied(&bin, |c| {
         c.env("MCDS_SERVERS", server.addr()).args([
             "lock", "run", "termed", "--ttl", "1", "--", "sh", "-c", &script,
         ]);
@@ -580,7 +583,7 @@ fn lock_run_job_dies_with_a_killed_wrapper() {
         pid_file.display()
     );
     let bin = assert_cmd::cargo::cargo_bin("mcds");
-    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+    let mut wrapper = mcds_testkit::spawn_tied(&bin, |c| {
         c.env("MCDS_SERVERS", server.addr()).args([
             "lock", "run", "killed", "--ttl", "5", "--", "sh", "-c", &script,
         ]);
@@ -594,11 +597,11 @@ fn lock_run_job_dies_with_a_killed_wrapper() {
             .unwrap_or(0);
         job != 0
     });
-    assert!(mc_testkit::process_alive(job));
+    assert!(mcds_testkit::process_alive(job));
     wrapper.kill().unwrap();
     wrapper.wait().unwrap();
     wait_for("the job's child to die with the wrapper", || {
-        !mc_testkit::process_alive(job)
+        !mcds_testkit::process_alive(job)
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -610,7 +613,7 @@ fn lock_run_job_dies_with_a_killed_wrapper() {
 fn lock_run_signals_the_job_when_the_lease_is_lost() {
     let server = MemcachedServer::start_default();
     let bin = assert_cmd::cargo::cargo_bin("mcds");
-    let mut wrapper = mc_testkit::spawn_tied(&bin, |c| {
+    let mut wrapper = mcds_testkit::spawn_tied(&bin, |c| {
         c.env("MCDS_SERVERS", server.addr()).args([
             "lock",
             "run",
@@ -629,10 +632,10 @@ fn lock_run_signals_the_job_when_the_lease_is_lost() {
         lock.holder().unwrap().is_some()
     });
     let started = std::time::Instant::now();
-    let store = mc_memcached::MemcachedStore::connect(&server.addr()).unwrap();
-    use mc_core::Store;
+    let store = mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap();
+    use mcds_core::Store;
     store
-        .delete(&mc_core::Key::new("lock:evicted:owner").unwrap())
+        .delete(&mcds_core::Key::new("lock:evicted:owner").unwrap())
         .unwrap();
     let status = wrapper.wait().unwrap();
     println!(

@@ -1,10 +1,10 @@
-//! `mcds counter`, `mcds window` and `mcds limit`: the mc-counter
+//! `mcds counter`, `mcds window` and `mcds limit`: the mcds-counter
 //! structures (exact counters, sliding-window counters, rate limiters).
 
 use std::time::Duration;
 
-use mc_core::Error;
-use mc_counter::{Counter, RateLimiter, Window, WindowCounter};
+use mcds_core::Error;
+use mcds_counter::{Counter, RateLimiter, Window, WindowCounter};
 use serde_json::json;
 
 use crate::args::{CounterCmd, LimitCmd, WindowCmd, WindowShape};

@@ -1,4 +1,4 @@
-//! `mcds lock run`: a distributed flock(1) (mc-lock).
+//! `mcds lock run`: a distributed flock(1) (mcds-lock).
 //!
 //! The command runs in a process group of its own while the lease is
 //! renewed; [`Job`] signals that group (forwarded signals, a lost lease, the
@@ -9,8 +9,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mc_core::Error;
-use mc_lock::{Lock, Release};
+use mcds_core::Error;
+use mcds_lock::{Lock, Release};
 
 use crate::args::LockCmd;
 use crate::context::{CliResult, Ctx, Failure};

@@ -1,9 +1,9 @@
-//! `mcds log`: an event log (mc-eventlog).
+//! `mcds log`: an event log (mcds-eventlog).
 
 use std::time::Duration;
 
-use mc_core::Error;
-use mc_eventlog::EventLog;
+use mcds_core::Error;
+use mcds_eventlog::EventLog;
 use serde_json::json;
 
 use crate::OK;

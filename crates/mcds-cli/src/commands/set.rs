@@ -1,7 +1,7 @@
-//! `mcds set`: sets of strings (mc-set).
+//! `mcds set`: sets of strings (mcds-set).
 
-use mc_core::Error;
-use mc_set::Set;
+use mcds_core::Error;
+use mcds_set::Set;
 use serde_json::json;
 
 use crate::args::SetCmd;

@@ -1,8 +1,8 @@
-//! `mcds hll`, `mcds bloom` and `mcds bitmap`: the mc-sketch structures.
+//! `mcds hll`, `mcds bloom` and `mcds bitmap`: the mcds-sketch structures.
 
 use std::time::Duration;
 
-use mc_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use serde_json::json;
 
 use crate::args::{BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd};

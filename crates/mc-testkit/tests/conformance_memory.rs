@@ -1,2 +1,0 @@
-//! The conformance suite against the memory store.
-mc_testkit::conformance_suite!(mc_testkit::conformance::Env::memory);

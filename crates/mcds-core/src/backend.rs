@@ -1,0 +1,104 @@
+//! For backend authors: the item size checks and counter parsing every
+//! backend needs ([`check_item_size`], [`item_size`], [`parse_counter`]), and
+//! the compound operations built from the basic ones,
+//! for a backend whose server lacks the one-command form (the embedded store
+//! and memcached have their own). Each is correct under concurrency: it
+//! never loses a concurrent writer's update, and it gives up with
+//! [`Error::Conflict`] after a bounded number of rounds.
+//!
+//! A backend calls them from its [`Store::execute`]:
+//!
+//! ```
+//! use mcds_core::{Key, MemoryStore, Op, Reply, Result, Store, Ttl, backend};
+//!
+//! /// A backend whose server has no append-or-create or counter-or-create.
+//! #[derive(Debug)]
+//! struct Basic(MemoryStore);
+//!
+//! impl Store for Basic {
+//!     fn backend_name(&self) -> &'static str {
+//!         "basic"
+//!     }
+//!     fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+//!         match *op {
+//!             Op::AppendOrAdd { key, value, ttl } => {
+//!                 backend::append_or_add(self, key, value, ttl)?;
+//!                 Ok(Reply::Done)
+//!             }
+//!             Op::IncrOrInit { key, delta, initial, ttl } => Ok(Reply::Value(
+//!                 backend::incr_or_init(self, key, delta, initial, ttl)?,
+//!             )),
+//!             _ => self.0.execute(op),
+//!         }
+//!     }
+//! }
+//!
+//! let store = Basic(MemoryStore::new());
+//! let log = Key::new("log")?;
+//! store.append_or_add(&log, b"a", Ttl::Never)?;
+//! store.append_or_add(&log, b"b", Ttl::Never)?;
+//! assert_eq!(store.get(&log)?.unwrap().value, b"ab");
+//! let hits = Key::new("hits")?;
+//! assert_eq!(store.incr_or_init(&hits, 5, 1, Ttl::Never)?, 1);
+//! assert_eq!(store.incr_or_init(&hits, 5, 1, Ttl::Never)?, 6);
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! There is deliberately no fallback for `delete_cas`: one built from a
+//! read, a compare and a delete has a window in which it deletes another
+//! writer's item. A backend without an atomic conditional delete answers
+//! [`Error::Unsupported`].
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::store::Store;
+use crate::ttl::Ttl;
+
+pub use crate::item::{ITEM_OVERHEAD, check_item_size, item_size, parse_counter};
+
+/// The append/add loop: append; on a miss add; if add lost a race,
+/// append again (bounded at 64 rounds, then [`Error::Conflict`]).
+pub fn append_or_add<S: Store + ?Sized>(
+    store: &S,
+    key: &Key,
+    value: &[u8],
+    ttl: Ttl,
+) -> Result<()> {
+    for _ in 0..64 {
+        if store.append(key, value)? {
+            return Ok(());
+        }
+        if store.add(key, value, ttl)?.is_stored() {
+            return Ok(());
+        }
+    }
+    Err(Error::Conflict {
+        key: key.display(),
+        attempts: 64,
+    })
+}
+
+/// incr; on a miss add `initial`; if add lost a race, incr again.
+pub fn incr_or_init<S: Store + ?Sized>(
+    store: &S,
+    key: &Key,
+    delta: u64,
+    initial: u64,
+    ttl: Ttl,
+) -> Result<u64> {
+    for _ in 0..64 {
+        if let Some(v) = store.incr(key, delta)? {
+            return Ok(v);
+        }
+        if store
+            .add(key, initial.to_string().as_bytes(), ttl)?
+            .is_stored()
+        {
+            return Ok(initial);
+        }
+    }
+    Err(Error::Conflict {
+        key: key.display(),
+        attempts: 64,
+    })
+}

@@ -1,0 +1,61 @@
+//! # mcds-core
+//!
+//! The foundation of **mcds**, distributed data structures on memcached
+//! semantics: the [`Store`] trait every structure is written against, the
+//! validated [`Key`], [`Ttl`] and [`Clock`] types, the one [`Error`] type,
+//! the embedded [`MemoryStore`] (memcached semantics in process, the
+//! default backend), [`CountingStore`] for round-trip accounting, and the
+//! shared [`Backoff`].
+//!
+//! The real-memcached backend lives in the `mcds-memcached` crate; structures
+//! (locks, counters, sets, the event log) live in their own crates and
+//! depend on this one only.
+//!
+//! ```
+//! use mcds_core::{Key, MemoryStore, Store, Ttl};
+//!
+//! let store = MemoryStore::new();
+//! let hits = Key::new("page:/index:hits")?;
+//! for _ in 0..3 {
+//!     store.incr_or_init(&hits, 1, 1, Ttl::secs(3600))?;
+//! }
+//! assert_eq!(store.get(&hits)?.unwrap().counter(), Some(3));
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! ## Guarantees and what breaks them
+//!
+//! A store guarantees memcached's per-key atomicity: each operation on one
+//! key is applied whole or not at all, CAS ids change on every
+//! modification, and `incr_or_init`/`add` never lose a concurrent update.
+//! Nothing survives eviction (memory pressure), expiry, a server restart or
+//! `flush_all`: structures built on a store document what each of these
+//! does to them.
+
+pub mod backend;
+mod backoff;
+mod clock;
+mod counting;
+mod error;
+mod item;
+mod key;
+mod memory;
+mod op;
+mod random;
+mod scope;
+mod store;
+pub mod traffic;
+mod ttl;
+
+pub use backoff::Backoff;
+pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
+pub use counting::{CountingStore, OpStats};
+pub use error::{Error, Result};
+pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, Updated};
+pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
+pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
+pub use op::{Op, Reply, run_pipeline};
+pub use random::{random_token, stable_hash, stable_hash128};
+pub use scope::Scope;
+pub use store::{Store, UpdateFn};
+pub use ttl::{MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};

@@ -1,0 +1,269 @@
+//! The [`Store`] trait: memcached's operations, one object-safe interface for
+//! every backend.
+
+use crate::backoff::Backoff;
+use crate::error::{Error, Result};
+use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
+use crate::key::Key;
+use crate::op::{Op, Reply};
+use crate::ttl::Ttl;
+
+/// The function [`Store::update`] calls: it receives the current value
+/// (`None` if the key is missing) and returns the new value, or `None` to
+/// leave the item unchanged.
+pub type UpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+
+/// A memcached-style key-value store: the embedded
+/// [`MemoryStore`](crate::MemoryStore), real memcached (crate
+/// `mcds-memcached`), or a wrapper such as [`CountingStore`](crate::CountingStore).
+///
+/// A backend implements one method, [`execute`](Store::execute): run one
+/// [`Op`] and return its [`Reply`]. Everything else is provided on top of
+/// it: the typed methods (`get`, `set`, `incr_or_init`, …, each a thin
+/// wrapper that builds the op and reads the reply), [`update`](Store::update)
+/// (a CAS loop), and [`pipeline`](Store::pipeline), which a backend
+/// overrides to send a batch in one round trip. Wrappers and delegation
+/// follow the one [`Op`] list, so adding an operation means: the `Op` and
+/// `Reply` variants, a typed method here, each backend's `execute`, and a
+/// conformance case.
+///
+/// Outcomes that are normal in memcached (a miss, "not stored", a CAS
+/// conflict) are values; [`Error`] is for what the caller must handle. Every
+/// structure in mcds is written once against `&dyn Store`.
+///
+/// Round trips are counted by [`traffic`](crate::traffic): a backend calls
+/// [`traffic::record`](crate::traffic::record) once per network exchange.
+///
+/// ```
+/// use mcds_core::{Key, MemoryStore, Store, Stored, Ttl};
+///
+/// let store = MemoryStore::new();
+/// let k = Key::new("greeting")?;
+/// assert!(store.add(&k, b"hello", Ttl::secs(60))?.is_stored());
+/// assert_eq!(store.add(&k, b"again", Ttl::secs(60))?, Stored::NotStored);
+/// assert_eq!(store.get(&k)?.unwrap().value, b"hello");
+/// assert_eq!(store.incr_or_init(&Key::new("hits")?, 1, 1, Ttl::Never)?, 1);
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// A short name for messages ("memory", "memcached").
+    fn backend_name(&self) -> &'static str;
+
+    /// Run one operation. The reply is the [`Reply`] variant the op's
+    /// documentation names.
+    fn execute(&self, op: &Op<'_>) -> Result<Reply>;
+
+    /// Run several operations with one round trip per server: one result
+    /// per op, in order. The ops are applied one by one (not as a
+    /// transaction); a failure fails only the ops it concerns.
+    ///
+    /// Default: each op through [`execute`](Store::execute), in order.
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        ops.iter().map(|op| self.execute(op)).collect()
+    }
+
+    /// Whether the server behind `key` has CAS ids, so that [`cas`](Store::cas),
+    /// [`delete_cas`](Store::delete_cas) and [`update`](Store::update) can
+    /// work. `false` for memcached started with `-C`, where every CAS id is
+    /// 0: a structure that needs CAS (a lock) refuses to start anything
+    /// there. Default `true`.
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        let _ = key;
+        Ok(true)
+    }
+
+    /// Whether `a` and `b` live on the same server, so the commands of one
+    /// pipelined batch on both are applied in order. Default `true` (one
+    /// node); a pool answers by its routing.
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        let _ = (a, b);
+        true
+    }
+
+    /// The largest item (key + value + [`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD))
+    /// the store accepts, so a structure can refuse an oversized value
+    /// before it writes anything else. Default 1 MiB.
+    fn item_size_limit(&self) -> usize {
+        crate::DEFAULT_ITEM_SIZE_LIMIT
+    }
+
+    /// Read one item.
+    fn get(&self, key: &Key) -> Result<Option<Item>> {
+        self.execute(&Op::Get(key))?.item()
+    }
+
+    /// Read many items in one batch (one round trip per server). The result
+    /// has one entry per key, in order; any failure fails the whole call.
+    fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        self.pipeline(&ops)
+            .into_iter()
+            .map(|r| r.and_then(Reply::item))
+            .collect()
+    }
+
+    /// Store unconditionally; returns the new CAS id.
+    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        self.execute(&Op::Set { key, value, ttl })?.cas()
+    }
+
+    /// Store only if the key does not exist.
+    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.execute(&Op::Add { key, value, ttl })?.stored()
+    }
+
+    /// Store only if the key exists.
+    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.execute(&Op::Replace { key, value, ttl })?.stored()
+    }
+
+    /// Store only if the item's CAS id is still `cas`.
+    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        self.execute(&Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
+        })?
+        .cas_outcome()
+    }
+
+    /// Append to an existing value, keeping its TTL. `false` if the key does
+    /// not exist. An item that would grow past the item limit is
+    /// [`Error::ValueTooLarge`] and is left as it was.
+    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.execute(&Op::Append { key, value })?.applied()
+    }
+
+    /// Prepend to an existing value, keeping its TTL. `false` if the key does
+    /// not exist.
+    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.execute(&Op::Prepend { key, value })?.applied()
+    }
+
+    /// Append, creating the key with `value` and `ttl` if it is missing. The
+    /// TTL applies only on creation.
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.execute(&Op::AppendOrAdd { key, value, ttl })?.done()
+    }
+
+    /// Add `delta` to a counter, wrapping at 2^64. `None` if the key does not
+    /// exist; [`Error::NonNumeric`] if the value is not a number.
+    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.execute(&Op::Incr { key, delta })?.counter()
+    }
+
+    /// Subtract `delta` from a counter, stopping at 0. `None` if the key does
+    /// not exist; [`Error::NonNumeric`] if the value is not a number.
+    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.execute(&Op::Decr { key, delta })?.counter()
+    }
+
+    /// Add `delta` to a counter, or create it with the value `initial` (not
+    /// `initial + delta`; memcached's `ma … N J D` also stores just J) and
+    /// `ttl` if it is missing. Atomic: concurrent callers never lose an
+    /// update. Returns the counter's new value.
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        self.execute(&Op::IncrOrInit {
+            key,
+            delta,
+            initial,
+            ttl,
+        })?
+        .value()
+    }
+
+    /// Delete a key; `false` if it did not exist.
+    fn delete(&self, key: &Key) -> Result<bool> {
+        self.execute(&Op::Delete(key))?.applied()
+    }
+
+    /// Delete a key only if its CAS id is still `cas`, atomically. A backend
+    /// that cannot do it in one atomic step answers [`Error::Unsupported`]:
+    /// a conditional delete built from other operations (read, compare,
+    /// delete) has a window in which it deletes another writer's item, and a
+    /// lock released that way could delete the next holder's lock.
+    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        self.execute(&Op::DeleteCas { key, cas })?.deleted()
+    }
+
+    /// Give an existing key a new TTL; `false` if it does not exist.
+    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+        self.execute(&Op::Touch { key, ttl })?.applied()
+    }
+
+    /// Read-modify-write by CAS, retried with backoff when another writer
+    /// wins, at most `max_attempts` times (then [`Error::Conflict`]).
+    ///
+    /// `f` receives the current value (`None` if missing) and returns the new
+    /// value, or `None` to leave the item as it is. A missing key is created
+    /// with `add`. Costs 2 round trips when there is no conflict.
+    fn update(
+        &self,
+        key: &Key,
+        ttl: Ttl,
+        max_attempts: u32,
+        f: &mut UpdateFn<'_>,
+    ) -> Result<Updated> {
+        let mut backoff = Backoff::default();
+        for _ in 0..max_attempts.max(1) {
+            let current = self.get(key)?;
+            let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
+                return Ok(Updated::Unchanged);
+            };
+            let cas = match &current {
+                Some(item) => match self.cas(key, &new, ttl, item.cas)? {
+                    CasOutcome::Stored(cas) => Some(cas),
+                    CasOutcome::Exists | CasOutcome::NotFound => None,
+                },
+                None => match self.add(key, &new, ttl)? {
+                    Stored::Stored(cas) => Some(cas),
+                    Stored::NotStored => None,
+                },
+            };
+            if let Some(cas) = cas {
+                return Ok(Updated::Stored { value: new, cas });
+            }
+            backoff.sleep();
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: max_attempts.max(1),
+        })
+    }
+}
+
+/// `Store` for smart pointers and references to a store, so `&S`,
+/// `Box<dyn Store>` and `Arc<dyn Store>` can be used (and wrapped, e.g. in a
+/// [`CountingStore`](crate::CountingStore)) wherever a store is expected.
+/// Only the methods a backend may override are forwarded; the typed ones
+/// reach the inner store through `execute`.
+macro_rules! delegate_store {
+    ($($ptr:ty),*) => {$(
+        impl<S: Store + ?Sized> Store for $ptr {
+            fn backend_name(&self) -> &'static str {
+                (**self).backend_name()
+            }
+            fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+                (**self).execute(op)
+            }
+            fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+                (**self).pipeline(ops)
+            }
+            fn supports_cas(&self, key: &Key) -> Result<bool> {
+                (**self).supports_cas(key)
+            }
+            fn colocated(&self, a: &Key, b: &Key) -> bool {
+                (**self).colocated(a, b)
+            }
+            fn item_size_limit(&self) -> usize {
+                (**self).item_size_limit()
+            }
+        }
+    )*};
+}
+
+delegate_store!(&S, Box<S>, std::sync::Arc<S>);

@@ -1,0 +1,132 @@
+//! [`Counter`]: an exact, shared counter.
+
+use std::sync::Arc;
+
+use mcds_core::{Error, Key, Op, Reply, Result, Scope, Store, Ttl};
+
+use crate::read_counter;
+
+/// An exact counter shared by every process that uses the same store and
+/// name. Key: `<prefix>counter:<name>:value`.
+///
+/// * `incr(δ)` is one `incr_or_init(δ, initial δ)`: atomic, one round trip
+///   including the first touch, never loses an increment.
+/// * `decr(δ)` stops at 0; on a missing counter it returns 0 and creates
+///   nothing.
+/// * `get()` is 0 when the counter does not exist.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::MemoryStore;
+/// use mcds_counter::Counter;
+///
+/// let c = Counter::new(Arc::new(MemoryStore::new()), "jobs")?;
+/// assert_eq!(c.get()?, 0);
+/// assert_eq!(c.incr(5)?, 5);
+/// assert_eq!(c.decr(7)?, 0);
+/// c.reset()?;
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Counter {
+    store: Arc<dyn Store>,
+    key: Key,
+    ttl: Ttl,
+}
+
+impl Counter {
+    /// The counter `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix), never expiring.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Counter> {
+        let scope = scope.into();
+        Ok(Counter {
+            key: scope.key("counter", name, "value")?,
+            store: Arc::clone(scope.store()),
+            ttl: Ttl::Never,
+        })
+    }
+
+    /// Give the counter a TTL, applied when an increment creates it.
+    pub fn with_ttl(mut self, ttl: Ttl) -> Counter {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The key the counter lives under.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// Add `delta`; the new value. One round trip.
+    pub fn incr(&self, delta: u64) -> Result<u64> {
+        self.store.incr_or_init(&self.key, delta, delta, self.ttl)
+    }
+
+    /// Add to many counters at once: one pipelined batch, so one round trip
+    /// per server however many counters. One result per counter, in order
+    /// (the increments are independent: one failing does not undo the
+    /// others). Every counter must use the same store, else
+    /// [`Error::InvalidArgument`] for all.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mcds_core::{MemoryStore, Store};
+    /// use mcds_counter::Counter;
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let views = Counter::new(store.clone(), "views")?;
+    /// let clicks = Counter::new(store.clone(), "clicks")?;
+    /// let new = Counter::incr_many(&[(&views, 10), (&clicks, 1), (&views, 5)]);
+    /// let new: Vec<u64> = new.into_iter().collect::<Result<_, _>>()?;
+    /// assert_eq!(new, [10, 1, 15]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn incr_many(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
+        let Some((first, _)) = counters.first() else {
+            return Vec::new();
+        };
+        let thin = |c: &Counter| Arc::as_ptr(&c.store).cast::<()>();
+        if counters.iter().any(|(c, _)| thin(c) != thin(first)) {
+            return counters
+                .iter()
+                .map(|_| {
+                    Err(Error::InvalidArgument(
+                        "Counter::incr_many needs counters on the same store; group them by store"
+                            .into(),
+                    ))
+                })
+                .collect();
+        }
+        let ops: Vec<Op<'_>> = counters
+            .iter()
+            .map(|(c, delta)| Op::IncrOrInit {
+                key: &c.key,
+                delta: *delta,
+                initial: *delta,
+                ttl: c.ttl,
+            })
+            .collect();
+        first
+            .store
+            .pipeline(&ops)
+            .into_iter()
+            .map(|r| r.and_then(Reply::value))
+            .collect()
+    }
+
+    /// Subtract `delta`, stopping at 0; the new value (0 if the counter does
+    /// not exist). One round trip.
+    pub fn decr(&self, delta: u64) -> Result<u64> {
+        Ok(self.store.decr(&self.key, delta)?.unwrap_or(0))
+    }
+
+    /// The current value, 0 if the counter does not exist. One round trip.
+    pub fn get(&self) -> Result<u64> {
+        read_counter(self.store.get(&self.key)?, &self.key)
+    }
+
+    /// Delete the counter (it reads as 0 again).
+    pub fn reset(&self) -> Result<()> {
+        self.store.delete(&self.key).map(drop)
+    }
+}

@@ -1,0 +1,266 @@
+//! # mcds-eventlog
+//!
+//! An event log on memcached semantics (the event log of the design
+//! sources): the events of the last `(chunks − 1) · chunk` seconds, written
+//! by any number of processes, read by time range. Works on the embedded
+//! [`MemoryStore`](mcds_core::MemoryStore) or real memcached.
+//!
+//! The whole algorithm is in this file (and the frame codec in `frame.rs`):
+//!
+//! * **Chunks.** Time is cut into chunks of `chunk` seconds aligned to Unix
+//!   time and numbered from the epoch; chunk number `w` is stored under the
+//!   key `<prefix>log:<name>:<w>`. A key is never reused.
+//! * **put** appends one self-delimiting, checksummed frame to the
+//!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
+//!   the first event of a chunk takes two: append, then add). The key is
+//!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
+//!   can ask for it, with a chunk to spare.
+//!   A frame is the magic byte `0xE7`, the timestamp (Unix ms, 8 bytes
+//!   little-endian), the payload length (4 bytes), a check of those 13
+//!   bytes, the payload and a check of the payload (each check the low 32
+//!   bits of XXH3-64): 21 bytes of overhead per event.
+//! * **fetch(first, last)** reads every key covering the range in one
+//!   `get_multi` (the original article reads them one by one), decodes, keeps the events
+//!   in `[first, last]` that belong to the chunk each key is read for and lie
+//!   within capacity, and returns them in time order (events with the same
+//!   timestamp in the order they were appended).
+//! * **since(cursor)** supports the original article's polling loop: the events after a
+//!   cursor, and the cursor to poll with next.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mcds_core::{ManualClock, MemoryStore, Scope};
+//! use mcds_eventlog::{Cursor, EventLog};
+//!
+//! let clock = ManualClock::new(1_800_000_000_000);
+//! let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
+//! let scope = Scope::from(store).with_clock(Arc::new(clock.clone()));
+//! let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
+//! log.put(b"ann logged in")?;
+//! clock.advance(Duration::from_secs(3));
+//! log.put(b"bob logged in")?;
+//! let (events, cursor) = log.since(&Cursor::start())?;
+//! assert_eq!(events.len(), 2);
+//! log.put(b"ann logged out")?;
+//! let (new, _) = log.since(&cursor)?;
+//! assert_eq!(new[0].payload, b"ann logged out");
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * Every event put within the last `(chunks − 1) · chunk` seconds is
+//!   returned exactly once by a fetch covering it: appends are atomic, frames
+//!   are self-delimiting, and a chunk's key is never reused, so no event
+//!   depends on *when* memcached expires an item. (A ring of `chunks` keys
+//!   reused every cycle did: memcached's clock ticks are not aligned to Unix
+//!   seconds, so a key created just after the server's tick outlived its
+//!   boundary by up to a second, and the next cycle's events landed in the
+//!   old item and vanished with it.)
+//! * Frames are checksummed: a damaged or truncated frame (garbage written
+//!   by another program, a torn value) is skipped and counted
+//!   ([`EventLog::fetch_checked`]); the others are still returned.
+//! * **Eviction, restart or flush** lose whole chunks of events.
+//! * A chunk holds at most one memcached item (1 MiB): a put that does not
+//!   fit is [`ValueTooLarge`](mcds_core::Error::ValueTooLarge) — choose shorter
+//!   chunks for busy logs.
+//! * Writers' clocks decide which chunk an event lands in: skewed clocks put
+//!   events out of order by the skew. A poller's cursor does not see events
+//!   that arrive later with a timestamp before it.
+
+mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use mcds_core::{Error, Key, Result, Scope, Ttl};
+
+pub use frame::Event;
+
+/// A polling position: the timestamp of the last event seen and how many
+/// events with exactly that timestamp were seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    /// Unix milliseconds of the last event seen.
+    pub at_ms: u64,
+    /// How many events at `at_ms` were seen.
+    pub seen_at_ms: usize,
+}
+
+impl Cursor {
+    /// Before everything still in the log.
+    pub fn start() -> Cursor {
+        Cursor::default()
+    }
+
+    /// After every event up to and including `at_ms`.
+    pub fn after(at_ms: u64) -> Cursor {
+        Cursor {
+            at_ms: at_ms.saturating_add(1),
+            seen_at_ms: 0,
+        }
+    }
+}
+
+/// A ring-buffer event log. See the [crate docs](crate).
+#[derive(Clone, Debug)]
+pub struct EventLog {
+    scope: Scope,
+    name: String,
+    chunks: u64,
+    chunk_secs: u64,
+}
+
+impl EventLog {
+    /// A log of `chunks` (2 to 10 000) chunks of `chunk` (whole seconds, at
+    /// least 1): it keeps `(chunks − 1) · chunk` seconds of events. In
+    /// `scope`: a store, or a [`Scope`] with a key prefix and a clock.
+    pub fn new(
+        scope: impl Into<Scope>,
+        name: &str,
+        chunk: Duration,
+        chunks: usize,
+    ) -> Result<EventLog> {
+        let chunk_secs = mcds_core::whole_secs("the event log chunk", chunk)?;
+        if !(2..=10_000).contains(&chunks) {
+            return Err(Error::InvalidArgument(format!(
+                "an event log needs 2 to 10000 chunks (one is always being reused); got {chunks}"
+            )));
+        }
+        let log = EventLog {
+            scope: scope.into(),
+            name: name.to_string(),
+            chunks: chunks as u64,
+            chunk_secs,
+        };
+        log.key_for_chunk(u64::MAX)?; // the longest key fits
+        Ok(log)
+    }
+
+    /// How far back the log reaches: `(chunks − 1) · chunk`.
+    pub fn capacity(&self) -> Duration {
+        Duration::from_secs(self.chunk_secs * (self.chunks - 1))
+    }
+
+    fn chunk_ms(&self) -> u64 {
+        self.chunk_secs * 1000
+    }
+
+    fn key_for_chunk(&self, w: u64) -> Result<Key> {
+        self.scope.key("log", &self.name, w)
+    }
+
+    /// Record `payload` now. One round trip. Returns the event as stored.
+    pub fn put(&self, payload: &[u8]) -> Result<Event> {
+        let at_ms = self.scope.clock().now_ms();
+        self.put_at(at_ms, payload)?;
+        Ok(Event {
+            at_ms,
+            payload: payload.to_vec(),
+        })
+    }
+
+    /// Record `payload` with timestamp `at_ms`, which must lie within the
+    /// log's capacity and not after the current chunk.
+    pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+        let now_ms = self.scope.clock().now_ms();
+        let n = self.chunks;
+        let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
+        if w > w_now || w + (n - 1) < w_now {
+            return Err(Error::InvalidArgument(format!(
+                "event time {at_ms} ms is outside the log's window (the current chunk and {} s back from {now_ms} ms)",
+                self.capacity().as_secs()
+            )));
+        }
+        // Read for at most n chunks from its start: n + 1 leaves a chunk of
+        // slack (and covers the server's clock ticking off Unix seconds).
+        let ttl = (n + 1) * self.chunk_secs;
+        let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
+        frame::encode(at_ms, payload, &mut frame);
+        self.scope.store().append_or_add(
+            &self.key_for_chunk(w)?,
+            &frame,
+            Ttl::from(Duration::from_secs(ttl)),
+        )
+    }
+
+    /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
+    /// in time order. One `get_multi`.
+    pub fn fetch(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        Ok(self.fetch_checked(first_ms, last_ms)?.0)
+    }
+
+    /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
+    /// read were damaged (not intact frames) and skipped.
+    pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
+        let now_ms = self.scope.clock().now_ms();
+        let n = self.chunks;
+        let w_now = now_ms / self.chunk_ms();
+        let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
+        let first = first_ms.max(oldest);
+        let last = last_ms.min((w_now + 1) * self.chunk_ms() - 1);
+        if first > last {
+            return Ok((Vec::new(), 0));
+        }
+        let chunks: Vec<u64> = (first / self.chunk_ms()..=last / self.chunk_ms())
+            .filter(|&w| w + n > w_now)
+            .collect();
+        let keys: Vec<Key> = chunks
+            .iter()
+            .map(|&w| self.key_for_chunk(w))
+            .collect::<Result<_>>()?;
+        let items = self.scope.store().get_multi(&keys)?;
+        let mut events = Vec::new();
+        let mut damaged = 0;
+        for (&w, item) in chunks.iter().zip(items) {
+            let Some(item) = item else { continue };
+            let decoded = frame::decode(&item.value);
+            damaged += decoded.damaged_bytes;
+            events.extend(decoded.events.into_iter().filter(|e| {
+                // Only this chunk's events (a frame planted by another
+                // program could claim any time).
+                e.at_ms / self.chunk_ms() == w && (first..=last).contains(&e.at_ms)
+            }));
+        }
+        events.sort_by_key(|e| e.at_ms); // stable: same-ms events keep append order
+        Ok((events, damaged))
+    }
+
+    /// The events after `cursor` (up to now), and the cursor to use next.
+    /// One `get_multi`.
+    pub fn since(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
+        let events = self.fetch(cursor.at_ms, u64::MAX)?;
+        let mut skip = cursor.seen_at_ms;
+        let new: Vec<Event> = events
+            .into_iter()
+            .filter(|e| {
+                if e.at_ms == cursor.at_ms && skip > 0 {
+                    skip -= 1;
+                    return false;
+                }
+                true
+            })
+            .collect();
+        let next = match new.last() {
+            None => *cursor,
+            Some(last) => {
+                let at_last = new.iter().filter(|e| e.at_ms == last.at_ms).count();
+                let carried = if last.at_ms == cursor.at_ms {
+                    cursor.seen_at_ms
+                } else {
+                    0
+                };
+                Cursor {
+                    at_ms: last.at_ms,
+                    seen_at_ms: carried + at_last,
+                }
+            }
+        };
+        Ok((new, next))
+    }
+}

@@ -1,0 +1,68 @@
+//! # mcds-fuzz
+//!
+//! Fuzz harnesses for **mcds**'s codecs (not published). The targets in
+//! `fuzz/fuzz_targets/` (a cargo-fuzz workspace of its own, built with
+//! `cargo +nightly fuzz`) are one-line calls to these functions, and
+//! `tests/fuzz_regressions.rs` replays the seed corpus in `fuzz/seeds/` and
+//! every input in `fuzz/regressions/` through them on stable Rust.
+//!
+//! Each harness checks two things on any input: decoding arbitrary bytes
+//! never panics and gives sane output, and the same bytes read as a
+//! *structured* input (a sequence of operations or events) round-trip:
+//! `decode(encode(x)) == x`, compared against a naive model.
+//!
+//! | target | harness | what it decodes |
+//! |---|---|---|
+//! | `set_text` | [`set_text_codec`] | `mcds-set`'s text codec (`+a -b `, `%XX` escapes) |
+//! | `set_binary` | [`set_binary_codec`] | `mcds-set`'s length-prefixed binary codec |
+//! | `event_frames` | [`event_frames`] | `mcds-eventlog`'s checksummed frames |
+//! | `hll_registers` | [`hll_registers`] | `mcds-sketch`'s HyperLogLog registers |
+//! | `bloom_blocks` | [`bloom_blocks`] | `mcds-sketch`'s Bloom filter blocks |
+//! | `bitmap_bits` | [`bitmap_bits`] | `mcds-sketch`'s activity bitmap bits |
+//! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
+//!
+//! The codecs are private to their crates. Each crate opens them to this one
+//! through a cargo feature named `fuzzing` (a `#[doc(hidden)]` module
+//! `fuzzing`, not part of its API), which only this crate (and the codec
+//! benchmark) enables. This crate sits above the structure crates, and
+//! nothing depends on it, so the test kit need not depend on them.
+//!
+//! ## Adding a target
+//!
+//! 1. The harness: a `pub fn(&[u8])` here, or in the crate under test
+//!    behind its `fuzzing` feature and re-exported here.
+//! 2. Its entry in [`TARGETS`].
+//! 3. `fuzz/fuzz_targets/<target>.rs`, a one-line call to the harness, and
+//!    its `[[bin]]` in `fuzz/Cargo.toml`.
+//! 4. A seed corpus in `fuzz/seeds/<target>/`.
+//!
+//! `tests/fuzz_regressions.rs` fails when a target misses any of 2 to 4.
+
+mod eventlog;
+mod set;
+mod sketch;
+
+pub use eventlog::event_frames;
+pub use set::{set_binary_codec, set_text_codec};
+pub use sketch::{bitmap_bits, bloom_blocks, hll_registers};
+
+/// `mcds-memcached`'s codec harness: arbitrary bytes as a server's replies to
+/// each op kind, alone and inside a pipeline. It checks that decoding never
+/// panics, that replies to the ops before the arbitrary bytes decode
+/// exactly, and that no op takes a reply tagged for another.
+pub use mcds_memcached::fuzzing::replies as memcached_replies;
+
+/// A harness: checks one input, panicking on a bug.
+pub type Harness = fn(&[u8]);
+
+/// Every fuzz target by name (its file in `fuzz/fuzz_targets/` and its
+/// directories in `fuzz/seeds/` and `fuzz/regressions/`) and its harness.
+pub const TARGETS: &[(&str, Harness)] = &[
+    ("set_text", set_text_codec),
+    ("set_binary", set_binary_codec),
+    ("event_frames", event_frames),
+    ("hll_registers", hll_registers),
+    ("bloom_blocks", bloom_blocks),
+    ("bitmap_bits", bitmap_bits),
+    ("memcached_replies", memcached_replies),
+];

@@ -1,0 +1,110 @@
+//! The sketches' stored forms (`mcds-sketch`): targets `hll_registers`,
+//! `bloom_blocks` and `bitmap_bits`.
+
+/// Elements from fuzz bytes: a length byte (0–15), then that many bytes.
+fn elements(data: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < data.len() {
+        let len = usize::from(data[i] & 15);
+        let end = (i + 1 + len).min(data.len());
+        out.push(&data[i + 1..end]);
+        i = end;
+    }
+    out
+}
+
+/// The HyperLogLog register codec: arbitrary bytes decode or are refused
+/// without panicking, and what decodes re-encodes to the same bytes; the
+/// same bytes read as elements build registers that round-trip, ignore a
+/// second insertion, and merge commutatively.
+pub fn hll_registers(data: &[u8]) {
+    use mcds_sketch::fuzzing::hll::{ENCODED_LEN, MAX_RANK};
+    use mcds_sketch::hll::{REGISTERS, Registers};
+    if let Ok(r) = Registers::decode(data) {
+        assert_eq!(data.len(), ENCODED_LEN);
+        assert_eq!(r.encode(), data, "decode/encode must round-trip");
+        assert!((0..REGISTERS).all(|i| r.get(i) <= MAX_RANK));
+        let _ = r.count();
+    }
+    // The same bytes padded into a register image: decodes only if every
+    // register is a valid rank.
+    let mut image = mcds_sketch::hll::MAGIC.to_vec();
+    image.extend(data.iter().copied().cycle().take(ENCODED_LEN - 4));
+    if let Ok(r) = Registers::decode(&image) {
+        assert_eq!(r.encode(), image);
+    }
+    let items = elements(data);
+    let (half_a, half_b) = items.split_at(items.len() / 2);
+    let mut a = Registers::new();
+    for e in half_a {
+        a.insert(e);
+    }
+    let mut b = Registers::new();
+    for e in half_b {
+        b.insert(e);
+    }
+    assert_eq!(Registers::decode(&a.encode()).as_ref(), Ok(&a));
+    for e in half_a {
+        assert!(!a.insert(e), "a second insertion changes nothing");
+    }
+    let mut ab = a.clone();
+    ab.merge(&b);
+    let mut ba = b.clone();
+    ba.merge(&a);
+    assert_eq!(ab, ba, "merge commutes");
+    if items.is_empty() {
+        assert_eq!(ab.count(), 0);
+    }
+}
+
+/// The Bloom filter's block format and hashing: a shape taken from the
+/// first bytes checks arbitrary blocks without panicking, locates every
+/// element inside its block, and a block built from the elements contains
+/// each of them (no false negatives).
+pub fn bloom_blocks(data: &[u8]) {
+    use mcds_sketch::bloom::Shape;
+    use mcds_sketch::fuzzing::bloom::HEADER_LEN;
+    let [k, blocks, bits, rest @ ..] = data else {
+        return;
+    };
+    let shape = Shape {
+        k: k % 30 + 1,
+        blocks: u32::from(blocks % 4) + 1,
+        block_bits: (u64::from(*bits) % 64 + 1) * 64,
+    };
+    let _ = shape.check_block(rest);
+    let mut blocks: Vec<Vec<u8>> = (0..shape.blocks).map(|_| shape.empty_block()).collect();
+    for b in &blocks {
+        assert_eq!(shape.check_block(b), Ok(()));
+    }
+    let items = elements(rest);
+    for e in &items {
+        let (block, positions) = shape.locate(e);
+        assert!(block < shape.blocks as usize);
+        for p in positions {
+            assert!(p < shape.block_bits);
+            blocks[block][HEADER_LEN + (p / 8) as usize] |= 1 << (p % 8);
+        }
+    }
+    for e in &items {
+        let (block, mut positions) = shape.locate(e);
+        let bits = &blocks[block][HEADER_LEN..];
+        assert!(positions.all(|p| bits[(p / 8) as usize] & (1 << (p % 8)) != 0));
+    }
+}
+
+/// The activity bitmap's bit layout: counting any range of arbitrary bytes
+/// agrees with a bit-by-bit count.
+pub fn bitmap_bits(data: &[u8]) {
+    use mcds_sketch::bitmap::bit;
+    use mcds_sketch::fuzzing::bitmap::count_range;
+    let [a, b, bytes @ ..] = data else {
+        return;
+    };
+    let len_bits = bytes.len() as u64 * 8 + 16;
+    let (x, y) = (u64::from(*a) * 7 % len_bits, u64::from(*b) * 13 % len_bits);
+    let (first, last) = (x.min(y), x.max(y));
+    let naive = (first..=last).filter(|&i| bit(bytes, i)).count() as u64;
+    assert_eq!(count_range(bytes, first, last), naive);
+}

@@ -1,0 +1,693 @@
+//! # mcds-lock
+//!
+//! An owner-safe distributed lock on memcached semantics, for the embedded
+//! [`MemoryStore`](mcds_core::MemoryStore) or real memcached.
+//!
+//! The whole algorithm is in this file:
+//!
+//! * **Acquire** — `add <key> <random owner token>` with the lock's TTL,
+//!   returning the item's CAS id. `add` succeeds for exactly one caller while
+//!   the key exists. 1 round trip.
+//! * **Release** — delete the key *only if its CAS id is still ours*
+//!   (`md <key> C<cas>`). A holder whose lease expired can never delete the
+//!   next holder's lock (the original article's bare `delete` could). 1 round trip.
+//! * **Extend** — rewrite the token with a new TTL *only if the CAS id is
+//!   still ours* (`ms <key> C<cas> T<ttl>`). 1 round trip.
+//! * **Blocking acquire** — retries with jittered exponential backoff until a
+//!   deadline, then [`Error::WaitTimeout`].
+//! * **Fencing tokens** (opt-in) — a counter incremented at every acquire,
+//!   strictly increasing per lock name. Pass it to the protected resource,
+//!   which rejects writes carrying an older token than one it has seen: that
+//!   is what makes the lock safe when a paused holder wakes up after its lease
+//!   expired (Kleppmann, "How to do distributed locking"). The add and the
+//!   increment go in one pipelined batch, so acquiring stays 1 round trip;
+//!   on a pool where the fence counter lives on another server than the
+//!   lock, the increment waits for the add's reply and a read then checks
+//!   the lease was still held (3 round trips): only then do tokens follow
+//!   the order of the leases.
+//! * **Auto-extension** — a background thread renews the lease every TTL/3
+//!   and reports when it was lost.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mcds_core::MemoryStore;
+//! use mcds_lock::{Lock, Release};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let lock = Lock::new(store.clone(), "nightly-report", Duration::from_secs(30))?;
+//! let guard = lock.try_acquire()?.expect("nobody else holds it");
+//! assert!(lock.try_acquire()?.is_none(), "held");
+//! // ... do the work ...
+//! assert_eq!(guard.release()?, Release::Released);
+//! assert!(lock.try_acquire()?.is_some(), "free again");
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * **Mutual exclusion while the lease lasts.** At most one guard holds the
+//!   lock until its TTL runs out. memcached expires items in whole seconds on
+//!   its own seconds counter, which one thread moves once a second and which
+//!   can lag real time by up to 2 s (the tick's phase drifts, and jumps after
+//!   the server is paused), so the lock item is written with the TTL plus
+//!   two seconds: a lease lasts at least its TTL, and the item can outlive
+//!   a crashed holder by up to about 3 s. A holder that runs longer than its TTL
+//!   without extending loses the lock; its `release` and `extend` then report
+//!   [`Release::Lost`] / [`Extend::Lost`] and never touch the new holder's
+//!   lock. Use [`Guard::auto_extend`] or a generous TTL, and fencing tokens
+//!   where a late write must be refused.
+//! * **Eviction** (memcached under memory pressure) or a **server restart** or
+//!   **flush** deletes the lock early: another client can then acquire it
+//!   while the first still believes it holds it. The first holder finds out
+//!   at its next `extend`/`release` (Lost), and never touches the new
+//!   holder's lock: memcached numbers CAS ids from 1 again after a restart,
+//!   but the backend ties every CAS id to the server incarnation that issued
+//!   it (see `mcds_memcached`), so an id from before a restart matches nothing
+//!   after it. Use fencing tokens for anything that must never be written
+//!   twice. Note that `-M` does not help on its own: memcached 1.6, failing
+//!   to allocate an item, deletes the key's current value even for `add` — a
+//!   contender's failed acquire can delete the holder's lock.
+//! * **Replies that never came.** An `extend` or `release` that fails with
+//!   `Ambiguous` may have been applied. The next `extend`/`release` then
+//!   finds another CAS id than it expected, reads the lock, and if the item
+//!   still holds this guard's random owner token, adopts its CAS id and
+//!   carries on: the lock is neither stranded nor given up.
+//! * **Servers without CAS** (`-C`): [`Lock::try_acquire`] refuses with
+//!   `Unsupported`. Without CAS ids a release could not tell this lease from
+//!   the next holder's.
+//! * **Fencing tokens** are strictly increasing while their counter lives.
+//!   memcached can lose the counter (eviction, restart); it is then recreated
+//!   from the clock as `unix_ms × 1000`, so tokens still move forward provided
+//!   the clocks of the clients are roughly in sync and the lock was acquired
+//!   fewer than 1000 times per millisecond on average since the counter was
+//!   created.
+//! * **Pools**: a lock lives on one server, chosen by its key. If that server
+//!   is down, acquiring fails with an error; the lock never moves to another
+//!   server.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mcds_core::{
+    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored,
+    Ttl,
+};
+
+/// Outcome of [`Guard::release`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// The lock was ours and is now free.
+    Released,
+    /// The lease had already ended (expired, evicted, or taken by another
+    /// owner after expiring). Nothing was deleted.
+    Lost,
+}
+
+/// Outcome of [`Guard::extend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extend {
+    /// The lease now runs for the new TTL from now.
+    Extended,
+    /// The lease had already ended; the lock was not touched.
+    Lost,
+}
+
+/// A named distributed lock with a lease of fixed TTL. See the
+/// [crate docs](crate) for the algorithm and its guarantees.
+///
+/// The key is `<prefix>lock:<name>:owner` (and `<prefix>lock:<name>:fence`
+/// for fencing tokens).
+#[derive(Clone, Debug)]
+pub struct Lock {
+    store: Arc<dyn Store>,
+    name: String,
+    key: Key,
+    fence_key: Key,
+    ttl: Duration,
+    clock: Arc<dyn Clock>,
+    fencing: bool,
+    backoff_min: Duration,
+    backoff_max: Duration,
+}
+
+/// The TTL written for a lease of `ttl`: rounded up to whole seconds, plus
+/// two. memcached expires an item when its seconds counter reaches the
+/// expiry; the counter is set to the whole second at each tick, about once
+/// a second, so it lags real time by up to 2 s, and the lag at expiry can
+/// be up to 2 s smaller than at the write (a tick phase that drifted, or
+/// a tick delayed by a pause, catches up at once). An item written with TTL
+/// `n` therefore lives more than `n − 2` seconds; `n + 2` makes the lease
+/// last at least `ttl`. (An adversarial test found `n + 1` short: a 1 s
+/// pause half a second into a 3 s lease let another client in after
+/// 2.5 s.)
+fn lease_ttl(ttl: Duration) -> Result<Ttl> {
+    if ttl < Duration::from_secs(1) {
+        return Err(Error::InvalidArgument(format!(
+            "lock TTL {ttl:?} is under memcached's 1-second resolution; use at least 1 s"
+        )));
+    }
+    Ok(Ttl::from(ttl.saturating_add(Duration::from_secs(2))))
+}
+
+/// A lock refused on a server without CAS ids (`-C`): a release or extend
+/// could not tell our lock from the next holder's.
+fn without_cas() -> Error {
+    Error::Unsupported {
+        op: "Lock::try_acquire",
+        backend: "a memcached server started with -C (CAS disabled)",
+        hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
+    }
+}
+
+impl Lock {
+    /// A lock named `name` whose lease lasts `ttl` (at least 1 second,
+    /// rounded up to whole seconds), in `scope`: a store, or a
+    /// [`Scope`] with a key prefix (and the clock fencing counters are
+    /// seeded from). No fencing tokens; [`acquire`](Lock::acquire) backs off
+    /// from 1 ms up to 50 ms between tries.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::{MemoryStore, Scope};
+    /// use mcds_lock::Lock;
+    ///
+    /// let scope = Scope::from(Arc::new(MemoryStore::new())).with_prefix("billing/")?;
+    /// let lock = Lock::new(&scope, "ledger", Duration::from_secs(10))?.with_fencing(true);
+    /// let first = lock.try_acquire()?.unwrap();
+    /// let t1 = first.fencing_token().unwrap();
+    /// first.release()?;
+    /// let second = lock.try_acquire()?.unwrap();
+    /// assert!(second.fencing_token().unwrap() > t1);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn new(scope: impl Into<Scope>, name: &str, ttl: Duration) -> Result<Lock> {
+        let scope = scope.into();
+        lease_ttl(ttl)?;
+        Ok(Lock {
+            key: scope.key("lock", name, "owner")?,
+            fence_key: scope.key("lock", name, "fence")?,
+            store: Arc::clone(scope.store()),
+            clock: Arc::clone(scope.clock()),
+            name: name.to_string(),
+            ttl,
+            fencing: false,
+            backoff_min: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(50),
+        })
+    }
+
+    /// Hand out fencing tokens (default off). The token's increment is
+    /// pipelined with the acquire, so it adds a command but no round trip,
+    /// except on a pool whose fence counter lives on another server than
+    /// the lock: 3 round trips.
+    pub fn with_fencing(mut self, fencing: bool) -> Lock {
+        self.fencing = fencing;
+        self
+    }
+
+    /// The backoff of [`acquire`](Lock::acquire) between tries: a random
+    /// sleep under a ceiling that starts at `min` and doubles up to `max`
+    /// (defaults 1 ms and 50 ms).
+    pub fn with_backoff(mut self, min: Duration, max: Duration) -> Lock {
+        self.backoff_min = min;
+        self.backoff_max = max;
+        self
+    }
+
+    /// The lock's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The lease TTL.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Take the lock if it is free: `Some(guard)`, or `None` if another owner
+    /// holds it. One round trip, fencing token included (three with fencing
+    /// on a pool where the lock and its fence counter are on different
+    /// servers).
+    pub fn try_acquire(&self) -> Result<Option<Guard>> {
+        let started = Instant::now();
+        let token = mcds_core::random_token();
+        let ttl = lease_ttl(self.ttl)?;
+        if !self.store.supports_cas(&self.key)? {
+            // Without CAS ids a release or extend could not tell our lock
+            // from the next holder's: grant nothing.
+            return Err(without_cas());
+        }
+        let (added, fencing_token) = if self.fencing {
+            self.add_fenced(&token, ttl)?
+        } else {
+            (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
+        };
+        let cas = match added {
+            // CAS id 0 is a server without CAS (`-C`): it restarted that way
+            // between the check above and the add. Grant nothing; the item
+            // expires with its TTL.
+            Stored::Stored(0) => {
+                return Err(without_cas());
+            }
+            Stored::Stored(cas) => cas,
+            Stored::NotStored => return Ok(None),
+        };
+        let state = Arc::new(GuardState {
+            store: Arc::clone(&self.store),
+            key: self.key.clone(),
+            token,
+            cas: Mutex::new(cas),
+            lost: AtomicBool::new(false),
+            // The server wrote the item after `started`, with at least the TTL.
+            lease_until: Mutex::new(started + self.ttl),
+        });
+        let fencing_token = match fencing_token {
+            Some(Err(e)) => {
+                // Do not keep a lock we cannot fence.
+                let _ = state.release();
+                return Err(e);
+            }
+            Some(Ok(t)) => Some(t),
+            None => None,
+        };
+        Ok(Some(Guard {
+            state,
+            fencing_token,
+            renewer: None,
+            done: false,
+        }))
+    }
+
+    /// The `add` of the lock item and the fence increment. When both keys
+    /// are on the same server (always, except on a pool) they go in one
+    /// pipelined batch, applied in order: the increment runs right after a
+    /// successful add, inside the lease. Across two servers the increment
+    /// waits for the add's reply (sent together, a slow fence server could
+    /// apply this holder's increment after the next holder's), and a read
+    /// of the lock item then checks the lease was still ours while the
+    /// increment ran (a client that paused between the two would otherwise
+    /// take a token larger than the next holder's): 3 round trips.
+    fn add_fenced(&self, token: &str, ttl: Ttl) -> Result<(Stored, Option<Result<u64>>)> {
+        let initial = self.clock.now_ms().saturating_mul(1000);
+        let fence = Op::IncrOrInit {
+            key: &self.fence_key,
+            delta: 1,
+            initial,
+            ttl: Ttl::Never,
+        };
+        if !self.store.colocated(&self.key, &self.fence_key) {
+            let added = self.store.add(&self.key, token.as_bytes(), ttl)?;
+            let Stored::Stored(cas) = added else {
+                return Ok((added, None));
+            };
+            let tok = self.store.execute(&fence).and_then(Reply::value);
+            // The token is only ours if the lease still was when the
+            // increment ran (this client may have paused in between):
+            // check the lock item still holds our owner token.
+            return match self.store.get(&self.key) {
+                Ok(Some(item)) if item.value == token.as_bytes() => Ok((added, Some(tok))),
+                Ok(_) => Ok((Stored::NotStored, None)),
+                Err(e) => {
+                    let _ = self.store.delete_cas(&self.key, cas);
+                    Err(e)
+                }
+            };
+        }
+        let add = Op::Add {
+            key: &self.key,
+            value: token.as_bytes(),
+            ttl,
+        };
+        let [added, tok] = mcds_core::run_pipeline(self.store.as_ref(), [add, fence])?;
+        let added = added?.stored()?;
+        let tok = tok.and_then(Reply::value);
+        // A failed add still bumped the counter: tokens skip a number, which
+        // keeps them increasing.
+        Ok((added, added.is_stored().then_some(tok)))
+    }
+
+    /// Wait up to `timeout` for the lock, retrying with jittered exponential
+    /// backoff. [`Error::WaitTimeout`] if it stays taken.
+    pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
+        let deadline = Instant::now() + timeout;
+        let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
+        loop {
+            if let Some(guard) = self.try_acquire()? {
+                return Ok(guard);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::WaitTimeout {
+                    what: format!("lock {:?}", self.name),
+                    waited: timeout,
+                });
+            }
+            std::thread::sleep(backoff.next_delay().min(deadline - now));
+        }
+    }
+
+    /// Run `f` while holding the lock (waiting up to `timeout` for it), then
+    /// release it. Returns `f`'s result and whether the lease was still held
+    /// at the end ([`Release::Lost`] means another owner may have run at the
+    /// same time: consider a longer TTL or [`Guard::auto_extend`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::MemoryStore;
+    /// use mcds_lock::{Lock, Release};
+    ///
+    /// let lock = Lock::new(Arc::new(MemoryStore::new()), "cron", Duration::from_secs(60))?;
+    /// let (sum, release) = lock.with_lock(Duration::from_secs(1), |_guard| 2 + 2)?;
+    /// assert_eq!((sum, release), (4, Release::Released));
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn with_lock<T>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&Guard) -> T,
+    ) -> Result<(T, Release)> {
+        let guard = self.acquire(timeout)?;
+        let out = f(&guard);
+        let release = guard.release()?;
+        Ok((out, release))
+    }
+
+    /// The owner token of the current holder, if the lock is held.
+    pub fn holder(&self) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .get(&self.key)?
+            .map(|item| String::from_utf8_lossy(&item.value).into_owned()))
+    }
+}
+
+/// What the guard and its renewer share.
+struct GuardState {
+    store: Arc<dyn Store>,
+    key: Key,
+    token: String,
+    /// The CAS id of our lock item; the mutex serializes release and extend
+    /// (including the renewer's) so neither uses a stale id.
+    cas: Mutex<u64>,
+    lost: AtomicBool,
+    /// Until when the lease is certain: the TTL of the last successful
+    /// write, counted from before it was sent.
+    lease_until: Mutex<Instant>,
+}
+
+/// How many times a release or extend adopts a newer CAS id of its own
+/// lock item before giving up (each adoption follows a write of ours that
+/// was applied without our seeing the reply).
+const ADOPT_ATTEMPTS: usize = 3;
+
+impl GuardState {
+    /// The CAS id of the lock item if it still holds our owner token. After a
+    /// CAS mismatch this tells "someone else's lock now" (or none) from "ours,
+    /// changed by a write of ours whose reply was lost" (an `Ambiguous`
+    /// extend that the server applied): the owner token is random and
+    /// unique, so a match is our lease and nothing else.
+    fn adopt(&self) -> Result<Option<u64>> {
+        Ok(self
+            .store
+            .get(&self.key)?
+            .filter(|item| item.value == self.token.as_bytes())
+            .map(|item| item.cas))
+    }
+
+    /// Run one conditional `write` with the lock item's CAS id: `Some` when
+    /// it applied, `None` on a mismatch. After a mismatch the lock is read:
+    /// still our token means a write of ours was applied unseen, so its id
+    /// is adopted and `write` runs again; anything else means the lease is
+    /// over, and `lost` is the answer. The mutex serializes the guard's own
+    /// writes (including the renewer's).
+    fn with_cas<T>(
+        &self,
+        lost: T,
+        mut write: impl FnMut(&mut u64) -> Result<Option<T>>,
+    ) -> Result<T> {
+        let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(lost);
+        }
+        for _ in 0..ADOPT_ATTEMPTS {
+            if let Some(done) = write(&mut cas)? {
+                return Ok(done);
+            }
+            match self.adopt()? {
+                Some(current) => *cas = current,
+                None => {
+                    self.lost.store(true, Ordering::SeqCst);
+                    return Ok(lost);
+                }
+            }
+        }
+        Err(Error::Conflict {
+            key: self.key.display(),
+            attempts: ADOPT_ATTEMPTS as u32,
+        })
+    }
+
+    fn release(&self) -> Result<Release> {
+        self.with_cas(Release::Lost, |cas| {
+            Ok(match self.store.delete_cas(&self.key, *cas)? {
+                DeleteOutcome::Deleted => {
+                    self.lost.store(true, Ordering::SeqCst); // no longer ours
+                    Some(Release::Released)
+                }
+                DeleteOutcome::Exists | DeleteOutcome::NotFound => None,
+            })
+        })
+    }
+
+    fn extend(&self, ttl: Duration) -> Result<Extend> {
+        // Written as TTL + 2 s (see `lease_ttl`): it lasts at least `ttl`.
+        let lease = ttl;
+        let ttl = lease_ttl(ttl)?;
+        self.with_cas(Extend::Lost, |cas| {
+            let sent = Instant::now();
+            Ok(
+                match self
+                    .store
+                    .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
+                {
+                    CasOutcome::Stored(new) => {
+                        *cas = new;
+                        *self
+                            .lease_until
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner) = sent + lease;
+                        Some(Extend::Extended)
+                    }
+                    CasOutcome::Exists | CasOutcome::NotFound => None,
+                },
+            )
+        })
+    }
+}
+
+/// The background thread of [`Guard::auto_extend`].
+struct Renewer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Renewer {
+    fn stop(&mut self) {
+        let (flag, wake) = &*self.stop;
+        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Proof of holding a [`Lock`]. Dropping it releases the lock best-effort
+/// (errors are ignored); call [`release`](Guard::release) to learn the
+/// outcome.
+pub struct Guard {
+    state: Arc<GuardState>,
+    fencing_token: Option<u64>,
+    renewer: Option<Renewer>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("key", &self.state.key)
+            .field("token", &self.state.token)
+            .field("fencing_token", &self.fencing_token)
+            .field("lost", &self.is_lost())
+            .finish()
+    }
+}
+
+impl Guard {
+    /// Release the lock if it is still ours. One round trip (two more when
+    /// an earlier write of ours was applied unseen, see
+    /// [`try_release`](Guard::try_release)).
+    pub fn release(mut self) -> Result<Release> {
+        let released = self.try_release();
+        self.done = true; // an error is reported, not retried by Drop
+        released
+    }
+
+    /// Release, keeping the guard usable if it fails: after an error
+    /// ([`Error::Timeout`], [`Error::Ambiguous`], a server down) call it
+    /// again. Once it returns `Ok` the guard is spent (dropping it does
+    /// nothing more).
+    ///
+    /// A release or extend that finds a different CAS id than it expects
+    /// reads the lock: if the item still holds this guard's owner token (an
+    /// earlier `Ambiguous` extend was applied after all), it adopts the new
+    /// id and carries on, so an unanswered write never strands the lock.
+    /// After an `Ambiguous` release that was in fact applied, the retry
+    /// reports [`Release::Lost`] (the lock is free either way).
+    pub fn try_release(&mut self) -> Result<Release> {
+        self.stop_renewer();
+        let released = self.state.release()?;
+        self.done = true;
+        Ok(released)
+    }
+
+    /// Renew the lease for `ttl` from now, if it is still ours. One round
+    /// trip (two more after an `Ambiguous` extend that the server applied:
+    /// the guard reads its lock, finds its own token and adopts the item's
+    /// new CAS id; see [`try_release`](Guard::try_release)).
+    pub fn extend(&self, ttl: Duration) -> Result<Extend> {
+        self.state.extend(ttl)
+    }
+
+    /// The fencing token of this acquisition (with
+    /// [`Lock::with_fencing`]): strictly greater than every token handed
+    /// out before for this lock name, while the counter lives (see the
+    /// [crate docs](crate)).
+    pub fn fencing_token(&self) -> Option<u64> {
+        self.fencing_token
+    }
+
+    /// The random owner token stored under the lock key.
+    pub fn owner_token(&self) -> &str {
+        &self.state.token
+    }
+
+    /// Whether the lease is known to be lost (reported by `extend`, the
+    /// renewer, or `release`).
+    pub fn is_lost(&self) -> bool {
+        self.state.lost.load(Ordering::SeqCst)
+    }
+
+    /// Renew the lease in the background every TTL/3 until the guard is
+    /// released or dropped. If a renewal finds the lease lost, the renewer
+    /// stops and [`is_lost`](Guard::is_lost) turns true. Transient errors
+    /// (a server briefly unreachable) are retried at the next tick.
+    pub fn auto_extend(&mut self, ttl: Duration) -> Result<()> {
+        self.auto_extend_with(ttl, |_| {})
+    }
+
+    /// Like [`auto_extend`](Guard::auto_extend), calling `on_lost` (from the
+    /// renewer thread) when the lease is found lost, or with the last error
+    /// when renewals keep failing and the next one would come after the lease
+    /// ends. The lease is certain for its TTL from when the last successful
+    /// renewal was *sent*, so `on_lost` runs about TTL/3 before another
+    /// client can take the lock (given an exchange timeout under TTL/3): time
+    /// for the holder to stop its work.
+    ///
+    /// ```
+    /// use std::sync::{Arc, mpsc};
+    /// use std::time::Duration;
+    /// use mcds_core::{Key, MemoryStore, Store};
+    /// use mcds_lock::Lock;
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let lock = Lock::new(store.clone(), "job", Duration::from_secs(1))?;
+    /// let mut guard = lock.try_acquire()?.unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// guard.auto_extend_with(Duration::from_secs(1), move |_| { let _ = tx.send(()); })?;
+    /// // Someone deletes the lock behind our back:
+    /// store.delete(&Key::new("lock:job:owner")?)?;
+    /// rx.recv_timeout(Duration::from_secs(5)).expect("renewer reports the loss");
+    /// assert!(guard.is_lost());
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn auto_extend_with(
+        &mut self,
+        ttl: Duration,
+        on_lost: impl FnOnce(Option<Error>) + Send + 'static,
+    ) -> Result<()> {
+        lease_ttl(ttl)?;
+        self.stop_renewer();
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let state = Arc::clone(&self.state);
+        let signal = Arc::clone(&stop);
+        let interval = ttl / 3;
+        let thread = std::thread::Builder::new()
+            .name(format!("mcds-lock renewer {}", state.key))
+            .spawn(move || renew(&state, &signal, ttl, interval, on_lost))
+            .map_err(|e| Error::InvalidArgument(format!("cannot start the renewer thread: {e}")))?;
+        self.renewer = Some(Renewer {
+            stop,
+            thread: Some(thread),
+        });
+        Ok(())
+    }
+
+    fn stop_renewer(&mut self) {
+        if let Some(mut renewer) = self.renewer.take() {
+            renewer.stop();
+        }
+    }
+}
+
+fn renew(
+    state: &GuardState,
+    stop: &(Mutex<bool>, Condvar),
+    ttl: Duration,
+    interval: Duration,
+    on_lost: impl FnOnce(Option<Error>),
+) {
+    let (flag, wake) = stop;
+    loop {
+        let guard = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (guard, _) = wake
+            .wait_timeout_while(guard, interval, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        if *guard {
+            return;
+        }
+        drop(guard);
+        match state.extend(ttl) {
+            Ok(Extend::Extended) => {}
+            Ok(Extend::Lost) => return on_lost(None),
+            Err(e) => {
+                // The lease is certain until the TTL of the last write that
+                // succeeded, counted from when it was sent. If the next try
+                // would come after that, give up now, while it still holds,
+                // so the holder can stop before another client can start.
+                let until = *state
+                    .lease_until
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if Instant::now() + interval >= until {
+                    state.lost.store(true, Ordering::SeqCst);
+                    return on_lost(Some(e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop_renewer();
+        if !self.done {
+            let _ = self.state.release();
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! mcds-lock on the embedded store (manual clock, no sleeps) and on real
+//! memcached.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mcds_core::{CountingStore, Key, ManualClock, MemoryStore, Scope, Store, Ttl, traffic};
+use mcds_lock::{Extend, Lock, Release};
+use mcds_memcached::MemcachedStore;
+use mcds_testkit::MemcachedServer;
+
+fn memory() -> (Arc<dyn Store>, ManualClock) {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let store = MemoryStore::builder()
+        .clock(Arc::new(clock.clone()))
+        .build();
+    (Arc::new(store), clock)
+}
+
+/// A lock with a short backoff, and the manual clock when given.
+fn fast(
+    store: Arc<dyn Store>,
+    name: &str,
+    ttl: Duration,
+    clock: Option<&ManualClock>,
+    fencing: bool,
+) -> mcds_core::Result<Lock> {
+    let mut scope = Scope::new(store);
+    if let Some(clock) = clock {
+        scope = scope.with_clock(Arc::new(clock.clone()));
+    }
+    Ok(Lock::new(scope, name, ttl)?
+        .with_fencing(fencing)
+        .with_backoff(Duration::from_micros(50), Duration::from_millis(2)))
+}
+
+/// 8 threads contend 2000 times each. Inside the critical section: a
+/// non-atomic read-modify-write of a value in the store and an in-section
+/// holder count. Returns (overlaps, final value).
+fn contend(store: Arc<dyn Store>, threads: usize, rounds: usize) -> (usize, u64) {
+    let lock = fast(
+        Arc::clone(&store),
+        "contended",
+        Duration::from_secs(30),
+        None,
+        false,
+    )
+    .unwrap();
+    let shared = Key::new("contended:shared").unwrap();
+    store.set(&shared, b"0", Ttl::Never).unwrap();
+    let inside = AtomicUsize::new(0);
+    let overlaps = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..rounds {
+                    let guard = lock.acquire(Duration::from_secs(60)).unwrap();
+                    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                        overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                    // Non-atomic read-modify-write: only mutual exclusion
+                    // keeps it exact.
+                    let n = store.get(&shared).unwrap().unwrap().counter().unwrap();
+                    store
+                        .set(&shared, (n + 1).to_string().as_bytes(), Ttl::Never)
+                        .unwrap();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    assert_eq!(guard.release().unwrap(), Release::Released);
+                }
+            });
+        }
+    });
+    let value = store.get(&shared).unwrap().unwrap().counter().unwrap();
+    (overlaps.load(Ordering::SeqCst), value)
+}
+
+#[test]
+fn contention_memory_8_threads() {
+    let (store, _) = memory();
+    let (overlaps, value) = contend(store, 8, 2000);
+    println!("lock contention, memory, 8 threads x 2000: overlaps {overlaps}, value {value}");
+    assert_eq!((overlaps, value), (0, 16_000));
+}
+
+#[test]
+fn contention_memcached_8_threads() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let (overlaps, value) = contend(store, 8, 2000);
+    println!("lock contention, memcached, 8 threads x 2000: overlaps {overlaps}, value {value}");
+    assert_eq!((overlaps, value), (0, 16_000));
+}
+
+#[test]
+fn round_trips_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store = Arc::new(CountingStore::new(
+        MemcachedStore::connect(&server.addr()).unwrap(),
+    ));
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let lock = Lock::new(dyn_store, "rt", Duration::from_secs(10)).unwrap();
+    lock.holder().unwrap(); // warm the connection
+    let (guard, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+    assert_eq!(t.round_trips, 1, "try_acquire");
+    let (busy, t) = traffic::measure(|| lock.try_acquire().unwrap());
+    assert!(busy.is_none());
+    assert_eq!(t.round_trips, 1, "try_acquire when held");
+    let (ext, t) = traffic::measure(|| guard.extend(Duration::from_secs(20)).unwrap());
+    assert_eq!((ext, t.round_trips), (Extend::Extended, 1), "extend");
+    let (rel, t) = traffic::measure(|| guard.release().unwrap());
+    assert_eq!((rel, t.round_trips), (Release::Released, 1), "release");
+    println!(
+        "lock round trips on memcached: try_acquire 1, release 1, extend 1 (CountingStore: {:?})",
+        store.all()
+    );
+}
+
+/// Acquiring with a fencing token is one pipelined round trip (add + ma) on
+/// one server, and on a pool when lock and fence share a server; across two
+/// servers it is two, in order.
+#[test]
+fn fenced_acquire_round_trips() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let lock = fast(store, "rt-fenced", Duration::from_secs(10), None, true).unwrap();
+    lock.holder().unwrap(); // warm the connection
+    let (guard, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+    assert_eq!((t.round_trips, t.commands), (1, 2), "fenced try_acquire");
+    let first = guard.fencing_token().unwrap();
+    guard.release().unwrap();
+    let (again, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+    assert_eq!(t.round_trips, 1);
+    assert_eq!(again.fencing_token(), Some(first + 1));
+    let (busy, t) = traffic::measure(|| lock.try_acquire().unwrap());
+    assert!(busy.is_none());
+    assert_eq!(t.round_trips, 1, "fenced try_acquire when held");
+
+    let pool = mcds_testkit::ServerPool::start(3, Default::default());
+    let pooled = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
+    let (mut same, mut split) = (0, 0);
+    for i in 0..12 {
+        let name = format!("fenced-{i}");
+        let (lk, fk) = (
+            Key::new(format!("lock:{name}:owner")).unwrap(),
+            Key::new(format!("lock:{name}:fence")).unwrap(),
+        );
+        let colocated = pooled.colocated(&lk, &fk);
+        let lock = fast(pooled.clone(), &name, Duration::from_secs(10), None, true).unwrap();
+        lock.holder().unwrap();
+        let (g, t) = traffic::measure(|| lock.try_acquire().unwrap().unwrap());
+        assert!(g.fencing_token().is_some());
+        let expected = if colocated { 1 } else { 3 };
+        assert_eq!(t.round_trips, expected, "{name}: colocated {colocated}");
+        if colocated { same += 1 } else { split += 1 }
+    }
+    println!(
+        "fenced try_acquire: 1 round trip on one server; pool of 3: {same} locks colocated with their fence (1 round trip), {split} split (3: add, incr, check)"
+    );
+}
+
+/// A holder whose lease expired cannot release or extend the next holder's
+/// lock; fencing tokens keep increasing across holders.
+fn expired_holder(store: Arc<dyn Store>, clock: Option<&ManualClock>, wait: &dyn Fn()) {
+    let lock = fast(
+        Arc::clone(&store),
+        "lease",
+        Duration::from_secs(1),
+        clock,
+        true,
+    )
+    .unwrap();
+    let first = lock.try_acquire().unwrap().unwrap();
+    let t1 = first.fencing_token().unwrap();
+    wait(); // the lease runs out
+    let second = lock
+        .try_acquire()
+        .unwrap()
+        .expect("expired lock can be taken");
+    let t2 = second.fencing_token().unwrap();
+    assert!(t2 > t1, "fencing tokens increase: {t1} then {t2}");
+    assert_eq!(first.extend(Duration::from_secs(5)).unwrap(), Extend::Lost);
+    assert_eq!(first.release().unwrap(), Release::Lost);
+    assert_eq!(
+        lock.holder().unwrap().as_deref(),
+        Some(second.owner_token())
+    );
+    assert!(
+        lock.try_acquire().unwrap().is_none(),
+        "second still holds it"
+    );
+    assert_eq!(
+        second.extend(Duration::from_secs(5)).unwrap(),
+        Extend::Extended
+    );
+    assert_eq!(second.release().unwrap(), Release::Released);
+    let third = lock.try_acquire().unwrap().unwrap();
+    assert!(third.fencing_token().unwrap() > t2);
+}
+
+#[test]
+fn expired_holder_memory() {
+    let (store, clock) = memory();
+    let c = clock.clone();
+    expired_holder(store, Some(&clock), &move || {
+        c.advance(Duration::from_secs(3))
+    });
+}
+
+#[test]
+fn expired_holder_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    // Real TTLs: the lock's item lives ttl + 2 s on the server's
+    // whole-second clock, give or take its ticks: wait until it is gone.
+    let probe = Arc::clone(&store);
+    expired_holder(store, None, &move || {
+        let key = mcds_core::Key::new("lock:lease:owner").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while probe.get(&key).unwrap().is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the lock never expired"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+}
+
+#[test]
+fn fencing_survives_a_lost_counter() {
+    let (store, clock) = memory();
+    let lock = fast(
+        Arc::clone(&store),
+        "f",
+        Duration::from_secs(10),
+        Some(&clock),
+        true,
+    )
+    .unwrap();
+    let mut last = 0;
+    for _ in 0..50 {
+        let g = lock.try_acquire().unwrap().unwrap();
+        let t = g.fencing_token().unwrap();
+        assert!(t > last);
+        last = t;
+        g.release().unwrap();
+    }
+    // memcached lost the counter (eviction, restart); time moved on.
+    store.delete(&Key::new("lock:f:fence").unwrap()).unwrap();
+    clock.advance(Duration::from_millis(1));
+    let g = lock.try_acquire().unwrap().unwrap();
+    assert!(
+        g.fencing_token().unwrap() > last,
+        "still increasing after the counter was lost"
+    );
+}
+
+#[test]
+fn auto_extend_keeps_the_lease_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let lock = Lock::new(Arc::clone(&store), "renewed", Duration::from_secs(1)).unwrap();
+    let mut guard = lock.try_acquire().unwrap().unwrap();
+    guard.auto_extend(Duration::from_secs(1)).unwrap();
+    // Hold for well past the 1 s TTL: the renewer (every 333 ms) keeps it.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2500) {
+        assert!(
+            lock.try_acquire().unwrap().is_none(),
+            "lease lapsed at {:?}",
+            start.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!guard.is_lost());
+    assert_eq!(guard.release().unwrap(), Release::Released);
+    assert!(lock.try_acquire().unwrap().is_some());
+}
+
+#[test]
+fn renewer_reports_a_lost_lease() {
+    let (store, _) = memory();
+    let lock = Lock::new(Arc::clone(&store), "stolen", Duration::from_secs(1)).unwrap();
+    let mut guard = lock.try_acquire().unwrap().unwrap();
+    let reported = Arc::new(AtomicU64::new(0));
+    let r = Arc::clone(&reported);
+    guard
+        .auto_extend_with(Duration::from_secs(1), move |_| {
+            r.store(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    // Another process deletes and takes the lock.
+    store
+        .delete(&Key::new("lock:stolen:owner").unwrap())
+        .unwrap();
+    let thief = lock.try_acquire().unwrap().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while reported.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "loss never reported");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(guard.is_lost());
+    assert_eq!(guard.release().unwrap(), Release::Lost);
+    assert_eq!(lock.holder().unwrap().as_deref(), Some(thief.owner_token()));
+}
+
+#[test]
+fn drop_releases_and_with_lock_runs_once() {
+    let (store, _) = memory();
+    let lock = Lock::new(store, "scoped", Duration::from_secs(30)).unwrap();
+    {
+        let _guard = lock.try_acquire().unwrap().unwrap();
+        assert!(lock.try_acquire().unwrap().is_none());
+    }
+    assert!(
+        lock.holder().unwrap().is_none(),
+        "dropped guard released the lock"
+    );
+    let (v, release) = lock
+        .with_lock(Duration::from_secs(1), |g| g.owner_token().len())
+        .unwrap();
+    assert_eq!((v, release), (32, Release::Released));
+}
+
+#[test]
+fn acquire_times_out_clearly() {
+    let (store, _) = memory();
+    let lock = Lock::new(store, "busy", Duration::from_secs(30)).unwrap();
+    let _held = lock.try_acquire().unwrap().unwrap();
+    let start = Instant::now();
+    let err = lock.acquire(Duration::from_millis(100)).unwrap_err();
+    assert!(matches!(err, mcds_core::Error::WaitTimeout { .. }), "{err}");
+    assert!(err.to_string().contains("busy"), "{err}");
+    assert!(start.elapsed() >= Duration::from_millis(100));
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let (store, _) = memory();
+    assert!(matches!(
+        Lock::new(Arc::clone(&store), "x", Duration::from_millis(500)),
+        Err(mcds_core::Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Lock::new(Arc::clone(&store), "has space", Duration::from_secs(1)),
+        Err(mcds_core::Error::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        Lock::new(store, "", Duration::from_secs(1)),
+        Err(mcds_core::Error::InvalidKey { .. })
+    ));
+}

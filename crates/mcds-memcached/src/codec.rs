@@ -1,0 +1,269 @@
+//! The meta-protocol codec: an [`Op`] encoded as the command for one server
+//! incarnation, and the reply to that command decoded into its [`Reply`].
+//!
+//! A leaf: no I/O, no sessions, no pool. What it depends on is handed in
+//! as plain data: the [`Incarnation`] an op is encoded for (its version's
+//! commands, its CAS mask, its clock for exptimes), the item size limit, and
+//! the server's name for error messages. The single-op path, the pipeline
+//! and the protocol variants of [`store`](crate::store) (the probe after an
+//! `NS`, the append/add loop) all encode and decode here.
+//!
+//! | op | command | quiet in a pipeline |
+//! |---|---|---|
+//! | `get` | `mg <k> v f c` | yes (`EN` suppressed) |
+//! | `set` | `ms <k> <n> T<exp> c` | no (the reply carries the CAS) |
+//! | `add`, `replace` | `ms <k> <n> ME`/`MR T<exp> c` | no |
+//! | `cas` | `ms <k> <n> C<cas> T<exp> c` | no |
+//! | `append`, `prepend` | `ms <k> <n> MA`/`MP` | yes |
+//! | `append_or_add` | `ms <k> <n> MA N<exp>` | yes |
+//! | `incr`, `decr` | `ma <k> D<d> v` (`MD`) | no |
+//! | `incr_or_init` | `ma <k> N<exp> J<init> D<d> v` | no |
+//! | `delete` | `md <k>` | yes |
+//! | `delete_cas` | `md <k> C<cas>`, before 1.6.13 `ms <k> 0 C<cas> T-1` | yes |
+//! | `touch` | `mg <k> T<exp>` | no |
+
+use mcds_core::{
+    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, backend,
+};
+use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
+
+use crate::incarnation::Incarnation;
+
+/// An op encoded for one server incarnation.
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    /// The command, without the `O<opaque>`/`q` flags a pipeline adds.
+    pub(crate) command: MetaCommand,
+    /// Its success reply carries nothing (no value, no CAS id), so in a
+    /// pipeline it may be sent quiet (`q`): no reply then means success.
+    pub(crate) quiet: bool,
+}
+
+fn cmd(op: MetaOp, key: &Key) -> MetaCommand {
+    MetaCommand::new(op, key.as_bytes())
+}
+
+fn check_size(key: &Key, value_len: usize, item_size_limit: usize) -> Result<()> {
+    backend::check_item_size(key, value_len, item_size_limit).map(drop)
+}
+
+/// Encode `op` for a server `incarnation` (its version's commands, its
+/// CAS ids, its clock) and say whether it can be quiet. Values whose item
+/// would exceed `item_size_limit` are [`Error::ValueTooLarge`], and `cas`
+/// and `delete_cas` on a server without CAS ids are
+/// [`Error::Unsupported`]: nothing is sent for either.
+pub(crate) fn encode(
+    op: &Op<'_>,
+    incarnation: &Incarnation,
+    item_size_limit: usize,
+) -> Result<Encoded> {
+    let ttl_flag = |ttl| format!("T{}", incarnation.exptime(ttl));
+    let size = |key, value: &[u8]| check_size(key, value.len(), item_size_limit);
+    if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
+        return Err(Error::Unsupported {
+            op: op.name(),
+            backend: "memcached started with -C (CAS disabled)",
+            hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
+        });
+    }
+    let (command, quiet) = match *op {
+        Op::Get(key) => (cmd(MetaOp::Get, key).flag("v").flag("f").flag("c"), true),
+        Op::Set { key, value, ttl } => {
+            size(key, value)?;
+            let c = cmd(MetaOp::Set, key).value(value).flag(ttl_flag(ttl));
+            (c.flag("c"), false)
+        }
+        Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
+            size(key, value)?;
+            let mode = if matches!(op, Op::Add { .. }) {
+                "ME"
+            } else {
+                "MR"
+            };
+            let c = cmd(MetaOp::Set, key).value(value).flag(mode);
+            (c.flag(ttl_flag(ttl)).flag("c"), false)
+        }
+        Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
+        } => {
+            size(key, value)?;
+            let c = cmd(MetaOp::Set, key)
+                .value(value)
+                .flag(format!("C{}", incarnation.cas_in(cas)));
+            (c.flag(ttl_flag(ttl)).flag("c"), false)
+        }
+        Op::Append { key, value } | Op::Prepend { key, value } => {
+            size(key, value)?;
+            let mode = if matches!(op, Op::Append { .. }) {
+                "MA"
+            } else {
+                "MP"
+            };
+            (cmd(MetaOp::Set, key).value(value).flag(mode), true)
+        }
+        // `N` (create on a miss) is sent to every server: 1.6.20 and
+        // later honour it, older ones answer NS and the op is finished
+        // by the append/add loop afterwards.
+        Op::AppendOrAdd { key, value, ttl } => {
+            size(key, value)?;
+            let c = cmd(MetaOp::Set, key).value(value).flag("MA");
+            (c.flag(format!("N{}", incarnation.exptime(ttl))), true)
+        }
+        Op::Incr { key, delta } | Op::Decr { key, delta } => {
+            let mut c = cmd(MetaOp::Arithmetic, key)
+                .flag(format!("D{delta}"))
+                .flag("v");
+            if matches!(op, Op::Decr { .. }) {
+                c = c.flag("MD");
+            }
+            (c, false)
+        }
+        Op::IncrOrInit {
+            key,
+            delta,
+            initial,
+            ttl,
+        } => {
+            let c = cmd(MetaOp::Arithmetic, key)
+                .flag(format!("N{}", incarnation.exptime(ttl)))
+                .flag(format!("J{initial}"))
+                .flag(format!("D{delta}"))
+                .flag("v");
+            (c, false)
+        }
+        Op::Delete(key) => (cmd(MetaOp::Delete, key), true),
+        Op::DeleteCas { key, cas } => {
+            let cas = format!("C{}", incarnation.cas_in(cas));
+            if incarnation.version.has_delete_cas() {
+                (cmd(MetaOp::Delete, key).flag(cas), true)
+            } else {
+                // `md` ignores C before 1.6.13. A CAS write of an empty
+                // item that is already expired (T-1) is the same
+                // conditional delete, atomic, in one command: HD, EX and
+                // NF mean what they mean for `md`.
+                let c = cmd(MetaOp::Set, key).value(b"").flag(cas).flag("T-1");
+                (c, true)
+            }
+        }
+        Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
+    };
+    Ok(Encoded { command, quiet })
+}
+
+/// Decode the reply `r` to `op`'s command (`None`: a quiet success, no
+/// reply before the pipeline's `mn`) into its [`Reply`]. CAS ids are
+/// unmasked for `incarnation`; a reply the op cannot have is
+/// [`Error::Protocol`] naming `server`.
+pub(crate) fn decode(
+    op: &Op<'_>,
+    r: Option<MetaCommandResult>,
+    incarnation: &Incarnation,
+    server: &str,
+) -> Result<Reply> {
+    let Some(r) = r else {
+        return Ok(match op {
+            Op::Get(_) => Reply::Item(None),
+            Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_) => Reply::Applied(true),
+            Op::AppendOrAdd { .. } => Reply::Done,
+            Op::DeleteCas { .. } => Reply::Deleted(DeleteOutcome::Deleted),
+            _ => {
+                return Err(Error::Protocol {
+                    server: server.to_string(),
+                    message: format!("no reply to a pipelined {}", op.name()),
+                });
+            }
+        });
+    };
+    let cas = |r: &MetaCommandResult| incarnation.cas_out(r.cas.unwrap_or(0));
+    Ok(match (op, r.rc) {
+        (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
+            flags: r.client_flags.unwrap_or(0),
+            cas: cas(&r),
+            value: r.value.unwrap_or_default(),
+        })),
+        (Op::Get(_), ReturnCode::En) => Reply::Item(None),
+        (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas(&r)),
+        (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Hd) => {
+            Reply::Stored(Stored::Stored(cas(&r)))
+        }
+        (Op::Add { .. } | Op::Replace { .. }, ReturnCode::Ns) => Reply::Stored(Stored::NotStored),
+        (Op::Cas { .. }, ReturnCode::Hd) => Reply::CasOutcome(CasOutcome::Stored(cas(&r))),
+        (Op::Cas { .. }, ReturnCode::Ex) => Reply::CasOutcome(CasOutcome::Exists),
+        (Op::Cas { .. }, ReturnCode::Nf) => Reply::CasOutcome(CasOutcome::NotFound),
+        (Op::Append { .. } | Op::Prepend { .. } | Op::Delete(_), ReturnCode::Hd) => {
+            Reply::Applied(true)
+        }
+        (Op::Delete(_), ReturnCode::Nf) => Reply::Applied(false),
+        (Op::AppendOrAdd { .. }, ReturnCode::Hd) => Reply::Done,
+        (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Va) => {
+            Reply::Counter(Some(counter_value(&r, server)?))
+        }
+        (Op::Incr { .. } | Op::Decr { .. }, ReturnCode::Nf) => Reply::Counter(None),
+        (Op::IncrOrInit { .. }, ReturnCode::Va) => Reply::Value(counter_value(&r, server)?),
+        (Op::DeleteCas { .. }, ReturnCode::Hd) => Reply::Deleted(DeleteOutcome::Deleted),
+        (Op::DeleteCas { .. }, ReturnCode::Ex) => Reply::Deleted(DeleteOutcome::Exists),
+        (Op::DeleteCas { .. }, ReturnCode::Nf) => Reply::Deleted(DeleteOutcome::NotFound),
+        (Op::Touch { .. }, ReturnCode::Hd) => Reply::Applied(true),
+        (Op::Touch { .. }, ReturnCode::En) => Reply::Applied(false),
+        _ => return Err(unexpected(server, op.name(), &r)),
+    })
+}
+
+/// Whether a write that may answer `NS` for more than one reason (append,
+/// prepend, `append_or_add`, the add of the append/add loop) stored (`HD`)
+/// or not (`NS`). Any other reply is [`Error::Protocol`], naming the
+/// command as `what`.
+pub(crate) fn stored(r: &MetaCommandResult, what: &str, server: &str) -> Result<bool> {
+    match r.rc {
+        ReturnCode::Hd => Ok(true),
+        ReturnCode::Ns => Ok(false),
+        _ => Err(unexpected(server, what, r)),
+    }
+}
+
+/// The add of the append/add loop (servers before 1.6.20, where `ms MA N`
+/// answers NS on a missing key): `ms <k> <n> ME T<exp>`, with no CAS asked
+/// for. The caller has checked the value's size.
+pub(crate) fn add_for_append(
+    key: &Key,
+    value: &[u8],
+    ttl: Ttl,
+    incarnation: &Incarnation,
+) -> MetaCommand {
+    cmd(MetaOp::Set, key)
+        .value(value)
+        .flag("ME")
+        .flag(format!("T{}", incarnation.exptime(ttl)))
+}
+
+/// The probe after an append-like write answered NS: `mg <k> s`, the size
+/// of the item if it exists.
+pub(crate) fn probe(key: &Key) -> MetaCommand {
+    cmd(MetaOp::Get, key).flag("s")
+}
+
+/// The reply to [`probe`]: `None` if the key is missing (`EN`), else the
+/// item's size (0 if the reply did not say).
+pub(crate) fn probed_size(r: &MetaCommandResult) -> Option<usize> {
+    if r.rc == ReturnCode::En {
+        return None;
+    }
+    Some(usize::try_from(r.size.unwrap_or(0)).unwrap_or(usize::MAX))
+}
+
+fn counter_value(r: &MetaCommandResult, server: &str) -> Result<u64> {
+    r.value
+        .as_deref()
+        .and_then(backend::parse_counter)
+        .ok_or_else(|| unexpected(server, "ma (value is not a number)", r))
+}
+
+fn unexpected(server: &str, what: &str, r: &MetaCommandResult) -> Error {
+    Error::Protocol {
+        server: server.to_string(),
+        message: format!("unexpected reply {:?} to {what}", r.rc),
+    }
+}

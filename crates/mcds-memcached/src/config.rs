@@ -1,0 +1,147 @@
+//! Settings of a [`MemcachedStore`] ([`Config`]) and the [`Builder`] that
+//! sets them and resolves the servers' addresses.
+
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+use mcds_core::{Error, Result};
+
+use crate::incarnation::Version;
+use crate::store::MemcachedStore;
+
+/// How long a dial may take by default, and each exchange.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Settings of a [`MemcachedStore`], set through [`Builder`].
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) connect_timeout: Duration,
+    pub(crate) io_timeout: Duration,
+    pub(crate) item_size_limit: usize,
+    pub(crate) max_idle: usize,
+    pub(crate) down_backoff_base: Duration,
+    pub(crate) down_backoff_max: Duration,
+    /// Treat servers as no newer than this (tests of older servers' paths).
+    pub(crate) version_cap: Option<Version>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            connect_timeout: DEFAULT_TIMEOUT,
+            io_timeout: DEFAULT_TIMEOUT,
+            item_size_limit: mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+            max_idle: 8,
+            down_backoff_base: Duration::from_millis(50),
+            down_backoff_max: Duration::from_secs(1),
+            version_cap: None,
+        }
+    }
+}
+
+/// Configures a [`MemcachedStore`] before connecting.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use mcds_memcached::MemcachedStore;
+///
+/// let store = MemcachedStore::builder()
+///     .io_timeout(Duration::from_millis(250))
+///     .connect(["127.0.0.1:11211", "127.0.0.1:11212"])?;
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+impl Builder {
+    /// How long dialing a server may take (default 1 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.connect_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long one request/response exchange may take, sending and reply
+    /// together (default 1 s). An operation that has to dial first may also
+    /// spend up to the connect timeout (and `io_timeout` for the version
+    /// handshake) on the dial; a read retried on a fresh connection after a
+    /// restart gets a second exchange.
+    pub fn io_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.io_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The servers' item size limit, as with memcached's `-I` (default
+    /// 1 MiB). Items over it are refused before they are sent.
+    pub fn item_size_limit(mut self, bytes: usize) -> Builder {
+        self.config.item_size_limit = bytes;
+        self
+    }
+
+    /// Idle connections kept per server (default 8).
+    pub fn max_idle(mut self, n: usize) -> Builder {
+        self.config.max_idle = n;
+        self
+    }
+
+    /// How long a server that refused a connection is left alone: the first
+    /// wait, doubling up to the second (defaults 50 ms and 1 s).
+    pub fn down_backoff(mut self, first: Duration, max: Duration) -> Builder {
+        self.config.down_backoff_base = first;
+        self.config.down_backoff_max = max.max(first);
+        self
+    }
+
+    /// Use only what memcached `version` has, even where a server is newer:
+    /// the protocol paths of older servers, run against a current one. For
+    /// tests; servers older than 1.6.0 are still refused.
+    ///
+    /// ```no_run
+    /// use mcds_memcached::{MemcachedStore, Version};
+    ///
+    /// // delete_cas as on 1.6.12 (a CAS write to an already expired item).
+    /// let store = MemcachedStore::builder()
+    ///     .version_cap(Version(1, 6, 12))
+    ///     .connect(["127.0.0.1:11211"])?;
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn version_cap(mut self, version: Version) -> Builder {
+        self.config.version_cap = Some(version);
+        self
+    }
+
+    /// Create the store for these servers (`host:port` each). Addresses are
+    /// resolved now; connections are made on first use, so a server that is
+    /// down shows up as an error on its keys, not here.
+    pub fn connect<I, S>(self, servers: I) -> Result<MemcachedStore>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list = Vec::new();
+        for s in servers {
+            let addr = s.as_ref().trim().to_string();
+            let resolved: Vec<_> = addr
+                .to_socket_addrs()
+                .map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "cannot resolve memcached server {addr:?}: {e}; use host:port, e.g. 127.0.0.1:11211"
+                    ))
+                })?
+                .collect();
+            if resolved.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "memcached server {addr:?} resolved to no address"
+                )));
+            }
+            list.push((addr, resolved));
+        }
+        if list.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no memcached servers given; pass at least one host:port".into(),
+            ));
+        }
+        Ok(MemcachedStore::new(list, self.config))
+    }
+}

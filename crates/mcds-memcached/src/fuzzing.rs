@@ -1,0 +1,790 @@
+//! The codec's fuzz harness, behind the `fuzzing` feature (and in this
+//! crate's own tests): not part of the API.
+//!
+//! [`replies`] takes arbitrary bytes as what a server sent back and decodes
+//! them for every op kind, alone and inside a pipeline, through the code
+//! the store runs: the reply framing of the `memcache` crate
+//! (`MetaResponse::parse_header`, `parse_meta_result`; the line and data
+//! block split is mirrored here for bytes in memory, see `frame`), the
+//! pipeline's attribution of replies to ops, and the codec's decoder.
+//!
+//! What it asserts, besides never panicking:
+//!
+//! * **Single op.** A reply decoded for an op is of that op's kind (the
+//!   kind the reference `MemoryStore` answers the same op with), and a CAS
+//!   id in it maps back to the server's id on the wire.
+//! * **Pipeline.** The batch interleaves the ops of this server (even
+//!   positions, one of each kind) with ops of another server (odd
+//!   positions), each tagged `O<position>`. The bytes are read after the
+//!   valid replies of the first `k` ops of this server, for every `k`
+//!   from none to all: those `k` ops must get exactly their replies, however
+//!   the bytes after them go on. Every op that gets a reply at all must get
+//!   one that echoes its own opaque, and decodes to its own kind; an op
+//!   that got no reply must be one sent quiet (no reply means success) or
+//!   be failed, and the stream is not read again once it is given up.
+//!
+//! Replies are attributed by the opaque they echo, not by their order, so
+//! a reply for another op (another server's position, one already
+//! answered, one behind the last) cannot be taken for this one: the
+//! stream is out of step and the unanswered ops fail instead.
+
+use std::io;
+use std::mem::{Discriminant, discriminant};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mcds_core::{CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, Reply, Store, Stored, Ttl};
+use memcache::exp::{MetaCommandResult, MetaResponse, parse_meta_result};
+
+use crate::codec;
+use crate::incarnation::{Incarnation, ServerClock, Version};
+use crate::pipeline::{Outcome, Planned, Replies, read_replies};
+use crate::session::ErrorMap;
+
+/// Feed `data`, as the bytes a server sent back, to the reply decoder for
+/// every op kind, alone and in a pipeline; panic if a reply is attributed to
+/// the wrong op (see the [module docs](self)).
+pub fn replies(data: &[u8]) {
+    let fixture = Fixture::new();
+    single(&fixture, data);
+    pipelined(&fixture, data);
+}
+
+/// The server name in errors.
+const SERVER: &str = "fuzz:11211";
+
+/// The batch position of this server's `i`-th op (odd positions belong to
+/// another server).
+fn position(i: usize) -> usize {
+    2 * i
+}
+
+/// One op of each kind on this server's keys, and on the other server's.
+struct Fixture {
+    keys: Vec<Key>,
+    foreign: Vec<Key>,
+    incarnation: Incarnation,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let keys = (0..KINDS).map(|i| key(&format!("k{i}"))).collect();
+        let foreign = (0..KINDS).map(|i| key(&format!("x{i}"))).collect();
+        let clock = ServerClock {
+            secs: 1_800_000_000,
+            sent: Instant::now(),
+        };
+        Fixture {
+            keys,
+            foreign,
+            incarnation: Incarnation::new(Version(1, 6, 21), b"fuzz", true, Some(clock)),
+        }
+    }
+
+    /// This server's ops.
+    fn ops(&self) -> Vec<Op<'_>> {
+        ops(&self.keys)
+    }
+
+    /// The batch: this server's ops at even positions, the other server's
+    /// at odd ones.
+    fn batch(&self) -> Vec<Op<'_>> {
+        ops(&self.keys)
+            .into_iter()
+            .zip(ops(&self.foreign))
+            .flat_map(|(mine, theirs)| [mine, theirs])
+            .collect()
+    }
+
+    fn errors(&self) -> ErrorMap<'static> {
+        ErrorMap {
+            server: SERVER,
+            io_timeout: Duration::from_secs(1),
+            item_size_limit: mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+        }
+    }
+}
+
+fn key(name: &str) -> Key {
+    Key::new(name).unwrap_or_else(|e| panic!("fixture key {name:?}: {e}"))
+}
+
+/// How many op kinds there are (the length of [`ops`]; [`valid_reply`]
+/// matches every kind, so a new one does not compile until it is added).
+const KINDS: usize = 14;
+
+/// One op of each kind, the `i`-th on `keys[i]`.
+fn ops(keys: &[Key]) -> Vec<Op<'_>> {
+    let ttl = Ttl::secs(60);
+    let v: &[u8] = b"v";
+    vec![
+        Op::Get(&keys[0]),
+        Op::Set {
+            key: &keys[1],
+            value: v,
+            ttl,
+        },
+        Op::Add {
+            key: &keys[2],
+            value: v,
+            ttl,
+        },
+        Op::Replace {
+            key: &keys[3],
+            value: v,
+            ttl,
+        },
+        Op::Cas {
+            key: &keys[4],
+            value: v,
+            ttl,
+            cas: 77,
+        },
+        Op::Append {
+            key: &keys[5],
+            value: v,
+        },
+        Op::Prepend {
+            key: &keys[6],
+            value: v,
+        },
+        Op::AppendOrAdd {
+            key: &keys[7],
+            value: v,
+            ttl,
+        },
+        Op::Incr {
+            key: &keys[8],
+            delta: 1,
+        },
+        Op::Decr {
+            key: &keys[9],
+            delta: 1,
+        },
+        Op::IncrOrInit {
+            key: &keys[10],
+            delta: 1,
+            initial: 1,
+            ttl,
+        },
+        Op::Delete(&keys[11]),
+        Op::DeleteCas {
+            key: &keys[12],
+            cas: 77,
+        },
+        Op::Touch {
+            key: &keys[13],
+            ttl,
+        },
+    ]
+}
+
+/// A valid reply to `op` at batch `position`: its bytes, and what it
+/// decodes to (`None`: finished after the batch, an append-like op that
+/// answered `NS`).
+fn valid_reply(op: &Op<'_>, position: usize, incarnation: &Incarnation) -> (String, Option<Reply>) {
+    let o = format!("O{position}");
+    let cas = 1000 + position as u64;
+    let out = incarnation.cas_out(cas);
+    match op {
+        Op::Get(_) => (
+            format!("VA 2 f5 c{cas} {o}\r\nhi\r\n"),
+            Some(Reply::Item(Some(Item {
+                flags: 5,
+                cas: out,
+                value: b"hi".to_vec(),
+            }))),
+        ),
+        Op::Set { .. } => (format!("HD c{cas} {o}\r\n"), Some(Reply::Cas(out))),
+        Op::Add { .. } => (
+            format!("NS {o}\r\n"),
+            Some(Reply::Stored(Stored::NotStored)),
+        ),
+        Op::Replace { .. } => (
+            format!("HD c{cas} {o}\r\n"),
+            Some(Reply::Stored(Stored::Stored(out))),
+        ),
+        Op::Cas { .. } => (
+            format!("EX {o}\r\n"),
+            Some(Reply::CasOutcome(CasOutcome::Exists)),
+        ),
+        Op::Append { .. } => (format!("HD {o}\r\n"), Some(Reply::Applied(true))),
+        Op::Prepend { .. } => (format!("NS {o}\r\n"), None),
+        Op::AppendOrAdd { .. } => (format!("HD {o}\r\n"), Some(Reply::Done)),
+        Op::Incr { .. } => (
+            format!("VA 2 {o}\r\n42\r\n"),
+            Some(Reply::Counter(Some(42))),
+        ),
+        Op::Decr { .. } => (format!("NF {o}\r\n"), Some(Reply::Counter(None))),
+        Op::IncrOrInit { .. } => (format!("VA 1 {o}\r\n7\r\n"), Some(Reply::Value(7))),
+        Op::Delete(_) => (format!("NF {o}\r\n"), Some(Reply::Applied(false))),
+        Op::DeleteCas { .. } => (
+            format!("EX {o}\r\n"),
+            Some(Reply::Deleted(DeleteOutcome::Exists)),
+        ),
+        Op::Touch { .. } => (format!("EN {o}\r\n"), Some(Reply::Applied(false))),
+    }
+}
+
+/// The kind of reply each op of [`ops`] has, as the reference backend
+/// answers it.
+fn kinds() -> &'static [Discriminant<Reply>] {
+    static KINDS_OF: OnceLock<Vec<Discriminant<Reply>>> = OnceLock::new();
+    KINDS_OF.get_or_init(|| {
+        let store = MemoryStore::new();
+        let keys: Vec<Key> = (0..KINDS).map(|i| key(&format!("k{i}"))).collect();
+        ops(&keys)
+            .iter()
+            .map(|op| match store.execute(op) {
+                Ok(reply) => discriminant(&reply),
+                Err(e) => panic!("the reference store failed {}: {e}", op.name()),
+            })
+            .collect()
+    })
+}
+
+/// Check a decoded reply to this server's `i`-th op: its kind, and that a
+/// CAS id in it maps back to the id the server sent.
+fn check_reply(
+    i: usize,
+    op: &Op<'_>,
+    reply: &Reply,
+    r: Option<&MetaCommandResult>,
+    inc: &Incarnation,
+) {
+    assert_eq!(
+        discriminant(reply),
+        kinds()[i],
+        "{} decoded to a reply of another kind: {reply:?}",
+        op.name()
+    );
+    let cas = match reply {
+        Reply::Item(Some(item)) => Some(item.cas),
+        Reply::Cas(cas)
+        | Reply::Stored(Stored::Stored(cas))
+        | Reply::CasOutcome(CasOutcome::Stored(cas)) => Some(*cas),
+        _ => None,
+    };
+    if let Some(cas) = cas {
+        // 0 is "no id" (or, once in 2^64, the id equal to the mask).
+        let wire = r.and_then(|r| r.cas).unwrap_or(0);
+        assert!(
+            (cas == 0 && wire == 0) || inc.cas_in(cas) == wire,
+            "{}: CAS id {cas} does not map back to the server's {wire}",
+            op.name()
+        );
+    }
+}
+
+/// Every op decodes `data` as its reply.
+fn single(fixture: &Fixture, data: &[u8]) {
+    let inc = &fixture.incarnation;
+    let errors = fixture.errors();
+    for (i, op) in fixture.ops().iter().enumerate() {
+        if let Ok(reply) = codec::decode(op, None, inc, SERVER) {
+            check_reply(i, op, &reply, None, inc);
+        }
+        let mut rest = data;
+        match frame(&mut rest) {
+            Ok(r) => {
+                if let Ok(reply) = codec::decode(op, Some(r.clone()), inc, SERVER) {
+                    check_reply(i, op, &reply, Some(&r), inc);
+                }
+                // The protocol variants' decoders (append, the append/add
+                // loop, the probe after NS).
+                let _ = codec::stored(&r, op.name(), SERVER);
+                let _ = codec::probed_size(&r);
+            }
+            Err(e) => {
+                let _ = errors.map(op.key(), e, op.has_side_effect());
+            }
+        }
+    }
+}
+
+/// `data` read as the replies to a pipeline, after the valid replies of the
+/// first `k` ops, for every `k`.
+fn pipelined(fixture: &Fixture, data: &[u8]) {
+    let inc = &fixture.incarnation;
+    let batch = fixture.batch();
+    let part: Vec<Planned> = (0..KINDS)
+        .map(|i| {
+            let index = position(i);
+            Planned::new(
+                &batch[index],
+                index,
+                inc,
+                mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+            )
+            .unwrap_or_else(|e| panic!("encoding {}: {e}", batch[index].name()))
+        })
+        .collect();
+    let valid: Vec<(String, Option<Reply>)> = (0..KINDS)
+        .map(|i| valid_reply(&batch[position(i)], position(i), inc))
+        .collect();
+    for k in 0..=KINDS {
+        let mut stream: Vec<u8> = valid[..k]
+            .iter()
+            .flat_map(|(bytes, _)| bytes.bytes())
+            .collect();
+        stream.extend_from_slice(data);
+        let (outcomes, _broken) = read(fixture, &part, &batch, &stream);
+        assert_eq!(outcomes.len(), part.len());
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let op = &batch[position(i)];
+            let expected = valid.get(i).filter(|_| i < k).map(|(_, reply)| reply);
+            check_outcome(i, op, &part[i], outcome, expected, inc);
+        }
+    }
+}
+
+/// Check what this server's `i`-th op got; `expected`: it was one of the
+/// first `k`, whose valid replies came first.
+fn check_outcome(
+    i: usize,
+    op: &Op<'_>,
+    planned: &Planned,
+    outcome: Outcome,
+    expected: Option<&Option<Reply>>,
+    inc: &Incarnation,
+) {
+    match (outcome, expected) {
+        (Outcome::Reply(r), expected) => {
+            // The opaque as a number (memcached echoes the token verbatim;
+            // a spelling such as `O06` still names position 6).
+            let echoed = r
+                .opaque
+                .as_deref()
+                .and_then(|o| std::str::from_utf8(o).ok())
+                .and_then(|o| o.parse::<u128>().ok());
+            assert_eq!(
+                echoed,
+                Some(planned.index as u128),
+                "{} took a reply with another op's opaque",
+                op.name()
+            );
+            let decoded = codec::decode(op, Some(r.clone()), inc, SERVER);
+            if let Ok(reply) = &decoded {
+                check_reply(i, op, reply, Some(&r), inc);
+            }
+            if let Some(expected) = expected {
+                match (expected, decoded) {
+                    (Some(want), Ok(got)) => assert_eq!(&got, want, "{}", op.name()),
+                    (want, got) => panic!("{}: expected {want:?}, decoded {got:?}", op.name()),
+                }
+            }
+        }
+        (Outcome::Again, expected) => {
+            assert!(
+                matches!(
+                    op,
+                    Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }
+                ),
+                "{} was left to finish after the batch",
+                op.name()
+            );
+            if let Some(expected) = expected {
+                assert_eq!(expected, &None, "{}: expected a reply, got NS", op.name());
+            }
+        }
+        (Outcome::Quiet, None) => {
+            assert!(
+                planned.quiet,
+                "{} got no reply but was not quiet",
+                op.name()
+            );
+            match codec::decode(op, None, inc, SERVER) {
+                Ok(reply) => check_reply(i, op, &reply, None, inc),
+                Err(e) => panic!("{}: a quiet success did not decode: {e}", op.name()),
+            }
+        }
+        (Outcome::Failed(_), None) => {}
+        (Outcome::Quiet, Some(want)) => {
+            panic!("{}: expected {want:?}, got no reply", op.name())
+        }
+        (Outcome::Failed(e), Some(want)) => {
+            panic!("{}: expected {want:?}, failed: {e}", op.name())
+        }
+    }
+}
+
+/// Read `stream` as the replies to `part` of `batch`.
+fn read(
+    fixture: &Fixture,
+    part: &[Planned],
+    batch: &[Op<'_>],
+    stream: &[u8],
+) -> (Vec<Outcome>, bool) {
+    let mut replies = InMemory {
+        rest: stream,
+        state: State::Open,
+    };
+    read_replies(&mut replies, &fixture.errors(), part, batch)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Open,
+    /// A read failed: the stream is unusable.
+    Broken,
+    /// The reader gave the stream up.
+    Discarded,
+}
+
+/// Replies from bytes in memory; a read past their end is the server
+/// closing the connection.
+struct InMemory<'d> {
+    rest: &'d [u8],
+    state: State,
+}
+
+impl Replies for InMemory<'_> {
+    fn next_reply(&mut self) -> Result<MetaCommandResult, memcache::exp::Error> {
+        assert_eq!(
+            self.state,
+            State::Open,
+            "read from a stream after it was given up"
+        );
+        let r = frame(&mut self.rest);
+        if let Err(e) = &r
+            && !matches!(
+                e,
+                memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
+            )
+        {
+            self.state = State::Broken;
+        }
+        r
+    }
+
+    fn discard(&mut self) {
+        self.state = State::Discarded;
+    }
+}
+
+/// One reply from the front of `rest`, as `MetaConnection::receive` and
+/// `parse_meta_result` read it from a socket (a test checks they agree): a
+/// line up to `\n` (one trailing `\r` dropped) parsed by
+/// `MetaResponse::parse_header`, then for `VA` a data block of the
+/// announced length and `\r\n`, then the flags parsed by
+/// `parse_meta_result`. Running out of bytes is the connection closing
+/// (`UnexpectedEof`). Nothing is allocated from a length the reply claims.
+pub(crate) fn frame(rest: &mut &[u8]) -> Result<MetaCommandResult, memcache::exp::Error> {
+    let eof = || memcache::exp::Error::Io(io::Error::from(io::ErrorKind::UnexpectedEof));
+    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+        // The transport reads what there is, then fails.
+        *rest = &[];
+        return Err(eof());
+    };
+    let mut line = &rest[..end];
+    *rest = &rest[end + 1..];
+    if let Some(stripped) = line.strip_suffix(b"\r") {
+        line = stripped;
+    }
+    let header = MetaResponse::parse_header(line)?;
+    let mut value = None;
+    if header.rc() == memcache::exp::ReturnCode::Va {
+        let len = va_length(line).unwrap_or(0);
+        let Some(block) = rest.get(..len.saturating_add(2)) else {
+            // The transport reads what there is, then fails.
+            *rest = &[];
+            return Err(eof());
+        };
+        *rest = &rest[len + 2..];
+        if &block[len..] != b"\r\n" {
+            return Err(memcache::exp::Error::Protocol(
+                "data block missing CRLF terminator".into(),
+            ));
+        }
+        value = Some(block[..len].to_vec());
+    }
+    let mut result = parse_meta_result(header)?;
+    result.value = value;
+    Ok(result)
+}
+
+/// The data length of a `VA` line that `parse_header` accepted (it keeps
+/// the length to itself).
+fn va_length(line: &[u8]) -> Option<usize> {
+    let token = line
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .nth(1)?;
+    std::str::from_utf8(token).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use mcds_core::Error;
+
+    /// This server's part of the fixture batch, encoded.
+    fn part(fixture: &Fixture) -> Vec<Planned> {
+        let batch = fixture.batch();
+        (0..KINDS)
+            .map(|i| {
+                let index = position(i);
+                Planned::new(&batch[index], index, &fixture.incarnation, 1 << 20).unwrap()
+            })
+            .collect()
+    }
+
+    /// The valid replies of this server's ops `ops`, in order.
+    fn valid(fixture: &Fixture, ops: std::ops::Range<usize>) -> String {
+        let batch = fixture.batch();
+        ops.map(|i| valid_reply(&batch[position(i)], position(i), &fixture.incarnation).0)
+            .collect()
+    }
+
+    /// `stream` read as the replies to the fixture's pipeline; the harness
+    /// runs on it too.
+    fn read_stream(stream: &[u8]) -> (Vec<Outcome>, bool) {
+        replies(stream);
+        let fixture = Fixture::new();
+        read(&fixture, &part(&fixture), &fixture.batch(), stream)
+    }
+
+    fn failed(outcome: &Outcome) -> Option<&Error> {
+        match outcome {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn valid_replies_decode_to_exactly_their_replies() {
+        let fixture = Fixture::new();
+        let stream = valid(&fixture, 0..KINDS) + "MN\r\n";
+        let (outcomes, broken) = read_stream(stream.as_bytes());
+        assert!(!broken);
+        let batch = fixture.batch();
+        let part = part(&fixture);
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let op = &batch[position(i)];
+            let (_, want) = valid_reply(op, position(i), &fixture.incarnation);
+            check_outcome(i, op, &part[i], outcome, Some(&want), &fixture.incarnation);
+        }
+    }
+
+    #[test]
+    fn quiet_ops_without_a_reply_succeed() {
+        // memcached 1.6.18's replies to the fixture batch when the writes
+        // succeed and the get misses: only loud ops answer.
+        let stream = "HD c30 O2\r\nHD c31 O4\r\nHD c32 O6\r\nEX c0 O8\r\nVA 2 O16\r\n42\r\n\
+                      VA 1 O18\r\n4\r\nVA 1 O20\r\n1\r\nEN O26\r\nMN\r\n";
+        let (outcomes, broken) = read_stream(stream.as_bytes());
+        assert!(!broken);
+        let fixture = Fixture::new();
+        let batch = fixture.batch();
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let op = &batch[position(i)];
+            let reply = match outcome {
+                Outcome::Reply(r) => codec::decode(op, Some(r), &fixture.incarnation, SERVER),
+                Outcome::Quiet => codec::decode(op, None, &fixture.incarnation, SERVER),
+                _ => panic!("{} was not answered", op.name()),
+            };
+            assert!(reply.is_ok(), "{}: {reply:?}", op.name());
+        }
+    }
+
+    #[test]
+    fn a_truncated_reply_fails_the_rest_and_keeps_the_replies_before_it() {
+        let fixture = Fixture::new();
+        let stream = valid(&fixture, 0..3) + "VA 5 O6\r\nab";
+        let (outcomes, broken) = read_stream(stream.as_bytes());
+        assert!(broken);
+        assert!(outcomes[..3].iter().all(|o| matches!(o, Outcome::Reply(_))));
+        for outcome in &outcomes[3..] {
+            // Every later op has a side effect: it may have been applied.
+            assert!(
+                matches!(failed(outcome), Some(Error::Ambiguous { .. })),
+                "{:?}",
+                failed(outcome)
+            );
+        }
+        // Cut inside the header line, or inside the data block's CRLF.
+        for cut in ["VA 2 f5 c1000 O0\r", "VA 2 f5 c1000 O0\r\nhi\r"] {
+            let (outcomes, broken) = self::read_stream(cut.as_bytes());
+            assert!(broken);
+            assert!(matches!(failed(&outcomes[0]), Some(Error::Io { .. })));
+        }
+    }
+
+    #[test]
+    fn garbage_puts_the_stream_out_of_step() {
+        for garbage in [
+            &b"hello world\r\n"[..],
+            b"\x00\xff\r\n",
+            b"VA x O0\r\n",
+            b"VA 99999999999999999999 O0\r\n",
+            b"HD cNaN O0\r\n",
+            b"\r\n\r\n",
+        ] {
+            let (outcomes, broken) = read_stream(garbage);
+            assert!(broken, "{garbage:?}");
+            assert!(outcomes.iter().all(|o| failed(o).is_some()), "{garbage:?}");
+        }
+        replies(b"");
+        replies(b"MN\r\n");
+        // Found by libFuzzer: `O06` is read as position 6 (memcached
+        // echoes the token it was sent, `O6`).
+        replies(b"SERVER_ERROR object too large for cache\r\nEN O06\r\nMN\r\n");
+    }
+
+    #[test]
+    fn a_reply_for_another_op_is_never_taken() {
+        let fixture = Fixture::new();
+        for stream in [
+            // Position 1 is another server's op.
+            "HD O1\r\nMN\r\n".to_string(),
+            // Position 2 answered twice.
+            valid(&fixture, 0..2) + "HD c5 O2\r\nMN\r\n",
+            // Position 2 behind position 4.
+            "NS O4\r\nHD c5 O2\r\nMN\r\n".to_string(),
+            // No opaque, or one no op has.
+            "HD\r\nMN\r\n".to_string(),
+            "HD O99\r\nMN\r\n".to_string(),
+        ] {
+            // (`replies` checks that every reply taken echoes its op's
+            // opaque.)
+            let (outcomes, broken) = read_stream(stream.as_bytes());
+            assert!(broken, "{stream:?}");
+            let out_of_step = outcomes
+                .iter()
+                .filter_map(failed)
+                .any(|e| e.to_string().contains("out of step"));
+            assert!(out_of_step, "{stream:?}");
+        }
+        // The get (position 0) answered with the set's reply (position 2)
+        // is not the get's: the get, quiet, succeeded unseen.
+        let (outcomes, broken) = read_stream(b"HD c5 O2\r\nMN\r\n");
+        assert!(!broken);
+        assert!(matches!(outcomes[0], Outcome::Quiet));
+        assert!(matches!(&outcomes[1], Outcome::Reply(r) if r.opaque.as_deref() == Some(b"2")));
+    }
+
+    #[test]
+    fn an_error_line_goes_to_the_one_op_that_can_own_it() {
+        // Between the start and the set's reply only the get (quiet) can
+        // have failed.
+        let stream = "SERVER_ERROR out of memory storing object\r\nHD c5 O2\r\nMN\r\n";
+        let (outcomes, _) = read_stream(stream.as_bytes());
+        assert!(matches!(
+            failed(&outcomes[0]),
+            Some(Error::OutOfMemory { .. })
+        ));
+        assert!(matches!(&outcomes[1], Outcome::Reply(_)));
+        // Two error lines before the cas's reply: the quiet get and the
+        // loud set, add, replace could each own one; quiet mode does not
+        // say which, so all four fail as ambiguous.
+        let stream =
+            "CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR bad data chunk\r\nEX O8\r\nMN\r\n";
+        let (outcomes, broken) = read_stream(stream.as_bytes());
+        assert!(!broken);
+        assert!(outcomes[..4].iter().all(|o| failed(o).is_some()));
+        assert!(matches!(&outcomes[4], Outcome::Reply(_)));
+    }
+
+    /// The seed corpus of the fuzz target.
+    fn seeds() -> Vec<(String, Vec<u8>)> {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/seeds/memcached_replies"
+        );
+        let mut seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                (path.display().to_string(), std::fs::read(&path).unwrap())
+            })
+            .collect();
+        seeds.sort();
+        assert!(seeds.len() >= 5, "{seeds:?}");
+        seeds
+    }
+
+    #[test]
+    fn the_seeds_hold_and_the_pipeline_seed_is_answered_in_full() {
+        for (name, bytes) in seeds() {
+            replies(&bytes);
+            if name.ends_with("pipeline-all-ops") {
+                let (outcomes, broken) = read_stream(&bytes);
+                assert!(!broken, "{name}");
+                assert!(outcomes.iter().all(|o| failed(o).is_none()), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn mutated_seeds_hold() {
+        // A deterministic xorshift: the same mutations on every run.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n.max(1) as u64) as usize
+        };
+        let seeds = seeds();
+        for round in 0..300 {
+            let (_, seed) = &seeds[round % seeds.len()];
+            let mut bytes = seed.clone();
+            for _ in 0..1 + next(4) {
+                let at = next(bytes.len() + 1);
+                match next(5) {
+                    0 if at < bytes.len() => bytes[at] = next(256) as u8,
+                    1 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    2 => bytes.insert(at, b"\r\n 0123456789OVAHDENSEXNFMc"[next(26)]),
+                    3 => bytes.truncate(at),
+                    _ => {
+                        let (_, other) = &seeds[next(seeds.len())];
+                        let from = next(other.len());
+                        let piece = other[from..(from + 1 + next(16)).min(other.len())].to_vec();
+                        bytes.splice(at..at, piece);
+                    }
+                }
+            }
+            replies(&bytes);
+        }
+    }
+
+    #[test]
+    fn framing_in_memory_matches_the_socket() {
+        use std::io::Write;
+        use std::net::{Shutdown, TcpListener, TcpStream};
+
+        let mut inputs: Vec<Vec<u8>> = seeds().into_iter().map(|(_, b)| b).collect();
+        inputs.extend([
+            b"VA 10 O0\r\nab\r\nHD O2\r\n".to_vec(),
+            b"VA 2 cX\r\nhi\r\nHD O2\r\n".to_vec(),
+            b"VA 2\r\nhiXYHD\r\n".to_vec(),
+            b"HD\nEN \r\n\r\nZZ\r\nSERVER_ERROR x\r\nERROR\r\nHD".to_vec(),
+        ]);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        for input in inputs {
+            let client = TcpStream::connect(addr).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            server.write_all(&input).unwrap();
+            server.shutdown(Shutdown::Write).unwrap();
+            let mut socket = memcache::exp::MetaConnection::from_stream(client);
+            let mut memory = &input[..];
+            // Up to the end of the bytes.
+            loop {
+                let from_socket = socket.receive().and_then(parse_meta_result);
+                let from_memory = frame(&mut memory);
+                match (&from_socket, &from_memory) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{input:?}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{input:?}"),
+                    _ => panic!("{input:?}: socket {from_socket:?}, memory {from_memory:?}"),
+                }
+                if from_memory.is_err() && memory.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! # mcds-memcached
+//!
+//! The real-memcached backend of **mcds**: a [`Store`] over one memcached
+//! server or a pool, speaking the meta protocol through the `memcache`
+//! crate's `memcache::exp` layer.
+//!
+//! * **One round trip per op** where the server allows: `incr_or_init` is
+//!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (`ms … ME c`),
+//!   `delete_cas` is `md <k> C<cas>`, `touch` is `mg <k> T<ttl>`.
+//! * **Capabilities by version.** Each new connection asks the server's
+//!   version once (`version`) and the best path is used:
+//!
+//!   | op | memcached ≥ 1.6.20 | 1.6.13 – 1.6.19 (Debian 12: 1.6.18) | older |
+//!   |---|---|---|---|
+//!   | `append_or_add` | `ms <k> <n> MA N<ttl>`: 1 round trip | append, then add on a miss (2 on first touch, then 1) | same |
+//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | `ms <k> 0 C<cas> T-1` (a CAS write of an item that is already expired): 1 |
+//!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
+//!
+//!   "Older" means 1.6.0 to 1.6.12. Servers before 1.6 have no meta
+//!   protocol and are refused when connecting ([`Error::Io`] naming the
+//!   version): sending them meta commands would make a value's bytes be read
+//!   as a command.
+//!
+//! * **CAS ids belong to one server incarnation.** memcached restarts its
+//!   CAS ids at 1, so an id read before a restart could match another item
+//!   after it (a lock released by an old id would delete the next holder's
+//!   lock). Each connection reads a random marker kept on the server
+//!   ([`INCARNATION_KEY`]) in the same round trip as its `version`
+//!   handshake, and every CAS id crosses the API masked with it: an id from
+//!   an earlier incarnation matches nothing there, so `cas`, `delete_cas`
+//!   and `update` answer EXISTS/NOT_FOUND and touch nothing. No op pays a
+//!   round trip for this; the first connection after a restart or flush
+//!   pays one to create the marker. A flushed or evicted marker is simply
+//!   created again: ids read before then stop matching (a spurious
+//!   mismatch, never a false match).
+//! * **Servers without CAS** (`-C`, every id 0) are detected by the same
+//!   handshake: `cas` and `delete_cas` there are [`Error::Unsupported`]
+//!   before anything is sent, and [`Store::supports_cas`] says `false`, so a
+//!   lock is never granted on them.
+//! * **TTLs are absolute times on the server's clock.** memcached computes
+//!   a relative TTL's expiry from a seconds counter that a paused server
+//!   (SIGSTOP, a frozen VM) does not advance until after it has applied the
+//!   writes queued during the pause: those would expire at once. The
+//!   handshake also reads the server's clock (`stats`, in the same round
+//!   trip), and every TTL is sent as that reading plus the seconds since
+//!   plus the TTL, which memcached measures against its start time. Client
+//!   and server clocks need not agree. An item then lives between TTL − 1
+//!   and TTL + 1 seconds (see `ServerClock` in `incarnation.rs` for the
+//!   bounds).
+//! * **A pool** places keys by rendezvous hashing over XXH3-64 ([`route`](route())):
+//!   stable across processes, languages and compiler versions. A dead server
+//!   gives errors for its own keys; its keys never move to another server
+//!   (a lock must not silently change servers). A `get_multi` that spans a
+//!   dead server fails as a whole (its result has no per-key errors).
+//! * **Timeouts** (connect and exchange) default to 1 second. A request that
+//!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
+//!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to
+//!   retry.
+//! * **Backoff.** After a failed dial a server is marked down for a jittered,
+//!   doubling interval (50 ms up to 1 s by default), during which its ops fail
+//!   at once with [`Error::ServerDown`] instead of redialing in a busy loop.
+//! * **Limits checked before sending.** Values whose item would exceed the
+//!   item size limit (1 MiB by default; set it to the server's `-I`) are
+//!   [`Error::ValueTooLarge`] before a byte is sent. (memcached itself,
+//!   refusing an oversized `set`, also deletes the key's old value.)
+//!
+//! ```
+//! use mcds_core::{Key, Store, Ttl};
+//! use mcds_memcached::MemcachedStore;
+//! # let server = mcds_testserver::MemcachedServer::start_default();
+//! # let addr = server.addr();
+//!
+//! // addr is "127.0.0.1:<port>" of a running memcached
+//! let store = MemcachedStore::connect(&addr)?;
+//! let k = Key::new("visits")?;
+//! assert_eq!(store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?, 1);
+//! assert_eq!(store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?, 2);
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! ## Inside
+//!
+//! One op reads in one direction: [`MemcachedStore`] (`store.rs`, one
+//! function per protocol variant) picks the server ([`route`](route())), checks
+//! out a session (`session.rs`: exchanges and what a failure means) on the
+//! server's pooled connection (`server.rs`: idle pool, health, backoff;
+//! `conn.rs`: one connection and its handshake), and the session encodes
+//! the op and decodes its reply with the codec (`codec.rs`, a leaf over the
+//! plain data of `incarnation.rs`). `pipeline.rs` batches ops over the same
+//! pieces; `config.rs` holds the [`Builder`].
+//!
+//! [`Store`]: mcds_core::Store
+//! [`Store::supports_cas`]: mcds_core::Store::supports_cas
+//! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
+//! [`Error::Io`]: mcds_core::Error::Io
+//! [`Error::ServerDown`]: mcds_core::Error::ServerDown
+//! [`Error::Timeout`]: mcds_core::Error::Timeout
+//! [`Error::Unsupported`]: mcds_core::Error::Unsupported
+//! [`Error::ValueTooLarge`]: mcds_core::Error::ValueTooLarge
+
+mod codec;
+mod config;
+mod conn;
+mod incarnation;
+mod pipeline;
+mod route;
+mod server;
+mod session;
+mod store;
+
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+
+pub use config::Builder;
+pub use incarnation::{INCARNATION_KEY, Version};
+pub use route::route;
+pub use store::MemcachedStore;

@@ -1,0 +1,606 @@
+//! [`Store::pipeline`] on memcached: each server's share of a batch is one
+//! payload of meta commands, each tagged `O<position>`, quiet (`q`) where a
+//! success reply carries nothing, and closed by `mn`. Payloads go to every
+//! server before any reply is read, so the batch costs one round trip of
+//! latency. Replies are matched by opaque; the run ends at `MN`.
+//!
+//! Quiet mode on memcached 1.6 suppresses `EN` of `mg` and `HD` of `ms`/`md`;
+//! those ops come back only when they miss or fail. Ops whose reply carries
+//! a value or a CAS id (`set`, `add`, `cas`, `incr`, ...) are sent without
+//! `q`. A `CLIENT_ERROR`/`SERVER_ERROR` line has no opaque: it belongs to one
+//! of the unanswered commands between the replies around it, and is
+//! attributed exactly when that is determined, otherwise every candidate
+//! gets an [`Error::Ambiguous`].
+
+use std::time::Instant;
+
+use mcds_core::{Error, Op, Reply, Result, Store, Stored, traffic};
+use memcache::exp::{MetaCommandResult, ReturnCode};
+
+use crate::codec;
+use crate::conn::is_timeout;
+use crate::incarnation::Incarnation;
+use crate::session::{ErrorMap, SendError, Session};
+use crate::store::MemcachedStore;
+
+/// Request bytes per pipelined payload (one round trip each): the whole
+/// payload is written before any reply is read, so it stays well under a
+/// socket buffer and a server busy writing replies can always read the rest.
+const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
+
+/// One op, encoded for its server.
+pub(crate) struct Planned {
+    /// Position in the caller's batch.
+    pub(crate) index: usize,
+    /// The command on the wire, with its `O<index>` (and `q`) flags.
+    pub(crate) wire: Vec<u8>,
+    pub(crate) quiet: bool,
+}
+
+impl Planned {
+    /// `op`, at `index` in its batch, encoded for a server `incarnation`:
+    /// tagged `O<index>`, and quiet where its success reply carries nothing.
+    /// Encoded once: the bytes both size the payloads and are sent.
+    pub(crate) fn new(
+        op: &Op<'_>,
+        index: usize,
+        incarnation: &Incarnation,
+        item_size_limit: usize,
+    ) -> Result<Planned> {
+        let codec::Encoded { command, quiet } = codec::encode(op, incarnation, item_size_limit)?;
+        let mut command = command.flag(format!("O{index}"));
+        if quiet {
+            command = command.flag("q");
+        }
+        // Keys, values and flags were validated before this point, so a
+        // command the encoder refuses is a bug in mcds, not the caller's
+        // input.
+        let wire = command
+            .encode()
+            .map_err(|e| Error::Internal(format!("cannot encode a pipelined command: {e}")))?;
+        Ok(Planned { index, wire, quiet })
+    }
+}
+
+/// What happened to one op on the wire.
+pub(crate) enum Outcome {
+    /// A reply line (with its data block).
+    Reply(MetaCommandResult),
+    /// No reply before `MN`: a quiet success.
+    Quiet,
+    /// Run it again on its own, through the ordinary method (an `NS` that
+    /// needs a probe, or a command the server version lacks).
+    Again,
+    Failed(Error),
+}
+
+impl MemcachedStore {
+    /// The [`Store::pipeline`] of this backend (see the module docs).
+    ///
+    /// Ops that may have to be finished after their batch (an append-like
+    /// op answering NS) must not be followed by
+    /// another op on the same key in the same batch, or the two would be
+    /// applied out of order: such a batch is cut into consecutive segments
+    /// there (structures never repeat a key in a batch, so they never pay
+    /// for this).
+    pub(crate) fn run_pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let mut out = Vec::with_capacity(ops.len());
+        let mut start = 0;
+        let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        for (i, op) in ops.iter().enumerate() {
+            let key = op.key().as_bytes();
+            if late.contains(key) {
+                out.extend(self.run_segment(&ops[start..i]));
+                start = i;
+                late.clear();
+            }
+            if matches!(
+                op,
+                Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }
+            ) {
+                late.insert(key);
+            }
+        }
+        out.extend(self.run_segment(&ops[start..]));
+        out
+    }
+
+    /// One segment of a batch: no key follows an op that may finish late.
+    fn run_segment(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
+        let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
+        // Each server's session is opened first: its ops are encoded for the
+        // incarnation it reaches (CAS ids, version), and pinned to it.
+        let owner: Vec<usize> = ops.iter().map(|op| self.server_for(op.key())).collect();
+        let mut sessions: Vec<Option<Session<'_>>> =
+            (0..self.servers.len()).map(|_| None).collect();
+        let mut opened: Vec<Option<Result<Incarnation>>> =
+            (0..self.servers.len()).map(|_| None).collect();
+        for &server in &owner {
+            if opened[server].is_none() {
+                let session = Session::open(&self.servers[server], &self.config)
+                    .and_then(|mut s| s.incarnation().map(|i| (s, i)));
+                opened[server] = Some(session.map(|(session, incarnation)| {
+                    sessions[server] = Some(session);
+                    incarnation
+                }));
+            }
+        }
+        let incarnations: Vec<Option<Incarnation>> = opened
+            .iter()
+            .map(|o| o.as_ref().and_then(|r| r.as_ref().ok()).copied())
+            .collect();
+        for (index, op) in ops.iter().enumerate() {
+            let server = owner[index];
+            let incarnation = match &opened[server] {
+                Some(Ok(incarnation)) => *incarnation,
+                Some(Err(e)) => {
+                    outcomes[index] = Some(Outcome::Failed(e.duplicate()));
+                    continue;
+                }
+                None => continue, // every owner was opened above
+            };
+            match Planned::new(op, index, &incarnation, self.config.item_size_limit) {
+                Ok(p) => groups[server].push(p),
+                Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
+            }
+        }
+        // Each server's share, cut into payloads of bounded size: the whole
+        // payload is written before any reply is read.
+        let mut chunks: Vec<Vec<&[Planned]>> = groups.iter().map(|g| chunk(g)).collect();
+        let rounds = chunks.iter().map(Vec::len).max().unwrap_or(0);
+        for round in 0..rounds {
+            let deadline = Instant::now() + self.config.io_timeout;
+            let mut sent = Vec::new();
+            for server in 0..self.servers.len() {
+                let Some(part) = chunks[server].get(round).copied() else {
+                    continue;
+                };
+                match self.send_part(&mut sessions[server], server, part, deadline) {
+                    Ok(()) => {}
+                    Err(e) => {
+                        for p in part {
+                            outcomes[p.index] = Some(Outcome::Failed(e.for_op(&ops[p.index])));
+                        }
+                        // The server failed: its later payloads are not sent.
+                        self.skip_later(&mut chunks[server], round, server, &mut outcomes);
+                        sessions[server] = None;
+                        continue;
+                    }
+                }
+                sent.push((server, part));
+            }
+            for (server, part) in sent {
+                let Some(session) = sessions[server].as_mut() else {
+                    continue;
+                };
+                let errors = session.errors();
+                let mut replies = SessionReplies { session, deadline };
+                let (replies, broken) = read_replies(&mut replies, &errors, part, ops);
+                for (p, outcome) in part.iter().zip(replies) {
+                    outcomes[p.index] = Some(outcome);
+                }
+                if broken {
+                    // Sending more on a new connection could overtake what
+                    // the server still has queued on the old one.
+                    self.skip_later(&mut chunks[server], round, server, &mut outcomes);
+                    sessions[server] = None;
+                }
+            }
+        }
+        drop(sessions);
+        // On servers before 1.6.20, `append_or_add` of a missing key answered
+        // NS: add all of them in a second batch (one more round trip, not
+        // one per key), in order, so a later op on the same key still
+        // appends after the add.
+        let mut adds: Vec<usize> = Vec::new();
+        for (i, (op, outcome)) in ops.iter().zip(&outcomes).enumerate() {
+            if let (Op::AppendOrAdd { key, .. }, Some(Outcome::Again)) = (op, outcome)
+                && !self
+                    .server_version(self.server_for(key))
+                    .is_some_and(|v| v.has_append_vivify())
+            {
+                adds.push(i);
+            }
+        }
+        let mut added: Vec<Option<Result<Reply>>> = (0..ops.len()).map(|_| None).collect();
+        if !adds.is_empty() {
+            let batch: Vec<Op<'_>> = adds
+                .iter()
+                .filter_map(|&i| match ops[i] {
+                    Op::AppendOrAdd { key, value, ttl } => Some(Op::Add { key, value, ttl }),
+                    _ => None,
+                })
+                .collect();
+            for (&i, r) in adds.iter().zip(self.run_pipeline(&batch)) {
+                added[i] = Some(match r {
+                    Ok(Reply::Stored(Stored::Stored(_))) => Ok(Reply::Done),
+                    // Created meanwhile (or too large): the whole loop.
+                    Ok(_) => self.finish_not_stored(&ops[i]),
+                    Err(e) => Err(e),
+                });
+            }
+        }
+        ops.iter()
+            .zip(outcomes)
+            .zip(added)
+            .zip(&owner)
+            .map(|(((op, outcome), added), &server)| {
+                match (outcome, added, incarnations[server]) {
+                    (_, Some(result), _) => result,
+                    (Some(Outcome::Reply(r)), None, Some(i)) => {
+                        codec::decode(op, Some(r), &i, &self.ids[server])
+                    }
+                    (Some(Outcome::Quiet), None, Some(i)) => {
+                        codec::decode(op, None, &i, &self.ids[server])
+                    }
+                    (Some(Outcome::Failed(e)), None, _) => Err(e),
+                    (Some(Outcome::Again), None, _) => self.finish_not_stored(op),
+                    (None, None, _) => self.execute(op),
+                    // Replies come only from servers with a session.
+                    (Some(_), None, None) => Err(Error::Protocol {
+                        server: self.ids[server].clone(),
+                        message: "a reply from a server with no session".into(),
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    /// Fail the payloads after `round` of a server that failed, without
+    /// sending them: not applied, safe to retry.
+    fn skip_later(
+        &self,
+        chunks: &mut Vec<&[Planned]>,
+        round: usize,
+        server: usize,
+        outcomes: &mut [Option<Outcome>],
+    ) {
+        for later in chunks.iter().skip(round + 1) {
+            for p in later.iter() {
+                outcomes[p.index] = Some(Outcome::Failed(Error::Io {
+                    server: self.ids[server].clone(),
+                    source: std::io::Error::other(
+                        "not sent: an earlier part of this batch to the server failed",
+                    ),
+                }));
+            }
+        }
+        chunks.truncate(round + 1);
+    }
+
+    /// Write one payload to `server` on its session (opened, and pinned to
+    /// the incarnation the payload was encoded for, before planning).
+    fn send_part(
+        &self,
+        session: &mut Option<Session<'_>>,
+        server: usize,
+        part: &[Planned],
+        deadline: Instant,
+    ) -> std::result::Result<(), PartError> {
+        let Some(s) = session.as_mut() else {
+            return Err(PartError::Open(Error::Io {
+                server: self.ids[server].clone(),
+                source: std::io::Error::other("not sent: the server's session had failed"),
+            }));
+        };
+        let mut payload = Vec::new();
+        for p in part {
+            payload.extend_from_slice(&p.wire);
+        }
+        payload.extend_from_slice(b"mn\r\n");
+        traffic::record(part.len() as u64);
+        s.send_payload(&payload, deadline).map_err(|e| match e {
+            SendError::Dial(e) => PartError::Open(e),
+            SendError::Io { error, sent } => PartError::Write {
+                server: self.ids[server].clone(),
+                error,
+                sent,
+                timeout: self.config.io_timeout,
+            },
+        })
+    }
+}
+
+/// Why a payload could not be sent.
+enum PartError {
+    /// No session (server down, dial failed): nothing was sent.
+    Open(Error),
+    /// The write failed, after `sent` some bytes had left or not.
+    Write {
+        server: String,
+        error: std::io::Error,
+        sent: bool,
+        timeout: std::time::Duration,
+    },
+}
+
+impl PartError {
+    fn for_op(&self, op: &Op<'_>) -> Error {
+        match self {
+            PartError::Open(e) => e.duplicate(),
+            PartError::Write {
+                server,
+                error,
+                sent,
+                timeout,
+            } => {
+                if *sent && op.has_side_effect() {
+                    Error::Ambiguous {
+                        key: op.key().display(),
+                        server: server.clone(),
+                        reason: format!("pipelined request partly written: {error}"),
+                    }
+                } else if is_timeout(error) {
+                    Error::Timeout {
+                        server: server.clone(),
+                        after: *timeout,
+                    }
+                } else {
+                    Error::Io {
+                        server: server.clone(),
+                        source: std::io::Error::new(error.kind(), error.to_string()),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Cut one server's ops into payloads of at most
+/// [`MAX_BATCH_REQUEST_BYTES`] (a single larger op goes alone).
+fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (pos, p) in ops.iter().enumerate() {
+        let len = p.wire.len();
+        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
+            chunks.push(&ops[start..pos]);
+            (start, bytes) = (pos, 0);
+        }
+        bytes += len;
+    }
+    if start < ops.len() {
+        chunks.push(&ops[start..]);
+    }
+    chunks
+}
+
+/// Where the replies of one payload are read from: a session's connection
+/// ([`SessionReplies`]), or bytes in memory (the fuzz harness).
+pub(crate) trait Replies {
+    /// The next reply. `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back
+    /// as `Err(Rejected | Server)` with the stream still in step; after any
+    /// other error the stream is unusable.
+    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error>;
+
+    /// Stop using the stream: it is out of step, or saw an error reply.
+    fn discard(&mut self);
+}
+
+/// The replies of a payload sent on `session`, read until `deadline`.
+struct SessionReplies<'s, 'a> {
+    session: &'s mut Session<'a>,
+    deadline: Instant,
+}
+
+impl Replies for SessionReplies<'_, '_> {
+    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error> {
+        self.session.receive(self.deadline)
+    }
+
+    fn discard(&mut self) {
+        self.session.discard();
+    }
+}
+
+/// Read the replies of one payload up to `MN` and say what happened to each
+/// op of `part`, and whether the connection broke (the server's later
+/// payloads must then not be sent). A reply is attributed by the opaque it
+/// echoes (`O<index>`), only to an op of `part` after the last one
+/// answered; `errors` says what a failure means.
+pub(crate) fn read_replies(
+    replies: &mut impl Replies,
+    errors: &ErrorMap<'_>,
+    part: &[Planned],
+    ops: &[Op<'_>],
+) -> (Vec<Outcome>, bool) {
+    let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
+    let position_of = |r: &MetaCommandResult| -> Option<usize> {
+        let index: usize = std::str::from_utf8(r.opaque.as_deref()?)
+            .ok()?
+            .parse()
+            .ok()?;
+        // A part's indices increase.
+        part.binary_search_by_key(&index, |p| p.index).ok()
+    };
+    // Error lines since the last reply, and where that reply was.
+    let mut error_lines: Vec<memcache::exp::Error> = Vec::new();
+    let mut last: Option<usize> = None;
+    let mut had_error = false;
+    loop {
+        match replies.next_reply() {
+            Ok(r) => {
+                let pos = if r.rc == ReturnCode::Mn {
+                    Some(part.len())
+                } else {
+                    position_of(&r).filter(|&p| last.is_none_or(|l| p > l) && outcomes[p].is_none())
+                };
+                // A reply we cannot place, or an error line no command can
+                // own: the stream is out of step.
+                let in_step = pos.is_some_and(|p| {
+                    settle_gap(errors, part, ops, &mut outcomes, last, p, &mut error_lines)
+                });
+                let Some(pos) = pos.filter(|_| in_step) else {
+                    replies.discard();
+                    let failed = finish_failed(part, ops, outcomes, |op| {
+                        protocol_or_ambiguous(errors.server, op, "pipelined replies out of step")
+                    });
+                    return (failed, true);
+                };
+                if pos == part.len() {
+                    break;
+                }
+                outcomes[pos] = Some(classify(&ops[part[pos].index], r));
+                last = Some(pos);
+            }
+            Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
+                had_error = true;
+                error_lines.push(e);
+            }
+            Err(e) => {
+                let server = errors.server;
+                let timeout = errors.io_timeout;
+                let reason = e.to_string();
+                let timed_out = matches!(&e, memcache::exp::Error::Io(io) if is_timeout(io))
+                    || matches!(e, memcache::exp::Error::Timeout { .. });
+                let failed = finish_failed(part, ops, outcomes, |op| {
+                    if op.has_side_effect() {
+                        Error::Ambiguous {
+                            key: op.key().display(),
+                            server: server.to_string(),
+                            reason: if timed_out {
+                                format!("no reply within {timeout:?}")
+                            } else {
+                                reason.clone()
+                            },
+                        }
+                    } else if timed_out {
+                        Error::Timeout {
+                            server: server.to_string(),
+                            after: timeout,
+                        }
+                    } else {
+                        Error::Io {
+                            server: server.to_string(),
+                            source: std::io::Error::other(reason.clone()),
+                        }
+                    }
+                });
+                return (failed, true);
+            }
+        }
+    }
+    if had_error {
+        // In step, but do not reuse a connection that saw an error reply.
+        replies.discard();
+    }
+    let outcomes = outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(Outcome::Quiet))
+        .collect();
+    (outcomes, false)
+}
+
+fn protocol_or_ambiguous(server: &str, op: &Op<'_>, what: &str) -> Error {
+    if op.has_side_effect() {
+        Error::Ambiguous {
+            key: op.key().display(),
+            server: server.to_string(),
+            reason: what.to_string(),
+        }
+    } else {
+        Error::Protocol {
+            server: server.to_string(),
+            message: what.to_string(),
+        }
+    }
+}
+
+/// Ops not yet answered when the stream failed get `error(op)`.
+fn finish_failed(
+    part: &[Planned],
+    ops: &[Op<'_>],
+    outcomes: Vec<Option<Outcome>>,
+    error: impl Fn(&Op<'_>) -> Error,
+) -> Vec<Outcome> {
+    part.iter()
+        .zip(outcomes)
+        .map(|(p, o)| o.unwrap_or_else(|| Outcome::Failed(error(&ops[p.index]))))
+        .collect()
+}
+
+/// The ops strictly between positions `after` and `before` got no reply:
+/// quiet successes, or the owners of the error lines read in between.
+/// `false` if there are error lines but no op to own them (out of step).
+fn settle_gap(
+    errors: &ErrorMap<'_>,
+    part: &[Planned],
+    ops: &[Op<'_>],
+    outcomes: &mut [Option<Outcome>],
+    after: Option<usize>,
+    before: usize,
+    error_lines: &mut Vec<memcache::exp::Error>,
+) -> bool {
+    let start = after.map_or(0, |a| a + 1);
+    let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
+    let server = errors.server;
+    if error_lines.is_empty() {
+        for i in gap {
+            outcomes[i] = Some(if part[i].quiet {
+                Outcome::Quiet
+            } else {
+                Outcome::Failed(protocol_or_ambiguous(
+                    server,
+                    &ops[part[i].index],
+                    "no reply to a pipelined command",
+                ))
+            });
+        }
+        return true;
+    }
+    if error_lines.len() > gap.len() {
+        return false;
+    }
+    let lines = std::mem::take(error_lines);
+    // A command without `q` always answers: each one in the gap owns an
+    // error line. Quiet ones own the rest, if the count says which.
+    let loud: Vec<usize> = gap.iter().copied().filter(|&i| !part[i].quiet).collect();
+    let owners = if lines.len() == loud.len() {
+        Some(loud)
+    } else if lines.len() == gap.len() {
+        Some(gap.clone())
+    } else {
+        None
+    };
+    let Some(owners) = owners else {
+        let message = lines.first().map(ToString::to_string).unwrap_or_default();
+        for i in gap {
+            let op = &ops[part[i].index];
+            outcomes[i] = Some(Outcome::Failed(protocol_or_ambiguous(
+                server,
+                op,
+                &format!(
+                    "{} of these pipelined commands failed ({message}); quiet mode does not say which",
+                    lines.len()
+                ),
+            )));
+        }
+        return true;
+    };
+    for (&i, e) in owners.iter().zip(lines) {
+        outcomes[i] = Some(Outcome::Failed(errors.map(
+            ops[part[i].index].key(),
+            e,
+            false,
+        )));
+    }
+    for i in gap {
+        if outcomes[i].is_none() {
+            outcomes[i] = Some(Outcome::Quiet);
+        }
+    }
+    true
+}
+
+/// An `NS` to an append-like op needs the ordinary method (a probe tells
+/// "missing" from "too large"; on servers before 1.6.20 `append_or_add`
+/// then adds); everything else is its reply.
+fn classify(op: &Op<'_>, r: MetaCommandResult) -> Outcome {
+    match (op, r.rc) {
+        (Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }, ReturnCode::Ns) => {
+            Outcome::Again
+        }
+        _ => Outcome::Reply(r),
+    }
+}

@@ -1,0 +1,275 @@
+//! One server of the pool: its addresses, its idle connections, its health
+//! (backoff while it is down), and what its handshakes found (the latest
+//! incarnation, the best estimate of its clock).
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Instant;
+
+use mcds_core::{Backoff, Error};
+use parking_lot::Mutex;
+
+use crate::config::Config;
+use crate::conn::{Conn, is_timeout};
+use crate::incarnation::{Incarnation, ServerClock, Version};
+
+#[derive(Default)]
+struct Health {
+    down_until: Option<Instant>,
+    reason: String,
+    backoff: Option<Backoff>,
+}
+
+/// One server of the pool.
+pub(crate) struct Server {
+    pub(crate) addr: String,
+    socket_addrs: Vec<SocketAddr>,
+    idle: Mutex<Vec<Conn>>,
+    health: Mutex<Health>,
+    /// What the most recently dialed connection found.
+    incarnation: Mutex<Option<Incarnation>>,
+    /// The highest estimate of the server's clock any handshake gave (see
+    /// [`Server::learn_clock`]).
+    clock: Mutex<Option<ServerClock>>,
+}
+
+impl Server {
+    pub(crate) fn new(addr: String, socket_addrs: Vec<SocketAddr>) -> Server {
+        Server {
+            addr,
+            socket_addrs,
+            idle: Mutex::new(Vec::new()),
+            health: Mutex::new(Health::default()),
+            incarnation: Mutex::new(None),
+            clock: Mutex::new(None),
+        }
+    }
+
+    /// Keep the clock sample that puts the server's clock highest (within
+    /// one incarnation: [`adopt`](Server::adopt) starts over on a new one).
+    ///
+    /// Each sample gives an upper bound of the server's clock from then on,
+    /// if the server's clock was current when it was read. A handshake
+    /// answered by a server that had just resumed from a pause reads the
+    /// clock of before the pause: its bound is too low, and an exptime
+    /// built on it would expire early. Keeping the highest bound of every
+    /// handshake (a too-high bound only makes items live a little longer)
+    /// means one such sample lowers nothing, as long as one earlier
+    /// handshake met a running server. A lower sample never replaces a
+    /// higher one, however old: a drift of the two machines' clock rates
+    /// that makes the kept estimate low is corrected by the next fresh
+    /// sample (connections are replaced every
+    /// [`CLOCK_MAX_AGE`](crate::incarnation::CLOCK_MAX_AGE)), and one
+    /// that makes it high only lengthens items.
+    pub(crate) fn learn_clock(&self, sample: Option<ServerClock>) {
+        let Some(sample) = sample else {
+            return;
+        };
+        let mut clock = self.clock.lock();
+        let now = Instant::now();
+        let keep = clock.is_some_and(|c| c.upper_at(now) >= sample.upper_at(now));
+        if !keep {
+            *clock = Some(sample);
+        }
+    }
+
+    /// Record what a new connection's handshake read: its incarnation and
+    /// its clock sample. Whether the incarnation changed.
+    ///
+    /// Within one incarnation the clock estimate only rises
+    /// ([`learn_clock`](Server::learn_clock)). A new incarnation replaces it:
+    /// a restarted server (or another host behind the same address) may
+    /// have a clock behind the old one's, and an estimate kept from before
+    /// would stretch every TTL by the difference for as long as the client
+    /// runs (an adversarial review showed a 2 s lock living an hour after
+    /// a restart with the server's clock an hour behind). A marker lost to
+    /// a flush or an eviction also counts as new; the fresh sample is then
+    /// as good as the old estimate, unless the server was paused during
+    /// that very handshake.
+    fn adopt(&self, incarnation: Incarnation) -> bool {
+        let previous = self.incarnation.lock().replace(incarnation);
+        let changed = previous.is_some_and(|p| p != incarnation);
+        if changed {
+            if let Some(sample) = incarnation.clock {
+                *self.clock.lock() = Some(sample);
+            }
+        } else {
+            self.learn_clock(incarnation.clock);
+        }
+        changed
+    }
+
+    /// The highest estimate of the server's clock any handshake gave.
+    pub(crate) fn clock(&self) -> Option<ServerClock> {
+        *self.clock.lock()
+    }
+
+    pub(crate) fn version(&self) -> Option<Version> {
+        self.incarnation.lock().map(|i| i.version)
+    }
+
+    /// A connection: a pooled one that is still alive and whose clock
+    /// sample is fresh (`true`), or a new one (`false`).
+    pub(crate) fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
+        loop {
+            let Some(conn) = self.idle.lock().pop() else {
+                break;
+            };
+            let old = conn.incarnation.clock.is_some_and(|c| c.is_old());
+            if !old && conn.is_alive() {
+                return Ok((conn, true));
+            }
+        }
+        self.dial(config).map(|c| (c, false))
+    }
+
+    pub(crate) fn put_back(&self, conn: Conn, config: &Config) {
+        if *self.incarnation.lock() != Some(conn.incarnation) {
+            return; // it read an older marker (see `dial`)
+        }
+        let mut idle = self.idle.lock();
+        if idle.len() < config.max_idle {
+            idle.push(conn);
+        }
+    }
+
+    /// Drop every pooled connection (after a failure that suggests the
+    /// server went away, they are all suspect).
+    pub(crate) fn drain(&self) {
+        self.idle.lock().clear();
+    }
+
+    /// A new connection, unless the server is in its backoff window
+    /// ([`Error::ServerDown`]). A failed dial starts or lengthens the window.
+    pub(crate) fn dial(&self, config: &Config) -> Result<Conn, Error> {
+        {
+            let health = self.health.lock();
+            if let Some(until) = health.down_until {
+                let now = Instant::now();
+                if now < until {
+                    return Err(Error::ServerDown {
+                        server: self.addr.clone(),
+                        reason: health.reason.clone(),
+                        retry_in: until - now,
+                    });
+                }
+            }
+        }
+        match self.try_dial(config) {
+            Ok(conn) => {
+                let mut health = self.health.lock();
+                health.down_until = None;
+                health.backoff = None;
+                if self.adopt(conn.incarnation) {
+                    // The marker changed (a restart, a flush, an eviction):
+                    // pooled connections read the old one. Retire them so
+                    // every connection masks CAS ids the same way again.
+                    self.drain();
+                }
+                Ok(conn)
+            }
+            Err(source) => {
+                let mut health = self.health.lock();
+                let backoff = health.backoff.get_or_insert_with(|| {
+                    Backoff::new(config.down_backoff_base, config.down_backoff_max)
+                });
+                // At least half the ceiling, so a dead server is not redialed
+                // in a busy loop, with jitter so clients spread out.
+                let ceiling = backoff.ceiling();
+                let wait = ceiling / 2 + backoff.next_delay() / 2;
+                health.down_until = Some(Instant::now() + wait);
+                health.reason = source.to_string();
+                if is_timeout(&source) {
+                    Err(Error::Timeout {
+                        server: self.addr.clone(),
+                        // Connecting, or the version handshake after it.
+                        after: config.connect_timeout.max(config.io_timeout),
+                    })
+                } else {
+                    Err(Error::Io {
+                        server: self.addr.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Connect to the first address that accepts, and run the handshake on
+    /// that connection.
+    fn try_dial(&self, config: &Config) -> io::Result<Conn> {
+        let mut last = io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to dial");
+        for addr in &self.socket_addrs {
+            match TcpStream::connect_timeout(addr, config.connect_timeout) {
+                Ok(stream) => return Conn::open(stream, config.io_timeout, config.version_cap),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const SEC: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_stale_clock_sample_never_lowers_the_estimate() {
+        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let t0 = Instant::now();
+        let fresh = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0,
+        };
+        server.learn_clock(Some(fresh));
+        // A handshake answered 5 s later by a server that had been frozen
+        // for those 5 s reads the clock of before the pause.
+        let stale = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0 + 5 * SEC,
+        };
+        server.learn_clock(Some(stale));
+        let kept = server.clock.lock().unwrap();
+        assert_eq!(kept.upper_at(t0 + 5 * SEC), 1_800_000_005);
+        // A sample that puts the clock higher replaces it.
+        let ahead = ServerClock {
+            secs: 1_800_000_007,
+            sent: t0 + 5 * SEC,
+        };
+        server.learn_clock(Some(ahead));
+        assert_eq!(server.clock.lock().unwrap().secs, 1_800_000_007);
+        // No sample (a server without `time` in its stats) changes nothing.
+        server.learn_clock(None);
+        assert_eq!(server.clock.lock().unwrap().secs, 1_800_000_007);
+    }
+
+    /// A restarted server's clock may be behind the old one's: its first
+    /// handshake replaces the estimate, which within one incarnation only
+    /// rises.
+    #[test]
+    fn a_new_incarnation_replaces_the_clock_estimate() {
+        use crate::incarnation::{Incarnation, Version};
+        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let t0 = Instant::now();
+        let at = |secs| {
+            Some(ServerClock {
+                secs,
+                sent: t0 + SEC,
+            })
+        };
+        let v = Version(1, 6, 18);
+        assert!(!server.adopt(Incarnation::new(v, b"first", true, at(1_800_003_600))));
+        // The same process, a stale (lower) sample: kept high.
+        assert!(!server.adopt(Incarnation::new(v, b"first", true, at(1_800_000_000))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_003_600);
+        // Restarted, with its clock an hour behind: the estimate follows.
+        assert!(server.adopt(Incarnation::new(v, b"second", true, at(1_800_000_000))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_000_000);
+        // And rises again within the new incarnation.
+        assert!(!server.adopt(Incarnation::new(v, b"second", true, at(1_800_000_002))));
+        assert_eq!(server.clock().unwrap().secs, 1_800_000_002);
+    }
+}

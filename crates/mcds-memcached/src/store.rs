@@ -1,0 +1,357 @@
+//! [`MemcachedStore`] and its [`Store`] impl: which protocol each op takes,
+//! one function per protocol variant.
+//!
+//! | variant | function | round trips |
+//! |---|---|---|
+//! | one command, one reply (all but the three below) | [`Session::execute`] | 1 |
+//! | `append`/`prepend`, a probe after `NS` | [`concat`](MemcachedStore::concat) | 1, 2 on `NS` |
+//! | `append_or_add` on 1.6.20+ (`ms MA N`) | [`append_vivify`](MemcachedStore::append_vivify) | 1 |
+//! | `append_or_add` before 1.6.20 (append, then add) | [`append_then_add`](MemcachedStore::append_then_add) | 2 on first touch, then 1 |
+//!
+//! [`Store::pipeline`] is in [`pipeline`](crate::pipeline); an append-like
+//! op that answered `NS` there is finished here
+//! ([`finish_not_stored`](MemcachedStore::finish_not_stored)).
+
+use std::net::SocketAddr;
+
+use mcds_core::{Error, Key, Op, Reply, Result, Store, Ttl, backend};
+use memcache::exp::MetaCommand;
+
+use crate::codec;
+use crate::config::{Builder, Config};
+use crate::incarnation::{Incarnation, Version};
+use crate::route;
+use crate::server::Server;
+use crate::session::Session;
+
+/// A [`Store`] on real memcached: one server or a pool. See the
+/// [crate docs](crate) for the protocol paths, routing, timeouts and errors.
+///
+/// The store is `Send + Sync` and meant to be shared (`Arc`) by all threads
+/// of a process; it keeps a small pool of connections per server.
+///
+/// ```
+/// use mcds_core::{Key, Store, Stored, Ttl};
+/// use mcds_memcached::MemcachedStore;
+/// # let pool = mcds_testserver::ServerPool::start(3, Default::default());
+/// # let servers = pool.servers_arg();
+///
+/// // servers is "127.0.0.1:<port>,127.0.0.1:<port>,127.0.0.1:<port>"
+/// let store = MemcachedStore::connect(&servers)?;
+/// let owner = Key::new("job:42:owner")?;
+/// assert!(store.add(&owner, b"worker-1", Ttl::secs(30))?.is_stored());
+/// assert_eq!(store.add(&owner, b"worker-2", Ttl::secs(30))?, Stored::NotStored);
+/// let keys: Vec<Key> = (0..10).map(|i| Key::new(format!("k{i}"))).collect::<Result<_, _>>()?;
+/// assert!(store.get_multi(&keys)?.iter().all(Option::is_none)); // one round trip per server
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+pub struct MemcachedStore {
+    pub(crate) servers: Vec<Server>,
+    pub(crate) ids: Vec<String>,
+    /// Each server's routing seed (see [`route`](crate::route())), computed
+    /// once.
+    seeds: Vec<u64>,
+    pub(crate) config: Config,
+}
+
+impl std::fmt::Debug for MemcachedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemcachedStore")
+            .field("servers", &self.ids)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// Why an append answered NS.
+#[derive(Debug, PartialEq, Eq)]
+enum NotStored {
+    Missing,
+    Exists,
+}
+
+impl MemcachedStore {
+    /// Connect to one server or a comma-separated list
+    /// (`"127.0.0.1:11211,127.0.0.1:11212"`) with the default settings.
+    pub fn connect(servers: &str) -> Result<MemcachedStore> {
+        Builder::default().connect(servers.split(',').filter(|s| !s.trim().is_empty()))
+    }
+
+    /// Configure timeouts and limits before connecting.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The store over these servers (each its address as configured and
+    /// what it resolved to), made by [`Builder::connect`].
+    pub(crate) fn new(servers: Vec<(String, Vec<SocketAddr>)>, config: Config) -> MemcachedStore {
+        let servers: Vec<Server> = servers
+            .into_iter()
+            .map(|(addr, resolved)| Server::new(addr, resolved))
+            .collect();
+        let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
+        MemcachedStore {
+            seeds: ids.iter().map(|id| route::server_seed(id)).collect(),
+            servers,
+            ids,
+            config,
+        }
+    }
+
+    /// The servers, as configured.
+    pub fn servers(&self) -> &[String] {
+        &self.ids
+    }
+
+    /// The index of the server that owns `key`.
+    pub fn server_for(&self, key: &Key) -> usize {
+        route::route_seeded(key.as_bytes(), &self.seeds)
+    }
+
+    /// The version the server at `index` reported on its latest connection,
+    /// if one was made.
+    pub fn server_version(&self, index: usize) -> Option<Version> {
+        self.servers.get(index).and_then(Server::version)
+    }
+
+    /// A session with the server that owns `key`.
+    fn session(&self, key: &Key) -> Result<Session<'_>> {
+        Session::open(&self.servers[self.server_for(key)], &self.config)
+    }
+
+    fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
+        backend::check_item_size(key, value_len, self.config.item_size_limit).map(drop)
+    }
+
+    /// `append`/`prepend` (`op`, adding `value_len` bytes): NS is both
+    /// "missing" and "the result would be too large", so it is followed by
+    /// one probe.
+    fn concat(&self, op: &Op<'_>, value_len: usize) -> Result<bool> {
+        let key = op.key();
+        let mut s = self.session(key)?;
+        let c = codec::encode(op, &s.incarnation()?, self.config.item_size_limit)?.command;
+        for _ in 0..4 {
+            let r = s.exchange(key, &c)?;
+            if codec::stored(&r, op.name(), s.server_addr())? {
+                return Ok(true);
+            }
+            match self.not_stored_reason(&mut s, key, value_len)? {
+                NotStored::Missing => return Ok(false),
+                NotStored::Exists => continue, // created meanwhile: again
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 4,
+        })
+    }
+
+    /// After an append answered NS, one probe (`mg <key> s`): the key is
+    /// missing, or it exists and the append would exceed the item limit
+    /// ([`Error::ValueTooLarge`]), or it exists and fits (it was created
+    /// between the two commands).
+    fn not_stored_reason(&self, s: &mut Session<'_>, key: &Key, added: usize) -> Result<NotStored> {
+        let r = s.exchange(key, &codec::probe(key))?;
+        let Some(current) = codec::probed_size(&r) else {
+            return Ok(NotStored::Missing);
+        };
+        self.check_size(key, current.saturating_add(added))?;
+        Ok(NotStored::Exists)
+    }
+
+    /// `append_or_add` from the start: the protocol the server's version
+    /// has.
+    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.check_size(key, value.len())?;
+        let mut s = self.session(key)?;
+        let incarnation = s.incarnation()?;
+        if incarnation.version.has_append_vivify() {
+            let c = self.vivify_command(key, value, ttl, &incarnation)?;
+            self.append_vivify(&mut s, &c, key, value.len())
+        } else {
+            self.append_then_add(&mut s, &incarnation, key, value, ttl, AppendAdd::Start)
+        }
+    }
+
+    /// `append_or_add` whose `ms MA N` (sent to every server by the
+    /// pipeline) answered NS: on 1.6.20+ that is "too large" or a delete
+    /// between two commands, so the probe comes first; before 1.6.20 it
+    /// was a miss (these servers ignore `N`), so the add comes first.
+    fn append_or_add_after_not_stored(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.check_size(key, value.len())?;
+        let mut s = self.session(key)?;
+        let incarnation = s.incarnation()?;
+        if incarnation.version.has_append_vivify() {
+            let c = self.vivify_command(key, value, ttl, &incarnation)?;
+            self.not_stored_reason(&mut s, key, value.len())?;
+            self.append_vivify(&mut s, &c, key, value.len())
+        } else {
+            self.append_then_add(&mut s, &incarnation, key, value, ttl, AppendAdd::AfterMiss)
+        }
+    }
+
+    /// `ms <k> <n> MA N<ttl>`, the command of [`append_vivify`](Self::append_vivify).
+    fn vivify_command(
+        &self,
+        key: &Key,
+        value: &[u8],
+        ttl: Ttl,
+        incarnation: &Incarnation,
+    ) -> Result<MetaCommand> {
+        let op = Op::AppendOrAdd { key, value, ttl };
+        Ok(codec::encode(&op, incarnation, self.config.item_size_limit)?.command)
+    }
+
+    /// `append_or_add` on 1.6.20 and later: `ms <k> <n> MA N<ttl>`
+    /// creates a missing key, one round trip.
+    fn append_vivify(
+        &self,
+        s: &mut Session<'_>,
+        c: &MetaCommand,
+        key: &Key,
+        value_len: usize,
+    ) -> Result<()> {
+        for _ in 0..4 {
+            let r = s.exchange(key, c)?;
+            if codec::stored(&r, "ms MA N", s.server_addr())? {
+                return Ok(());
+            }
+            // With N, NS means "too large" (an error here), or a delete
+            // between the two commands: then try again.
+            self.not_stored_reason(s, key, value_len)?;
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 4,
+        })
+    }
+
+    /// `append_or_add` before 1.6.20 (1.6.18 answers NS to `ms MA N`):
+    /// append; on a miss add; if the add lost (the key exists now), append
+    /// again. Up to 16 rounds of append-then-add.
+    ///
+    /// On the first append of a fresh start, NS is taken as a miss: the
+    /// add follows at once (2 round trips on first touch, then 1). Once the
+    /// key has been seen to exist (an add answered NS, or a probe found
+    /// it), NS may mean "too large": a probe tells, and a key that exists
+    /// and fits is appended to again, with no add.
+    fn append_then_add(
+        &self,
+        s: &mut Session<'_>,
+        incarnation: &Incarnation,
+        key: &Key,
+        value: &[u8],
+        ttl: Ttl,
+        from: AppendAdd,
+    ) -> Result<()> {
+        let server = s.server_addr();
+        let append = codec::encode(
+            &Op::Append { key, value },
+            incarnation,
+            self.config.item_size_limit,
+        )?
+        .command;
+        let add = codec::add_for_append(key, value, ttl, incarnation);
+        // After a pipelined append missed, the first round is the add alone.
+        let mut skip_append = from == AppendAdd::AfterMiss;
+        let mut seen_existing = false;
+        for _ in 0..16 {
+            if !std::mem::take(&mut skip_append) {
+                let r = s.exchange(key, &append)?;
+                if codec::stored(&r, "ms MA", server)? {
+                    return Ok(());
+                }
+                if seen_existing
+                    && self.not_stored_reason(s, key, value.len())? == NotStored::Exists
+                {
+                    continue;
+                }
+            }
+            let r = s.exchange(key, &add)?;
+            if codec::stored(&r, "ms ME", server)? {
+                return Ok(());
+            }
+            seen_existing = true;
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: 16,
+        })
+    }
+
+    /// Finish an op its pipeline could not: an append-like op that
+    /// answered NS (missing, or too large).
+    pub(crate) fn finish_not_stored(&self, op: &Op<'_>) -> Result<Reply> {
+        match *op {
+            Op::Append { key, value } | Op::Prepend { key, value } => {
+                let reason = self.not_stored_reason(&mut self.session(key)?, key, value.len())?;
+                match reason {
+                    NotStored::Missing => Ok(Reply::Applied(false)),
+                    // The probe's connection is back in the pool first.
+                    NotStored::Exists => self.execute(op),
+                }
+            }
+            Op::AppendOrAdd { key, value, ttl } => {
+                self.append_or_add_after_not_stored(key, value, ttl)?;
+                Ok(Reply::Done)
+            }
+            _ => self.execute(op),
+        }
+    }
+}
+
+/// Where [`MemcachedStore::append_then_add`] starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AppendAdd {
+    /// With the append.
+    Start,
+    /// With the add: a pipelined append (`ms MA N`) already answered NS.
+    AfterMiss,
+}
+
+impl Store for MemcachedStore {
+    fn backend_name(&self) -> &'static str {
+        "memcached"
+    }
+
+    /// One command and one round trip, except: `append`/`prepend` add a
+    /// probe after `NS` (missing, or too large?), and `append_or_add` on
+    /// servers before 1.6.20 is the append/add loop. `delete_cas` is
+    /// `md <key> C<cas>`, or before 1.6.13 (whose `md` ignores `C`) a CAS
+    /// write of an item that is already expired (`ms <key> 0 C<cas> T-1`):
+    /// one atomic command either way.
+    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        match *op {
+            Op::Append { value, .. } | Op::Prepend { value, .. } => {
+                self.concat(op, value.len()).map(Reply::Applied)
+            }
+            Op::AppendOrAdd { key, value, ttl } => {
+                self.append_or_add(key, value, ttl).map(|()| Reply::Done)
+            }
+            _ => self.session(op.key())?.execute(op),
+        }
+    }
+
+    /// Each server's share in one payload, all servers written before any
+    /// reply is read: one round trip of latency for the batch.
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        self.run_pipeline(ops)
+    }
+
+    /// `false` on a server started with `-C`, whose CAS ids are all 0, as
+    /// the handshake of a live connection found it: a pooled connection is
+    /// checked first (one `recv` peek, no round trip), so a server that
+    /// restarted with `-C` is seen on its new connection. Not a cached
+    /// answer: that would grant a lock on such a server.
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        Ok(self.session(key)?.incarnation()?.cas)
+    }
+
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        self.server_for(a) == self.server_for(b)
+    }
+
+    fn item_size_limit(&self) -> usize {
+        self.config.item_size_limit
+    }
+}

@@ -1,0 +1,365 @@
+//! Backend-specific behaviour on real memcached: round trips per op, version
+//! paths, timeouts, ambiguity, backoff while a server is down, pools, error
+//! mapping.
+
+use std::time::{Duration, Instant};
+
+use mcds_core::{CountingStore, Error, Key, Store, Ttl, traffic};
+use mcds_memcached::{MemcachedStore, Version};
+use mcds_testserver::{MemcachedServer, ServerOptions, ServerPool};
+
+fn k(s: &str) -> Key {
+    Key::new(s).unwrap()
+}
+
+fn installed_version() -> Version {
+    let out = std::process::Command::new("memcached")
+        .arg("-V")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("memcached", "VERSION");
+    Version::parse(&text)
+}
+
+#[test]
+fn reads_the_server_version_once_per_connection() {
+    let server = MemcachedServer::start(ServerOptions::default().log_commands());
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    assert_eq!(store.server_version(0), None, "no connection yet");
+    store.get(&k("x")).unwrap();
+    let version = store.server_version(0).unwrap();
+    assert_eq!(version, installed_version());
+    for _ in 0..50 {
+        store.get(&k("x")).unwrap();
+    }
+    let log = server.commands();
+    assert_eq!(log.iter().filter(|c| *c == "version").count(), 1, "{log:?}");
+    assert_eq!(log.len(), 52);
+    // Two threads at once need two connections: one handshake each.
+    let b = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                b.wait();
+                for _ in 0..200 {
+                    store.get(&k("x")).unwrap();
+                }
+            });
+        }
+    });
+    let versions = server.commands().iter().filter(|c| *c == "version").count();
+    assert!((1..=2).contains(&versions), "{versions} handshakes");
+}
+
+#[test]
+fn round_trips_per_op() {
+    let server = MemcachedServer::start(ServerOptions::default().log_commands());
+    let store = CountingStore::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let s = &store;
+    s.get(&k("warm")).unwrap();
+    store.reset();
+
+    let one = |name: &str, f: &dyn Fn()| {
+        let ((), t) = traffic::measure(f);
+        assert_eq!(t.round_trips, 1, "{name}");
+        assert_eq!(t.commands, 1, "{name}");
+    };
+    one("set", &|| {
+        let _ = s.set(&k("a"), b"1", Ttl::Never).unwrap();
+    });
+    one("get", &|| {
+        let _ = s.get(&k("a")).unwrap();
+    });
+    one("add (returns cas)", &|| {
+        let _ = s.add(&k("b"), b"1", Ttl::secs(5)).unwrap();
+    });
+    one("replace", &|| {
+        let _ = s.replace(&k("b"), b"2", Ttl::secs(5)).unwrap();
+    });
+    let cas = s.get(&k("b")).unwrap().unwrap().cas;
+    one("cas", &|| {
+        let _ = s.cas(&k("b"), b"3", Ttl::secs(5), cas).unwrap();
+    });
+    one("incr_or_init, first touch", &|| {
+        let _ = s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap();
+    });
+    one("incr_or_init", &|| {
+        let _ = s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap();
+    });
+    one("incr", &|| {
+        let _ = s.incr(&k("n"), 1).unwrap();
+    });
+    one("decr", &|| {
+        let _ = s.decr(&k("n"), 1).unwrap();
+    });
+    one("append hit", &|| {
+        let _ = s.append(&k("a"), b"x").unwrap();
+    });
+    one("touch", &|| {
+        let _ = s.touch(&k("a"), Ttl::secs(60)).unwrap();
+    });
+    let cas = s.get(&k("a")).unwrap().unwrap().cas;
+    one("delete_cas", &|| {
+        let _ = s.delete_cas(&k("a"), cas).unwrap();
+    });
+    one("delete", &|| {
+        let _ = s.delete(&k("b")).unwrap();
+    });
+    let (_, t) = traffic::measure(|| s.get_multi(&[k("a"), k("b"), k("n")]).unwrap());
+    assert_eq!(
+        (t.round_trips, t.commands),
+        (1, 3),
+        "get_multi on one server"
+    );
+
+    // append_or_add: one `ms MA N` on >= 1.6.20; on 1.6.18 append then add
+    // on the first touch, then a single append.
+    let version = store.inner().server_version(0).unwrap();
+    let ((), first) = traffic::measure(|| s.append_or_add(&k("log"), b"a", Ttl::secs(60)).unwrap());
+    let ((), again) = traffic::measure(|| s.append_or_add(&k("log"), b"b", Ttl::secs(60)).unwrap());
+    let expect_first = if version.has_append_vivify() { 1 } else { 2 };
+    assert_eq!(
+        first.round_trips, expect_first,
+        "append_or_add first touch on {version}"
+    );
+    assert_eq!(again.round_trips, 1, "append_or_add on an existing key");
+    // append on a missing key costs one probe to tell "missing" from "too large".
+    let ((), miss) = traffic::measure(|| assert!(!s.append(&k("nope"), b"x").unwrap()));
+    assert_eq!(miss.round_trips, 2);
+
+    // The counts agree with the server's own command counters.
+    let before = server.command_count();
+    let ((), t) = traffic::measure(|| {
+        s.incr_or_init(&k("n"), 1, 1, Ttl::secs(60)).unwrap();
+        s.get(&k("n")).unwrap();
+        s.set(&k("z"), b"1", Ttl::Never).unwrap();
+    });
+    assert_eq!(server.command_count() - before, t.commands);
+    assert!(store.stats("incr_or_init").calls >= 3);
+}
+
+#[test]
+fn get_multi_is_one_round_trip_per_server() {
+    let pool = ServerPool::start(3, ServerOptions::default());
+    let store = MemcachedStore::connect(&pool.servers_arg()).unwrap();
+    let keys: Vec<Key> = (0..60).map(|i| k(&format!("mk{i}"))).collect();
+    for key in &keys {
+        store.set(key, b"v", Ttl::Never).unwrap();
+    }
+    let used: std::collections::BTreeSet<usize> =
+        keys.iter().map(|k| store.server_for(k)).collect();
+    assert_eq!(used.len(), 3, "keys spread over all servers");
+    let (items, t) = traffic::measure(|| store.get_multi(&keys).unwrap());
+    assert!(items.iter().all(Option::is_some));
+    assert_eq!(t.round_trips, 3);
+    assert_eq!(t.commands, 60);
+    // Each key is on the server the documented hash says (besides the
+    // incarnation marker every server keeps, see INCARNATION_KEY).
+    for (i, server) in pool.servers.iter().enumerate() {
+        let on_server = keys.iter().filter(|k| store.server_for(k) == i).count() as u64;
+        assert_eq!(server.stat("curr_items"), on_server + 1);
+        let marker = format!("mg {} v\r\n", mcds_memcached::INCARNATION_KEY);
+        let reply = server.raw(marker.as_bytes(), |l| l == "EN" || l.starts_with("VA"));
+        assert!(reply[0].starts_with("VA 32"), "{reply:?}");
+    }
+}
+
+#[test]
+fn frozen_server_times_out_then_recovers() {
+    let server = MemcachedServer::start_default();
+    let timeout = Duration::from_millis(200);
+    let store = MemcachedStore::builder()
+        .io_timeout(timeout)
+        .connect([server.addr()])
+        .unwrap();
+    store.set(&k("n"), b"1", Ttl::Never).unwrap();
+    server.pause();
+
+    let start = Instant::now();
+    let read = store.get(&k("n"));
+    assert!(
+        matches!(read, Err(Error::Timeout { .. })),
+        "a read with no reply: {read:?}"
+    );
+    assert!(
+        start.elapsed() < timeout + Duration::from_millis(300),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // A write that was sent but not answered may have been applied.
+    let write = store.incr(&k("n"), 1);
+    match write {
+        Err(e @ Error::Ambiguous { .. }) => assert!(e.to_string().contains("may or may not")),
+        // A fresh dial to a stopped server fails in the handshake instead.
+        Err(Error::Timeout { .. }) => {}
+        other => panic!("expected Ambiguous or Timeout, got {other:?}"),
+    }
+
+    server.resume();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match store.get(&k("n")) {
+            Ok(Some(item)) => {
+                // The ambiguous incr was in fact applied once the server woke.
+                assert!(matches!(item.counter(), Some(1) | Some(2)));
+                break;
+            }
+            Ok(None) => panic!("value lost"),
+            Err(e) if Instant::now() < deadline => {
+                assert!(e.is_retryable() || e.is_ambiguous(), "{e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("did not recover: {e}"),
+        }
+    }
+}
+
+#[test]
+fn dead_server_backs_off_then_reconnects() {
+    let mut server = MemcachedServer::start_default();
+    let store = MemcachedStore::builder()
+        .down_backoff(Duration::from_millis(800), Duration::from_millis(1600))
+        .connect([server.addr()])
+        .unwrap();
+    store.set(&k("a"), b"1", Ttl::Never).unwrap();
+    server.kill();
+
+    // The first failure dials and is refused; later ones in the backoff
+    // window fail at once without dialing.
+    let first = store.get(&k("a")).unwrap_err();
+    assert!(first.is_retryable(), "{first}");
+    let start = Instant::now();
+    let mut down = 0;
+    let mut calls = 0;
+    // The first wait is at least 400 ms (half the 800 ms ceiling): 100 ms
+    // of calls stay well inside it even on a loaded machine.
+    while start.elapsed() < Duration::from_millis(100) {
+        calls += 1;
+        if let Err(Error::ServerDown { retry_in, .. }) = store.get(&k("a")) {
+            assert!(retry_in <= Duration::from_millis(1600));
+            down += 1;
+        }
+    }
+    assert_eq!(
+        down, calls,
+        "every call inside the window is refused without a dial"
+    );
+    assert!(
+        Error::ServerDown {
+            server: String::new(),
+            reason: String::new(),
+            retry_in: Duration::ZERO
+        }
+        .is_retryable()
+    );
+
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while store.set(&k("a"), b"2", Ttl::Never).is_err() {
+        assert!(Instant::now() < deadline, "never reconnected");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(store.get(&k("a")).unwrap().unwrap().value, b"2");
+}
+
+#[test]
+fn pool_with_a_dead_server_fails_only_its_keys() {
+    let mut pool = ServerPool::start(3, ServerOptions::default());
+    let store = MemcachedStore::connect(&pool.servers_arg()).unwrap();
+    let keys: Vec<Key> = (0..30).map(|i| k(&format!("pk{i}"))).collect();
+    for key in &keys {
+        store.set(key, b"v", Ttl::Never).unwrap();
+    }
+    pool.servers[1].kill();
+    for key in &keys {
+        let owner = store.server_for(key);
+        let got = store.get(key);
+        if owner == 1 {
+            let e = got.unwrap_err();
+            assert!(e.is_retryable(), "{e}");
+            assert!(e.to_string().contains(&pool.servers[1].addr()), "{e}");
+            // A lock on a dead server is not taken elsewhere.
+            assert!(store.add(key, b"other", Ttl::Never).is_err());
+        } else {
+            assert_eq!(got.unwrap().unwrap().value, b"v");
+        }
+    }
+}
+
+#[test]
+fn out_of_memory_with_no_evict() {
+    let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    let value = vec![b'x'; 100_000];
+    let mut stored = 0;
+    let err = loop {
+        match store.set(&k(&format!("fill{stored}")), &value, Ttl::Never) {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 1000, "memcached -M never refused");
+    };
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+    assert!(err.to_string().contains("eviction is disabled"));
+}
+
+#[test]
+fn larger_item_limit_when_configured() {
+    let server = MemcachedServer::start(ServerOptions::default().item_size("2m"));
+    let store = MemcachedStore::builder()
+        .item_size_limit(2 * 1024 * 1024)
+        .connect([server.addr()])
+        .unwrap();
+    let big = vec![b'b'; 1_500_000];
+    store.set(&k("big"), &big, Ttl::Never).unwrap();
+    assert_eq!(
+        store.get(&k("big")).unwrap().unwrap().value.len(),
+        big.len()
+    );
+    let default = MemcachedStore::connect(&server.addr()).unwrap();
+    assert!(matches!(
+        default.set(&k("big2"), &big, Ttl::Never),
+        Err(Error::ValueTooLarge { .. })
+    ));
+}
+
+#[test]
+fn bad_server_list_is_a_clear_error() {
+    for bad in ["", "no-port", "127.0.0.1:notaport"] {
+        let e = MemcachedStore::connect(bad).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{bad:?}: {e}");
+    }
+}
+
+#[test]
+fn restart_keeps_the_handle_usable() {
+    let mut server = MemcachedServer::start_default();
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    // Several pooled connections.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let store = &store;
+            s.spawn(move || {
+                for i in 0..50 {
+                    store
+                        .set(&k(&format!("r{t}.{i}")), b"v", Ttl::Never)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    server.restart();
+    // Stale pooled connections are noticed before use; nothing fails.
+    for i in 0..20 {
+        assert_eq!(
+            store.get(&k(&format!("r0.{i}"))).unwrap(),
+            None,
+            "cache is empty after a restart"
+        );
+        store
+            .set(&k(&format!("r0.{i}")), b"again", Ttl::Never)
+            .unwrap();
+    }
+    assert_eq!(store.get(&k("r0.3")).unwrap().unwrap().value, b"again");
+}

@@ -1,0 +1,167 @@
+//! [`ShardedSet`]: a set spread over K items.
+
+use std::sync::Arc;
+
+use mcds_core::{Key, Result, Scope, Store, stable_hash};
+
+use crate::set::{Codec, Op, Set};
+
+/// A set spread over `shards` keys by a stable hash of the member
+/// (XXH3-64 mod K), for sets larger than one 1 MiB item and to spread load
+/// over the servers of a pool.
+///
+/// * Batch `add`/`remove` touch each affected shard once (one append each).
+/// * `members` reads all shards in one `get_multi` (one round trip per
+///   server) and returns them shard by shard, each in first-insertion order.
+/// * `contains` reads one shard.
+///
+/// Keys: `<prefix>sset:<name>:<shard>`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::MemoryStore;
+/// use mcds_set::ShardedSet;
+///
+/// let online = ShardedSet::new(Arc::new(MemoryStore::new()), "online", 8)?;
+/// online.add(&["ann", "bob", "cy"])?;
+/// online.remove(&["bob"])?;
+/// assert!(online.contains("cy")? && !online.contains("bob")?);
+/// assert_eq!(online.len()?, 2);
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ShardedSet {
+    store: Arc<dyn Store>,
+    shards: Vec<Set>,
+}
+
+impl ShardedSet {
+    /// `shards` shards (1 to 4096) with the text codec, in `scope` (a
+    /// store, or a [`Scope`] with a key prefix).
+    pub fn new(scope: impl Into<Scope>, name: &str, shards: usize) -> Result<ShardedSet> {
+        let scope = scope.into();
+        if !(1..=4096).contains(&shards) {
+            return Err(mcds_core::Error::InvalidArgument(format!(
+                "a sharded set needs 1 to 4096 shards; got {shards}"
+            )));
+        }
+        let store = Arc::clone(scope.store());
+        let shards = (0..shards)
+            .map(|i| {
+                Ok(Set::with_key(
+                    Arc::clone(&store),
+                    scope.key("sset", name, i)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        Ok(ShardedSet { store, shards })
+    }
+
+    /// Use `codec` in every shard (every reader and writer must agree).
+    pub fn with_codec(mut self, codec: Codec) -> ShardedSet {
+        self.shards = self
+            .shards
+            .into_iter()
+            .map(|s| s.with_codec(codec))
+            .collect();
+        self
+    }
+
+    /// The shard index of `member`.
+    pub fn shard_of(&self, member: &[u8]) -> usize {
+        (stable_hash(member) % self.shards.len() as u64) as usize
+    }
+
+    fn group<'a, M: AsRef<[u8]>>(&self, members: &'a [M]) -> Vec<Vec<&'a [u8]>> {
+        let mut groups = vec![Vec::new(); self.shards.len()];
+        for m in members {
+            groups[self.shard_of(m.as_ref())].push(m.as_ref());
+        }
+        groups
+    }
+
+    /// Add `members`: one append per shard touched, all in one pipelined
+    /// batch (one round trip per server).
+    pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write(Op::Add, members)
+    }
+
+    /// Remove `members`: one append per shard touched, all in one pipelined
+    /// batch (one round trip per server).
+    pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write(Op::Remove, members)
+    }
+
+    fn write<M: AsRef<[u8]>>(&self, op: Op, members: &[M]) -> Result<()> {
+        let writes: Vec<(&Set, Vec<u8>)> = self
+            .shards
+            .iter()
+            .zip(self.group(members))
+            .filter(|(_, group)| !group.is_empty())
+            .map(|(shard, group)| (shard, shard.tokens(op, &group)))
+            .collect();
+        let ops: Vec<_> = writes
+            .iter()
+            .map(|(shard, tokens)| shard.store_op(op, tokens))
+            .collect();
+        let results = self.store.pipeline(&ops);
+        // Finish every shard (compaction retries), then report the first
+        // failure.
+        let mut first_error = None;
+        for ((shard, tokens), result) in writes.iter().zip(results) {
+            if let Err(e) = shard.finish(op, tokens, result) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Every member, shard by shard: one `get_multi`.
+    pub fn members(&self) -> Result<Vec<Vec<u8>>> {
+        let keys: Vec<Key> = self.shards.iter().map(|s| s.key().clone()).collect();
+        let items = self.store.get_multi(&keys)?;
+        let mut out = Vec::new();
+        for (shard, item) in self.shards.iter().zip(items) {
+            if let Some(item) = item {
+                out.extend(shard.codec().decode(shard.key(), &item.value)?.members);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `member` is in the set: reads one shard.
+    pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.shards[self.shard_of(member.as_ref())].contains(member)
+    }
+
+    /// The number of members: one `get_multi`.
+    pub fn len(&self) -> Result<usize> {
+        Ok(self.members()?.len())
+    }
+
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Compact every shard that has dead tokens.
+    pub fn compact(&self) -> Result<()> {
+        for shard in &self.shards {
+            shard.compact()?;
+        }
+        Ok(())
+    }
+
+    /// Delete every shard: one pipelined batch (one round trip per server).
+    pub fn clear(&self) -> Result<()> {
+        let ops: Vec<mcds_core::Op<'_>> = self
+            .shards
+            .iter()
+            .map(|s| mcds_core::Op::Delete(s.key()))
+            .collect();
+        self.store
+            .pipeline(&ops)
+            .into_iter()
+            .try_for_each(|r| r.map(drop))
+    }
+}

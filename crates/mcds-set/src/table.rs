@@ -1,0 +1,172 @@
+//! [`Table`]: O(1) membership through a key per member, plus a member list.
+
+use std::sync::Arc;
+
+use mcds_core::{Key, Op as StoreOp, Result, Scope, Store, Ttl, is_key_byte, stable_hash128};
+
+use crate::set::{Op, Set};
+
+/// A distributed table (the table of the memcached data-structures article, part 2): `has(member)` in O(1) through a key per
+/// member, plus the member list kept as a [`Set`] — appended to, so no lock
+/// is needed (the article's lock is not). With values it is a distributed map.
+///
+/// * `set(member, value)` (and `add(member)`) writes the member's key and
+///   appends to the list in one pipelined batch: 1 round trip (on memcached
+///   before 1.6.20, 2 the first time, when the list is created).
+/// * `has`/`get` read the member's key: 1 round trip.
+/// * `delete` deletes the member's key and appends a removal, pipelined: 1.
+/// * `keys` reads the list: 1. `entries` reads the list and then every
+///   member's key in one `get_multi`: 2.
+///
+/// Keys: `<prefix>table:<name>:members` for the list and
+/// `<prefix>table:<name>:v:<member>` per member, where a member that is not
+/// a valid key part (whitespace, control bytes, over 150 bytes, or starting
+/// with `#`) is named `#<XXH3-128 hex>` instead.
+///
+/// **Consistency.** The two writes are not atomic: they are sent together
+/// and each is applied on its own. One can fail while the other lands (a
+/// crash, a server of a pool down, memory full; a value over the item limit
+/// is refused before anything is sent):
+/// a member key without a list entry (`has` true, `keys` without it), or a
+/// list entry without a member key (`keys` lists it, `has` false). `entries`
+/// only returns members whose key exists. Eviction can drop either side.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::MemoryStore;
+/// use mcds_set::Table;
+///
+/// let users = Table::new(Arc::new(MemoryStore::new()), "users")?;
+/// users.set("ann", b"admin")?;
+/// users.add("bob")?;
+/// assert!(users.has("ann")?);
+/// assert_eq!(users.get("ann")?, Some(b"admin".to_vec()));
+/// users.delete("bob")?;
+/// assert_eq!(users.keys()?, vec![b"ann".to_vec()]);
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Table {
+    store: Arc<dyn Store>,
+    prefix: String,
+    name: String,
+    list: Set,
+    ttl: Ttl,
+}
+
+impl Table {
+    /// The table `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix).
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Table> {
+        let scope = scope.into();
+        let list = Set::with_key(
+            Arc::clone(scope.store()),
+            scope.key("table", name, "members")?,
+        );
+        let table = Table {
+            store: Arc::clone(scope.store()),
+            prefix: scope.prefix().to_string(),
+            name: name.to_string(),
+            list,
+            ttl: Ttl::Never,
+        };
+        table.member_key(&[b'x'; 150])?; // the longest member key must fit
+        Ok(table)
+    }
+
+    /// The key of `member`'s entry: `v:<member>` when the member is UTF-8,
+    /// key-safe, 1 to 150 bytes and does not start with `#`; otherwise
+    /// `v:#<XXH3-128 hex>`.
+    pub fn member_key(&self, member: &[u8]) -> Result<Key> {
+        let plain = std::str::from_utf8(member).ok().filter(|m| {
+            (1..=150).contains(&m.len()) && !m.starts_with('#') && m.bytes().all(is_key_byte)
+        });
+        let part = match plain {
+            Some(m) => format!("v:{m}"),
+            None => format!("v:#{:032x}", stable_hash128(member)),
+        };
+        Key::parts(&self.prefix, "table", &self.name, part)
+    }
+
+    /// Add `member` with an empty value (a plain membership table).
+    pub fn add(&self, member: impl AsRef<[u8]>) -> Result<()> {
+        self.set(member, b"")
+    }
+
+    /// Set `member`'s value, adding the member if it is new: the member's
+    /// key and the list append go in one pipelined batch (one round trip).
+    pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
+        let member = member.as_ref();
+        let key = self.member_key(member)?;
+        // Refuse an oversized value before anything is written: the list
+        // append goes in the same batch and would list a member that has no
+        // value.
+        mcds_core::backend::check_item_size(&key, value.len(), self.store.item_size_limit())?;
+        let tokens = self.list.tokens(Op::Add, &[member]);
+        let write = StoreOp::Set {
+            key: &key,
+            value,
+            ttl: self.ttl,
+        };
+        let [entry, list] = mcds_core::run_pipeline(
+            self.store.as_ref(),
+            [write, self.list.store_op(Op::Add, &tokens)],
+        )?;
+        entry?;
+        self.list.finish(Op::Add, &tokens, list)
+    }
+
+    /// Whether `member` is present: one round trip.
+    pub fn has(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self
+            .store
+            .get(&self.member_key(member.as_ref())?)?
+            .is_some())
+    }
+
+    /// `member`'s value.
+    pub fn get(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .store
+            .get(&self.member_key(member.as_ref())?)?
+            .map(|i| i.value))
+    }
+
+    /// Remove `member`; whether it was present. The delete and the list
+    /// append go in one pipelined batch (one round trip).
+    pub fn delete(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
+        let key = self.member_key(member)?;
+        let tokens = self.list.tokens(Op::Remove, &[member]);
+        let [existed, list] = mcds_core::run_pipeline(
+            self.store.as_ref(),
+            [
+                StoreOp::Delete(&key),
+                self.list.store_op(Op::Remove, &tokens),
+            ],
+        )?;
+        let existed = existed?.applied()?;
+        self.list.finish(Op::Remove, &tokens, list)?;
+        Ok(existed)
+    }
+
+    /// The members, in insertion order.
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
+        self.list.members()
+    }
+
+    /// Members with their values (members whose entry is gone are skipped).
+    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let members = self.list.members()?;
+        let keys: Vec<Key> = members
+            .iter()
+            .map(|m| self.member_key(m))
+            .collect::<Result<_>>()?;
+        let items = self.store.get_multi(&keys)?;
+        Ok(members
+            .into_iter()
+            .zip(items)
+            .filter_map(|(m, item)| item.map(|i| (m, i.value)))
+            .collect())
+    }
+}

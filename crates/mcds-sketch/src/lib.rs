@@ -1,0 +1,95 @@
+//! # mcds-sketch
+//!
+//! Probabilistic sketches on memcached semantics (the Redis best-practices article's Redis
+//! patterns), each a blob updated by CAS through [`mcds_core::Store::update`]:
+//!
+//! | type | Redis analogue | size | add | query |
+//! |---|---|---|---|---|
+//! | [`BloomFilter`] | ReBloom `BF.ADD`/`BF.EXISTS` | `−n·ln p/(ln 2)²` bits, split into blocks past the item limit | 2 round trips (1 if nothing changes) | `contains`: 1 |
+//! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 12 KiB (16 384 six-bit registers) | 2 (1 if nothing changes); [`HllBuffer`] flush: 2 | `count`: 1 |
+//! | [`ActivityBitmap`] | `SETBIT`/`BITCOUNT` | 1 bit per time unit, 8 KiB segments | 2 (1 if already set) | `count`: 1 |
+//!
+//! Every update is a read-modify-write by CAS whose merge commutes (OR for
+//! bits, maximum for registers), so concurrent writers never lose each
+//! other's elements and a retry is always safe.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mcds_core::MemoryStore;
+//! use mcds_sketch::{BloomFilter, HyperLogLog};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let seen = BloomFilter::new(store.clone(), "seen-urls", 1_000_000, 0.01)?;
+//! let unique = HyperLogLog::new(store, "unique-urls")?;
+//! for url in ["/a", "/b", "/a"] {
+//!     if seen.add(url)? {
+//!         unique.add(url)?;
+//!     }
+//! }
+//! assert_eq!(unique.count()?, 2);
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+//!
+//! ## Guarantees, and what breaks them
+//!
+//! * **No element is lost by concurrency**: updates are CAS loops (64
+//!   attempts with backoff, then [`Error::Conflict`](mcds_core::Error::Conflict)).
+//! * **Eviction, restart, flush** delete a sketch (or one Bloom block or
+//!   bitmap segment): it then reads as empty. A Bloom filter that lost a
+//!   block gives false *negatives* for that block's elements; use a store
+//!   with enough memory, or `-M`, for filters that must not forget.
+//! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
+//!   false-positive rate is about the configured one at `expected_items`
+//!   and grows beyond it.
+//! * **Garbage** under a sketch's key (another program, or a filter reopened
+//!   with other parameters) is [`Error::Corrupt`](mcds_core::Error::Corrupt),
+//!   never a panic or a misread.
+
+pub mod bitmap;
+pub mod bloom;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod hll;
+
+pub use bitmap::ActivityBitmap;
+pub use bloom::BloomFilter;
+pub use hll::{HllBuffer, HyperLogLog};
+
+/// CAS attempts per update before [`mcds_core::Error::Conflict`].
+const MAX_ATTEMPTS: u32 = 64;
+
+/// The change of [`update_checked`]: the new value, `None` to leave the item
+/// as it is, or why the stored bytes are unreadable.
+type CheckedChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>, String> + 'a;
+
+/// [`Store::update`](mcds_core::Store::update) with a change that may find
+/// the stored bytes unreadable: `change` returns the new value, `None` to
+/// leave the item as it is, or why the bytes are not what it expects
+/// ([`Error::Corrupt`](mcds_core::Error::Corrupt)). Whether a new value was
+/// stored.
+fn update_checked(
+    store: &dyn mcds_core::Store,
+    key: &mcds_core::Key,
+    ttl: mcds_core::Ttl,
+    change: &mut CheckedChange<'_>,
+) -> mcds_core::Result<bool> {
+    let mut failure = None;
+    let outcome = store.update(key, ttl, MAX_ATTEMPTS, &mut |current| {
+        change(current).unwrap_or_else(|reason| {
+            failure = Some(reason);
+            None
+        })
+    })?;
+    match failure {
+        Some(reason) => Err(corrupt(key, reason)),
+        None => Ok(matches!(outcome, mcds_core::Updated::Stored { .. })),
+    }
+}
+
+fn corrupt(key: &mcds_core::Key, reason: impl Into<String>) -> mcds_core::Error {
+    mcds_core::Error::Corrupt {
+        key: key.display(),
+        reason: reason.into(),
+    }
+}

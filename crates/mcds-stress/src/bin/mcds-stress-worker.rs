@@ -1,0 +1,60 @@
+//! `mcds-stress-worker SERVERS WORKLOAD ARGS...` — one worker process.
+//!
+//! * `counter NAME THREADS N`
+//! * `lock NAME ROUNDS`
+//! * `set NAME ID ROUNDS`
+//! * `mixed NAME ID SECS`
+//! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
+//!   [`mcds_stress::history`]; prints its history.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | history NAME ID SECS RESOURCE_SERVER)";
+    let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
+    let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
+        (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
+            (Some(threads), Some(n)) => mcds_stress::connect(servers)
+                .and_then(|s| mcds_stress::counter(s, name, threads as usize, n)),
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("lock"), Some(name)) => match number(3) {
+            Some(rounds) => mcds_stress::connect(servers)
+                .and_then(|s| mcds_stress::lock(s, name, rounds as usize)),
+            None => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("set"), Some(name)) => match (number(3), number(4)) {
+            (Some(id), Some(rounds)) => {
+                mcds_stress::connect(servers).and_then(|s| mcds_stress::set(s, name, id, rounds))
+            }
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("mixed"), Some(name)) => match (number(3), number(4)) {
+            (Some(id), Some(secs)) => mcds_stress::connect(servers)
+                .and_then(|s| mcds_stress::mixed(s, name, id, secs))
+                .map(|r| r.line()),
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("history"), Some(name)) => match (number(3), number(4), args.get(5)) {
+            (Some(id), Some(secs), Some(resource)) => mcds_stress::connect_impatient(servers)
+                .and_then(|lock| Ok((lock, mcds_stress::connect(resource)?)))
+                .and_then(|(lock, resource)| {
+                    mcds_stress::history::run(lock, resource, name, id, secs)
+                })
+                .map(|h| h.trim_end().to_string()),
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+    };
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mcds-stress-worker: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

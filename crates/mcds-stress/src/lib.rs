@@ -1,0 +1,316 @@
+//! # mcds-stress
+//!
+//! Workloads that tests run in separate OS processes (`mcds-stress-worker`),
+//! so that concurrency claims are checked across processes, not only
+//! threads. Each workload prints one line of results on stdout.
+
+pub mod history;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcds_core::{Clock, Key, Result, Store, Ttl};
+use mcds_counter::{Counter, RateLimiter, Window};
+use mcds_eventlog::EventLog;
+use mcds_lock::{Lock, Release};
+use mcds_memcached::MemcachedStore;
+use mcds_set::{Set, ShardedSet};
+
+/// Connect to `servers` (`host:port[,host:port...]`).
+pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(MemcachedStore::connect(servers)?))
+}
+
+/// Write `count` small items (`flood:<n>`, 32-byte values: the slab class
+/// of a lock item or a counter) from number `start` on, in one pipelined
+/// batch: memory pressure that makes memcached evict. Returns how many
+/// writes failed.
+pub fn flood(store: &dyn Store, start: u64, count: u64) -> usize {
+    let keys: Vec<Key> = (start..start.saturating_add(count))
+        .filter_map(|i| Key::new(format!("flood:{i:09}")).ok())
+        .collect();
+    let ops: Vec<mcds_core::Op<'_>> = keys
+        .iter()
+        .map(|key| mcds_core::Op::Set {
+            key,
+            value: &[b'x'; 32],
+            ttl: Ttl::Never,
+        })
+        .collect();
+    store.pipeline(&ops).iter().filter(|r| r.is_err()).count()
+}
+
+/// Connect with short timeouts (300 ms), for workloads run against
+/// servers that are being frozen and restarted.
+pub fn connect_impatient(servers: &str) -> Result<Arc<dyn Store>> {
+    let short = Duration::from_millis(300);
+    Ok(Arc::new(
+        MemcachedStore::builder()
+            .io_timeout(short)
+            .connect_timeout(short)
+            .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
+            .connect(servers.split(','))?,
+    ))
+}
+
+/// `threads` threads each increment counter `name` `n` times. Prints
+/// `incremented <total>`.
+pub fn counter(store: Arc<dyn Store>, name: &str, threads: usize, n: u64) -> Result<String> {
+    let counter = Counter::new(store, name)?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| -> Result<u64> {
+                    for _ in 0..n {
+                        counter.incr(1)?;
+                    }
+                    Ok(n)
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for h in handles {
+            total += h.join().map_err(|_| panic_error())??;
+        }
+        Ok(format!("incremented {total}"))
+    })
+}
+
+fn panic_error() -> mcds_core::Error {
+    mcds_core::Error::Internal("a worker thread panicked".into())
+}
+
+/// Take `lock` (waiting up to `wait`), count ourselves in `inside` (which
+/// must then read 1), run `body`, count ourselves out and release: whether
+/// someone else was inside, and whether the lease was lost.
+fn critical_section(
+    store: &dyn Store,
+    lock: &Lock,
+    inside: &Key,
+    wait: Duration,
+    body: impl FnOnce() -> Result<()>,
+) -> Result<(bool, bool)> {
+    let guard = lock.acquire(wait)?;
+    let overlapped = store.incr_or_init(inside, 1, 1, Ttl::Never)? != 1;
+    body()?;
+    store.decr(inside, 1)?;
+    Ok((overlapped, guard.release()? == Release::Lost))
+}
+
+/// Take lock `name` `rounds` times. Inside the critical section: mark
+/// ourselves inside (a shared counter that must read 1), do a non-atomic
+/// read-modify-write of `<name>:shared`, unmark. Prints
+/// `rounds <n> overlaps <m> lost <k>`.
+pub fn lock(store: Arc<dyn Store>, name: &str, rounds: usize) -> Result<String> {
+    let lock = Lock::new(Arc::clone(&store), name, Duration::from_secs(30))?
+        .with_backoff(Duration::from_micros(50), Duration::from_millis(2));
+    let inside = Key::new(format!("{name}:inside"))?;
+    let shared = Key::new(format!("{name}:shared"))?;
+    let (mut overlaps, mut lost) = (0, 0);
+    for _ in 0..rounds {
+        let (overlapped, was_lost) = critical_section(
+            store.as_ref(),
+            &lock,
+            &inside,
+            Duration::from_secs(120),
+            || {
+                let n = store.get(&shared)?.and_then(|i| i.counter()).unwrap_or(0);
+                store
+                    .set(&shared, (n + 1).to_string().as_bytes(), Ttl::Never)
+                    .map(drop)
+            },
+        )?;
+        overlaps += u64::from(overlapped);
+        lost += u64::from(was_lost);
+    }
+    Ok(format!("rounds {rounds} overlaps {overlaps} lost {lost}"))
+}
+
+/// Worker `id` adds `rounds` batches of 10 members `"<id>:<n>"` to set
+/// `name` and removes the odd ones again. Prints `set <id> kept <k>`.
+pub fn set(store: Arc<dyn Store>, name: &str, id: u64, rounds: u64) -> Result<String> {
+    let set = Set::new(store, name)?;
+    for round in 0..rounds {
+        let batch: Vec<String> = (0..10)
+            .map(|i| format!("{id}:{}", round * 10 + i))
+            .collect();
+        set.add(&batch)?;
+        let odd: Vec<&String> = batch.iter().skip(1).step_by(2).collect();
+        set.remove(&odd)?;
+        if round % 10 == 0 {
+            set.members()?;
+        }
+    }
+    Ok(format!("set {id} kept {}", rounds * 5))
+}
+
+/// What one [`mixed`] worker did, as printed on its line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MixedReport {
+    /// The worker's id.
+    pub id: u64,
+    /// Loop iterations (each iteration's set member is `"<id>:<i>"`).
+    pub iterations: u64,
+    /// Acknowledged counter increments.
+    pub increments: u64,
+    /// Lock rounds.
+    pub lock_rounds: u64,
+    /// Critical sections that found someone else inside.
+    pub overlaps: u64,
+    /// Releases that reported the lease lost.
+    pub lost: u64,
+    /// Events put (payload `"<id>:<n>"` for n in 0..events).
+    pub events: u64,
+    /// Rate limiter checks.
+    pub rate_checks: u64,
+    /// Allowed checks per fixed window number (checks that straddled a
+    /// window boundary are left out).
+    pub allowed: Vec<(u64, u64)>,
+}
+
+impl MixedReport {
+    /// The one-line form the worker prints.
+    pub fn line(&self) -> String {
+        let allowed: Vec<String> = self
+            .allowed
+            .iter()
+            .map(|(w, n)| format!("{w}:{n}"))
+            .collect();
+        format!(
+            "mixed id={} iterations={} increments={} lock_rounds={} overlaps={} lost={} events={} rate_checks={} allowed={}",
+            self.id,
+            self.iterations,
+            self.increments,
+            self.lock_rounds,
+            self.overlaps,
+            self.lost,
+            self.events,
+            self.rate_checks,
+            allowed.join(",")
+        )
+    }
+
+    /// Parse [`line`](Self::line).
+    pub fn parse(line: &str) -> Option<MixedReport> {
+        let mut r = MixedReport::default();
+        let mut fields = line.strip_prefix("mixed ")?.split(' ');
+        for field in fields.by_ref() {
+            let (name, value) = field.split_once('=')?;
+            let number = || value.parse::<u64>().ok();
+            match name {
+                "id" => r.id = number()?,
+                "iterations" => r.iterations = number()?,
+                "increments" => r.increments = number()?,
+                "lock_rounds" => r.lock_rounds = number()?,
+                "overlaps" => r.overlaps = number()?,
+                "lost" => r.lost = number()?,
+                "events" => r.events = number()?,
+                "rate_checks" => r.rate_checks = number()?,
+                "allowed" => {
+                    for pair in value.split(',').filter(|p| !p.is_empty()) {
+                        let (w, n) = pair.split_once(':')?;
+                        r.allowed.push((w.parse().ok()?, n.parse().ok()?));
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+}
+
+/// The structures the mixed load shares, by name (every worker and the
+/// checking test build the same ones).
+pub struct Mixed {
+    /// The exact counter.
+    pub counter: Counter,
+    /// The lock.
+    pub lock: Lock,
+    /// `<name>:inside`: holders inside the critical section.
+    pub inside: Key,
+    /// Members `"<id>:<i>"`, the ones with `i % 3 == 0` removed again.
+    pub set: ShardedSet,
+    /// Events `"<id>:<n>"`: 2 s chunks, 60 of them (118 s kept).
+    pub log: EventLog,
+    /// [`MIXED_RATE_LIMIT`] checks per 2 s fixed window.
+    pub limiter: RateLimiter,
+}
+
+/// Allowed requests per window of the mixed load's rate limiter.
+pub const MIXED_RATE_LIMIT: u64 = 400;
+
+/// The mixed load's rate limiter window.
+pub const MIXED_RATE_WINDOW: Duration = Duration::from_secs(2);
+
+impl Mixed {
+    /// The structures named `name` on `store`.
+    pub fn new(store: Arc<dyn Store>, name: &str) -> Result<Mixed> {
+        Ok(Mixed {
+            counter: Counter::new(Arc::clone(&store), name)?,
+            lock: Lock::new(Arc::clone(&store), name, Duration::from_secs(30))?
+                .with_backoff(Duration::from_micros(100), Duration::from_millis(5)),
+            inside: Key::new(format!("{name}:inside"))?,
+            set: ShardedSet::new(Arc::clone(&store), name, 32)?,
+            log: EventLog::new(Arc::clone(&store), name, Duration::from_secs(2), 60)?,
+            limiter: RateLimiter::new(
+                store,
+                name,
+                MIXED_RATE_LIMIT,
+                MIXED_RATE_WINDOW,
+                Window::Fixed,
+            )?,
+        })
+    }
+}
+
+/// Worker `id` runs mixed ops on the structures named `name` for `secs`
+/// seconds: every iteration increments the counter, adds a set member (and
+/// removes every third one again), puts an event and checks the rate
+/// limiter; every fourth takes the lock around a non-atomic section. Any
+/// error ends the worker (no faults are injected in the load test).
+pub fn mixed(store: Arc<dyn Store>, name: &str, id: u64, secs: u64) -> Result<MixedReport> {
+    let m = Mixed::new(Arc::clone(&store), name)?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut r = MixedReport {
+        id,
+        ..MixedReport::default()
+    };
+    let mut allowed = std::collections::BTreeMap::new();
+    let window_ms = MIXED_RATE_WINDOW.as_millis() as u64;
+    while std::time::Instant::now() < deadline {
+        let i = r.iterations;
+        m.counter.incr(1)?;
+        r.increments += 1;
+        let member = format!("{id}:{i}");
+        m.set.add(&[&member])?;
+        if i % 3 == 0 {
+            m.set.remove(&[&member])?;
+        }
+        m.log.put(format!("{id}:{}", r.events).as_bytes())?;
+        r.events += 1;
+        let before = mcds_core::SystemClock.now_ms() / window_ms;
+        let decision = m.limiter.check()?;
+        let after = mcds_core::SystemClock.now_ms() / window_ms;
+        r.rate_checks += 1;
+        // A check that straddles a window boundary cannot be attributed to
+        // a window: left out of the per-window counts.
+        if decision.allowed && before == after {
+            *allowed.entry(before).or_insert(0) += 1;
+        }
+        if i % 4 == 0 {
+            let (overlapped, lost) = critical_section(
+                store.as_ref(),
+                &m.lock,
+                &m.inside,
+                Duration::from_secs(60),
+                || Ok(()),
+            )?;
+            r.overlaps += u64::from(overlapped);
+            r.lost += u64::from(lost);
+            r.lock_rounds += 1;
+        }
+        r.iterations += 1;
+    }
+    r.allowed = allowed.into_iter().collect();
+    Ok(r)
+}

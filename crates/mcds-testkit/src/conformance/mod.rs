@@ -1,0 +1,260 @@
+//! The backend conformance suite: the same cases for every [`Store`].
+//!
+//! Each case is a function taking an [`Env`]; [`conformance_suite!`]
+//! expands them into one `#[test]` each for a given store, so a test binary
+//! per backend reports its own count. A backend agrees with memcached when it
+//! passes every case.
+//!
+//! The cases are grouped by topic, one module each; a case's test is named
+//! `<topic>::<case>` (`cargo test --test conformance_memory counters::`):
+//!
+//! | module | cases |
+//! |---|---|
+//! | [`kv`] | get, get_multi, set, add, replace, append, prepend, append_or_add, delete, flags |
+//! | [`cas`] | cas, delete_cas, CAS ids changing on every write, the update helper |
+//! | [`counters`] | incr, decr, incr_or_init: wrapping, flooring, padding, parsing |
+//! | [`expiry`] | touch, TTLs of every op |
+//! | [`limits`] | the item size limit on every write, bad keys |
+//! | [`concurrency`] | threads racing on one key |
+//! | [`pipeline`] | batches: every op, order on one key, per-op errors, large batches |
+//!
+//! A case is a `pub fn <case>(env: &Env)` in its topic's module, listed
+//! under its topic in [`conformance_suite!`]. A unit test checks the list
+//! against the modules' functions, so a case left off the list (which would
+//! never run) fails mcds-testkit's own tests, and a listed case that does not
+//! exist fails to compile.
+//!
+//! [`conformance_suite!`]: crate::conformance_suite
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcds_core::{Error, Key, ManualClock, MemoryStore, Store};
+use mcds_memcached::MemcachedStore;
+
+use mcds_testserver::{MemcachedServer, ServerOptions, ServerPool};
+
+pub mod cas;
+pub mod concurrency;
+pub mod counters;
+pub mod expiry;
+pub mod kv;
+pub mod limits;
+pub mod pipeline;
+
+/// A store under test, plus how to let time pass for it.
+pub struct Env {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// Which backend ("memory", "memcached", "pool3").
+    pub name: &'static str,
+    clock: Option<ManualClock>,
+    /// Servers kept alive for the store.
+    pub servers: Vec<MemcachedServer>,
+}
+
+impl Env {
+    /// The embedded store with a manual clock.
+    pub fn memory() -> Env {
+        let clock = ManualClock::new(1_800_000_000_000);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .build();
+        Env {
+            store: Arc::new(store),
+            name: "memory",
+            clock: Some(clock),
+            servers: Vec::new(),
+        }
+    }
+
+    /// One fresh memcached server.
+    pub fn memcached() -> Env {
+        let server = MemcachedServer::start(ServerOptions::default());
+        let store = MemcachedStore::connect(&server.addr()).expect("connect");
+        Env {
+            store: Arc::new(store),
+            name: "memcached",
+            clock: None,
+            servers: vec![server],
+        }
+    }
+
+    /// A pool of three fresh memcached servers.
+    pub fn pool3() -> Env {
+        let pool = ServerPool::start(3, ServerOptions::default());
+        let store = MemcachedStore::connect(&pool.servers_arg()).expect("connect");
+        Env {
+            store: Arc::new(store),
+            name: "pool3",
+            clock: None,
+            servers: pool.servers,
+        }
+    }
+
+    /// Let `d` pass: advance the manual clock, or sleep for real servers.
+    pub fn advance(&self, d: Duration) {
+        match &self.clock {
+            Some(clock) => clock.advance(d),
+            None => std::thread::sleep(d),
+        }
+    }
+
+    /// The store as a trait object.
+    pub fn s(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+}
+
+fn k(name: &str) -> Key {
+    Key::new(format!("conf:{name}")).expect("valid test key")
+}
+
+fn value(env: &Env, key: &Key) -> Option<Vec<u8>> {
+    env.s().get(key).expect("get").map(|i| i.value)
+}
+
+fn assert_too_large<T: std::fmt::Debug>(r: mcds_core::Result<T>) {
+    match r {
+        Err(Error::ValueTooLarge { .. }) => {}
+        other => panic!("expected ValueTooLarge, got {other:?}"),
+    }
+}
+
+fn assert_non_numeric<T: std::fmt::Debug>(r: mcds_core::Result<T>) {
+    match r {
+        Err(Error::NonNumeric { .. }) => {}
+        other => panic!("expected NonNumeric, got {other:?}"),
+    }
+}
+
+/// An update function: the stored decimal number plus one (0 if missing).
+fn bump(cur: Option<&[u8]>) -> Option<Vec<u8>> {
+    let n: u64 = cur
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+        .unwrap_or(0);
+    Some((n + 1).to_string().into_bytes())
+}
+
+/// Expands every conformance case into a `#[test]` for one store.
+///
+/// In a test file of its own (one per backend, so each reports its count):
+///
+/// ```text
+/// mcds_testkit::conformance_suite!(mcds_testkit::conformance::Env::memory);
+/// ```
+///
+/// `$env` is a function or closure returning a fresh [`Env`] for each case.
+/// The tests are named `<topic>::<case>`.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($env:expr) => {
+        $crate::conformance_suite!(@topics $env;
+            kv: [
+                get_miss, set_then_get, set_overwrites, empty_value, binary_value,
+                unusual_keys, get_multi_mixed, get_multi_empty, get_multi_many,
+                add_miss_stores, add_hit_not_stored, replace_miss, replace_hit,
+                append_prepend_hit, append_prepend_miss, append_or_add, delete,
+                flags_are_zero, backend_name,
+            ],
+            cas: [
+                cas_match, cas_mismatch, cas_missing, cas_changes_on_every_modification,
+                delete_cas_match, delete_cas_mismatch, delete_cas_missing, update_helper,
+            ],
+            counters: [
+                incr_decr_hit, incr_decr_miss, incr_wraps, decr_floors, decr_pads_with_spaces,
+                incr_parsing, incr_whitespace_value, incr_or_init_creates,
+                incr_or_init_existing, incr_or_init_non_numeric,
+            ],
+            expiry: [touch, expiry],
+            limits: [
+                append_past_limit, item_size_limit, value_too_large_every_write,
+                bad_keys_rejected,
+            ],
+            concurrency: [
+                update_concurrent, incr_or_init_concurrent, append_or_add_concurrent,
+                add_race_one_winner,
+            ],
+            pipeline: [
+                pipeline_every_op, pipeline_same_key_keeps_order, pipeline_errors_are_per_op,
+                pipeline_large_batch,
+            ],
+        );
+    };
+    (@topics $env:expr; $($topic:ident: [$($case:ident),* $(,)?]),* $(,)?) => {
+        /// A fresh store for one case.
+        fn conformance_env() -> $crate::conformance::Env {
+            ($env)()
+        }
+        $(
+            mod $topic {
+                $(
+                    #[test]
+                    fn $case() {
+                        let env = super::conformance_env();
+                        $crate::conformance::$topic::$case(&env);
+                    }
+                )*
+            }
+        )*
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// Every `pub fn <case>` of a topic module is in the list that
+    /// [`conformance_suite!`](crate::conformance_suite) expands, under its
+    /// module, and the list names nothing else: a case left off the list
+    /// would never run. Every file of `src/conformance/` is read, so a case
+    /// in a new module is covered too.
+    #[test]
+    fn the_suite_runs_every_case() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/conformance");
+        let mut defined = BTreeSet::new();
+        let mut this_file = String::new();
+        for entry in std::fs::read_dir(dir).expect("src/conformance") {
+            let path = entry.expect("a directory entry").path();
+            let Some(topic) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            let source = std::fs::read_to_string(&path).expect("a source file");
+            for line in source.lines() {
+                if let Some(rest) = line.strip_prefix("pub fn ") {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    defined.insert(format!("{topic}::{name}"));
+                }
+            }
+            if topic == "mod" {
+                this_file = source;
+            }
+        }
+        let list_start = this_file
+            .find("$crate::conformance_suite!(@topics $env;")
+            .expect("the case list");
+        let list = &this_file[list_start..];
+        let list = &list[list.find(';').unwrap() + 1..list.find(");").unwrap()];
+        let mut listed = BTreeSet::new();
+        for group in list.split(']') {
+            let Some((topic, cases)) = group.split_once('[') else {
+                continue;
+            };
+            let topic = topic.trim().trim_start_matches(',').trim();
+            let topic = topic.strip_suffix(':').expect("`topic: [cases]`").trim();
+            for case in cases.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                listed.insert(format!("{topic}::{case}"));
+            }
+        }
+        assert!(defined.len() > 40, "found only {defined:?}");
+        let missing: Vec<_> = defined.difference(&listed).collect();
+        let unknown: Vec<_> = listed.difference(&defined).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "cases not in conformance_suite!: {missing:?}; listed but not defined: {unknown:?}"
+        );
+    }
+}

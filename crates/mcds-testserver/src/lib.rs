@@ -1,0 +1,20 @@
+//! # mcds-testserver
+//!
+//! Real memcached processes for **mcds**'s tests, and nothing else: no
+//! dependency on mcds's own crates, so every crate can dev-depend on it
+//! without a dependency loop (mcds-memcached's own tests and doc examples
+//! use it; mcds-testkit, mcds's unpublished test kit, which re-exports it, also
+//! carries the conformance suite and depends on mcds-memcached).
+//!
+//! * [`MemcachedServer`] starts the `memcached` binary from `PATH` on a free
+//!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
+//!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
+//! * [`ServerPool`] starts several.
+//! * [`spawn_tied`] starts any helper process so that it dies with the test
+//!   process, even when that is killed with SIGKILL.
+
+mod server;
+
+pub use server::{
+    INCARNATION_KEY, MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied,
+};

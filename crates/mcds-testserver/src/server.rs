@@ -1,0 +1,583 @@
+//! Real memcached processes on free loopback ports.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The key of mcds's server incarnation marker (`mcds_memcached::INCARNATION_KEY`:
+/// this crate sits below mcds-memcached, so it names the key itself; a test in
+/// mcds-testkit checks that the two agree).
+pub const INCARNATION_KEY: &str = "__mcds_incarnation";
+
+/// How to start memcached.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// `-m`: memory for items, in megabytes (default 64).
+    pub memory_mb: u32,
+    /// `-M`: return an error instead of evicting when memory is full.
+    pub no_evict: bool,
+    /// `-I`: item size limit, e.g. `"1m"` (default: memcached's, 1 MiB).
+    pub item_size: Option<String>,
+    /// `-t`: worker threads (default 2, the machines have 2 cores).
+    pub threads: u32,
+    /// Any further arguments.
+    pub extra_args: Vec<String>,
+    /// Run with `-vv` and record every command line the server receives
+    /// (see [`MemcachedServer::commands`]).
+    pub log_commands: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            memory_mb: 64,
+            no_evict: false,
+            item_size: None,
+            threads: 2,
+            extra_args: Vec::new(),
+            log_commands: false,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Set `-m`.
+    pub fn memory_mb(mut self, mb: u32) -> Self {
+        self.memory_mb = mb;
+        self
+    }
+
+    /// Set `-M`.
+    pub fn no_evict(mut self) -> Self {
+        self.no_evict = true;
+        self
+    }
+
+    /// Set `-I`.
+    pub fn item_size(mut self, size: &str) -> Self {
+        self.item_size = Some(size.to_string());
+        self
+    }
+
+    /// Record the commands the server receives (`-vv`).
+    pub fn log_commands(mut self) -> Self {
+        self.log_commands = true;
+        self
+    }
+
+    fn args(&self, port: u16) -> Vec<String> {
+        let mut args = vec![
+            "-l".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            port.to_string(),
+            "-U".into(),
+            "0".into(),
+            // Ignored unless running as root, where memcached requires it.
+            "-u".into(),
+            "root".into(),
+            "-m".into(),
+            self.memory_mb.to_string(),
+            "-t".into(),
+            self.threads.to_string(),
+        ];
+        if self.no_evict {
+            args.push("-M".into());
+        }
+        if self.log_commands {
+            args.push("-vv".into());
+        }
+        if let Some(size) = &self.item_size {
+            args.push("-I".into());
+            args.push(size.clone());
+        }
+        args.extend(self.extra_args.iter().cloned());
+        args
+    }
+}
+
+/// A memcached process owned by a test. It listens on 127.0.0.1 only, on a
+/// free port, and is killed when dropped.
+///
+/// ```no_run
+/// use mcds_testserver::{MemcachedServer, ServerOptions};
+///
+/// let server = MemcachedServer::start(ServerOptions::default());
+/// let addr = server.addr(); // "127.0.0.1:<port>"
+/// server.pause();   // SIGSTOP
+/// server.resume();  // SIGCONT
+/// let mut server = server;
+/// server.kill();    // SIGKILL
+/// server.restart(); // same port, empty cache
+/// assert_eq!(server.stat("curr_items"), 0);
+/// # let _ = addr;
+/// ```
+#[derive(Debug)]
+pub struct MemcachedServer {
+    child: Option<Child>,
+    port: u16,
+    options: ServerOptions,
+    /// Command lines seen in `-vv` output, across restarts.
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("cannot bind a loopback port to find a free one")
+}
+
+fn binary() -> String {
+    std::env::var("MCDS_MEMCACHED_BIN").unwrap_or_else(|_| "memcached".into())
+}
+
+/// A request to the spawner thread: the command, and where to send the child.
+type SpawnJob = (Command, Sender<std::io::Result<Child>>);
+
+/// Start `program` so that the process dies with the test process, however
+/// the test process ends: by returning, by a panic, or by SIGKILL.
+/// `configure` sets its arguments, environment and standard streams.
+///
+/// Dropping a [`MemcachedServer`] kills it, but a test killed with `-9` (or a
+/// server kept in a `static`, which Rust never drops) runs no destructor. So
+/// the process is started under `setpriv --pdeathsig KILL` (util-linux, part
+/// of every Debian system), which asks the kernel to SIGKILL it when its
+/// parent goes away, and then execs `program` under the same pid.
+///
+/// The kernel's notion of "parent" here is the *thread* that forked, not the
+/// process: a server forked from a test's own thread would be killed when
+/// that test's thread ends, even while a `static` still hands it out to other
+/// tests. Every process is therefore forked from one spawner thread that
+/// lives as long as the test process, so the signal comes exactly when the
+/// test process dies.
+///
+/// Where `setpriv` is missing, `program` is started directly, with a warning:
+/// it is then still killed on drop and on panic, but not when the test
+/// process itself is killed.
+///
+/// ```no_run
+/// let child = mcds_testserver::spawn_tied("sleep", |c| {
+///     c.arg("60");
+/// })
+/// .unwrap();
+/// // `sleep` is SIGKILLed by the kernel if this process dies first.
+/// # drop(child);
+/// ```
+pub fn spawn_tied(
+    program: impl AsRef<OsStr>,
+    configure: impl FnOnce(&mut Command),
+) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Sender<SpawnJob>> = OnceLock::new();
+    let mut command = if have_setpriv() {
+        let mut command = Command::new("setpriv");
+        command.args(["--pdeathsig", "KILL", "--"]).arg(program);
+        command
+    } else {
+        Command::new(program)
+    };
+    configure(&mut command);
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("mcds-testkit-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .expect("cannot start the test kit's spawner thread");
+        tx
+    });
+    let gone = || std::io::Error::other("the test kit's spawner thread is gone");
+    let (reply, result) = channel();
+    spawner.send((command, reply)).map_err(|_| gone())?;
+    result.recv().map_err(|_| gone())?
+}
+
+/// Whether process `pid` is alive: it exists and is not a zombie (Linux
+/// `/proc`). For tests that check a process is gone.
+pub fn process_alive(pid: u32) -> bool {
+    proc_state(format!("/proc/{pid}/stat")).is_some_and(|state| state != 'Z' && state != 'X')
+}
+
+/// The state letter of a `/proc/.../stat` file (R, S, T, Z, ...).
+fn proc_state(stat: impl AsRef<std::path::Path>) -> Option<char> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Whether `setpriv --pdeathsig` works here (checked once).
+/// `MC_TESTKIT_NO_SETPRIV=1` turns it off, to see `tests/no_leaks.rs` fail
+/// without it.
+fn have_setpriv() -> bool {
+    static HAVE: OnceLock<bool> = OnceLock::new();
+    std::env::var_os("MC_TESTKIT_NO_SETPRIV").is_none()
+        && *HAVE.get_or_init(|| {
+            let ok = Command::new("setpriv")
+                .args(["--pdeathsig", "KILL", "--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!(
+                    "mcds-testkit: `setpriv --pdeathsig` is unavailable (install util-linux): \
+                 processes a test starts will outlive it if it is killed with SIGKILL"
+                );
+            }
+            ok
+        })
+}
+
+impl MemcachedServer {
+    /// Start memcached on a free loopback port and wait until it accepts
+    /// connections. Panics with a clear message if the binary is missing.
+    pub fn start(options: ServerOptions) -> MemcachedServer {
+        let mut last = String::new();
+        for _ in 0..10 {
+            let port = free_port();
+            let mut server = MemcachedServer {
+                child: None,
+                port,
+                options: options.clone(),
+                log: Arc::default(),
+            };
+            match server.spawn() {
+                Ok(()) => return server,
+                Err(e) => last = e,
+            }
+        }
+        panic!("could not start memcached: {last}");
+    }
+
+    /// Start with the default options.
+    pub fn start_default() -> MemcachedServer {
+        MemcachedServer::start(ServerOptions::default())
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let stderr = if self.options.log_commands {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        let args = self.options.args(self.port);
+        let mut child = spawn_tied(binary(), |c| {
+            c.args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr);
+        })
+        .map_err(|e| {
+                format!(
+                    "cannot run `{}`: {e} — install it (apt-get install memcached) or set MCDS_MEMCACHED_BIN; ./scripts/test.sh installs it",
+                    binary()
+                )
+            })?;
+        if let Some(err) = child.stderr.take() {
+            let log = Arc::clone(&self.log);
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    // "<24 mg key v": a command line received on fd 24.
+                    let Some(rest) = line.strip_prefix('<') else {
+                        continue;
+                    };
+                    let Some((_, command)) = rest.split_once(' ') else {
+                        continue;
+                    };
+                    let mut words = command.split(' ');
+                    let first = words.next().unwrap_or("");
+                    if matches!(first, "new" | "server" | "connection")
+                        || command.ends_with("connection closed.")
+                    {
+                        continue;
+                    }
+                    // A new connection's handshake reads (and after a
+                    // restart creates) the incarnation marker: logged as
+                    // "version", like the handshake it belongs to.
+                    if words.next() == Some(INCARNATION_KEY) {
+                        continue;
+                    }
+                    log.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(command.to_string());
+                }
+            });
+        }
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                // setpriv exits 126/127 when it cannot exec the binary.
+                if matches!(status.code(), Some(126 | 127)) {
+                    return Err(format!(
+                        "cannot run `{}` ({status}) — install it (apt-get install memcached) or set MCDS_MEMCACHED_BIN; ./scripts/test.sh installs it",
+                        binary()
+                    ));
+                }
+                return Err(format!(
+                    "memcached on port {} exited at start: {status}",
+                    self.port
+                ));
+            }
+            if TcpStream::connect(self.addr()).is_ok() {
+                // Make sure it is *our* process answering, not another
+                // test's server that grabbed the port first.
+                let ours = self.child.as_ref().map(Child::id);
+                let pid = self.stats().get("pid").and_then(|p| p.parse::<u32>().ok());
+                if pid.is_some() && pid == ours {
+                    return Ok(());
+                }
+                if pid.is_some() {
+                    self.kill();
+                    return Err(format!("port {} is taken by another memcached", self.port));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.kill();
+        Err(format!(
+            "memcached on port {} did not accept connections within 5 s",
+            self.port
+        ))
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The TCP port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id, while running.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether the process is running.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// SIGKILL the process and reap it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Start it again on the same port with the same options (after
+    /// [`kill`](Self::kill); kills first if still running). The cache is empty.
+    pub fn restart(&mut self) {
+        self.kill();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.spawn() {
+                Ok(()) => return,
+                Err(e) if Instant::now() > deadline => panic!("could not restart memcached: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// Start it again on the same port with other `options` (e.g. `-C`
+    /// added): a server that restarts with a different configuration.
+    pub fn restart_with(&mut self, options: ServerOptions) {
+        self.options = options;
+        self.restart();
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(pid) = self.pid() {
+            let status = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status()
+                .expect("cannot run kill(1)");
+            assert!(status.success(), "kill {signal} {pid} failed");
+        }
+    }
+
+    /// Whether every thread of the process is stopped (Linux `/proc`).
+    fn stopped(&self) -> bool {
+        let Some(pid) = self.pid() else { return false };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.filter_map(Result::ok).all(|task| {
+            proc_state(task.path().join("stat")).is_none_or(|state| state == 'T' || state == 't')
+        })
+    }
+
+    fn wait_until(&self, stopped: bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.stopped() != stopped && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// SIGSTOP: the server stops answering but keeps its connections.
+    /// Returns once every thread has stopped.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+        self.wait_until(true);
+    }
+
+    /// SIGCONT after [`pause`](Self::pause). Returns once it runs again.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+        self.wait_until(false);
+    }
+
+    /// Send a raw text-protocol command and read the reply up to and
+    /// including a line for which `done` is true. For inspection only.
+    pub fn raw(&self, command: &[u8], done: impl Fn(&str) -> bool) -> Vec<String> {
+        // A loaded machine (a test binary starting 150 servers at once) can
+        // reset a connection on a full accept queue: retry for a while.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut stream = loop {
+            match TcpStream::connect(self.addr()) {
+                Ok(stream) => break stream,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("connect for a raw command: {e}"),
+            }
+        };
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+        stream.write_all(command).expect("write raw command");
+        let mut reader = BufReader::new(stream);
+        let mut lines = Vec::new();
+        loop {
+            // Bytes, shown lossily: a reply may echo a key that is not UTF-8.
+            let mut bytes = Vec::new();
+            if reader.read_until(b'\n', &mut bytes).unwrap_or(0) == 0 {
+                break;
+            }
+            let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
+            let finished = done(&line);
+            lines.push(line);
+            if finished {
+                break;
+            }
+        }
+        lines
+    }
+
+    /// The server's `stats`, by name.
+    pub fn stats(&self) -> HashMap<String, String> {
+        self.raw(b"stats\r\n", |l| l == "END" || l.starts_with("ERROR"))
+            .into_iter()
+            .filter_map(|l| {
+                let mut parts = l.splitn(3, ' ');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some("STAT"), Some(name), Some(value)) => {
+                        Some((name.to_string(), value.to_string()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// One numeric stat (0 if absent).
+    pub fn stat(&self, name: &str) -> u64 {
+        self.stats()
+            .get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Every command line the server has received from clients, in order of
+    /// arrival (`version` handshakes included), without the kit's own
+    /// `stats` calls. Needs [`ServerOptions::log_commands`]. Everything a client sent
+    /// before this call is included.
+    pub fn commands(&self) -> Vec<String> {
+        assert!(
+            self.options.log_commands,
+            "start the server with ServerOptions::log_commands() to record commands"
+        );
+        // A marker: once the server logged this `stats`, it has logged every
+        // command that was answered before it.
+        let seen = |log: &Vec<String>| log.iter().filter(|c| c.as_str() == "stats").count();
+        let before = seen(&self.log.lock().unwrap_or_else(|e| e.into_inner()));
+        self.stats();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if seen(&log) > before || Instant::now() > deadline {
+                return log.into_iter().filter(|c| c != "stats").collect();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// How many data commands clients have sent: [`commands`](Self::commands)
+    /// without the `version` handshakes.
+    pub fn command_count(&self) -> u64 {
+        self.commands().iter().filter(|c| *c != "version").count() as u64
+    }
+
+    /// Store a raw value with the classic `set` command, bypassing mcds (to
+    /// plant garbage under a structure's key, for example).
+    pub fn raw_set(&self, key: &str, value: &[u8]) {
+        let mut command = format!("set {key} 0 0 {}\r\n", value.len()).into_bytes();
+        command.extend_from_slice(value);
+        command.extend_from_slice(b"\r\n");
+        let reply = self.raw(&command, |_| true);
+        assert_eq!(
+            reply.first().map(String::as_str),
+            Some("STORED"),
+            "raw set {key}"
+        );
+    }
+}
+
+impl Drop for MemcachedServer {
+    fn drop(&mut self) {
+        // A paused process must be continued to die promptly on some
+        // systems; SIGKILL works on stopped processes on Linux.
+        self.kill();
+    }
+}
+
+/// Several servers, for a pool.
+#[derive(Debug)]
+pub struct ServerPool {
+    /// The servers, in configuration order.
+    pub servers: Vec<MemcachedServer>,
+}
+
+impl ServerPool {
+    /// Start `n` servers with the same options.
+    pub fn start(n: usize, options: ServerOptions) -> ServerPool {
+        ServerPool {
+            servers: (0..n)
+                .map(|_| MemcachedServer::start(options.clone()))
+                .collect(),
+        }
+    }
+
+    /// Their addresses.
+    pub fn addrs(&self) -> Vec<String> {
+        self.servers.iter().map(MemcachedServer::addr).collect()
+    }
+
+    /// `host:port,host:port,...`.
+    pub fn servers_arg(&self) -> String {
+        self.addrs().join(",")
+    }
+}
