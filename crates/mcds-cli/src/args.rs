@@ -186,12 +186,12 @@ pub(crate) enum LockCmd {
     /// --servers or MCDS_SERVERS: an embedded lock would exclude nobody.
     Run {
         name: String,
-        /// Lease length in seconds; renewed every ttl/3 while CMD runs
-        #[arg(long)]
-        ttl: u64,
-        /// Wait up to SECS for the lock (default: try once)
-        #[arg(long, default_value_t = 0.0)]
-        wait: f64,
+        /// Lease length (1.5, 500ms, 30s, 5m); renewed every ttl/3 while CMD runs
+        #[arg(long, value_parser = crate::duration::parse)]
+        ttl: std::time::Duration,
+        /// Wait up to this long for the lock (default: try once)
+        #[arg(long, value_parser = crate::duration::parse, default_value = "0")]
+        wait: std::time::Duration,
         /// Pass a fencing token to CMD in MCDS_FENCING_TOKEN
         #[arg(long)]
         fencing: bool,

@@ -19,13 +19,14 @@
 //! | 76    | [`LEASE_LOST`]        | `lock run`: the lease was lost while the command ran        |
 //! | other |                       | `lock run`: the command's own exit code, or 128 + N if signal N killed it |
 //!
-//! Which [`mc_core::Error`] gets 3 and which 4 is decided in
+//! Which [`mcds_core::Error`] gets 3 and which 4 is decided in
 //! [`context::Failure`]'s `From<Error>`.
 
 mod args;
 mod commands;
 mod context;
 mod demo;
+mod duration;
 
 use std::process::ExitCode;
 

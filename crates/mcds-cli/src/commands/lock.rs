@@ -24,18 +24,11 @@ pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         fencing,
         cmd,
     } = cmd;
-    if !(wait.is_finite() && wait >= 0.0) {
-        return Err(Failure {
-            code: INVALID_INPUT,
-            message: format!("--wait must be a number of seconds >= 0, got {wait}"),
-        });
-    }
-    let ttl = Duration::from_secs(ttl);
     let lock = Lock::new(&ctx.scope, &name, ttl)?.with_fencing(fencing);
-    let guard = if wait == 0.0 {
+    let guard = if wait.is_zero() {
         lock.try_acquire()?
     } else {
-        match lock.acquire(Duration::from_secs_f64(wait)) {
+        match lock.acquire(wait) {
             Ok(guard) => Some(guard),
             Err(Error::WaitTimeout { .. }) => None,
             Err(e) => return Err(e.into()),
@@ -111,8 +104,8 @@ pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
     let lease_lost = lost.load(std::sync::atomic::Ordering::SeqCst);
     match released {
         Ok(Release::Lost) if !lease_lost => eprintln!(
-            "mcds: warning: the lease on lock {name:?} had been lost before the command finished (TTL {} s too short?)",
-            ttl.as_secs()
+            "mcds: warning: the lease on lock {name:?} had been lost before the command finished (TTL {} too short?)",
+            crate::duration::show(ttl)
         ),
         Err(e) => {
             eprintln!("mcds: warning: could not release lock {name:?}: {e}; it expires by itself")
