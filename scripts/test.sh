@@ -13,16 +13,20 @@ as_root() {
 }
 
 apt_updated=0
-need_pkg() { # need_pkg <command> <debian package>
-  if ! command -v "$1" >/dev/null 2>&1; then
-    if [ "$apt_updated" -eq 0 ]; then
-      step "apt-get update"
-      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-      apt_updated=1
-    fi
-    step "installing $2 (for $1)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+install_pkg() { # install_pkg <debian package> <what needs it>
+  if [ "$apt_updated" -eq 0 ]; then
+    step "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
   fi
+  step "installing $1 (for $2)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
+need_pkg() { # need_pkg <command> <debian package>
+  command -v "$1" >/dev/null 2>&1 || install_pkg "$2" "$1"
+}
+need_file() { # need_file <path> <debian package>
+  [ -e "$1" ] || install_pkg "$2" "$1"
 }
 
 need_pkg memcached memcached
@@ -32,6 +36,8 @@ need_pkg php php-cli       # the PHP FFI test
 need_pkg python3 python3   # the Python ctypes test
 need_pkg pkg-config pkg-config # the README's C route, built through mcds.pc
 need_pkg readelf binutils  # ... and its SONAME checked
+need_pkg man man-db        # mcds's man pages, rendered
+need_file /usr/share/bash-completion/bash_completion bash-completion # mcds's completions, loaded
 echo "memcached: $(memcached -V)"
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -65,5 +71,8 @@ rm -f "$pkg_log"
 
 step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
 scripts/check-c-install.sh
+
+step "the CLI as an operator installs it: scripts/install-cli.sh, then bash completion and man"
+scripts/check-cli-install.sh
 
 step "all checks passed"

@@ -9,6 +9,7 @@ use mcds_core::{Error, MemoryStore, Scope, Store};
 use mcds_memcached::MemcachedStore;
 
 use crate::args::Global;
+use crate::report::Report;
 use crate::{INVALID_INPUT, UNAVAILABLE, USAGE};
 
 /// A failure: what to print and which code to exit with.
@@ -42,6 +43,11 @@ pub(crate) type CliResult = Result<u8, Failure>;
 pub(crate) struct Ctx {
     pub(crate) scope: Scope,
     pub(crate) json: bool,
+    /// Where errors, warnings and `-v` progress go.
+    pub(crate) report: Report,
+    /// The memcached store behind `scope`, for what only it can answer
+    /// (a key's time left); `None` on the embedded store.
+    pub(crate) memcached: Option<Arc<MemcachedStore>>,
 }
 
 impl Ctx {
@@ -55,7 +61,10 @@ impl Ctx {
     }
 }
 
-fn connect(cli: &Global) -> Result<Arc<dyn Store>, Failure> {
+/// The store a command uses, and the same store as memcached when it is.
+type Opened = (Arc<dyn Store>, Option<Arc<MemcachedStore>>);
+
+fn connect(cli: &Global) -> Result<Opened, Failure> {
     match cli
         .servers
         .as_deref()
@@ -72,9 +81,10 @@ fn connect(cli: &Global) -> Result<Arc<dyn Store>, Failure> {
                     code: INVALID_INPUT,
                     message: e.to_string(),
                 })?;
-            Ok(Arc::new(store))
+            let store = Arc::new(store);
+            Ok((store.clone(), Some(store)))
         }
-        None => Ok(Arc::new(MemoryStore::new())),
+        None => Ok((Arc::new(MemoryStore::new()), None)),
     }
 }
 
@@ -82,6 +92,7 @@ fn connect(cli: &Global) -> Result<Arc<dyn Store>, Failure> {
 /// commands that use a store. `lock` refuses the embedded store: a lock
 /// there excludes nobody, so every host would run the command.
 pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
+    let report = Report::new(cli.json, cli.verbose);
     let embedded = cli.servers.as_deref().is_none_or(|s| s.trim().is_empty());
     if embedded && for_lock {
         return Err(Failure {
@@ -90,12 +101,22 @@ pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
         });
     }
     if embedded {
-        eprintln!(
-            "mcds: warning: no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command"
+        report.warn(
+            "no --servers (or MCDS_SERVERS) given: using an embedded store whose state ends with this command",
+            serde_json::json!({ "store": "embedded" }),
+        );
+    }
+    let (store, memcached) = connect(cli)?;
+    if let Some(m) = &memcached {
+        report.info(
+            &format!("servers: {}", m.servers().join(", ")),
+            serde_json::json!({ "servers": m.servers() }),
         );
     }
     Ok(Ctx {
-        scope: Scope::new(connect(cli)?).with_prefix(&cli.prefix)?,
+        scope: Scope::new(store).with_prefix(&cli.prefix)?,
         json: cli.json,
+        report,
+        memcached,
     })
 }

@@ -11,22 +11,24 @@
 //! | Code  | Constant              | Meaning                                                     |
 //! |-------|-----------------------|-------------------------------------------------------------|
 //! | 0     | [`OK`]                | done; also `--help` and `--version`                         |
-//! | 1     | [`NEGATIVE`]          | a negative answer: denied, not a member, certainly not in a bloom filter |
+//! | 1     | [`NEGATIVE`]          | a negative answer: denied, not a member, certainly not in a bloom filter; `lock run`: the lock stayed held (flock's code; `-E` sets another) |
 //! | 2     | [`USAGE`]             | usage errors, as clap exits for them; `lock run` without servers |
 //! | 3     | [`INVALID_INPUT`]     | invalid input: a bad key, value, option or server address, stored data the command cannot use, a `lock run` command that cannot be started |
 //! | 4     | [`UNAVAILABLE`]       | connection, timeout or server error                         |
-//! | 75    | [`LOCK_NOT_ACQUIRED`] | `lock run`: the lock was not acquired in time               |
 //! | 76    | [`LEASE_LOST`]        | `lock run`: the lease was lost while the command ran        |
 //! | other |                       | `lock run`: the command's own exit code, or 128 + N if signal N killed it |
 //!
 //! Which [`mcds_core::Error`] gets 3 and which 4 is decided in
-//! [`context::Failure`]'s `From<Error>`.
+//! [`context::Failure`]'s `From<Error>`. `--help` lists the same codes
+//! ([`args::EXIT_CODES`]).
 
 mod args;
 mod commands;
 mod context;
 mod demo;
+mod docs;
 mod duration;
+mod report;
 
 use std::process::ExitCode;
 
@@ -34,6 +36,7 @@ use clap::Parser;
 
 use args::{Cli, Cmd};
 use context::{CliResult, Failure, open};
+use report::Report;
 
 /// Done.
 const OK: u8 = 0;
@@ -46,8 +49,6 @@ const USAGE: u8 = 2;
 const INVALID_INPUT: u8 = 3;
 /// The service: connection, timeout or server error.
 const UNAVAILABLE: u8 = 4;
-/// `lock run`: the lock was not acquired in time; the command did not run.
-const LOCK_NOT_ACQUIRED: u8 = 75;
 /// `lock run`: the lease was lost while the command ran; it was sent SIGTERM.
 const LEASE_LOST: u8 = 76;
 
@@ -68,23 +69,48 @@ fn run(cli: Cli) -> CliResult {
         Cmd::Hll(cmd) => commands::hll(&ctx()?, cmd),
         Cmd::Bloom(cmd) => commands::bloom(&ctx()?, cmd),
         Cmd::Bitmap(cmd) => commands::bitmap(&ctx()?, cmd),
+        Cmd::Completions { shell } => {
+            docs::completions(shell);
+            Ok(OK)
+        }
+        Cmd::Man { dir } => docs::man(dir.as_deref()),
     }
 }
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // Help and version go to stdout with code 0; usage errors exit 2.
-            let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
-        }
+        Err(e) => return usage_error(e),
     };
+    let report = Report::new(cli.global.json, cli.global.verbose);
     match run(cli) {
         Ok(code) => ExitCode::from(code),
-        Err(Failure { code, message }) => {
-            eprintln!("mcds: error: {message}");
-            ExitCode::from(code)
+        Err(failure) => {
+            report.error(&failure);
+            ExitCode::from(failure.code)
         }
     }
+}
+
+/// Help and version go to stdout with code 0, as clap prints them; usage
+/// errors exit 2, as one JSON object on stderr when `--json` is among the
+/// options (clap could not parse the rest, so the arguments are scanned).
+fn usage_error(e: clap::Error) -> ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(USAGE);
+    let json = std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if code == OK || !json {
+        let _ = e.print();
+    } else {
+        let message = e.render().to_string();
+        let first = message.lines().next().unwrap_or_default();
+        let first = first.strip_prefix("error: ").unwrap_or(first);
+        Report::new(true, false).error(&Failure {
+            code,
+            message: first.to_string(),
+        });
+    }
+    ExitCode::from(code)
 }

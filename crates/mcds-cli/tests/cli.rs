@@ -176,18 +176,20 @@ fn lock_run_like_flock() {
         token.trim().parse::<u64>().unwrap() > 1_000_000_000_000_000,
         "{token}"
     );
-    // Held elsewhere: not acquired, 75, command not run.
+    // Held elsewhere: not acquired within -w, the -E code, command not run.
     let store =
         std::sync::Arc::new(mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap());
     let lock = mcds_lock::Lock::new(store, "job", Duration::from_secs(30)).unwrap();
     let guard = lock.try_acquire().unwrap().unwrap();
     mcds(&server)
         .args([
-            "lock", "run", "job", "--ttl", "10", "--wait", "0.3", "--", "sh", "-c", "echo ran",
+            "lock", "run", "job", "--ttl", "10", "--wait", "0.3", "-E", "75", "--", "sh", "-c",
+            "echo ran",
         ])
         .assert()
         .code(75)
-        .stdout("");
+        .stdout("")
+        .stderr("");
     guard.release().unwrap();
 }
 
@@ -326,9 +328,9 @@ fn lock_run_extends_the_lease_while_the_command_runs() {
     }
     for _ in 0..4 {
         mcds(&server)
-            .args(["lock", "run", "long", "--ttl", "1", "--", "true"])
+            .args(["lock", "run", "-n", "long", "--ttl", "1", "--", "true"])
             .assert()
-            .code(75);
+            .code(1);
         std::thread::sleep(Duration::from_millis(500));
     }
     assert!(holder.wait().unwrap().success());

@@ -131,6 +131,8 @@ pub struct Lock {
     fencing: bool,
     backoff_min: Duration,
     backoff_max: Duration,
+    /// Written before the random part of every owner token.
+    label: String,
 }
 
 /// The TTL written for a lease of `ttl`: rounded up to whole seconds, plus
@@ -197,7 +199,38 @@ impl Lock {
             fencing: false,
             backoff_min: Duration::from_millis(1),
             backoff_max: Duration::from_millis(50),
+            label: String::new(),
         })
+    }
+
+    /// Name the holder for whoever inspects the lock: every owner token
+    /// this lock writes is `<label> <random hex>`, which
+    /// [`holder`](Lock::holder) returns. `mcds lock run` uses
+    /// `host=<hostname> pid=<pid>`. The random part alone makes a token
+    /// unique, so two holders with the same label still never release or
+    /// extend each other's lease. At most 200 bytes of printable ASCII
+    /// (spaces included), else [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::MemoryStore;
+    /// use mcds_lock::Lock;
+    ///
+    /// let lock = Lock::new(Arc::new(MemoryStore::new()), "cron", Duration::from_secs(60))?
+    ///     .with_owner_label("host=web1 pid=4242")?;
+    /// let _guard = lock.try_acquire()?.unwrap();
+    /// assert!(lock.holder()?.unwrap().starts_with("host=web1 pid=4242 "));
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn with_owner_label(mut self, label: &str) -> Result<Lock> {
+        if label.len() > 200 || !label.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+            return Err(Error::InvalidArgument(format!(
+                "a lock owner label is at most 200 bytes of printable ASCII, got {label:?}"
+            )));
+        }
+        self.label = label.to_string();
+        Ok(self)
     }
 
     /// Hand out fencing tokens (default off). The token's increment is
@@ -228,13 +261,23 @@ impl Lock {
         self.ttl
     }
 
+    /// The key of the lock item, whose value is the holder's owner token
+    /// (`<prefix>lock:<name>:owner`).
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
     /// Take the lock if it is free: `Some(guard)`, or `None` if another owner
     /// holds it. One round trip, fencing token included (three with fencing
     /// on a pool where the lock and its fence counter are on different
     /// servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
         let started = Instant::now();
-        let token = mcds_core::random_token();
+        let token = if self.label.is_empty() {
+            mcds_core::random_token()
+        } else {
+            format!("{} {}", self.label, mcds_core::random_token())
+        };
         let ttl = lease_ttl(self.ttl)?;
         if !self.store.supports_cas(&self.key)? {
             // Without CAS ids a release or extend could not tell our lock
@@ -331,22 +374,28 @@ impl Lock {
     }
 
     /// Wait up to `timeout` for the lock, retrying with jittered exponential
-    /// backoff. [`Error::WaitTimeout`] if it stays taken.
+    /// backoff. [`Error::WaitTimeout`] if it stays taken. A timeout too large
+    /// to add to the current instant (`Duration::MAX`) waits for ever.
     pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now().checked_add(timeout);
         let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
             if let Some(guard) = self.try_acquire()? {
                 return Ok(guard);
             }
             let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::WaitTimeout {
-                    what: format!("lock {:?}", self.name),
-                    waited: timeout,
-                });
-            }
-            std::thread::sleep(backoff.next_delay().min(deadline - now));
+            let delay = backoff.next_delay();
+            let delay = match deadline {
+                Some(deadline) if now >= deadline => {
+                    return Err(Error::WaitTimeout {
+                        what: format!("lock {:?}", self.name),
+                        waited: timeout,
+                    });
+                }
+                Some(deadline) => delay.min(deadline - now),
+                None => delay,
+            };
+            std::thread::sleep(delay);
         }
     }
 

@@ -351,3 +351,66 @@ fn bad_arguments_are_clear_errors() {
         Err(mcds_core::Error::InvalidKey { .. })
     ));
 }
+
+#[test]
+fn an_owner_label_names_the_holder_and_tokens_stay_unique() {
+    let (store, clock) = memory();
+    let a = fast(
+        store.clone(),
+        "labelled",
+        Duration::from_secs(10),
+        Some(&clock),
+        false,
+    )
+    .unwrap()
+    .with_owner_label("host=web1 pid=1")
+    .unwrap();
+    let b = fast(
+        store,
+        "labelled",
+        Duration::from_secs(10),
+        Some(&clock),
+        false,
+    )
+    .unwrap()
+    .with_owner_label("host=web1 pid=1")
+    .unwrap();
+    let guard = a.try_acquire().unwrap().unwrap();
+    let holder = a.holder().unwrap().unwrap();
+    assert!(holder.starts_with("host=web1 pid=1 "), "{holder}");
+    assert_eq!(holder, guard.owner_token());
+    // The same label on another lock object: still a different owner.
+    assert!(b.try_acquire().unwrap().is_none());
+    clock.advance(Duration::from_secs(13));
+    let second = b.try_acquire().unwrap().unwrap();
+    assert_ne!(second.owner_token(), guard.owner_token());
+    assert_eq!(
+        guard.release().unwrap(),
+        Release::Lost,
+        "not the new holder's"
+    );
+    assert_eq!(second.release().unwrap(), Release::Released);
+    for bad in ["tab\there", "new\nline", &"x".repeat(201), "é"] {
+        let e = Lock::new(Arc::new(MemoryStore::new()), "x", Duration::from_secs(1))
+            .unwrap()
+            .with_owner_label(bad)
+            .unwrap_err();
+        assert!(e.to_string().contains("printable ASCII"), "{e}");
+    }
+}
+
+#[test]
+fn acquire_with_an_unbounded_timeout_waits_instead_of_panicking() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let lock = fast(store, "forever", Duration::from_secs(10), None, false).unwrap();
+    let guard = lock.try_acquire().unwrap().unwrap();
+    let waiter = std::thread::spawn({
+        let lock = lock.clone();
+        move || lock.acquire(Duration::MAX).map(|g| g.release())
+    });
+    // Whether the waiter is already backing off or not yet started, it
+    // gets the lock once it is released (before the fix, computing the
+    // deadline panicked at once).
+    assert_eq!(guard.release().unwrap(), Release::Released);
+    assert_eq!(waiter.join().unwrap().unwrap().unwrap(), Release::Released);
+}

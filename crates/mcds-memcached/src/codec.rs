@@ -22,6 +22,8 @@
 //! | `delete_cas` | `md <k> C<cas>`, before 1.6.13 `ms <k> 0 C<cas> T-1` | yes |
 //! | `touch` | `mg <k> T<exp>` | no |
 
+use std::time::Duration;
+
 use mcds_core::{
     CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, backend,
 };
@@ -252,6 +254,36 @@ pub(crate) fn probed_size(r: &MetaCommandResult) -> Option<usize> {
         return None;
     }
     Some(usize::try_from(r.size.unwrap_or(0)).unwrap_or(usize::MAX))
+}
+
+/// `mg <k> v t`: the value and the seconds left before the item expires.
+pub(crate) fn get_with_ttl(key: &Key) -> MetaCommand {
+    cmd(MetaOp::Get, key).flag("v").flag("t")
+}
+
+/// The reply to [`get_with_ttl`]: `None` on a miss, else the value and the
+/// time left on the server's clock (`None`: the item never expires, `t-1`).
+/// A hit without a `t` flag, or a negative TTL other than -1, is
+/// [`Error::Protocol`].
+pub(crate) fn value_and_ttl(
+    r: &MetaCommandResult,
+    server: &str,
+) -> Result<Option<(Vec<u8>, Option<Duration>)>> {
+    if r.rc == ReturnCode::En {
+        return Ok(None);
+    }
+    let (Some(value), Some(ttl)) = (&r.value, r.ttl) else {
+        return Err(unexpected(server, "mg v t (no value or no TTL)", r));
+    };
+    let left = match ttl {
+        -1 => None,
+        t => {
+            Some(Duration::from_secs(u64::try_from(t).map_err(|_| {
+                unexpected(server, "mg v t (TTL below -1)", r)
+            })?))
+        }
+    };
+    Ok(Some((value.clone(), left)))
 }
 
 fn counter_value(r: &MetaCommandResult, server: &str) -> Result<u64> {

@@ -13,6 +13,7 @@
 //! ([`finish_not_stored`](MemcachedStore::finish_not_stored)).
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use mcds_core::{Error, Key, Op, Reply, Result, Store, Ttl, backend};
 use memcache::exp::MetaCommand;
@@ -112,6 +113,29 @@ impl MemcachedStore {
     /// if one was made.
     pub fn server_version(&self, index: usize) -> Option<Version> {
         self.servers.get(index).and_then(Server::version)
+    }
+
+    /// The value of `key` and how long it has left before it expires, as
+    /// the server that owns it counts (`mg <key> v t`, one round trip):
+    /// `None` on a miss; the time left is `None` for an item that never
+    /// expires, and whole seconds otherwise (memcached keeps no finer
+    /// time). What an operator asks of a lock item (`mcds lock status`);
+    /// no structure depends on it, as none depends on when an item expires.
+    ///
+    /// ```no_run
+    /// use mcds_core::Key;
+    /// use mcds_memcached::MemcachedStore;
+    ///
+    /// let store = MemcachedStore::connect("127.0.0.1:11211")?;
+    /// if let Some((value, left)) = store.get_with_ttl(&Key::new("lock:nightly:owner")?)? {
+    ///     println!("held by {} for {left:?}", String::from_utf8_lossy(&value));
+    /// }
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn get_with_ttl(&self, key: &Key) -> Result<Option<(Vec<u8>, Option<Duration>)>> {
+        let mut s = self.session(key)?;
+        let r = s.exchange(key, &codec::get_with_ttl(key))?;
+        codec::value_and_ttl(&r, s.server_addr())
     }
 
     /// A session with the server that owns `key`.

@@ -363,3 +363,25 @@ fn restart_keeps_the_handle_usable() {
     }
     assert_eq!(store.get(&k("r0.3")).unwrap().unwrap().value, b"again");
 }
+
+#[test]
+fn get_with_ttl_reads_the_time_left_on_the_servers_clock() {
+    let server = MemcachedServer::start_default();
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    store.set(&k("short"), b"v1", Ttl::secs(100)).unwrap();
+    store.set(&k("forever"), b"v2", Ttl::Never).unwrap();
+    let (value, left) = store.get_with_ttl(&k("short")).unwrap().unwrap();
+    assert_eq!(value, b"v1");
+    // Whole seconds on the server's clock, which may have ticked since the
+    // write (and the TTL was sent as an absolute time on that clock).
+    let left = left.expect("a TTL");
+    assert!(
+        (Duration::from_secs(97)..=Duration::from_secs(101)).contains(&left),
+        "{left:?}"
+    );
+    assert_eq!(
+        store.get_with_ttl(&k("forever")).unwrap(),
+        Some((b"v2".to_vec(), None))
+    );
+    assert_eq!(store.get_with_ttl(&k("missing")).unwrap(), None);
+}

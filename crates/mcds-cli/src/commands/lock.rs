@@ -7,39 +7,123 @@
 
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcds_core::Error;
 use mcds_lock::{Lock, Release};
 
-use crate::args::LockCmd;
+use serde_json::json;
+
+use crate::args::{LockCmd, RunArgs};
 use crate::context::{CliResult, Ctx, Failure};
-use crate::{INVALID_INPUT, LEASE_LOST, LOCK_NOT_ACQUIRED};
+use crate::duration::show;
+use crate::{INVALID_INPUT, LEASE_LOST, NEGATIVE, OK};
 
 pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
-    let LockCmd::Run {
-        name,
-        ttl,
+    match cmd {
+        LockCmd::Run(args) => run(ctx, args),
+        LockCmd::Status { name } => status(ctx, &name),
+    }
+}
+
+/// `lock status NAME`: the holder and its lease's time left, read in one
+/// round trip from the server that owns the lock item.
+fn status(ctx: &Ctx, name: &str) -> CliResult {
+    let lock = Lock::new(&ctx.scope, name, Duration::from_secs(1))?;
+    let held = match &ctx.memcached {
+        Some(store) => store.get_with_ttl(lock.key())?,
+        None => lock.holder()?.map(|h| (h.into_bytes(), None)),
+    };
+    let Some((owner, left)) = held else {
+        ctx.print("free", json!({ "lock": name, "held": false }));
+        return Ok(NEGATIVE);
+    };
+    let owner = String::from_utf8_lossy(&owner);
+    let (text_left, ms_left) = match left {
+        Some(left) => (show(left), json!(left.as_millis() as u64)),
+        None => ("ever (no TTL)".to_string(), serde_json::Value::Null),
+    };
+    ctx.print(
+        format!("held by {owner} for {text_left}"),
+        json!({ "lock": name, "held": true, "owner": owner, "expires_in_ms": ms_left }),
+    );
+    Ok(OK)
+}
+
+/// Who this process is, written into its owner token for `lock status`.
+fn owner_label() -> String {
+    let uname = rustix::system::uname();
+    let host: String = uname
+        .nodename()
+        .to_string_lossy()
+        .chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(100)
+        .collect();
+    format!("host={host} pid={}", std::process::id())
+}
+
+/// `lock run`: flock(1) across machines.
+fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
+    let RunArgs {
+        nonblock,
         wait,
+        conflict_exit_code,
+        shell,
+        ttl,
         fencing,
+        name,
         cmd,
-    } = cmd;
-    let lock = Lock::new(&ctx.scope, &name, ttl)?.with_fencing(fencing);
-    let guard = if wait.is_zero() {
-        lock.try_acquire()?
-    } else {
-        match lock.acquire(wait) {
+    } = args;
+    let report = ctx.report;
+    let cmd = match shell {
+        Some(script) => vec!["/bin/sh".to_string(), "-c".to_string(), script],
+        None => cmd,
+    };
+    let lock = Lock::new(&ctx.scope, &name, ttl)?
+        .with_fencing(fencing)
+        .with_owner_label(&owner_label())?;
+    let started = Instant::now();
+    let mut guard = lock.try_acquire()?;
+    if guard.is_none() && !nonblock && wait != Some(Duration::ZERO) {
+        let holder = lock.holder()?.unwrap_or_default();
+        let limit = wait.map_or("as long as it takes".to_string(), show);
+        report.info(
+            &format!("lock {name:?} is held by {holder}; waiting for {limit}"),
+            json!({ "event": "waiting", "lock": name, "holder": holder,
+                    "wait_ms": wait.map(|w| w.as_millis() as u64) }),
+        );
+        // Without -w: for ever (acquire takes Duration::MAX as no deadline).
+        guard = match lock.acquire(wait.unwrap_or(Duration::MAX)) {
             Ok(guard) => Some(guard),
             Err(Error::WaitTimeout { .. }) => None,
             Err(e) => return Err(e.into()),
-        }
-    };
+        };
+    }
     let Some(mut guard) = guard else {
-        eprintln!(
-            "mcds: lock {name:?} is held by another owner; not running the command (exit 75)"
+        // Silent, as flock -n and -w are: cron mails nothing for an overlap.
+        let holder = lock.holder()?.unwrap_or_default();
+        report.info(
+            &format!(
+                "lock {name:?} is held by {holder}; not running the command (exit {conflict_exit_code})"
+            ),
+            json!({ "event": "conflict", "lock": name, "holder": holder,
+                    "exit_code": conflict_exit_code }),
         );
-        return Ok(LOCK_NOT_ACQUIRED);
+        return Ok(conflict_exit_code);
     };
+    let token = guard.fencing_token();
+    report.info(
+        &format!(
+            "acquired lock {name:?} after {}{}; running {}",
+            show(started.elapsed()),
+            token.map(|t| format!(" (fencing token {t})")).unwrap_or_default(),
+            cmd.join(" ")
+        ),
+        json!({ "event": "acquired", "lock": name, "waited_ms": started.elapsed().as_millis() as u64,
+                "fencing_token": token, "ttl_ms": ttl.as_millis() as u64, "command": cmd }),
+    );
+    let running = Instant::now();
     let mut command = Command::new(&cmd[0]);
     command.args(&cmd[1..]);
     if let Some(token) = guard.fencing_token() {
@@ -64,6 +148,12 @@ pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
     // The parent-death signal reaches only the command itself; its own
     // children are killed by this watcher when mcds goes away, however.
     let watcher = job.dead_man_switch();
+    if watcher.is_none() {
+        report.warn(
+            "cannot start /bin/sh to watch over the command: if mcds is killed, processes the command started may outlive the lock",
+            json!({ "event": "no_watcher", "lock": name }),
+        );
+    }
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // After SIGTERM on a lost lease, the job gets this long before SIGKILL:
     // the renewer reports the loss about TTL/3 before the lease can end.
@@ -75,8 +165,9 @@ pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         move |e| {
             lost.store(true, std::sync::atomic::Ordering::SeqCst);
             let why = e.map(|e| format!(": {e}")).unwrap_or_default();
-            eprintln!(
-                "mcds: lost the lease on lock {name:?} while the command runs{why}; stopping it (SIGTERM, SIGKILL after {grace:?}; exit 76)"
+            report.warn(
+                &format!("lost the lease on lock {name:?} while the command runs{why}; stopping it (SIGTERM, SIGKILL after {}; exit 76)", show(grace)),
+                json!({ "event": "lease_lost", "lock": name, "exit_code": LEASE_LOST }),
             );
             job.signal(rustix::process::Signal::TERM);
             std::thread::sleep(grace);
@@ -102,20 +193,33 @@ pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
         message: format!("waiting for {:?}: {e}", cmd[0]),
     })?;
     let lease_lost = lost.load(std::sync::atomic::Ordering::SeqCst);
+    let code = if lease_lost {
+        LEASE_LOST
+    } else {
+        exit_code(status)
+    };
     match released {
-        Ok(Release::Lost) if !lease_lost => eprintln!(
-            "mcds: warning: the lease on lock {name:?} had been lost before the command finished (TTL {} too short?)",
-            crate::duration::show(ttl)
+        Ok(Release::Released) => report.info(
+            &format!(
+                "the command exited (exit {code}) after {}; released lock {name:?}",
+                show(running.elapsed())
+            ),
+            json!({ "event": "released", "lock": name, "exit_code": code,
+                    "ran_ms": running.elapsed().as_millis() as u64 }),
         ),
-        Err(e) => {
-            eprintln!("mcds: warning: could not release lock {name:?}: {e}; it expires by itself")
-        }
-        _ => {}
+        Ok(Release::Lost) if !lease_lost => report.warn(
+            &format!(
+                "the lease on lock {name:?} had been lost before the command finished (another host may have run it too)"
+            ),
+            json!({ "event": "lease_lost", "lock": name, "exit_code": code }),
+        ),
+        Ok(Release::Lost) => {}
+        Err(e) => report.warn(
+            &format!("could not release lock {name:?}: {e}; it expires by itself within {}", show(ttl)),
+            json!({ "event": "release_failed", "lock": name, "error": e.to_string() }),
+        ),
     }
-    if lease_lost {
-        return Ok(LEASE_LOST);
-    }
-    Ok(exit_code(status))
+    Ok(code)
 }
 
 /// The running command of `lock run` (the leader of its own process group),

@@ -1,0 +1,111 @@
+//! `mcds completions` and `mcds man` produce what bash and man read.
+
+use std::process::Command;
+
+fn mcds() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin("mcds"))
+}
+
+/// What bash offers after `words`, with the script from `mcds completions
+/// bash` loaded (the word under the cursor is the last one).
+fn complete(words: &[&str]) -> Vec<String> {
+    let script = mcds().args(["completions", "bash"]).output().unwrap();
+    assert!(script.status.success());
+    let dir = std::env::temp_dir().join(format!("mcds-completion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcds.bash");
+    std::fs::write(&file, &script.stdout).unwrap();
+    let words: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let probe = format!(
+        "source {file}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
+         COMP_POINT=${{#COMP_LINE}}; _mcds mcds \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file = file.display(),
+        words = words.join(" "),
+        cword = words.len() - 1,
+    );
+    let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_commands_and_flock_options() {
+    let top = complete(&["mcds", "lo"]);
+    assert!(
+        top.contains(&"lock".to_string()) && top.contains(&"log".to_string()),
+        "{top:?}"
+    );
+    let sub = complete(&["mcds", "lock", ""]);
+    assert!(
+        sub.contains(&"run".to_string()) && sub.contains(&"status".to_string()),
+        "{sub:?}"
+    );
+    let opts = complete(&["mcds", "lock", "run", "--"]);
+    for flag in [
+        "--nonblock",
+        "--wait",
+        "--conflict-exit-code",
+        "--command",
+        "--ttl",
+        "--fencing",
+    ] {
+        assert!(
+            opts.contains(&flag.to_string()),
+            "{flag} not offered: {opts:?}"
+        );
+    }
+    let shells = complete(&["mcds", "completions", ""]);
+    assert!(shells.contains(&"zsh".to_string()), "{shells:?}");
+}
+
+#[test]
+fn the_man_page_renders() {
+    let page = mcds().arg("man").output().unwrap();
+    assert!(page.status.success());
+    let dir = std::env::temp_dir().join(format!("mcds-man-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcds.1");
+    std::fs::write(&file, &page.stdout).unwrap();
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(&file)
+        .env("MANWIDTH", "100")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+        .expect("man (Debian's man-db) renders the page");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "NAME",
+        "mcds - Distributed data structures on memcached",
+        "SYNOPSIS",
+        "--servers",
+        "Exit codes:",
+        "mcds-lock(1)",
+    ] {
+        assert!(
+            text.contains(part),
+            "the rendered page lacks {part:?}:\n{text}"
+        );
+    }
+    // One page per subcommand with --dir, lock run's included.
+    let pages = dir.join("pages");
+    let status = mcds().args(["man", "--dir"]).arg(&pages).status().unwrap();
+    assert!(status.success());
+    let run = std::fs::read_to_string(pages.join("mcds-lock-run.1")).unwrap();
+    assert!(run.contains("nonblock"), "{run}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
