@@ -291,9 +291,15 @@ fn single(fixture: &Fixture, data: &[u8]) {
                     check_reply(i, op, &reply, Some(&r), inc);
                 }
                 // The protocol variants' decoders (append, the append/add
-                // loop, the probe after NS).
+                // loop, the probe after NS), and get_with_ttl's.
                 let _ = codec::stored(&r, op.name(), SERVER);
                 let _ = codec::probed_size(&r);
+                // `get_with_ttl`'s decoder: a hit always carries the TTL
+                // the server reported, which is never below -1.
+                if let Ok(Some((value, left))) = codec::value_and_ttl(&r, SERVER) {
+                    assert_eq!(Some(&value), r.value.as_ref());
+                    assert_eq!(left.is_none(), r.ttl == Some(-1));
+                }
             }
             Err(e) => {
                 let _ = errors.map(op.key(), e, op.has_side_effect());
