@@ -68,6 +68,12 @@ fn run(cli: Cli) -> CliResult {
         Cmd::Hll(cmd) => commands::hll(&ctx()?, cmd),
         Cmd::Bloom(cmd) => commands::bloom(&ctx()?, cmd),
         Cmd::Bitmap(cmd) => commands::bitmap(&ctx()?, cmd),
+        Cmd::Table(cmd) => commands::table(&ctx()?, cmd),
+        Cmd::Shadow(cmd) => commands::shadow(&ctx()?, cmd),
+        Cmd::View(cmd) => commands::view(&ctx()?, cmd),
+        Cmd::ShardedSet(cmd) => commands::sharded_set(&ctx()?, cmd),
+        Cmd::Kv(cmd) => commands::kv(&ctx()?, cmd),
+        Cmd::Stats => commands::stats(&global),
     }
 }
 
