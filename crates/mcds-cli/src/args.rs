@@ -103,13 +103,41 @@ pub(crate) enum Cmd {
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },
+    /// Tables: a member set with a value per member (a distributed map)
+    #[command(subcommand)]
+    Table(TableCmd),
+    /// Shadow counters: the count of the previous period (visitors last hour)
+    #[command(subcommand)]
+    Shadow(ShadowCmd),
+    /// View counters: a cached count seeded from your database's total
+    #[command(subcommand)]
+    View(ViewCmd),
+    /// Sets spread over several keys, for sets too large for one item
+    #[command(subcommand)]
+    ShardedSet(ShardedSetCmd),
+    /// Raw store operations on single keys (--prefix applies), for operators
+    ///
+    /// `kv` rather than top-level get/set/delete: `mcds set` is the set
+    /// structure. The key is KEY with --prefix prepended, used as it is
+    /// (no escaping, unlike structure names).
+    #[command(subcommand)]
+    Kv(KvCmd),
+    /// Print each memcached server's statistics (`stats`)
+    ///
+    /// One line per server with its address, version, uptime, curr_items,
+    /// bytes, get_hits, get_misses, evictions and curr_connections; --json
+    /// gives every statistic of every server (integers as numbers, other
+    /// values as strings). Exit 4 if a server did not answer (the others
+    /// are still printed); exit 3 without --servers: the embedded store has
+    /// no servers.
+    Stats,
 }
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum HllCmd {
     /// Add elements; prints 1 if the estimate may have changed, else 0
     Add {
-        /// The HyperLogLog's name
+        /// The sketch
         name: String,
         /// The elements to add
         #[arg(required = true)]
@@ -118,15 +146,15 @@ pub(crate) enum HllCmd {
     /// Print the estimated number of distinct elements (of the union, for
     /// several names)
     Count {
-        /// The HyperLogLogs to count (the union of several)
+        /// The sketches (several: the count of their union)
         #[arg(required = true)]
         names: Vec<String>,
     },
     /// Write the union of TARGET and SOURCES into TARGET
     Merge {
-        /// The HyperLogLog to merge into
+        /// The sketch to merge into (it keeps its own elements)
         target: String,
-        /// The HyperLogLogs to merge from
+        /// The sketches to merge
         #[arg(required = true)]
         sources: Vec<String>,
     },
@@ -146,7 +174,7 @@ pub(crate) struct BloomShape {
 pub(crate) enum BloomCmd {
     /// Add elements; prints how many were new
     Add {
-        /// The filter's name
+        /// The filter
         name: String,
         /// The elements to add
         #[arg(required = true)]
@@ -156,9 +184,9 @@ pub(crate) enum BloomCmd {
     },
     /// Exit 0 if ELEMENT may have been added, 1 if it certainly was not
     Check {
-        /// The filter's name
+        /// The filter
         name: String,
-        /// The element to check
+        /// The element to look for
         element: String,
         #[command(flatten)]
         shape: BloomShape,
@@ -170,9 +198,9 @@ pub(crate) struct BitmapShape {
     /// Unix seconds of bit 0
     #[arg(long, default_value_t = 0)]
     pub(crate) start: u64,
-    /// Seconds per bit
-    #[arg(long, default_value_t = 86_400)]
-    pub(crate) unit: u64,
+    /// Time per bit (86400, 1d, 1h, 500ms)
+    #[arg(long, value_parser = crate::duration::parse, default_value = "1d")]
+    pub(crate) unit: std::time::Duration,
 }
 
 #[derive(Subcommand, Debug)]
@@ -180,7 +208,7 @@ pub(crate) enum BitmapCmd {
     /// Set the bit of the unit containing --at-ms (default now), or bit
     /// --index; prints the previous bit
     Mark {
-        /// The bitmap's name
+        /// The bitmap
         name: String,
         /// Unix milliseconds (default now)
         #[arg(long, conflicts_with = "index")]
@@ -193,11 +221,11 @@ pub(crate) enum BitmapCmd {
     },
     /// Print how many bits are set in FIRST..=LAST (bit indexes)
     Count {
-        /// The bitmap's name
+        /// The bitmap
         name: String,
-        /// The first bit index
+        /// The first bit index counted
         first: u64,
-        /// The last bit index (inclusive)
+        /// The last bit index counted
         last: u64,
         #[command(flatten)]
         shape: BitmapShape,
@@ -208,21 +236,21 @@ pub(crate) enum BitmapCmd {
 pub(crate) enum CounterCmd {
     /// Add DELTA (default 1) and print the new value
     Incr {
-        /// The counter's name
+        /// The counter
         name: String,
         /// How much to add (default 1)
         delta: Option<u64>,
     },
     /// Subtract DELTA (default 1, stops at 0) and print the new value
     Decr {
-        /// The counter's name
+        /// The counter
         name: String,
         /// How much to subtract (default 1)
         delta: Option<u64>,
     },
     /// Print the value (0 if absent)
     Get {
-        /// The counter's name
+        /// The counter
         name: String,
     },
 }
@@ -324,39 +352,48 @@ pub(crate) struct RunArgs {
 pub(crate) enum SetCmd {
     /// Add members
     Add {
-        /// The set's name
+        /// The set
         name: String,
-        /// The members (any text; spaces allowed)
+        /// The members to add (any strings)
         #[arg(required = true)]
         members: Vec<String>,
     },
     /// Remove members
     Remove {
-        /// The set's name
+        /// The set
         name: String,
-        /// The members (any text; spaces allowed)
+        /// The members to remove
         #[arg(required = true)]
         members: Vec<String>,
     },
     /// Print the members, one per line, in insertion order
     Members {
-        /// The set's name
+        /// The set
         name: String,
     },
-    /// Exit 0 if MEMBER is in the set, 1 if not
+    /// Exit 0 if MEMBER is in the set, 1 if not (prints true or false)
     Contains {
-        /// The set's name
+        /// The set
         name: String,
-        /// The member to look for
+        /// The member
         member: String,
+    },
+    /// Rewrite the set without the tokens of removed members; prints
+    /// whether it was rewritten
+    ///
+    /// false: there was nothing to drop, or another client wrote meanwhile
+    /// (nothing is lost; run it again).
+    Compact {
+        /// The set
+        name: String,
     },
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct LogShape {
-    /// Chunk length in seconds
-    #[arg(long, default_value_t = 60)]
-    pub(crate) chunk: u64,
+    /// Chunk length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse, default_value = "60")]
+    pub(crate) chunk: std::time::Duration,
     /// Number of chunks (the log keeps (chunks - 1) * chunk seconds)
     #[arg(long, default_value_t = 61)]
     pub(crate) chunks: usize,
@@ -366,9 +403,9 @@ pub(crate) struct LogShape {
 pub(crate) enum LogCmd {
     /// Append an event
     Put {
-        /// The log's name
+        /// The log
         name: String,
-        /// The event payload
+        /// The event's text
         payload: String,
         /// Event time in Unix milliseconds (default now)
         #[arg(long)]
@@ -378,24 +415,90 @@ pub(crate) enum LogCmd {
     },
     /// Print events as `<unix ms> <payload>`, in time order
     Fetch {
-        /// The log's name
+        /// The log
         name: String,
-        /// Start of the range, Unix milliseconds (default: the oldest kept)
+        /// The first Unix millisecond (default: the oldest event kept)
         #[arg(long)]
         from_ms: Option<u64>,
-        /// End of the range, Unix milliseconds (default: the newest)
+        /// The last Unix millisecond (default: now)
         #[arg(long)]
         to_ms: Option<u64>,
         #[command(flatten)]
         shape: LogShape,
     },
+    /// Print the events after a cursor, as `<unix ms> <payload>` lines; with
+    /// --follow keep polling for new ones, like `tail -f`
+    ///
+    /// A cursor is `MS:N` (after the first N events at Unix millisecond MS,
+    /// and everything before MS), as mcds prints it, or `MS` alone (after
+    /// every event up to and including MS), or `now`. Without --cursor:
+    /// every event still in the log.
+    ///
+    /// To resume where a run stopped, pass the cursor it printed: with
+    /// --print-cursor a last line `cursor MS:N` follows the events (with
+    /// --follow, after each batch); under --json every event line carries
+    /// the cursor to resume after it, and --print-cursor adds a line
+    /// {"cursor":"MS:N"}.
+    ///
+    /// With --follow, mcds polls every --interval until it is killed or its
+    /// output is closed (exit 0 either way, e.g. `| head -1`); stdout is
+    /// flushed after each batch. An unavailable server is reported on
+    /// stderr once and polling goes on.
+    Since {
+        /// The log
+        name: String,
+        /// Where to start: MS:N, MS or now (default: the oldest event kept)
+        #[arg(long, value_parser = parse_cursor)]
+        cursor: Option<CursorArg>,
+        /// Keep polling for new events until killed
+        #[arg(long)]
+        follow: bool,
+        /// With --follow, how often to poll (1.5, 500ms, 5s)
+        #[arg(long, value_parser = crate::duration::parse, default_value = "1s", requires = "follow")]
+        interval: std::time::Duration,
+        /// After the events, print the cursor to resume from: `cursor MS:N`
+        #[arg(long)]
+        print_cursor: bool,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+}
+
+/// A `--cursor` of `log since`: a position, or `now` (resolved when the
+/// command runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CursorArg {
+    /// After the first `seen_at_ms` events at `at_ms`.
+    At(mcds_eventlog::Cursor),
+    /// After every event up to the current time.
+    Now,
+}
+
+/// Parse `MS:N`, `MS` or `now` (see `log since --help`).
+fn parse_cursor(text: &str) -> Result<CursorArg, String> {
+    let bad = || {
+        format!(
+            "invalid cursor {text:?}: use MS:N as mcds prints it (e.g. 1767225600123:1), a Unix time in ms (after every event up to it), or now"
+        )
+    };
+    let text = text.trim();
+    if text == "now" {
+        return Ok(CursorArg::Now);
+    }
+    Ok(CursorArg::At(match text.split_once(':') {
+        Some((ms, n)) => mcds_eventlog::Cursor {
+            at_ms: ms.parse().map_err(|_| bad())?,
+            seen_at_ms: n.parse().map_err(|_| bad())?,
+        },
+        None => mcds_eventlog::Cursor::after(text.parse().map_err(|_| bad())?),
+    }))
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct WindowShape {
-    /// Slot length in seconds
-    #[arg(long)]
-    pub(crate) slot: u64,
+    /// Slot length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse)]
+    pub(crate) slot: std::time::Duration,
     /// Number of slots (the value counts the last slots - 1)
     #[arg(long)]
     pub(crate) slots: usize,
@@ -405,69 +508,332 @@ pub(crate) struct WindowShape {
 pub(crate) enum WindowCmd {
     /// Count one event now
     Incr {
-        /// The window counter's name
+        /// The counter
         name: String,
         #[command(flatten)]
         shape: WindowShape,
     },
     /// Print the events of the last slots - 1 slots
     Get {
-        /// The window counter's name
+        /// The counter
         name: String,
         #[command(flatten)]
         shape: WindowShape,
     },
 }
 
+/// The shape of a rate limit: every client of one limit must use the same.
+#[derive(Args, Debug)]
+pub(crate) struct LimitShape {
+    /// Requests allowed per window
+    #[arg(long)]
+    pub(crate) limit: u64,
+    /// Window length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse)]
+    pub(crate) window: std::time::Duration,
+    /// Use the sliding-window estimate instead of a fixed window
+    #[arg(long)]
+    pub(crate) sliding: bool,
+}
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum LimitCmd {
     /// Count a request; exit 0 if allowed, 1 if denied
     Check {
-        /// The limiter's name (e.g. api:ann)
+        /// The limit
         name: String,
-        /// Requests allowed per window
-        #[arg(long)]
-        limit: u64,
-        /// Window length in seconds
-        #[arg(long)]
-        window: u64,
-        /// Use the sliding-window estimate instead of a fixed window
-        #[arg(long)]
-        sliding: bool,
+        #[command(flatten)]
+        shape: LimitShape,
     },
+    /// Whether a request would be allowed now, without counting one; exit 0
+    /// if it would, 1 if not
+    Peek {
+        /// The limit
+        name: String,
+        #[command(flatten)]
+        shape: LimitShape,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum TableCmd {
+    /// Set MEMBER's value, adding the member if it is new
+    Set {
+        /// The table
+        name: String,
+        /// The member (any string)
+        member: String,
+        /// Its value
+        value: String,
+    },
+    /// Print MEMBER's value; exit 1 (printing nothing) if it is absent
+    Get {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Print true and exit 0 if MEMBER is present, else false and exit 1
+    Has {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Remove MEMBER; exit 1 if it was absent
+    Delete {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Print `member<TAB>value` per member, in insertion order
+    ///
+    /// Members and values are printed as they are (invalid UTF-8 lossily);
+    /// for text with tabs or newlines use --json, which prints one array of
+    /// {"member": …, "value": …} objects.
+    Entries {
+        /// The table
+        name: String,
+    },
+    /// Print the members, one per line, in insertion order
+    Keys {
+        /// The table
+        name: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ShadowCmd {
+    /// Count DELTA (default 1) events in this period; prints this period's
+    /// count so far
+    Incr {
+        /// The counter
+        name: String,
+        /// How many events (default 1)
+        delta: Option<u64>,
+        /// Period length, whole seconds (60, 1h, 1d; every client the same)
+        #[arg(long, value_parser = crate::duration::parse)]
+        period: std::time::Duration,
+    },
+    /// Print the count of the previous period (constant for a whole period)
+    Get {
+        /// The counter
+        name: String,
+        /// Period length, whole seconds (60, 1h, 1d; every client the same)
+        #[arg(long, value_parser = crate::duration::parse)]
+        period: std::time::Duration,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ViewCmd {
+    /// Count DELTA (default 1) views; prints the new total
+    ///
+    /// When the cache is empty, the total is seeded from --initial plus
+    /// DELTA (race-free: two first views at once are both counted). Without
+    /// --initial, an empty cache counts nothing and exits 1: fetch the total
+    /// from your database and run it again with --initial, e.g.
+    /// `mcds view incr photo:9 || mcds view incr photo:9 --initial "$(psql …)"`.
+    Incr {
+        /// The counter
+        name: String,
+        /// How many views (default 1)
+        delta: Option<u64>,
+        /// The true total from your database, used only when the cache is empty
+        #[arg(long)]
+        initial: Option<u64>,
+        /// Let the cached total expire (and be seeded again) after this long
+        /// (default: never)
+        #[arg(long, value_parser = crate::duration::parse)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Print the total: the cached one, or --initial (which then seeds the
+    /// cache)
+    ///
+    /// Without --initial an empty cache exits 1, printing nothing.
+    Get {
+        /// The counter
+        name: String,
+        /// The true total from your database, used only when the cache is empty
+        #[arg(long)]
+        initial: Option<u64>,
+        /// Let the cached total expire (and be seeded again) after this long
+        /// (default: never)
+        #[arg(long, value_parser = crate::duration::parse)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Drop the cached total (the next incr or get seeds it again)
+    Invalidate {
+        /// The counter
+        name: String,
+    },
+}
+
+/// The shape of a sharded set.
+#[derive(Args, Debug)]
+pub(crate) struct ShardedShape {
+    /// Number of shards, 1 to 4096. Every client must use the same number:
+    /// with another one, members are looked for in other shards and seem
+    /// missing
+    #[arg(long)]
+    pub(crate) shards: usize,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ShardedSetCmd {
+    /// Add members (one append per shard touched)
+    Add {
+        /// The set
+        name: String,
+        /// The members to add
+        #[arg(required = true)]
+        members: Vec<String>,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Remove members
+    Remove {
+        /// The set
+        name: String,
+        /// The members to remove
+        #[arg(required = true)]
+        members: Vec<String>,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Print the members, one per line, shard by shard
+    Members {
+        /// The set
+        name: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Exit 0 if MEMBER is in the set, 1 if not (prints true or false)
+    Contains {
+        /// The set
+        name: String,
+        /// The member
+        member: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Rewrite every shard that holds tokens of removed members
+    Compact {
+        /// The set
+        name: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum KvCmd {
+    /// Print KEY's value (lossy UTF-8, then a newline); exit 1 if absent
+    ///
+    /// --json gives the value, its flags and its CAS id (as mcds clients
+    /// see it, masked per server incarnation, not memcached's raw id).
+    Get {
+        /// The key (after --prefix)
+        key: String,
+    },
+    /// Store VALUE under KEY, replacing any value
+    Set {
+        /// The key (after --prefix)
+        key: String,
+        /// The value
+        value: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Store VALUE under KEY only if KEY is absent; exit 1 if it exists
+    Add {
+        /// The key (after --prefix)
+        key: String,
+        /// The value
+        value: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Delete KEY; exit 1 if it was absent
+    Delete {
+        /// The key (after --prefix)
+        key: String,
+    },
+    /// Add DELTA (default 1) to the number under KEY and print the result;
+    /// exit 1 if KEY is absent
+    ///
+    /// memcached's incr: nothing is created when KEY is absent, a value that
+    /// is not a decimal number exits 3, and the result wraps around at 2^64.
+    Incr {
+        /// The key (after --prefix)
+        key: String,
+        /// How much to add (default 1)
+        delta: Option<u64>,
+    },
+    /// Make KEY expire --ttl from now, value unchanged; exit 1 if absent
+    Touch {
+        /// The key (after --prefix)
+        key: String,
+        /// The new time to live, rounded up to whole seconds (30, 5m, 1d)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: std::time::Duration,
+    },
+}
+
+/// A duration above zero: a TTL of 0 would mean "never" to memcached and
+/// "one second" to mcds, so neither is guessed; leave --ttl out for never.
+fn positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::duration::parse(text)?;
+    if d.is_zero() {
+        return Err("a TTL must be above 0; leave --ttl out for an item that never expires".into());
+    }
+    Ok(d)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use clap::CommandFactory;
 
-    use super::Cli;
-
-    /// Every command, option and positional argument has help text.
+    /// Every argument and option of every command says what it is in
+    /// `--help`.
     #[test]
     fn every_argument_has_help() {
         fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
-            let path = format!("{path} {}", cmd.get_name());
-            if cmd.get_about().is_none() && path != "mcds" && !path.ends_with(" help") {
-                missing.push(format!("{path} (command)"));
-            }
             for arg in cmd.get_arguments() {
-                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
-                if arg.get_help().is_none() && arg.get_long_help().is_none() && !builtin {
-                    missing.push(format!("{path} {}", arg.get_id()));
+                let id = arg.get_id().as_str();
+                if arg.get_help().is_none() && !matches!(id, "help" | "version") {
+                    missing.push(format!("{path} {id}"));
                 }
             }
             for sub in cmd.get_subcommands() {
-                walk(sub, &path, missing);
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
             }
         }
+        let cmd = Cli::command();
+        cmd.clone().debug_assert();
         let mut missing = Vec::new();
-        walk(&Cli::command(), "", &mut missing);
+        walk(&cmd, "mcds", &mut missing);
         assert!(missing.is_empty(), "no help text: {missing:#?}");
     }
 
     #[test]
-    fn the_command_line_is_consistent() {
-        Cli::command().debug_assert();
+    fn cursors_read_back_what_log_since_prints() {
+        use mcds_eventlog::Cursor;
+        let at = |at_ms, seen_at_ms| Ok(CursorArg::At(Cursor { at_ms, seen_at_ms }));
+        assert_eq!(parse_cursor("1767225600123:2"), at(1_767_225_600_123, 2));
+        assert_eq!(parse_cursor("0:0"), at(0, 0));
+        // A bare time: after every event up to and including it.
+        assert_eq!(parse_cursor("1000"), at(1001, 0));
+        assert_eq!(parse_cursor("now"), Ok(CursorArg::Now));
+        for bad in ["", "x", "1:", ":1", "1:2:3", "-5", "1.5"] {
+            let e = parse_cursor(bad).unwrap_err();
+            assert!(e.contains("MS:N"), "{bad}: {e}");
+        }
     }
 }

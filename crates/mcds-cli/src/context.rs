@@ -54,10 +54,25 @@ impl Ctx {
     /// Print `text`, or `value` as one line of JSON under `--json`.
     pub(crate) fn print(&self, text: impl std::fmt::Display, value: serde_json::Value) {
         if self.json {
-            println!("{value}");
+            line(value);
         } else {
-            println!("{text}");
+            line(text);
         }
+    }
+}
+
+/// Print one line on stdout. If stdout is closed (the reader of a pipe went
+/// away, as with `| head -1`), mcds exits quietly with 0: Rust ignores
+/// SIGPIPE, so `println!` would panic instead.
+pub(crate) fn line(text: impl std::fmt::Display) {
+    use std::io::Write;
+    // Stdout is line-buffered: the newline sends it, and reports a failure.
+    if let Err(e) = writeln!(std::io::stdout().lock(), "{text}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(i32::from(crate::OK));
+        }
+        eprintln!("mcds: error: cannot write to stdout: {e}");
+        std::process::exit(i32::from(UNAVAILABLE));
     }
 }
 
@@ -65,27 +80,37 @@ impl Ctx {
 type Opened = (Arc<dyn Store>, Option<Arc<MemcachedStore>>);
 
 fn connect(cli: &Global) -> Result<Opened, Failure> {
-    match cli
+    Ok(match memcached(cli)? {
+        Some(store) => {
+            let store = Arc::new(store);
+            (store.clone(), Some(store))
+        }
+        None => (Arc::new(MemoryStore::new()), None),
+    })
+}
+
+/// The memcached store of --servers (or MCDS_SERVERS), or `None` when
+/// there are none (the embedded store). For the commands that need the
+/// concrete store, such as `mcds stats`.
+pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure> {
+    let Some(servers) = cli
         .servers
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
-    {
-        Some(servers) => {
-            let timeout = Duration::from_millis(cli.timeout_ms.max(1));
-            let store = MemcachedStore::builder()
-                .connect_timeout(timeout)
-                .io_timeout(timeout)
-                .connect(servers.split(',').filter(|s| !s.trim().is_empty()))
-                .map_err(|e| Failure {
-                    code: INVALID_INPUT,
-                    message: e.to_string(),
-                })?;
-            let store = Arc::new(store);
-            Ok((store.clone(), Some(store)))
-        }
-        None => Ok((Arc::new(MemoryStore::new()), None)),
-    }
+    else {
+        return Ok(None);
+    };
+    let timeout = Duration::from_millis(cli.timeout_ms.max(1));
+    MemcachedStore::builder()
+        .connect_timeout(timeout)
+        .io_timeout(timeout)
+        .connect(servers.split(',').filter(|s| !s.trim().is_empty()))
+        .map(Some)
+        .map_err(|e| Failure {
+            code: INVALID_INPUT,
+            message: e.to_string(),
+        })
 }
 
 /// The store and output settings of one command, opened only for the

@@ -74,6 +74,12 @@ fn run(cli: Cli) -> CliResult {
             Ok(OK)
         }
         Cmd::Man { dir } => docs::man(dir.as_deref()),
+        Cmd::Table(cmd) => commands::table(&ctx()?, cmd),
+        Cmd::Shadow(cmd) => commands::shadow(&ctx()?, cmd),
+        Cmd::View(cmd) => commands::view(&ctx()?, cmd),
+        Cmd::ShardedSet(cmd) => commands::sharded_set(&ctx()?, cmd),
+        Cmd::Kv(cmd) => commands::kv(&ctx()?, cmd),
+        Cmd::Stats => commands::stats(&global),
     }
 }
 

@@ -73,6 +73,30 @@ impl Conn {
         self.meta.receive().and_then(parse_meta_result)
     }
 
+    /// Ask for the server's general-purpose statistics (`stats`) and read
+    /// the listing up to `END`, each syscall bounded by `timeout`: every
+    /// `STAT` line's name and value, in the server's order. The listing is
+    /// read by the handshake's own parser, through a reader over the probe
+    /// handle: the stream is quiet between exchanges, so the reply is all
+    /// there is to read, and anything past `END` is an error.
+    pub(crate) fn stats(&mut self, timeout: Duration) -> io::Result<Vec<(String, String)>> {
+        self.probe.set_read_timeout(Some(timeout))?;
+        self.probe.set_write_timeout(Some(timeout))?;
+        (&self.probe).write_all(b"stats\r\n")?;
+        let mut reader = BufReader::new(&self.probe);
+        let mut stats = Vec::new();
+        read_stats(&mut reader, |name, value| {
+            stats.push((name.to_string(), value.to_string()));
+        })?;
+        if !reader.buffer().is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the server sent more than the stats listing",
+            ));
+        }
+        Ok(stats)
+    }
+
     /// Write a pre-encoded payload (one `write` loop on the socket) within
     /// `timeout`. Also gives how many bytes left, failure or not.
     pub(crate) fn write_payload(
@@ -105,16 +129,17 @@ pub(crate) fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// Read one reply line of the handshake (without its `\r\n`). The reader
-/// buffers, but the handshake only reads replies it asked for, so nothing
-/// past them is taken from the stream (checked at its end).
+/// Read one reply line of the handshake or of a `stats` listing (without
+/// its `\r\n`). The reader buffers, but both only read replies they asked
+/// for, so nothing past them is taken from the stream (checked at their
+/// end).
 fn read_line(reader: &mut impl BufRead) -> io::Result<String> {
     let mut line = Vec::with_capacity(32);
     reader.take(1024).read_until(b'\n', &mut line)?;
     if line.last() != Some(&b'\n') {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
-            "closed during the connection handshake (or a reply line over 1 KiB)",
+            "the server closed the connection mid-reply (during the handshake or a stats listing), or sent a reply line over 1 KiB",
         ));
     }
     Ok(String::from_utf8_lossy(&line).trim_end().to_string())

@@ -115,4 +115,4 @@ pub mod fuzzing;
 pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
 pub use route::route;
-pub use store::MemcachedStore;
+pub use store::{MemcachedStore, Stats};

@@ -140,6 +140,50 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The server's `stats` listing ([`Conn::stats`]), each read and write
+    /// bounded by what is left of one `io_timeout` (the listing is one small
+    /// reply, a few KiB). A pooled connection that fails with a transport error
+    /// (the server closed it while it sat idle) is replaced once, as a read
+    /// may be sent again. A failure is [`Error::Timeout`], [`Error::Io`], or
+    /// [`Error::Protocol`] for a reply that is not a stats listing.
+    pub(crate) fn stats(mut self) -> Result<crate::Stats, Error> {
+        traffic::record(1);
+        let deadline = Instant::now() + self.config.io_timeout;
+        loop {
+            let was_pooled = self.pooled;
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            let error = match self.armed(deadline)?.stats(left) {
+                Ok(stats) => return Ok(stats),
+                Err(error) => error,
+            };
+            // The stream may be mid-reply: this connection is done.
+            self.discard();
+            self.server.drain();
+            if was_pooled && !is_timeout(&error) && error.kind() != io::ErrorKind::InvalidData {
+                continue;
+            }
+            let server = self.server.addr.clone();
+            return Err(if is_timeout(&error) {
+                Error::Timeout {
+                    server,
+                    after: self.config.io_timeout,
+                }
+            } else if error.kind() == io::ErrorKind::InvalidData {
+                Error::Protocol {
+                    server,
+                    message: error.to_string(),
+                }
+            } else {
+                Error::Io {
+                    server,
+                    source: error,
+                }
+            });
+        }
+    }
+
     /// The connection (dialed if needed), with its exchange timeout set to
     /// what is left until `deadline`.
     fn armed(&mut self, deadline: Instant) -> Result<&mut Conn, Error> {

@@ -64,6 +64,10 @@ impl std::fmt::Debug for MemcachedStore {
     }
 }
 
+/// One server's answer to `stats` ([`MemcachedStore::stats`]): each
+/// statistic's name and value, as the server sent them and in its order.
+pub type Stats = Vec<(String, String)>;
+
 /// Why an append answered NS.
 #[derive(Debug, PartialEq, Eq)]
 enum NotStored {
@@ -136,6 +140,41 @@ impl MemcachedStore {
         let mut s = self.session(key)?;
         let r = s.exchange(key, &codec::get_with_ttl(key))?;
         codec::value_and_ttl(&r, s.server_addr())
+    }
+
+    /// Every server's general-purpose statistics, as memcached's `stats`
+    /// command lists them (`pid`, `uptime`, `version`, `curr_items`,
+    /// `bytes`, `get_hits`, `evictions`, …): for each server, in
+    /// configuration order, its address as configured and either its
+    /// [`Stats`] or why it did not answer.
+    ///
+    /// Servers are asked one after the other, each on a pooled connection
+    /// (or a new one, whose handshake comes first) within the I/O timeout;
+    /// a server in its backoff window answers [`Error::ServerDown`] at once.
+    /// One round trip per server. For operators and monitoring: no
+    /// structure needs it.
+    ///
+    /// ```
+    /// use mcds_memcached::MemcachedStore;
+    /// # let server = mcds_testserver::MemcachedServer::start_default();
+    /// # let addr = server.addr();
+    ///
+    /// let store = MemcachedStore::connect(&addr)?;
+    /// for (server, stats) in store.stats() {
+    ///     let stats = stats?;
+    ///     let items = stats.iter().find(|(name, _)| name == "curr_items");
+    ///     println!("{server}: {items:?}");
+    /// }
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn stats(&self) -> Vec<(String, Result<Stats>)> {
+        self.servers
+            .iter()
+            .map(|server| {
+                let stats = Session::open(server, &self.config).and_then(Session::stats);
+                (server.addr.clone(), stats)
+            })
+            .collect()
     }
 
     /// A session with the server that owns `key`.

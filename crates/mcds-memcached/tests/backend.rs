@@ -385,3 +385,61 @@ fn get_with_ttl_reads_the_time_left_on_the_servers_clock() {
     );
     assert_eq!(store.get_with_ttl(&k("missing")).unwrap(), None);
 }
+
+/// `stats` per server: every server of a pool answers with its own listing
+/// (its pid, the installed version, its items), a dead one with a retryable
+/// error for itself alone, and the exchange leaves pooled connections in
+/// step: no second handshake, and ops work after it.
+#[test]
+fn stats_lists_every_servers_statistics() {
+    let mut pool = ServerPool::start(3, ServerOptions::default().log_commands());
+    let store = MemcachedStore::connect(&pool.servers_arg()).unwrap();
+    let keys: Vec<Key> = (0..30).map(|i| k(&format!("st{i}"))).collect();
+    for key in &keys {
+        store.set(key, b"v", Ttl::Never).unwrap();
+    }
+    let stats = store.stats();
+    assert_eq!(stats.len(), 3);
+    for (i, (addr, listing)) in stats.iter().enumerate() {
+        let server = &pool.servers[i];
+        assert_eq!(*addr, server.addr());
+        let listing = listing.as_ref().unwrap();
+        let stat = |name: &str| {
+            listing
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {name} in {listing:?}"))
+        };
+        assert_eq!(stat("pid"), server.pid().unwrap().to_string());
+        assert_eq!(
+            Version::parse(&format!("VERSION {}", stat("version"))),
+            installed_version()
+        );
+        // This server's share of the keys, plus the incarnation marker.
+        let mine = keys.iter().filter(|key| store.server_for(key) == i).count();
+        assert_eq!(stat("curr_items"), (mine + 1).to_string());
+        for name in ["uptime", "bytes", "get_hits", "get_misses", "evictions"] {
+            stat(name).parse::<u64>().unwrap();
+        }
+        assert!(listing.len() > 40, "{} stats", listing.len());
+    }
+    // The pooled connections are still in step.
+    for _ in 0..3 {
+        assert!(store.stats().iter().all(|(_, s)| s.is_ok()));
+    }
+    for key in &keys {
+        assert_eq!(store.get(key).unwrap().unwrap().value, b"v");
+    }
+    for server in &pool.servers {
+        let handshakes = server.commands().iter().filter(|c| *c == "version").count();
+        assert_eq!(handshakes, 1, "one connection per server, reused");
+    }
+    // A dead server fails alone, with a retryable error naming it.
+    let dead = pool.servers[1].addr();
+    pool.servers[1].kill();
+    let stats = store.stats();
+    assert!(stats[0].1.is_ok() && stats[2].1.is_ok());
+    let e = stats[1].1.as_ref().unwrap_err();
+    assert!(e.is_retryable() && e.to_string().contains(&dead), "{e}");
+}

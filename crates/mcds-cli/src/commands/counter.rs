@@ -1,14 +1,15 @@
-//! `mcds counter`, `mcds window` and `mcds limit`: the mcds-counter
-//! structures (exact counters, sliding-window counters, rate limiters).
+//! `mcds counter`, `mcds window`, `mcds limit`, `mcds shadow` and `mcds
+//! view`: the mcds-counter structures (exact counters, sliding-window
+//! counters, rate limiters, shadow counters, view counters).
 
 use std::time::Duration;
 
-use mcds_core::Error;
-use mcds_counter::{Counter, RateLimiter, Window, WindowCounter};
+use mcds_core::{Error, Ttl};
+use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
 use serde_json::json;
 
-use crate::args::{CounterCmd, LimitCmd, WindowCmd, WindowShape};
-use crate::context::{CliResult, Ctx};
+use crate::args::{CounterCmd, LimitCmd, LimitShape, ShadowCmd, ViewCmd, WindowCmd, WindowShape};
+use crate::context::{CliResult, Ctx, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
@@ -35,28 +36,30 @@ pub(crate) fn window(ctx: &Ctx, cmd: WindowCmd) -> CliResult {
 
 /// The window counter NAME, in the shape the command line gives.
 fn open(ctx: &Ctx, name: &str, shape: &WindowShape) -> Result<WindowCounter, Error> {
-    WindowCounter::new(
-        &ctx.scope,
-        name,
-        Duration::from_secs(shape.slot),
-        shape.slots,
-    )
+    WindowCounter::new(&ctx.scope, name, shape.slot, shape.slots)
 }
 
 pub(crate) fn limit(ctx: &Ctx, cmd: LimitCmd) -> CliResult {
-    let LimitCmd::Check {
-        name,
+    let (name, shape, peek) = match cmd {
+        LimitCmd::Check { name, shape } => (name, shape, false),
+        LimitCmd::Peek { name, shape } => (name, shape, true),
+    };
+    let LimitShape {
         limit,
         window,
         sliding,
-    } = cmd;
+    } = shape;
     let mode = if sliding {
         Window::Sliding
     } else {
         Window::Fixed
     };
-    let limiter = RateLimiter::new(&ctx.scope, &name, limit, Duration::from_secs(window), mode)?;
-    let d = limiter.check()?;
+    let limiter = RateLimiter::new(&ctx.scope, &name, limit, window, mode)?;
+    let d = if peek {
+        limiter.peek()?
+    } else {
+        limiter.check()?
+    };
     let retry_ms = d.retry_after.as_millis();
     ctx.print(
         format!(
@@ -67,4 +70,81 @@ pub(crate) fn limit(ctx: &Ctx, cmd: LimitCmd) -> CliResult {
         json!({ "limit": name, "allowed": d.allowed, "remaining": d.remaining, "retry_after_ms": retry_ms }),
     );
     Ok(if d.allowed { OK } else { NEGATIVE })
+}
+
+pub(crate) fn shadow(ctx: &Ctx, cmd: ShadowCmd) -> CliResult {
+    let (name, value) = match cmd {
+        ShadowCmd::Incr {
+            name,
+            delta,
+            period,
+        } => {
+            let value = ShadowCounter::new(&ctx.scope, &name, period)?.incr(delta.unwrap_or(1))?;
+            (name, value)
+        }
+        ShadowCmd::Get { name, period } => {
+            let value = ShadowCounter::new(&ctx.scope, &name, period)?.value()?;
+            (name, value)
+        }
+    };
+    ctx.print(value, json!({ "shadow": name, "value": value }));
+    Ok(OK)
+}
+
+/// `view incr` and `view get`: the loader is `--initial`; without it, an
+/// empty cache is a negative answer (exit 1, nothing counted or seeded).
+pub(crate) fn view(ctx: &Ctx, cmd: ViewCmd) -> CliResult {
+    let open = |name: &str, ttl: Option<Duration>| {
+        let view = ViewCounter::new(&ctx.scope, name)?;
+        Ok::<_, Error>(match ttl {
+            Some(ttl) => view.with_ttl(Ttl::from(ttl)),
+            None => view,
+        })
+    };
+    // Set when the cache was empty and there was no --initial to seed it.
+    let missed = std::cell::Cell::new(false);
+    let loader = |initial: Option<u64>| {
+        let missed = &missed;
+        move || {
+            initial.ok_or_else(|| {
+                missed.set(true);
+                Error::InvalidArgument("the view is not cached and no --initial was given".into())
+            })
+        }
+    };
+    let (name, result) = match cmd {
+        ViewCmd::Incr {
+            name,
+            delta,
+            initial,
+            ttl,
+        } => {
+            let result = open(&name, ttl)?.view_by(delta.unwrap_or(1), loader(initial));
+            (name, result)
+        }
+        ViewCmd::Get { name, initial, ttl } => {
+            let result = open(&name, ttl)?.get(loader(initial));
+            (name, result)
+        }
+        ViewCmd::Invalidate { name } => {
+            open(&name, None)?.invalidate()?;
+            if ctx.json {
+                line(json!({ "view": name, "invalidated": true }));
+            }
+            return Ok(OK);
+        }
+    };
+    match result {
+        Ok(value) => {
+            ctx.print(value, json!({ "view": name, "value": value }));
+            Ok(OK)
+        }
+        Err(_) if missed.get() => {
+            if ctx.json {
+                line(json!({ "view": name, "value": null }));
+            }
+            Ok(NEGATIVE)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

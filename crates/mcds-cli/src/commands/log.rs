@@ -1,14 +1,16 @@
-//! `mcds log`: an event log (mcds-eventlog).
+//! `mcds log`: an event log (mcds-eventlog), and `log since --follow`, a
+//! `tail -f` for it.
 
+use std::io::{self, Write};
 use std::time::Duration;
 
 use mcds_core::Error;
-use mcds_eventlog::EventLog;
+use mcds_eventlog::{Cursor, Event, EventLog};
 use serde_json::json;
 
-use crate::OK;
-use crate::args::{LogCmd, LogShape};
-use crate::context::{CliResult, Ctx};
+use crate::args::{CursorArg, LogCmd, LogShape};
+use crate::context::{CliResult, Ctx, Failure, line};
+use crate::{INVALID_INPUT, OK, UNAVAILABLE};
 
 pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
     match cmd {
@@ -27,10 +29,7 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
                 None => log.put(payload.as_bytes())?.at_ms,
             };
             if ctx.json {
-                println!(
-                    "{}",
-                    json!({ "log": name, "at_ms": at, "payload": payload })
-                );
+                line(json!({ "log": name, "at_ms": at, "payload": payload }));
             }
             Ok(OK)
         }
@@ -51,15 +50,159 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
             }
             Ok(OK)
         }
+        LogCmd::Since {
+            name,
+            cursor,
+            follow,
+            interval,
+            print_cursor,
+            shape,
+        } => {
+            let log = open(ctx, &name, &shape)?;
+            let cursor = match cursor {
+                None => Cursor::start(),
+                Some(CursorArg::At(cursor)) => cursor,
+                Some(CursorArg::Now) => Cursor::after(ctx.scope.clock().now_ms()),
+            };
+            if follow && interval.is_zero() {
+                return Err(Failure {
+                    code: INVALID_INPUT,
+                    message: "--interval must be above 0 (e.g. 500ms, 1s)".into(),
+                });
+            }
+            let follow = follow.then_some(interval);
+            match since(ctx.json, &log, cursor, follow, print_cursor) {
+                Ok(()) => Ok(OK),
+                // The reader went away (`| head -1`): the end, not a failure.
+                Err(Stop::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(OK),
+                Err(Stop::Output(e)) => Err(Failure {
+                    code: UNAVAILABLE,
+                    message: format!("cannot write the events to stdout: {e}"),
+                }),
+                Err(Stop::Log(e)) => Err(e.into()),
+            }
+        }
     }
+}
+
+/// Why [`since`] stopped.
+enum Stop {
+    /// Reading the log failed.
+    Log(Error),
+    /// Writing to stdout failed (a closed pipe: the reader is gone).
+    Output(io::Error),
+}
+
+/// `log since`: print the events after `cursor`, then with `follow` poll
+/// every interval for more, until stdout is closed. Written with `writeln!`
+/// on the locked stdout, so a closed pipe is an error to return (Rust
+/// ignores SIGPIPE, and `println!` would panic), and flushed after each
+/// batch.
+fn since(
+    json: bool,
+    log: &EventLog,
+    mut cursor: Cursor,
+    follow: Option<Duration>,
+    print_cursor: bool,
+) -> Result<(), Stop> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut failing = false;
+    loop {
+        match log.since(&cursor) {
+            Ok((events, next)) => {
+                failing = false;
+                let show_cursor = print_cursor && (follow.is_none() || !events.is_empty());
+                print_batch(&mut out, json, &events, cursor, show_cursor.then_some(next))
+                    .map_err(Stop::Output)?;
+                cursor = next;
+            }
+            Err(e) if follow.is_some() && e.is_retryable() => {
+                if !failing {
+                    eprintln!("mcds: warning: {e}; polling on");
+                }
+                failing = true;
+            }
+            Err(e) => return Err(Stop::Log(e)),
+        }
+        let Some(interval) = follow else {
+            return Ok(());
+        };
+        if wait(interval) {
+            return Ok(()); // nobody reads any more
+        }
+    }
+}
+
+/// Sleep `interval`, or less if stdout is a pipe whose reader went away:
+/// whether it did. poll(2) reports that as POLLERR on the write end even
+/// when no events are asked for; files and terminals just time out.
+fn wait(interval: Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+    let timeout = Timespec::try_from(interval).ok();
+    let started = std::time::Instant::now();
+    match poll(&mut fds, timeout.as_ref()) {
+        Ok(0) => false,
+        Ok(_) if fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP) => true,
+        // A closed descriptor (POLLNVAL), or a signal: sleep what is left.
+        _ => {
+            std::thread::sleep(interval.saturating_sub(started.elapsed()));
+            false
+        }
+    }
+}
+
+/// The text of a cursor: `MS:N`, which `--cursor` reads back.
+fn cursor_text(cursor: Cursor) -> String {
+    format!("{}:{}", cursor.at_ms, cursor.seen_at_ms)
+}
+
+/// Print `events` (read after `from`) as `<ms> <payload>` lines, or under
+/// `json` as JSON lines each with the cursor to resume after it; then the
+/// cursor `last` if given; then flush.
+fn print_batch(
+    out: &mut impl Write,
+    json: bool,
+    events: &[Event],
+    from: Cursor,
+    last: Option<Cursor>,
+) -> io::Result<()> {
+    let mut cursor = from;
+    for e in events {
+        let payload = String::from_utf8_lossy(&e.payload);
+        if json {
+            // The same step as EventLog::since's next cursor.
+            cursor = if e.at_ms == cursor.at_ms {
+                Cursor {
+                    seen_at_ms: cursor.seen_at_ms + 1,
+                    ..cursor
+                }
+            } else {
+                Cursor {
+                    at_ms: e.at_ms,
+                    seen_at_ms: 1,
+                }
+            };
+            let line =
+                json!({ "at_ms": e.at_ms, "payload": payload, "cursor": cursor_text(cursor) });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{} {payload}", e.at_ms)?;
+        }
+    }
+    if let Some(last) = last {
+        if json {
+            writeln!(out, "{}", json!({ "cursor": cursor_text(last) }))?;
+        } else {
+            writeln!(out, "cursor {}", cursor_text(last))?;
+        }
+    }
+    out.flush()
 }
 
 /// The event log NAME, in the shape the command line gives.
 fn open(ctx: &Ctx, name: &str, shape: &LogShape) -> Result<EventLog, Error> {
-    EventLog::new(
-        &ctx.scope,
-        name,
-        Duration::from_secs(shape.chunk),
-        shape.chunks,
-    )
+    EventLog::new(&ctx.scope, name, shape.chunk, shape.chunks)
 }

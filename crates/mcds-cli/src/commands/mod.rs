@@ -3,13 +3,15 @@
 //! scope, runs the subcommand, prints the result and returns the exit code.
 
 mod counter;
+mod kv;
 mod lock;
 mod log;
 mod set;
 mod sketch;
 
-pub(crate) use counter::{counter, limit, window};
+pub(crate) use counter::{counter, limit, shadow, view, window};
+pub(crate) use kv::{kv, stats};
 pub(crate) use lock::lock;
 pub(crate) use log::log;
-pub(crate) use set::set;
+pub(crate) use set::{set, sharded_set, table};
 pub(crate) use sketch::{bitmap, bloom, hll};

@@ -1,12 +1,10 @@
 //! `mcds hll`, `mcds bloom` and `mcds bitmap`: the mcds-sketch structures.
 
-use std::time::Duration;
-
 use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use serde_json::json;
 
 use crate::args::{BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd};
-use crate::context::{CliResult, Ctx};
+use crate::context::{CliResult, Ctx, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn hll(ctx: &Ctx, cmd: HllCmd) -> CliResult {
@@ -67,10 +65,7 @@ pub(crate) fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
         } => {
             let found = open(&name, &shape)?.contains(&element)?;
             if ctx.json {
-                println!(
-                    "{}",
-                    json!({ "bloom": name, "element": element, "maybe_present": found })
-                );
+                line(json!({ "bloom": name, "element": element, "maybe_present": found }));
             }
             Ok(if found { OK } else { NEGATIVE })
         }
@@ -79,12 +74,7 @@ pub(crate) fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
 
 pub(crate) fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
     let open = |name: &str, shape: &BitmapShape| {
-        ActivityBitmap::new(
-            &ctx.scope,
-            name,
-            shape.start,
-            Duration::from_secs(shape.unit),
-        )
+        ActivityBitmap::new(&ctx.scope, name, shape.start, shape.unit)
     };
     match cmd {
         BitmapCmd::Mark {

@@ -1,0 +1,236 @@
+//! `mcds kv` and `mcds stats`: the store itself, for operators: raw
+//! operations on single keys (with the --prefix prepended, no escaping),
+//! and each memcached server's statistics.
+
+use std::time::Duration;
+
+use mcds_core::{Key, Stored, Ttl};
+use serde_json::{Map, Value, json};
+
+use crate::args::{Global, KvCmd};
+use crate::context::{CliResult, Ctx, Failure, line, memcached};
+use crate::{INVALID_INPUT, NEGATIVE, OK, UNAVAILABLE};
+
+/// The key KEY with the context's prefix in front, as it is: a raw key,
+/// not a structure name (nothing is escaped).
+fn key(ctx: &Ctx, key: &str) -> Result<Key, Failure> {
+    Ok(Key::new(format!("{}{key}", ctx.scope.prefix()))?)
+}
+
+/// A `--ttl`: never when absent, else rounded up to whole seconds.
+fn ttl(ttl: Option<Duration>) -> Ttl {
+    ttl.map_or(Ttl::Never, Ttl::from)
+}
+
+pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
+    let store = ctx.scope.store();
+    match cmd {
+        KvCmd::Get { key: name } => match store.get(&key(ctx, &name)?)? {
+            Some(item) => {
+                let value = String::from_utf8_lossy(&item.value);
+                ctx.print(
+                    &value,
+                    json!({ "key": name, "value": value, "flags": item.flags, "cas": item.cas }),
+                );
+                Ok(OK)
+            }
+            None => {
+                if ctx.json {
+                    line(json!({ "key": name, "value": null }));
+                }
+                Ok(NEGATIVE)
+            }
+        },
+        KvCmd::Set {
+            key: name,
+            value,
+            ttl: t,
+        } => {
+            let cas = store.set(&key(ctx, &name)?, value.as_bytes(), ttl(t))?;
+            if ctx.json {
+                line(json!({ "key": name, "stored": true, "cas": cas }));
+            }
+            Ok(OK)
+        }
+        KvCmd::Add {
+            key: name,
+            value,
+            ttl: t,
+        } => {
+            let stored = store.add(&key(ctx, &name)?, value.as_bytes(), ttl(t))?;
+            if ctx.json {
+                let cas = match stored {
+                    Stored::Stored(cas) => json!(cas),
+                    Stored::NotStored => Value::Null,
+                };
+                line(json!({ "key": name, "stored": stored.is_stored(), "cas": cas }));
+            }
+            Ok(if stored.is_stored() { OK } else { NEGATIVE })
+        }
+        KvCmd::Delete { key: name } => {
+            let existed = store.delete(&key(ctx, &name)?)?;
+            if ctx.json {
+                line(json!({ "key": name, "deleted": existed }));
+            }
+            Ok(if existed { OK } else { NEGATIVE })
+        }
+        KvCmd::Incr { key: name, delta } => {
+            match store.incr(&key(ctx, &name)?, delta.unwrap_or(1))? {
+                Some(value) => {
+                    ctx.print(value, json!({ "key": name, "value": value }));
+                    Ok(OK)
+                }
+                None => {
+                    if ctx.json {
+                        line(json!({ "key": name, "value": null }));
+                    }
+                    Ok(NEGATIVE)
+                }
+            }
+        }
+        KvCmd::Touch { key: name, ttl: t } => {
+            let found = store.touch(&key(ctx, &name)?, Ttl::from(t))?;
+            if ctx.json {
+                line(json!({ "key": name, "touched": found }));
+            }
+            Ok(if found { OK } else { NEGATIVE })
+        }
+    }
+}
+
+/// The statistics `mcds stats` shows in its table, in this order.
+const COLUMNS: [&str; 8] = [
+    "version",
+    "uptime",
+    "curr_items",
+    "bytes",
+    "get_hits",
+    "get_misses",
+    "evictions",
+    "curr_connections",
+];
+
+/// `mcds stats`: needs memcached servers, so it opens the concrete store
+/// itself rather than a [`Ctx`].
+pub(crate) fn stats(global: &Global) -> CliResult {
+    let Some(store) = memcached(global)? else {
+        return Err(Failure {
+            code: INVALID_INPUT,
+            message: "mcds stats needs memcached servers: the embedded store has none. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
+        });
+    };
+    let results = store.stats();
+    // Each error names its server.
+    let failed: Vec<String> = results
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().err().map(ToString::to_string))
+        .collect();
+    if global.json {
+        let servers: Vec<Value> = results
+            .iter()
+            .map(|(server, r)| match r {
+                Ok(stats) => {
+                    let stats: Map<String, Value> = stats
+                        .iter()
+                        .map(|(name, value)| (name.clone(), stat_value(value)))
+                        .collect();
+                    json!({ "server": server, "stats": stats })
+                }
+                Err(e) => json!({ "server": server, "error": e.to_string() }),
+            })
+            .collect();
+        line(json!({ "servers": servers }));
+    } else {
+        let mut rows = vec![
+            std::iter::once("server")
+                .chain(COLUMNS)
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        ];
+        for (server, r) in &results {
+            let mut row = vec![server.clone()];
+            row.extend(COLUMNS.iter().map(|column| {
+                r.as_ref()
+                    .ok()
+                    .and_then(|stats| stats.iter().find(|(name, _)| name == column))
+                    .map_or_else(|| "-".to_string(), |(_, value)| value.clone())
+            }));
+            rows.push(row);
+        }
+        line(table(&rows).trim_end());
+    }
+    if failed.is_empty() {
+        return Ok(OK);
+    }
+    Err(Failure {
+        code: UNAVAILABLE,
+        message: format!(
+            "{} of {} servers did not answer: {}",
+            failed.len(),
+            results.len(),
+            failed.join("; ")
+        ),
+    })
+}
+
+/// A statistic for JSON: integers as numbers, anything else as the string
+/// the server sent.
+fn stat_value(value: &str) -> Value {
+    if let Ok(n) = value.parse::<u64>() {
+        return json!(n);
+    }
+    if let Ok(n) = value.parse::<i64>() {
+        return json!(n);
+    }
+    json!(value)
+}
+
+/// `rows` as left-aligned columns two spaces apart, one line each.
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_table_aligns_columns() {
+        let rows = vec![
+            vec!["server".to_string(), "uptime".to_string()],
+            vec!["127.0.0.1:11211".to_string(), "5".to_string()],
+        ];
+        assert_eq!(
+            table(&rows),
+            "server           uptime\n127.0.0.1:11211  5\n"
+        );
+    }
+
+    #[test]
+    fn integer_stats_become_numbers() {
+        assert_eq!(stat_value("42"), json!(42));
+        assert_eq!(stat_value("-1"), json!(-1));
+        assert_eq!(stat_value("1.6.18"), json!("1.6.18"));
+        assert_eq!(stat_value("0.012345"), json!("0.012345"));
+    }
+}
