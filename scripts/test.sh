@@ -64,9 +64,23 @@ cargo test --workspace --benches
 
 step "cargo package --workspace (every crate packages and builds from its .crate)"
 # --allow-dirty: a developer runs this before committing; CI's clone is clean.
+# cargo verifies each crate against the others as a registry would serve
+# them, and takes registry crates to be immutable: it unpacks them into
+# $CARGO_HOME/registry/src and keys their builds by name and version only,
+# so a second run at the same version would verify against the first run's
+# code. Hence a target directory of its own, with every mcds-* build in it
+# and every unpacked mcds-* removed first (no mcds-* crate comes from
+# crates.io); third-party builds there are reused.
+verify_dir="${CARGO_TARGET_DIR:-$PWD/target}/package-verify"
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/mcds-* \
+  "$verify_dir"/debug/.fingerprint/mcds-* "$verify_dir"/debug/deps/*mcds_*
 pkg_log=$(mktemp)
-if ! cargo package --workspace --allow-dirty >"$pkg_log" 2>&1; then cat "$pkg_log"; exit 1; fi
+if ! CARGO_TARGET_DIR="$verify_dir" cargo package --workspace --allow-dirty >"$pkg_log" 2>&1; then
+  cat "$pkg_log"
+  exit 1
+fi
 grep -E '^ +(Packaging|Verifying) ' "$pkg_log" | sort -u
+tail -n 2 "$pkg_log"
 rm -f "$pkg_log"
 
 step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
