@@ -33,7 +33,11 @@ need_pkg memcached memcached
 need_pkg cc gcc            # the C ABI tests compile C
 need_pkg valgrind valgrind # ... and run it under valgrind
 need_pkg php php-cli       # the PHP FFI test
-need_pkg python3 python3   # the Python ctypes test
+need_pkg python3 python3   # the Python package's tests
+# ... in a fresh venv: Debian's python3 has no venv (ensurepip) without python3-venv
+venv_probe=$(mktemp -d)
+python3 -m venv "$venv_probe/v" >/dev/null 2>&1 || install_pkg python3-venv "python3 -m venv"
+rm -rf "$venv_probe"
 need_pkg pkg-config pkg-config # the README's C route, built through mcds.pc
 need_pkg readelf binutils  # ... and its SONAME checked
 need_pkg man man-db        # mcds's man pages, rendered
@@ -88,5 +92,8 @@ scripts/check-c-install.sh
 
 step "the CLI as an operator installs it: scripts/install-cli.sh, then bash completion and man"
 scripts/check-cli-install.sh
+
+step "the Python package: build the wheel, pip install it into a fresh venv, run its pytest suite"
+scripts/check-python.sh -q
 
 step "all checks passed"

@@ -1,7 +1,8 @@
 //! Builds the C test (ffi/tests/c/test_mcds.c) against the real libmcds and
 //! runs it against real memcached: with -Wall -Wextra -Wpedantic -Werror,
-//! with ASan+UBSan, and under valgrind. Also runs the Python (ctypes) and
-//! PHP (FFI) tests.
+//! with ASan+UBSan, and under valgrind. Also runs the PHP (FFI) test. The
+//! Python package (bindings/python) has its own pytest suite, run by
+//! scripts/check-python.sh from a fresh venv.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -185,15 +186,6 @@ fn c_links_statically() {
         .arg(&exe));
     let server = MemcachedServer::start_default();
     run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
-}
-
-#[test]
-fn python_ctypes() {
-    let server = MemcachedServer::start_default();
-    run(Command::new("python3")
-        .arg(ffi_dir().join("tests/python/test_mcds.py"))
-        .env("MCDS_LIB", lib_dir().join("libmcds.so"))
-        .env("MCDS_TEST_SERVERS", server.addr()));
 }
 
 #[test]

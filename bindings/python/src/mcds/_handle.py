@@ -1,0 +1,273 @@
+"""What every wrapper shares: owning a C handle, calling it, converting
+arguments.
+
+A C handle is freed exactly once: by ``close()``, by the ``with`` block that
+owns it, or (as a fallback) by a ``weakref.finalize`` when the Python object
+is collected or the interpreter exits. It is never freed while a call on
+another thread is using it: the free waits for the last such call to
+return. A closed handle raises :class:`~mcds.Closed`.
+
+After ``os.fork()`` the child must not use (or free) the parent's handles:
+they share the parent's connections, and freeing a lock would release the
+parent's lease. In the child every inherited handle raises ``Closed`` and
+is left alone at exit.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import threading
+import weakref
+from types import TracebackType
+from typing import Any, Callable, List, Optional, Type, TypeVar, Union
+
+from . import errors
+from ._ffi import ffi, lib
+
+#: A name, member or value: ``str`` (encoded as UTF-8) or bytes-like.
+Data = Union[str, bytes, bytearray, memoryview]
+
+#: A duration: seconds as a number, or a :class:`datetime.timedelta`.
+Seconds = Union[int, float, datetime.timedelta]
+
+U32_MAX = 2**32 - 1
+U64_MAX = 2**64 - 1
+
+_H = TypeVar("_H", bound="Handle")
+
+# Bumped in a child after fork: handles from an older generation are the
+# parent's and are neither used nor freed here.
+_generation = 0
+
+
+def _after_fork_in_child() -> None:
+    global _generation
+    _generation += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _Owner:
+    """Owns one C pointer: counts the calls using it, frees it once."""
+
+    __slots__ = ("ptr", "free", "what", "mutex", "users", "closed", "generation", "pid")
+
+    def __init__(self, ptr: Any, free: Callable[[Any], None], what: str) -> None:
+        self.ptr = ptr
+        self.free = free
+        self.what = what
+        self.mutex = threading.Lock()
+        self.users = 0
+        self.closed = False
+        self.generation = _generation
+        self.pid = os.getpid()
+
+    def _forked_away(self) -> errors.Closed:
+        return errors.Closed(
+            f"{self.what} was created in process {self.pid}, before os.fork(): its "
+            "connections belong to that process; create a new mcds.Store in this one"
+        )
+
+    def enter(self) -> Any:
+        """Mark a call in progress and return the pointer (or raise Closed)."""
+        if self.generation != _generation:
+            raise self._forked_away()
+        with self.mutex:
+            if self.closed:
+                raise errors.Closed(f"{self.what} is closed")
+            self.users += 1
+            return self.ptr
+
+    def exit(self) -> None:
+        """End a call; the last one out frees a handle closed meanwhile."""
+        with self.mutex:
+            self.users -= 1
+            if self.closed and self.users == 0:
+                self._free()
+
+    def close(self) -> None:
+        """Free now, or when the calls in progress return. Idempotent."""
+        if self.generation != _generation:
+            self.closed = True  # the parent's: leave it to the parent
+            return
+        with self.mutex:
+            if self.closed:
+                return
+            self.closed = True
+            if self.users == 0:
+                self._free()
+
+    def _free(self) -> None:
+        ptr, self.ptr = self.ptr, ffi.NULL
+        if ptr != ffi.NULL:
+            self.free(ptr)
+
+
+class Handle:
+    """Base of :class:`~mcds.Store` and every structure: ``close()``, the
+    context manager protocol (closing on exit), and the finalizer that frees
+    the C handle if neither was used."""
+
+    __slots__ = ("_owner", "_finalizer", "__weakref__")
+    _owner: _Owner
+    _finalizer: "weakref.finalize[[], Handle]"
+
+    def _adopt(self, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
+        """Call ``new(*args, out)`` and own the handle it writes to ``out``."""
+        out = ffi.new(f"{ctype} **")
+        check(new(*args, out))
+        self._owner = _Owner(out[0], free, what)
+        self._finalizer = weakref.finalize(self, self._owner.close)
+
+    def _create(self, store: Any, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
+        """Make this structure's handle from ``store``: ``new(store, *args, out)``."""
+        owner = store._owner
+        ptr = owner.enter()
+        try:
+            self._adopt(new, ctype, free, what, ptr, *args)
+        finally:
+            owner.exit()
+
+    def close(self) -> None:
+        """Free the C handle now (later calls raise :class:`~mcds.Closed`).
+
+        Safe to call twice, and from any thread: if a call is in progress on
+        another thread, the handle is freed when it returns."""
+        self._finalizer.detach()
+        self._owner.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._owner.closed
+
+    def __enter__(self: _H) -> _H:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " closed" if self._owner.closed else ""
+        return f"<mcds.{self._owner.what}{state}>"
+
+    def _call(self, fn: Callable[..., int], *args: Any) -> None:
+        """Call ``fn(handle, *args)`` and raise the error of its result code."""
+        owner = self._owner
+        ptr = owner.enter()
+        try:
+            code = fn(ptr, *args)
+            if code:
+                raise errors.from_code(code)
+        finally:
+            owner.exit()
+
+
+def display(name: bytes) -> str:
+    """A name for messages and reprs: as text if it is UTF-8, else as bytes."""
+    try:
+        return repr(name.decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(name)
+
+
+def check(code: int) -> None:
+    """Raise the exception of a failed call's result code (0 is success)."""
+    if code:
+        raise errors.from_code(code)
+
+
+def name_arg(value: Data, what: str = "name") -> bytes:
+    """A name for a C string: ``str`` as UTF-8, or bytes; no NUL byte."""
+    raw = _bytes(value, what)
+    if b"\0" in raw:
+        raise errors.InvalidKey(f"{what} {value!r} contains a NUL byte, which no memcached key can hold")
+    return raw
+
+
+def data_arg(value: Data, what: str = "member") -> Any:
+    """A member or value for a pointer and a length: ``str`` as UTF-8, or any
+    bytes-like object (passed without a copy)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return _bytes(value, what)
+    if isinstance(value, (bytearray, memoryview)):
+        return ffi.from_buffer("uint8_t[]", value)
+    raise TypeError(f"{what} must be str or bytes-like, not {type(value).__name__}")
+
+
+def _bytes(value: Data, what: str) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise errors.InvalidUtf8(f"{what} {value!r} cannot be encoded as UTF-8: {e.reason}") from None
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+def int_arg(value: int, what: str, low: int = 0, high: int = U64_MAX) -> int:
+    """An integer in ``[low, high]``, or :class:`~mcds.InvalidArgument`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = value.__index__()
+        except AttributeError:
+            raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if not low <= value <= high:
+        raise errors.InvalidArgument(f"{what} must be between {low} and {high}, not {value}")
+    return value
+
+
+def seconds_arg(value: Seconds, what: str, low: float = 0.0) -> float:
+    """A duration in seconds (a number or a timedelta), at least ``low``."""
+    if isinstance(value, datetime.timedelta):
+        secs = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        secs = float(value)
+    else:
+        raise TypeError(f"{what} must be seconds (a number or a timedelta), not {type(value).__name__}")
+    if math.isnan(secs) or secs < low:
+        raise errors.InvalidArgument(f"{what} must be at least {low:g} seconds, not {secs:g}")
+    return secs
+
+
+def whole_seconds_arg(value: Seconds, what: str, low: int = 1) -> int:
+    """A duration in whole seconds, as the C ABI takes it (``uint32_t``)."""
+    secs = seconds_arg(value, what, low)
+    if secs != int(secs):
+        raise errors.InvalidArgument(f"{what} must be whole seconds, not {secs:g}")
+    return int_arg(int(secs), what, low, U32_MAX)
+
+
+def copy_bytes(data: Any, length: int) -> bytes:
+    """Copy ``length`` bytes at a C pointer into a Python ``bytes``."""
+    return ffi.buffer(data, length)[:] if length else b""
+
+
+def take_bytes_list(ptr: Any) -> List[bytes]:
+    """Read an ``mcds_bytes_list`` into a list of bytes, then free it."""
+    try:
+        n = ffi.new("uintptr_t *")
+        check(lib.mcds_bytes_list_len(ptr, n))
+        data = ffi.new("const uint8_t **")
+        length = ffi.new("uintptr_t *")
+        items = []
+        for i in range(n[0]):
+            check(lib.mcds_bytes_list_get(ptr, i, data, length))
+            items.append(copy_bytes(data[0], length[0]))
+        return items
+    finally:
+        lib.mcds_bytes_list_free(ptr)

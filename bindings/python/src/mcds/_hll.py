@@ -1,0 +1,57 @@
+"""``HyperLogLog``: distinct counting in 12 KiB (``mcds_hll``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._ffi import ffi, lib
+from ._handle import Data, Handle, data_arg, display, name_arg
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+class HyperLogLog(Handle):
+    """Counts distinct elements approximately (about 0.8 % standard error)
+    in 12 KiB, like Redis's PFADD, PFCOUNT and PFMERGE.
+
+    >>> visitors = store.hyperloglog("visitors:2026-01-01")
+    >>> visitors.add("alice")
+    True
+    >>> visitors.count()
+    1
+    """
+
+    def __init__(self, store: "Store", name: Data) -> None:
+        self.name = name_arg(name)
+        self._create(store, lib.mcds_hll_new, "mcds_hll", lib.mcds_hll_free, f"HyperLogLog({display(self.name)})", self.name)
+
+    def add(self, element: Data) -> bool:
+        """PFADD ``element``: whether the estimate may have changed."""
+        data = data_arg(element, "element")
+        out = ffi.new("bool *")
+        self._call(lib.mcds_hll_add, data, len(data), out)
+        return bool(out[0])
+
+    def count(self) -> int:
+        """PFCOUNT: the estimated number of distinct elements. One round trip."""
+        out = ffi.new("uint64_t *")
+        self._call(lib.mcds_hll_count, out)
+        return int(out[0])
+
+    def merge(self, *sources: "HyperLogLog") -> None:
+        """PFMERGE: make this sketch the union of itself and ``sources``."""
+        for s in sources:
+            if not isinstance(s, HyperLogLog):
+                raise TypeError(f"merge takes HyperLogLog objects, not {type(s).__name__}")
+        owners = []
+        try:
+            ptrs = []
+            for s in sources:
+                ptrs.append(s._owner.enter())
+                owners.append(s._owner)
+            array = ffi.new("mcds_hll *[]", ptrs) if ptrs else ffi.NULL
+            self._call(lib.mcds_hll_merge, array, len(ptrs))
+        finally:
+            for owner in owners:
+                owner.exit()
