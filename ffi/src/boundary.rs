@@ -6,9 +6,8 @@
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 
-use ::mcds_core::{Error, Store};
+use ::mcds_core::{Error, Scope};
 
 use crate::result::{
     MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,
@@ -93,8 +92,14 @@ pub(crate) unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, F
 /// `size_t`, say), refused before the bytes are touched.
 const MAX_BYTES: usize = 1 << 30;
 
-/// The most handles one call takes in an array (`mcds_hll_merge`).
+/// The most handles one call takes in an array (`mcds_hll_merge`,
+/// `mcds_hll_count_union`).
 pub(crate) const MAX_HANDLES: usize = 100_000;
+
+/// The most members (or integers) one batch call takes
+/// (`mcds_set_add_many`, `mcds_int_array_add`, ...). More is a caller's bug
+/// (a negative count cast to `size_t`, say): no item could hold them anyway.
+pub(crate) const MAX_MEMBERS: usize = 1_000_000;
 
 /// Read `len` bytes at `p` (NULL is allowed when `len` is 0).
 ///
@@ -117,6 +122,76 @@ pub(crate) unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Result<&
     }
     // SAFETY: non-NULL and `len` readable bytes by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Read an array of `count` values at `p` (NULL is allowed when `count` is
+/// 0); more than `max` is refused as a caller's bug before `p` is read.
+///
+/// # Safety
+/// `p` must be NULL or point to `count` readable, aligned values for the call.
+pub(crate) unsafe fn array<'a, T>(
+    p: *const T,
+    count: usize,
+    max: usize,
+    what: &str,
+) -> Result<&'a [T], Fail> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if count > max {
+        return Err(Fail(
+            MCDS_INVALID_ARGUMENT,
+            format!(
+                "{what}: a count of {count} is absurd (at most {max} per call); pass the real count"
+            ),
+        ));
+    }
+    // SAFETY: non-NULL with `count` readable values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, count) })
+}
+
+/// Read `count` byte strings given as parallel arrays of pointers and
+/// lengths: member `i` is `lens[i]` bytes at `members[i]` (which may be NULL
+/// when `lens[i]` is 0). Both arrays may be NULL when `count` is 0.
+///
+/// # Safety
+/// `members` and `lens` must each be NULL or point to `count` readable
+/// values, and each `members[i]` NULL or point to `lens[i]` readable bytes.
+pub(crate) unsafe fn byte_strings<'a>(
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> Result<Vec<&'a [u8]>, Fail> {
+    // SAFETY: forwarded caller contract.
+    let (ptrs, lens) = unsafe {
+        (
+            array(members, count, MAX_MEMBERS, "members")?,
+            array(lens, count, MAX_MEMBERS, "lens")?,
+        )
+    };
+    ptrs.iter()
+        .zip(lens)
+        .enumerate()
+        .map(|(i, (&p, &len))| {
+            // SAFETY: each member NULL or `lens[i]` readable bytes. The
+            // index goes into the message only on failure.
+            unsafe { bytes(p, len, "members[i]") }
+                .map_err(|Fail(code, m)| Fail(code, m.replacen("[i]", &format!("[{i}]"), 1)))
+        })
+        .collect()
+}
+
+/// A string for C, owned by the caller, who frees it with
+/// `mcds_string_free`. An interior NUL (never written by mcds, but another
+/// program may have stored one) becomes the two characters `\0`.
+pub(crate) fn c_string(s: &str) -> *mut c_char {
+    // No NUL is left after the replace, so the default never happens.
+    CString::new(s.replace('\0', "\\0"))
+        .unwrap_or_default()
+        .into_raw()
 }
 
 /// Check an output pointer before doing any work.
@@ -148,7 +223,8 @@ pub(crate) unsafe fn free<T>(p: *mut T) {
 }
 
 /// A constructor: borrow the store, read the name, build the handle with
-/// `f` and write it to `out`, all inside the panic boundary.
+/// `f` from the store's scope (its store and key prefix) and write it to
+/// `out`, all inside the panic boundary.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -156,13 +232,13 @@ pub(crate) unsafe fn create<T>(
     store: *const mcds_store,
     name: *const c_char,
     out: *mut *mut T,
-    f: impl FnOnce(Arc<dyn Store>, &str) -> Result<T, Fail>,
+    f: impl FnOnce(Scope, &str) -> Result<T, Fail>,
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
         let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
         let out = out_ptr(out, "out")?;
-        let value = f(Arc::clone(&store.store), name)?;
+        let value = f(store.scope.clone(), name)?;
         // SAFETY: checked non-NULL.
         unsafe { write(out, Box::into_raw(Box::new(value))) };
         Ok(())
@@ -215,5 +291,78 @@ mod tests {
                 .contains("a reply of the wrong kind"),
             "{message:?}"
         );
+    }
+
+    #[test]
+    fn arrays_refuse_null_and_absurd_counts_before_reading() {
+        let values = [1i64, 2, 3];
+        // SAFETY: NULL with a count of 0, and pointers to `values`.
+        unsafe {
+            assert!(
+                array::<i64>(std::ptr::null(), 0, 10, "v")
+                    .ok()
+                    .unwrap()
+                    .is_empty()
+            );
+            assert_eq!(array(values.as_ptr(), 3, 10, "v").ok().unwrap(), &values);
+            let Err(Fail(code, message)) = array::<i64>(std::ptr::null(), 2, 10, "v") else {
+                panic!("NULL with a count was accepted");
+            };
+            assert_eq!((code, message.as_str()), (MCDS_NULL_ARGUMENT, "v is NULL"));
+            // Refused on the count alone: the pointer is never read.
+            let Err(Fail(code, _)) = array(values.as_ptr(), usize::MAX, 10, "v") else {
+                panic!("an absurd count was accepted");
+            };
+            assert_eq!(code, MCDS_INVALID_ARGUMENT);
+        }
+    }
+
+    #[test]
+    fn byte_strings_name_the_bad_member() {
+        let (a, b) = (b"ann".as_slice(), b"".as_slice());
+        let members = [a.as_ptr(), std::ptr::null(), b.as_ptr()];
+        let lens = [3, 0, 0];
+        // SAFETY: arrays of 3 and members of their lengths.
+        let got = unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) }
+            .ok()
+            .unwrap();
+        assert_eq!(got, [a, b, b]);
+        let lens = [3, 5, 0];
+        // SAFETY: as above; member 1 is NULL with a length, refused unread.
+        let Err(Fail(code, message)) =
+            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) })
+        else {
+            panic!("a NULL member was accepted");
+        };
+        assert_eq!(
+            (code, message.as_str()),
+            (MCDS_NULL_ARGUMENT, "members[1] is NULL")
+        );
+        let lens = [usize::MAX, 0, 0];
+        // SAFETY: as above; the absurd length is refused unread.
+        let Err(Fail(code, message)) =
+            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) })
+        else {
+            panic!("an absurd length was accepted");
+        };
+        assert_eq!(code, MCDS_INVALID_ARGUMENT);
+        assert!(message.starts_with("members[0]: "), "{message}");
+        // SAFETY: NULL arrays with a count of 0.
+        assert!(
+            unsafe { byte_strings(std::ptr::null(), std::ptr::null(), 0) }
+                .ok()
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn strings_for_c_escape_an_interior_nul() {
+        let p = c_string("a\0b");
+        // SAFETY: a string from c_string, read then freed once.
+        unsafe {
+            assert_eq!(CStr::from_ptr(p).to_bytes(), b"a\\0b");
+            crate::mcds_string_free(p);
+        }
     }
 }

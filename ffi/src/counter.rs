@@ -13,7 +13,8 @@ pub struct mcds_counter {
     counter: Counter,
 }
 
-/// Create the counter `name` on `store`.
+/// Create the counter `name` on `store`. `*out` is a new handle the caller
+/// owns: free it with `mcds_counter_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -25,8 +26,8 @@ pub unsafe extern "C" fn mcds_counter_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
-            let counter = Counter::new(store, name)?;
+        create(store, name, out, |scope, name| {
+            let counter = Counter::new(scope, name)?;
             Ok(mcds_counter { counter })
         })
     }

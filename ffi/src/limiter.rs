@@ -27,7 +27,8 @@ pub struct mcds_decision {
 
 /// Create the rate limiter `name`: at most `limit` requests per
 /// `window_secs` seconds, in a fixed window or (with `sliding`) the
-/// sliding-window estimate.
+/// sliding-window estimate. `*out` is a new handle the caller owns: free
+/// it with `mcds_limiter_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -42,14 +43,14 @@ pub unsafe extern "C" fn mcds_limiter_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
+        create(store, name, out, |scope, name| {
             let mode = if sliding {
                 Window::Sliding
             } else {
                 Window::Fixed
             };
             let limiter = RateLimiter::new(
-                store,
+                scope,
                 name,
                 limit,
                 Duration::from_secs(u64::from(window_secs)),

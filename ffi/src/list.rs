@@ -1,6 +1,12 @@
-//! The result lists: `mcds_bytes_list` (set members, table keys and
-//! values) and `mcds_event_list` (events fetched from a log). A list owns its
-//! items; the pointers `*_get` hands out stay valid until it is freed.
+//! What calls hand back for the caller to own: the result lists
+//! `mcds_bytes_list` (set members, table keys and values), `mcds_int_list`
+//! (integer array members) and `mcds_event_list` (events fetched from a
+//! log), and strings (`mcds_string_free`). A list owns its items; the
+//! pointers `*_get` and `*_data` hand out stay valid until it is freed.
+//! Reading a list (`_len`, `_get`, `_data`) from several threads at once is
+//! safe.
+
+use std::ffi::{CString, c_char};
 
 use ::mcds_eventlog::Event;
 
@@ -76,7 +82,110 @@ pub unsafe extern "C" fn mcds_bytes_list_free(list: *mut mcds_bytes_list) {
     unsafe { free(list) }
 }
 
-/// Events returned by `mcds_log_fetch`; read with `mcds_event_list_len` and
+/// A list of 64-bit integers returned by mcds (`mcds_int_array_members`);
+/// read it with `mcds_int_list_len`/`mcds_int_list_get` or all at once with
+/// `mcds_int_list_data`, free it with `mcds_int_list_free`.
+pub struct mcds_int_list {
+    pub(crate) values: Vec<i64>,
+}
+
+/// The number of values in `list`, in `*out_len`.
+///
+/// # Safety
+/// `list` NULL or live; `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_int_list_len(
+    list: *const mcds_int_list,
+    out_len: *mut usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_len, "out_len", |list| {
+            Ok(list.values.len())
+        })
+    }
+}
+
+/// Value `index` of `list`, in `*out_value`. `MCDS_INVALID_ARGUMENT` if
+/// `index` is out of range.
+///
+/// # Safety
+/// `list` NULL or live; `out_value` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_int_list_get(
+    list: *const mcds_int_list,
+    index: usize,
+    out_value: *mut i64,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_value, "out_value", |list| {
+            list.values.get(index).copied().ok_or_else(|| {
+                Fail(
+                    MCDS_INVALID_ARGUMENT,
+                    format!(
+                        "index {index} is out of range for a list of {} values",
+                        list.values.len()
+                    ),
+                )
+            })
+        })
+    }
+}
+
+/// Every value at once: a pointer to `*out_len` consecutive `int64_t`s in
+/// `*out_data`, owned by the list and valid until it is freed. With a
+/// length of 0 the pointer is not NULL but must not be read.
+///
+/// # Safety
+/// `list` NULL or live; `out_data` and `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_int_list_data(
+    list: *const mcds_int_list,
+    out_data: *mut *const i64,
+    out_len: *mut usize,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let list = unsafe { handle(list, "list") }?;
+        let (out_data, out_len) = (out_ptr(out_data, "out_data")?, out_ptr(out_len, "out_len")?);
+        // SAFETY: both checked non-NULL.
+        unsafe {
+            write(out_data, list.values.as_ptr());
+            write(out_len, list.values.len());
+        }
+        Ok(())
+    })
+}
+
+/// Free an integer list (NULL is a no-op).
+///
+/// # Safety
+/// `list` must be NULL or a live list, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_int_list_free(list: *mut mcds_int_list) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(list) }
+}
+
+/// Free a string that mcds handed to the caller (`mcds_lock_holder`,
+/// `mcds_lock_owner_token`); NULL is a no-op. Never pass it other strings,
+/// and never free these with `free()`.
+///
+/// # Safety
+/// `s` must be NULL or a string from mcds not yet freed, not used after
+/// this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_string_free(s: *mut c_char) {
+    let _ = std::panic::catch_unwind(|| {
+        if !s.is_null() {
+            // SAFETY: a string from CString::into_raw, freed once.
+            drop(unsafe { CString::from_raw(s) });
+        }
+    });
+}
+
+/// Events returned by `mcds_log_fetch` and `mcds_log_since`; read with `mcds_event_list_len` and
 /// `mcds_event_list_get`, free with `mcds_event_list_free`.
 pub struct mcds_event_list {
     pub(crate) events: Vec<Event>,

@@ -22,6 +22,10 @@ pub const MCDS_PANIC: mcds_result = 3;
 /// mcds found a bug in itself without panicking (a reply of the wrong kind,
 /// say); please report it with the message.
 pub const MCDS_INTERNAL: mcds_result = 4;
+/// A callback the caller passed in (the loader of `mcds_view_counter_view`)
+/// returned a code other than `MCDS_OK`; the message names that code. The
+/// call had no effect.
+pub const MCDS_CALLBACK_FAILED: mcds_result = 5;
 /// The key (built from a name) is empty, too long or has spaces or control bytes.
 pub const MCDS_INVALID_KEY: mcds_result = 100;
 /// The value would exceed the item size limit.
@@ -62,7 +66,7 @@ pub const MCDS_OTHER: mcds_result = 999;
 #[derive(Clone, Copy)]
 enum Kind {
     /// A code of the C boundary itself, which no [`Error`] maps to: success,
-    /// a NULL or non-UTF-8 argument, a panic.
+    /// a NULL or non-UTF-8 argument, a panic, a caller's callback that failed.
     Boundary,
     /// The code of the [`Error`]s this classifier accepts: exactly one
     /// variant, named in the row (see [`row!`]).
@@ -112,6 +116,7 @@ const RESULTS: &[(mcds_result, &CStr, Kind)] = &[
     row!(MCDS_INVALID_UTF8),
     row!(MCDS_PANIC),
     row!(MCDS_INTERNAL, Internal),
+    row!(MCDS_CALLBACK_FAILED),
     row!(MCDS_INVALID_KEY, InvalidKey),
     row!(MCDS_VALUE_TOO_LARGE, ValueTooLarge),
     row!(MCDS_INVALID_ARGUMENT, InvalidArgument),
@@ -175,7 +180,8 @@ mod tests {
             assert!(name_of(code).starts_with("MCDS_"));
         }
         assert!(!names.contains("MCDS_UNKNOWN"));
-        assert_eq!(name_of(5), "MCDS_UNKNOWN");
+        assert_eq!(name_of(6), "MCDS_UNKNOWN");
+        assert_eq!(name_of(MCDS_CALLBACK_FAILED), "MCDS_CALLBACK_FAILED");
         assert_eq!(name_of(MCDS_TIMEOUT), "MCDS_TIMEOUT");
         assert_eq!(name_of(MCDS_WAIT_TIMEOUT), "MCDS_WAIT_TIMEOUT");
     }

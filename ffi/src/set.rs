@@ -1,10 +1,11 @@
-//! `mcds_set`: a set of byte strings.
+//! `mcds_set`: a set of byte strings in one item. Batches of members cross
+//! as two parallel arrays, of pointers and of lengths (`mcds_set_add_many`).
 
 use std::ffi::c_char;
 
 use ::mcds_set::Set;
 
-use crate::boundary::{boundary, bytes, create, free, handle, query};
+use crate::boundary::{boundary, byte_strings, bytes, create, free, handle, query};
 use crate::list::mcds_bytes_list;
 use crate::result::mcds_result;
 use crate::store::mcds_store;
@@ -14,7 +15,8 @@ pub struct mcds_set {
     set: Set,
 }
 
-/// Create the set `name` on `store`.
+/// Create the set `name` on `store`. `*out` is a new handle the caller
+/// owns: free it with `mcds_set_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -26,8 +28,8 @@ pub unsafe extern "C" fn mcds_set_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
-            let set = Set::new(store, name)?;
+        create(store, name, out, |scope, name| {
+            let set = Set::new(scope, name)?;
             Ok(mcds_set { set })
         })
     }
@@ -59,6 +61,63 @@ pub unsafe extern "C" fn mcds_set_remove(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe { update(s, member, len, |set, m| set.remove(m)) }
+}
+
+/// Add `count` members in one append (one round trip, whatever the count):
+/// member `i` is the `lens[i]` bytes at `members[i]` (any bytes; NULL is
+/// allowed when `lens[i]` is 0). Both arrays are borrowed for the call and
+/// may be NULL when `count` is 0, which does nothing. At most 1 000 000
+/// members per call (`MCDS_INVALID_ARGUMENT`); a NULL array or member with
+/// a non-zero length is `MCDS_NULL_ARGUMENT`, and nothing is written.
+///
+/// # Safety
+/// `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+/// each `members[i]` NULL or `lens[i]` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_set_add_many(
+    s: *const mcds_set,
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { update_many(s, members, lens, count, |set, m| set.add(m)) }
+}
+
+/// Remove `count` members in one append; the arrays as for
+/// `mcds_set_add_many`. A missing set stays missing.
+///
+/// # Safety
+/// `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+/// each `members[i]` NULL or `lens[i]` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_set_remove_many(
+    s: *const mcds_set,
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe { update_many(s, members, lens, count, |set, m| set.remove(m)) }
+}
+
+/// Add or remove a batch: the body of `mcds_set_add_many` and
+/// `mcds_set_remove_many`.
+///
+/// # Safety
+/// As `mcds_set_add_many`.
+unsafe fn update_many(
+    s: *const mcds_set,
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    op: fn(&Set, &[&[u8]]) -> mcds_core::Result<()>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (s, members) = unsafe { (handle(s, "set")?, byte_strings(members, lens, count)?) };
+        Ok(op(&s.set, &members)?)
+    })
 }
 
 /// Add or remove one member: the body of `mcds_set_add` and
@@ -117,6 +176,40 @@ pub unsafe extern "C" fn mcds_set_members(
             Ok(Box::into_raw(Box::new(mcds_bytes_list { items })))
         })
     }
+}
+
+/// Rewrite the set's log without the tokens of removed members, if it has
+/// any, by CAS: `*out_rewritten` is true if it was rewritten, false if there
+/// was nothing to do or a concurrent write won (nothing is lost either
+/// way). `mcds_set_members` also compacts when much of the log is dead.
+/// One round trip (two when rewriting).
+///
+/// # Safety
+/// `s` NULL or live; `out_rewritten` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_set_compact(
+    s: *const mcds_set,
+    out_rewritten: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(s, "set", out_rewritten, "out_rewritten", |s| {
+            Ok(s.set.compact()?)
+        })
+    }
+}
+
+/// Delete the set (every member). One round trip.
+///
+/// # Safety
+/// `s` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_set_clear(s: *const mcds_set) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let s = unsafe { handle(s, "set") }?;
+        Ok(s.set.clear()?)
+    })
 }
 
 /// Free a set (NULL is a no-op).

@@ -2,20 +2,27 @@
 //! `mcds_bitmap` (activity bitmap).
 
 use std::ffi::c_char;
+use std::sync::Arc;
 use std::time::Duration;
 
+use ::mcds_core::Store;
 use ::mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
-use crate::boundary::{Fail, MAX_HANDLES, boundary, bytes, create, free, handle, null, query};
+use crate::boundary::{
+    Fail, MAX_HANDLES, array, boundary, bytes, create, free, handle, null, out_ptr, query, write,
+};
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};
 use crate::store::mcds_store;
 
 /// A HyperLogLog: distinct counting in 12 KiB (PFADD, PFCOUNT, PFMERGE).
 pub struct mcds_hll {
     hll: HyperLogLog,
+    /// The store it lives in: sketches read together must share one.
+    store: Arc<dyn Store>,
 }
 
-/// Create the HyperLogLog `name` on `store`.
+/// Create the HyperLogLog `name` on `store`. `*out` is a new handle the
+/// caller owns: free it with `mcds_hll_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -27,9 +34,10 @@ pub unsafe extern "C" fn mcds_hll_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
+        create(store, name, out, |scope, name| {
             Ok(mcds_hll {
-                hll: HyperLogLog::new(store, name)?,
+                store: Arc::clone(scope.store()),
+                hll: HyperLogLog::new(scope, name)?,
             })
         })
     }
@@ -69,8 +77,48 @@ pub unsafe extern "C" fn mcds_hll_count(h: *const mcds_hll, out: *mut u64) -> mc
     unsafe { query(h, "hll", out, "out", |h| Ok(h.hll.count()?)) }
 }
 
+/// Borrow the `count` sketches at `sketches`, all from one store.
+///
+/// # Safety
+/// `sketches` NULL or `count` readable pointers, each NULL or live.
+unsafe fn same_store<'a>(
+    sketches: *const *const mcds_hll,
+    count: usize,
+    what: &str,
+) -> Result<Vec<&'a HyperLogLog>, Fail> {
+    // SAFETY: forwarded caller contract.
+    let list = unsafe { array(sketches, count, MAX_HANDLES, what) }?;
+    let handles = list
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            // SAFETY: each NULL or live. The index goes into the message
+            // only on failure.
+            unsafe { handle(p, what) }.map_err(|_| null(&format!("{what}[{i}]")))
+        })
+        .collect::<Result<Vec<&mcds_hll>, Fail>>()?;
+    if let Some(first) = handles.first() {
+        if let Some(i) = handles
+            .iter()
+            .position(|h| !Arc::ptr_eq(&h.store, &first.store))
+        {
+            return Err(Fail(
+                MCDS_INVALID_ARGUMENT,
+                format!(
+                    "{what}[{i}] is on another store than {what}[0]: sketches read together must come from one mcds_store (or handles made from it with mcds_store_with_prefix)"
+                ),
+            ));
+        }
+    }
+    Ok(handles.into_iter().map(|h| &h.hll).collect())
+}
+
 /// PFMERGE: write the union of `target` and the `count` sketches at
-/// `sources` into `target`.
+/// `sources` into `target`. The array is borrowed for the call and may be
+/// NULL when `count` is 0; at most 100 000 sketches. The sources must all
+/// come from one store handle (or handles made from it with
+/// `mcds_store_with_prefix`), else `MCDS_INVALID_ARGUMENT`; `target` may be
+/// on another store.
 ///
 /// # Safety
 /// `target` NULL or live; `sources` NULL or `count` readable pointers, each
@@ -83,26 +131,40 @@ pub unsafe extern "C" fn mcds_hll_merge(
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
-        let target = unsafe { handle(target, "target") }?;
-        let list: &[*const mcds_hll] = if count == 0 {
-            &[]
-        } else if sources.is_null() {
-            return Err(null("sources"));
-        } else if count > MAX_HANDLES {
-            return Err(Fail(
-                MCDS_INVALID_ARGUMENT,
-                format!("count {count} is absurd: merge at most {MAX_HANDLES} sketches per call"),
-            ));
-        } else {
-            // SAFETY: non-NULL with `count` readable pointers.
-            unsafe { std::slice::from_raw_parts(sources, count) }
+        let (target, others) = unsafe {
+            (
+                handle(target, "target")?,
+                same_store(sources, count, "sources")?,
+            )
         };
-        let others = list
-            .iter()
-            // SAFETY: each NULL or live.
-            .map(|&p| unsafe { handle(p, "sources[i]") }.map(|h| &h.hll))
-            .collect::<Result<Vec<&HyperLogLog>, Fail>>()?;
         Ok(target.hll.merge(&others)?)
+    })
+}
+
+/// PFCOUNT of several keys: the estimated number of distinct elements in
+/// the union of the `count` sketches at `sketches`, in `*out`, without
+/// writing anything. One round trip per server. The array is borrowed for
+/// the call and may be NULL when `count` is 0 (the union is then empty: 0);
+/// at most 100 000 sketches, all from one store handle (or handles made
+/// from it with `mcds_store_with_prefix`), else `MCDS_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `sketches` NULL or `count` readable pointers, each NULL or live; `out`
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_count_union(
+    sketches: *const *const mcds_hll,
+    count: usize,
+    out: *mut u64,
+) -> mcds_result {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: forwarded caller contract.
+        let list = unsafe { same_store(sketches, count, "sketches") }?;
+        let union = HyperLogLog::count_union(&list)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, union) };
+        Ok(())
     })
 }
 
@@ -123,7 +185,8 @@ pub struct mcds_bloom {
 
 /// Create the Bloom filter `name` for `expected_items` at
 /// `false_positive_rate` (between 0 and 1, e.g. 0.01). Every client must
-/// use the same two numbers.
+/// use the same two numbers. `*out` is a new handle the caller owns: free
+/// it with `mcds_bloom_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -137,9 +200,9 @@ pub unsafe extern "C" fn mcds_bloom_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
+        create(store, name, out, |scope, name| {
             Ok(mcds_bloom {
-                bloom: BloomFilter::new(store, name, expected_items, false_positive_rate)?,
+                bloom: BloomFilter::new(scope, name, expected_items, false_positive_rate)?,
             })
         })
     }
@@ -205,6 +268,7 @@ pub struct mcds_bitmap {
 
 /// Create the bitmap `name` whose bit 0 is the unit starting at
 /// `start_unix_secs`, one bit per `unit_ms` milliseconds (at least 1).
+/// `*out` is a new handle the caller owns: free it with `mcds_bitmap_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -218,10 +282,10 @@ pub unsafe extern "C" fn mcds_bitmap_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
+        create(store, name, out, |scope, name| {
             let unit = Duration::from_millis(unit_ms);
             Ok(mcds_bitmap {
-                bitmap: ActivityBitmap::new(store, name, start_unix_secs, unit)?,
+                bitmap: ActivityBitmap::new(scope, name, start_unix_secs, unit)?,
             })
         })
     }

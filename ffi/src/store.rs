@@ -1,21 +1,38 @@
 //! `mcds_store`: the store every structure is made from, either the
-//! embedded in-process store or real memcached.
+//! embedded in-process store or real memcached, with an optional key
+//! prefix. A handle holds a [`Scope`] (the store and the prefix), so
+//! `mcds_store_with_prefix` makes a second handle on the same connections.
+//! Timeouts, the item size limit and the embedded store's memory budget are
+//! set through `mcds_store_builder` (module `store_builder`).
 
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use ::mcds_core::{MemoryStore, Store};
+use ::mcds_core::{MemoryStore, Scope, Store};
 use ::mcds_memcached::MemcachedStore;
 
-use crate::boundary::{boundary, free, out_ptr, text, write};
+use crate::boundary::{boundary, free, handle, out_ptr, text, write};
 use crate::result::mcds_result;
 
-/// A store: the embedded in-process store or real memcached.
+/// A store: the embedded in-process store or real memcached, and the key
+/// prefix of the structures made from this handle.
 pub struct mcds_store {
-    pub(crate) store: Arc<dyn Store>,
+    pub(crate) scope: Scope,
 }
 
-/// Create an embedded in-process store (memcached semantics, no server).
+impl mcds_store {
+    /// A new handle on `store`, with no prefix.
+    pub(crate) fn boxed(store: Arc<dyn Store>) -> *mut mcds_store {
+        Box::into_raw(Box::new(mcds_store {
+            scope: Scope::new(store),
+        }))
+    }
+}
+
+/// Create an embedded in-process store (memcached semantics, no server)
+/// with the defaults: a 64 MiB budget with LRU eviction and 1 MiB items
+/// (`mcds_store_builder` sets others). `*out` is a new handle the caller
+/// owns: free it with `mcds_store_free`.
 ///
 /// # Safety
 /// `out` must be NULL or writable.
@@ -23,16 +40,17 @@ pub struct mcds_store {
 pub unsafe extern "C" fn mcds_store_new_memory(out: *mut *mut mcds_store) -> mcds_result {
     boundary(|| {
         let out = out_ptr(out, "out")?;
-        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_store { store }))) };
+        unsafe { write(out, mcds_store::boxed(Arc::new(MemoryStore::new()))) };
         Ok(())
     })
 }
 
-/// Create a store on memcached: `servers` is `"host:port[,host:port...]"`.
-/// Connections are made on first use, so a server that is down shows up as
-/// an error of the first call that needs it.
+/// Create a store on memcached: `servers` is `"host:port[,host:port...]"`
+/// (borrowed for the call). Connections are made on first use, so a server
+/// that is down shows up as an error of the first call that needs it.
+/// Timeouts are 1 s (`mcds_store_builder` sets others). `*out` is a new
+/// handle the caller owns: free it with `mcds_store_free`.
 ///
 /// # Safety
 /// `servers` must be NULL or a NUL-terminated string; `out` NULL or writable.
@@ -45,15 +63,49 @@ pub unsafe extern "C" fn mcds_store_new_memcached(
         // SAFETY: forwarded caller contract.
         let servers = unsafe { text(servers, "servers") }?;
         let out = out_ptr(out, "out")?;
-        let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(servers)?);
+        let store = MemcachedStore::connect(servers)?;
         // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_store { store }))) };
+        unsafe { write(out, mcds_store::boxed(Arc::new(store))) };
         Ok(())
     })
 }
 
-/// Free a store (NULL is a no-op). Structures made from it keep working:
-/// they hold their own reference.
+/// A new handle on the same store (the same connections, or the same
+/// embedded memory) whose structures keep their items under keys starting
+/// with `prefix`: the lock `"job"` made from it is `<prefix>lock:job:owner`.
+/// Several applications can so share one memcached pool without their
+/// names meeting (`"billing/"`, `"search/"`). The prefix replaces any prefix
+/// `store` has; `""` gives a handle with none.
+///
+/// `prefix` (NUL-terminated UTF-8, borrowed for the call) must be made of
+/// key bytes (no spaces or control bytes) and shorter than 250 bytes:
+/// `MCDS_INVALID_KEY` otherwise. `store` is unchanged and stays the
+/// caller's. `*out` is a new handle the caller owns: free it with
+/// `mcds_store_free`; either handle can be freed first.
+///
+/// # Safety
+/// `store` NULL or live; `prefix` NULL or NUL-terminated; `out` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_store_with_prefix(
+    store: *const mcds_store,
+    prefix: *const c_char,
+    out: *mut *mut mcds_store,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, prefix) = unsafe { (handle(store, "store")?, text(prefix, "prefix")?) };
+        let out = out_ptr(out, "out")?;
+        let scope = store.scope.clone().with_prefix(prefix)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(mcds_store { scope }))) };
+        Ok(())
+    })
+}
+
+/// Free a store handle (NULL is a no-op). Structures made from it keep
+/// working: they hold their own reference to the store, which closes its
+/// connections when the last user is gone.
 ///
 /// # Safety
 /// `store` must be NULL or a live store, not used after this call.

@@ -1,11 +1,13 @@
 //! `mcds_table`: O(1) membership through a key per member, with values.
-//! Keys and values come back as `mcds_bytes_list`s (see `list`).
+//! Keys and values come back as `mcds_bytes_list`s (see `list`); entries as
+//! two of them, parallel (`mcds_table_entries`), so that bindings need no
+//! list type beyond the one they already wrap.
 
 use std::ffi::c_char;
 
 use ::mcds_set::Table;
 
-use crate::boundary::{boundary, bytes, create, free, handle, query};
+use crate::boundary::{boundary, bytes, create, free, handle, out_ptr, query, write};
 use crate::list::mcds_bytes_list;
 use crate::result::mcds_result;
 use crate::store::mcds_store;
@@ -15,7 +17,8 @@ pub struct mcds_table {
     table: Table,
 }
 
-/// Create the table `name`.
+/// Create the table `name`. `*out` is a new handle the caller owns: free
+/// it with `mcds_table_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -27,8 +30,8 @@ pub unsafe extern "C" fn mcds_table_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
-            let table = Table::new(store, name)?;
+        create(store, name, out, |scope, name| {
+            let table = Table::new(scope, name)?;
             Ok(mcds_table { table })
         })
     }
@@ -126,7 +129,8 @@ pub unsafe extern "C" fn mcds_table_delete(
     }
 }
 
-/// The members in insertion order, as a new list in `*out`.
+/// The members in insertion order, as a new list in `*out` that the caller
+/// owns: free it with `mcds_bytes_list_free`.
 ///
 /// # Safety
 /// `t` NULL or live; `out` NULL or writable.
@@ -142,6 +146,40 @@ pub unsafe extern "C" fn mcds_table_keys(
             Ok(Box::into_raw(Box::new(mcds_bytes_list { items })))
         })
     }
+}
+
+/// Every member with its value, as two new lists of the same length that
+/// the caller owns (free each with `mcds_bytes_list_free`): item `i` of
+/// `*out_members` has the value item `i` of `*out_values`. Members in
+/// insertion order; a member whose value item is gone (evicted, expired) is
+/// left out of both. One round trip for the members, one per server for the
+/// values. Both outputs are written on success only, and neither on
+/// failure.
+///
+/// # Safety
+/// `t` NULL or live; `out_members` and `out_values` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_table_entries(
+    t: *const mcds_table,
+    out_members: *mut *mut mcds_bytes_list,
+    out_values: *mut *mut mcds_bytes_list,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let t = unsafe { handle(t, "table") }?;
+        let (out_members, out_values) = (
+            out_ptr(out_members, "out_members")?,
+            out_ptr(out_values, "out_values")?,
+        );
+        let (members, values) = t.table.entries()?.into_iter().unzip();
+        let list = |items| Box::into_raw(Box::new(mcds_bytes_list { items }));
+        // SAFETY: both checked non-NULL.
+        unsafe {
+            write(out_members, list(members));
+            write(out_values, list(values));
+        }
+        Ok(())
+    })
 }
 
 /// Free a table (NULL is a no-op).

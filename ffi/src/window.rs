@@ -15,7 +15,8 @@ pub struct mcds_window {
 }
 
 /// Create the window counter `name` with `slots` slots (2 to 1000) of
-/// `slot_secs` seconds.
+/// `slot_secs` seconds. `*out` is a new handle the caller owns: free it
+/// with `mcds_window_free`.
 ///
 /// # Safety
 /// `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
@@ -29,9 +30,9 @@ pub unsafe extern "C" fn mcds_window_new(
 ) -> mcds_result {
     // SAFETY: forwarded caller contract.
     unsafe {
-        create(store, name, out, |store, name| {
+        create(store, name, out, |scope, name| {
             let window = WindowCounter::new(
-                store,
+                scope,
                 name,
                 Duration::from_secs(u64::from(slot_secs)),
                 slots as usize,

@@ -64,6 +64,8 @@ fn cc() -> Command {
     cmd.args([
         "-std=c11",
         "-D_POSIX_C_SOURCE=200809L",
+        // The suite shares handles between two threads.
+        "-pthread",
         "-Wall",
         "-Wextra",
         "-Wpedantic",

@@ -1,6 +1,7 @@
 //! libmcds when its server fails: a killed and a frozen memcached give
-//! clear result codes within the timeout (1 s by default) plus 100 ms, and
-//! the same handles work again once the server is back.
+//! clear result codes within the timeout (1 s by default, or what
+//! `mcds_store_builder_set_io_timeout_ms` set) plus 100 ms, and the same
+//! handles work again once the server is back.
 
 use std::ffi::{CStr, CString};
 use std::ptr;
@@ -153,6 +154,46 @@ fn a_failed_lock_release_can_be_retried() {
         assert_eq!(mcds_lock_try_acquire(lock, &mut acquired), MCDS_OK);
         assert!(acquired, "the lock is free again");
         mcds_lock_free(lock);
+        mcds_store_free(store);
+    }
+}
+
+/// The I/O timeout set through `mcds_store_builder` bounds a call on a
+/// frozen server: a 150 ms timeout answers well before the 1 s default.
+#[test]
+fn a_builder_io_timeout_bounds_a_call_on_a_frozen_server() {
+    let server = MemcachedServer::start_default();
+    let servers = CString::new(server.addr()).unwrap();
+    let name = CString::new("ffi-timeout").unwrap();
+    let (mut builder, mut store, mut counter) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let mut value = 0;
+    // SAFETY: valid strings, out-pointers and live handles, freed once.
+    unsafe {
+        assert_eq!(mcds_store_builder_new(&mut builder), MCDS_OK);
+        assert_eq!(mcds_store_builder_set_io_timeout_ms(builder, 150), MCDS_OK);
+        assert_eq!(
+            mcds_store_builder_build_memcached(builder, servers.as_ptr(), &mut store),
+            MCDS_OK
+        );
+        mcds_store_builder_free(builder);
+        assert_eq!(
+            mcds_counter_new(store, name.as_ptr(), &mut counter),
+            MCDS_OK
+        );
+        assert_eq!(mcds_counter_incr(counter, 1, &mut value), MCDS_OK);
+        server.pause();
+        let started = Instant::now();
+        let r = mcds_counter_incr(counter, 1, &mut value);
+        let took = started.elapsed();
+        let message = last_error();
+        server.resume();
+        println!("frozen server, 150 ms I/O timeout: code {r} after {took:?} ({message})");
+        assert!(
+            [MCDS_AMBIGUOUS, MCDS_TIMEOUT].contains(&r),
+            "{r}: {message}"
+        );
+        assert!(took < Duration::from_millis(600), "took {took:?}");
+        mcds_counter_free(counter);
         mcds_store_free(store);
     }
 }

@@ -1,11 +1,15 @@
-/* libmcds from C: every function, bad input in every position, and 4 forked
- * processes incrementing one counter. Needs MCDS_TEST_SERVERS=host:port. */
+/* libmcds from C: every function, bad input in every position, two threads
+ * sharing handles, and 4 forked processes incrementing one counter. Needs
+ * MCDS_TEST_SERVERS=host:port. */
 #include "mcds.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int checks = 0;
@@ -34,6 +38,13 @@ static int failures = 0;
     } while (0)
 
 #define OK(call) EXPECT_CODE(call, MCDS_OK)
+
+#define BYTES(s) ((const uint8_t *)(s))
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
 
 static void counters(mcds_store *store) {
     mcds_counter *c = NULL;
@@ -377,6 +388,1020 @@ static void bad_input(mcds_store *store) {
     EXPECT(strcmp(mcds_result_name(123456), "MCDS_UNKNOWN") == 0);
 }
 
+/* ---- Store options: the builder and the key prefix. ---- */
+
+static void store_options(const char *servers) {
+    mcds_store_builder *b = NULL;
+    mcds_store *s = NULL, *app = NULL, *other = NULL, *untouched = (mcds_store *)0x1;
+    mcds_counter *c1 = NULL, *c2 = NULL;
+    mcds_set *set = NULL;
+    uint64_t v = 0;
+    uint8_t big[2000];
+    memset(big, 'x', sizeof big);
+
+    /* The builder: every setter checks its range. */
+    EXPECT_CODE(mcds_store_builder_new(NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_store_builder_new(&b));
+    EXPECT_CODE(mcds_store_builder_set_connect_timeout_ms(NULL, 100), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_connect_timeout_ms(b, 0), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "connect timeout") != NULL);
+    EXPECT_CODE(mcds_store_builder_set_connect_timeout_ms(b, 3600001), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_connect_timeout_ms(b, UINT32_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_io_timeout_ms(NULL, 100), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_io_timeout_ms(b, 0), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_io_timeout_ms(b, UINT32_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_item_size_limit(NULL, 4096), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_item_size_limit(b, 0), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_item_size_limit(b, 1023), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_item_size_limit(b, (1ULL << 30) + 1), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_memory_limit(NULL, 4096), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_memory_limit(b, 0), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_memory_limit(b, UINT64_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_memory_limit(b, (1ULL << 40) + 1), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_set_evict(NULL, true), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memory(NULL, &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memory(b, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memcached(NULL, servers, &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, NULL, &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, servers, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, "\xff", &untouched), MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, "", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, "no port", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(untouched == (mcds_store *)0x1);
+
+    /* Timeouts are memcached's; asking the embedded store for them fails. */
+    OK(mcds_store_builder_set_connect_timeout_ms(b, 500));
+    OK(mcds_store_builder_set_io_timeout_ms(b, 3600000));
+    OK(mcds_store_builder_set_io_timeout_ms(b, 250));
+    OK(mcds_store_builder_set_item_size_limit(b, 1024));
+    EXPECT_CODE(mcds_store_builder_build_memory(b, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "timeout") != NULL);
+    OK(mcds_store_builder_build_memcached(b, servers, &s));
+    OK(mcds_counter_new(s, "c-built", &c1));
+    OK(mcds_counter_incr(c1, 2, &v));
+    EXPECT(v == 2);
+    mcds_counter_free(c1);
+    /* The item size limit is checked before sending. */
+    OK(mcds_set_new(s, "c-small-items", &set));
+    EXPECT_CODE(mcds_set_add(set, big, sizeof big), MCDS_VALUE_TOO_LARGE);
+    OK(mcds_set_add(set, big, 100));
+    mcds_set_free(set);
+    mcds_store_free(s);
+    /* The builder is not consumed: a second store from it. */
+    OK(mcds_store_builder_build_memcached(b, servers, &s));
+    mcds_store_free(s);
+    mcds_store_builder_free(b);
+
+    /* The memory budget is the embedded store's. */
+    OK(mcds_store_builder_new(&b));
+    OK(mcds_store_builder_set_memory_limit(b, 8192));
+    OK(mcds_store_builder_set_evict(b, false));
+    EXPECT_CODE(mcds_store_builder_build_memcached(b, servers, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "memory limit") != NULL);
+    EXPECT(untouched == (mcds_store *)0x1);
+    OK(mcds_store_builder_build_memory(b, &s));
+    {
+        /* With eviction off, a full budget refuses writes like memcached -M. */
+        mcds_result r = MCDS_OK;
+        int i;
+        char name[32];
+        for (i = 0; i < 1000 && r == MCDS_OK; i++) {
+            snprintf(name, sizeof name, "c-oom-%d", i);
+            r = mcds_counter_new(s, name, &c1);
+            if (r == MCDS_OK) {
+                r = mcds_counter_incr(c1, 1, &v);
+                mcds_counter_free(c1);
+            }
+        }
+        EXPECT_CODE(r, MCDS_OUT_OF_MEMORY);
+        EXPECT(i > 10 && i < 1000);
+    }
+    mcds_store_free(s);
+    OK(mcds_store_builder_set_evict(b, true));
+    OK(mcds_store_builder_build_memory(b, &s));
+    {
+        /* With eviction on, the same writes all succeed. */
+        mcds_result r = MCDS_OK;
+        char name[32];
+        for (int i = 0; i < 1000 && r == MCDS_OK; i++) {
+            snprintf(name, sizeof name, "c-lru-%d", i);
+            r = mcds_counter_new(s, name, &c1);
+            if (r == MCDS_OK) {
+                r = mcds_counter_incr(c1, 1, &v);
+                mcds_counter_free(c1);
+            }
+        }
+        EXPECT_CODE(r, MCDS_OK);
+    }
+    mcds_store_free(s);
+    mcds_store_builder_free(b);
+    mcds_store_builder_free(NULL);
+
+    /* A prefix: same names, different keys, same connections. */
+    OK(mcds_store_new_memcached(servers, &s));
+    EXPECT_CODE(mcds_store_with_prefix(NULL, "app/", &app), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_with_prefix(s, NULL, &app), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_with_prefix(s, "app/", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_with_prefix(s, "bad prefix", &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_store_with_prefix(s, "ctl\r\n", &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_store_with_prefix(s, "\xc3\x28", &untouched), MCDS_INVALID_UTF8);
+    {
+        char long_prefix[251];
+        memset(long_prefix, 'p', 250);
+        long_prefix[250] = '\0';
+        EXPECT_CODE(mcds_store_with_prefix(s, long_prefix, &untouched), MCDS_INVALID_KEY);
+    }
+    EXPECT(untouched == (mcds_store *)0x1);
+    OK(mcds_store_with_prefix(s, "c-app-a/", &app));
+    OK(mcds_store_with_prefix(app, "c-app-b/", &other)); /* replaces, not appends */
+    OK(mcds_counter_new(app, "c-shared-name", &c1));
+    OK(mcds_counter_new(other, "c-shared-name", &c2));
+    OK(mcds_counter_incr(c1, 5, &v));
+    EXPECT(v == 5);
+    OK(mcds_counter_incr(c2, 1, &v));
+    EXPECT(v == 1);
+    mcds_counter_free(c2);
+    mcds_store_free(other);
+    /* A handle made with the same prefix from the plain one sees the same keys. */
+    OK(mcds_store_with_prefix(s, "c-app-b/", &other));
+    OK(mcds_counter_new(other, "c-shared-name", &c2));
+    OK(mcds_counter_get(c2, &v));
+    EXPECT(v == 1);
+    mcds_counter_free(c2);
+    mcds_store_free(other);
+    /* "" removes the prefix. */
+    OK(mcds_store_with_prefix(app, "", &other));
+    OK(mcds_counter_new(other, "c-shared-name", &c2));
+    OK(mcds_counter_get(c2, &v));
+    EXPECT(v == 0);
+    mcds_counter_free(c2);
+    mcds_store_free(other);
+    /* The original handle can go first: the prefixed one keeps the store. */
+    mcds_store_free(s);
+    OK(mcds_counter_incr(c1, 1, &v));
+    EXPECT(v == 6);
+    mcds_counter_free(c1);
+    OK(mcds_counter_new(app, "c-after-free", &c1));
+    OK(mcds_counter_incr(c1, 1, &v));
+    mcds_counter_free(c1);
+    mcds_store_free(app);
+}
+
+/* ---- Locks: extend, fencing, owner label, holder, auto-extend. ---- */
+
+/* Deletes the lock "c-lost" of `store` behind its holders' back, as an
+ * eviction or a flush would: the lock lives in a store prefixed
+ * "table:c-evict:v:", so its key is also the entry key of the member
+ * "lock:c-lost:owner" of the table "c-evict". */
+static void evict_lost_lock(mcds_store *store) {
+    mcds_table *t = NULL;
+    bool existed = false;
+    const char *member = "lock:c-lost:owner";
+    OK(mcds_table_new(store, "c-evict", &t));
+    OK(mcds_table_delete(t, BYTES(member), strlen(member), &existed));
+    EXPECT(existed);
+    mcds_table_free(t);
+}
+
+static void lock_leases(mcds_store *store) {
+    mcds_lock *plain = NULL, *fenced = NULL, *labelled = NULL, *slow = NULL;
+    mcds_lock *untouched = (mcds_lock *)0x1, *lost = NULL;
+    mcds_store *evictable = NULL;
+    bool b = false, acquired = false, released = true, extended = false;
+    uint64_t t1 = 0, t2 = 0, token = 777;
+    char *holder = (char *)0x1, *mine = NULL;
+    char long_label[202];
+
+    OK(mcds_lock_new(store, "c-lease", 30, &plain));
+    /* Nothing held: every lease call says so. */
+    EXPECT_CODE(mcds_lock_extend(plain, 30, &b), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_auto_extend(plain, 30), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_is_lost(plain, &b), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_fencing_token(plain, &token), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_owner_token(plain, &mine), MCDS_INVALID_ARGUMENT);
+    EXPECT(token == 777 && mine == NULL);
+    OK(mcds_lock_holder(plain, &holder));
+    EXPECT(holder == NULL); /* free: NULL written */
+
+    /* Extend. */
+    OK(mcds_lock_try_acquire(plain, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_extend(plain, 60, &extended));
+    EXPECT(extended);
+    EXPECT_CODE(mcds_lock_extend(plain, 0, &extended), MCDS_INVALID_ARGUMENT);
+    OK(mcds_lock_is_lost(plain, &b));
+    EXPECT(!b);
+    /* No fencing on a plain handle, even while held. */
+    EXPECT_CODE(mcds_lock_fencing_token(plain, &token), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "mcds_lock_with_fencing") != NULL);
+    /* The holder is this handle's owner token. */
+    OK(mcds_lock_owner_token(plain, &mine));
+    OK(mcds_lock_holder(plain, &holder));
+    EXPECT(mine != NULL && holder != NULL && strcmp(mine, holder) == 0);
+    mcds_string_free(mine);
+    mcds_string_free(holder);
+    mcds_string_free(NULL);
+    OK(mcds_lock_release(plain, &released));
+    EXPECT(released);
+
+    /* Fencing: a derived handle, strictly increasing tokens. */
+    EXPECT_CODE(mcds_lock_with_fencing(NULL, true, &fenced), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_fencing(plain, true, NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_lock_with_fencing(plain, true, &fenced));
+    OK(mcds_lock_try_acquire(fenced, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_fencing_token(fenced, &t1));
+    OK(mcds_lock_try_acquire(plain, &acquired)); /* same lock name: taken */
+    EXPECT(!acquired);
+    OK(mcds_lock_release(fenced, &released));
+    OK(mcds_lock_acquire(fenced, 1000));
+    OK(mcds_lock_fencing_token(fenced, &t2));
+    EXPECT(t2 > t1 && t1 > 0);
+    EXPECT_CODE(mcds_lock_fencing_token(fenced, NULL), MCDS_NULL_ARGUMENT);
+    mcds_lock_free(fenced); /* releases */
+
+    /* Owner label: the holder names its host and pid. */
+    EXPECT_CODE(mcds_lock_with_owner_label(NULL, "x", &labelled), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, NULL, &labelled), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, "x", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, "tab\there", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, "caf\xc3\xa9", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, "\xff", &untouched), MCDS_INVALID_UTF8);
+    memset(long_label, 'l', 201);
+    long_label[201] = '\0';
+    EXPECT_CODE(mcds_lock_with_owner_label(plain, long_label, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(untouched == (mcds_lock *)0x1);
+    OK(mcds_lock_with_owner_label(plain, "", &labelled)); /* no label */
+    OK(mcds_lock_try_acquire(labelled, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_holder(plain, &holder));
+    EXPECT(holder != NULL && strchr(holder, ' ') == NULL);
+    mcds_string_free(holder);
+    mcds_lock_free(labelled);
+    OK(mcds_lock_with_owner_label(plain, "host=c-test pid=42", &labelled));
+    OK(mcds_lock_try_acquire(labelled, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_holder(plain, &holder)); /* any handle can ask */
+    EXPECT(holder != NULL && strncmp(holder, "host=c-test pid=42 ", 19) == 0 && strlen(holder) > 19);
+    mcds_string_free(holder);
+
+    /* Backoff: checked, and used by acquire. */
+    EXPECT_CODE(mcds_lock_with_backoff(NULL, 1, 2, &slow), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_backoff(plain, 1, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_backoff(plain, 0, 10, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_backoff(plain, 20, 10, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_with_backoff(plain, 1, 60001, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(untouched == (mcds_lock *)0x1);
+    OK(mcds_lock_with_backoff(plain, 5, 20, &slow));
+    EXPECT_CODE(mcds_lock_acquire(slow, 60), MCDS_WAIT_TIMEOUT);
+    mcds_lock_free(slow);
+    OK(mcds_lock_release(labelled, &released));
+    EXPECT(released);
+    mcds_lock_free(labelled);
+    mcds_lock_free(plain);
+
+    /* A lease lost behind the holder's back: extend says so, is_lost turns
+     * true, and the handle can take the lock again. */
+    OK(mcds_store_with_prefix(store, "table:c-evict:v:", &evictable));
+    OK(mcds_lock_new(evictable, "c-lost", 30, &lost));
+    OK(mcds_lock_try_acquire(lost, &acquired));
+    EXPECT(acquired);
+    evict_lost_lock(store);
+    OK(mcds_lock_extend(lost, 30, &extended));
+    EXPECT(!extended);
+    OK(mcds_lock_is_lost(lost, &b));
+    EXPECT(b);
+    OK(mcds_lock_try_acquire(lost, &acquired)); /* replaces the lost lease */
+    EXPECT(acquired);
+    OK(mcds_lock_is_lost(lost, &b));
+    EXPECT(!b);
+
+    /* Auto-extend: the renewer finds the loss, and is_lost reports it. */
+    EXPECT_CODE(mcds_lock_auto_extend(NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_auto_extend(lost, 0), MCDS_INVALID_ARGUMENT);
+    OK(mcds_lock_auto_extend(lost, 1)); /* renews every 333 ms */
+    OK(mcds_lock_auto_extend(lost, 1)); /* replaces the renewer */
+    sleep_ms(400);
+    OK(mcds_lock_is_lost(lost, &b));
+    EXPECT(!b); /* renewals succeed */
+    evict_lost_lock(store);
+    for (int i = 0; i < 100; i++) {
+        OK(mcds_lock_is_lost(lost, &b));
+        if (b) break;
+        sleep_ms(50);
+    }
+    EXPECT(b);
+    OK(mcds_lock_release(lost, &released));
+    EXPECT(!released);
+    /* Free with a renewer running: it stops and the lease is released. */
+    OK(mcds_lock_try_acquire(lost, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_auto_extend(lost, 1));
+    mcds_lock_free(lost);
+    OK(mcds_lock_new(evictable, "c-lost", 30, &lost));
+    OK(mcds_lock_try_acquire(lost, &acquired));
+    EXPECT(acquired);
+    mcds_lock_free(lost);
+    mcds_store_free(evictable);
+
+    /* NULL in every position. */
+    EXPECT_CODE(mcds_lock_extend(NULL, 1, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_is_lost(NULL, &b), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_fencing_token(NULL, &token), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_owner_token(NULL, &mine), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_holder(NULL, &holder), MCDS_NULL_ARGUMENT);
+    OK(mcds_lock_new(store, "c-nulls", 30, &plain));
+    OK(mcds_lock_try_acquire(plain, &acquired));
+    EXPECT_CODE(mcds_lock_extend(plain, 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_is_lost(plain, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_owner_token(plain, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_holder(plain, NULL), MCDS_NULL_ARGUMENT);
+    mcds_lock_free(plain);
+}
+
+/* ---- Counters: shadow and view (with a loader callback). ---- */
+
+typedef struct {
+    int calls;
+    uint64_t total;
+    mcds_result fail_with;
+} loader_ctx;
+
+static mcds_result db_loader(void *ctx, uint64_t *out_value) {
+    loader_ctx *l = ctx;
+    l->calls++;
+    if (l->fail_with != MCDS_OK) return l->fail_with;
+    *out_value = l->total;
+    return MCDS_OK;
+}
+
+static mcds_result silent_loader(void *ctx, uint64_t *out_value) {
+    (void)ctx;
+    (void)out_value; /* returns OK without writing: the total is 0 */
+    return MCDS_OK;
+}
+
+/* A loader that calls back into mcds, on the very handle being loaded. */
+static mcds_result reentrant_loader(void *ctx, uint64_t *out_value) {
+    mcds_result r = mcds_view_counter_invalidate((const mcds_view_counter *)ctx);
+    *out_value = 50;
+    return r;
+}
+
+static void more_counters(mcds_store *store) {
+    mcds_shadow_counter *sh = NULL, *no_sh = (mcds_shadow_counter *)0x1;
+    mcds_view_counter *views = NULL, *no_views = (mcds_view_counter *)0x1, *other = NULL;
+    loader_ctx db = {0, 1000, MCDS_OK}, failing = {0, 5, MCDS_IO};
+    uint64_t v = 0, untouched = 4242;
+
+    OK(mcds_shadow_counter_new(store, "c-visitors", 3600, &sh));
+    OK(mcds_shadow_counter_incr(sh, 2, &v));
+    EXPECT(v == 2);
+    OK(mcds_shadow_counter_incr(sh, 3, &v));
+    EXPECT(v == 5);
+    OK(mcds_shadow_counter_value(sh, &v));
+    EXPECT(v == 0 || v == 5); /* last hour's count (5 only if the hour turned) */
+    EXPECT_CODE(mcds_shadow_counter_new(NULL, "x", 60, &no_sh), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_new(store, NULL, 60, &no_sh), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_new(store, "x", 60, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_new(store, "x", 0, &no_sh), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_new(store, "", 60, &no_sh), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_shadow_counter_new(store, "\xff", 60, &no_sh), MCDS_INVALID_UTF8);
+    EXPECT(no_sh == (mcds_shadow_counter *)0x1);
+    EXPECT_CODE(mcds_shadow_counter_incr(NULL, 1, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_incr(sh, 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_value(NULL, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_shadow_counter_value(sh, NULL), MCDS_NULL_ARGUMENT);
+    mcds_shadow_counter_free(sh);
+    mcds_shadow_counter_free(NULL);
+
+    OK(mcds_view_counter_new(store, "c-photo-9", 0, &views));
+    /* A miss: the loader runs once, the cache is seeded with total + delta. */
+    OK(mcds_view_counter_view(views, 1, db_loader, &db, &v));
+    EXPECT(v == 1001 && db.calls == 1);
+    /* A hit: no loader call. */
+    OK(mcds_view_counter_view(views, 2, db_loader, &db, &v));
+    EXPECT(v == 1003 && db.calls == 1);
+    OK(mcds_view_counter_get(views, db_loader, &db, &v));
+    EXPECT(v == 1003 && db.calls == 1);
+    /* NULL loader: refused even on a hit. */
+    EXPECT_CODE(mcds_view_counter_view(views, 1, NULL, &db, &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_get(views, NULL, &db, &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT(untouched == 4242);
+    /* Invalidate: the next get loads (and seeds) again. */
+    OK(mcds_view_counter_invalidate(views));
+    db.total = 2000;
+    OK(mcds_view_counter_get(views, db_loader, &db, &v));
+    EXPECT(v == 2000 && db.calls == 2);
+    OK(mcds_view_counter_view(views, 1, db_loader, &db, &v));
+    EXPECT(v == 2001 && db.calls == 2);
+    /* A failing loader: MCDS_CALLBACK_FAILED naming its code, nothing cached. */
+    OK(mcds_view_counter_invalidate(views));
+    EXPECT_CODE(mcds_view_counter_view(views, 1, db_loader, &failing, &untouched), MCDS_CALLBACK_FAILED);
+    EXPECT(strstr(mcds_last_error_message(), "MCDS_IO") != NULL);
+    EXPECT_CODE(mcds_view_counter_get(views, db_loader, &failing, &untouched), MCDS_CALLBACK_FAILED);
+    failing.fail_with = 12345; /* any code, even one mcds does not know */
+    EXPECT_CODE(mcds_view_counter_get(views, db_loader, &failing, &untouched), MCDS_CALLBACK_FAILED);
+    EXPECT(strstr(mcds_last_error_message(), "12345") != NULL);
+    EXPECT(failing.calls == 3 && untouched == 4242);
+    OK(mcds_view_counter_get(views, db_loader, &db, &v));
+    EXPECT(v == 2000 && db.calls == 3); /* the failures cached nothing */
+    /* A loader that ignores ctx (NULL) and writes nothing: 0. */
+    OK(mcds_view_counter_new(store, "c-photo-10", 60, &other));
+    OK(mcds_view_counter_view(other, 1, silent_loader, NULL, &v));
+    EXPECT(v == 1);
+    OK(mcds_view_counter_invalidate(other));
+    OK(mcds_view_counter_view(other, 1, reentrant_loader, other, &v));
+    EXPECT(v == 51);
+    mcds_view_counter_free(other);
+
+    EXPECT_CODE(mcds_view_counter_new(NULL, "x", 0, &no_views), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_new(store, NULL, 0, &no_views), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_new(store, "x", 0, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_new(store, "", 0, &no_views), MCDS_INVALID_KEY);
+    EXPECT(no_views == (mcds_view_counter *)0x1);
+    EXPECT_CODE(mcds_view_counter_view(NULL, 1, db_loader, &db, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_view(views, 1, db_loader, &db, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_get(NULL, db_loader, &db, &v), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_get(views, db_loader, &db, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_view_counter_invalidate(NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(db.calls == 3);
+    mcds_view_counter_free(views);
+    mcds_view_counter_free(NULL);
+}
+
+/* ---- Sets: batches, compaction, sharded sets, integer arrays. ---- */
+
+static size_t list_len(const mcds_bytes_list *list) {
+    size_t n = 0;
+    OK(mcds_bytes_list_len(list, &n));
+    return n;
+}
+
+static void more_sets(mcds_store *store) {
+    mcds_set *s = NULL;
+    mcds_sharded_set *sh = NULL, *no_sh = (mcds_sharded_set *)0x1;
+    mcds_int_array *a = NULL, *no_a = (mcds_int_array *)0x1;
+    mcds_bytes_list *list = NULL;
+    mcds_int_list *ints = NULL;
+    const uint8_t *members[4] = {BYTES("ann"), BYTES("bob"), NULL, BYTES("\0\r\n ")};
+    size_t lens[4] = {3, 3, 0, 4};
+    bool found = false, rewritten = false;
+    const uint8_t *data = NULL;
+    const int64_t *values = NULL;
+    size_t n = 0, len = 0;
+    int64_t x = 0;
+
+    /* Batch add: four members (one empty, one binary) in one call. */
+    OK(mcds_set_new(store, "c-batch", &s));
+    OK(mcds_set_add_many(s, members, lens, 4));
+    OK(mcds_set_members(s, &list));
+    EXPECT(list_len(list) == 4);
+    OK(mcds_bytes_list_get(list, 3, &data, &len));
+    EXPECT(len == 4 && memcmp(data, "\0\r\n ", 4) == 0);
+    mcds_bytes_list_free(list);
+    OK(mcds_set_remove_many(s, members, lens, 2));
+    OK(mcds_set_contains(s, BYTES("ann"), 3, &found));
+    EXPECT(!found);
+    OK(mcds_set_add_many(s, NULL, NULL, 0)); /* nothing */
+    OK(mcds_set_remove_many(s, NULL, NULL, 0));
+    /* Bad batches write nothing. */
+    EXPECT_CODE(mcds_set_add_many(NULL, members, lens, 4), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_add_many(s, NULL, lens, 4), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_add_many(s, members, NULL, 4), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_add_many(s, members, lens, SIZE_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_set_remove_many(NULL, members, lens, 4), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_remove_many(s, NULL, lens, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_remove_many(s, members, NULL, 1), MCDS_NULL_ARGUMENT);
+    {
+        const uint8_t *with_null[2] = {BYTES("cy"), NULL};
+        size_t null_lens[2] = {2, 5}, huge_lens[2] = {2, SIZE_MAX};
+        EXPECT_CODE(mcds_set_add_many(s, with_null, null_lens, 2), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "members[1]") != NULL);
+        EXPECT_CODE(mcds_set_add_many(s, members, huge_lens, 2), MCDS_INVALID_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "members[1]") != NULL);
+        OK(mcds_set_contains(s, BYTES("cy"), 2, &found));
+        EXPECT(!found);
+    }
+    /* Compact: the removed members' tokens go. */
+    OK(mcds_set_compact(s, &rewritten));
+    EXPECT(rewritten);
+    OK(mcds_set_compact(s, &rewritten));
+    EXPECT(!rewritten);
+    OK(mcds_set_members(s, &list));
+    EXPECT(list_len(list) == 2);
+    mcds_bytes_list_free(list);
+    EXPECT_CODE(mcds_set_compact(NULL, &rewritten), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_compact(s, NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_set_clear(s));
+    OK(mcds_set_members(s, &list));
+    EXPECT(list_len(list) == 0);
+    mcds_bytes_list_free(list);
+    OK(mcds_set_compact(s, &rewritten)); /* a missing set: nothing to do */
+    EXPECT(!rewritten);
+    EXPECT_CODE(mcds_set_clear(NULL), MCDS_NULL_ARGUMENT);
+    mcds_set_free(s);
+
+    /* Sharded set. */
+    EXPECT_CODE(mcds_sharded_set_new(NULL, "x", 4, &no_sh), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, NULL, 4, &no_sh), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, "x", 4, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, "x", 0, &no_sh), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, "x", 4097, &no_sh), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, "x", UINT32_MAX, &no_sh), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_new(store, "", 4, &no_sh), MCDS_INVALID_KEY);
+    EXPECT(no_sh == (mcds_sharded_set *)0x1);
+    OK(mcds_sharded_set_new(store, "c-online", 8, &sh));
+    {
+        char names[100][8];
+        const uint8_t *many[100];
+        size_t many_lens[100];
+        for (int i = 0; i < 100; i++) {
+            many_lens[i] = (size_t)snprintf(names[i], sizeof names[i], "u%d", i);
+            many[i] = BYTES(names[i]);
+        }
+        OK(mcds_sharded_set_add_many(sh, many, many_lens, 100));
+        OK(mcds_sharded_set_remove_many(sh, many, many_lens, 50));
+    }
+    OK(mcds_sharded_set_add(sh, BYTES("ann"), 3));
+    OK(mcds_sharded_set_add(sh, NULL, 0));
+    OK(mcds_sharded_set_remove(sh, NULL, 0));
+    OK(mcds_sharded_set_remove(sh, BYTES("u99"), 3));
+    OK(mcds_sharded_set_contains(sh, BYTES("ann"), 3, &found));
+    EXPECT(found);
+    OK(mcds_sharded_set_contains(sh, BYTES("u1"), 2, &found));
+    EXPECT(!found);
+    OK(mcds_sharded_set_contains(sh, BYTES("u50"), 3, &found));
+    EXPECT(found);
+    OK(mcds_sharded_set_members(sh, &list));
+    EXPECT(list_len(list) == 50); /* u50..u98 and ann */
+    mcds_bytes_list_free(list);
+    OK(mcds_sharded_set_compact(sh));
+    OK(mcds_sharded_set_members(sh, &list));
+    EXPECT(list_len(list) == 50);
+    mcds_bytes_list_free(list);
+    OK(mcds_sharded_set_add_many(sh, NULL, NULL, 0));
+    EXPECT_CODE(mcds_sharded_set_add(NULL, BYTES("a"), 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_add(sh, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "member is NULL") != NULL);
+    EXPECT_CODE(mcds_sharded_set_add(sh, BYTES("a"), SIZE_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_remove(NULL, BYTES("a"), 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_remove(sh, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_add_many(NULL, members, lens, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_add_many(sh, NULL, lens, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_add_many(sh, members, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_add_many(sh, members, lens, SIZE_MAX), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_remove_many(NULL, members, lens, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_remove_many(sh, NULL, lens, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_remove_many(sh, members, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_contains(NULL, BYTES("a"), 1, &found), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_contains(sh, NULL, 1, &found), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_contains(sh, BYTES("a"), 1, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_members(NULL, &list), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_members(sh, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_compact(NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_sharded_set_clear(NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_sharded_set_clear(sh));
+    OK(mcds_sharded_set_members(sh, &list));
+    EXPECT(list_len(list) == 0);
+    mcds_bytes_list_free(list);
+    mcds_sharded_set_free(sh);
+    mcds_sharded_set_free(NULL);
+
+    /* Integer array. */
+    EXPECT_CODE(mcds_int_array_new(NULL, "x", &no_a), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_array_new(store, NULL, &no_a), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_array_new(store, "x", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_array_new(store, "", &no_a), MCDS_INVALID_KEY);
+    EXPECT(no_a == (mcds_int_array *)0x1);
+    OK(mcds_int_array_new(store, "c-ids", &a));
+    {
+        const int64_t add[] = {3, -1, 7, INT64_MIN, INT64_MAX, 3};
+        const int64_t drop[] = {3};
+        OK(mcds_int_array_add(a, add, 6));
+        OK(mcds_int_array_remove(a, drop, 1));
+        OK(mcds_int_array_add(a, NULL, 0));
+        OK(mcds_int_array_remove(a, NULL, 0));
+        EXPECT_CODE(mcds_int_array_add(NULL, add, 1), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_int_array_add(a, NULL, 1), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_int_array_add(a, add, SIZE_MAX), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_int_array_remove(NULL, add, 1), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_int_array_remove(a, NULL, 1), MCDS_NULL_ARGUMENT);
+    }
+    OK(mcds_int_array_contains(a, 7, &found));
+    EXPECT(found);
+    OK(mcds_int_array_contains(a, 3, &found));
+    EXPECT(!found);
+    EXPECT_CODE(mcds_int_array_contains(NULL, 7, &found), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_array_contains(a, 7, NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_int_array_members(a, &ints));
+    OK(mcds_int_list_len(ints, &n));
+    EXPECT(n == 4);
+    OK(mcds_int_list_data(ints, &values, &len));
+    EXPECT(len == 4 && values[0] == -1 && values[1] == 7 && values[2] == INT64_MIN && values[3] == INT64_MAX);
+    OK(mcds_int_list_get(ints, 2, &x));
+    EXPECT(x == INT64_MIN);
+    x = 99;
+    EXPECT_CODE(mcds_int_list_get(ints, 4, &x), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_get(ints, SIZE_MAX, &x), MCDS_INVALID_ARGUMENT);
+    EXPECT(x == 99);
+    EXPECT_CODE(mcds_int_list_len(NULL, &n), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_len(ints, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_get(NULL, 0, &x), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_get(ints, 0, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_data(NULL, &values, &len), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_data(ints, NULL, &len), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_list_data(ints, &values, NULL), MCDS_NULL_ARGUMENT);
+    mcds_int_list_free(ints);
+    EXPECT_CODE(mcds_int_array_members(NULL, &ints), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_int_array_members(a, NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_int_array_clear(a));
+    EXPECT_CODE(mcds_int_array_clear(NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_int_array_members(a, &ints));
+    OK(mcds_int_list_data(ints, &values, &len));
+    EXPECT(len == 0 && values != NULL);
+    mcds_int_list_free(ints);
+    mcds_int_list_free(NULL);
+    /* A member that is not an integer (another program wrote the key):
+     * MCDS_CORRUPT. The array lives in a store prefixed "table:c-raw:v:",
+     * so its log is also the entry of the member "ints:c-ids:log" of the
+     * table "c-raw", whose value is written here by hand. */
+    {
+        mcds_store *raw = NULL;
+        mcds_int_array *planted = NULL;
+        mcds_table *t = NULL;
+        mcds_int_list *no_ints = (mcds_int_list *)0x1;
+        const char *member = "ints:c-ids:log", *log = "+12 +twelve ";
+        OK(mcds_store_with_prefix(store, "table:c-raw:v:", &raw));
+        OK(mcds_int_array_new(raw, "c-ids", &planted));
+        OK(mcds_table_new(store, "c-raw", &t));
+        OK(mcds_table_set(t, BYTES(member), strlen(member), BYTES(log), strlen(log)));
+        EXPECT_CODE(mcds_int_array_members(planted, &no_ints), MCDS_CORRUPT);
+        EXPECT(strstr(mcds_last_error_message(), "twelve") != NULL);
+        EXPECT(no_ints == (mcds_int_list *)0x1);
+        OK(mcds_int_array_contains(planted, 12, &found));
+        EXPECT(found);
+        mcds_table_free(t);
+        mcds_int_array_free(planted);
+        mcds_store_free(raw);
+    }
+    mcds_int_array_free(a);
+}
+
+/* ---- Event log feed, table entries. ---- */
+
+static void feeds_and_entries(mcds_store *store) {
+    mcds_log *log = NULL;
+    mcds_event_list *events = NULL, *no_events = (mcds_event_list *)0x1;
+    mcds_cursor start = {0, 0}, cur = {0, 0}, next = {0, 0}, kept = {7, 7};
+    mcds_table *t = NULL;
+    mcds_bytes_list *members = NULL, *values = NULL;
+    mcds_bytes_list *no_list = (mcds_bytes_list *)0x1;
+    uint64_t at = 0, a_at = 0;
+    size_t n = 0, len = 0;
+    const uint8_t *data = NULL;
+
+    OK(mcds_log_new(store, "c-feed", 60, 11, &log));
+    OK(mcds_log_put(log, BYTES("A"), 1, &a_at));
+    /* A late event: a second earlier. */
+    OK(mcds_log_put_at(log, a_at - 1000, BYTES("early"), 5));
+    OK(mcds_log_put_at(log, a_at, NULL, 0)); /* an empty payload */
+    EXPECT_CODE(mcds_log_put_at(log, 0, BYTES("x"), 1), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_log_put_at(log, a_at + 3600000, BYTES("x"), 1), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_log_put_at(log, UINT64_MAX, BYTES("x"), 1), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_log_put_at(NULL, a_at, BYTES("x"), 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_put_at(log, a_at, NULL, 1), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_put_at(log, a_at, BYTES("x"), SIZE_MAX), MCDS_INVALID_ARGUMENT);
+
+    /* since: the cursor round-trips through C. */
+    OK(mcds_log_since(log, &start, &events, &cur));
+    OK(mcds_event_list_len(events, &n));
+    EXPECT(n == 3);
+    OK(mcds_event_list_get(events, 0, &at, &data, &len));
+    EXPECT(at == a_at - 1000 && len == 5 && memcmp(data, "early", 5) == 0);
+    mcds_event_list_free(events);
+    EXPECT(cur.at_ms == a_at && cur.seen_at_ms == 2);
+    OK(mcds_log_put(log, BYTES("B"), 1, &at));
+    /* cursor and out_next may be the same struct. */
+    next = cur;
+    OK(mcds_log_since(log, &next, &events, &next));
+    OK(mcds_event_list_len(events, &n));
+    EXPECT(n == 1);
+    OK(mcds_event_list_get(events, 0, &at, &data, &len));
+    EXPECT(len == 1 && data[0] == 'B');
+    mcds_event_list_free(events);
+    EXPECT(next.at_ms == at && next.seen_at_ms >= 1);
+    cur = next;
+    OK(mcds_log_since(log, &cur, &events, &next));
+    OK(mcds_event_list_len(events, &n));
+    EXPECT(n == 0 && next.at_ms == cur.at_ms && next.seen_at_ms == cur.seen_at_ms);
+    mcds_event_list_free(events);
+    {
+        /* After a timestamp: {t + 1, 0}. */
+        mcds_cursor after = {a_at, 0}, huge = {0, UINT64_MAX};
+        OK(mcds_log_since(log, &after, &events, &next));
+        OK(mcds_event_list_len(events, &n));
+        EXPECT(n >= 3); /* A, the empty one, B */
+        mcds_event_list_free(events);
+        if (sizeof(size_t) < sizeof(uint64_t)) {
+            EXPECT_CODE(mcds_log_since(log, &huge, &no_events, &kept), MCDS_INVALID_ARGUMENT);
+        } else {
+            OK(mcds_log_since(log, &huge, &events, &next)); /* skips everything at 0 */
+            mcds_event_list_free(events);
+        }
+    }
+    EXPECT_CODE(mcds_log_since(NULL, &start, &no_events, &kept), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_since(log, NULL, &no_events, &kept), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_since(log, &start, NULL, &kept), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_log_since(log, &start, &no_events, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_events == (mcds_event_list *)0x1 && kept.at_ms == 7 && kept.seen_at_ms == 7);
+    mcds_log_free(log);
+
+    /* Table entries: two parallel lists. */
+    OK(mcds_table_new(store, "c-roles", &t));
+    OK(mcds_table_set(t, BYTES("ann"), 3, BYTES("admin"), 5));
+    OK(mcds_table_set(t, BYTES("bob"), 3, NULL, 0));
+    OK(mcds_table_set(t, BYTES("\x01\xff"), 2, BYTES("\0bin"), 4));
+    OK(mcds_table_entries(t, &members, &values));
+    EXPECT(list_len(members) == 3 && list_len(values) == 3);
+    OK(mcds_bytes_list_get(members, 0, &data, &len));
+    EXPECT(len == 3 && memcmp(data, "ann", 3) == 0);
+    OK(mcds_bytes_list_get(values, 0, &data, &len));
+    EXPECT(len == 5 && memcmp(data, "admin", 5) == 0);
+    OK(mcds_bytes_list_get(values, 1, &data, &len));
+    EXPECT(len == 0);
+    OK(mcds_bytes_list_get(members, 2, &data, &len));
+    EXPECT(len == 2 && data[0] == 0x01 && data[1] == 0xff);
+    OK(mcds_bytes_list_get(values, 2, &data, &len));
+    EXPECT(len == 4 && memcmp(data, "\0bin", 4) == 0);
+    mcds_bytes_list_free(members);
+    mcds_bytes_list_free(values);
+    EXPECT_CODE(mcds_table_entries(NULL, &members, &values), MCDS_NULL_ARGUMENT);
+    members = no_list;
+    values = no_list;
+    EXPECT_CODE(mcds_table_entries(t, NULL, &values), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_table_entries(t, &members, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(members == no_list && values == no_list); /* neither written */
+    mcds_table_free(t);
+}
+
+/* ---- HyperLogLog: the count of a union, over one store. ---- */
+
+static void hll_union(mcds_store *memory, mcds_store *memcached) {
+    mcds_hll *a = NULL, *b = NULL, *elsewhere = NULL, *prefixed = NULL;
+    mcds_store *app = NULL;
+    bool changed = false;
+    uint64_t n = 0, kept = 777;
+    char el[16];
+
+    OK(mcds_hll_new(memcached, "c-union-a", &a));
+    OK(mcds_hll_new(memcached, "c-union-b", &b));
+    OK(mcds_store_with_prefix(memcached, "c-app/", &app));
+    OK(mcds_hll_new(app, "c-union-c", &prefixed));
+    OK(mcds_hll_new(memory, "c-union-a", &elsewhere));
+    for (int i = 0; i < 100; i++) {
+        int len = snprintf(el, sizeof el, "e%d", i);
+        OK(mcds_hll_add(i < 60 ? a : b, BYTES(el), (size_t)len, &changed));
+        OK(mcds_hll_add(prefixed, BYTES(el), (size_t)len, &changed));
+    }
+    {
+        const mcds_hll *both[] = {a, b};
+        const mcds_hll *three[] = {a, b, prefixed}; /* a prefixed handle shares the store */
+        const mcds_hll *mixed[] = {a, elsewhere};
+        const mcds_hll *with_null[] = {a, NULL};
+        OK(mcds_hll_count_union(both, 2, &n));
+        EXPECT(n >= 95 && n <= 105);
+        OK(mcds_hll_count_union(three, 3, &n));
+        EXPECT(n >= 95 && n <= 105);
+        OK(mcds_hll_count(a, &n)); /* nothing was written */
+        EXPECT(n >= 57 && n <= 63);
+        OK(mcds_hll_count_union(both, 1, &n));
+        EXPECT(n >= 57 && n <= 63);
+        OK(mcds_hll_count_union(NULL, 0, &n));
+        EXPECT(n == 0);
+        EXPECT_CODE(mcds_hll_count_union(NULL, 2, &kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_count_union(with_null, 2, &kept), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "sketches[1]") != NULL);
+        EXPECT_CODE(mcds_hll_count_union(both, 2, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_count_union(both, SIZE_MAX, &kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_hll_count_union(mixed, 2, &kept), MCDS_INVALID_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "another store") != NULL);
+        EXPECT(kept == 777);
+        /* merge: the sources share a store; the target may be elsewhere. */
+        EXPECT_CODE(mcds_hll_merge(a, mixed, 2), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_hll_merge(a, both, SIZE_MAX), MCDS_INVALID_ARGUMENT);
+        OK(mcds_hll_merge(elsewhere, both, 2));
+        OK(mcds_hll_count(elsewhere, &n));
+        EXPECT(n >= 95 && n <= 105);
+    }
+    mcds_hll_free(a);
+    mcds_hll_free(b);
+    mcds_hll_free(prefixed);
+    mcds_hll_free(elsewhere);
+    mcds_store_free(app);
+}
+
+/* ---- Two threads sharing handles. ---- */
+
+#define THREAD_ROUNDS 200
+#define THREAD_LOCKED 20
+
+typedef struct {
+    mcds_counter *counter;
+    mcds_set *set;
+    mcds_view_counter *views;
+    mcds_store *store;
+    int id;
+    int failures;
+    long *guarded; /* changed only under the distributed lock */
+} thread_arg;
+
+static mcds_result thread_loader(void *ctx, uint64_t *out_value) {
+    (void)ctx;
+    *out_value = 100;
+    return MCDS_OK;
+}
+
+static void *worker(void *p) {
+    thread_arg *t = p;
+    uint64_t v = 0;
+    char member[32];
+    mcds_lock *lock = NULL;
+    bool released = false;
+    for (int i = 0; i < THREAD_ROUNDS; i++) {
+        if (mcds_counter_incr(t->counter, 1, &v) != MCDS_OK) t->failures++;
+        int len = snprintf(member, sizeof member, "t%d-%d", t->id, i % 10);
+        if (mcds_set_add(t->set, BYTES(member), (size_t)len) != MCDS_OK) t->failures++;
+        if (mcds_view_counter_view(t->views, 1, thread_loader, NULL, &v) != MCDS_OK) t->failures++;
+    }
+    /* Each thread's own handle on one lock: a read-modify-write of a plain
+     * long, safe only if the lock excludes the other thread. */
+    if (mcds_lock_new(t->store, "c-threads", 30, &lock) != MCDS_OK) t->failures++;
+    for (int i = 0; i < THREAD_LOCKED && lock != NULL; i++) {
+        if (mcds_lock_acquire(lock, 10000) != MCDS_OK) {
+            t->failures++;
+            continue;
+        }
+        long seen = *t->guarded;
+        sleep_ms(1);
+        *t->guarded = seen + 1;
+        if (mcds_lock_release(lock, &released) != MCDS_OK || !released) t->failures++;
+    }
+    mcds_lock_free(lock);
+    /* The last error is per thread. */
+    if (t->id == 0) {
+        mcds_counter_incr(NULL, 1, &v);
+        if (strstr(mcds_last_error_message(), "counter is NULL") == NULL) t->failures++;
+    }
+    return NULL;
+}
+
+static void two_threads(mcds_store *store) {
+    mcds_counter *c = NULL;
+    mcds_set *s = NULL;
+    mcds_view_counter *views = NULL;
+    mcds_bytes_list *list = NULL;
+    uint64_t v = 0;
+    long guarded = 0;
+    pthread_t threads[2];
+    thread_arg args[2];
+
+    OK(mcds_counter_new(store, "c-threads", &c));
+    OK(mcds_set_new(store, "c-threads", &s));
+    OK(mcds_view_counter_new(store, "c-threads", 0, &views));
+    for (int i = 0; i < 2; i++) {
+        args[i] = (thread_arg){c, s, views, store, i, 0, &guarded};
+        EXPECT(pthread_create(&threads[i], NULL, worker, &args[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        EXPECT(pthread_join(threads[i], NULL) == 0);
+        EXPECT(args[i].failures == 0);
+    }
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 2 * THREAD_ROUNDS);
+    OK(mcds_set_members(s, &list));
+    EXPECT(list_len(list) == 20);
+    mcds_bytes_list_free(list);
+    OK(mcds_view_counter_get(views, thread_loader, NULL, &v));
+    EXPECT(v == 100 + 2 * THREAD_ROUNDS);
+    EXPECT(guarded == 2 * THREAD_LOCKED);
+    mcds_counter_free(c);
+    mcds_set_free(s);
+    mcds_view_counter_free(views);
+}
+
+/* ---- NULL in every remaining pointer position, table-driven. ---- */
+
+typedef struct {
+    const char *call;
+    mcds_result got;
+} null_case;
+
+#define NULL_CASE(call) {#call, (call)}
+
+static void nulls_everywhere(mcds_store *store) {
+    mcds_window *w = NULL;
+    mcds_limiter *lim = NULL;
+    mcds_log *log = NULL;
+    mcds_event_list *events = NULL;
+    mcds_table *t = NULL;
+    mcds_hll *h = NULL;
+    mcds_bloom *bl = NULL;
+    mcds_bitmap *bm = NULL;
+    mcds_decision d = {false, 0, 0};
+    uint64_t v = 0;
+    size_t n = 0;
+    bool b = false;
+    const uint8_t *data = NULL;
+    mcds_bytes_list *list = NULL;
+
+    OK(mcds_window_new(store, "c-nulls", 60, 6, &w));
+    OK(mcds_limiter_new(store, "c-nulls", 5, 60, false, &lim));
+    OK(mcds_log_new(store, "c-nulls", 60, 11, &log));
+    OK(mcds_log_put(log, BYTES("x"), 1, &v));
+    OK(mcds_log_fetch(log, 0, UINT64_MAX, &events));
+    OK(mcds_table_new(store, "c-nulls", &t));
+    OK(mcds_hll_new(store, "c-nulls", &h));
+    OK(mcds_bloom_new(store, "c-nulls", 100, 0.01, &bl));
+    OK(mcds_bitmap_new(store, "c-nulls", 0, 1000, &bm));
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_event_list_len(events, NULL)),
+            NULL_CASE(mcds_event_list_get(NULL, 0, &v, &data, &n)),
+            NULL_CASE(mcds_event_list_get(events, 0, &v, NULL, &n)),
+            NULL_CASE(mcds_event_list_get(events, 0, &v, &data, NULL)),
+            NULL_CASE(mcds_window_new(NULL, "w", 60, 6, &w)),
+            NULL_CASE(mcds_window_new(store, NULL, 60, 6, &w)),
+            NULL_CASE(mcds_window_new(store, "w", 60, 6, NULL)),
+            NULL_CASE(mcds_window_incr(w, 1, NULL)),
+            NULL_CASE(mcds_window_value(NULL, &v)),
+            NULL_CASE(mcds_limiter_new(NULL, "l", 5, 60, false, &lim)),
+            NULL_CASE(mcds_limiter_new(store, NULL, 5, 60, false, &lim)),
+            NULL_CASE(mcds_limiter_new(store, "l", 5, 60, false, NULL)),
+            NULL_CASE(mcds_limiter_check(NULL, &d)),
+            NULL_CASE(mcds_limiter_peek(lim, NULL)),
+            NULL_CASE(mcds_log_new(NULL, "l", 60, 11, &log)),
+            NULL_CASE(mcds_log_new(store, NULL, 60, 11, &log)),
+            NULL_CASE(mcds_log_new(store, "l", 60, 11, NULL)),
+            NULL_CASE(mcds_log_put(NULL, BYTES("x"), 1, &v)),
+            NULL_CASE(mcds_log_put(log, BYTES("x"), 1, NULL)),
+            NULL_CASE(mcds_log_fetch(NULL, 0, 1, &events)),
+            NULL_CASE(mcds_table_new(NULL, "t", &t)),
+            NULL_CASE(mcds_table_new(store, NULL, &t)),
+            NULL_CASE(mcds_table_new(store, "t", NULL)),
+            NULL_CASE(mcds_table_set(NULL, BYTES("a"), 1, NULL, 0)),
+            NULL_CASE(mcds_table_set(t, BYTES("a"), 1, NULL, 1)),
+            NULL_CASE(mcds_table_has(t, NULL, 1, &b)),
+            NULL_CASE(mcds_table_has(t, BYTES("a"), 1, NULL)),
+            NULL_CASE(mcds_table_get(NULL, BYTES("a"), 1, &list)),
+            NULL_CASE(mcds_table_get(t, NULL, 1, &list)),
+            NULL_CASE(mcds_table_delete(NULL, BYTES("a"), 1, &b)),
+            NULL_CASE(mcds_table_delete(t, NULL, 1, &b)),
+            NULL_CASE(mcds_table_keys(NULL, &list)),
+            NULL_CASE(mcds_hll_new(NULL, "h", &h)),
+            NULL_CASE(mcds_hll_new(store, NULL, &h)),
+            NULL_CASE(mcds_hll_new(store, "h", NULL)),
+            NULL_CASE(mcds_hll_count(NULL, &v)),
+            NULL_CASE(mcds_hll_merge(NULL, NULL, 0)),
+            NULL_CASE(mcds_bloom_new(NULL, "b", 100, 0.01, &bl)),
+            NULL_CASE(mcds_bloom_new(store, NULL, 100, 0.01, &bl)),
+            NULL_CASE(mcds_bloom_new(store, "b", 100, 0.01, NULL)),
+            NULL_CASE(mcds_bloom_add(NULL, BYTES("a"), 1, &b)),
+            NULL_CASE(mcds_bloom_add(bl, NULL, 1, &b)),
+            NULL_CASE(mcds_bloom_add(bl, BYTES("a"), 1, NULL)),
+            NULL_CASE(mcds_bloom_contains(bl, NULL, 1, &b)),
+            NULL_CASE(mcds_bloom_contains(bl, BYTES("a"), 1, NULL)),
+            NULL_CASE(mcds_bitmap_new(NULL, "m", 0, 1000, &bm)),
+            NULL_CASE(mcds_bitmap_new(store, NULL, 0, 1000, &bm)),
+            NULL_CASE(mcds_bitmap_new(store, "m", 0, 1000, NULL)),
+            NULL_CASE(mcds_bitmap_set(NULL, 0, &b)),
+            NULL_CASE(mcds_bitmap_set(bm, 0, NULL)),
+            NULL_CASE(mcds_bitmap_mark(NULL, 0, &b)),
+            NULL_CASE(mcds_bitmap_mark(bm, 0, NULL)),
+            NULL_CASE(mcds_bitmap_get(NULL, 0, &b)),
+            NULL_CASE(mcds_bitmap_get(bm, 0, NULL)),
+            NULL_CASE(mcds_bitmap_count(bm, 0, 1, NULL)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+    }
+    mcds_event_list_free(events);
+    mcds_window_free(w);
+    mcds_limiter_free(lim);
+    mcds_log_free(log);
+    mcds_table_free(t);
+    mcds_hll_free(h);
+    mcds_bloom_free(bl);
+    mcds_bitmap_free(bm);
+    mcds_int_array_free(NULL);
+}
+
 /* 4 forked processes x 10 000 increments: exactly 40 000. */
 static void forked_counter(const char *servers) {
     mcds_store *store = NULL;
@@ -438,6 +1463,20 @@ int main(void) {
     sketches(memcached);
     bad_input(memory);
     bad_input(memcached);
+    store_options(servers);
+    lock_leases(memory);
+    lock_leases(memcached);
+    more_counters(memory);
+    more_counters(memcached);
+    more_sets(memory);
+    more_sets(memcached);
+    feeds_and_entries(memory);
+    feeds_and_entries(memcached);
+    hll_union(memory, memcached);
+    two_threads(memory);
+    two_threads(memcached);
+    nulls_everywhere(memory);
+    nulls_everywhere(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }
