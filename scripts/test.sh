@@ -32,7 +32,11 @@ need_file() { # need_file <path> <debian package>
 need_pkg memcached memcached
 need_pkg cc gcc            # the C ABI tests compile C
 need_pkg valgrind valgrind # ... and run it under valgrind
-need_pkg php php-cli       # the PHP FFI test
+need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
+need_pkg phpize php-dev    # the PHP extension, built with phpize (bindings/php)
+need_pkg php-cgi php-cgi   # ... checked as CGI requests through php-cgi
+need_pkg phpunit phpunit   # ... and its PHPUnit suite
+need_pkg setpriv util-linux # the PHP tests tie their processes to their own life
 need_pkg python3 python3   # the Python package's tests
 # ... in a fresh venv: Debian's python3 has no venv (ensurepip) without python3-venv
 venv_probe=$(mktemp -d)
@@ -89,6 +93,9 @@ rm -f "$pkg_log"
 
 step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
 scripts/check-c-install.sh
+
+step "the PHP extension: phpize against libmcds.a, PHPUnit under php-cli, checks under php-cgi"
+scripts/check-php.sh
 
 step "the CLI as an operator installs it: scripts/install-cli.sh, then bash completion and man"
 scripts/check-cli-install.sh

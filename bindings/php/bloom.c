@@ -1,0 +1,62 @@
+/* Mcds\BloomFilter (mcds_bloom_*). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "php_mcds.h"
+
+static void bloom_free(void *h) { mcds_bloom_free(h); }
+
+bool php_mcds_bloom_construct(zval *obj, zval *store_zv, zend_string *name, zend_long expected,
+	double fp_rate, uint32_t arg)
+{
+	uint64_t n;
+	if (!php_mcds_arg_u64(expected, arg, &n)) {
+		return false;
+	}
+	/* The rate is libmcds's to judge (MCDS_INVALID_ARGUMENT), NaN included. */
+	const mcds_store *store = php_mcds_store_handle(store_zv);
+	mcds_bloom *b = NULL;
+	if (store == NULL || !php_mcds_ok(mcds_bloom_new(store, ZSTR_VAL(name), n, fp_rate, &b))) {
+		return false;
+	}
+	return php_mcds_adopt(obj, b, bloom_free, store_zv);
+}
+
+ZEND_METHOD(Mcds_BloomFilter, __construct)
+{
+	zval *store;
+	zend_string *name;
+	zend_long expected;
+	double fp_rate;
+	ZEND_PARSE_PARAMETERS_START(4, 4)
+		Z_PARAM_OBJECT_OF_CLASS(store, php_mcds_store_ce)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(expected)
+		Z_PARAM_DOUBLE(fp_rate)
+	ZEND_PARSE_PARAMETERS_END();
+	php_mcds_bloom_construct(ZEND_THIS, store, name, expected, fp_rate, 3);
+}
+
+ZEND_METHOD(Mcds_BloomFilter, add)
+{
+	zend_string *element;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(element)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_bloom, b);
+	bool is_new = false;
+	MCDS_TRY(mcds_bloom_add(b, (const uint8_t *)ZSTR_VAL(element), ZSTR_LEN(element), &is_new));
+	RETURN_BOOL(is_new);
+}
+
+ZEND_METHOD(Mcds_BloomFilter, contains)
+{
+	zend_string *element;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(element)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_bloom, b);
+	bool maybe = false;
+	MCDS_TRY(mcds_bloom_contains(b, (const uint8_t *)ZSTR_VAL(element), ZSTR_LEN(element), &maybe));
+	RETURN_BOOL(maybe);
+}

@@ -1,0 +1,94 @@
+dnl config.m4 for the mcds PHP extension (phpize && ./configure && make).
+dnl
+dnl   --with-mcds=DIR          DIR/include/mcds.h and DIR/lib/libmcds.a: a
+dnl                            prefix from scripts/install-libmcds.sh DIR, or
+dnl                            the mcds source tree with --with-mcds-libdir
+dnl   --with-mcds-libdir=DIR   where libmcds.a (or libmcds.so) is, e.g. cargo's
+dnl                            target/release (default: DIR/lib)
+dnl   --enable-mcds-dynamic    link libmcds.so with an rpath instead of
+dnl                            libmcds.a (default: static); DIR/lib must then
+dnl                            be an install (scripts/install-libmcds.sh DIR)
+dnl                            with the SONAME link libmcds.so.0
+dnl
+dnl Static is the default: mcds.so then carries libmcds inside it and needs
+dnl nothing but libc at run time, so php-fpm and php-cgi (which may run
+dnl with a clean environment, chrooted, or under another user) load it with
+dnl no rpath, LD_LIBRARY_PATH or ldconfig, and a libmcds of another version
+dnl elsewhere on the machine cannot be picked up instead. libmcds's symbols
+dnl stay inside mcds.so (--exclude-libs), so a second Rust library in the
+dnl same PHP process cannot clash with them.
+
+PHP_ARG_WITH([mcds],
+  [for mcds support],
+  [AS_HELP_STRING([--with-mcds=DIR], [mcds support: DIR holds include/mcds.h and lib/libmcds.a])])
+
+PHP_ARG_WITH([mcds-libdir],
+  [for the directory of libmcds],
+  [AS_HELP_STRING([--with-mcds-libdir=DIR], [mcds: the directory of libmcds.a/libmcds.so (default: the --with-mcds DIR/lib)])],
+  [no], [no])
+
+PHP_ARG_ENABLE([mcds-dynamic],
+  [whether to link libmcds.so instead of libmcds.a],
+  [AS_HELP_STRING([--enable-mcds-dynamic], [mcds: link libmcds.so with an rpath instead of libmcds.a])],
+  [no], [no])
+
+if test "$PHP_MCDS" != "no"; then
+  if test "$PHP_MCDS" = "yes"; then
+    for dir in /usr/local /usr; do
+      if test -r "$dir/include/mcds.h"; then PHP_MCDS=$dir; break; fi
+    done
+  fi
+  AC_MSG_CHECKING([for mcds.h])
+  if test -r "$PHP_MCDS/include/mcds.h"; then
+    AC_MSG_RESULT([$PHP_MCDS/include/mcds.h])
+  else
+    AC_MSG_RESULT([not found])
+    AC_MSG_ERROR([mcds.h not found: pass --with-mcds=DIR with DIR/include/mcds.h])
+  fi
+  MCDS_LIBDIR="$PHP_MCDS/lib"
+  if test "$PHP_MCDS_LIBDIR" != "no" && test "$PHP_MCDS_LIBDIR" != "yes"; then
+    MCDS_LIBDIR="$PHP_MCDS_LIBDIR"
+  fi
+  PHP_ADD_INCLUDE([$PHP_MCDS/include])
+
+  if test "$PHP_MCDS_DYNAMIC" = "no"; then
+    AC_MSG_CHECKING([for libmcds.a])
+    if test -r "$MCDS_LIBDIR/libmcds.a"; then
+      AC_MSG_RESULT([$MCDS_LIBDIR/libmcds.a])
+    else
+      AC_MSG_RESULT([not found])
+      AC_MSG_ERROR([libmcds.a not found in $MCDS_LIBDIR: build it with cargo build --release -p mcds-ffi and pass --with-mcds-libdir=<cargo target dir>/release])
+    fi
+    dnl The Rust staticlib needs libpthread, libdl and libm (as its README says).
+    MCDS_SHARED_LIBADD="-Wl,--exclude-libs,ALL $MCDS_LIBDIR/libmcds.a -lpthread -ldl -lm"
+    AC_DEFINE([MCDS_STATIC], [1], [libmcds is linked statically])
+  else
+    AC_MSG_CHECKING([for libmcds.so])
+    if test -r "$MCDS_LIBDIR/libmcds.so"; then
+      AC_MSG_RESULT([$MCDS_LIBDIR/libmcds.so])
+    else
+      AC_MSG_RESULT([not found])
+      AC_MSG_ERROR([libmcds.so not found in $MCDS_LIBDIR])
+    fi
+    dnl PHP_ADD_LIBRARY_WITH_PATH adds -L and the rpath (-Wl,-rpath).
+    PHP_ADD_LIBRARY_WITH_PATH([mcds], [$MCDS_LIBDIR], [MCDS_SHARED_LIBADD])
+  fi
+
+  dnl Check that the header and the library link together.
+  old_LIBS=$LIBS
+  old_CFLAGS=$CFLAGS
+  LIBS="$LIBS $MCDS_SHARED_LIBADD"
+  if test "$PHP_MCDS_DYNAMIC" != "no"; then LIBS="$LIBS -L$MCDS_LIBDIR -lmcds"; fi
+  CFLAGS="$CFLAGS -I$PHP_MCDS/include"
+  AC_MSG_CHECKING([that libmcds links])
+  AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include "mcds.h"]], [[return mcds_version() == 0;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no]); AC_MSG_ERROR([cannot link a program against libmcds in $MCDS_LIBDIR])])
+  LIBS=$old_LIBS
+  CFLAGS=$old_CFLAGS
+
+  PHP_SUBST(MCDS_SHARED_LIBADD)
+  PHP_NEW_EXTENSION(mcds,
+    [mcds.c store.c counter.c lock.c set.c window.c limiter.c eventlog.c table.c hll.c bloom.c bitmap.c],
+    $ext_shared,, [-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden -DZEND_ENABLE_STATIC_TSRMLS_CACHE=1])
+fi

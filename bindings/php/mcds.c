@@ -1,0 +1,349 @@
+/*
+ * The mcds PHP extension: the module, the class registrations, the
+ * exception hierarchy and the helpers every class file uses (php_mcds.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <time.h>
+
+#include "php.h"
+#include "ext/standard/info.h"
+#include "zend_exceptions.h"
+#include "ext/spl/spl_exceptions.h"
+
+#include "php_mcds.h"
+#include "mcds_arginfo.h"
+
+zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *php_mcds_set_ce,
+	*php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce, *php_mcds_log_ce,
+	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce;
+
+zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce;
+static zend_class_entry *unsupported_ce, *internal_ce, *invalid_key_ce, *value_too_large_ce, *invalid_argument_ce,
+	*non_numeric_ce, *corrupt_ce, *backend_ce, *io_ce, *server_down_ce, *timeout_ce,
+	*ambiguous_ce, *out_of_memory_ce, *server_error_ce, *protocol_ce, *conflict_ce,
+	*wait_timeout_ce;
+
+static zend_object_handlers php_mcds_handlers;
+
+/* ---- objects ------------------------------------------------------------- */
+
+static zend_object *php_mcds_create_object(zend_class_entry *ce)
+{
+	php_mcds_object *o = zend_object_alloc(sizeof(php_mcds_object), ce);
+	o->handle = NULL;
+	o->free_handle = NULL;
+	ZVAL_UNDEF(&o->store);
+	memset(&o->lock, 0, sizeof(o->lock));
+	zend_object_std_init(&o->std, ce);
+	object_properties_init(&o->std, ce);
+	o->std.handlers = &php_mcds_handlers;
+	return &o->std;
+}
+
+/* Frees the handle first (a lock's free releases a lease it still holds,
+ * through the store), then drops the store reference. */
+static void php_mcds_free_obj(zend_object *obj)
+{
+	php_mcds_object *o = php_mcds_from_obj(obj);
+	if (o->handle != NULL && o->free_handle != NULL) {
+		o->free_handle(o->handle);
+	}
+	o->handle = NULL;
+	if (o->lock.name != NULL) {
+		zend_string_release(o->lock.name);
+		o->lock.name = NULL;
+	}
+	zval_ptr_dtor(&o->store);
+	ZVAL_UNDEF(&o->store);
+	zend_object_std_dtor(obj);
+}
+
+static HashTable *php_mcds_get_gc(zend_object *obj, zval **table, int *n)
+{
+	php_mcds_object *o = php_mcds_from_obj(obj);
+	*table = &o->store;
+	*n = Z_ISUNDEF(o->store) ? 0 : 1;
+	return obj->properties;
+}
+
+void *php_mcds_this_handle(zval *this_zv)
+{
+	php_mcds_object *o = Z_MCDS_P(this_zv);
+	if (UNEXPECTED(o->handle == NULL)) {
+		zend_throw_error(NULL, "%s object is not constructed", ZSTR_VAL(Z_OBJCE_P(this_zv)->name));
+		return NULL;
+	}
+	return o->handle;
+}
+
+const mcds_store *php_mcds_store_handle(zval *store_zv)
+{
+	if (store_zv == NULL || Z_TYPE_P(store_zv) != IS_OBJECT
+		|| !instanceof_function(Z_OBJCE_P(store_zv), php_mcds_store_ce)) {
+		zend_throw_error(zend_ce_type_error, "expected a Mcds\\Store");
+		return NULL;
+	}
+	return php_mcds_this_handle(store_zv);
+}
+
+bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zval *store_zv)
+{
+	php_mcds_object *o = Z_MCDS_P(obj_zv);
+	if (o->handle != NULL) {
+		free_handle(handle);
+		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(Z_OBJCE_P(obj_zv)->name));
+		return false;
+	}
+	o->handle = handle;
+	o->free_handle = free_handle;
+	if (store_zv != NULL) {
+		ZVAL_COPY(&o->store, store_zv);
+	}
+	return true;
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+zend_class_entry *php_mcds_exception_class(mcds_result code)
+{
+	switch (code) {
+	case MCDS_NULL_ARGUMENT:
+	case MCDS_PANIC:
+	case MCDS_INTERNAL:
+		return internal_ce;
+	case MCDS_INVALID_UTF8:
+	case MCDS_INVALID_KEY:
+		return invalid_key_ce;
+	case MCDS_VALUE_TOO_LARGE:
+		return value_too_large_ce;
+	case MCDS_INVALID_ARGUMENT:
+		return invalid_argument_ce;
+	case MCDS_NON_NUMERIC:
+		return non_numeric_ce;
+	case MCDS_CORRUPT:
+		return corrupt_ce;
+	case MCDS_IO:
+		return io_ce;
+	case MCDS_SERVER_DOWN:
+		return server_down_ce;
+	case MCDS_TIMEOUT:
+		return timeout_ce;
+	case MCDS_AMBIGUOUS:
+		return ambiguous_ce;
+	case MCDS_OUT_OF_MEMORY:
+		return out_of_memory_ce;
+	case MCDS_SERVER_ERROR:
+		return server_error_ce;
+	case MCDS_PROTOCOL:
+		return protocol_ce;
+	case MCDS_CONFLICT:
+		return conflict_ce;
+	case MCDS_UNSUPPORTED:
+		return unsupported_ce;
+	case MCDS_WAIT_TIMEOUT:
+		return wait_timeout_ce;
+	default:
+		/* A code from a newer libmcds: its family, else the base class. */
+		if (code >= 200 && code < 300) {
+			return backend_ce;
+		}
+		return php_mcds_exception_ce;
+	}
+}
+
+void php_mcds_throw(mcds_result code)
+{
+	/* First, before any other mcds call can overwrite it. */
+	const char *message = mcds_last_error_message();
+	zend_throw_exception(php_mcds_exception_class(code), message != NULL ? message : "", (zend_long)code);
+}
+
+/* ---- conversions --------------------------------------------------------- */
+
+bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out)
+{
+	if (v < 0) {
+		zend_argument_value_error(arg, "must be greater than or equal to 0");
+		return false;
+	}
+	*out = (uint64_t)v;
+	return true;
+}
+
+bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out)
+{
+	if (v < 0 || (uint64_t)v > UINT32_MAX) {
+		zend_argument_value_error(arg, "must be between 0 and %" PRIu32, UINT32_MAX);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms)
+{
+	if (!zend_finite(seconds) || seconds < 0 || seconds * 1000.0 > (double)UINT32_MAX) {
+		zend_argument_value_error(arg, "must be between 0 and %" PRIu32 " seconds", UINT32_MAX / 1000);
+		return false;
+	}
+	*out_ms = (uint32_t)ceil(seconds * 1000.0);
+	return true;
+}
+
+bool php_mcds_u64_result(uint64_t v, zval *rv)
+{
+	if (v > (uint64_t)ZEND_LONG_MAX) {
+		zend_throw_exception_ex(php_mcds_exception_ce, 0,
+			"the value %" PRIu64 " does not fit a PHP int (at most " ZEND_LONG_FMT ")", v, ZEND_LONG_MAX);
+		return false;
+	}
+	ZVAL_LONG(rv, (zend_long)v);
+	return true;
+}
+
+bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv)
+{
+	uintptr_t len = 0;
+	if (!php_mcds_ok(mcds_bytes_list_len(list, &len))) {
+		mcds_bytes_list_free(list);
+		return false;
+	}
+	array_init_size(rv, (uint32_t)MIN(len, UINT32_MAX));
+	for (uintptr_t i = 0; i < len; i++) {
+		const uint8_t *data = NULL;
+		uintptr_t n = 0;
+		if (!php_mcds_ok(mcds_bytes_list_get(list, i, &data, &n))) {
+			mcds_bytes_list_free(list);
+			zval_ptr_dtor(rv);
+			ZVAL_NULL(rv);
+			return false;
+		}
+		add_next_index_stringl(rv, (const char *)data, n);
+	}
+	mcds_bytes_list_free(list);
+	return true;
+}
+
+double php_mcds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- functions and small methods ----------------------------------------- */
+
+ZEND_FUNCTION(Mcds_version)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_STRING(mcds_version());
+}
+
+ZEND_METHOD(Mcds_Exception, getResultName)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	zval rv;
+	zval *code = zend_read_property(php_mcds_exception_ce, Z_OBJ_P(ZEND_THIS), "code",
+		sizeof("code") - 1, 1, &rv);
+	zend_long c = Z_TYPE_P(code) == IS_LONG ? Z_LVAL_P(code) : 0;
+	if (c == 0) {
+		RETURN_STRING("MCDS_OK");
+	}
+	RETURN_STRING(mcds_result_name(c < 0 || c > UINT32_MAX ? MCDS_OTHER : (mcds_result)c));
+}
+
+ZEND_METHOD(Mcds_Decision, __construct)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+}
+
+/* ---- module -------------------------------------------------------------- */
+
+static PHP_MINIT_FUNCTION(mcds)
+{
+	memcpy(&php_mcds_handlers, zend_get_std_object_handlers(), sizeof(zend_object_handlers));
+	php_mcds_handlers.offset = XtOffsetOf(php_mcds_object, std);
+	php_mcds_handlers.free_obj = php_mcds_free_obj;
+	php_mcds_handlers.clone_obj = NULL;
+	php_mcds_handlers.get_gc = php_mcds_get_gc;
+
+	php_mcds_store_ce = register_class_Mcds_Store();
+	php_mcds_counter_ce = register_class_Mcds_Counter();
+	php_mcds_lock_ce = register_class_Mcds_Lock();
+	php_mcds_set_ce = register_class_Mcds_Set();
+	php_mcds_window_ce = register_class_Mcds_WindowCounter();
+	php_mcds_limiter_ce = register_class_Mcds_RateLimiter();
+	php_mcds_log_ce = register_class_Mcds_EventLog();
+	php_mcds_table_ce = register_class_Mcds_Table();
+	php_mcds_hll_ce = register_class_Mcds_HyperLogLog();
+	php_mcds_bloom_ce = register_class_Mcds_BloomFilter();
+	php_mcds_bitmap_ce = register_class_Mcds_ActivityBitmap();
+	zend_class_entry *with_handles[] = {
+		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
+		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,
+		php_mcds_hll_ce, php_mcds_bloom_ce, php_mcds_bitmap_ce,
+	};
+	for (size_t i = 0; i < sizeof(with_handles) / sizeof(with_handles[0]); i++) {
+		with_handles[i]->create_object = php_mcds_create_object;
+	}
+	php_mcds_decision_ce = register_class_Mcds_Decision();
+
+	php_mcds_exception_ce = register_class_Mcds_Exception(spl_ce_RuntimeException);
+	internal_ce = register_class_Mcds_InternalException(php_mcds_exception_ce);
+	invalid_key_ce = register_class_Mcds_InvalidKeyException(php_mcds_exception_ce);
+	value_too_large_ce = register_class_Mcds_ValueTooLargeException(php_mcds_exception_ce);
+	invalid_argument_ce = register_class_Mcds_InvalidArgumentException(php_mcds_exception_ce);
+	non_numeric_ce = register_class_Mcds_NonNumericException(php_mcds_exception_ce);
+	corrupt_ce = register_class_Mcds_CorruptException(php_mcds_exception_ce);
+	backend_ce = register_class_Mcds_BackendException(php_mcds_exception_ce);
+	io_ce = register_class_Mcds_IoException(backend_ce);
+	server_down_ce = register_class_Mcds_ServerDownException(backend_ce);
+	timeout_ce = register_class_Mcds_TimeoutException(backend_ce);
+	ambiguous_ce = register_class_Mcds_AmbiguousException(backend_ce);
+	out_of_memory_ce = register_class_Mcds_OutOfMemoryException(backend_ce);
+	server_error_ce = register_class_Mcds_ServerErrorException(backend_ce);
+	protocol_ce = register_class_Mcds_ProtocolException(backend_ce);
+	conflict_ce = register_class_Mcds_ConflictException(php_mcds_exception_ce);
+	unsupported_ce = register_class_Mcds_UnsupportedException(php_mcds_exception_ce);
+	wait_timeout_ce = register_class_Mcds_WaitTimeoutException(php_mcds_exception_ce);
+	php_mcds_lock_lost_exception_ce = register_class_Mcds_LockLostException(php_mcds_exception_ce);
+	return SUCCESS;
+}
+
+static PHP_MINFO_FUNCTION(mcds)
+{
+	php_info_print_table_start();
+	php_info_print_table_row(2, "mcds support", "enabled");
+	php_info_print_table_row(2, "extension version", PHP_MCDS_VERSION);
+	php_info_print_table_row(2, "libmcds version", mcds_version());
+#ifdef MCDS_STATIC
+	php_info_print_table_row(2, "libmcds linked", "statically (libmcds.a)");
+#else
+	php_info_print_table_row(2, "libmcds linked", "dynamically (libmcds.so)");
+#endif
+	php_info_print_table_end();
+}
+
+zend_module_entry mcds_module_entry = {
+	STANDARD_MODULE_HEADER,
+	PHP_MCDS_EXTNAME,
+	ext_functions,
+	PHP_MINIT(mcds),
+	NULL, /* MSHUTDOWN */
+	NULL, /* RINIT */
+	NULL, /* RSHUTDOWN */
+	PHP_MINFO(mcds),
+	PHP_MCDS_VERSION,
+	STANDARD_MODULE_PROPERTIES
+};
+
+#ifdef COMPILE_DL_MCDS
+#ifdef ZTS
+ZEND_TSRMLS_CACHE_DEFINE()
+#endif
+ZEND_GET_MODULE(mcds)
+#endif

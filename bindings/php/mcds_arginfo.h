@@ -1,0 +1,979 @@
+/* This is a generated file, edit the .stub.php file instead.
+ * Stub hash: 5d0a6bde3bc31f0147c202401ca145cf7ba08317 */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Store___construct, 0, 0, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memcached, 0, 1, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, servers, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memory, 0, 0, Mcds\\Store, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_lock, 0, 1, Mcds\\Lock, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_set, 0, 1, Mcds\\Set, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_windowCounter, 0, 3, Mcds\\WindowCounter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, slotSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, slots, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_rateLimiter, 0, 3, Mcds\\RateLimiter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, limit, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, windowSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, sliding, _IS_BOOL, 0, "false")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_eventLog, 0, 3, Mcds\\EventLog, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, chunkSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, chunks, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_table, 0, 1, Mcds\\Table, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_hyperLogLog, 0, 1, Mcds\\HyperLogLog, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_bloomFilter, 0, 3, Mcds\\BloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, expectedItems, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, falsePositiveRate, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_activityBitmap, 0, 3, Mcds\\ActivityBitmap, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, startUnixSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, unitMilliseconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Counter___construct, 0, 0, 2)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_incr, 0, 0, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Counter_decr arginfo_class_Mcds_Counter_incr
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_get, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Lock___construct, 0, 0, 2)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_acquire, 0, 0, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, blocking, _IS_BOOL, 0, "false")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_acquireWithin, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, timeout, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_refresh, 0, 0, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_isAcquired, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Lock_release arginfo_class_Mcds_Lock_isAcquired
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_synchronized, 0, 1, IS_MIXED, 0)
+	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Lock_getName arginfo_Mcds_version
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_getTtl, 0, 0, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Set___construct arginfo_class_Mcds_Counter___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_add, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Set_remove arginfo_class_Mcds_Set_add
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_contains, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_members, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_WindowCounter___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, slotSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, slots, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_WindowCounter_incr arginfo_class_Mcds_Counter_incr
+
+#define arginfo_class_Mcds_WindowCounter_value arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_Decision___construct arginfo_class_Mcds_Store___construct
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_RateLimiter___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, limit, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, windowSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, sliding, _IS_BOOL, 0, "false")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_RateLimiter_check, 0, 0, Mcds\\Decision, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_RateLimiter_peek arginfo_class_Mcds_RateLimiter_check
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_EventLog___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, chunkSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, chunks, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_put, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_fetch, 0, 2, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, firstMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, lastMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Table___construct arginfo_class_Mcds_Counter___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Table_set, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Table_has arginfo_class_Mcds_Set_contains
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Table_get, 0, 1, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Table_delete arginfo_class_Mcds_Set_contains
+
+#define arginfo_class_Mcds_Table_keys arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_HyperLogLog___construct arginfo_class_Mcds_Counter___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_add, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, element, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_HyperLogLog_count arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_merge, 0, 0, IS_VOID, 0)
+	ZEND_ARG_VARIADIC_OBJ_INFO(0, sources, Mcds\\HyperLogLog, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_BloomFilter___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, expectedItems, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, falsePositiveRate, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_BloomFilter_add arginfo_class_Mcds_HyperLogLog_add
+
+#define arginfo_class_Mcds_BloomFilter_contains arginfo_class_Mcds_HyperLogLog_add
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ActivityBitmap___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, startUnixSeconds, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, unitMilliseconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ActivityBitmap_set, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, index, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ActivityBitmap_mark, 0, 0, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, atUnixMs, IS_LONG, 1, "null")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ActivityBitmap_get arginfo_class_Mcds_ActivityBitmap_set
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ActivityBitmap_count, 0, 2, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, first, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, last, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Exception_getResultName arginfo_Mcds_version
+
+
+ZEND_FUNCTION(Mcds_version);
+ZEND_METHOD(Mcds_Store, __construct);
+ZEND_METHOD(Mcds_Store, memcached);
+ZEND_METHOD(Mcds_Store, memory);
+ZEND_METHOD(Mcds_Store, counter);
+ZEND_METHOD(Mcds_Store, lock);
+ZEND_METHOD(Mcds_Store, set);
+ZEND_METHOD(Mcds_Store, windowCounter);
+ZEND_METHOD(Mcds_Store, rateLimiter);
+ZEND_METHOD(Mcds_Store, eventLog);
+ZEND_METHOD(Mcds_Store, table);
+ZEND_METHOD(Mcds_Store, hyperLogLog);
+ZEND_METHOD(Mcds_Store, bloomFilter);
+ZEND_METHOD(Mcds_Store, activityBitmap);
+ZEND_METHOD(Mcds_Counter, __construct);
+ZEND_METHOD(Mcds_Counter, incr);
+ZEND_METHOD(Mcds_Counter, decr);
+ZEND_METHOD(Mcds_Counter, get);
+ZEND_METHOD(Mcds_Lock, __construct);
+ZEND_METHOD(Mcds_Lock, acquire);
+ZEND_METHOD(Mcds_Lock, acquireWithin);
+ZEND_METHOD(Mcds_Lock, refresh);
+ZEND_METHOD(Mcds_Lock, isAcquired);
+ZEND_METHOD(Mcds_Lock, release);
+ZEND_METHOD(Mcds_Lock, synchronized);
+ZEND_METHOD(Mcds_Lock, getName);
+ZEND_METHOD(Mcds_Lock, getTtl);
+ZEND_METHOD(Mcds_Set, __construct);
+ZEND_METHOD(Mcds_Set, add);
+ZEND_METHOD(Mcds_Set, remove);
+ZEND_METHOD(Mcds_Set, contains);
+ZEND_METHOD(Mcds_Set, members);
+ZEND_METHOD(Mcds_WindowCounter, __construct);
+ZEND_METHOD(Mcds_WindowCounter, incr);
+ZEND_METHOD(Mcds_WindowCounter, value);
+ZEND_METHOD(Mcds_Decision, __construct);
+ZEND_METHOD(Mcds_RateLimiter, __construct);
+ZEND_METHOD(Mcds_RateLimiter, check);
+ZEND_METHOD(Mcds_RateLimiter, peek);
+ZEND_METHOD(Mcds_EventLog, __construct);
+ZEND_METHOD(Mcds_EventLog, put);
+ZEND_METHOD(Mcds_EventLog, fetch);
+ZEND_METHOD(Mcds_Table, __construct);
+ZEND_METHOD(Mcds_Table, set);
+ZEND_METHOD(Mcds_Table, has);
+ZEND_METHOD(Mcds_Table, get);
+ZEND_METHOD(Mcds_Table, delete);
+ZEND_METHOD(Mcds_Table, keys);
+ZEND_METHOD(Mcds_HyperLogLog, __construct);
+ZEND_METHOD(Mcds_HyperLogLog, add);
+ZEND_METHOD(Mcds_HyperLogLog, count);
+ZEND_METHOD(Mcds_HyperLogLog, merge);
+ZEND_METHOD(Mcds_BloomFilter, __construct);
+ZEND_METHOD(Mcds_BloomFilter, add);
+ZEND_METHOD(Mcds_BloomFilter, contains);
+ZEND_METHOD(Mcds_ActivityBitmap, __construct);
+ZEND_METHOD(Mcds_ActivityBitmap, set);
+ZEND_METHOD(Mcds_ActivityBitmap, mark);
+ZEND_METHOD(Mcds_ActivityBitmap, get);
+ZEND_METHOD(Mcds_ActivityBitmap, count);
+ZEND_METHOD(Mcds_Exception, getResultName);
+
+
+static const zend_function_entry ext_functions[] = {
+	ZEND_NS_FALIAS("Mcds", version, Mcds_version, arginfo_Mcds_version)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Store_methods[] = {
+	ZEND_ME(Mcds_Store, __construct, arginfo_class_Mcds_Store___construct, ZEND_ACC_PRIVATE)
+	ZEND_ME(Mcds_Store, memcached, arginfo_class_Mcds_Store_memcached, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, memory, arginfo_class_Mcds_Store_memory, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, set, arginfo_class_Mcds_Store_set, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, windowCounter, arginfo_class_Mcds_Store_windowCounter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, rateLimiter, arginfo_class_Mcds_Store_rateLimiter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, eventLog, arginfo_class_Mcds_Store_eventLog, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, table, arginfo_class_Mcds_Store_table, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, hyperLogLog, arginfo_class_Mcds_Store_hyperLogLog, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, bloomFilter, arginfo_class_Mcds_Store_bloomFilter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Counter_methods[] = {
+	ZEND_ME(Mcds_Counter, __construct, arginfo_class_Mcds_Counter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, incr, arginfo_class_Mcds_Counter_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, decr, arginfo_class_Mcds_Counter_decr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, get, arginfo_class_Mcds_Counter_get, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Lock_methods[] = {
+	ZEND_ME(Mcds_Lock, __construct, arginfo_class_Mcds_Lock___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, acquire, arginfo_class_Mcds_Lock_acquire, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, acquireWithin, arginfo_class_Mcds_Lock_acquireWithin, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, refresh, arginfo_class_Mcds_Lock_refresh, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, isAcquired, arginfo_class_Mcds_Lock_isAcquired, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, release, arginfo_class_Mcds_Lock_release, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, synchronized, arginfo_class_Mcds_Lock_synchronized, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, getName, arginfo_class_Mcds_Lock_getName, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, getTtl, arginfo_class_Mcds_Lock_getTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Set_methods[] = {
+	ZEND_ME(Mcds_Set, __construct, arginfo_class_Mcds_Set___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, add, arginfo_class_Mcds_Set_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, remove, arginfo_class_Mcds_Set_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, contains, arginfo_class_Mcds_Set_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, members, arginfo_class_Mcds_Set_members, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_WindowCounter_methods[] = {
+	ZEND_ME(Mcds_WindowCounter, __construct, arginfo_class_Mcds_WindowCounter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_WindowCounter, incr, arginfo_class_Mcds_WindowCounter_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_WindowCounter, value, arginfo_class_Mcds_WindowCounter_value, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Decision_methods[] = {
+	ZEND_ME(Mcds_Decision, __construct, arginfo_class_Mcds_Decision___construct, ZEND_ACC_PRIVATE)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_RateLimiter_methods[] = {
+	ZEND_ME(Mcds_RateLimiter, __construct, arginfo_class_Mcds_RateLimiter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_RateLimiter, check, arginfo_class_Mcds_RateLimiter_check, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_RateLimiter, peek, arginfo_class_Mcds_RateLimiter_peek, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_EventLog_methods[] = {
+	ZEND_ME(Mcds_EventLog, __construct, arginfo_class_Mcds_EventLog___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_EventLog, put, arginfo_class_Mcds_EventLog_put, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_EventLog, fetch, arginfo_class_Mcds_EventLog_fetch, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Table_methods[] = {
+	ZEND_ME(Mcds_Table, __construct, arginfo_class_Mcds_Table___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, set, arginfo_class_Mcds_Table_set, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, has, arginfo_class_Mcds_Table_has, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, get, arginfo_class_Mcds_Table_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, delete, arginfo_class_Mcds_Table_delete, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, keys, arginfo_class_Mcds_Table_keys, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_HyperLogLog_methods[] = {
+	ZEND_ME(Mcds_HyperLogLog, __construct, arginfo_class_Mcds_HyperLogLog___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, add, arginfo_class_Mcds_HyperLogLog_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, count, arginfo_class_Mcds_HyperLogLog_count, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, merge, arginfo_class_Mcds_HyperLogLog_merge, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_BloomFilter_methods[] = {
+	ZEND_ME(Mcds_BloomFilter, __construct, arginfo_class_Mcds_BloomFilter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, add, arginfo_class_Mcds_BloomFilter_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, contains, arginfo_class_Mcds_BloomFilter_contains, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ActivityBitmap_methods[] = {
+	ZEND_ME(Mcds_ActivityBitmap, __construct, arginfo_class_Mcds_ActivityBitmap___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ActivityBitmap, set, arginfo_class_Mcds_ActivityBitmap_set, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ActivityBitmap, mark, arginfo_class_Mcds_ActivityBitmap_mark, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ActivityBitmap, get, arginfo_class_Mcds_ActivityBitmap_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ActivityBitmap, count, arginfo_class_Mcds_ActivityBitmap_count, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Exception_methods[] = {
+	ZEND_ME(Mcds_Exception, getResultName, arginfo_class_Mcds_Exception_getResultName, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_InternalException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_InvalidKeyException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ValueTooLargeException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_InvalidArgumentException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_NonNumericException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_CorruptException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_BackendException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_IoException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ServerDownException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_TimeoutException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_AmbiguousException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_OutOfMemoryException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ServerErrorException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ProtocolException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ConflictException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_UnsupportedException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_WaitTimeoutException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_LockLostException_methods[] = {
+	ZEND_FE_END
+};
+
+static zend_class_entry *register_class_Mcds_Store(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Store", class_Mcds_Store_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Counter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Counter", class_Mcds_Counter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Lock(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Lock", class_Mcds_Lock_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Set(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Set", class_Mcds_Set_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_WindowCounter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "WindowCounter", class_Mcds_WindowCounter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Decision(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Decision", class_Mcds_Decision_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	zval property_allowed_default_value;
+	ZVAL_UNDEF(&property_allowed_default_value);
+	zend_string *property_allowed_name = zend_string_init("allowed", sizeof("allowed") - 1, 1);
+	zend_declare_typed_property(class_entry, property_allowed_name, &property_allowed_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_BOOL));
+	zend_string_release(property_allowed_name);
+
+	zval property_remaining_default_value;
+	ZVAL_UNDEF(&property_remaining_default_value);
+	zend_string *property_remaining_name = zend_string_init("remaining", sizeof("remaining") - 1, 1);
+	zend_declare_typed_property(class_entry, property_remaining_name, &property_remaining_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
+	zend_string_release(property_remaining_name);
+
+	zval property_retryAfterMs_default_value;
+	ZVAL_UNDEF(&property_retryAfterMs_default_value);
+	zend_string *property_retryAfterMs_name = zend_string_init("retryAfterMs", sizeof("retryAfterMs") - 1, 1);
+	zend_declare_typed_property(class_entry, property_retryAfterMs_name, &property_retryAfterMs_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
+	zend_string_release(property_retryAfterMs_name);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_RateLimiter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "RateLimiter", class_Mcds_RateLimiter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_EventLog(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "EventLog", class_Mcds_EventLog_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Table(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Table", class_Mcds_Table_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_HyperLogLog(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "HyperLogLog", class_Mcds_HyperLogLog_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_BloomFilter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "BloomFilter", class_Mcds_BloomFilter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ActivityBitmap(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ActivityBitmap", class_Mcds_ActivityBitmap_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Exception(zend_class_entry *class_entry_RuntimeException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Exception", class_Mcds_Exception_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_RuntimeException);
+
+	zval const_NULL_ARGUMENT_value;
+	ZVAL_LONG(&const_NULL_ARGUMENT_value, MCDS_NULL_ARGUMENT);
+	zend_string *const_NULL_ARGUMENT_name = zend_string_init_interned("NULL_ARGUMENT", sizeof("NULL_ARGUMENT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_NULL_ARGUMENT_name, &const_NULL_ARGUMENT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_NULL_ARGUMENT_name);
+
+	zval const_INVALID_UTF8_value;
+	ZVAL_LONG(&const_INVALID_UTF8_value, MCDS_INVALID_UTF8);
+	zend_string *const_INVALID_UTF8_name = zend_string_init_interned("INVALID_UTF8", sizeof("INVALID_UTF8") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_INVALID_UTF8_name, &const_INVALID_UTF8_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_INVALID_UTF8_name);
+
+	zval const_PANIC_value;
+	ZVAL_LONG(&const_PANIC_value, MCDS_PANIC);
+	zend_string *const_PANIC_name = zend_string_init_interned("PANIC", sizeof("PANIC") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_PANIC_name, &const_PANIC_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_PANIC_name);
+
+	zval const_INTERNAL_value;
+	ZVAL_LONG(&const_INTERNAL_value, MCDS_INTERNAL);
+	zend_string *const_INTERNAL_name = zend_string_init_interned("INTERNAL", sizeof("INTERNAL") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_INTERNAL_name, &const_INTERNAL_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_INTERNAL_name);
+
+	zval const_INVALID_KEY_value;
+	ZVAL_LONG(&const_INVALID_KEY_value, MCDS_INVALID_KEY);
+	zend_string *const_INVALID_KEY_name = zend_string_init_interned("INVALID_KEY", sizeof("INVALID_KEY") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_INVALID_KEY_name, &const_INVALID_KEY_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_INVALID_KEY_name);
+
+	zval const_VALUE_TOO_LARGE_value;
+	ZVAL_LONG(&const_VALUE_TOO_LARGE_value, MCDS_VALUE_TOO_LARGE);
+	zend_string *const_VALUE_TOO_LARGE_name = zend_string_init_interned("VALUE_TOO_LARGE", sizeof("VALUE_TOO_LARGE") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_VALUE_TOO_LARGE_name, &const_VALUE_TOO_LARGE_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_VALUE_TOO_LARGE_name);
+
+	zval const_INVALID_ARGUMENT_value;
+	ZVAL_LONG(&const_INVALID_ARGUMENT_value, MCDS_INVALID_ARGUMENT);
+	zend_string *const_INVALID_ARGUMENT_name = zend_string_init_interned("INVALID_ARGUMENT", sizeof("INVALID_ARGUMENT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_INVALID_ARGUMENT_name, &const_INVALID_ARGUMENT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_INVALID_ARGUMENT_name);
+
+	zval const_NON_NUMERIC_value;
+	ZVAL_LONG(&const_NON_NUMERIC_value, MCDS_NON_NUMERIC);
+	zend_string *const_NON_NUMERIC_name = zend_string_init_interned("NON_NUMERIC", sizeof("NON_NUMERIC") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_NON_NUMERIC_name, &const_NON_NUMERIC_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_NON_NUMERIC_name);
+
+	zval const_CORRUPT_value;
+	ZVAL_LONG(&const_CORRUPT_value, MCDS_CORRUPT);
+	zend_string *const_CORRUPT_name = zend_string_init_interned("CORRUPT", sizeof("CORRUPT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_CORRUPT_name, &const_CORRUPT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_CORRUPT_name);
+
+	zval const_IO_value;
+	ZVAL_LONG(&const_IO_value, MCDS_IO);
+	zend_string *const_IO_name = zend_string_init_interned("IO", sizeof("IO") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_IO_name, &const_IO_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_IO_name);
+
+	zval const_SERVER_DOWN_value;
+	ZVAL_LONG(&const_SERVER_DOWN_value, MCDS_SERVER_DOWN);
+	zend_string *const_SERVER_DOWN_name = zend_string_init_interned("SERVER_DOWN", sizeof("SERVER_DOWN") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_SERVER_DOWN_name, &const_SERVER_DOWN_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_SERVER_DOWN_name);
+
+	zval const_TIMEOUT_value;
+	ZVAL_LONG(&const_TIMEOUT_value, MCDS_TIMEOUT);
+	zend_string *const_TIMEOUT_name = zend_string_init_interned("TIMEOUT", sizeof("TIMEOUT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_TIMEOUT_name, &const_TIMEOUT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_TIMEOUT_name);
+
+	zval const_AMBIGUOUS_value;
+	ZVAL_LONG(&const_AMBIGUOUS_value, MCDS_AMBIGUOUS);
+	zend_string *const_AMBIGUOUS_name = zend_string_init_interned("AMBIGUOUS", sizeof("AMBIGUOUS") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_AMBIGUOUS_name, &const_AMBIGUOUS_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_AMBIGUOUS_name);
+
+	zval const_OUT_OF_MEMORY_value;
+	ZVAL_LONG(&const_OUT_OF_MEMORY_value, MCDS_OUT_OF_MEMORY);
+	zend_string *const_OUT_OF_MEMORY_name = zend_string_init_interned("OUT_OF_MEMORY", sizeof("OUT_OF_MEMORY") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_OUT_OF_MEMORY_name, &const_OUT_OF_MEMORY_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_OUT_OF_MEMORY_name);
+
+	zval const_SERVER_ERROR_value;
+	ZVAL_LONG(&const_SERVER_ERROR_value, MCDS_SERVER_ERROR);
+	zend_string *const_SERVER_ERROR_name = zend_string_init_interned("SERVER_ERROR", sizeof("SERVER_ERROR") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_SERVER_ERROR_name, &const_SERVER_ERROR_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_SERVER_ERROR_name);
+
+	zval const_PROTOCOL_value;
+	ZVAL_LONG(&const_PROTOCOL_value, MCDS_PROTOCOL);
+	zend_string *const_PROTOCOL_name = zend_string_init_interned("PROTOCOL", sizeof("PROTOCOL") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_PROTOCOL_name, &const_PROTOCOL_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_PROTOCOL_name);
+
+	zval const_CONFLICT_value;
+	ZVAL_LONG(&const_CONFLICT_value, MCDS_CONFLICT);
+	zend_string *const_CONFLICT_name = zend_string_init_interned("CONFLICT", sizeof("CONFLICT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_CONFLICT_name, &const_CONFLICT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_CONFLICT_name);
+
+	zval const_UNSUPPORTED_value;
+	ZVAL_LONG(&const_UNSUPPORTED_value, MCDS_UNSUPPORTED);
+	zend_string *const_UNSUPPORTED_name = zend_string_init_interned("UNSUPPORTED", sizeof("UNSUPPORTED") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_UNSUPPORTED_name, &const_UNSUPPORTED_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_UNSUPPORTED_name);
+
+	zval const_WAIT_TIMEOUT_value;
+	ZVAL_LONG(&const_WAIT_TIMEOUT_value, MCDS_WAIT_TIMEOUT);
+	zend_string *const_WAIT_TIMEOUT_name = zend_string_init_interned("WAIT_TIMEOUT", sizeof("WAIT_TIMEOUT") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_WAIT_TIMEOUT_name, &const_WAIT_TIMEOUT_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_WAIT_TIMEOUT_name);
+
+	zval const_OTHER_value;
+	ZVAL_LONG(&const_OTHER_value, MCDS_OTHER);
+	zend_string *const_OTHER_name = zend_string_init_interned("OTHER", sizeof("OTHER") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_OTHER_name, &const_OTHER_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_OTHER_name);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_InternalException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "InternalException", class_Mcds_InternalException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_InvalidKeyException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "InvalidKeyException", class_Mcds_InvalidKeyException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ValueTooLargeException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ValueTooLargeException", class_Mcds_ValueTooLargeException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_InvalidArgumentException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "InvalidArgumentException", class_Mcds_InvalidArgumentException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_NonNumericException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "NonNumericException", class_Mcds_NonNumericException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_CorruptException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "CorruptException", class_Mcds_CorruptException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_BackendException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "BackendException", class_Mcds_BackendException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_IoException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "IoException", class_Mcds_IoException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ServerDownException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ServerDownException", class_Mcds_ServerDownException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_TimeoutException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "TimeoutException", class_Mcds_TimeoutException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_AmbiguousException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "AmbiguousException", class_Mcds_AmbiguousException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_OutOfMemoryException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "OutOfMemoryException", class_Mcds_OutOfMemoryException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ServerErrorException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ServerErrorException", class_Mcds_ServerErrorException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ProtocolException(zend_class_entry *class_entry_Mcds_BackendException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ProtocolException", class_Mcds_ProtocolException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_BackendException);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ConflictException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ConflictException", class_Mcds_ConflictException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_UnsupportedException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "UnsupportedException", class_Mcds_UnsupportedException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_WaitTimeoutException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "WaitTimeoutException", class_Mcds_WaitTimeoutException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_LockLostException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "LockLostException", class_Mcds_LockLostException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}

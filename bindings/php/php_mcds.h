@@ -1,0 +1,156 @@
+/*
+ * The mcds PHP extension: what every class file shares.
+ *
+ * Layout: mcds.c registers the module, the classes (from the generated
+ * mcds_arginfo.h, which only mcds.c includes) and the exceptions, and
+ * holds the helpers below; each class has its own file (store.c,
+ * counter.c, lock.c, ...) with its methods and a php_mcds_<class>_minit
+ * hook. To wrap a new libmcds function: declare the method in
+ * mcds.stub.php, run ./gen-arginfo.sh, write the ZEND_METHOD in the
+ * class's file (or a new file, added to config.m4 and to mcds.c's MINIT).
+ *
+ * Every object is a php_mcds_object: the libmcds handle (NULL until the
+ * constructor succeeds: every method checks it before any libmcds call),
+ * the function that frees it, and the Mcds\Store zval it was made from, so
+ * the store outlives every structure made from it whatever order PHP
+ * destroys them in.
+ */
+#ifndef PHP_MCDS_H
+#define PHP_MCDS_H
+
+#include "php.h"
+#include "mcds.h"
+
+#define PHP_MCDS_EXTNAME "mcds"
+#define PHP_MCDS_VERSION "0.1.0"
+
+extern zend_module_entry mcds_module_entry;
+#define phpext_mcds_ptr &mcds_module_entry
+
+/* The lease a Mcds\Lock object holds, as this process knows it. */
+typedef struct {
+	zend_string *name;
+	double ttl;        /* seconds */
+	bool held;         /* libmcds holds a guard for this handle */
+	double expires_at; /* monotonic seconds: acquired at + ttl */
+} php_mcds_lock_state;
+
+typedef struct {
+	void *handle;                 /* the mcds_* handle, or NULL */
+	void (*free_handle)(void *);  /* mcds_<type>_free */
+	zval store;                   /* the Mcds\Store (UNDEF for a store) */
+	php_mcds_lock_state lock;     /* Mcds\Lock only */
+	zend_object std;
+} php_mcds_object;
+
+static inline php_mcds_object *php_mcds_from_obj(zend_object *obj)
+{
+	return (php_mcds_object *)((char *)obj - XtOffsetOf(php_mcds_object, std));
+}
+#define Z_MCDS_P(zv) php_mcds_from_obj(Z_OBJ_P(zv))
+
+/* Class entries (set in MINIT). */
+extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce,
+	*php_mcds_set_ce, *php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce,
+	*php_mcds_log_ce, *php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce,
+	*php_mcds_bitmap_ce;
+extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce;
+
+/* ---- helpers (mcds.c) ---------------------------------------------------- */
+
+/* Throw the Mcds\Exception subclass for `code`, with the thread's
+ * mcds_last_error_message(): call it right after the failing call. */
+void php_mcds_throw(mcds_result code);
+
+/* The Mcds\Exception subclass for a result code (its family for a code
+ * this header does not know). */
+zend_class_entry *php_mcds_exception_class(mcds_result code);
+
+/* True on MCDS_OK; otherwise throws (php_mcds_throw) and returns false. */
+static inline bool php_mcds_ok(mcds_result code)
+{
+	if (EXPECTED(code == MCDS_OK)) {
+		return true;
+	}
+	php_mcds_throw(code);
+	return false;
+}
+
+/* The handle of $this, or NULL with an Error thrown (an object whose
+ * constructor never ran or failed). */
+void *php_mcds_this_handle(zval *this_zv);
+#define MCDS_THIS(type) ((type *)php_mcds_this_handle(ZEND_THIS))
+
+/* In a method: `type *var` = this object's handle, or return with the
+ * Error thrown. */
+#define MCDS_GET_THIS(type, var)          \
+	type *var = MCDS_THIS(type);          \
+	if (UNEXPECTED(var == NULL)) {        \
+		RETURN_THROWS();                  \
+	}
+
+/* In a method: make a libmcds call; on an error, return with it thrown. */
+#define MCDS_TRY(call)                    \
+	do {                                  \
+		if (!php_mcds_ok(call)) {         \
+			RETURN_THROWS();              \
+		}                                 \
+	} while (0)
+
+/* In a method: return a uint64_t as an int. */
+#define MCDS_RETURN_U64(v)                                  \
+	do {                                                    \
+		if (!php_mcds_u64_result((v), return_value)) {      \
+			RETURN_THROWS();                                \
+		}                                                   \
+		return;                                             \
+	} while (0)
+
+/* The store handle of a Mcds\Store zval, or NULL with an Error thrown. */
+const mcds_store *php_mcds_store_handle(zval *store_zv);
+
+/* Give a freshly constructed object its handle and its store. Throws an
+ * Error (and frees `handle`) if the object already has one: __construct
+ * called twice. */
+bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zval *store_zv);
+
+/* Argument conversions: a ValueError naming argument `arg` when the PHP
+ * value does not fit the C type. */
+bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out);
+bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out);
+/* Seconds (finite, >= 0) to whole milliseconds, rounded up. */
+bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms);
+
+/* A uint64_t result as a PHP int; an Mcds\Exception past PHP_INT_MAX. */
+bool php_mcds_u64_result(uint64_t v, zval *rv);
+
+/* Copy a mcds_bytes_list into a PHP list of strings and free it. */
+bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv);
+
+/* Monotonic seconds (for the lock's local expiry). */
+double php_mcds_now(void);
+
+
+/* Constructors shared by `new Mcds\X(...)` and Mcds\Store's factories: they
+ * construct the object in `obj` (already object_init_ex'ed). On failure an
+ * exception is pending and they return false. `arg` is the argument number
+ * of the first parameter after $name, for ValueErrors: 3 in
+ * `new X($store, $name, ...)`, 2 in `$store->x($name, ...)`. */
+bool php_mcds_counter_construct(zval *obj, zval *store, zend_string *name);
+bool php_mcds_lock_construct(zval *obj, zval *store, zend_string *name, double ttl, uint32_t arg);
+bool php_mcds_set_construct(zval *obj, zval *store, zend_string *name);
+bool php_mcds_window_construct(zval *obj, zval *store, zend_string *name, zend_long slot_secs,
+	zend_long slots, uint32_t arg);
+bool php_mcds_limiter_construct(zval *obj, zval *store, zend_string *name, zend_long limit,
+	zend_long window_secs, bool sliding, uint32_t arg);
+bool php_mcds_log_construct(zval *obj, zval *store, zend_string *name, zend_long chunk_secs,
+	zend_long chunks, uint32_t arg);
+bool php_mcds_table_construct(zval *obj, zval *store, zend_string *name);
+bool php_mcds_hll_construct(zval *obj, zval *store, zend_string *name);
+bool php_mcds_bloom_construct(zval *obj, zval *store, zend_string *name, zend_long expected,
+	double fp_rate, uint32_t arg);
+bool php_mcds_bitmap_construct(zval *obj, zval *store, zend_string *name, zend_long start_secs,
+	zend_long unit_ms, uint32_t arg);
+
+
+#endif /* PHP_MCDS_H */

@@ -1,0 +1,88 @@
+<?php
+declare(strict_types=1);
+
+namespace McdsTests;
+
+use PHPUnit\Framework\TestCase;
+
+/** The arginfo (mcds_arginfo.h, generated from mcds.stub.php) is what reflection sees. */
+final class ReflectionTest extends TestCase
+{
+    private const CLASSES = ['Store', 'Counter', 'Lock', 'Set', 'WindowCounter', 'Decision', 'RateLimiter',
+        'EventLog', 'Table', 'HyperLogLog', 'BloomFilter', 'ActivityBitmap'];
+
+    public function testEveryParameterAndReturnHasAType(): void
+    {
+        $checked = 0;
+        foreach (self::CLASSES as $class) {
+            $rc = new \ReflectionClass("Mcds\\$class");
+            $this->assertTrue($rc->isFinal(), $class);
+            $this->assertTrue($rc->isInternal(), $class);
+            $this->assertSame('mcds', $rc->getExtensionName());
+            foreach ($rc->getMethods() as $m) {
+                foreach ($m->getParameters() as $p) {
+                    $this->assertTrue($p->hasType(), "$class::{$m->name}(\${$p->name}) has no type");
+                    $checked++;
+                }
+                if ($m->name !== '__construct') {
+                    $this->assertTrue($m->hasReturnType(), "$class::{$m->name}() has no return type");
+                }
+            }
+        }
+        $this->assertGreaterThan(40, $checked);
+        $this->assertSame('string', (string)(new \ReflectionFunction('Mcds\version'))->getReturnType());
+    }
+
+    public function testSomeSignaturesExactly(): void
+    {
+        $sig = static fn (string $method) => (string)(new \ReflectionMethod($method));
+        $lock = new \ReflectionMethod('Mcds\Lock', 'acquire');
+        $this->assertSame('bool', (string)$lock->getParameters()[0]->getType());
+        $this->assertTrue($lock->getParameters()[0]->isDefaultValueAvailable());
+        $this->assertFalse($lock->getParameters()[0]->getDefaultValue());
+        $this->assertSame('bool', (string)$lock->getReturnType());
+        $refresh = (new \ReflectionMethod('Mcds\Lock', 'refresh'))->getParameters()[0];
+        $this->assertSame('?float', (string)$refresh->getType());
+        $sync = new \ReflectionMethod('Mcds\Lock', 'synchronized');
+        $this->assertSame('callable', (string)$sync->getParameters()[0]->getType());
+        $this->assertSame('mixed', (string)$sync->getReturnType());
+        $merge = (new \ReflectionMethod('Mcds\HyperLogLog', 'merge'))->getParameters()[0];
+        $this->assertTrue($merge->isVariadic());
+        $this->assertSame('Mcds\HyperLogLog', (string)$merge->getType());
+        $this->assertSame('?string', (string)(new \ReflectionMethod('Mcds\Table', 'get'))->getReturnType());
+        $this->assertSame('Mcds\Store', (string)(new \ReflectionMethod('Mcds\Store', 'memory'))->getReturnType());
+        $this->assertStringContainsString('<optional> bool $sliding = false', $sig('Mcds\RateLimiter::__construct'));
+        $this->assertStringContainsString('<optional> float $ttl = 30.0', $sig('Mcds\Store::lock'));
+    }
+
+    /** The committed arginfo matches the stub: same classes, methods and parameters. */
+    public function testTheStubAndTheExtensionAgree(): void
+    {
+        $stub = file_get_contents(__DIR__ . '/../mcds.stub.php');
+        $this->assertStringContainsString(sha1($stub), file_get_contents(__DIR__ . '/../mcds_arginfo.h'),
+            'mcds_arginfo.h is stale: run ./gen-arginfo.sh');
+        $fromStub = [];
+        $class = null;
+        foreach (explode("\n", $stub) as $line) {
+            if (preg_match('/^\s*(?:final\s+)?class\s+(\w+)/', $line, $m)) {
+                $class = $m[1];
+                $fromStub[$class] = [];
+            } elseif ($class !== null && preg_match('/function\s+(\w+)\s*\(([^)]*)\)/', $line, $m)) {
+                preg_match_all('/\$(\w+)/', $m[2], $params);
+                $fromStub[$class][$m[1]] = $params[1];
+            }
+        }
+        foreach ($fromStub as $class => $methods) {
+            $rc = new \ReflectionClass("Mcds\\$class");
+            $own = array_filter($rc->getMethods(), fn ($m) => $m->getDeclaringClass()->name === "Mcds\\$class");
+            $fromExt = [];
+            foreach ($own as $m) {
+                $fromExt[$m->name] = array_map(fn ($p) => $p->name, $m->getParameters());
+            }
+            ksort($methods);
+            ksort($fromExt);
+            $this->assertSame($methods, $fromExt, $class);
+        }
+        $this->assertCount(31, $fromStub, 'classes in the stub: 12 and 19 exceptions');
+    }
+}

@@ -1,0 +1,233 @@
+<?php
+// Test helpers: real memcached servers on free loopback ports, child PHP
+// processes with the extension loaded, and a base test case. Every process
+// started here runs under `setpriv --pdeathsig KILL`, so the kernel kills
+// it when this PHP process dies, even by SIGKILL; a normal exit stops them
+// first.
+declare(strict_types=1);
+
+namespace McdsTests;
+
+use PHPUnit\Framework\TestCase;
+
+/** A memcached process on a free loopback port, killed with its test. */
+final class Memcached
+{
+    /** @var resource */
+    private $proc;
+    public readonly string $addr;
+    private static ?Memcached $shared = null;
+
+    /** @param list<string> $extraArgs */
+    public function __construct(array $extraArgs = [])
+    {
+        for ($try = 1; ; $try++) {
+            $port = self::freePort();
+            $cmd = ['setpriv', '--pdeathsig', 'KILL', 'memcached', '-l', '127.0.0.1', '-p', (string)$port,
+                '-U', '0', '-m', '16', ...$extraArgs];
+            if (function_exists('posix_getuid') && posix_getuid() === 0) {
+                $cmd[] = '-u';
+                $cmd[] = 'root'; // memcached refuses to run as root without it
+            }
+            $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'],
+                2 => ['file', '/dev/null', 'w']], $pipes);
+            if ($proc === false) {
+                throw new \RuntimeException('cannot start memcached: ' . implode(' ', $cmd));
+            }
+            for ($i = 0; $i < 100; $i++) {
+                $s = @stream_socket_client("tcp://127.0.0.1:$port", $errno, $errstr, 0.2);
+                if ($s !== false) {
+                    fclose($s);
+                    $this->proc = $proc;
+                    $this->addr = "127.0.0.1:$port";
+                    return;
+                }
+                if (!proc_get_status($proc)['running']) {
+                    break; // the port was taken in between: try another
+                }
+                usleep(20_000);
+            }
+            proc_terminate($proc, 9);
+            proc_close($proc);
+            if ($try >= 3) {
+                throw new \RuntimeException('memcached did not start on a free port');
+            }
+        }
+    }
+
+    /** One server for the whole run (tests use names of their own on it). */
+    public static function shared(): Memcached
+    {
+        return self::$shared ??= new Memcached();
+    }
+
+    public static function freePort(): int
+    {
+        $server = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr);
+        if ($server === false) {
+            throw new \RuntimeException("no free port: $errstr");
+        }
+        $name = stream_socket_get_name($server, false);
+        fclose($server);
+        return (int)substr($name, strrpos($name, ':') + 1);
+    }
+
+    public function kill(): void
+    {
+        if (isset($this->proc)) {
+            proc_terminate($this->proc, 9);
+            proc_close($this->proc);
+            unset($this->proc);
+        }
+    }
+
+    public function __destruct()
+    {
+        $this->kill();
+    }
+}
+
+/** Child PHP processes with the extension loaded. */
+final class Php
+{
+    /** The extension under test: MCDS_PHP_EXTENSION, else modules/mcds.so. */
+    public static function extension(): string
+    {
+        $ext = getenv('MCDS_PHP_EXTENSION') ?: __DIR__ . '/../modules/mcds.so';
+        $real = realpath($ext);
+        if ($real === false) {
+            throw new \RuntimeException("extension not found: $ext");
+        }
+        return $real;
+    }
+
+    /**
+     * Start `php -d extension=... $script ...$args` (php-cli, Debian's ini).
+     *
+     * @param list<string> $args
+     * @param array<string, string> $env
+     * @return array{0: resource, 1: array<int, resource>}
+     */
+    public static function start(string $script, array $args = [], array $env = []): array
+    {
+        $cmd = ['setpriv', '--pdeathsig', 'KILL', PHP_BINARY, '-d', 'extension=' . self::extension(), $script, ...$args];
+        $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes, null, $env + getenv());
+        if ($proc === false) {
+            throw new \RuntimeException('cannot start ' . implode(' ', $cmd));
+        }
+        return [$proc, $pipes];
+    }
+
+    /** @return array{status: int, stdout: string, stderr: string} */
+    public static function wait(array $started): array
+    {
+        [$proc, $pipes] = $started;
+        $stdout = stream_get_contents($pipes[1]);
+        $stderr = stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        $status = proc_close($proc);
+        return ['status' => $status, 'stdout' => (string)$stdout, 'stderr' => (string)$stderr];
+    }
+
+    /**
+     * Run $script as a CGI request through php-cgi, as a web server would:
+     * the CGI variables in the environment (REDIRECT_STATUS, which
+     * php-cgi's cgi.force_redirect wants), Debian's default ini, the
+     * extension added with -d. Returns the status, the headers and the body.
+     *
+     * @param array<string, string> $env
+     * @return array{status: int, headers: string, body: string, stderr: string}
+     */
+    public static function cgi(string $script, array $env = []): array
+    {
+        $cgi = trim((string)shell_exec('command -v php-cgi'));
+        if ($cgi === '') {
+            throw new \RuntimeException('php-cgi not found (apt-get install php-cgi)');
+        }
+        $script = realpath($script);
+        $cgiEnv = [
+            'PATH' => getenv('PATH') ?: '/usr/bin:/bin',
+            'GATEWAY_INTERFACE' => 'CGI/1.1',
+            'SERVER_PROTOCOL' => 'HTTP/1.1',
+            'REQUEST_METHOD' => 'GET',
+            'SCRIPT_FILENAME' => $script,
+            'SCRIPT_NAME' => '/' . basename($script),
+            'REQUEST_URI' => '/' . basename($script),
+            'QUERY_STRING' => '',
+            'REDIRECT_STATUS' => '200',
+        ] + $env;
+        $cmd = ['setpriv', '--pdeathsig', 'KILL', $cgi, '-d', 'extension=' . self::extension()];
+        $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes, dirname($script), $cgiEnv);
+        if ($proc === false) {
+            throw new \RuntimeException('cannot start php-cgi');
+        }
+        $out = (string)stream_get_contents($pipes[1]);
+        $stderr = (string)stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        $status = proc_close($proc);
+        $split = strpos($out, "\r\n\r\n");
+        return [
+            'status' => $status,
+            'headers' => $split === false ? '' : substr($out, 0, $split),
+            'body' => $split === false ? $out : substr($out, $split + 4),
+            'stderr' => $stderr,
+        ];
+    }
+}
+
+/** Tests that run once on the embedded store and once on real memcached. */
+abstract class StoreTestCase extends TestCase
+{
+    /** @return array<string, array{string}> */
+    public static function backends(): array
+    {
+        return ['memory' => ['memory'], 'memcached' => ['memcached']];
+    }
+
+    protected static function store(string $backend): \Mcds\Store
+    {
+        return $backend === 'memory'
+            ? \Mcds\Store::memory()
+            : \Mcds\Store::memcached(Memcached::shared()->addr);
+    }
+
+    /** A name no other test uses on the shared server. */
+    protected static function name(string $what): string
+    {
+        static $n = 0;
+        return sprintf('php-%s-%d-%d-%d', $what, getmypid(), hrtime(true) % 1_000_000_000, ++$n);
+    }
+}
+
+/** The README's PHP example, exactly as written there. */
+final class ReadmeExample
+{
+    public static function source(): string
+    {
+        $readme = file_get_contents(__DIR__ . '/../../../README.md');
+        $section = strstr($readme, '## Using mcds from C, PHP and Python');
+        if ($section === false || !preg_match('/^```php\n(.*?)^```$/ms', $section, $m)) {
+            throw new \RuntimeException('no ```php block in the README\'s "Using mcds from C, PHP and Python"');
+        }
+        return $m[1];
+    }
+
+    /** Write it to a scratch file (removed at exit); returns its path. */
+    public static function write(): string
+    {
+        $path = sys_get_temp_dir() . '/mcds-readme-' . getmypid() . '.php';
+        file_put_contents($path, self::source());
+        register_shutdown_function(static fn () => @unlink($path));
+        return $path;
+    }
+
+    /** What it prints on its $run-th run against one store. */
+    public static function expected(int $run): string
+    {
+        return "hits = $run\nreport written\nMCDS_INVALID_KEY\n";
+    }
+}

@@ -1,0 +1,103 @@
+/* Mcds\Table: members with values (mcds_table_*). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "php_mcds.h"
+#include "zend_exceptions.h"
+
+static void table_free(void *h) { mcds_table_free(h); }
+
+bool php_mcds_table_construct(zval *obj, zval *store_zv, zend_string *name)
+{
+	const mcds_store *store = php_mcds_store_handle(store_zv);
+	mcds_table *t = NULL;
+	if (store == NULL || !php_mcds_ok(mcds_table_new(store, ZSTR_VAL(name), &t))) {
+		return false;
+	}
+	return php_mcds_adopt(obj, t, table_free, store_zv);
+}
+
+ZEND_METHOD(Mcds_Table, __construct)
+{
+	zval *store;
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_OBJECT_OF_CLASS(store, php_mcds_store_ce)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	php_mcds_table_construct(ZEND_THIS, store, name);
+}
+
+#define MEMBER(s) (const uint8_t *)ZSTR_VAL(s), ZSTR_LEN(s)
+
+ZEND_METHOD(Mcds_Table, set)
+{
+	zend_string *member, *value;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_STR(member)
+		Z_PARAM_STR(value)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_table, t);
+	MCDS_TRY(mcds_table_set(t, MEMBER(member), MEMBER(value)));
+}
+
+ZEND_METHOD(Mcds_Table, has)
+{
+	zend_string *member;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(member)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_table, t);
+	bool present = false;
+	MCDS_TRY(mcds_table_has(t, MEMBER(member), &present));
+	RETURN_BOOL(present);
+}
+
+ZEND_METHOD(Mcds_Table, get)
+{
+	zend_string *member;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(member)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_table, t);
+	mcds_bytes_list *value = NULL;
+	MCDS_TRY(mcds_table_get(t, MEMBER(member), &value));
+	if (value == NULL) {
+		RETURN_NULL();
+	}
+	zval items;
+	if (!php_mcds_bytes_list_to_array(value, &items)) {
+		RETURN_THROWS();
+	}
+	zval *first = zend_hash_index_find(Z_ARRVAL(items), 0);
+	if (first == NULL) { /* libmcds promises one item; an empty list is a bug */
+		zval_ptr_dtor(&items);
+		zend_throw_exception(php_mcds_exception_class(MCDS_INTERNAL), "mcds_table_get returned an empty list", MCDS_INTERNAL);
+		RETURN_THROWS();
+	}
+	RETVAL_COPY(first);
+	zval_ptr_dtor(&items);
+}
+
+ZEND_METHOD(Mcds_Table, delete)
+{
+	zend_string *member;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(member)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_table, t);
+	bool existed = false;
+	MCDS_TRY(mcds_table_delete(t, MEMBER(member), &existed));
+	RETURN_BOOL(existed);
+}
+
+ZEND_METHOD(Mcds_Table, keys)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_table, t);
+	mcds_bytes_list *list = NULL;
+	MCDS_TRY(mcds_table_keys(t, &list));
+	if (!php_mcds_bytes_list_to_array(list, return_value)) {
+		RETURN_THROWS();
+	}
+}

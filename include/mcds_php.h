@@ -1,0 +1,1474 @@
+/* libmcds for PHP's FFI::cdef, which takes it as it is: include/mcds.h without
+   the preprocessor, its #define constants as enums ($ffi->MCDS_OK). Generated
+   from include/mcds.h by ffi/tests/header.rs; do not edit. */
+
+
+
+
+/*
+ An activity bitmap: one bit per time unit (SETBIT, BITCOUNT).
+ */
+typedef struct mcds_bitmap mcds_bitmap;
+
+/*
+ A Bloom filter.
+ */
+typedef struct mcds_bloom mcds_bloom;
+
+/*
+ A list of byte strings returned by mcds; read it with
+ `mcds_bytes_list_len`/`mcds_bytes_list_get`, free it with
+ `mcds_bytes_list_free`.
+ */
+typedef struct mcds_bytes_list mcds_bytes_list;
+
+/*
+ An exact shared counter.
+ */
+typedef struct mcds_counter mcds_counter;
+
+/*
+ Events returned by `mcds_log_fetch` and `mcds_log_since`; read with `mcds_event_list_len` and
+ `mcds_event_list_get`, free with `mcds_event_list_free`.
+ */
+typedef struct mcds_event_list mcds_event_list;
+
+/*
+ A HyperLogLog: distinct counting in 12 KiB (PFADD, PFCOUNT, PFMERGE).
+ */
+typedef struct mcds_hll mcds_hll;
+
+/*
+ A set of 64-bit integers, stored as decimal members of a set.
+ */
+typedef struct mcds_int_array mcds_int_array;
+
+/*
+ A list of 64-bit integers returned by mcds (`mcds_int_array_members`);
+ read it with `mcds_int_list_len`/`mcds_int_list_get` or all at once with
+ `mcds_int_list_data`, free it with `mcds_int_list_free`.
+ */
+typedef struct mcds_int_list mcds_int_list;
+
+/*
+ A rate limiter: at most `limit` requests per window.
+ */
+typedef struct mcds_limiter mcds_limiter;
+
+/*
+ A distributed lock; the handle holds at most one lease at a time.
+ */
+typedef struct mcds_lock mcds_lock;
+
+/*
+ An event log (a ring of time-chunk keys).
+ */
+typedef struct mcds_log mcds_log;
+
+/*
+ A set of byte strings.
+ */
+typedef struct mcds_set mcds_set;
+
+/*
+ Counts events in the previous period of `period_secs` seconds (two keys
+ swapping roles: one counted into, one shown).
+ */
+typedef struct mcds_shadow_counter mcds_shadow_counter;
+
+/*
+ A set spread over `shards` items by a stable hash of the member.
+ */
+typedef struct mcds_sharded_set mcds_sharded_set;
+
+/*
+ A store: the embedded in-process store or real memcached, and the key
+ prefix of the structures made from this handle.
+ */
+typedef struct mcds_store mcds_store;
+
+/*
+ Options for a store; see `mcds_store_builder_new`.
+ */
+typedef struct mcds_store_builder mcds_store_builder;
+
+/*
+ A table: O(1) membership through a key per member, with values.
+ */
+typedef struct mcds_table mcds_table;
+
+/*
+ A view counter whose true total lives elsewhere (a database), cached for
+ real-time display.
+ */
+typedef struct mcds_view_counter mcds_view_counter;
+
+/*
+ A sliding-window counter: events in the last `slots - 1` slots.
+ */
+typedef struct mcds_window mcds_window;
+
+/*
+ A result code: `MCDS_OK` or one of the `MCDS_…` error codes.
+ */
+typedef uint32_t mcds_result;
+
+/*
+ A loader: writes the stored total (a `SELECT views FROM …`, say) to
+ `*out_value` and returns `MCDS_OK`, or returns any other code to fail.
+
+ The contract, for every function that takes one:
+
+ * It is called **at most once per call**, only on a cache miss, **on the
+   calling thread**, before the call returns; never afterwards, never
+   from another thread. `ctx` is the pointer passed with it, untouched
+   (it may be NULL); mcds never reads or frees it.
+ * `out_value` points to a `uint64_t` that starts at 0 and is valid only
+   during the callback: if it returns `MCDS_OK` without writing, 0 is the
+   total.
+ * Any code other than `MCDS_OK` makes the call fail with
+   `MCDS_CALLBACK_FAILED` (the message names the loader's code) and
+   nothing is counted or cached.
+ * It may call mcds functions, including on the same handle (mcds holds
+   no lock while it runs); they overwrite the thread's last error
+   message.
+ * It **must return normally**: no `longjmp` out of it, no C++ exception
+   or Rust panic escaping it. Unwinding or jumping over the libmcds frames
+   below it is undefined behaviour (a Rust panic there aborts the
+   process).
+ */
+typedef mcds_result (*mcds_loader)(void *ctx, uint64_t *out_value);
+
+/*
+ The answer of `mcds_limiter_check` and `mcds_limiter_peek`.
+ */
+typedef struct {
+  /*
+   Whether the request is allowed.
+   */
+  bool allowed;
+  /*
+   How many more requests would be allowed now.
+   */
+  uint64_t remaining;
+  /*
+   When denied, milliseconds until a request would be allowed (else 0).
+   */
+  uint64_t retry_after_ms;
+} mcds_decision;
+
+/*
+ A polling position in an event log: the timestamp of the last event
+ seen and how many events with exactly that timestamp were seen. A plain
+ value the caller owns: copy it, store it (two integers), pass it back.
+ `{0, 0}` is the start (every event still in the log); `{t + 1, 0}` is
+ after every event up to and including Unix ms `t`.
+ */
+typedef struct {
+  /*
+   Unix milliseconds of the last event seen.
+   */
+  uint64_t at_ms;
+  /*
+   How many events at `at_ms` were seen.
+   */
+  uint64_t seen_at_ms;
+} mcds_cursor;
+
+/*
+ Success.
+ */
+enum { MCDS_OK = 0 };
+
+/*
+ A required pointer argument was NULL.
+ */
+enum { MCDS_NULL_ARGUMENT = 1 };
+
+/*
+ A name was not valid UTF-8.
+ */
+enum { MCDS_INVALID_UTF8 = 2 };
+
+/*
+ mcds panicked (a bug); the call had no effect on its outputs.
+ */
+enum { MCDS_PANIC = 3 };
+
+/*
+ mcds found a bug in itself without panicking (a reply of the wrong kind,
+ say); please report it with the message.
+ */
+enum { MCDS_INTERNAL = 4 };
+
+/*
+ A callback the caller passed in (the loader of `mcds_view_counter_view`)
+ returned a code other than `MCDS_OK`; the message names that code. The
+ call had no effect.
+ */
+enum { MCDS_CALLBACK_FAILED = 5 };
+
+/*
+ The key (built from a name) is empty, too long or has spaces or control bytes.
+ */
+enum { MCDS_INVALID_KEY = 100 };
+
+/*
+ The value would exceed the item size limit.
+ */
+enum { MCDS_VALUE_TOO_LARGE = 101 };
+
+/*
+ An argument is out of range (a TTL of 0, say) or the call does not fit the handle's state.
+ */
+enum { MCDS_INVALID_ARGUMENT = 102 };
+
+/*
+ incr/decr found a value that is not a number.
+ */
+enum { MCDS_NON_NUMERIC = 103 };
+
+/*
+ Stored bytes could not be decoded.
+ */
+enum { MCDS_CORRUPT = 104 };
+
+/*
+ The server could not be reached; the request was not applied.
+ */
+enum { MCDS_IO = 200 };
+
+/*
+ The server is marked down after a failed connection; not applied.
+ */
+enum { MCDS_SERVER_DOWN = 201 };
+
+/*
+ The server did not answer in time; the request was not applied.
+ Renamed after 0.1: this code was `MCDS_IO_TIMEOUT`, and `MCDS_TIMEOUT`
+ was 302 (now `MCDS_WAIT_TIMEOUT`).
+ */
+enum { MCDS_TIMEOUT = 202 };
+
+/*
+ The request was sent but no reply came: it may have been applied.
+ */
+enum { MCDS_AMBIGUOUS = 203 };
+
+/*
+ The server is out of memory and does not evict.
+ */
+enum { MCDS_OUT_OF_MEMORY = 204 };
+
+/*
+ The server reported an error.
+ */
+enum { MCDS_SERVER_ERROR = 205 };
+
+/*
+ The server's reply could not be understood.
+ */
+enum { MCDS_PROTOCOL = 206 };
+
+/*
+ A CAS loop kept losing to concurrent writers.
+ */
+enum { MCDS_CONFLICT = 300 };
+
+/*
+ The backend does not support the operation.
+ */
+enum { MCDS_UNSUPPORTED = 301 };
+
+/*
+ A blocking call (lock acquire) gave up waiting.
+ Renamed after 0.1: this code was `MCDS_TIMEOUT`, a name now given to 202.
+ */
+enum { MCDS_WAIT_TIMEOUT = 302 };
+
+/*
+ An error this version of the header does not know (a newer libmcds).
+ */
+enum { MCDS_OTHER = 999 };
+
+
+/*
+ The library version, e.g. `"0.1.0"`: a static string.
+ */
+const char *mcds_version(void);
+
+/*
+ The name of a result code, e.g. `"MCDS_INVALID_KEY"`: a static string
+ that must not be freed. Unknown codes give `"MCDS_UNKNOWN"`.
+ */
+const char *mcds_result_name(mcds_result result);
+
+/*
+ The message of the last failed call on this thread (empty if none): what
+ happened and what to do. Valid until the next mcds call on this thread;
+ must not be freed.
+ */
+const char *mcds_last_error_message(void);
+
+/*
+ Create an embedded in-process store (memcached semantics, no server)
+ with the defaults: a 64 MiB budget with LRU eviction and 1 MiB items
+ (`mcds_store_builder` sets others). `*out` is a new handle the caller
+ owns: free it with `mcds_store_free`.
+
+ `out` must be NULL or writable.
+ */
+mcds_result mcds_store_new_memory(mcds_store **out);
+
+/*
+ Create a store on memcached: `servers` is `"host:port[,host:port...]"`
+ (borrowed for the call). Connections are made on first use, so a server
+ that is down shows up as an error of the first call that needs it.
+ Timeouts are 1 s (`mcds_store_builder` sets others). `*out` is a new
+ handle the caller owns: free it with `mcds_store_free`.
+
+ `servers` must be NULL or a NUL-terminated string; `out` NULL or writable.
+ */
+mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
+
+/*
+ A new handle on the same store (the same connections, or the same
+ embedded memory) whose structures keep their items under keys starting
+ with `prefix`: the lock `"job"` made from it is `<prefix>lock:job:owner`.
+ Several applications can so share one memcached pool without their
+ names meeting (`"billing/"`, `"search/"`). The prefix replaces any prefix
+ `store` has; `""` gives a handle with none.
+
+ `prefix` (NUL-terminated UTF-8, borrowed for the call) must be made of
+ key bytes (no spaces or control bytes) and shorter than 250 bytes:
+ `MCDS_INVALID_KEY` otherwise. `store` is unchanged and stays the
+ caller's. `*out` is a new handle the caller owns: free it with
+ `mcds_store_free`; either handle can be freed first.
+
+ `store` NULL or live; `prefix` NULL or NUL-terminated; `out` NULL or
+ writable.
+ */
+mcds_result mcds_store_with_prefix(const mcds_store *store, const char *prefix, mcds_store **out);
+
+/*
+ Free a store handle (NULL is a no-op). Structures made from it keep
+ working: they hold their own reference to the store, which closes its
+ connections when the last user is gone.
+
+ `store` must be NULL or a live store, not used after this call.
+ */
+void mcds_store_free(mcds_store *store);
+
+/*
+ Create a builder with every option at its default. `*out` is a new
+ handle the caller owns: free it with `mcds_store_builder_free` (stores
+ built from it do not need it).
+
+ `out` must be NULL or writable.
+ */
+mcds_result mcds_store_builder_new(mcds_store_builder **out);
+
+/*
+ How long dialing a memcached server may take, in milliseconds (default
+ 1000). 1 to 3 600 000 (one hour); 0 or more is `MCDS_INVALID_ARGUMENT`.
+ Memcached stores only.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_store_builder_set_connect_timeout_ms(const mcds_store_builder *b, uint32_t ms);
+
+/*
+ How long one request and its reply may take on memcached, in
+ milliseconds (default 1000). A call that has to dial first may also
+ spend up to the connect timeout. 1 to 3 600 000 (one hour); 0 or more is
+ `MCDS_INVALID_ARGUMENT`. Memcached stores only.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_store_builder_set_io_timeout_ms(const mcds_store_builder *b, uint32_t ms);
+
+/*
+ The largest item, in bytes, counting key, value and 59 bytes of
+ overhead (default 1 MiB). For memcached, set it to the servers' `-I`:
+ larger values are refused with `MCDS_VALUE_TOO_LARGE` before they are
+ sent. 1024 to 1 GiB, as memcached's `-I`; else `MCDS_INVALID_ARGUMENT`.
+ Both stores.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_store_builder_set_item_size_limit(const mcds_store_builder *b, uint64_t bytes);
+
+/*
+ The embedded store's memory budget in bytes, counting each item as key,
+ value and 59 bytes of overhead (default 64 MiB, like `memcached -m 64`).
+ Memory is taken as items are written, not up front. 1024 bytes to 1 TiB
+ (and at most the address space); else `MCDS_INVALID_ARGUMENT`. Embedded
+ store only.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_store_builder_set_memory_limit(const mcds_store_builder *b, uint64_t bytes);
+
+/*
+ What the embedded store does when its budget is full: evict the least
+ recently used items (`true`, the default, like memcached) or refuse the
+ write with `MCDS_OUT_OF_MEMORY` (`false`, like `memcached -M`). Embedded
+ store only.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_store_builder_set_evict(const mcds_store_builder *b, bool evict);
+
+/*
+ Build an embedded in-process store with the builder's options. The
+ builder is unchanged and stays the caller's. `*out` is a new handle the
+ caller owns: free it with `mcds_store_free`. `MCDS_INVALID_ARGUMENT` if
+ a memcached-only option (a timeout) was set.
+
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_store_builder_build_memory(const mcds_store_builder *b, mcds_store **out);
+
+/*
+ Build a store on memcached with the builder's options: `servers` is
+ `"host:port[,host:port...]"` (borrowed for the call), as for
+ `mcds_store_new_memcached`. The builder is unchanged and stays the
+ caller's. `*out` is a new handle the caller owns: free it with
+ `mcds_store_free`. `MCDS_INVALID_ARGUMENT` if an embedded-store option
+ (the memory budget or eviction) was set.
+
+ `b` NULL or live; `servers` NULL or NUL-terminated; `out` NULL or
+ writable.
+ */
+mcds_result mcds_store_builder_build_memcached(const mcds_store_builder *b,
+                                               const char *servers,
+                                               mcds_store **out);
+
+/*
+ Free a builder (NULL is a no-op). Stores built from it are unaffected.
+
+ `b` must be NULL or a live builder, not used after this call.
+ */
+void mcds_store_builder_free(mcds_store_builder *b);
+
+/*
+ Create the counter `name` on `store`. `*out` is a new handle the caller
+ owns: free it with `mcds_counter_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_counter_new(const mcds_store *store, const char *name, mcds_counter **out);
+
+/*
+ Add `delta`; the new value in `*out_value`. One round trip, atomic.
+
+ `c` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_incr(const mcds_counter *c, uint64_t delta, uint64_t *out_value);
+
+/*
+ Subtract `delta` (stopping at 0); the new value in `*out_value`.
+
+ `c` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_decr(const mcds_counter *c, uint64_t delta, uint64_t *out_value);
+
+/*
+ The current value (0 if the counter does not exist).
+
+ `c` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_get(const mcds_counter *c, uint64_t *out_value);
+
+/*
+ Free a counter (NULL is a no-op).
+
+ `c` must be NULL or a live counter, not used after this call.
+ */
+void mcds_counter_free(mcds_counter *c);
+
+/*
+ Create the shadow counter `name` over periods of `period_secs` seconds
+ (at least 1), aligned to Unix time: every client must use the same
+ period. `*out` is a new handle the caller owns: free it with
+ `mcds_shadow_counter_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_shadow_counter_new(const mcds_store *store,
+                                    const char *name,
+                                    uint32_t period_secs,
+                                    mcds_shadow_counter **out);
+
+/*
+ Count `delta` events in the current period; the current period's count
+ so far in `*out_value`. One round trip, atomic.
+
+ `c` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_shadow_counter_incr(const mcds_shadow_counter *c,
+                                     uint64_t delta,
+                                     uint64_t *out_value);
+
+/*
+ The number of events in the previous (complete) period, in
+ `*out_value`: constant for a whole period. One round trip.
+
+ `c` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_shadow_counter_value(const mcds_shadow_counter *c, uint64_t *out_value);
+
+/*
+ Free a shadow counter (NULL is a no-op).
+
+ `c` must be NULL or a live counter, not used after this call.
+ */
+void mcds_shadow_counter_free(mcds_shadow_counter *c);
+
+/*
+ Create the view counter `name`; its cached value expires after
+ `ttl_secs` seconds (then it is reloaded), or never with 0. `*out` is a
+ new handle the caller owns: free it with `mcds_view_counter_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_view_counter_new(const mcds_store *store,
+                                  const char *name,
+                                  uint32_t ttl_secs,
+                                  mcds_view_counter **out);
+
+/*
+ Count `delta` views; the new total in `*out_value`. One round trip on a
+ hit. On a miss `loader(ctx, …)` is called for the stored total and the
+ cache is seeded with total + `delta` by an atomic increment-or-create,
+ never a plain set, so two first views at once are both counted (two
+ round trips). See `mcds_loader` for the callback's contract;
+ `MCDS_NULL_ARGUMENT` if `loader` is NULL, even on a hit.
+
+ `c` NULL or live; `out_value` NULL or writable; `loader` NULL or keeping
+ the `mcds_loader` contract with `ctx`.
+ */
+mcds_result mcds_view_counter_view(const mcds_view_counter *c,
+                                   uint64_t delta,
+                                   mcds_loader loader,
+                                   void *ctx,
+                                   uint64_t *out_value);
+
+/*
+ The current total, in `*out_value`: the cached value (one round trip),
+ or on a miss `loader(ctx, …)`'s, which then seeds the cache if no other
+ client did first. See `mcds_loader` for the callback's contract;
+ `MCDS_NULL_ARGUMENT` if `loader` is NULL, even on a hit.
+
+ `c` NULL or live; `out_value` NULL or writable; `loader` NULL or keeping
+ the `mcds_loader` contract with `ctx`.
+ */
+mcds_result mcds_view_counter_get(const mcds_view_counter *c,
+                                  mcds_loader loader,
+                                  void *ctx,
+                                  uint64_t *out_value);
+
+/*
+ Drop the cached value: the next view or get calls its loader.
+
+ `c` NULL or live.
+ */
+mcds_result mcds_view_counter_invalidate(const mcds_view_counter *c);
+
+/*
+ Free a view counter (NULL is a no-op).
+
+ `c` must be NULL or a live counter, not used after this call.
+ */
+void mcds_view_counter_free(mcds_view_counter *c);
+
+/*
+ Create the lock `name` with a lease of `ttl_secs` seconds (at least 1),
+ without fencing tokens or an owner label. `*out` is a new handle the
+ caller owns: free it with `mcds_lock_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_lock_new(const mcds_store *store,
+                          const char *name,
+                          uint32_t ttl_secs,
+                          mcds_lock **out);
+
+/*
+ A new handle on the same lock (same name, TTL and other settings) that
+ hands out fencing tokens (`fencing` true) or not: every acquire then
+ also increments a counter, strictly increasing per lock name, which
+ `mcds_lock_fencing_token` reads. Pass the token to the resource the lock
+ protects, which refuses writes carrying a token older than one it has
+ seen: that is what keeps a holder that paused past its lease from
+ overwriting the next holder's work. Acquiring stays one round trip.
+
+ The new handle holds no lease; `lock` is unchanged. `*out` is a new
+ handle the caller owns: free it with `mcds_lock_free`.
+
+ `lock` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_lock_with_fencing(const mcds_lock *lock, bool fencing, mcds_lock **out);
+
+/*
+ A new handle on the same lock whose owner tokens name the holder:
+ `"<label> <random hex>"`, which `mcds_lock_holder` returns to whoever
+ inspects the lock (`mcds lock run` uses `"host=<h> pid=<p>"`). `label`
+ (NUL-terminated, borrowed for the call) is at most 200 bytes of
+ printable ASCII, spaces included, else `MCDS_INVALID_ARGUMENT`; `""`
+ removes the label. The random part keeps tokens unique, so holders with
+ the same label never release each other's lease.
+
+ The new handle holds no lease; `lock` is unchanged. `*out` is a new
+ handle the caller owns: free it with `mcds_lock_free`.
+
+ `lock` NULL or live; `label` NULL or NUL-terminated; `out` NULL or
+ writable.
+ */
+mcds_result mcds_lock_with_owner_label(const mcds_lock *lock, const char *label, mcds_lock **out);
+
+/*
+ A new handle on the same lock whose `mcds_lock_acquire` waits between
+ tries a random time under a ceiling that starts at `min_ms` and doubles
+ up to `max_ms` (defaults 1 and 50). `1 <= min_ms <= max_ms <= 60000`,
+ else `MCDS_INVALID_ARGUMENT`.
+
+ The new handle holds no lease; `lock` is unchanged. `*out` is a new
+ handle the caller owns: free it with `mcds_lock_free`.
+
+ `lock` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_lock_with_backoff(const mcds_lock *lock,
+                                   uint32_t min_ms,
+                                   uint32_t max_ms,
+                                   mcds_lock **out);
+
+/*
+ Take the lock if it is free: `*out_acquired` is true if this handle now
+ holds it, false if another owner does. One round trip (with fencing
+ too). `MCDS_INVALID_ARGUMENT` if this handle already holds a lease that
+ is not known to be lost (a lost one is simply replaced).
+
+ `lock` NULL or live; `out_acquired` NULL or writable.
+ */
+mcds_result mcds_lock_try_acquire(const mcds_lock *lock, bool *out_acquired);
+
+/*
+ Wait up to `timeout_ms` for the lock. `MCDS_WAIT_TIMEOUT` if it stayed
+ taken. `MCDS_INVALID_ARGUMENT` if this handle already holds a lease that
+ is not known to be lost. Other calls on this handle wait meanwhile.
+
+ `lock` NULL or live.
+ */
+mcds_result mcds_lock_acquire(const mcds_lock *lock, uint32_t timeout_ms);
+
+/*
+ Release the lock this handle holds. `*out_released` is true if it was
+ still ours, false if the lease had been lost (another owner may hold it
+ now; it was not touched). `MCDS_INVALID_ARGUMENT` if the handle holds
+ nothing. On any other error (a timeout, a server down, no reply) the
+ handle still holds the guard: call `mcds_lock_release` again to retry.
+ Stops an auto-extension.
+
+ `lock` NULL or live; `out_released` NULL or writable.
+ */
+mcds_result mcds_lock_release(const mcds_lock *lock, bool *out_released);
+
+/*
+ Renew the lease this handle holds for `ttl_secs` seconds (at least 1)
+ from now, if it is still ours: `*out_extended` is true if it was, false
+ if the lease had been lost (expired, evicted, taken by another owner;
+ nothing was touched, and `mcds_lock_is_lost` now says true). One round
+ trip. `MCDS_INVALID_ARGUMENT` if the handle holds nothing or `ttl_secs`
+ is 0. An error such as `MCDS_AMBIGUOUS` can be retried: a renewal that
+ was applied unseen is recognised by the next one.
+
+ `lock` NULL or live; `out_extended` NULL or writable.
+ */
+mcds_result mcds_lock_extend(const mcds_lock *lock, uint32_t ttl_secs, bool *out_extended);
+
+/*
+ Renew the lease this handle holds in the background, every
+ `ttl_secs / 3`, for `ttl_secs` (at least 1) each time, until it is
+ released (`mcds_lock_release`, `mcds_lock_free`) or found lost. Poll
+ `mcds_lock_is_lost` from the work loop: it turns true when a renewal
+ finds the lease gone, or when renewals keep failing and the next would
+ come after the lease ends (about `ttl_secs / 3` before another client
+ can take the lock: time to stop the work). Calling it again replaces
+ the renewer. The renewer is a thread of libmcds that never calls into
+ the caller's code. `MCDS_INVALID_ARGUMENT` if the handle holds nothing
+ or `ttl_secs` is 0.
+
+ `lock` NULL or live.
+ */
+mcds_result mcds_lock_auto_extend(const mcds_lock *lock, uint32_t ttl_secs);
+
+/*
+ Whether the lease this handle holds is known to be lost, in
+ `*out_lost`: found so by `mcds_lock_extend`, the auto-extension or a
+ release. No round trip: false means no call has found it lost yet.
+ `MCDS_INVALID_ARGUMENT` if the handle holds nothing (after a release,
+ say).
+
+ `lock` NULL or live; `out_lost` NULL or writable.
+ */
+mcds_result mcds_lock_is_lost(const mcds_lock *lock, bool *out_lost);
+
+/*
+ The fencing token of the lease this handle holds, in `*out_token`:
+ strictly greater than every token handed out before for this lock name
+ while its counter lives (see the Rust `mcds_lock` docs for when it is
+ recreated). `MCDS_INVALID_ARGUMENT` if the handle holds nothing or was
+ not made with `mcds_lock_with_fencing(…, true, …)`.
+
+ `lock` NULL or live; `out_token` NULL or writable.
+ */
+mcds_result mcds_lock_fencing_token(const mcds_lock *lock, uint64_t *out_token);
+
+/*
+ The owner token of the lease this handle holds (what the lock item
+ stores: `"<label> <random hex>"` or just the random hex), as a new
+ NUL-terminated string in `*out_token` that the caller owns: free it with
+ `mcds_string_free`. `MCDS_INVALID_ARGUMENT` if the handle holds nothing.
+
+ `lock` NULL or live; `out_token` NULL or writable.
+ */
+mcds_result mcds_lock_owner_token(const mcds_lock *lock, char **out_token);
+
+/*
+ Who holds the lock now, whichever handle or process it is: the holder's
+ owner token as a new NUL-terminated string in `*out_holder` that the
+ caller owns (free it with `mcds_string_free`), or NULL if the lock is
+ free. One round trip. Bytes that are not UTF-8 (written by another
+ program) come back as U+FFFD, a NUL byte as the two characters `\0`.
+
+ `lock` NULL or live; `out_holder` NULL or writable.
+ */
+mcds_result mcds_lock_holder(const mcds_lock *lock, char **out_holder);
+
+/*
+ Free a lock handle (NULL is a no-op), stopping its auto-extension and
+ releasing a lease it still holds (best effort: errors are ignored; call
+ `mcds_lock_release` first to learn the outcome).
+
+ `lock` must be NULL or a live lock, not used after this call.
+ */
+void mcds_lock_free(mcds_lock *lock);
+
+/*
+ Create the set `name` on `store`. `*out` is a new handle the caller
+ owns: free it with `mcds_set_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_set_new(const mcds_store *store, const char *name, mcds_set **out);
+
+/*
+ Add the member of `len` bytes at `member` (any bytes). One round trip.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes.
+ */
+mcds_result mcds_set_add(const mcds_set *s, const uint8_t *member, uintptr_t len);
+
+/*
+ Remove a member. One round trip; a missing set stays missing.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes.
+ */
+mcds_result mcds_set_remove(const mcds_set *s, const uint8_t *member, uintptr_t len);
+
+/*
+ Add `count` members in one append (one round trip, whatever the count):
+ member `i` is the `lens[i]` bytes at `members[i]` (any bytes; NULL is
+ allowed when `lens[i]` is 0). Both arrays are borrowed for the call and
+ may be NULL when `count` is 0, which does nothing. At most 1 000 000
+ members per call (`MCDS_INVALID_ARGUMENT`); a NULL array or member with
+ a non-zero length is `MCDS_NULL_ARGUMENT`, and nothing is written.
+
+ `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+ each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_set_add_many(const mcds_set *s,
+                              const uint8_t *const *members,
+                              const uintptr_t *lens,
+                              uintptr_t count);
+
+/*
+ Remove `count` members in one append; the arrays as for
+ `mcds_set_add_many`. A missing set stays missing.
+
+ `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+ each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_set_remove_many(const mcds_set *s,
+                                 const uint8_t *const *members,
+                                 const uintptr_t *lens,
+                                 uintptr_t count);
+
+/*
+ Whether the set contains the member, in `*out`.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes; `out` NULL or writable.
+ */
+mcds_result mcds_set_contains(const mcds_set *s, const uint8_t *member, uintptr_t len, bool *out);
+
+/*
+ The members in insertion order, as a new list in `*out` (free it with
+ `mcds_bytes_list_free`).
+
+ `s` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_set_members(const mcds_set *s, mcds_bytes_list **out);
+
+/*
+ Rewrite the set's log without the tokens of removed members, if it has
+ any, by CAS: `*out_rewritten` is true if it was rewritten, false if there
+ was nothing to do or a concurrent write won (nothing is lost either
+ way). `mcds_set_members` also compacts when much of the log is dead.
+ One round trip (two when rewriting).
+
+ `s` NULL or live; `out_rewritten` NULL or writable.
+ */
+mcds_result mcds_set_compact(const mcds_set *s, bool *out_rewritten);
+
+/*
+ Delete the set (every member). One round trip.
+
+ `s` NULL or live.
+ */
+mcds_result mcds_set_clear(const mcds_set *s);
+
+/*
+ Free a set (NULL is a no-op).
+
+ `s` must be NULL or a live set, not used after this call.
+ */
+void mcds_set_free(mcds_set *s);
+
+/*
+ Create the sharded set `name` over `shards` items (1 to 4096; every
+ client must use the same number). `*out` is a new handle the caller
+ owns: free it with `mcds_sharded_set_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_sharded_set_new(const mcds_store *store,
+                                 const char *name,
+                                 uint32_t shards,
+                                 mcds_sharded_set **out);
+
+/*
+ Add the member of `len` bytes at `member` (any bytes; NULL is allowed
+ when `len` is 0). One round trip.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes.
+ */
+mcds_result mcds_sharded_set_add(const mcds_sharded_set *s, const uint8_t *member, uintptr_t len);
+
+/*
+ Remove a member. One round trip.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes.
+ */
+mcds_result mcds_sharded_set_remove(const mcds_sharded_set *s,
+                                    const uint8_t *member,
+                                    uintptr_t len);
+
+/*
+ Add `count` members: one append per shard touched, all in one pipelined
+ batch (one round trip per server). The arrays as for
+ `mcds_set_add_many` (borrowed for the call; NULL when `count` is 0; at
+ most 1 000 000 members).
+
+ `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+ each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_sharded_set_add_many(const mcds_sharded_set *s,
+                                      const uint8_t *const *members,
+                                      const uintptr_t *lens,
+                                      uintptr_t count);
+
+/*
+ Remove `count` members, as `mcds_sharded_set_add_many` adds them.
+
+ `s` NULL or live; `members` and `lens` NULL or `count` readable values;
+ each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_sharded_set_remove_many(const mcds_sharded_set *s,
+                                         const uint8_t *const *members,
+                                         const uintptr_t *lens,
+                                         uintptr_t count);
+
+/*
+ Whether the set contains the member, in `*out`. Reads one shard.
+
+ `s` NULL or live; `member` NULL or `len` readable bytes; `out` NULL or writable.
+ */
+mcds_result mcds_sharded_set_contains(const mcds_sharded_set *s,
+                                      const uint8_t *member,
+                                      uintptr_t len,
+                                      bool *out);
+
+/*
+ Every member, shard by shard (each in first-insertion order), as a new
+ list in `*out` that the caller owns: free it with `mcds_bytes_list_free`.
+ One round trip per server.
+
+ `s` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_sharded_set_members(const mcds_sharded_set *s, mcds_bytes_list **out);
+
+/*
+ Compact every shard whose log holds tokens of removed members (by CAS:
+ a concurrent write is never lost). A round trip per shard, two for each
+ shard rewritten.
+
+ `s` NULL or live.
+ */
+mcds_result mcds_sharded_set_compact(const mcds_sharded_set *s);
+
+/*
+ Delete every shard: one pipelined batch (one round trip per server).
+
+ `s` NULL or live.
+ */
+mcds_result mcds_sharded_set_clear(const mcds_sharded_set *s);
+
+/*
+ Free a sharded set (NULL is a no-op).
+
+ `s` must be NULL or a live set, not used after this call.
+ */
+void mcds_sharded_set_free(mcds_sharded_set *s);
+
+/*
+ Create the integer array `name`. `*out` is a new handle the caller owns:
+ free it with `mcds_int_array_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_int_array_new(const mcds_store *store, const char *name, mcds_int_array **out);
+
+/*
+ Add the `count` values at `values` (borrowed for the call; NULL when
+ `count` is 0, which does nothing; at most 1 000 000). One append.
+
+ `a` NULL or live; `values` NULL or `count` readable values.
+ */
+mcds_result mcds_int_array_add(const mcds_int_array *a, const int64_t *values, uintptr_t count);
+
+/*
+ Remove the `count` values at `values`, as `mcds_int_array_add` adds
+ them. One append; a missing array stays missing.
+
+ `a` NULL or live; `values` NULL or `count` readable values.
+ */
+mcds_result mcds_int_array_remove(const mcds_int_array *a, const int64_t *values, uintptr_t count);
+
+/*
+ Whether `value` is present, in `*out`. One round trip.
+
+ `a` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_int_array_contains(const mcds_int_array *a, int64_t value, bool *out);
+
+/*
+ The values in first-insertion order, as a new list in `*out` that the
+ caller owns: free it with `mcds_int_list_free`. `MCDS_CORRUPT` if a
+ member is not a decimal integer (another program wrote the key). One
+ round trip.
+
+ `a` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_int_array_members(const mcds_int_array *a, mcds_int_list **out);
+
+/*
+ Delete the array (every value). One round trip.
+
+ `a` NULL or live.
+ */
+mcds_result mcds_int_array_clear(const mcds_int_array *a);
+
+/*
+ Free an integer array (NULL is a no-op).
+
+ `a` must be NULL or a live array, not used after this call.
+ */
+void mcds_int_array_free(mcds_int_array *a);
+
+/*
+ The number of items in `list`, in `*out_len`.
+
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_bytes_list_len(const mcds_bytes_list *list, uintptr_t *out_len);
+
+/*
+ Item `index` of `list`: a pointer to its bytes (owned by the list, valid
+ until it is freed; not NUL-terminated) and their length.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ `list` NULL or live; `out_ptr` and `out_len` NULL or writable.
+ */
+mcds_result mcds_bytes_list_get(const mcds_bytes_list *list,
+                                uintptr_t index,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len);
+
+/*
+ Free a list (NULL is a no-op).
+
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_bytes_list_free(mcds_bytes_list *list);
+
+/*
+ The number of values in `list`, in `*out_len`.
+
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_int_list_len(const mcds_int_list *list, uintptr_t *out_len);
+
+/*
+ Value `index` of `list`, in `*out_value`. `MCDS_INVALID_ARGUMENT` if
+ `index` is out of range.
+
+ `list` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_int_list_get(const mcds_int_list *list, uintptr_t index, int64_t *out_value);
+
+/*
+ Every value at once: a pointer to `*out_len` consecutive `int64_t`s in
+ `*out_data`, owned by the list and valid until it is freed. With a
+ length of 0 the pointer is not NULL but must not be read.
+
+ `list` NULL or live; `out_data` and `out_len` NULL or writable.
+ */
+mcds_result mcds_int_list_data(const mcds_int_list *list,
+                               const int64_t **out_data,
+                               uintptr_t *out_len);
+
+/*
+ Free an integer list (NULL is a no-op).
+
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_int_list_free(mcds_int_list *list);
+
+/*
+ Free a string that mcds handed to the caller (`mcds_lock_holder`,
+ `mcds_lock_owner_token`); NULL is a no-op. Never pass it other strings,
+ and never free these with `free()`.
+
+ `s` must be NULL or a string from mcds not yet freed, not used after
+ this call.
+ */
+void mcds_string_free(char *s);
+
+/*
+ The number of events in `list`, in `*out_len`.
+
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_event_list_len(const mcds_event_list *list, uintptr_t *out_len);
+
+/*
+ Event `index` of `list`: its timestamp and a pointer to its payload
+ (owned by the list, valid until it is freed) and length.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ `list` NULL or live; the outputs NULL or writable.
+ */
+mcds_result mcds_event_list_get(const mcds_event_list *list,
+                                uintptr_t index,
+                                uint64_t *out_at_ms,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len);
+
+/*
+ Free an event list (NULL is a no-op).
+
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_event_list_free(mcds_event_list *list);
+
+/*
+ Create the window counter `name` with `slots` slots (2 to 1000) of
+ `slot_secs` seconds. `*out` is a new handle the caller owns: free it
+ with `mcds_window_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_window_new(const mcds_store *store,
+                            const char *name,
+                            uint32_t slot_secs,
+                            uint32_t slots,
+                            mcds_window **out);
+
+/*
+ Count `delta` events now; the current slot's count in `*out_value`.
+
+ `w` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_window_incr(const mcds_window *w, uint64_t delta, uint64_t *out_value);
+
+/*
+ The events of the last `slots - 1` complete slots, in `*out_value`.
+
+ `w` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_window_value(const mcds_window *w, uint64_t *out_value);
+
+/*
+ Free a window counter (NULL is a no-op).
+
+ `w` must be NULL or a live window counter, not used after this call.
+ */
+void mcds_window_free(mcds_window *w);
+
+/*
+ Create the rate limiter `name`: at most `limit` requests per
+ `window_secs` seconds, in a fixed window or (with `sliding`) the
+ sliding-window estimate. `*out` is a new handle the caller owns: free
+ it with `mcds_limiter_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_new(const mcds_store *store,
+                             const char *name,
+                             uint64_t limit,
+                             uint32_t window_secs,
+                             bool sliding,
+                             mcds_limiter **out);
+
+/*
+ Count this request and decide.
+
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_check(const mcds_limiter *l, mcds_decision *out);
+
+/*
+ Decide without counting a request.
+
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_limiter_peek(const mcds_limiter *l, mcds_decision *out);
+
+/*
+ Free a rate limiter (NULL is a no-op).
+
+ `l` must be NULL or a live limiter, not used after this call.
+ */
+void mcds_limiter_free(mcds_limiter *l);
+
+/*
+ Create the event log `name`: `chunks` chunks (2 to 10000) of `chunk_secs`
+ seconds; it keeps `(chunks - 1) * chunk_secs` seconds of events. `*out`
+ is a new handle the caller owns: free it with `mcds_log_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_log_new(const mcds_store *store,
+                         const char *name,
+                         uint32_t chunk_secs,
+                         uint32_t chunks,
+                         mcds_log **out);
+
+/*
+ Record an event now with `len` payload bytes; its timestamp (Unix ms)
+ in `*out_at_ms`. One round trip.
+
+ `l` NULL or live; `payload` NULL or `len` readable bytes; `out_at_ms` NULL or writable.
+ */
+mcds_result mcds_log_put(const mcds_log *l,
+                         const uint8_t *payload,
+                         uintptr_t len,
+                         uint64_t *out_at_ms);
+
+/*
+ Record an event with timestamp `at_ms` (Unix ms) and `len` payload
+ bytes: a late event, or one imported from elsewhere. `at_ms` must lie in
+ the current chunk or the log's capacity before it, else
+ `MCDS_INVALID_ARGUMENT`. One round trip.
+
+ `l` NULL or live; `payload` NULL or `len` readable bytes.
+ */
+mcds_result mcds_log_put_at(const mcds_log *l,
+                            uint64_t at_ms,
+                            const uint8_t *payload,
+                            uintptr_t len);
+
+/*
+ The events with `first_ms <= at <= last_ms` within capacity, in time
+ order, as a new list in `*out` that the caller owns: free it with
+ `mcds_event_list_free`.
+
+ `l` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_log_fetch(const mcds_log *l,
+                           uint64_t first_ms,
+                           uint64_t last_ms,
+                           mcds_event_list **out);
+
+/*
+ The events after `*cursor` (up to now, in time order) as a new list in
+ `*out` that the caller owns (free it with `mcds_event_list_free`), and
+ in `*out_next` the cursor to poll with next (`*cursor` itself when
+ nothing is new). `cursor` and `out_next` may point to the same struct,
+ so a polling loop is `mcds_log_since(log, &cur, &events, &cur)`. Events
+ that arrive later with a timestamp before the cursor are not seen. One
+ round trip per server. `MCDS_INVALID_ARGUMENT` if `seen_at_ms` does not
+ fit a `size_t`.
+
+ `l` NULL or live; `cursor` NULL or readable; `out` and `out_next` NULL or
+ writable.
+ */
+mcds_result mcds_log_since(const mcds_log *l,
+                           const mcds_cursor *cursor,
+                           mcds_event_list **out,
+                           mcds_cursor *out_next);
+
+/*
+ Free an event log (NULL is a no-op).
+
+ `l` must be NULL or a live log, not used after this call.
+ */
+void mcds_log_free(mcds_log *l);
+
+/*
+ Create the table `name`. `*out` is a new handle the caller owns: free
+ it with `mcds_table_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_table_new(const mcds_store *store, const char *name, mcds_table **out);
+
+/*
+ Set `member`'s value (adding the member if new). Two round trips.
+
+ `t` NULL or live; `member`/`value` NULL or readable for their lengths.
+ */
+mcds_result mcds_table_set(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           const uint8_t *value,
+                           uintptr_t value_len);
+
+/*
+ Whether `member` is present, in `*out`. One round trip.
+
+ `t` NULL or live; `member` NULL or readable; `out` NULL or writable.
+ */
+mcds_result mcds_table_has(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           bool *out);
+
+/*
+ `member`'s value: a list of one item in `*out_value` if present (free it
+ with `mcds_bytes_list_free`), or NULL if absent.
+
+ `t` NULL or live; `member` NULL or readable; `out_value` NULL or writable.
+ */
+mcds_result mcds_table_get(const mcds_table *t,
+                           const uint8_t *member,
+                           uintptr_t member_len,
+                           mcds_bytes_list **out_value);
+
+/*
+ Remove `member`; whether it was present, in `*out_existed`.
+
+ `t` NULL or live; `member` NULL or readable; `out_existed` NULL or writable.
+ */
+mcds_result mcds_table_delete(const mcds_table *t,
+                              const uint8_t *member,
+                              uintptr_t member_len,
+                              bool *out_existed);
+
+/*
+ The members in insertion order, as a new list in `*out` that the caller
+ owns: free it with `mcds_bytes_list_free`.
+
+ `t` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_table_keys(const mcds_table *t, mcds_bytes_list **out);
+
+/*
+ Every member with its value, as two new lists of the same length that
+ the caller owns (free each with `mcds_bytes_list_free`): item `i` of
+ `*out_members` has the value item `i` of `*out_values`. Members in
+ insertion order; a member whose value item is gone (evicted, expired) is
+ left out of both. One round trip for the members, one per server for the
+ values. Both outputs are written on success only, and neither on
+ failure.
+
+ `t` NULL or live; `out_members` and `out_values` NULL or writable.
+ */
+mcds_result mcds_table_entries(const mcds_table *t,
+                               mcds_bytes_list **out_members,
+                               mcds_bytes_list **out_values);
+
+/*
+ Free a table (NULL is a no-op).
+
+ `t` must be NULL or a live table, not used after this call.
+ */
+void mcds_table_free(mcds_table *t);
+
+/*
+ Create the HyperLogLog `name` on `store`. `*out` is a new handle the
+ caller owns: free it with `mcds_hll_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_hll_new(const mcds_store *store, const char *name, mcds_hll **out);
+
+/*
+ PFADD the element of `len` bytes at `element`; in `*out_changed`
+ whether the estimate may have changed. Two round trips (one when
+ nothing changes).
+
+ `h` NULL or live; `element` NULL or `len` readable bytes; `out_changed`
+ NULL or writable.
+ */
+mcds_result mcds_hll_add(const mcds_hll *h,
+                         const uint8_t *element,
+                         uintptr_t len,
+                         bool *out_changed);
+
+/*
+ PFCOUNT: the estimated number of distinct elements, in `*out`. One round
+ trip.
+
+ `h` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_hll_count(const mcds_hll *h, uint64_t *out);
+
+/*
+ PFMERGE: write the union of `target` and the `count` sketches at
+ `sources` into `target`. The array is borrowed for the call and may be
+ NULL when `count` is 0; at most 100 000 sketches. The sources must all
+ come from one store handle (or handles made from it with
+ `mcds_store_with_prefix`), else `MCDS_INVALID_ARGUMENT`; `target` may be
+ on another store.
+
+ `target` NULL or live; `sources` NULL or `count` readable pointers, each
+ NULL or live.
+ */
+mcds_result mcds_hll_merge(const mcds_hll *target, const mcds_hll *const *sources, uintptr_t count);
+
+/*
+ PFCOUNT of several keys: the estimated number of distinct elements in
+ the union of the `count` sketches at `sketches`, in `*out`, without
+ writing anything. One round trip per server. The array is borrowed for
+ the call and may be NULL when `count` is 0 (the union is then empty: 0);
+ at most 100 000 sketches, all from one store handle (or handles made
+ from it with `mcds_store_with_prefix`), else `MCDS_INVALID_ARGUMENT`.
+
+ `sketches` NULL or `count` readable pointers, each NULL or live; `out`
+ NULL or writable.
+ */
+mcds_result mcds_hll_count_union(const mcds_hll *const *sketches, uintptr_t count, uint64_t *out);
+
+/*
+ Free a HyperLogLog handle (NULL is a no-op).
+
+ `h` must be NULL or a live handle, not used after this call.
+ */
+void mcds_hll_free(mcds_hll *h);
+
+/*
+ Create the Bloom filter `name` for `expected_items` at
+ `false_positive_rate` (between 0 and 1, e.g. 0.01). Every client must
+ use the same two numbers. `*out` is a new handle the caller owns: free
+ it with `mcds_bloom_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_bloom_new(const mcds_store *store,
+                           const char *name,
+                           uint64_t expected_items,
+                           double false_positive_rate,
+                           mcds_bloom **out);
+
+/*
+ Add an element; in `*out_new` whether it was new (some bit was clear).
+
+ `b` NULL or live; `element` NULL or `len` readable bytes; `out_new` NULL
+ or writable.
+ */
+mcds_result mcds_bloom_add(const mcds_bloom *b,
+                           const uint8_t *element,
+                           uintptr_t len,
+                           bool *out_new);
+
+/*
+ Whether the element may have been added (no false negatives), in
+ `*out`. One round trip.
+
+ `b` NULL or live; `element` NULL or `len` readable bytes; `out` NULL or
+ writable.
+ */
+mcds_result mcds_bloom_contains(const mcds_bloom *b,
+                                const uint8_t *element,
+                                uintptr_t len,
+                                bool *out);
+
+/*
+ Free a Bloom filter handle (NULL is a no-op).
+
+ `b` must be NULL or a live handle, not used after this call.
+ */
+void mcds_bloom_free(mcds_bloom *b);
+
+/*
+ Create the bitmap `name` whose bit 0 is the unit starting at
+ `start_unix_secs`, one bit per `unit_ms` milliseconds (at least 1).
+ `*out` is a new handle the caller owns: free it with `mcds_bitmap_free`.
+
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_new(const mcds_store *store,
+                            const char *name,
+                            uint64_t start_unix_secs,
+                            uint64_t unit_ms,
+                            mcds_bitmap **out);
+
+/*
+ SETBIT `index` to 1; the previous bit in `*out_previous`.
+
+ `b` NULL or live; `out_previous` NULL or writable.
+ */
+mcds_result mcds_bitmap_set(const mcds_bitmap *b, uint64_t index, bool *out_previous);
+
+/*
+ Mark the unit containing `at_unix_ms`; the previous bit in
+ `*out_previous`. `MCDS_INVALID_ARGUMENT` before the bitmap's start.
+
+ `b` NULL or live; `out_previous` NULL or writable.
+ */
+mcds_result mcds_bitmap_mark(const mcds_bitmap *b, uint64_t at_unix_ms, bool *out_previous);
+
+/*
+ GETBIT `index`, in `*out`.
+
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_get(const mcds_bitmap *b, uint64_t index, bool *out);
+
+/*
+ BITCOUNT of bits `first..=last`, in `*out`. One round trip.
+
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_count(const mcds_bitmap *b, uint64_t first, uint64_t last, uint64_t *out);
+
+/*
+ Free a bitmap handle (NULL is a no-op).
+
+ `b` must be NULL or a live handle, not used after this call.
+ */
+void mcds_bitmap_free(mcds_bitmap *b);
+
+
