@@ -43,6 +43,7 @@ from ._window import WindowCounter
 from .errors import (
     Ambiguous,
     BackendError,
+    CallbackFailed,
     Closed,
     Conflict,
     Corrupt,
@@ -96,6 +97,7 @@ __all__ = [
     "InvalidUtf8",
     "Panic",
     "Internal",
+    "CallbackFailed",
     "InvalidKey",
     "ValueTooLarge",
     "InvalidArgument",

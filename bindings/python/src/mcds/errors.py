@@ -38,6 +38,7 @@ __all__ = [
     "InvalidUtf8",
     "Panic",
     "Internal",
+    "CallbackFailed",
     "InvalidKey",
     "ValueTooLarge",
     "InvalidArgument",
@@ -240,6 +241,13 @@ class Internal(Error):
     """``MCDS_INTERNAL``: mcds found a bug in itself (please report it)."""
 
     code = lib.MCDS_INTERNAL
+
+
+class CallbackFailed(Error):
+    """``MCDS_CALLBACK_FAILED``: a callback given to mcds (a view counter's
+    loader) reported an error; nothing was cached."""
+
+    code = lib.MCDS_CALLBACK_FAILED
 
 
 class Other(Error):
