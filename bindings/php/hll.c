@@ -48,6 +48,27 @@ ZEND_METHOD(Mcds_HyperLogLog, count)
 	MCDS_RETURN_U64(n);
 }
 
+/* The handles of the variadic HyperLogLog arguments, after `first`
+ * (this sketch, or NULL): an array never NULL, even for none, to efree. */
+static const mcds_hll **hll_handles(const mcds_hll *first, zval *args, uint32_t argc, uintptr_t *count)
+{
+	uintptr_t n = (first != NULL) + (uintptr_t)argc;
+	const mcds_hll **handles = safe_emalloc(n ? n : 1, sizeof(*handles), 0);
+	uintptr_t k = 0;
+	if (first != NULL) {
+		handles[k++] = first;
+	}
+	for (uint32_t i = 0; i < argc; i++) {
+		handles[k] = php_mcds_this_handle(&args[i]);
+		if (handles[k++] == NULL) {
+			efree(handles);
+			return NULL;
+		}
+	}
+	*count = n;
+	return handles;
+}
+
 ZEND_METHOD(Mcds_HyperLogLog, merge)
 {
 	zval *args = NULL;
@@ -57,24 +78,39 @@ ZEND_METHOD(Mcds_HyperLogLog, merge)
 	ZEND_PARSE_PARAMETERS_END();
 	/* Internal functions check their own argument types: zpp has no
 	 * variadic-of-class specifier. */
-	for (uint32_t i = 0; i < argc; i++) {
-		if (Z_TYPE(args[i]) != IS_OBJECT || !instanceof_function(Z_OBJCE(args[i]), php_mcds_hll_ce)) {
-			zend_argument_type_error(i + 1, "must be of type Mcds\\HyperLogLog, %s given",
-				zend_zval_type_name(&args[i]));
-			RETURN_THROWS();
-		}
+	if (!php_mcds_check_variadic(args, argc, php_mcds_hll_ce, 1)) {
+		RETURN_THROWS();
 	}
 	MCDS_GET_THIS(mcds_hll, target);
-	/* Never NULL, even for no sources. */
-	const mcds_hll **sources = safe_emalloc(argc ? argc : 1, sizeof(*sources), 0);
-	for (uint32_t i = 0; i < argc; i++) {
-		sources[i] = php_mcds_this_handle(&args[i]);
-		if (sources[i] == NULL) {
-			efree(sources);
-			RETURN_THROWS();
-		}
+	uintptr_t count = 0;
+	const mcds_hll **sources = hll_handles(NULL, args, argc, &count);
+	if (sources == NULL) {
+		RETURN_THROWS();
 	}
-	mcds_result r = mcds_hll_merge(target, sources, argc);
+	mcds_result r = mcds_hll_merge(target, sources, count);
 	efree(sources);
 	MCDS_TRY(r);
+}
+
+ZEND_METHOD(Mcds_HyperLogLog, countUnion)
+{
+	zval *args = NULL;
+	uint32_t argc = 0;
+	ZEND_PARSE_PARAMETERS_START(0, -1)
+		Z_PARAM_VARIADIC('*', args, argc)
+	ZEND_PARSE_PARAMETERS_END();
+	if (!php_mcds_check_variadic(args, argc, php_mcds_hll_ce, 1)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_hll, self);
+	uintptr_t count = 0;
+	const mcds_hll **sketches = hll_handles(self, args, argc, &count);
+	if (sketches == NULL) {
+		RETURN_THROWS();
+	}
+	uint64_t n = 0;
+	mcds_result r = mcds_hll_count_union(sketches, count, &n);
+	efree(sketches);
+	MCDS_TRY(r);
+	MCDS_RETURN_U64(n);
 }

@@ -19,9 +19,12 @@
 
 zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *php_mcds_set_ce,
 	*php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce, *php_mcds_log_ce,
-	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce;
+	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce,
+	*php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce, *php_mcds_sharded_set_ce,
+	*php_mcds_int_array_ce, *php_mcds_cursor_ce;
 
-zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce;
+zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
+	*php_mcds_callback_failed_exception_ce;
 static zend_class_entry *unsupported_ce, *internal_ce, *invalid_key_ce, *value_too_large_ce, *invalid_argument_ce,
 	*non_numeric_ce, *corrupt_ce, *backend_ce, *io_ce, *server_down_ce, *timeout_ce,
 	*ambiguous_ce, *out_of_memory_ce, *server_error_ce, *protocol_ce, *conflict_ce,
@@ -37,6 +40,8 @@ static zend_object *php_mcds_create_object(zend_class_entry *ce)
 	o->handle = NULL;
 	o->free_handle = NULL;
 	ZVAL_UNDEF(&o->store);
+	ZVAL_UNDEF(&o->callable);
+	o->fcc = empty_fcall_info_cache;
 	memset(&o->lock, 0, sizeof(o->lock));
 	zend_object_std_init(&o->std, ce);
 	object_properties_init(&o->std, ce);
@@ -45,7 +50,7 @@ static zend_object *php_mcds_create_object(zend_class_entry *ce)
 }
 
 /* Frees the handle first (a lock's free releases a lease it still holds,
- * through the store), then drops the store reference. */
+ * through the store), then drops the store and callable references. */
 static void php_mcds_free_obj(zend_object *obj)
 {
 	php_mcds_object *o = php_mcds_from_obj(obj);
@@ -59,14 +64,21 @@ static void php_mcds_free_obj(zend_object *obj)
 	}
 	zval_ptr_dtor(&o->store);
 	ZVAL_UNDEF(&o->store);
+	zval_ptr_dtor(&o->callable);
+	ZVAL_UNDEF(&o->callable);
+	o->fcc = empty_fcall_info_cache;
 	zend_object_std_dtor(obj);
 }
 
+/* The store and the callable (a ViewCounter's loader, often a closure that
+ * holds the counter itself: a cycle the collector must see). */
 static HashTable *php_mcds_get_gc(zend_object *obj, zval **table, int *n)
 {
 	php_mcds_object *o = php_mcds_from_obj(obj);
-	*table = &o->store;
-	*n = Z_ISUNDEF(o->store) ? 0 : 1;
+	zend_get_gc_buffer *buf = zend_get_gc_buffer_create();
+	zend_get_gc_buffer_add_zval(buf, &o->store);
+	zend_get_gc_buffer_add_zval(buf, &o->callable);
+	zend_get_gc_buffer_use(buf, table, n);
 	return obj->properties;
 }
 
@@ -111,6 +123,8 @@ bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zva
 zend_class_entry *php_mcds_exception_class(mcds_result code)
 {
 	switch (code) {
+	case MCDS_CALLBACK_FAILED:
+		return php_mcds_callback_failed_exception_ce;
 	case MCDS_NULL_ARGUMENT:
 	case MCDS_PANIC:
 	case MCDS_INTERNAL:
@@ -191,6 +205,82 @@ bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms)
 		return false;
 	}
 	*out_ms = (uint32_t)ceil(seconds * 1000.0);
+	return true;
+}
+
+bool php_mcds_arg_whole_secs(double seconds, uint32_t arg, uint32_t *out_secs)
+{
+	if (!zend_finite(seconds) || seconds < 0 || seconds > (double)UINT32_MAX || seconds != floor(seconds)) {
+		zend_argument_value_error(arg,
+			"must be a whole number of seconds between 1 and %" PRIu32 " (libmcds leases are whole seconds)",
+			UINT32_MAX);
+		return false;
+	}
+	*out_secs = (uint32_t)seconds;
+	return true;
+}
+
+bool php_mcds_members_from_array(HashTable *ht, uint32_t arg, php_mcds_members *out)
+{
+	uint32_t n = zend_hash_num_elements(ht);
+	out->count = 0;
+	out->data = safe_emalloc(n ? n : 1, sizeof(*out->data), 0);
+	out->lens = safe_emalloc(n ? n : 1, sizeof(*out->lens), 0);
+	out->held = safe_emalloc(n ? n : 1, sizeof(*out->held), 0);
+	zval *v;
+	ZEND_HASH_FOREACH_VAL(ht, v) {
+		ZVAL_DEREF(v);
+		zend_string *str;
+		if (Z_TYPE_P(v) == IS_STRING) {
+			str = zend_string_copy(Z_STR_P(v));
+		} else {
+			/* As a string parameter would take it: a copy converted in the
+			 * caller's mode, the array left as it is. */
+			zval tmp;
+			zend_string *conv = NULL;
+			ZVAL_COPY(&tmp, v);
+			if (!zend_parse_arg_str(&tmp, &conv, false, arg)) {
+				zval_ptr_dtor(&tmp);
+				if (!EG(exception)) {
+					zend_argument_type_error(arg, "must contain only strings, %s given", zend_zval_type_name(v));
+				}
+				php_mcds_members_free(out);
+				return false;
+			}
+			str = zend_string_copy(conv);
+			zval_ptr_dtor(&tmp);
+		}
+		out->held[out->count] = str;
+		out->data[out->count] = (const uint8_t *)ZSTR_VAL(str);
+		out->lens[out->count] = ZSTR_LEN(str);
+		out->count++;
+	} ZEND_HASH_FOREACH_END();
+	return true;
+}
+
+void php_mcds_members_free(php_mcds_members *m)
+{
+	for (uintptr_t i = 0; i < m->count; i++) {
+		zend_string_release(m->held[i]);
+	}
+	efree(m->data);
+	efree(m->lens);
+	efree(m->held);
+	m->data = NULL;
+	m->lens = NULL;
+	m->held = NULL;
+	m->count = 0;
+}
+
+bool php_mcds_check_variadic(zval *args, uint32_t argc, zend_class_entry *ce, uint32_t first_arg)
+{
+	for (uint32_t i = 0; i < argc; i++) {
+		if (Z_TYPE(args[i]) != IS_OBJECT || !instanceof_function(Z_OBJCE(args[i]), ce)) {
+			zend_argument_type_error(first_arg + i, "must be of type %s, %s given", ZSTR_VAL(ce->name),
+				zend_zval_type_name(&args[i]));
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -282,18 +372,25 @@ static PHP_MINIT_FUNCTION(mcds)
 	php_mcds_hll_ce = register_class_Mcds_HyperLogLog();
 	php_mcds_bloom_ce = register_class_Mcds_BloomFilter();
 	php_mcds_bitmap_ce = register_class_Mcds_ActivityBitmap();
+	php_mcds_shadow_counter_ce = register_class_Mcds_ShadowCounter();
+	php_mcds_view_counter_ce = register_class_Mcds_ViewCounter();
+	php_mcds_sharded_set_ce = register_class_Mcds_ShardedSet();
+	php_mcds_int_array_ce = register_class_Mcds_IntArray();
 	zend_class_entry *with_handles[] = {
 		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
 		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,
-		php_mcds_hll_ce, php_mcds_bloom_ce, php_mcds_bitmap_ce,
+		php_mcds_hll_ce, php_mcds_bloom_ce, php_mcds_bitmap_ce, php_mcds_shadow_counter_ce,
+		php_mcds_view_counter_ce, php_mcds_sharded_set_ce, php_mcds_int_array_ce,
 	};
 	for (size_t i = 0; i < sizeof(with_handles) / sizeof(with_handles[0]); i++) {
 		with_handles[i]->create_object = php_mcds_create_object;
 	}
 	php_mcds_decision_ce = register_class_Mcds_Decision();
+	php_mcds_cursor_ce = register_class_Mcds_Cursor();
 
 	php_mcds_exception_ce = register_class_Mcds_Exception(spl_ce_RuntimeException);
 	internal_ce = register_class_Mcds_InternalException(php_mcds_exception_ce);
+	php_mcds_callback_failed_exception_ce = register_class_Mcds_CallbackFailedException(php_mcds_exception_ce);
 	invalid_key_ce = register_class_Mcds_InvalidKeyException(php_mcds_exception_ce);
 	value_too_large_ce = register_class_Mcds_ValueTooLargeException(php_mcds_exception_ce);
 	invalid_argument_ce = register_class_Mcds_InvalidArgumentException(php_mcds_exception_ce);

@@ -4,7 +4,8 @@
  * The signatures of the mcds PHP extension: the source of mcds_arginfo.h
  * (regenerate with ./gen-arginfo.sh after any change here) and the file an
  * IDE reads for completion. Every C function in include/mcds.h is reached
- * from one of these methods.
+ * from one of these methods (but mcds_int_list_len and _get:
+ * IntArray::members() reads the list at once, with mcds_int_list_data).
  *
  * @generate-class-entries
  */
@@ -30,18 +31,55 @@ namespace Mcds {
          * Memcached at "host:port[,host:port...]". Connections are made on
          * first use: a server that is down shows up as an exception of the
          * first call that needs it.
+         *
+         * $connectTimeout: how long dialing a server may take, in seconds
+         * (default 1.0); $ioTimeout: how long one request and its reply may
+         * take (default 1.0). Both more than 0 and at most 3600 (an hour),
+         * rounded up to whole milliseconds; else a ValueError.
+         * $itemSizeLimit: the servers' -I in bytes (default 1 MiB, 1024 to
+         * 1 GiB): larger values are refused (ValueTooLargeException)
+         * before they are sent.
          */
-        public static function memcached(string $servers): Store {}
+        public static function memcached(string $servers, ?float $connectTimeout = null, ?float $ioTimeout = null, ?int $itemSizeLimit = null): Store {}
 
-        /** The embedded in-process store: memcached semantics, no server. */
-        public static function memory(): Store {}
+        /**
+         * The embedded in-process store: memcached semantics, no server.
+         *
+         * $memoryLimit: its budget in bytes, counting each item as key,
+         * value and 59 bytes (default 64 MiB; 1024 to 1 TiB), taken as
+         * items are written. $evict: when the budget is full, evict the
+         * least recently used items (true, the default, as memcached) or
+         * refuse writes with OutOfMemoryException (false, as memcached -M).
+         * $itemSizeLimit: the largest item in bytes (default 1 MiB; 1024 to
+         * 1 GiB). Out of range: a ValueError.
+         */
+        public static function memory(?int $memoryLimit = null, ?bool $evict = null, ?int $itemSizeLimit = null): Store {}
+
+        /**
+         * A store on the same connections (or the same embedded memory)
+         * whose structures keep their items under keys starting with
+         * $prefix: "app/" makes the lock "job" the key "app/lock:job:owner".
+         * It replaces this store's prefix ("" gives none); this store is
+         * unchanged. The prefix must be key bytes (no spaces or control
+         * bytes), under 250 bytes: else InvalidKeyException.
+         */
+        public function withPrefix(string $prefix): Store {}
 
         public function counter(string $name): Counter {}
 
-        /** A lock whose lease lasts $ttl seconds (a whole number, at least 1, with this libmcds). */
-        public function lock(string $name, float $ttl = 30.0): Lock {}
+        /** A lock: see Lock::__construct for the options. */
+        public function lock(string $name, float $ttl = 30.0, bool $fencing = false, ?string $ownerLabel = null, ?float $backoffMin = null, ?float $backoffMax = null): Lock {}
+
+        public function shadowCounter(string $name, int $periodSeconds): ShadowCounter {}
+
+        /** A view counter: see ViewCounter::__construct. */
+        public function viewCounter(string $name, callable $loader, int $ttl = 0): ViewCounter {}
 
         public function set(string $name): Set {}
+
+        public function shardedSet(string $name, int $shards): ShardedSet {}
+
+        public function intArray(string $name): IntArray {}
 
         public function windowCounter(string $name, int $slotSeconds, int $slots): WindowCounter {}
 
@@ -79,6 +117,62 @@ namespace Mcds {
     }
 
     /**
+     * Counts events in the previous period of $periodSeconds: two keys
+     * swapping roles, one counted into, one shown. Periods are aligned to
+     * Unix time, so every client must use the same period.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class ShadowCounter
+    {
+        /** $periodSeconds: at least 1. */
+        public function __construct(Store $store, string $name, int $periodSeconds) {}
+
+        /** Count $delta events in the current period; returns its count so far. */
+        public function incr(int $delta = 1): int {}
+
+        /** The events of the previous (complete) period: constant for a whole period. */
+        public function value(): int {}
+    }
+
+    /**
+     * A view counter whose true total lives elsewhere (a database), cached
+     * for real-time display.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class ViewCounter
+    {
+        /**
+         * $loader: called with no arguments on a cache miss, in this
+         * process, while view() or get() runs (at most once per call, never
+         * on a hit), for the stored total: it returns an int >= 0 (or a
+         * string of one, as PDOStatement::fetchColumn() gives, or null for
+         * 0). If it throws, its exception reaches the caller of view() or
+         * get() as it was thrown, and nothing is counted or cached.
+         * $ttl: seconds the cached total lasts before it is loaded again;
+         * 0 (the default), as in memcached, never expires.
+         */
+        public function __construct(Store $store, string $name, callable $loader, int $ttl = 0) {}
+
+        /**
+         * Count $delta views; returns the new total. One round trip on a
+         * hit; on a miss the cache is seeded with the loader's total plus
+         * $delta by an atomic increment-or-create, so two first views at
+         * once are both counted.
+         */
+        public function view(int $delta = 1): int {}
+
+        /** The current total: the cached one, or on a miss the loader's (which then seeds the cache). */
+        public function get(): int {}
+
+        /** Drop the cached total: the next view() or get() calls the loader. */
+        public function invalidate(): void {}
+    }
+
+    /**
      * A distributed lock. One object holds at most one lease at a time.
      * The calls Symfony Lock users know (acquire, refresh, isAcquired,
      * release) and synchronized() for the common case.
@@ -88,8 +182,20 @@ namespace Mcds {
      */
     final class Lock
     {
-        /** $ttl: the lease in seconds (a whole number, at least 1, with this libmcds). */
-        public function __construct(Store $store, string $name, float $ttl = 30.0) {}
+        /**
+         * $ttl: the lease in seconds, a whole number (libmcds leases are
+         * whole seconds), at least 1.
+         * $fencing: every acquire also takes a fencing token
+         * (getFencingToken()), strictly increasing per lock name.
+         * $ownerLabel: names the holder in its owner token ("<label>
+         * <random hex>", what getHolder() shows): at most 200 bytes of
+         * printable ASCII, e.g. "host=web1 pid=4242".
+         * $backoffMin, $backoffMax: a blocking acquire waits between tries
+         * a random time under a ceiling that starts at $backoffMin seconds
+         * and doubles up to $backoffMax (defaults 0.001 and 0.05; at most
+         * 60).
+         */
+        public function __construct(Store $store, string $name, float $ttl = 30.0, bool $fencing = false, ?string $ownerLabel = null, ?float $backoffMin = null, ?float $backoffMax = null) {}
 
         /**
          * Take the lock. Non-blocking: true if this object now holds it,
@@ -102,19 +208,55 @@ namespace Mcds {
         public function acquireWithin(float $timeout): bool {}
 
         /**
-         * Extend the lease to $ttl seconds (default: the lock's TTL).
-         * Needs lock extend in libmcds (mcds_lock_extend, coming with the
-         * C ABI parity work): with this libmcds it throws
-         * UnsupportedException and the lease is left as it was.
+         * Renew the lease for $ttl seconds from now (default: the lock's
+         * TTL; a whole number, at least 1), if it is still ours. One round
+         * trip. Throws LockLostException if it had been lost (expired,
+         * evicted or taken by another owner, who keeps it; isLost() is then
+         * true), and InvalidArgumentException if this object holds no lease.
          */
         public function refresh(?float $ttl = null): void {}
 
         /**
-         * Whether this object holds a lease that has not expired by this
-         * process's clock (acquired less than the TTL ago and not released).
-         * A local answer: libmcds cannot yet ask the server who holds it.
+         * Renew the lease in the background every $ttl / 3 seconds, for
+         * $ttl each time (default: the lock's TTL), until it is released or
+         * found lost. Poll isLost() from the work loop: it turns true when a
+         * renewal finds the lease gone, or renewals keep failing and the
+         * next would come after the lease ends. InvalidArgumentException if
+         * this object holds no lease.
+         */
+        public function autoExtend(?float $ttl = null): void {}
+
+        /**
+         * Whether the lease this object holds is known to be lost: found so
+         * by refresh(), the background renewal or a release. No round trip.
+         * False when this object holds no lease.
+         */
+        public function isLost(): bool {}
+
+        /**
+         * Whether this object holds the lock, asking the server: it holds a
+         * lease not known to be lost, and the lock's holder is this
+         * object's owner token. One round trip (none when it holds
+         * nothing); a BackendException when the server cannot say.
          */
         public function isAcquired(): bool {}
+
+        /**
+         * The fencing token of the lease this object holds: pass it to the
+         * resource the lock protects, which refuses writes carrying an older
+         * token than one it has seen. InvalidArgumentException if it holds
+         * no lease or the lock was made without $fencing.
+         */
+        public function getFencingToken(): int {}
+
+        /**
+         * Who holds the lock now, whichever object or process it is: the
+         * holder's owner token, or null if the lock is free. One round trip.
+         */
+        public function getHolder(): ?string {}
+
+        /** The owner token of the lease this object holds (what getHolder() shows while it holds it), or null. */
+        public function getOwnerToken(): ?string {}
 
         /**
          * Release the lease: true if it was still ours, false if it had
@@ -130,7 +272,8 @@ namespace Mcds {
          * the lock is free, or at most $timeout seconds
          * (WaitTimeoutException). Throws LockLostException after the
          * callback if the lease expired while it ran (another owner may
-         * have overlapped it): give the lock a longer TTL.
+         * have overlapped it): give the lock a longer TTL, or call
+         * autoExtend() in the callback.
          */
         public function synchronized(callable $callback, ?float $timeout = null): mixed {}
 
@@ -154,10 +297,101 @@ namespace Mcds {
 
         public function remove(string $member): void {}
 
+        /**
+         * Add every member of $members (strings) in one append: one round
+         * trip, whatever the count (at most 1 000 000).
+         *
+         * @param string[] $members
+         */
+        public function addMany(array $members): void {}
+
+        /**
+         * Remove every member of $members in one append.
+         *
+         * @param string[] $members
+         */
+        public function removeMany(array $members): void {}
+
         public function contains(string $member): bool {}
 
         /** @return list<string> */
         public function members(): array {}
+
+        /**
+         * Rewrite the set without the tokens of removed members, by CAS:
+         * true if it was rewritten, false if there was nothing to do or a
+         * concurrent write won (nothing is lost either way).
+         */
+        public function compact(): bool {}
+
+        /** Delete the set (every member). */
+        public function clear(): void {}
+    }
+
+    /**
+     * A set spread over $shards items by a stable hash of the member, for
+     * sets too large or too busy for one item. Every client must use the
+     * same number of shards.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class ShardedSet
+    {
+        /** $shards: 1 to 4096. */
+        public function __construct(Store $store, string $name, int $shards) {}
+
+        public function add(string $member): void {}
+
+        public function remove(string $member): void {}
+
+        /**
+         * Add every member of $members: one append per shard touched, one
+         * round trip per server (at most 1 000 000 members).
+         *
+         * @param string[] $members
+         */
+        public function addMany(array $members): void {}
+
+        /** @param string[] $members */
+        public function removeMany(array $members): void {}
+
+        /** Whether the set contains $member (reads one shard). */
+        public function contains(string $member): bool {}
+
+        /** @return list<string> every member, shard by shard (each in first-insertion order) */
+        public function members(): array {}
+
+        /** Compact every shard holding tokens of removed members (by CAS: no write is lost). */
+        public function compact(): void {}
+
+        /** Delete every shard. */
+        public function clear(): void {}
+    }
+
+    /**
+     * A set of 64-bit integers (stored as decimal members of a set).
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class IntArray
+    {
+        public function __construct(Store $store, string $name) {}
+
+        /** Add the values in one append (none: nothing to do; at most 1 000 000). */
+        public function add(int ...$values): void {}
+
+        /** Remove the values in one append. */
+        public function remove(int ...$values): void {}
+
+        public function contains(int $value): bool {}
+
+        /** @return list<int> the values in first-insertion order */
+        public function members(): array {}
+
+        /** Delete the array (every value). */
+        public function clear(): void {}
     }
 
     /**
@@ -231,11 +465,51 @@ namespace Mcds {
         public function put(string $payload): int {}
 
         /**
+         * Record an event at $atMs (Unix milliseconds): a late event, or one
+         * imported from elsewhere. $atMs must lie in the current chunk or
+         * the log's capacity before it: else InvalidArgumentException.
+         */
+        public function putAt(int $atMs, string $payload): void {}
+
+        /**
          * The events with $firstMs <= at <= $lastMs still kept, in time order.
          *
          * @return list<array{at_ms: int, payload: string}>
          */
         public function fetch(int $firstMs, int $lastMs): array {}
+
+        /**
+         * The events after $cursor (default: the start, every event still
+         * kept), up to now in time order, and the cursor to poll with next
+         * ($cursor's position when nothing is new):
+         * `[$events, $cursor] = $log->since($cursor);`. Events that arrive
+         * later with a timestamp before the cursor are not seen.
+         *
+         * @return array{0: list<array{at_ms: int, payload: string}>, 1: Cursor}
+         */
+        public function since(?Cursor $cursor = null): array {}
+    }
+
+    /**
+     * A polling position in an event log (EventLog::since): the timestamp
+     * of the last event seen and how many events with exactly that
+     * timestamp were seen. A plain value: keep it, serialize it, pass it
+     * back.
+     *
+     * @strict-properties
+     */
+    final class Cursor
+    {
+        /** Unix milliseconds of the last event seen. */
+        public readonly int $atMs;
+        /** How many events at $atMs were seen. */
+        public readonly int $seenAtMs;
+
+        /** new Cursor() is the start: every event still in the log. */
+        public function __construct(int $atMs = 0, int $seenAtMs = 0) {}
+
+        /** The position after every event up to and including Unix ms $atMs. */
+        public static function after(int $atMs): Cursor {}
     }
 
     /**
@@ -261,6 +535,15 @@ namespace Mcds {
 
         /** @return list<string> the members in insertion order */
         public function keys(): array {}
+
+        /**
+         * Every member with its value, member => value, in insertion order
+         * (a member whose value is gone, evicted or expired, is left out).
+         * As in any PHP array, a member such as "42" becomes the int key 42.
+         *
+         * @return array<string, string>
+         */
+        public function entries(): array {}
     }
 
     /**
@@ -281,6 +564,14 @@ namespace Mcds {
 
         /** PFMERGE: write the union of this sketch and $sources into this one. */
         public function merge(HyperLogLog ...$sources): void {}
+
+        /**
+         * PFCOUNT of several keys: the estimated number of distinct
+         * elements in the union of this sketch and $others, writing
+         * nothing. All must come from one store (or stores made from it by
+         * withPrefix()): else InvalidArgumentException.
+         */
+        public function countUnion(HyperLogLog ...$others): int {}
     }
 
     /**
@@ -355,6 +646,11 @@ namespace Mcds {
          * @cvalue MCDS_INTERNAL
          */
         public const INTERNAL = UNKNOWN;
+        /**
+         * @var int
+         * @cvalue MCDS_CALLBACK_FAILED
+         */
+        public const CALLBACK_FAILED = UNKNOWN;
         /**
          * @var int
          * @cvalue MCDS_INVALID_KEY
@@ -443,6 +739,13 @@ namespace Mcds {
     /** A bug in mcds or in this extension (MCDS_PANIC, MCDS_INTERNAL, MCDS_NULL_ARGUMENT): please report it. */
     class InternalException extends Exception {}
 
+    /**
+     * A callback given to libmcds failed (MCDS_CALLBACK_FAILED). A
+     * ViewCounter loader that throws is not reported so: its own exception
+     * reaches the caller as it was thrown.
+     */
+    class CallbackFailedException extends Exception {}
+
     /** The key built from a name is empty, too long or has spaces or control bytes; or the name is not UTF-8. */
     class InvalidKeyException extends Exception {}
 
@@ -492,9 +795,10 @@ namespace Mcds {
     class WaitTimeoutException extends Exception {}
 
     /**
-     * A lock's lease expired while its holder still worked (thrown by
-     * Lock::synchronized after the callback): another owner may have
-     * overlapped it. The code is 0: libmcds reported no error.
+     * A lock's lease was lost while its holder still worked: thrown by
+     * Lock::refresh() and by Lock::synchronized() after the callback.
+     * Another owner may have overlapped it. The code is 0: libmcds
+     * reported no error.
      */
     class LockLostException extends Exception {}
 }

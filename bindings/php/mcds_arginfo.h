@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 5d0a6bde3bc31f0147c202401ca145cf7ba08317 */
+ * Stub hash: 915188553b1cf93a2ded2c26dbcdf00883644382 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -9,9 +9,19 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memcached, 0, 1, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, servers, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, connectTimeout, IS_DOUBLE, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ioTimeout, IS_DOUBLE, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, itemSizeLimit, IS_LONG, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memory, 0, 0, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, memoryLimit, IS_LONG, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, evict, _IS_BOOL, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, itemSizeLimit, IS_LONG, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_withPrefix, 0, 1, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, prefix, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
@@ -21,9 +31,33 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_lock, 0, 1, Mcds\\Lock, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, fencing, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ownerLabel, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMin, IS_DOUBLE, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMax, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_shadowCounter, 0, 2, Mcds\\ShadowCounter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, periodSeconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_viewCounter, 0, 2, Mcds\\ViewCounter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, loader, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_set, 0, 1, Mcds\\Set, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_shardedSet, 0, 2, Mcds\\ShardedSet, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, shards, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_intArray, 0, 1, Mcds\\IntArray, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
@@ -80,10 +114,38 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_get, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ShadowCounter___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, periodSeconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ShadowCounter_incr arginfo_class_Mcds_Counter_incr
+
+#define arginfo_class_Mcds_ShadowCounter_value arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ViewCounter___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, loader, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ViewCounter_view arginfo_class_Mcds_Counter_incr
+
+#define arginfo_class_Mcds_ViewCounter_get arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ViewCounter_invalidate, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Lock___construct, 0, 0, 2)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, fencing, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ownerLabel, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMin, IS_DOUBLE, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMax, IS_DOUBLE, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_acquire, 0, 0, _IS_BOOL, 0)
@@ -98,10 +160,21 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_refresh, 0, 0, I
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "null")
 ZEND_END_ARG_INFO()
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_isAcquired, 0, 0, _IS_BOOL, 0)
+#define arginfo_class_Mcds_Lock_autoExtend arginfo_class_Mcds_Lock_refresh
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_isLost, 0, 0, _IS_BOOL, 0)
 ZEND_END_ARG_INFO()
 
-#define arginfo_class_Mcds_Lock_release arginfo_class_Mcds_Lock_isAcquired
+#define arginfo_class_Mcds_Lock_isAcquired arginfo_class_Mcds_Lock_isLost
+
+#define arginfo_class_Mcds_Lock_getFencingToken arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_getHolder, 0, 0, IS_STRING, 1)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Lock_getOwnerToken arginfo_class_Mcds_Lock_getHolder
+
+#define arginfo_class_Mcds_Lock_release arginfo_class_Mcds_Lock_isLost
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_synchronized, 0, 1, IS_MIXED, 0)
 	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
@@ -121,12 +194,60 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Set_remove arginfo_class_Mcds_Set_add
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_addMany, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, members, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Set_removeMany arginfo_class_Mcds_Set_addMany
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_contains, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_members, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Set_compact arginfo_class_Mcds_Lock_isLost
+
+#define arginfo_class_Mcds_Set_clear arginfo_class_Mcds_ViewCounter_invalidate
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ShardedSet___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, shards, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ShardedSet_add arginfo_class_Mcds_Set_add
+
+#define arginfo_class_Mcds_ShardedSet_remove arginfo_class_Mcds_Set_add
+
+#define arginfo_class_Mcds_ShardedSet_addMany arginfo_class_Mcds_Set_addMany
+
+#define arginfo_class_Mcds_ShardedSet_removeMany arginfo_class_Mcds_Set_addMany
+
+#define arginfo_class_Mcds_ShardedSet_contains arginfo_class_Mcds_Set_contains
+
+#define arginfo_class_Mcds_ShardedSet_members arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_ShardedSet_compact arginfo_class_Mcds_ViewCounter_invalidate
+
+#define arginfo_class_Mcds_ShardedSet_clear arginfo_class_Mcds_ViewCounter_invalidate
+
+#define arginfo_class_Mcds_IntArray___construct arginfo_class_Mcds_Counter___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_IntArray_add, 0, 0, IS_VOID, 0)
+	ZEND_ARG_VARIADIC_TYPE_INFO(0, values, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_IntArray_remove arginfo_class_Mcds_IntArray_add
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_IntArray_contains, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_IntArray_members arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_IntArray_clear arginfo_class_Mcds_ViewCounter_invalidate
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_WindowCounter___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -165,9 +286,27 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_put, 0, 1, I
 	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_putAt, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, atMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_fetch, 0, 2, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, firstMs, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, lastMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_EventLog_since, 0, 0, IS_ARRAY, 0)
+	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, cursor, Mcds\\Cursor, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Cursor___construct, 0, 0, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, atMs, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, seenAtMs, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Cursor_after, 0, 1, Mcds\\Cursor, 0)
+	ZEND_ARG_TYPE_INFO(0, atMs, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Table___construct arginfo_class_Mcds_Counter___construct
@@ -187,6 +326,8 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Table_keys arginfo_class_Mcds_Set_members
 
+#define arginfo_class_Mcds_Table_entries arginfo_class_Mcds_Set_members
+
 #define arginfo_class_Mcds_HyperLogLog___construct arginfo_class_Mcds_Counter___construct
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_add, 0, 1, _IS_BOOL, 0)
@@ -197,6 +338,10 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_merge, 0, 0, IS_VOID, 0)
 	ZEND_ARG_VARIADIC_OBJ_INFO(0, sources, Mcds\\HyperLogLog, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_countUnion, 0, 0, IS_LONG, 0)
+	ZEND_ARG_VARIADIC_OBJ_INFO(0, others, Mcds\\HyperLogLog, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_BloomFilter___construct, 0, 0, 4)
@@ -239,9 +384,14 @@ ZEND_FUNCTION(Mcds_version);
 ZEND_METHOD(Mcds_Store, __construct);
 ZEND_METHOD(Mcds_Store, memcached);
 ZEND_METHOD(Mcds_Store, memory);
+ZEND_METHOD(Mcds_Store, withPrefix);
 ZEND_METHOD(Mcds_Store, counter);
 ZEND_METHOD(Mcds_Store, lock);
+ZEND_METHOD(Mcds_Store, shadowCounter);
+ZEND_METHOD(Mcds_Store, viewCounter);
 ZEND_METHOD(Mcds_Store, set);
+ZEND_METHOD(Mcds_Store, shardedSet);
+ZEND_METHOD(Mcds_Store, intArray);
 ZEND_METHOD(Mcds_Store, windowCounter);
 ZEND_METHOD(Mcds_Store, rateLimiter);
 ZEND_METHOD(Mcds_Store, eventLog);
@@ -253,11 +403,23 @@ ZEND_METHOD(Mcds_Counter, __construct);
 ZEND_METHOD(Mcds_Counter, incr);
 ZEND_METHOD(Mcds_Counter, decr);
 ZEND_METHOD(Mcds_Counter, get);
+ZEND_METHOD(Mcds_ShadowCounter, __construct);
+ZEND_METHOD(Mcds_ShadowCounter, incr);
+ZEND_METHOD(Mcds_ShadowCounter, value);
+ZEND_METHOD(Mcds_ViewCounter, __construct);
+ZEND_METHOD(Mcds_ViewCounter, view);
+ZEND_METHOD(Mcds_ViewCounter, get);
+ZEND_METHOD(Mcds_ViewCounter, invalidate);
 ZEND_METHOD(Mcds_Lock, __construct);
 ZEND_METHOD(Mcds_Lock, acquire);
 ZEND_METHOD(Mcds_Lock, acquireWithin);
 ZEND_METHOD(Mcds_Lock, refresh);
+ZEND_METHOD(Mcds_Lock, autoExtend);
+ZEND_METHOD(Mcds_Lock, isLost);
 ZEND_METHOD(Mcds_Lock, isAcquired);
+ZEND_METHOD(Mcds_Lock, getFencingToken);
+ZEND_METHOD(Mcds_Lock, getHolder);
+ZEND_METHOD(Mcds_Lock, getOwnerToken);
 ZEND_METHOD(Mcds_Lock, release);
 ZEND_METHOD(Mcds_Lock, synchronized);
 ZEND_METHOD(Mcds_Lock, getName);
@@ -265,8 +427,27 @@ ZEND_METHOD(Mcds_Lock, getTtl);
 ZEND_METHOD(Mcds_Set, __construct);
 ZEND_METHOD(Mcds_Set, add);
 ZEND_METHOD(Mcds_Set, remove);
+ZEND_METHOD(Mcds_Set, addMany);
+ZEND_METHOD(Mcds_Set, removeMany);
 ZEND_METHOD(Mcds_Set, contains);
 ZEND_METHOD(Mcds_Set, members);
+ZEND_METHOD(Mcds_Set, compact);
+ZEND_METHOD(Mcds_Set, clear);
+ZEND_METHOD(Mcds_ShardedSet, __construct);
+ZEND_METHOD(Mcds_ShardedSet, add);
+ZEND_METHOD(Mcds_ShardedSet, remove);
+ZEND_METHOD(Mcds_ShardedSet, addMany);
+ZEND_METHOD(Mcds_ShardedSet, removeMany);
+ZEND_METHOD(Mcds_ShardedSet, contains);
+ZEND_METHOD(Mcds_ShardedSet, members);
+ZEND_METHOD(Mcds_ShardedSet, compact);
+ZEND_METHOD(Mcds_ShardedSet, clear);
+ZEND_METHOD(Mcds_IntArray, __construct);
+ZEND_METHOD(Mcds_IntArray, add);
+ZEND_METHOD(Mcds_IntArray, remove);
+ZEND_METHOD(Mcds_IntArray, contains);
+ZEND_METHOD(Mcds_IntArray, members);
+ZEND_METHOD(Mcds_IntArray, clear);
 ZEND_METHOD(Mcds_WindowCounter, __construct);
 ZEND_METHOD(Mcds_WindowCounter, incr);
 ZEND_METHOD(Mcds_WindowCounter, value);
@@ -276,17 +457,23 @@ ZEND_METHOD(Mcds_RateLimiter, check);
 ZEND_METHOD(Mcds_RateLimiter, peek);
 ZEND_METHOD(Mcds_EventLog, __construct);
 ZEND_METHOD(Mcds_EventLog, put);
+ZEND_METHOD(Mcds_EventLog, putAt);
 ZEND_METHOD(Mcds_EventLog, fetch);
+ZEND_METHOD(Mcds_EventLog, since);
+ZEND_METHOD(Mcds_Cursor, __construct);
+ZEND_METHOD(Mcds_Cursor, after);
 ZEND_METHOD(Mcds_Table, __construct);
 ZEND_METHOD(Mcds_Table, set);
 ZEND_METHOD(Mcds_Table, has);
 ZEND_METHOD(Mcds_Table, get);
 ZEND_METHOD(Mcds_Table, delete);
 ZEND_METHOD(Mcds_Table, keys);
+ZEND_METHOD(Mcds_Table, entries);
 ZEND_METHOD(Mcds_HyperLogLog, __construct);
 ZEND_METHOD(Mcds_HyperLogLog, add);
 ZEND_METHOD(Mcds_HyperLogLog, count);
 ZEND_METHOD(Mcds_HyperLogLog, merge);
+ZEND_METHOD(Mcds_HyperLogLog, countUnion);
 ZEND_METHOD(Mcds_BloomFilter, __construct);
 ZEND_METHOD(Mcds_BloomFilter, add);
 ZEND_METHOD(Mcds_BloomFilter, contains);
@@ -308,9 +495,14 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, __construct, arginfo_class_Mcds_Store___construct, ZEND_ACC_PRIVATE)
 	ZEND_ME(Mcds_Store, memcached, arginfo_class_Mcds_Store_memcached, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, memory, arginfo_class_Mcds_Store_memory, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, shadowCounter, arginfo_class_Mcds_Store_shadowCounter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, viewCounter, arginfo_class_Mcds_Store_viewCounter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, set, arginfo_class_Mcds_Store_set, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, shardedSet, arginfo_class_Mcds_Store_shardedSet, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, intArray, arginfo_class_Mcds_Store_intArray, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, windowCounter, arginfo_class_Mcds_Store_windowCounter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, rateLimiter, arginfo_class_Mcds_Store_rateLimiter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, eventLog, arginfo_class_Mcds_Store_eventLog, ZEND_ACC_PUBLIC)
@@ -331,12 +523,34 @@ static const zend_function_entry class_Mcds_Counter_methods[] = {
 };
 
 
+static const zend_function_entry class_Mcds_ShadowCounter_methods[] = {
+	ZEND_ME(Mcds_ShadowCounter, __construct, arginfo_class_Mcds_ShadowCounter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShadowCounter, incr, arginfo_class_Mcds_ShadowCounter_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShadowCounter, value, arginfo_class_Mcds_ShadowCounter_value, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ViewCounter_methods[] = {
+	ZEND_ME(Mcds_ViewCounter, __construct, arginfo_class_Mcds_ViewCounter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ViewCounter, view, arginfo_class_Mcds_ViewCounter_view, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ViewCounter, get, arginfo_class_Mcds_ViewCounter_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ViewCounter, invalidate, arginfo_class_Mcds_ViewCounter_invalidate, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
 static const zend_function_entry class_Mcds_Lock_methods[] = {
 	ZEND_ME(Mcds_Lock, __construct, arginfo_class_Mcds_Lock___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, acquire, arginfo_class_Mcds_Lock_acquire, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, acquireWithin, arginfo_class_Mcds_Lock_acquireWithin, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, refresh, arginfo_class_Mcds_Lock_refresh, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, autoExtend, arginfo_class_Mcds_Lock_autoExtend, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, isLost, arginfo_class_Mcds_Lock_isLost, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, isAcquired, arginfo_class_Mcds_Lock_isAcquired, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, getFencingToken, arginfo_class_Mcds_Lock_getFencingToken, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, getHolder, arginfo_class_Mcds_Lock_getHolder, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, getOwnerToken, arginfo_class_Mcds_Lock_getOwnerToken, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, release, arginfo_class_Mcds_Lock_release, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, synchronized, arginfo_class_Mcds_Lock_synchronized, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, getName, arginfo_class_Mcds_Lock_getName, ZEND_ACC_PUBLIC)
@@ -349,8 +563,37 @@ static const zend_function_entry class_Mcds_Set_methods[] = {
 	ZEND_ME(Mcds_Set, __construct, arginfo_class_Mcds_Set___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, add, arginfo_class_Mcds_Set_add, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, remove, arginfo_class_Mcds_Set_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, addMany, arginfo_class_Mcds_Set_addMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, removeMany, arginfo_class_Mcds_Set_removeMany, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, contains, arginfo_class_Mcds_Set_contains, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, members, arginfo_class_Mcds_Set_members, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, compact, arginfo_class_Mcds_Set_compact, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, clear, arginfo_class_Mcds_Set_clear, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ShardedSet_methods[] = {
+	ZEND_ME(Mcds_ShardedSet, __construct, arginfo_class_Mcds_ShardedSet___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, add, arginfo_class_Mcds_ShardedSet_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, remove, arginfo_class_Mcds_ShardedSet_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, addMany, arginfo_class_Mcds_ShardedSet_addMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, removeMany, arginfo_class_Mcds_ShardedSet_removeMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, contains, arginfo_class_Mcds_ShardedSet_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, members, arginfo_class_Mcds_ShardedSet_members, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, compact, arginfo_class_Mcds_ShardedSet_compact, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ShardedSet, clear, arginfo_class_Mcds_ShardedSet_clear, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_IntArray_methods[] = {
+	ZEND_ME(Mcds_IntArray, __construct, arginfo_class_Mcds_IntArray___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_IntArray, add, arginfo_class_Mcds_IntArray_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_IntArray, remove, arginfo_class_Mcds_IntArray_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_IntArray, contains, arginfo_class_Mcds_IntArray_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_IntArray, members, arginfo_class_Mcds_IntArray_members, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_IntArray, clear, arginfo_class_Mcds_IntArray_clear, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -380,7 +623,16 @@ static const zend_function_entry class_Mcds_RateLimiter_methods[] = {
 static const zend_function_entry class_Mcds_EventLog_methods[] = {
 	ZEND_ME(Mcds_EventLog, __construct, arginfo_class_Mcds_EventLog___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_EventLog, put, arginfo_class_Mcds_EventLog_put, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_EventLog, putAt, arginfo_class_Mcds_EventLog_putAt, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_EventLog, fetch, arginfo_class_Mcds_EventLog_fetch, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_EventLog, since, arginfo_class_Mcds_EventLog_since, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Cursor_methods[] = {
+	ZEND_ME(Mcds_Cursor, __construct, arginfo_class_Mcds_Cursor___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Cursor, after, arginfo_class_Mcds_Cursor_after, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };
 
@@ -392,6 +644,7 @@ static const zend_function_entry class_Mcds_Table_methods[] = {
 	ZEND_ME(Mcds_Table, get, arginfo_class_Mcds_Table_get, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Table, delete, arginfo_class_Mcds_Table_delete, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Table, keys, arginfo_class_Mcds_Table_keys, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Table, entries, arginfo_class_Mcds_Table_entries, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -401,6 +654,7 @@ static const zend_function_entry class_Mcds_HyperLogLog_methods[] = {
 	ZEND_ME(Mcds_HyperLogLog, add, arginfo_class_Mcds_HyperLogLog_add, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_HyperLogLog, count, arginfo_class_Mcds_HyperLogLog_count, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_HyperLogLog, merge, arginfo_class_Mcds_HyperLogLog_merge, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, countUnion, arginfo_class_Mcds_HyperLogLog_countUnion, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -430,6 +684,11 @@ static const zend_function_entry class_Mcds_Exception_methods[] = {
 
 
 static const zend_function_entry class_Mcds_InternalException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_CallbackFailedException_methods[] = {
 	ZEND_FE_END
 };
 
@@ -540,6 +799,28 @@ static zend_class_entry *register_class_Mcds_Counter(void)
 	return class_entry;
 }
 
+static zend_class_entry *register_class_Mcds_ShadowCounter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ShadowCounter", class_Mcds_ShadowCounter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ViewCounter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ViewCounter", class_Mcds_ViewCounter_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
 static zend_class_entry *register_class_Mcds_Lock(void)
 {
 	zend_class_entry ce, *class_entry;
@@ -556,6 +837,28 @@ static zend_class_entry *register_class_Mcds_Set(void)
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Set", class_Mcds_Set_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ShardedSet(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ShardedSet", class_Mcds_ShardedSet_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_IntArray(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "IntArray", class_Mcds_IntArray_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
@@ -620,6 +923,29 @@ static zend_class_entry *register_class_Mcds_EventLog(void)
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "EventLog", class_Mcds_EventLog_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Cursor(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Cursor", class_Mcds_Cursor_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	zval property_atMs_default_value;
+	ZVAL_UNDEF(&property_atMs_default_value);
+	zend_string *property_atMs_name = zend_string_init("atMs", sizeof("atMs") - 1, 1);
+	zend_declare_typed_property(class_entry, property_atMs_name, &property_atMs_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
+	zend_string_release(property_atMs_name);
+
+	zval property_seenAtMs_default_value;
+	ZVAL_UNDEF(&property_seenAtMs_default_value);
+	zend_string *property_seenAtMs_name = zend_string_init("seenAtMs", sizeof("seenAtMs") - 1, 1);
+	zend_declare_typed_property(class_entry, property_seenAtMs_name, &property_seenAtMs_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
+	zend_string_release(property_seenAtMs_name);
 
 	return class_entry;
 }
@@ -698,6 +1024,12 @@ static zend_class_entry *register_class_Mcds_Exception(zend_class_entry *class_e
 	zend_string *const_INTERNAL_name = zend_string_init_interned("INTERNAL", sizeof("INTERNAL") - 1, 1);
 	zend_declare_class_constant_ex(class_entry, const_INTERNAL_name, &const_INTERNAL_value, ZEND_ACC_PUBLIC, NULL);
 	zend_string_release(const_INTERNAL_name);
+
+	zval const_CALLBACK_FAILED_value;
+	ZVAL_LONG(&const_CALLBACK_FAILED_value, MCDS_CALLBACK_FAILED);
+	zend_string *const_CALLBACK_FAILED_name = zend_string_init_interned("CALLBACK_FAILED", sizeof("CALLBACK_FAILED") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_CALLBACK_FAILED_name, &const_CALLBACK_FAILED_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_CALLBACK_FAILED_name);
 
 	zval const_INVALID_KEY_value;
 	ZVAL_LONG(&const_INVALID_KEY_value, MCDS_INVALID_KEY);
@@ -803,6 +1135,16 @@ static zend_class_entry *register_class_Mcds_InternalException(zend_class_entry 
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "InternalException", class_Mcds_InternalException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_CallbackFailedException(zend_class_entry *class_entry_Mcds_Exception)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "CallbackFailedException", class_Mcds_CallbackFailedException_methods);
 	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
 
 	return class_entry;

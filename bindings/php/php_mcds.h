@@ -11,9 +11,11 @@
  *
  * Every object is a php_mcds_object: the libmcds handle (NULL until the
  * constructor succeeds: every method checks it before any libmcds call),
- * the function that frees it, and the Mcds\Store zval it was made from, so
+ * the function that frees it, the Mcds\Store zval it was made from, so
  * the store outlives every structure made from it whatever order PHP
- * destroys them in.
+ * destroys them in, and a callable (a ViewCounter's loader), both reported
+ * to the cycle collector. (Mcds\Decision and Mcds\Cursor are plain
+ * objects with readonly properties.)
  */
 #ifndef PHP_MCDS_H
 #define PHP_MCDS_H
@@ -30,15 +32,18 @@ extern zend_module_entry mcds_module_entry;
 /* The lease a Mcds\Lock object holds, as this process knows it. */
 typedef struct {
 	zend_string *name;
-	double ttl;        /* seconds */
-	bool held;         /* libmcds holds a guard for this handle */
-	double expires_at; /* monotonic seconds: acquired at + ttl */
+	double ttl;          /* seconds */
+	bool held;           /* libmcds holds a guard for this handle */
+	bool auto_extending; /* mcds_lock_auto_extend renews the lease held */
+	double expires_at;   /* monotonic seconds: acquired (or refreshed) at + ttl */
 } php_mcds_lock_state;
 
 typedef struct {
 	void *handle;                 /* the mcds_* handle, or NULL */
 	void (*free_handle)(void *);  /* mcds_<type>_free */
 	zval store;                   /* the Mcds\Store (UNDEF for a store) */
+	zval callable;                /* Mcds\ViewCounter's loader (else UNDEF) */
+	zend_fcall_info_cache fcc;    /* ... as resolved where it was passed */
 	php_mcds_lock_state lock;     /* Mcds\Lock only */
 	zend_object std;
 } php_mcds_object;
@@ -53,8 +58,10 @@ static inline php_mcds_object *php_mcds_from_obj(zend_object *obj)
 extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce,
 	*php_mcds_set_ce, *php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce,
 	*php_mcds_log_ce, *php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce,
-	*php_mcds_bitmap_ce;
-extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce;
+	*php_mcds_bitmap_ce, *php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce,
+	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce;
+extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
+	*php_mcds_callback_failed_exception_ce;
 
 /* ---- helpers (mcds.c) ---------------------------------------------------- */
 
@@ -120,6 +127,27 @@ bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out);
 bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out);
 /* Seconds (finite, >= 0) to whole milliseconds, rounded up. */
 bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms);
+/* Seconds as a whole number (a lock's TTL: libmcds leases are whole
+ * seconds), 0 to UINT32_MAX; 0 goes through for libmcds to refuse. */
+bool php_mcds_arg_whole_secs(double seconds, uint32_t arg, uint32_t *out_secs);
+
+/* Members for the mcds_*_add_many calls: parallel arrays of pointers and
+ * lengths over the strings of a PHP array (in the caller's strict_types
+ * mode: ints and the like become strings in coercive mode, else a
+ * TypeError naming argument `arg`). Release with php_mcds_members_free. */
+typedef struct {
+	const uint8_t **data;
+	uintptr_t *lens;
+	uintptr_t count;
+	zend_string **held; /* the strings made or referenced, released after */
+} php_mcds_members;
+bool php_mcds_members_from_array(HashTable *ht, uint32_t arg, php_mcds_members *out);
+void php_mcds_members_free(php_mcds_members *m);
+
+/* Check that every variadic argument is an instance of `ce` (internal
+ * functions check their own variadic argument types); a TypeError
+ * otherwise. `first_arg` is the argument number of args[0]. */
+bool php_mcds_check_variadic(zval *args, uint32_t argc, zend_class_entry *ce, uint32_t first_arg);
 
 /* A uint64_t result as a PHP int; an Mcds\Exception past PHP_INT_MAX. */
 bool php_mcds_u64_result(uint64_t v, zval *rv);
@@ -137,7 +165,24 @@ double php_mcds_now(void);
  * of the first parameter after $name, for ValueErrors: 3 in
  * `new X($store, $name, ...)`, 2 in `$store->x($name, ...)`. */
 bool php_mcds_counter_construct(zval *obj, zval *store, zend_string *name);
-bool php_mcds_lock_construct(zval *obj, zval *store, zend_string *name, double ttl, uint32_t arg);
+/* The options of a lock (Mcds\Lock::__construct, Mcds\Store::lock). */
+typedef struct {
+	double ttl;
+	bool fencing;
+	zend_string *owner_label;   /* NULL: none */
+	bool backoff_min_set, backoff_max_set;
+	double backoff_min;         /* seconds, when set */
+	double backoff_max;
+} php_mcds_lock_options;
+bool php_mcds_lock_construct(zval *obj, zval *store, zend_string *name,
+	const php_mcds_lock_options *opts, uint32_t arg);
+bool php_mcds_shadow_counter_construct(zval *obj, zval *store, zend_string *name,
+	zend_long period_secs, uint32_t arg);
+bool php_mcds_view_counter_construct(zval *obj, zval *store, zend_string *name,
+	zend_fcall_info *loader, zend_fcall_info_cache *loader_fcc, zend_long ttl, uint32_t arg);
+bool php_mcds_sharded_set_construct(zval *obj, zval *store, zend_string *name, zend_long shards,
+	uint32_t arg);
+bool php_mcds_int_array_construct(zval *obj, zval *store, zend_string *name);
 bool php_mcds_set_construct(zval *obj, zval *store, zend_string *name);
 bool php_mcds_window_construct(zval *obj, zval *store, zend_string *name, zend_long slot_secs,
 	zend_long slots, uint32_t arg);

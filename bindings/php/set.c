@@ -69,3 +69,47 @@ ZEND_METHOD(Mcds_Set, members)
 		RETURN_THROWS();
 	}
 }
+
+/* add_many/remove_many over the strings of the array argument. */
+static void set_many(INTERNAL_FUNCTION_PARAMETERS,
+	mcds_result (*many)(const mcds_set *, const uint8_t *const *, const uintptr_t *, uintptr_t))
+{
+	HashTable *members;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(members)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_set, s);
+	php_mcds_members m;
+	if (!php_mcds_members_from_array(members, 1, &m)) {
+		RETURN_THROWS();
+	}
+	mcds_result r = many(s, m.data, m.lens, m.count);
+	php_mcds_members_free(&m);
+	MCDS_TRY(r);
+}
+
+ZEND_METHOD(Mcds_Set, addMany)
+{
+	set_many(INTERNAL_FUNCTION_PARAM_PASSTHRU, mcds_set_add_many);
+}
+
+ZEND_METHOD(Mcds_Set, removeMany)
+{
+	set_many(INTERNAL_FUNCTION_PARAM_PASSTHRU, mcds_set_remove_many);
+}
+
+ZEND_METHOD(Mcds_Set, compact)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_set, s);
+	bool rewritten = false;
+	MCDS_TRY(mcds_set_compact(s, &rewritten));
+	RETURN_BOOL(rewritten);
+}
+
+ZEND_METHOD(Mcds_Set, clear)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_set, s);
+	MCDS_TRY(mcds_set_clear(s));
+}

@@ -1,9 +1,12 @@
-/* Mcds\Store: memcached or the embedded store, and the factories of every
+/* Mcds\Store: memcached or the embedded store (with their options, through
+ * mcds_store_builder_*), key prefixes, and the factories of every
  * structure (each forwards to the structure's own constructor). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <math.h>
 #include "php_mcds.h"
+#include "zend_exceptions.h"
 
 static void store_free(void *h) { mcds_store_free(h); }
 
@@ -23,23 +26,116 @@ ZEND_METHOD(Mcds_Store, __construct)
 	ZEND_PARSE_PARAMETERS_NONE();
 }
 
+/* A builder setter's result: a range libmcds refuses is a ValueError for
+ * argument `arg`, with libmcds's message; any other error is thrown as
+ * usual. */
+static bool option_set(mcds_result r, uint32_t arg)
+{
+	if (r == MCDS_INVALID_ARGUMENT) {
+		zend_argument_value_error(arg, "was refused by libmcds: %s", mcds_last_error_message());
+		return false;
+	}
+	return php_mcds_ok(r);
+}
+
+/* The longest timeout libmcds accepts: an hour. */
+#define MAX_TIMEOUT_SECS 3600
+
+/* A timeout in seconds (0 < t <= an hour) as whole milliseconds, rounded up. */
+static bool timeout_ms(double seconds, uint32_t arg, uint32_t *ms)
+{
+	if (!zend_finite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECS) {
+		zend_argument_value_error(arg, "must be greater than 0 and at most %d seconds", MAX_TIMEOUT_SECS);
+		return false;
+	}
+	*ms = (uint32_t)ceil(seconds * 1000.0);
+	return true;
+}
+
+static bool byte_option(const mcds_store_builder *b, zend_long v, uint32_t arg,
+	mcds_result (*set)(const mcds_store_builder *, uint64_t))
+{
+	uint64_t bytes;
+	return php_mcds_arg_u64(v, arg, &bytes) && option_set(set(b, bytes), arg);
+}
+
 ZEND_METHOD(Mcds_Store, memcached)
 {
 	char *servers;
 	size_t servers_len;
-	ZEND_PARSE_PARAMETERS_START(1, 1)
+	double connect = 0, io = 0;
+	bool connect_null = true, io_null = true, item_null = true;
+	zend_long item = 0;
+	ZEND_PARSE_PARAMETERS_START(1, 4)
 		Z_PARAM_PATH(servers, servers_len)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(connect, connect_null)
+		Z_PARAM_DOUBLE_OR_NULL(io, io_null)
+		Z_PARAM_LONG_OR_NULL(item, item_null)
 	ZEND_PARSE_PARAMETERS_END();
+	uint32_t connect_ms = 0, io_ms = 0;
+	if ((!connect_null && !timeout_ms(connect, 2, &connect_ms)) || (!io_null && !timeout_ms(io, 3, &io_ms))) {
+		RETURN_THROWS();
+	}
 	mcds_store *store = NULL;
-	mcds_result r = mcds_store_new_memcached(servers, &store);
+	if (connect_null && io_null && item_null) {
+		mcds_result r = mcds_store_new_memcached(servers, &store);
+		store_result(return_value, r, store);
+		return;
+	}
+	mcds_store_builder *b = NULL;
+	MCDS_TRY(mcds_store_builder_new(&b));
+	bool ok = (connect_null || option_set(mcds_store_builder_set_connect_timeout_ms(b, connect_ms), 2))
+		&& (io_null || option_set(mcds_store_builder_set_io_timeout_ms(b, io_ms), 3))
+		&& (item_null || byte_option(b, item, 4, mcds_store_builder_set_item_size_limit));
+	mcds_result r = ok ? mcds_store_builder_build_memcached(b, servers, &store) : MCDS_OK;
+	mcds_store_builder_free(b);
+	if (!ok) {
+		RETURN_THROWS();
+	}
 	store_result(return_value, r, store);
 }
 
 ZEND_METHOD(Mcds_Store, memory)
 {
-	ZEND_PARSE_PARAMETERS_NONE();
+	zend_long memory = 0, item = 0;
+	bool evict = true;
+	bool memory_null = true, evict_null = true, item_null = true;
+	ZEND_PARSE_PARAMETERS_START(0, 3)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG_OR_NULL(memory, memory_null)
+		Z_PARAM_BOOL_OR_NULL(evict, evict_null)
+		Z_PARAM_LONG_OR_NULL(item, item_null)
+	ZEND_PARSE_PARAMETERS_END();
 	mcds_store *store = NULL;
-	mcds_result r = mcds_store_new_memory(&store);
+	if (memory_null && evict_null && item_null) {
+		mcds_result r = mcds_store_new_memory(&store);
+		store_result(return_value, r, store);
+		return;
+	}
+	mcds_store_builder *b = NULL;
+	MCDS_TRY(mcds_store_builder_new(&b));
+	bool ok = (memory_null || byte_option(b, memory, 1, mcds_store_builder_set_memory_limit))
+		&& (evict_null || php_mcds_ok(mcds_store_builder_set_evict(b, evict)))
+		&& (item_null || byte_option(b, item, 3, mcds_store_builder_set_item_size_limit));
+	mcds_result r = ok ? mcds_store_builder_build_memory(b, &store) : MCDS_OK;
+	mcds_store_builder_free(b);
+	if (!ok) {
+		RETURN_THROWS();
+	}
+	store_result(return_value, r, store);
+}
+
+ZEND_METHOD(Mcds_Store, withPrefix)
+{
+	char *prefix;
+	size_t prefix_len;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH(prefix, prefix_len)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_store, base);
+	mcds_store *store = NULL;
+	mcds_result r = mcds_store_with_prefix(base, prefix, &store);
 	store_result(return_value, r, store);
 }
 
@@ -66,13 +162,69 @@ ZEND_METHOD(Mcds_Store, counter)
 ZEND_METHOD(Mcds_Store, lock)
 {
 	zend_string *name;
-	double ttl = 30.0;
-	ZEND_PARSE_PARAMETERS_START(1, 2)
+	php_mcds_lock_options opts = {.ttl = 30.0};
+	bool min_null = true, max_null = true;
+	ZEND_PARSE_PARAMETERS_START(1, 6)
 		Z_PARAM_PATH_STR(name)
 		Z_PARAM_OPTIONAL
-		Z_PARAM_DOUBLE(ttl)
+		Z_PARAM_DOUBLE(opts.ttl)
+		Z_PARAM_BOOL(opts.fencing)
+		Z_PARAM_PATH_STR_OR_NULL(opts.owner_label)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_min, min_null)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_max, max_null)
 	ZEND_PARSE_PARAMETERS_END();
-	MCDS_FACTORY(php_mcds_lock_ce, php_mcds_lock_construct(return_value, ZEND_THIS, name, ttl, 2));
+	opts.backoff_min_set = !min_null;
+	opts.backoff_max_set = !max_null;
+	MCDS_FACTORY(php_mcds_lock_ce, php_mcds_lock_construct(return_value, ZEND_THIS, name, &opts, 2));
+}
+
+ZEND_METHOD(Mcds_Store, shadowCounter)
+{
+	zend_string *name;
+	zend_long period;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(period)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_shadow_counter_ce,
+		php_mcds_shadow_counter_construct(return_value, ZEND_THIS, name, period, 2));
+}
+
+ZEND_METHOD(Mcds_Store, viewCounter)
+{
+	zend_string *name;
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+	zend_long ttl = 0;
+	ZEND_PARSE_PARAMETERS_START(2, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_FUNC(fci, fcc)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(ttl)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_view_counter_ce,
+		php_mcds_view_counter_construct(return_value, ZEND_THIS, name, &fci, &fcc, ttl, 3));
+}
+
+ZEND_METHOD(Mcds_Store, shardedSet)
+{
+	zend_string *name;
+	zend_long shards;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(shards)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_sharded_set_ce,
+		php_mcds_sharded_set_construct(return_value, ZEND_THIS, name, shards, 2));
+}
+
+ZEND_METHOD(Mcds_Store, intArray)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_int_array_ce, php_mcds_int_array_construct(return_value, ZEND_THIS, name));
 }
 
 ZEND_METHOD(Mcds_Store, set)

@@ -101,3 +101,40 @@ ZEND_METHOD(Mcds_Table, keys)
 		RETURN_THROWS();
 	}
 }
+
+ZEND_METHOD(Mcds_Table, entries)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_table, t);
+	mcds_bytes_list *members = NULL, *values = NULL;
+	MCDS_TRY(mcds_table_entries(t, &members, &values));
+	zval m, v;
+	/* Each converter frees its list, whatever happens. */
+	bool ok = php_mcds_bytes_list_to_array(members, &m);
+	if (!ok) {
+		mcds_bytes_list_free(values);
+		RETURN_THROWS();
+	}
+	if (!php_mcds_bytes_list_to_array(values, &v)) {
+		zval_ptr_dtor(&m);
+		RETURN_THROWS();
+	}
+	uint32_t n = zend_hash_num_elements(Z_ARRVAL(m));
+	if (n != zend_hash_num_elements(Z_ARRVAL(v))) { /* libmcds promises the same length */
+		zval_ptr_dtor(&m);
+		zval_ptr_dtor(&v);
+		zend_throw_exception(php_mcds_exception_class(MCDS_INTERNAL),
+			"mcds_table_entries returned lists of different lengths", MCDS_INTERNAL);
+		RETURN_THROWS();
+	}
+	array_init_size(return_value, n);
+	for (uint32_t i = 0; i < n; i++) {
+		zval *member = zend_hash_index_find(Z_ARRVAL(m), i);
+		zval *value = zend_hash_index_find(Z_ARRVAL(v), i);
+		Z_TRY_ADDREF_P(value);
+		/* A numeric member ("42") becomes an int key, as in any PHP array. */
+		zend_symtable_update(Z_ARRVAL_P(return_value), Z_STR_P(member), value);
+	}
+	zval_ptr_dtor(&m);
+	zval_ptr_dtor(&v);
+}

@@ -11,7 +11,7 @@ final class ExceptionTest extends StoreTestCase
     public function testTheHierarchy(): void
     {
         $this->assertSame(['RuntimeException', 'Exception'], array_values(class_parents(Exception::class)));
-        $direct = ['InternalException', 'InvalidKeyException', 'ValueTooLargeException', 'InvalidArgumentException',
+        $direct = ['InternalException', 'CallbackFailedException', 'InvalidKeyException', 'ValueTooLargeException', 'InvalidArgumentException',
             'NonNumericException', 'CorruptException', 'BackendException', 'ConflictException',
             'UnsupportedException', 'WaitTimeoutException', 'LockLostException'];
         foreach ($direct as $class) {
@@ -27,7 +27,8 @@ final class ExceptionTest extends StoreTestCase
     public function testTheCodeConstantsAreLibmcdsCodes(): void
     {
         $constants = (new \ReflectionClass(Exception::class))->getConstants();
-        $this->assertCount(20, $constants);
+        $this->assertCount(21, $constants);
+        $this->assertSame(5, Exception::CALLBACK_FAILED);
         $this->assertSame(100, Exception::INVALID_KEY);
         $this->assertSame(202, Exception::TIMEOUT);
         $this->assertSame(302, Exception::WAIT_TIMEOUT);
@@ -106,7 +107,13 @@ final class ExceptionTest extends StoreTestCase
         } catch (\Mcds\BackendException $e) {
             $this->assertNotSame('', $e->getMessage());
         }
-        $this->assertTrue($lock->isAcquired(), 'a failed release keeps the lease: release() again retries');
+        $this->assertNotNull($lock->getOwnerToken(), 'a failed release keeps the lease: release() again retries');
+        try {
+            $lock->isAcquired();
+            $this->fail('isAcquired() answered without the server');
+        } catch (\Mcds\BackendException $e) {
+            $this->assertNotSame('', $e->getMessage());
+        }
         $this->expectException(\Mcds\BackendException::class);
         $store->counter('dying')->incr();
     }

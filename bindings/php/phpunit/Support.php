@@ -72,6 +72,38 @@ final class Memcached
         return (int)substr($name, strrpos($name, ':') + 1);
     }
 
+    /** Send one text-protocol command to this server (flush_all, get KEY, ...); its reply. */
+    public function command(string $command): string
+    {
+        $s = stream_socket_client("tcp://{$this->addr}", $errno, $errstr, 2);
+        if ($s === false) {
+            throw new \RuntimeException("cannot reach {$this->addr}: $errstr");
+        }
+        stream_set_timeout($s, 2);
+        fwrite($s, "$command\r\n");
+        $reply = '';
+        $last = ['END', 'OK', 'ERROR', 'STORED', 'NOT_STORED', 'DELETED', 'NOT_FOUND', 'EXISTS'];
+        while (($line = fgets($s)) !== false) {
+            $reply .= $line;
+            if (in_array(rtrim($line), $last, true) || preg_match('/^(?:CLIENT|SERVER)_ERROR/', $line)) {
+                break;
+            }
+        }
+        fclose($s);
+        return $reply;
+    }
+
+    /** Stop the process (SIGSTOP): it still accepts connections, but answers nothing until resume(). */
+    public function pause(): void
+    {
+        posix_kill(proc_get_status($this->proc)['pid'], SIGSTOP);
+    }
+
+    public function resume(): void
+    {
+        posix_kill(proc_get_status($this->proc)['pid'], SIGCONT);
+    }
+
     public function kill(): void
     {
         if (isset($this->proc)) {
@@ -203,31 +235,38 @@ abstract class StoreTestCase extends TestCase
     }
 }
 
-/** The README's PHP example, exactly as written there. */
+/** The README's PHP examples, exactly as written there. */
 final class ReadmeExample
 {
-    public static function source(): string
+    /** The $n-th ```php block (from 0) of the README's "Using mcds from C, PHP and Python". */
+    public static function source(int $n = 0): string
     {
         $readme = file_get_contents(__DIR__ . '/../../../README.md');
         $section = strstr($readme, '## Using mcds from C, PHP and Python');
-        if ($section === false || !preg_match('/^```php\n(.*?)^```$/ms', $section, $m)) {
-            throw new \RuntimeException('no ```php block in the README\'s "Using mcds from C, PHP and Python"');
+        if ($section === false || !preg_match_all('/^```php\n(.*?)^```$/ms', $section, $m) || !isset($m[1][$n])) {
+            throw new \RuntimeException("no ```php block $n in the README's \"Using mcds from C, PHP and Python\"");
         }
-        return $m[1];
+        return $m[1][$n];
     }
 
     /** Write it to a scratch file (removed at exit); returns its path. */
-    public static function write(): string
+    public static function write(int $n = 0): string
     {
-        $path = sys_get_temp_dir() . '/mcds-readme-' . getmypid() . '.php';
-        file_put_contents($path, self::source());
+        $path = sys_get_temp_dir() . "/mcds-readme-$n-" . getmypid() . '.php';
+        file_put_contents($path, self::source($n));
         register_shutdown_function(static fn () => @unlink($path));
         return $path;
     }
 
-    /** What it prints on its $run-th run against one store. */
+    /** What the first prints on its $run-th run against one store. */
     public static function expected(int $run): string
     {
         return "hits = $run\nreport written\nMCDS_INVALID_KEY\n";
+    }
+
+    /** What the second prints on its $run-th run against one store. */
+    public static function expectedSecond(int $run): string
+    {
+        return 'views = ' . (1000 + $run) . "\nheld by host=" . gethostname() . ", token ok\n";
     }
 }

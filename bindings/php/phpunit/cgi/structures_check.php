@@ -35,6 +35,52 @@ foreach (stores() as $backend => $store) {
     $b = $store->bloomFilter(unique('bloom'), 100, 0.01);
     check($b->add('x') && $b->contains('x') && !$b->contains('y'), "$backend: BloomFilter");
 
+    $calls = 0;
+    $views = $store->viewCounter(unique('views'), function () use (&$calls) {
+        $calls++;
+        return 100;
+    });
+    check($views->view() === 101 && $views->view() === 102 && $calls === 1, "$backend: ViewCounter loads once");
+    $thrown = new DomainException('db down');
+    try {
+        $store->viewCounter(unique('views'), fn () => throw $thrown)->get();
+        check(false, "$backend: a loader's exception reaches the caller");
+    } catch (DomainException $e) {
+        check($e === $thrown, "$backend: a loader's exception reaches the caller");
+    }
+
+    $shadow = $store->shadowCounter(unique('shadow'), 3600);
+    check($shadow->incr(2) === 2 && $shadow->value() === 0, "$backend: ShadowCounter");
+
+    $set->addMany(['x', 'y', 'z']);
+    $set->removeMany(['x']);
+    check($set->members() === ["b\x00", 'y', 'z'] && is_bool($set->compact()), "$backend: Set batches");
+    $set->clear();
+    check($set->members() === [], "$backend: Set::clear");
+
+    $sharded = $store->shardedSet(unique('sharded'), 4);
+    $sharded->addMany(['a', 'b', 'c']);
+    $sharded->remove('b');
+    $members = $sharded->members();
+    sort($members);
+    check($members === ['a', 'c'] && $sharded->contains('a'), "$backend: ShardedSet");
+
+    $ints = $store->intArray(unique('ints'));
+    $ints->add(3, -1, 2);
+    $ints->remove(2);
+    check($ints->members() === [3, -1] && $ints->contains(-1), "$backend: IntArray");
+
+    $t->set('k2', 'v2');
+    check($t->entries() === ['k2' => 'v2'], "$backend: Table::entries");
+
+    $log->putAt($at - 1000, 'earlier');
+    [$events, $cursor] = $log->since();
+    [$none, $same] = $log->since($cursor);
+    check(count($events) === 2 && $events[0]['payload'] === 'earlier' && $none === [] && $same == $cursor,
+        "$backend: EventLog::putAt and since");
+
+    check(abs($h->countUnion($h2) - 100) <= 3, "$backend: HyperLogLog::countUnion");
+
     $bm = $store->activityBitmap(unique('bitmap'), 1767225600, 86400000);
     check(!$bm->set(3) && $bm->get(3) && $bm->count(0, 10) === 1 && !$bm->mark(), "$backend: ActivityBitmap");
 }
