@@ -7,7 +7,7 @@
 #   scripts/check-python.sh [pytest args...]
 #
 # Needs python3 with venv (Debian: python3-venv) and pip's access to PyPI
-# (cffi, pytest, and setuptools for the build). MCDS_TEST_SEED fixes the
+# (cffi, pytest, mypy and types-cffi, and setuptools for the build). MCDS_TEST_SEED fixes the
 # tests' random seed, which every run prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +21,11 @@ trap 'rm -rf "$scratch"' EXIT
 # its own); the build is isolated, so the venv gets nothing from it.
 wheel=$(PYTHON="$scratch/venv/bin/python" scripts/build-python-wheel.sh "$scratch/dist" | tail -n 1)
 echo "built ${wheel##*/}"
-"$scratch/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" "pytest>=7"
+"$scratch/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" "pytest>=7" mypy types-cffi
 "$scratch/venv/bin/python" -c 'import mcds, sys; print("installed mcds", mcds.__version__, "in", sys.prefix)'
+# The type hints users' checkers read (py.typed): the installed package
+# must pass mypy --strict.
+(cd "$scratch" && "$scratch/venv/bin/mypy" --strict --no-incremental -p mcds)
 # From the venv's own pytest, outside the source tree: the tests import the
 # installed package, as a user would.
 cd "$scratch"

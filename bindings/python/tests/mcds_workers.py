@@ -32,3 +32,14 @@ def locked_increments(servers: str, name: str, path: str, times: int, results) -
                 f.write(str(value + 1))
             inside.decr()
     results.put(overlaps)
+
+
+def fencing_tokens(servers: str, name: str, times: int, results) -> None:  # type: ignore[no-untyped-def]
+    """Take the lock ``times`` times with fencing; report the tokens seen."""
+    store = mcds.Store.memcached(servers)
+    lock = store.lock(name, ttl=30, fencing=True)
+    tokens = []
+    for _ in range(times):
+        with lock:
+            tokens.append(lock.fencing_token)
+    results.put(tokens)

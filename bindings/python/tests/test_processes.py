@@ -60,3 +60,11 @@ def test_lock_excludes_other_processes(memcached: Memcached, tmp_path) -> None: 
     overlaps = run_processes(mcds_workers.locked_increments, memcached.addr, name, str(path), n)
     assert overlaps == [0] * PROCESSES
     assert int(path.read_text()) == PROCESSES * n, "no lost update: one holder at a time"
+
+
+def test_fencing_tokens_are_unique_across_processes(memcached: Memcached) -> None:
+    name, n = unique("proc-fence"), 25
+    per_process = run_processes(mcds_workers.fencing_tokens, memcached.addr, name, n)
+    every = [t for tokens in per_process for t in tokens]
+    assert len(every) == PROCESSES * n == len(set(every)), "no token handed out twice"
+    assert all(tokens == sorted(tokens) for tokens in per_process), "increasing for each holder"

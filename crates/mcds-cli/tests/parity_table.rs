@@ -197,6 +197,14 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ("ActivityBitmap", "set", Surface::Cli, "bitmap mark --index"),
     ("ActivityBitmap", "count_bits", Surface::Cli, "bitmap count"),
     ("ActivityBitmap", "mark_now", Surface::Cli, "bitmap mark"),
+    // Python: `with lock:` is `Lock.__enter__`/`__exit__`; properties where
+    // Rust has getters; `len(s)`; one `view(delta)` for both calls.
+    ("WindowCounter", "value", Surface::Python, "get"),
+    ("ViewCounter", "view_by", Surface::Python, "view"),
+    ("Lock", "with_lock", Surface::Python, "__enter__"),
+    ("Guard", "is_lost", Surface::Python, "lost"),
+    ("Set", "len", Surface::Python, "__len__"),
+    ("ShardedSet", "len", Surface::Python, "__len__"),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -438,6 +446,8 @@ impl Surfaces {
         };
         match surface {
             Surface::C => format!("`{name}`"),
+            Surface::Python if name == "__enter__" => format!("`with {}`", st.python),
+            Surface::Python if name == "__len__" => format!("`len({})`", st.python),
             Surface::Python => format!("`{}.{name}`", st.python),
             Surface::Php => format!("`{}::{name}`", st.php),
             Surface::Cli => format!("`mcds {name}`"),

@@ -11,10 +11,11 @@ from the shared library bundled in this package through cffi::
     with store.lock("nightly-report", ttl=60):
         ...
 
-Structures: :class:`Counter`, :class:`Lock`, :class:`Set`,
-:class:`WindowCounter`, :class:`RateLimiter`, :class:`EventLog`,
-:class:`Table`, :class:`HyperLogLog`, :class:`BloomFilter` and
-:class:`ActivityBitmap`, each made by a method of :class:`Store` or by its
+Structures: :class:`Counter`, :class:`ShadowCounter`,
+:class:`ViewCounter`, :class:`Lock`, :class:`Set`, :class:`ShardedSet`,
+:class:`IntArray`, :class:`WindowCounter`, :class:`RateLimiter`,
+:class:`EventLog`, :class:`Table`, :class:`HyperLogLog`,
+:class:`BloomFilter` and :class:`ActivityBitmap`, each made by a method of :class:`Store` or by its
 constructor (``mcds.Counter(store, "hits")``). Names, members and values
 take ``str`` (as UTF-8) or bytes; what comes back is ``bytes``. Errors are
 :class:`Error` subclasses, one per result code (see :mod:`mcds.errors`).
@@ -30,15 +31,19 @@ from __future__ import annotations
 from ._bitmap import ActivityBitmap
 from ._bloom import BloomFilter
 from ._counter import Counter
-from ._eventlog import Event, EventLog
+from ._eventlog import Cursor, Event, EventLog
 from . import _ffi
 from ._hll import HyperLogLog
+from ._int_array import IntArray
 from ._limiter import Decision, RateLimiter
 from ._lock import Lock
 from ._set import Set
+from ._shadow import ShadowCounter
+from ._sharded_set import ShardedSet
 from ._store import Store
 from ._table import Table
 from ._version import __version__
+from ._view import ViewCounter
 from ._window import WindowCounter
 from .errors import (
     Ambiguous,
@@ -81,13 +86,18 @@ __all__ = [
     "result_name",
     "Store",
     "Counter",
+    "ShadowCounter",
+    "ViewCounter",
     "Lock",
     "Set",
+    "ShardedSet",
+    "IntArray",
     "WindowCounter",
     "RateLimiter",
     "Decision",
     "EventLog",
     "Event",
+    "Cursor",
     "Table",
     "HyperLogLog",
     "BloomFilter",

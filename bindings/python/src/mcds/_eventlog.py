@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Tuple
 
 from ._ffi import ffi, lib
 from ._handle import U32_MAX, U64_MAX, Data, Handle, check, copy_bytes, data_arg, display, int_arg, name_arg
@@ -24,6 +24,24 @@ class Event(NamedTuple):
     def at(self) -> datetime.datetime:
         """:attr:`at_ms` as an aware UTC datetime."""
         return datetime.datetime.fromtimestamp(self.at_ms / 1000.0, tz=datetime.timezone.utc)
+
+
+class Cursor(NamedTuple):
+    """A polling position in an :class:`EventLog` (see
+    :meth:`EventLog.since`): the timestamp of the last event seen and how
+    many events with exactly that timestamp were seen. A plain value: keep
+    it, store it (two integers), pass it back. ``Cursor()`` is the start:
+    every event still in the log."""
+
+    #: Unix milliseconds of the last event seen.
+    at_ms: int = 0
+    #: How many events at :attr:`at_ms` were seen.
+    seen_at_ms: int = 0
+
+    @classmethod
+    def after(cls, at_ms: int) -> "Cursor":
+        """The position after every event up to and including Unix ms ``at_ms``."""
+        return cls(int_arg(at_ms, "at_ms", 0, U64_MAX - 1) + 1, 0)
 
 
 def _take_event_list(ptr: object) -> List[Event]:
@@ -75,3 +93,34 @@ class EventLog(Handle):
         out = ffi.new("mcds_event_list **")
         self._call(lib.mcds_log_fetch, int_arg(first_ms, "first_ms"), last, out)
         return _take_event_list(out[0])
+
+    def put_at(self, at_ms: int, payload: Data) -> None:
+        """Record an event with timestamp ``at_ms`` (Unix ms): a late event,
+        or one imported from elsewhere. ``at_ms`` must lie in the current
+        chunk or the log's capacity before it, else
+        :class:`~mcds.InvalidArgument`. One round trip."""
+        data = data_arg(payload, "payload")
+        self._call(lib.mcds_log_put_at, int_arg(at_ms, "at_ms"), data, len(data))
+
+    def since(self, cursor: Optional[Cursor] = None) -> Tuple[List[Event], Cursor]:
+        """The events after ``cursor`` (default: the start, every event
+        still kept), up to now in time order, and the cursor to poll with
+        next (``cursor`` itself when nothing is new)::
+
+            cursor = mcds.Cursor()
+            while True:
+                events, cursor = log.since(cursor)
+                handle(events)
+                time.sleep(1)
+
+        Events that arrive later with a timestamp before the cursor (a
+        ``put_at`` in the past, a writer whose clock lags) are not seen.
+        One round trip per server."""
+        if cursor is None:
+            cursor = Cursor()
+        elif not isinstance(cursor, tuple) or len(cursor) != 2:
+            raise TypeError(f"cursor must be an mcds.Cursor, not {type(cursor).__name__}")
+        c: Any = ffi.new("mcds_cursor *", [int_arg(cursor[0], "cursor.at_ms"), int_arg(cursor[1], "cursor.seen_at_ms")])
+        out = ffi.new("mcds_event_list **")
+        self._call(lib.mcds_log_since, c, out, c)
+        return _take_event_list(out[0]), Cursor(int(c.at_ms), int(c.seen_at_ms))

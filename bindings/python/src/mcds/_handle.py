@@ -271,3 +271,42 @@ def take_bytes_list(ptr: Any) -> List[bytes]:
         return items
     finally:
         lib.mcds_bytes_list_free(ptr)
+
+
+def take_string(ptr: Any) -> Optional[str]:
+    """Read a string that mcds handed over (``char *``), then free it with
+    ``mcds_string_free``; ``None`` for NULL."""
+    if ptr == ffi.NULL:
+        return None
+    try:
+        raw = ffi.string(ptr)
+        assert isinstance(raw, bytes)  # a char * gives bytes
+        return raw.decode("utf-8", "replace")
+    finally:
+        lib.mcds_string_free(ptr)
+
+
+class DataArray:
+    """Members for the ``(members, lens, count)`` arrays of the ``*_many``
+    calls: ``str`` as UTF-8, bytes-like objects without a copy. Keeps the
+    buffers alive as long as it lives."""
+
+    __slots__ = ("keep", "members", "lens", "count")
+
+    def __init__(self, values: Any, what: str = "member") -> None:
+        if isinstance(values, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"{what}s must be an iterable of {what}s, not a single {type(values).__name__}")
+        self.keep = []
+        for value in values:
+            if isinstance(value, str):
+                value = _bytes(value, what)
+            elif not isinstance(value, (bytes, bytearray, memoryview)):
+                raise TypeError(f"each {what} must be str or bytes-like, not {type(value).__name__}")
+            self.keep.append(ffi.from_buffer("uint8_t[]", value))
+        self.count = len(self.keep)
+        if self.count:
+            self.members = ffi.new("uint8_t *[]", self.keep)
+            self.lens = ffi.new("uintptr_t[]", [len(b) for b in self.keep])
+        else:
+            self.members = ffi.NULL
+            self.lens = ffi.NULL

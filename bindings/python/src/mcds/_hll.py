@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, data_arg, display, name_arg
+from ._handle import Data, Handle, check, data_arg, display, name_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -38,6 +38,28 @@ class HyperLogLog(Handle):
         out = ffi.new("uint64_t *")
         self._call(lib.mcds_hll_count, out)
         return int(out[0])
+
+    def count_union(self, *others: "HyperLogLog") -> int:
+        """PFCOUNT of several keys: the estimated number of distinct
+        elements in the union of this sketch and ``others``, writing
+        nothing. One round trip per server. All must come from one store
+        (or stores made from it by :meth:`Store.with_prefix`): else
+        :class:`~mcds.InvalidArgument`."""
+        for s in others:
+            if not isinstance(s, HyperLogLog):
+                raise TypeError(f"count_union takes HyperLogLog objects, not {type(s).__name__}")
+        owners = [self._owner]
+        ptrs = [self._owner.enter()]
+        try:
+            for s in others:
+                ptrs.append(s._owner.enter())
+                owners.append(s._owner)
+            out = ffi.new("uint64_t *")
+            check(lib.mcds_hll_count_union(ffi.new("mcds_hll *[]", ptrs), len(ptrs), out))
+            return int(out[0])
+        finally:
+            for owner in owners:
+                owner.exit()
 
     def merge(self, *sources: "HyperLogLog") -> None:
         """PFMERGE: make this sketch the union of itself and ``sources``."""

@@ -5,11 +5,20 @@ from __future__ import annotations
 import math
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Optional, Type
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
 
 from . import errors
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, Seconds, display, name_arg, seconds_arg, whole_seconds_arg
+from ._handle import (
+    Data,
+    Handle,
+    Seconds,
+    display,
+    name_arg,
+    seconds_arg,
+    take_string,
+    whole_seconds_arg,
+)
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -37,16 +46,113 @@ class Lock(Handle):
     A ``Lock`` object holds at most one lease. Threads that compete for a
     lock should each use their own ``Lock`` object (``store.lock(name)``);
     sharing one object makes them one holder.
+
+    A holder that may outlive its lease (a paused process, a slow job) is
+    the classic way for two holders to overlap. Three tools against it:
+
+    * ``fencing=True``: every acquire also takes a :attr:`fencing_token`,
+      strictly increasing per lock name. Pass it to the resource the lock
+      protects, which refuses writes carrying a token older than one it
+      has seen::
+
+          with store.lock("ledger", ttl=30, fencing=True) as guard:
+              db.write(rows, fencing_token=guard.fencing_token)
+
+    * :meth:`extend` renews the lease from the work loop, and
+      :meth:`auto_extend` renews it from a background thread of libmcds;
+      poll :attr:`lost` to learn that a renewal found it gone.
+    * ``owner_label`` names the holder (``"host=web1 pid=4242"``) in its
+      owner token, which :meth:`holder` shows to anyone inspecting the lock.
+
+    ``backoff=(min, max)``: a blocking acquire waits between tries a random
+    time under a ceiling that starts at ``min`` seconds and doubles up to
+    ``max`` (default ``(0.001, 0.05)``; at most 60).
     """
 
-    def __init__(self, store: "Store", name: Data, ttl: Seconds = 30, timeout: Optional[Seconds] = None) -> None:
-        self.name = name_arg(name)
-        #: The lease, in whole seconds (at least 1).
-        self.ttl = whole_seconds_arg(ttl, "ttl")
+    def __init__(
+        self,
+        store: "Store",
+        name: Data,
+        ttl: Seconds = 30,
+        timeout: Optional[Seconds] = None,
+        *,
+        fencing: bool = False,
+        owner_label: Optional[str] = None,
+        backoff: Optional[Tuple[Seconds, Seconds]] = None,
+    ) -> None:
+        self._name = name_arg(name)
+        self._ttl = whole_seconds_arg(ttl, "ttl")
         #: How long ``with`` waits, in seconds (``None``: forever).
         self.timeout = None if timeout is None else seconds_arg(timeout, "timeout")
         self._held = False
-        self._create(store, lib.mcds_lock_new, "mcds_lock", lib.mcds_lock_free, f"Lock({display(self.name)})", self.name, self.ttl)
+        self._fencing = False
+        self._create(store, lib.mcds_lock_new, "mcds_lock", lib.mcds_lock_free, f"Lock({display(self._name)})", self._name, self._ttl)
+        if fencing:
+            self._derive(lib.mcds_lock_with_fencing, True)
+            self._fencing = True
+        if owner_label is not None:
+            self._derive(lib.mcds_lock_with_owner_label, _label_arg(owner_label))
+        if backoff is not None:
+            self._derive(lib.mcds_lock_with_backoff, *_backoff_arg(backoff))
+
+    def _derive(self, fn: Callable[..., int], *args: Any) -> None:
+        """Replace this new object's handle by ``fn(handle, *args, out)``
+        (a ``mcds_lock_with_*`` call); before any other thread can see it."""
+        out = ffi.new("mcds_lock **")
+        self._call(fn, *args, out)
+        old, self._owner.ptr = self._owner.ptr, out[0]
+        lib.mcds_lock_free(old)
+
+    def _copy(self) -> "Lock":
+        """A new object on the same lock and settings, holding nothing."""
+        twin = Lock.__new__(Lock)
+        twin._name, twin._ttl, twin.timeout = self._name, self._ttl, self.timeout
+        twin._held = False
+        twin._fencing = self._fencing
+        owner = self._owner
+        ptr = owner.enter()
+        try:
+            # An identity derivation: the same settings on a fresh handle.
+            twin._adopt(lib.mcds_lock_with_fencing, "mcds_lock", lib.mcds_lock_free, owner.what, ptr, self._fencing)
+        finally:
+            owner.exit()
+        return twin
+
+    def with_fencing(self, fencing: bool = True) -> "Lock":
+        """A new ``Lock`` on the same lock and settings that takes fencing
+        tokens (or not): see :attr:`fencing_token`. It holds no lease."""
+        twin = self._copy()
+        twin._fencing = bool(fencing)
+        twin._derive(lib.mcds_lock_with_fencing, bool(fencing))
+        return twin
+
+    def with_owner_label(self, label: str) -> "Lock":
+        """A new ``Lock`` on the same lock and settings whose owner tokens
+        name the holder: ``"<label> <random hex>"``, shown by
+        :meth:`holder`. ``label`` is at most 200 bytes of printable ASCII,
+        spaces included (``""`` removes it). It holds no lease."""
+        twin = self._copy()
+        twin._derive(lib.mcds_lock_with_owner_label, _label_arg(label))
+        return twin
+
+    def with_backoff(self, min: Seconds, max: Seconds) -> "Lock":  # noqa: A002 - the natural names
+        """A new ``Lock`` on the same lock and settings whose blocking
+        acquire waits between tries a random time under a ceiling that
+        starts at ``min`` seconds and doubles up to ``max``. It holds no
+        lease."""
+        twin = self._copy()
+        twin._derive(lib.mcds_lock_with_backoff, *_backoff_arg((min, max)))
+        return twin
+
+    @property
+    def name(self) -> bytes:
+        """The lock's name."""
+        return self._name
+
+    @property
+    def ttl(self) -> int:
+        """The lease, in whole seconds (at least 1)."""
+        return self._ttl
 
     @property
     def held(self) -> bool:
@@ -105,10 +211,99 @@ class Lock(Handle):
         self._held = False
         return bool(out[0])
 
+    def extend(self, ttl: Optional[Seconds] = None) -> None:
+        """Renew the lease this object holds for ``ttl`` seconds from now
+        (default: the lock's ``ttl``; whole seconds, at least 1), if it is
+        still ours. One round trip.
+
+        Raises :class:`~mcds.LockLost` if the lease had been lost (expired,
+        evicted or taken by another owner, who keeps it; :attr:`lost` is
+        then true), and :class:`~mcds.InvalidArgument` if this object holds
+        nothing. An error such as :class:`~mcds.Ambiguous` can be retried: a
+        renewal applied unseen is recognised by the next one."""
+        secs = self._ttl if ttl is None else whole_seconds_arg(ttl, "ttl")
+        out = ffi.new("bool *")
+        self._call(lib.mcds_lock_extend, secs, out)
+        if not out[0]:
+            raise errors.LockLost(
+                f"the lease of lock {display(self._name)} was lost before the extension "
+                "(expired, evicted or taken by another owner): stop the work it protects"
+            )
+
+    def auto_extend(self, ttl: Optional[Seconds] = None) -> None:
+        """Renew the lease in the background every ``ttl / 3`` seconds, for
+        ``ttl`` each time (default: the lock's ``ttl``), until it is
+        released or found lost. Poll :attr:`lost` from the work loop: it
+        turns true when a renewal finds the lease gone, or when renewals
+        keep failing and the next would come after the lease ends (about
+        ``ttl / 3`` before another client can take the lock: time to stop
+        the work). The renewer is a thread of libmcds that never runs
+        Python code. Calling it again replaces the renewer.
+        :class:`~mcds.InvalidArgument` if this object holds nothing."""
+        secs = self._ttl if ttl is None else whole_seconds_arg(ttl, "ttl")
+        self._call(lib.mcds_lock_auto_extend, secs)
+
+    @property
+    def lost(self) -> bool:
+        """Whether the lease this object holds is known to be lost: found
+        so by :meth:`extend`, the auto-extension or a release. No round
+        trip: ``False`` means no call has found it lost yet (and also that
+        this object holds nothing)."""
+        if not self._held:
+            return False
+        out = ffi.new("bool *")
+        try:
+            self._call(lib.mcds_lock_is_lost, out)
+        except errors.InvalidArgument:
+            return False
+        return bool(out[0])
+
+    @property
+    def fencing_token(self) -> int:
+        """The fencing token of the lease this object holds: strictly
+        greater than every token handed out before for this lock name
+        (while its counter item lives). Pass it to the resource the lock
+        protects. :class:`~mcds.InvalidArgument` if this object holds no
+        lease or was made without ``fencing=True``."""
+        if not self._fencing:
+            raise errors.InvalidArgument(
+                f"lock {display(self._name)} was made without fencing tokens: "
+                "use store.lock(name, fencing=True)"
+            )
+        out = ffi.new("uint64_t *")
+        self._call(lib.mcds_lock_fencing_token, out)
+        return int(out[0])
+
+    @property
+    def owner_token(self) -> Optional[str]:
+        """The owner token of the lease this object holds (what
+        :meth:`holder` shows while it holds it), or ``None``."""
+        if not self._held:
+            return None
+        out = ffi.new("char **")
+        try:
+            self._call(lib.mcds_lock_owner_token, out)
+        except errors.InvalidArgument:
+            return None
+        return take_string(out[0])
+
+    def holder(self) -> Optional[str]:
+        """Who holds the lock now, whichever object or process it is: the
+        holder's owner token, or ``None`` if the lock is free. One round
+        trip."""
+        out = ffi.new("char **")
+        self._call(lib.mcds_lock_holder, out)
+        return take_string(out[0])
+
+    def locked(self) -> bool:
+        """Whether anyone holds the lock now (as
+        :meth:`threading.Lock.locked`). One round trip."""
+        return self.holder() is not None
+
     def __enter__(self) -> "Lock":
         if not self.acquire():
             raise errors.WaitTimeout(
-                f"lock {display(self.name)} stayed taken for {self.timeout:g} s", errors.WaitTimeout.code
+                f"lock {display(self._name)} stayed taken for {self.timeout:g} s", errors.WaitTimeout.code
             )
         return self
 
@@ -123,7 +318,7 @@ class Lock(Handle):
         if self.release():
             return
         lost = (
-            f"the lease of lock {display(self.name)} ({self.ttl} s) had expired before the "
+            f"the lease of lock {display(self._name)} ({self._ttl} s) had expired before the "
             "release: another holder may have run at the same time; use a longer ttl"
         )
         if exc is None:
@@ -133,4 +328,28 @@ class Lock(Handle):
 
     def __repr__(self) -> str:
         state = " closed" if self.closed else (" held" if self._held else "")
-        return f"<mcds.Lock {display(self.name)} ttl={self.ttl}{state}>"
+        return f"<mcds.Lock {display(self._name)} ttl={self._ttl}{state}>"
+
+
+def _label_arg(label: str) -> bytes:
+    if not isinstance(label, str):
+        raise TypeError(f"owner_label must be str, not {type(label).__name__}")
+    if not all(" " <= c <= "~" for c in label) or len(label) > 200:
+        raise errors.InvalidArgument(
+            f"owner_label {label!r} must be at most 200 characters of printable ASCII (spaces allowed)"
+        )
+    return label.encode("ascii")
+
+
+def _backoff_arg(backoff: Tuple[Seconds, Seconds]) -> Tuple[int, int]:
+    try:
+        low, high = backoff
+    except (TypeError, ValueError):
+        raise TypeError("backoff must be a pair (min_seconds, max_seconds)") from None
+    low_ms = math.ceil(seconds_arg(low, "backoff min") * 1000)
+    high_ms = math.ceil(seconds_arg(high, "backoff max") * 1000)
+    if not 1 <= low_ms <= high_ms <= 60_000:
+        raise errors.InvalidArgument(
+            f"backoff must satisfy 0.001 <= min <= max <= 60 seconds, not ({low_ms / 1000:g}, {high_ms / 1000:g})"
+        )
+    return low_ms, high_ms

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List
+from typing import TYPE_CHECKING, Iterable, Iterator, List
 
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, data_arg, display, name_arg, take_bytes_list
+from ._handle import Data, DataArray, Handle, data_arg, display, name_arg, take_bytes_list
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -36,6 +36,32 @@ class Set(Handle):
         self._call(lib.mcds_set_remove, data, len(data))
 
     discard = remove
+
+    def add_many(self, members: Iterable[Data]) -> None:
+        """Add every member in one append: one round trip, whatever the
+        count (at most 1 000 000). Also :meth:`update`."""
+        arrays = DataArray(members)
+        self._call(lib.mcds_set_add_many, arrays.members, arrays.lens, arrays.count)
+
+    update = add_many
+
+    def remove_many(self, members: Iterable[Data]) -> None:
+        """Remove every member in one append; a missing set stays missing."""
+        arrays = DataArray(members)
+        self._call(lib.mcds_set_remove_many, arrays.members, arrays.lens, arrays.count)
+
+    def compact(self) -> bool:
+        """Rewrite the set's log without the tokens of removed members, by
+        CAS: ``True`` if it was rewritten, ``False`` if there was nothing to
+        do or a concurrent write won (nothing is lost either way).
+        :meth:`members` also compacts when much of the log is dead."""
+        out = ffi.new("bool *")
+        self._call(lib.mcds_set_compact, out)
+        return bool(out[0])
+
+    def clear(self) -> None:
+        """Delete the set (every member). One round trip."""
+        self._call(lib.mcds_set_clear)
 
     def contains(self, member: Data) -> bool:
         """Whether ``member`` is in the set (also ``member in s``)."""

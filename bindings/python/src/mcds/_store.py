@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Tuple, Union
+import math
+from typing import Any, Callable, Iterable, Optional, Tuple, Union
 
 from ._bitmap import ActivityBitmap
 from ._bloom import BloomFilter
 from ._counter import Counter
 from ._eventlog import EventLog
-from ._ffi import lib
+from ._ffi import ffi, lib
 from .errors import InvalidArgument
-from ._handle import Data, Handle, Seconds
+from ._handle import Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
 from ._hll import HyperLogLog
+from ._int_array import IntArray
 from ._limiter import RateLimiter
 from ._lock import Lock
 from ._set import Set
+from ._shadow import ShadowCounter
+from ._sharded_set import ShardedSet
 from ._table import Table
+from ._view import Loader, ViewCounter
 from ._window import WindowCounter
 
 #: Servers: ``"host:port[,host:port...]"``, or an iterable of ``"host:port"``
@@ -39,6 +44,27 @@ def _servers_arg(servers: Servers) -> str:
     return text
 
 
+def _timeout_ms(value: Seconds, what: str) -> int:
+    """A timeout in seconds as the C ABI's milliseconds (rounded up): more
+    than 0 and at most an hour."""
+    secs = seconds_arg(value, what)
+    if secs <= 0 or secs > 3600:
+        raise InvalidArgument(f"{what} must be more than 0 and at most 3600 seconds (an hour), not {secs:g}")
+    return max(1, math.ceil(secs * 1000))
+
+
+class _Builder:
+    """An ``mcds_store_builder`` for the length of one ``Store`` creation."""
+
+    def __init__(self) -> None:
+        out = ffi.new("mcds_store_builder **")
+        check(lib.mcds_store_builder_new(out))
+        self.ptr = ffi.gc(out[0], lib.mcds_store_builder_free)
+
+    def set(self, setter: Callable[..., int], value: Any) -> None:
+        check(setter(self.ptr, value))
+
+
 class Store(Handle):
     """Where the structures live: memcached, or the embedded store.
 
@@ -52,14 +78,44 @@ class Store(Handle):
     new one there.
     """
 
-    def __init__(self, servers: Servers) -> None:
+    def __init__(
+        self,
+        servers: Servers,
+        *,
+        connect_timeout: Optional[Seconds] = None,
+        io_timeout: Optional[Seconds] = None,
+        item_size_limit: Optional[int] = None,
+    ) -> None:
         """Connect to memcached: see :meth:`memcached`."""
         text = _servers_arg(servers)
+        #: The servers, as given (``None`` for the embedded store).
         self.servers: Optional[str] = text
-        self._adopt(lib.mcds_store_new_memcached, "mcds_store", lib.mcds_store_free, f"Store {text!r}", text.encode("utf-8"))
+        #: The key prefix of this handle's structures (see :meth:`with_prefix`).
+        self.prefix = ""
+        what = f"Store {text!r}"
+        if connect_timeout is None and io_timeout is None and item_size_limit is None:
+            self._adopt(lib.mcds_store_new_memcached, "mcds_store", lib.mcds_store_free, what, text.encode("utf-8"))
+            return
+        b = _Builder()
+        if connect_timeout is not None:
+            b.set(lib.mcds_store_builder_set_connect_timeout_ms, _timeout_ms(connect_timeout, "connect_timeout"))
+        if io_timeout is not None:
+            b.set(lib.mcds_store_builder_set_io_timeout_ms, _timeout_ms(io_timeout, "io_timeout"))
+        if item_size_limit is not None:
+            b.set(lib.mcds_store_builder_set_item_size_limit, int_arg(item_size_limit, "item_size_limit"))
+        self._adopt(
+            lib.mcds_store_builder_build_memcached, "mcds_store", lib.mcds_store_free, what, b.ptr, text.encode("utf-8")
+        )
 
     @classmethod
-    def memcached(cls, servers: Servers) -> "Store":
+    def memcached(
+        cls,
+        servers: Servers,
+        *,
+        connect_timeout: Optional[Seconds] = None,
+        io_timeout: Optional[Seconds] = None,
+        item_size_limit: Optional[int] = None,
+    ) -> "Store":
         """A store on memcached.
 
         ``servers`` is ``"host:port"``, ``"host:port,host:port"``, or a list
@@ -67,17 +123,74 @@ class Store(Handle):
         made on first use, so a server that is down shows up as an error
         (:class:`~mcds.IoError`, :class:`~mcds.ServerDown`) of the first call
         that needs it.
+
+        ``connect_timeout``: how long dialing a server may take, and
+        ``io_timeout``: how long one request and its reply may take, in
+        seconds or as a ``timedelta`` (default 1 s each; more than 0, at
+        most an hour; rounded up to whole milliseconds). A call that fails
+        so raises :class:`~mcds.Timeout` (or :class:`~mcds.Ambiguous` when
+        a write may have been applied). ``item_size_limit``: the servers'
+        ``-I`` in bytes (default 1 MiB; 1024 to 1 GiB): larger values are
+        refused with :class:`~mcds.ValueTooLarge` before they are sent.
+        Out of range: :class:`~mcds.InvalidArgument`.
         """
-        return cls(servers)
+        return cls(servers, connect_timeout=connect_timeout, io_timeout=io_timeout, item_size_limit=item_size_limit)
 
     @classmethod
-    def memory(cls) -> "Store":
+    def memory(
+        cls,
+        *,
+        memory_limit: Optional[int] = None,
+        evict: Optional[bool] = None,
+        item_size_limit: Optional[int] = None,
+    ) -> "Store":
         """An embedded in-process store: memcached semantics, no server.
 
-        Its data lives as long as the store or a structure made from it."""
+        Its data lives as long as the store or a structure made from it.
+
+        ``memory_limit``: its budget in bytes, counting each item as key,
+        value and 59 bytes (default 64 MiB, as ``memcached -m 64``; 1024 to
+        1 TiB), taken as items are written. ``evict``: when the budget is
+        full, evict the least recently used items (``True``, the default, as
+        memcached) or refuse writes with :class:`~mcds.OutOfMemory`
+        (``False``, as ``memcached -M``). ``item_size_limit``: the largest
+        item in bytes (default 1 MiB; 1024 to 1 GiB). Out of range:
+        :class:`~mcds.InvalidArgument`.
+        """
         store = cls.__new__(cls)
         store.servers = None
-        store._adopt(lib.mcds_store_new_memory, "mcds_store", lib.mcds_store_free, "Store (memory)")
+        store.prefix = ""
+        what = "Store (memory)"
+        if memory_limit is None and evict is None and item_size_limit is None:
+            store._adopt(lib.mcds_store_new_memory, "mcds_store", lib.mcds_store_free, what)
+            return store
+        b = _Builder()
+        if memory_limit is not None:
+            b.set(lib.mcds_store_builder_set_memory_limit, int_arg(memory_limit, "memory_limit"))
+        if evict is not None:
+            if not isinstance(evict, bool):
+                raise TypeError(f"evict must be a bool, not {type(evict).__name__}")
+            b.set(lib.mcds_store_builder_set_evict, evict)
+        if item_size_limit is not None:
+            b.set(lib.mcds_store_builder_set_item_size_limit, int_arg(item_size_limit, "item_size_limit"))
+        store._adopt(lib.mcds_store_builder_build_memory, "mcds_store", lib.mcds_store_free, what, b.ptr)
+        return store
+
+    def with_prefix(self, prefix: Data) -> "Store":
+        """A store on the same connections (or the same embedded memory)
+        whose structures keep their items under keys starting with
+        ``prefix``: with ``"app/"`` the lock ``"job"`` is the key
+        ``app/lock:job:owner``. Applications sharing one memcached pool
+        keep their names apart so. It replaces this store's prefix (``""``
+        gives none); this store is unchanged, and either can be closed
+        first. The prefix must be key bytes (no spaces or control bytes),
+        under 250 bytes: else :class:`~mcds.InvalidKey`."""
+        raw = name_arg(prefix, "prefix")
+        store = type(self).__new__(type(self))
+        store.servers = self.servers
+        store.prefix = raw.decode("utf-8", "replace")
+        base = self._owner.what.split(" prefix=", 1)[0]
+        store._create(self, lib.mcds_store_with_prefix, "mcds_store", lib.mcds_store_free, f"{base} prefix={raw!r}", raw)
         return store
 
     # -- the structures: one factory per class, with the class's arguments --
@@ -86,14 +199,41 @@ class Store(Handle):
         """The exact shared counter ``name``: see :class:`~mcds.Counter`."""
         return Counter(self, name)
 
-    def lock(self, name: Data, ttl: Seconds = 30, timeout: Optional[Seconds] = None) -> Lock:
+    def shadow_counter(self, name: Data, period_secs: int) -> ShadowCounter:
+        """The shadow counter ``name``: see :class:`~mcds.ShadowCounter`."""
+        return ShadowCounter(self, name, period_secs=period_secs)
+
+    def view_counter(self, name: Data, loader: Loader, ttl: int = 0) -> ViewCounter:
+        """The view counter ``name``, loading its total with ``loader``:
+        see :class:`~mcds.ViewCounter`."""
+        return ViewCounter(self, name, loader, ttl=ttl)
+
+    def lock(
+        self,
+        name: Data,
+        ttl: Seconds = 30,
+        timeout: Optional[Seconds] = None,
+        *,
+        fencing: bool = False,
+        owner_label: Optional[str] = None,
+        backoff: Optional[Tuple[Seconds, Seconds]] = None,
+    ) -> Lock:
         """The distributed lock ``name`` with a lease of ``ttl`` seconds;
-        ``with`` waits up to ``timeout`` (``None``: forever). See :class:`~mcds.Lock`."""
-        return Lock(self, name, ttl=ttl, timeout=timeout)
+        ``with`` waits up to ``timeout`` (``None``: forever). See
+        :class:`~mcds.Lock` for ``fencing``, ``owner_label`` and ``backoff``."""
+        return Lock(self, name, ttl=ttl, timeout=timeout, fencing=fencing, owner_label=owner_label, backoff=backoff)
 
     def set(self, name: Data) -> Set:
         """The set ``name``: see :class:`~mcds.Set`."""
         return Set(self, name)
+
+    def sharded_set(self, name: Data, shards: int) -> ShardedSet:
+        """The sharded set ``name`` over ``shards`` items: see :class:`~mcds.ShardedSet`."""
+        return ShardedSet(self, name, shards=shards)
+
+    def int_array(self, name: Data) -> IntArray:
+        """The integer array ``name``: see :class:`~mcds.IntArray`."""
+        return IntArray(self, name)
 
     def window_counter(self, name: Data, slot_secs: int, slots: int) -> WindowCounter:
         """The sliding-window counter ``name``: see :class:`~mcds.WindowCounter`."""

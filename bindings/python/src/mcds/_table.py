@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, TypeVar, Union, overload
 
 from ._ffi import ffi, lib
 from ._handle import Data, Handle, data_arg, display, name_arg, take_bytes_list
@@ -73,6 +73,22 @@ class Table(Handle):
         out = ffi.new("mcds_bytes_list **")
         self._call(lib.mcds_table_keys, out)
         return take_bytes_list(out[0])
+
+    def entries(self) -> List[Tuple[bytes, bytes]]:
+        """Every member with its value, as ``(member, value)`` pairs in
+        insertion order (also :meth:`items`); a member whose value item is
+        gone (evicted, expired) is left out. One round trip for the
+        members, one per server for the values."""
+        members = ffi.new("mcds_bytes_list **")
+        values = ffi.new("mcds_bytes_list **")
+        self._call(lib.mcds_table_entries, members, values)
+        try:
+            m = take_bytes_list(members[0])
+        finally:
+            v = take_bytes_list(values[0])
+        return list(zip(m, v))
+
+    items = entries
 
     def __getitem__(self, member: Data) -> bytes:
         value = self.get(member)

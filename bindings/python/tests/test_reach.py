@@ -1,0 +1,316 @@
+"""The structures and calls added for C ABI parity: store options and
+prefixes, ShadowCounter, ViewCounter (with a Python loader), ShardedSet,
+IntArray, Set batches, Table entries, EventLog put_at/since, HLL unions."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import threading
+import time
+
+import pytest
+from conftest import Memcached, unique
+
+import mcds
+
+# -- the store ---------------------------------------------------------------
+
+
+def test_store_options(memcached: Memcached) -> None:
+    store = mcds.Store.memcached(
+        memcached.addr, connect_timeout=0.5, io_timeout=datetime.timedelta(seconds=2), item_size_limit=4096
+    )
+    store.counter(unique("c")).incr()
+    t = store.table(unique("t"))
+    t["small"] = b"x" * 1000
+    with pytest.raises(mcds.ValueTooLarge):
+        t["big"] = b"x" * 5000  # refused before it is sent
+    for kwargs in [{"connect_timeout": 0}, {"io_timeout": 3601}, {"io_timeout": -1}, {"item_size_limit": 100}]:
+        with pytest.raises(mcds.InvalidArgument):
+            mcds.Store.memcached(memcached.addr, **kwargs)
+    with pytest.raises(TypeError):
+        mcds.Store.memcached(memcached.addr, io_timeout="1s")  # type: ignore[arg-type]
+
+
+def test_an_io_timeout_is_a_timeout(new_memcached) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+
+    server = new_memcached()
+    store = mcds.Store.memcached(server.addr, io_timeout=0.2)
+    counter = store.counter(unique("c"))
+    counter.incr()
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises((mcds.Timeout, mcds.Ambiguous)):
+            counter.incr()
+        assert time.monotonic() - started < 2, "the 0.2 s timeout held"
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+
+
+def test_memory_budget_and_eviction() -> None:
+    strict = mcds.Store.memory(memory_limit=64 * 1024, evict=False)
+    t = strict.table(unique("t"))
+    with pytest.raises(mcds.OutOfMemory):
+        for i in range(1000):
+            t[str(i)] = b"v" * 1000
+    lru = mcds.Store.memory(memory_limit=64 * 1024)
+    t2 = lru.table(unique("t"))
+    for i in range(1000):
+        t2[str(i)] = b"v" * 1000  # the oldest items go
+    assert t2.get("999") == b"v" * 1000
+    with pytest.raises(mcds.ValueTooLarge):
+        mcds.Store.memory(item_size_limit=2048).table("t")["x"] = b"v" * 4096
+    for kwargs in [{"memory_limit": 10}, {"item_size_limit": 2**31}, {"memory_limit": -1}]:
+        with pytest.raises(mcds.InvalidArgument):
+            mcds.Store.memory(**kwargs)
+    with pytest.raises(TypeError):
+        mcds.Store.memory(evict=1)  # type: ignore[arg-type]
+
+
+def test_prefixes_keep_applications_apart(store: mcds.Store) -> None:
+    name = unique("hits")
+    billing, search = store.with_prefix("billing/"), store.with_prefix("search/")
+    assert billing.prefix == "billing/" and store.prefix == ""
+    billing.counter(name).incr(5)
+    search.counter(name).incr(7)
+    assert (billing.counter(name).get(), search.counter(name).get(), store.counter(name).get()) == (5, 7, 0)
+    again = search.with_prefix("billing/")  # replaces, does not nest
+    assert again.counter(name).get() == 5
+    assert search.with_prefix("").counter(name).get() == 0
+    with billing.lock(name):
+        assert not store.with_prefix("billing/").lock(name).try_acquire()
+        assert store.lock(name).try_acquire()
+    for bad in ["has space", "ctl\x01", "x" * 250, "nul\0"]:
+        with pytest.raises(mcds.InvalidKey):
+            store.with_prefix(bad)
+    billing.close()
+    assert again.counter(name).get() == 5, "either handle can be closed first"
+
+
+# -- counters ------------------------------------------------------------------
+
+
+def test_shadow_counter(store: mcds.Store) -> None:
+    c = store.shadow_counter(unique("rpm"), period_secs=1)
+    with pytest.raises(mcds.InvalidArgument):
+        store.shadow_counter(unique("rpm"), period_secs=0)
+    # Count within one period (retry if a boundary fell in between), then
+    # read it back as the previous period once the next one starts.
+    for _ in range(5):
+        period = math.floor(time.time())
+        counts = [c.incr(), c.incr(2), c.incr()]
+        if math.floor(time.time()) == period:
+            break
+    assert counts[-1] - counts[0] == 3
+    time.sleep(max(0.0, period + 1.05 - time.time()))
+    assert c.value() == counts[-1] and c.get() == counts[-1]
+
+
+class LoaderFailed(Exception):
+    pass
+
+
+def test_view_counter_loads_once_and_counts(store: mcds.Store) -> None:
+    calls = []
+
+    def loader() -> int:
+        calls.append(threading.get_ident())
+        return 1000
+
+    views = store.view_counter(unique("page"), loader, ttl=3600)
+    assert views.view() == 1001 and calls == [threading.get_ident()], "on the calling thread"
+    assert views.view(4) == 1005 and views.get() == 1005 and int(views) == 1005
+    assert len(calls) == 1, "a hit never calls the loader"
+    views.invalidate()
+    assert views.get() == 1000 and len(calls) == 2
+
+
+def test_view_counter_loader_results(store: mcds.Store) -> None:
+    assert store.view_counter(unique("page"), lambda: None).view() == 1  # None: 0
+    assert store.view_counter(unique("page"), lambda: 2**64 - 2).view() == 2**64 - 1
+    for bad, error in [(-1, mcds.InvalidArgument), (2**64, mcds.InvalidArgument), (1.5, TypeError),
+                       ("7", TypeError), (True, TypeError)]:
+        v = store.view_counter(unique("page"), lambda bad=bad: bad)
+        with pytest.raises(error):
+            v.view()
+    with pytest.raises(TypeError):
+        store.view_counter(unique("page"), 42)  # type: ignore[arg-type]
+
+
+def test_a_failing_loader_raises_its_own_exception_and_counts_nothing(store: mcds.Store) -> None:
+    name = unique("page")
+
+    def broken() -> int:
+        raise LoaderFailed("database down")
+
+    with pytest.raises(LoaderFailed, match="database down"):
+        store.view_counter(name, broken).view()
+    with pytest.raises(LoaderFailed):
+        store.view_counter(name, broken).get()
+    assert store.view_counter(name, lambda: 10).view() == 11, "nothing was counted or cached"
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.view_counter(unique("page"), interrupted).view()
+
+
+def test_first_views_at_once_are_all_counted(mc_store: mcds.Store) -> None:
+    name, n = unique("page"), 8
+    barrier = threading.Barrier(n)
+
+    def slow_loader() -> int:
+        time.sleep(0.05)  # every thread misses before any seeds the cache
+        return 100
+
+    def view() -> None:
+        counter = mc_store.view_counter(name, slow_loader)
+        barrier.wait()
+        counter.view()
+
+    threads = [threading.Thread(target=view) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert mc_store.view_counter(name, lambda: 0).get() == 100 + n
+
+
+# -- sets ------------------------------------------------------------------------
+
+
+def test_set_batches_compact_and_clear(store: mcds.Store) -> None:
+    s = store.set(unique("tags"))
+    s.add_many(["a", b"b", bytearray(b"c"), memoryview(b"d"), ""])
+    s.add_many([])
+    s.update(iter(["e"]))
+    assert s.members() == [b"a", b"b", b"c", b"d", b"", b"e"]
+    s.remove_many(["a", "b", "absent"])
+    assert s.members() == [b"c", b"d", b"", b"e"]
+    assert s.compact() is True and s.compact() is False
+    assert s.members() == [b"c", b"d", b"", b"e"]
+    s.clear()
+    assert s.members() == []
+    with pytest.raises(TypeError, match="iterable"):
+        s.add_many("abc")  # a str is one member, not three
+    with pytest.raises(TypeError):
+        s.add_many([1])  # type: ignore[list-item]
+    with pytest.raises(mcds.InvalidArgument):
+        s.add_many([b""] * 1_000_001)
+
+
+def test_sharded_set(store: mcds.Store) -> None:
+    s = store.sharded_set(unique("online"), shards=8)
+    members = [f"user{i}".encode() for i in range(200)]
+    s.add_many(members)
+    s.add("extra")
+    assert sorted(s.members()) == sorted(members + [b"extra"]) and len(s) == 201
+    assert "user7" in s and s.contains(b"extra") and "nobody" not in s
+    s.remove_many(members[:100])
+    s.remove("extra")
+    s.discard("never")
+    assert sorted(s) == sorted(members[100:])
+    s.compact()
+    assert sorted(s.members()) == sorted(members[100:])
+    s.clear()
+    assert s.members() == []
+    for bad in [0, 4097]:
+        with pytest.raises(mcds.InvalidArgument):
+            store.sharded_set(unique("online"), shards=bad)
+
+
+def test_sharded_set_from_threads(mc_store: mcds.Store) -> None:
+    s = mc_store.sharded_set(unique("online"), shards=4)
+
+    def add(base: int) -> None:
+        for i in range(10):
+            s.add_many([f"{base}-{i}-{j}" for j in range(10)])
+
+    threads = [threading.Thread(target=add, args=(b,)) for b in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(s.members())) == len(s) == 400, "no append lost"
+
+
+def test_int_array(store: mcds.Store) -> None:
+    a = store.int_array(unique("ids"))
+    a.add(42, 7, -(2**63), 2**63 - 1)
+    a.add(*range(3))
+    a.add()
+    assert a.members() == [42, 7, -(2**63), 2**63 - 1, 0, 1, 2]
+    assert 7 in a and a.contains(-(2**63)) and 8 not in a and "7" not in a and 2**70 not in a
+    a.remove(7, 1000)
+    assert list(a) == [42, -(2**63), 2**63 - 1, 0, 1, 2] and len(a) == 6
+    with pytest.raises(mcds.InvalidArgument):
+        a.add(2**63)
+    with pytest.raises(TypeError):
+        a.add("1")  # type: ignore[arg-type]
+    a.clear()
+    assert a.members() == []
+
+
+def test_int_array_reports_foreign_members(mc_store: mcds.Store, memcached: Memcached) -> None:
+    # Another program writes the array's key (ints:<name>:log): a set log
+    # in the text codec ("+<member> " adds) whose member "abc" is no integer.
+    import socket
+
+    name = unique("ids")
+    with socket.create_connection(("127.0.0.1", memcached.port), timeout=5) as s:
+        s.sendall(f"set ints:{name}:log 0 0 9\r\n+12 +abc \r\n".encode())
+        assert s.recv(64) == b"STORED\r\n"
+    with pytest.raises(mcds.Corrupt):
+        mc_store.int_array(name).members()
+
+
+# -- table, event log, hll ------------------------------------------------------
+
+
+def test_table_entries(store: mcds.Store) -> None:
+    t = store.table(unique("users"))
+    assert t.entries() == []
+    t["alice"] = "admin"
+    t["bob"] = b"\x00"
+    assert t.entries() == [(b"alice", b"admin"), (b"bob", b"\x00")] == t.items()
+    assert dict(t.items()) == {b"alice": b"admin", b"bob": b"\x00"}
+
+
+def test_event_log_put_at_and_since(store: mcds.Store) -> None:
+    log = store.event_log(unique("audit"), chunk_secs=60, chunks=11)
+    now = int(time.time() * 1000)
+    log.put_at(now - 5000, b"late")
+    at = log.put("now")
+    events, cursor = log.since()
+    assert [e.payload for e in events] == [b"late", b"now"] and cursor.at_ms == at
+    assert log.since(cursor) == ([], cursor), "nothing new"
+    log.put("next")
+    events, cursor2 = log.since(cursor)
+    assert [e.payload for e in events] == [b"next"] and cursor2 >= cursor
+    assert [e.payload for e in log.since(mcds.Cursor.after(now - 5000))[0]] == [b"now", b"next"]
+    assert log.since(mcds.Cursor(0, 0))[0] == log.fetch()
+    with pytest.raises(mcds.InvalidArgument):
+        log.put_at(now - 3600_000, b"too old")  # beyond the 10 minutes kept
+    with pytest.raises(TypeError):
+        log.since(5)  # type: ignore[arg-type]
+
+
+def test_hll_count_union(store: mcds.Store) -> None:
+    a, b = store.hyperloglog(unique("day1")), store.hyperloglog(unique("day2"))
+    for i in range(100):
+        a.add(f"u{i}")
+    for i in range(50, 150):
+        b.add(f"u{i}")
+    assert 140 <= a.count_union(b) <= 160
+    assert a.count_union() == a.count()
+    assert a.count() <= 105, "nothing was written"
+    other = mcds.Store.memory().hyperloglog("x")
+    with pytest.raises(mcds.InvalidArgument):
+        a.count_union(other)
+    with pytest.raises(TypeError):
+        a.count_union("day2")  # type: ignore[arg-type]
