@@ -460,11 +460,64 @@ void mcds_store_builder_free(mcds_store_builder *b);
 mcds_result mcds_counter_new(const mcds_store *store, const char *name, mcds_counter **out);
 
 /*
+ A new handle on the same counter whose increments give the item a TTL
+ of `ttl_secs` seconds when they create it (an increment of an existing
+ counter leaves its expiry alone; after `mcds_counter_reset` or expiry
+ the next increment creates it again). 0 means never expires, as
+ memcached's exptime 0 (and as `mcds_counter_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `c` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_counter_free`.
+
+ `c` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_counter_with_ttl(const mcds_counter *c, uint32_t ttl_secs, mcds_counter **out);
+
+/*
  Add `delta`; the new value in `*out_value`. One round trip, atomic.
 
  `c` NULL or live; `out_value` NULL or writable.
  */
 mcds_result mcds_counter_incr(const mcds_counter *c, uint64_t delta, uint64_t *out_value);
+
+/*
+ Add `deltas[i]` to `counters[i]` for every `i < count` in one pipelined
+ batch: one round trip per server however many counters (a counter may
+ appear more than once; its increments apply in order). The increments
+ are independent: one failing does not undo the others.
+
+ `counters` and `deltas` (`count` values each) are borrowed for the call;
+ `out_values` and `out_results` are the caller's arrays of `count` slots.
+ All four may be NULL when `count` is 0, which does nothing and returns
+ `MCDS_OK`.
+
+ The call is refused, writing nothing and sending nothing, when an array
+ or a `counters[i]` is NULL (`MCDS_NULL_ARGUMENT`), when `count` is over
+ 100 000 or the counters are not all from one store handle (or handles
+ made from it with `mcds_store_with_prefix`) (`MCDS_INVALID_ARGUMENT`).
+ Otherwise the batch is sent and every slot is written: `out_results[i]`
+ is `MCDS_OK` and `out_values[i]` the counter's new value, or
+ `out_results[i]` is that increment's error code and `out_values[i]` 0.
+ The return value is then `MCDS_OK` if every increment succeeded, else
+ `out_results[j]` for the smallest failing `j` (and
+ `mcds_last_error_message` is that increment's message).
+
+ `counters` NULL or `count` readable pointers, each NULL or live;
+ `deltas` NULL or `count` readable values; `out_values` and `out_results`
+ NULL or `count` writable slots.
+ */
+mcds_result mcds_counter_incr_many(const mcds_counter *const *counters,
+                                   const uint64_t *deltas,
+                                   uintptr_t count,
+                                   uint64_t *out_values,
+                                   mcds_result *out_results);
 
 /*
  Subtract `delta` (stopping at 0); the new value in `*out_value`.
@@ -479,6 +532,14 @@ mcds_result mcds_counter_decr(const mcds_counter *c, uint64_t delta, uint64_t *o
  `c` NULL or live; `out_value` NULL or writable.
  */
 mcds_result mcds_counter_get(const mcds_counter *c, uint64_t *out_value);
+
+/*
+ Delete the counter: it reads 0 again, and the next increment creates
+ it anew. One round trip; resetting a missing counter is not an error.
+
+ `c` NULL or live.
+ */
+mcds_result mcds_counter_reset(const mcds_counter *c);
 
 /*
  Free a counter (NULL is a no-op).
@@ -762,6 +823,27 @@ void mcds_lock_free(mcds_lock *lock);
  `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
  */
 mcds_result mcds_set_new(const mcds_store *store, const char *name, mcds_set **out);
+
+/*
+ A new handle on the same set (same name and settings) that gives the
+ set's item a TTL of `ttl_secs` seconds when it creates it, and again
+ when it compacts it (an add to an existing set leaves its expiry
+ alone). 0 means never expires, as memcached's exptime 0 (and as
+ `mcds_set_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `s` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_set_free`.
+
+ `s` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_set_with_ttl(const mcds_set *s, uint32_t ttl_secs, mcds_set **out);
 
 /*
  Add the member of `len` bytes at `member` (any bytes). One round trip.
@@ -1325,6 +1407,27 @@ void mcds_table_free(mcds_table *t);
 mcds_result mcds_hll_new(const mcds_store *store, const char *name, mcds_hll **out);
 
 /*
+ A new handle on the same HyperLogLog whose writes (add, merge) give
+ its item a TTL of `ttl_secs` seconds, counted again from each write
+ that changes it. 0 means never expires, as memcached's exptime 0 (and
+ as `mcds_hll_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ The new handle is on the same store as `h` (for `mcds_hll_merge` and
+ `mcds_hll_count_union`). `h` is unchanged and borrowed for the call.
+ `*out` is a new handle the caller owns: free it with `mcds_hll_free`.
+
+ `h` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_hll_with_ttl(const mcds_hll *h, uint32_t ttl_secs, mcds_hll **out);
+
+/*
  PFADD the element of `len` bytes at `element`; in `*out_changed`
  whether the estimate may have changed. Two round trips (one when
  nothing changes).
@@ -1336,6 +1439,27 @@ mcds_result mcds_hll_add(const mcds_hll *h,
                          const uint8_t *element,
                          uintptr_t len,
                          bool *out_changed);
+
+/*
+ PFADD of `count` elements in one read-modify-write; in `*out_changed`
+ whether the estimate may have changed (some register changed). Two
+ round trips, one when nothing changes, whatever the count. Element `i`
+ is the `lens[i]` bytes at `elements[i]` (any bytes; NULL is allowed
+ when `lens[i]` is 0). Both arrays are borrowed for the call and may be
+ NULL when `count` is 0 (nothing is added: `*out_changed` is false). At
+ most 1 000 000 elements per call (`MCDS_INVALID_ARGUMENT`); a NULL
+ array or element with a non-zero length is `MCDS_NULL_ARGUMENT`, and
+ nothing is written.
+
+ `h` NULL or live; `elements` and `lens` NULL or `count` readable values;
+ each `elements[i]` NULL or `lens[i]` readable bytes; `out_changed` NULL
+ or writable.
+ */
+mcds_result mcds_hll_add_many(const mcds_hll *h,
+                              const uint8_t *const *elements,
+                              const uintptr_t *lens,
+                              uintptr_t count,
+                              bool *out_changed);
 
 /*
  PFCOUNT: the estimated number of distinct elements, in `*out`. One round
@@ -1372,6 +1496,14 @@ mcds_result mcds_hll_merge(const mcds_hll *target, const mcds_hll *const *source
 mcds_result mcds_hll_count_union(const mcds_hll *const *sketches, uintptr_t count, uint64_t *out);
 
 /*
+ Delete the sketch: it counts 0 again. One round trip; clearing a
+ missing sketch is not an error.
+
+ `h` NULL or live.
+ */
+mcds_result mcds_hll_clear(const mcds_hll *h);
+
+/*
  Free a HyperLogLog handle (NULL is a no-op).
 
  `h` must be NULL or a live handle, not used after this call.
@@ -1391,6 +1523,26 @@ mcds_result mcds_bloom_new(const mcds_store *store,
                            uint64_t expected_items,
                            double false_positive_rate,
                            mcds_bloom **out);
+
+/*
+ A new handle on the same Bloom filter (same name and shape) whose adds
+ give each block they write a TTL of `ttl_secs` seconds, counted again
+ from each write of that block. 0 means never expires, as memcached's
+ exptime 0 (and as `mcds_bloom_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `b` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_bloom_free`.
+
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bloom_with_ttl(const mcds_bloom *b, uint32_t ttl_secs, mcds_bloom **out);
 
 /*
  Add an element; in `*out_new` whether it was new (some bit was clear).
@@ -1416,6 +1568,57 @@ mcds_result mcds_bloom_contains(const mcds_bloom *b,
                                 bool *out);
 
 /*
+ Add `count` elements: one read of the blocks they fall in and one
+ pipelined batch of CAS writes (a block another client changed meanwhile
+ is redone by itself). In `*out_added` how many elements were new (some
+ bit was clear when their turn came): what `mcds_bloom_add` would have
+ said for each in order, summed, so an element given twice counts at
+ most once. Element `i` is the `lens[i]` bytes at `elements[i]` (any
+ bytes; NULL is allowed when `lens[i]` is 0). Both arrays are borrowed
+ for the call and may be NULL when `count` is 0 (`*out_added` is 0). At
+ most 1 000 000 elements per call (`MCDS_INVALID_ARGUMENT`); a NULL
+ array or element with a non-zero length is `MCDS_NULL_ARGUMENT`, and
+ nothing is written. On an error after the reads, some blocks may have
+ been written (a filter only gains bits) and `*out_added` is not.
+
+ `b` NULL or live; `elements` and `lens` NULL or `count` readable values;
+ each `elements[i]` NULL or `lens[i]` readable bytes; `out_added` NULL or
+ writable.
+ */
+mcds_result mcds_bloom_add_many(const mcds_bloom *b,
+                                const uint8_t *const *elements,
+                                const uintptr_t *lens,
+                                uintptr_t count,
+                                uintptr_t *out_added);
+
+/*
+ Whether each of `count` elements may have been added, as
+ `mcds_bloom_contains` says: `out_contained[i]` for element `i`. One read
+ of the blocks they fall in (one round trip per server). The elements as
+ for `mcds_bloom_add_many`; `out_contained` is the caller's array of
+ `count` slots, written only on success. All three arrays may be NULL
+ when `count` is 0.
+
+ `b` NULL or live; `elements` and `lens` NULL or `count` readable values;
+ each `elements[i]` NULL or `lens[i]` readable bytes; `out_contained`
+ NULL or `count` writable slots.
+ */
+mcds_result mcds_bloom_contains_many(const mcds_bloom *b,
+                                     const uint8_t *const *elements,
+                                     const uintptr_t *lens,
+                                     uintptr_t count,
+                                     bool *out_contained);
+
+/*
+ Delete every block: the filter is empty again. One pipelined batch of
+ deletes (one round trip per server); on an error some blocks may be
+ deleted already.
+
+ `b` NULL or live.
+ */
+mcds_result mcds_bloom_clear(const mcds_bloom *b);
+
+/*
  Free a Bloom filter handle (NULL is a no-op).
 
  `b` must be NULL or a live handle, not used after this call.
@@ -1434,6 +1637,26 @@ mcds_result mcds_bitmap_new(const mcds_store *store,
                             uint64_t start_unix_secs,
                             uint64_t unit_ms,
                             mcds_bitmap **out);
+
+/*
+ A new handle on the same bitmap (same name, start and unit) whose
+ writes give each segment they write a TTL of `ttl_secs` seconds, counted
+ again from each write of that segment. 0 means never expires, as
+ memcached's exptime 0 (and as `mcds_bitmap_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `b` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_bitmap_free`.
+
+ `b` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bitmap_with_ttl(const mcds_bitmap *b, uint32_t ttl_secs, mcds_bitmap **out);
 
 /*
  SETBIT `index` to 1; the previous bit in `*out_previous`.

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use ::mcds_core::{Error, Scope};
+use ::mcds_core::{Error, Scope, Ttl};
 
 use crate::result::{
     MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,
@@ -155,7 +155,8 @@ pub(crate) unsafe fn array<'a, T>(
 
 /// Read `count` byte strings given as parallel arrays of pointers and
 /// lengths: member `i` is `lens[i]` bytes at `members[i]` (which may be NULL
-/// when `lens[i]` is 0). Both arrays may be NULL when `count` is 0.
+/// when `lens[i]` is 0). Both arrays may be NULL when `count` is 0. `what`
+/// names the array of pointers in messages (`"members"`, `"elements"`).
 ///
 /// # Safety
 /// `members` and `lens` must each be NULL or point to `count` readable
@@ -164,11 +165,12 @@ pub(crate) unsafe fn byte_strings<'a>(
     members: *const *const u8,
     lens: *const usize,
     count: usize,
+    what: &str,
 ) -> Result<Vec<&'a [u8]>, Fail> {
     // SAFETY: forwarded caller contract.
     let (ptrs, lens) = unsafe {
         (
-            array(members, count, MAX_MEMBERS, "members")?,
+            array(members, count, MAX_MEMBERS, what)?,
             array(lens, count, MAX_MEMBERS, "lens")?,
         )
     };
@@ -178,8 +180,8 @@ pub(crate) unsafe fn byte_strings<'a>(
         .map(|(i, (&p, &len))| {
             // SAFETY: each member NULL or `lens[i]` readable bytes. The
             // index goes into the message only on failure.
-            unsafe { bytes(p, len, "members[i]") }
-                .map_err(|Fail(code, m)| Fail(code, m.replacen("[i]", &format!("[{i}]"), 1)))
+            unsafe { bytes(p, len, what) }
+                .map_err(|Fail(code, m)| Fail(code, m.replacen(what, &format!("{what}[{i}]"), 1)))
         })
         .collect()
 }
@@ -199,6 +201,27 @@ pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> Result<*mut T, Fail> {
     if p.is_null() { Err(null(what)) } else { Ok(p) }
 }
 
+/// Check an output array of `count` slots before doing any work (NULL is
+/// allowed when `count` is 0: nothing will be written).
+pub(crate) fn out_array<T>(p: *mut T, count: usize, what: &str) -> Result<*mut T, Fail> {
+    if count == 0 { Ok(p) } else { out_ptr(p, what) }
+}
+
+/// Write `values` to the first `count` slots of an output array (only ever
+/// called on success), one by one: the slots may be uninitialised, so no
+/// Rust slice is made of them.
+///
+/// # Safety
+/// `p` checked by [`out_array`] with the same `count`, and `count` writable
+/// slots.
+pub(crate) unsafe fn write_array<T>(p: *mut T, count: usize, values: impl IntoIterator<Item = T>) {
+    for (i, value) in values.into_iter().take(count).enumerate() {
+        // SAFETY: `i < count`, so `p` is non-NULL (checked) and slot `i`
+        // writable by the caller's contract.
+        unsafe { p.add(i).write(value) }
+    }
+}
+
 /// Write an output (only ever called on success).
 ///
 /// # Safety
@@ -206,6 +229,15 @@ pub(crate) fn out_ptr<T>(p: *mut T, what: &str) -> Result<*mut T, Fail> {
 pub(crate) unsafe fn write<T>(p: *mut T, value: T) {
     // SAFETY: checked non-NULL; writable by the caller's contract.
     unsafe { p.write(value) }
+}
+
+/// The [`Ttl`] of a C `ttl_secs`: 0 is never, as memcached's exptime 0.
+pub(crate) fn ttl(secs: u32) -> Ttl {
+    if secs == 0 {
+        Ttl::Never
+    } else {
+        Ttl::secs(secs)
+    }
 }
 
 /// Free a handle made with `Box::into_raw`.
@@ -323,14 +355,14 @@ mod tests {
         let members = [a.as_ptr(), std::ptr::null(), b.as_ptr()];
         let lens = [3, 0, 0];
         // SAFETY: arrays of 3 and members of their lengths.
-        let got = unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) }
+        let got = unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3, "members") }
             .ok()
             .unwrap();
         assert_eq!(got, [a, b, b]);
         let lens = [3, 5, 0];
         // SAFETY: as above; member 1 is NULL with a length, refused unread.
         let Err(Fail(code, message)) =
-            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) })
+            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3, "members") })
         else {
             panic!("a NULL member was accepted");
         };
@@ -341,7 +373,7 @@ mod tests {
         let lens = [usize::MAX, 0, 0];
         // SAFETY: as above; the absurd length is refused unread.
         let Err(Fail(code, message)) =
-            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3) })
+            (unsafe { byte_strings(members.as_ptr(), lens.as_ptr(), 3, "members") })
         else {
             panic!("an absurd length was accepted");
         };
@@ -349,7 +381,7 @@ mod tests {
         assert!(message.starts_with("members[0]: "), "{message}");
         // SAFETY: NULL arrays with a count of 0.
         assert!(
-            unsafe { byte_strings(std::ptr::null(), std::ptr::null(), 0) }
+            unsafe { byte_strings(std::ptr::null(), std::ptr::null(), 0, "members") }
                 .ok()
                 .unwrap()
                 .is_empty()

@@ -17,8 +17,9 @@
 //!   the list's, valid until the list is freed.
 //! * Every fallible function returns an `mcds_result` (`uint32_t`): `MCDS_OK`
 //!   (0) or an error code. Codes are never reused. Outputs are written only on
-//!   success. `mcds_result_name()` names a code and `mcds_last_error_message()`
-//!   gives the calling thread's last error detail.
+//!   success (save the per-increment results of `mcds_counter_incr_many`,
+//!   written once its batch is sent). `mcds_result_name()` names a code and
+//!   `mcds_last_error_message()` gives the calling thread's last error detail.
 //! * Every body runs inside a panic boundary: a Rust panic becomes
 //!   `MCDS_PANIC`, never an unwind into C. No Rust enum is ever read from C.
 //! * Names are NUL-terminated UTF-8; member bytes are a pointer and a length;

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use ::mcds_set::Set;
 
-use crate::boundary::{boundary, byte_strings, bytes, create, free, handle, query};
+use crate::boundary::{boundary, byte_strings, bytes, create, free, handle, query, ttl};
 use crate::list::mcds_bytes_list;
 use crate::result::mcds_result;
 use crate::store::mcds_store;
@@ -31,6 +31,39 @@ pub unsafe extern "C" fn mcds_set_new(
         create(store, name, out, |scope, name| {
             let set = Set::new(scope, name)?;
             Ok(mcds_set { set })
+        })
+    }
+}
+
+/// A new handle on the same set (same name and settings) that gives the
+/// set's item a TTL of `ttl_secs` seconds when it creates it, and again
+/// when it compacts it (an add to an existing set leaves its expiry
+/// alone). 0 means never expires, as memcached's exptime 0 (and as
+/// `mcds_set_new`).
+///
+/// memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+/// Unix time; mcds converts, so `ttl_secs` always means seconds from the
+/// write (40 days is 40 days), capped at the last time memcached can parse
+/// (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+/// whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+/// seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+///
+/// `s` is unchanged and borrowed for the call. `*out` is a new handle the
+/// caller owns: free it with `mcds_set_free`.
+///
+/// # Safety
+/// `s` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_set_with_ttl(
+    s: *const mcds_set,
+    ttl_secs: u32,
+    out: *mut *mut mcds_set,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(s, "set", out, "out", |s| {
+            let set = s.set.clone().with_ttl(ttl(ttl_secs));
+            Ok(Box::into_raw(Box::new(mcds_set { set })))
         })
     }
 }
@@ -115,7 +148,12 @@ unsafe fn update_many(
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
-        let (s, members) = unsafe { (handle(s, "set")?, byte_strings(members, lens, count)?) };
+        let (s, members) = unsafe {
+            (
+                handle(s, "set")?,
+                byte_strings(members, lens, count, "members")?,
+            )
+        };
         Ok(op(&s.set, &members)?)
     })
 }

@@ -52,7 +52,12 @@ unsafe fn update(
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
-        let (s, members) = unsafe { (handle(s, "set")?, byte_strings(members, lens, count)?) };
+        let (s, members) = unsafe {
+            (
+                handle(s, "set")?,
+                byte_strings(members, lens, count, "members")?,
+            )
+        };
         Ok(op(&s.set, &members)?)
     })
 }

@@ -9,7 +9,8 @@ use ::mcds_core::Store;
 use ::mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 
 use crate::boundary::{
-    Fail, MAX_HANDLES, array, boundary, bytes, create, free, handle, null, out_ptr, query, write,
+    Fail, MAX_HANDLES, array, boundary, byte_strings, bytes, create, free, handle, null, out_array,
+    out_ptr, query, ttl, write, write_array,
 };
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};
 use crate::store::mcds_store;
@@ -43,6 +44,41 @@ pub unsafe extern "C" fn mcds_hll_new(
     }
 }
 
+/// A new handle on the same HyperLogLog whose writes (add, merge) give
+/// its item a TTL of `ttl_secs` seconds, counted again from each write
+/// that changes it. 0 means never expires, as memcached's exptime 0 (and
+/// as `mcds_hll_new`).
+///
+/// memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+/// Unix time; mcds converts, so `ttl_secs` always means seconds from the
+/// write (40 days is 40 days), capped at the last time memcached can parse
+/// (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+/// whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+/// seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+///
+/// The new handle is on the same store as `h` (for `mcds_hll_merge` and
+/// `mcds_hll_count_union`). `h` is unchanged and borrowed for the call.
+/// `*out` is a new handle the caller owns: free it with `mcds_hll_free`.
+///
+/// # Safety
+/// `h` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_with_ttl(
+    h: *const mcds_hll,
+    ttl_secs: u32,
+    out: *mut *mut mcds_hll,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(h, "hll", out, "out", |h| {
+            Ok(Box::into_raw(Box::new(mcds_hll {
+                hll: h.hll.clone().with_ttl(ttl(ttl_secs)),
+                store: Arc::clone(&h.store),
+            })))
+        })
+    }
+}
+
 /// PFADD the element of `len` bytes at `element`; in `*out_changed`
 /// whether the estimate may have changed. Two round trips (one when
 /// nothing changes).
@@ -62,6 +98,38 @@ pub unsafe extern "C" fn mcds_hll_add(
         query(h, "hll", out_changed, "out_changed", |h| {
             let element = bytes(element, len, "element")?;
             Ok(h.hll.add(element)?)
+        })
+    }
+}
+
+/// PFADD of `count` elements in one read-modify-write; in `*out_changed`
+/// whether the estimate may have changed (some register changed). Two
+/// round trips, one when nothing changes, whatever the count. Element `i`
+/// is the `lens[i]` bytes at `elements[i]` (any bytes; NULL is allowed
+/// when `lens[i]` is 0). Both arrays are borrowed for the call and may be
+/// NULL when `count` is 0 (nothing is added: `*out_changed` is false). At
+/// most 1 000 000 elements per call (`MCDS_INVALID_ARGUMENT`); a NULL
+/// array or element with a non-zero length is `MCDS_NULL_ARGUMENT`, and
+/// nothing is written.
+///
+/// # Safety
+/// `h` NULL or live; `elements` and `lens` NULL or `count` readable values;
+/// each `elements[i]` NULL or `lens[i]` readable bytes; `out_changed` NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_add_many(
+    h: *const mcds_hll,
+    elements: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    out_changed: *mut bool,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract (the arrays are read after the
+    // NULL checks of the handle and the output).
+    unsafe {
+        query(h, "hll", out_changed, "out_changed", |h| {
+            let elements = byte_strings(elements, lens, count, "elements")?;
+            Ok(h.hll.add_many(&elements)?)
         })
     }
 }
@@ -168,6 +236,20 @@ pub unsafe extern "C" fn mcds_hll_count_union(
     })
 }
 
+/// Delete the sketch: it counts 0 again. One round trip; clearing a
+/// missing sketch is not an error.
+///
+/// # Safety
+/// `h` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_hll_clear(h: *const mcds_hll) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let h = unsafe { handle(h, "hll") }?;
+        Ok(h.hll.clear()?)
+    })
+}
+
 /// Free a HyperLogLog handle (NULL is a no-op).
 ///
 /// # Safety
@@ -204,6 +286,38 @@ pub unsafe extern "C" fn mcds_bloom_new(
             Ok(mcds_bloom {
                 bloom: BloomFilter::new(scope, name, expected_items, false_positive_rate)?,
             })
+        })
+    }
+}
+
+/// A new handle on the same Bloom filter (same name and shape) whose adds
+/// give each block they write a TTL of `ttl_secs` seconds, counted again
+/// from each write of that block. 0 means never expires, as memcached's
+/// exptime 0 (and as `mcds_bloom_new`).
+///
+/// memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+/// Unix time; mcds converts, so `ttl_secs` always means seconds from the
+/// write (40 days is 40 days), capped at the last time memcached can parse
+/// (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+/// whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+/// seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+///
+/// `b` is unchanged and borrowed for the call. `*out` is a new handle the
+/// caller owns: free it with `mcds_bloom_free`.
+///
+/// # Safety
+/// `b` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_with_ttl(
+    b: *const mcds_bloom,
+    ttl_secs: u32,
+    out: *mut *mut mcds_bloom,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bloom", out, "out", |b| {
+            let bloom = b.bloom.clone().with_ttl(ttl(ttl_secs));
+            Ok(Box::into_raw(Box::new(mcds_bloom { bloom })))
         })
     }
 }
@@ -251,6 +365,91 @@ pub unsafe extern "C" fn mcds_bloom_contains(
     }
 }
 
+/// Add `count` elements: one read of the blocks they fall in and one
+/// pipelined batch of CAS writes (a block another client changed meanwhile
+/// is redone by itself). In `*out_added` how many elements were new (some
+/// bit was clear when their turn came): what `mcds_bloom_add` would have
+/// said for each in order, summed, so an element given twice counts at
+/// most once. Element `i` is the `lens[i]` bytes at `elements[i]` (any
+/// bytes; NULL is allowed when `lens[i]` is 0). Both arrays are borrowed
+/// for the call and may be NULL when `count` is 0 (`*out_added` is 0). At
+/// most 1 000 000 elements per call (`MCDS_INVALID_ARGUMENT`); a NULL
+/// array or element with a non-zero length is `MCDS_NULL_ARGUMENT`, and
+/// nothing is written. On an error after the reads, some blocks may have
+/// been written (a filter only gains bits) and `*out_added` is not.
+///
+/// # Safety
+/// `b` NULL or live; `elements` and `lens` NULL or `count` readable values;
+/// each `elements[i]` NULL or `lens[i]` readable bytes; `out_added` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_add_many(
+    b: *const mcds_bloom,
+    elements: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    out_added: *mut usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract (the arrays are read after the
+    // NULL checks of the handle and the output).
+    unsafe {
+        query(b, "bloom", out_added, "out_added", |b| {
+            let elements = byte_strings(elements, lens, count, "elements")?;
+            Ok(b.bloom.add_many(&elements)?)
+        })
+    }
+}
+
+/// Whether each of `count` elements may have been added, as
+/// `mcds_bloom_contains` says: `out_contained[i]` for element `i`. One read
+/// of the blocks they fall in (one round trip per server). The elements as
+/// for `mcds_bloom_add_many`; `out_contained` is the caller's array of
+/// `count` slots, written only on success. All three arrays may be NULL
+/// when `count` is 0.
+///
+/// # Safety
+/// `b` NULL or live; `elements` and `lens` NULL or `count` readable values;
+/// each `elements[i]` NULL or `lens[i]` readable bytes; `out_contained`
+/// NULL or `count` writable slots.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_contains_many(
+    b: *const mcds_bloom,
+    elements: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    out_contained: *mut bool,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (b, elements) = unsafe {
+            (
+                handle(b, "bloom")?,
+                byte_strings(elements, lens, count, "elements")?,
+            )
+        };
+        let out = out_array(out_contained, count, "out_contained")?;
+        let found = b.bloom.contains_many(&elements)?;
+        // SAFETY: checked with `count`; `count` writable slots.
+        unsafe { write_array(out, count, found) };
+        Ok(())
+    })
+}
+
+/// Delete every block: the filter is empty again. One pipelined batch of
+/// deletes (one round trip per server); on an error some blocks may be
+/// deleted already.
+///
+/// # Safety
+/// `b` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bloom_clear(b: *const mcds_bloom) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let b = unsafe { handle(b, "bloom") }?;
+        Ok(b.bloom.clear()?)
+    })
+}
+
 /// Free a Bloom filter handle (NULL is a no-op).
 ///
 /// # Safety
@@ -287,6 +486,38 @@ pub unsafe extern "C" fn mcds_bitmap_new(
             Ok(mcds_bitmap {
                 bitmap: ActivityBitmap::new(scope, name, start_unix_secs, unit)?,
             })
+        })
+    }
+}
+
+/// A new handle on the same bitmap (same name, start and unit) whose
+/// writes give each segment they write a TTL of `ttl_secs` seconds, counted
+/// again from each write of that segment. 0 means never expires, as
+/// memcached's exptime 0 (and as `mcds_bitmap_new`).
+///
+/// memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+/// Unix time; mcds converts, so `ttl_secs` always means seconds from the
+/// write (40 days is 40 days), capped at the last time memcached can parse
+/// (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+/// whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+/// seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+///
+/// `b` is unchanged and borrowed for the call. `*out` is a new handle the
+/// caller owns: free it with `mcds_bitmap_free`.
+///
+/// # Safety
+/// `b` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bitmap_with_ttl(
+    b: *const mcds_bitmap,
+    ttl_secs: u32,
+    out: *mut *mut mcds_bitmap,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(b, "bitmap", out, "out", |b| {
+            let bitmap = b.bitmap.clone().with_ttl(ttl(ttl_secs));
+            Ok(Box::into_raw(Box::new(mcds_bitmap { bitmap })))
         })
     }
 }

@@ -4,10 +4,10 @@
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_void};
 
-use ::mcds_core::{Error, Ttl};
+use ::mcds_core::Error;
 use ::mcds_counter::ViewCounter;
 
-use crate::boundary::{Fail, boundary, create, free, handle, null, query};
+use crate::boundary::{Fail, boundary, create, free, handle, null, query, ttl};
 use crate::result::{MCDS_CALLBACK_FAILED, MCDS_OK, mcds_result, mcds_result_name};
 use crate::store::mcds_store;
 
@@ -58,13 +58,8 @@ pub unsafe extern "C" fn mcds_view_counter_new(
     // SAFETY: forwarded caller contract.
     unsafe {
         create(store, name, out, |scope, name| {
-            let ttl = if ttl_secs == 0 {
-                Ttl::Never
-            } else {
-                Ttl::secs(ttl_secs)
-            };
             Ok(mcds_view_counter {
-                counter: ViewCounter::new(scope, name)?.with_ttl(ttl),
+                counter: ViewCounter::new(scope, name)?.with_ttl(ttl(ttl_secs)),
             })
         })
     }

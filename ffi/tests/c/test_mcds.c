@@ -1201,6 +1201,452 @@ static void hll_union(mcds_store *memory, mcds_store *memcached) {
     mcds_store_free(app);
 }
 
+/* ---- Counter reset and batches, sketch batches and clear, TTL handles. ---- */
+
+/* Plants the bytes `value` under the counter "c-nn" of `raw` (a store
+ * prefixed "table:c-nn:v:"): the counter's key is also the entry key of the
+ * member "counter:c-nn:value" of the table "c-nn". */
+static void plant_counter(mcds_store *store, const char *value) {
+    mcds_table *t = NULL;
+    const char *member = "counter:c-nn:value";
+    OK(mcds_table_new(store, "c-nn", &t));
+    OK(mcds_table_set(t, BYTES(member), strlen(member), BYTES(value), strlen(value)));
+    mcds_table_free(t);
+}
+
+static void counter_batches(mcds_store *store, mcds_store *elsewhere) {
+    mcds_counter *a = NULL, *b = NULL, *nn = NULL, *far = NULL, *prefixed = NULL;
+    mcds_store *raw = NULL, *app = NULL;
+    uint64_t v = 0, values[4] = {777, 777, 777, 777};
+    mcds_result results[4] = {777, 777, 777, 777};
+
+    /* Reset: the counter reads 0 again, and increments start over. */
+    OK(mcds_counter_new(store, "c-batch-a", &a));
+    OK(mcds_counter_new(store, "c-batch-b", &b));
+    OK(mcds_counter_incr(a, 9, &v));
+    OK(mcds_counter_reset(a));
+    OK(mcds_counter_get(a, &v));
+    EXPECT(v == 0);
+    OK(mcds_counter_reset(a)); /* a missing counter: fine */
+    OK(mcds_counter_incr(a, 2, &v));
+    EXPECT(v == 2);
+    EXPECT_CODE(mcds_counter_reset(NULL), MCDS_NULL_ARGUMENT);
+
+    /* incr_many: one batch, a counter twice, a prefixed handle's counter too. */
+    OK(mcds_store_with_prefix(store, "c-app/", &app));
+    OK(mcds_counter_new(app, "c-batch-a", &prefixed));
+    {
+        const mcds_counter *batch[4] = {a, b, a, prefixed};
+        const uint64_t deltas[4] = {10, 1, 5, 3};
+        OK(mcds_counter_incr_many(batch, deltas, 4, values, results));
+        EXPECT(values[0] == 12 && values[1] == 1 && values[2] == 17 && values[3] == 3);
+        EXPECT(results[0] == MCDS_OK && results[1] == MCDS_OK && results[2] == MCDS_OK &&
+               results[3] == MCDS_OK);
+        OK(mcds_counter_get(a, &v));
+        EXPECT(v == 17);
+        OK(mcds_counter_get(prefixed, &v));
+        EXPECT(v == 3);
+        OK(mcds_counter_incr_many(NULL, NULL, 0, NULL, NULL)); /* nothing */
+        OK(mcds_counter_incr_many(batch, deltas, 0, NULL, NULL));
+    }
+    /* One op fails (a value that is no number): the others are applied, the
+     * return is the failing op's code. */
+    OK(mcds_store_with_prefix(store, "table:c-nn:v:", &raw));
+    OK(mcds_counter_new(raw, "c-nn", &nn));
+    plant_counter(store, "not a number");
+    {
+        const mcds_counter *batch[3] = {a, nn, b};
+        const uint64_t deltas[3] = {1, 1, 1};
+        EXPECT_CODE(mcds_counter_incr_many(batch, deltas, 3, values, results), MCDS_NON_NUMERIC);
+        EXPECT(strstr(mcds_last_error_message(), "c-nn") != NULL);
+        EXPECT(values[0] == 18 && values[1] == 0 && values[2] == 2);
+        EXPECT(results[0] == MCDS_OK && results[1] == MCDS_NON_NUMERIC && results[2] == MCDS_OK);
+        OK(mcds_counter_get(b, &v));
+        EXPECT(v == 2);
+    }
+    /* Refused calls write nothing and send nothing. */
+    OK(mcds_counter_new(elsewhere, "c-batch-far", &far));
+    {
+        const mcds_counter *mixed[2] = {a, far};
+        const mcds_counter *with_null[2] = {a, NULL};
+        const mcds_counter *pair[2] = {a, b};
+        const uint64_t deltas[2] = {100, 100};
+        values[0] = values[1] = 777;
+        results[0] = results[1] = 777;
+        EXPECT_CODE(mcds_counter_incr_many(mixed, deltas, 2, values, results), MCDS_INVALID_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "counters[1]") != NULL);
+        EXPECT(strstr(mcds_last_error_message(), "another store") != NULL);
+        EXPECT_CODE(mcds_counter_incr_many(with_null, deltas, 2, values, results), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "counters[1] is NULL") != NULL);
+        EXPECT_CODE(mcds_counter_incr_many(NULL, deltas, 2, values, results), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_counter_incr_many(pair, NULL, 2, values, results), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_counter_incr_many(pair, deltas, 2, NULL, results), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "out_values is NULL") != NULL);
+        EXPECT_CODE(mcds_counter_incr_many(pair, deltas, 2, values, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "out_results is NULL") != NULL);
+        EXPECT_CODE(mcds_counter_incr_many(pair, deltas, SIZE_MAX, values, results), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_counter_incr_many(pair, deltas, 100001, values, results), MCDS_INVALID_ARGUMENT);
+        EXPECT(values[0] == 777 && values[1] == 777 && results[0] == 777 && results[1] == 777);
+        OK(mcds_counter_get(a, &v));
+        EXPECT(v == 18);
+        OK(mcds_counter_get(far, &v));
+        EXPECT(v == 0);
+    }
+    mcds_counter_free(a);
+    mcds_counter_free(b);
+    mcds_counter_free(nn);
+    mcds_counter_free(far);
+    mcds_counter_free(prefixed);
+    mcds_store_free(raw);
+    mcds_store_free(app);
+}
+
+#define BATCH 50
+
+static void sketch_batches(mcds_store *store) {
+    mcds_bloom *bl = NULL, *other = NULL;
+    mcds_hll *h = NULL;
+    char names[2 * BATCH][8];
+    const uint8_t *elements[2 * BATCH + 2];
+    size_t lens[2 * BATCH + 2];
+    bool contained[2 * BATCH + 2], one = false, changed = false;
+    size_t added = 777;
+    uint64_t n = 0;
+
+    /* 0..BATCH-1 are added, BATCH..2*BATCH-1 are not; then "ann" (added
+     * alone first) and the empty element. */
+    for (int i = 0; i < 2 * BATCH; i++) {
+        lens[i] = (size_t)snprintf(names[i], sizeof names[i], "x%d", i);
+        elements[i] = BYTES(names[i]);
+    }
+    elements[2 * BATCH] = BYTES("ann");
+    lens[2 * BATCH] = 3;
+    elements[2 * BATCH + 1] = NULL;
+    lens[2 * BATCH + 1] = 0;
+
+    OK(mcds_bloom_new(store, "c-bloom-batch", 10000, 0.01, &bl));
+    OK(mcds_bloom_add(bl, BYTES("ann"), 3, &one));
+    EXPECT(one);
+    {
+        /* x0..x49, x0 again, ann (old), the empty element: 51 new. */
+        const uint8_t *batch[BATCH + 3];
+        size_t batch_lens[BATCH + 3];
+        memcpy(batch, elements, BATCH * sizeof batch[0]);
+        memcpy(batch_lens, lens, BATCH * sizeof batch_lens[0]);
+        batch[BATCH] = elements[0];
+        batch_lens[BATCH] = lens[0];
+        batch[BATCH + 1] = elements[2 * BATCH];
+        batch_lens[BATCH + 1] = lens[2 * BATCH];
+        batch[BATCH + 2] = NULL;
+        batch_lens[BATCH + 2] = 0;
+        OK(mcds_bloom_add_many(bl, batch, batch_lens, BATCH + 3, &added));
+        EXPECT(added == BATCH + 1);
+        OK(mcds_bloom_add_many(bl, batch, batch_lens, BATCH + 3, &added));
+        EXPECT(added == 0);
+    }
+    /* contains_many agrees with contains, element by element. */
+    memset(contained, 0, sizeof contained);
+    OK(mcds_bloom_contains_many(bl, elements, lens, 2 * BATCH + 2, contained));
+    {
+        int agree = 0, positives = 0;
+        for (int i = 0; i < 2 * BATCH + 2; i++) {
+            OK(mcds_bloom_contains(bl, elements[i], lens[i], &one));
+            agree += one == contained[i];
+            positives += contained[i];
+        }
+        EXPECT(agree == 2 * BATCH + 2);
+        EXPECT(positives >= BATCH + 2 && positives <= BATCH + 4); /* few false positives */
+        for (int i = 0; i < BATCH; i++) EXPECT(contained[i]);
+        EXPECT(contained[2 * BATCH] && contained[2 * BATCH + 1]);
+    }
+    /* add_many agrees with add: the not-yet-added half, one at a time. */
+    {
+        size_t one_by_one = 0;
+        for (int i = BATCH; i < 2 * BATCH; i++) {
+            OK(mcds_bloom_contains(bl, elements[i], lens[i], &one));
+            OK(mcds_bloom_add(bl, elements[i], lens[i], &changed));
+            one_by_one += changed;
+            EXPECT(changed != one);
+        }
+        /* The same adds again, in batches, from the same start. */
+        OK(mcds_bloom_clear(bl));
+        OK(mcds_bloom_add_many(bl, elements, lens, BATCH, &added));
+        EXPECT(added == BATCH);
+        OK(mcds_bloom_add_many(bl, elements + 2 * BATCH, lens + 2 * BATCH, 2, &added));
+        EXPECT(added == 2);
+        OK(mcds_bloom_add_many(bl, elements + BATCH, lens + BATCH, BATCH, &added));
+        EXPECT(added == one_by_one && one_by_one > BATCH - 3);
+    }
+    OK(mcds_bloom_add_many(bl, NULL, NULL, 0, &added));
+    EXPECT(added == 0);
+    OK(mcds_bloom_contains_many(bl, NULL, NULL, 0, NULL));
+    /* Clear empties it. */
+    OK(mcds_bloom_clear(bl));
+    OK(mcds_bloom_contains_many(bl, elements, lens, 2 * BATCH + 2, contained));
+    {
+        int positives = 0;
+        for (int i = 0; i < 2 * BATCH + 2; i++) positives += contained[i];
+        EXPECT(positives == 0);
+    }
+    OK(mcds_bloom_clear(bl)); /* already empty: fine */
+    /* Bad input: nothing written. */
+    {
+        const uint8_t *with_null[2] = {BYTES("cy"), NULL};
+        size_t null_lens[2] = {2, 5}, huge_lens[2] = {2, SIZE_MAX};
+        bool kept[2] = {true, true};
+        added = 777;
+        EXPECT_CODE(mcds_bloom_add_many(NULL, elements, lens, 2, &added), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_add_many(bl, NULL, lens, 2, &added), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_add_many(bl, elements, NULL, 2, &added), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_add_many(bl, elements, lens, 2, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_add_many(bl, with_null, null_lens, 2, &added), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "elements[1] is NULL") != NULL);
+        EXPECT_CODE(mcds_bloom_add_many(bl, elements, huge_lens, 2, &added), MCDS_INVALID_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "elements[1]") != NULL);
+        EXPECT_CODE(mcds_bloom_add_many(bl, elements, lens, SIZE_MAX, &added), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_add_many(bl, elements, lens, 1000001, &added), MCDS_INVALID_ARGUMENT);
+        EXPECT(added == 777);
+        EXPECT_CODE(mcds_bloom_contains_many(NULL, elements, lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, NULL, lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, elements, NULL, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, elements, lens, 2, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "out_contained is NULL") != NULL);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, with_null, null_lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, elements, huge_lens, 2, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, elements, lens, SIZE_MAX, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_bloom_contains_many(bl, elements, lens, 1000001, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT(kept[0] && kept[1]);
+        EXPECT_CODE(mcds_bloom_clear(NULL), MCDS_NULL_ARGUMENT);
+        OK(mcds_bloom_contains(bl, BYTES("cy"), 2, &one));
+        EXPECT(!one); /* the refused batches added nothing */
+        /* Reopened with other parameters: refused, not misread. */
+        OK(mcds_bloom_add(bl, BYTES("ann"), 3, &one));
+        OK(mcds_bloom_new(store, "c-bloom-batch", 500, 0.01, &other));
+        EXPECT_CODE(mcds_bloom_add_many(other, elements, lens, 2, &added), MCDS_CORRUPT);
+        EXPECT_CODE(mcds_bloom_contains_many(other, elements, lens, 2, kept), MCDS_CORRUPT);
+        EXPECT(added == 777 && kept[0] && kept[1]);
+    }
+    mcds_bloom_free(bl);
+    mcds_bloom_free(other);
+
+    /* HyperLogLog: a batch in one update, then clear. */
+    OK(mcds_hll_new(store, "c-hll-batch", &h));
+    OK(mcds_hll_add_many(h, elements, lens, 2 * BATCH, &changed));
+    EXPECT(changed);
+    OK(mcds_hll_count(h, &n));
+    EXPECT(n >= 2 * BATCH - 3 && n <= 2 * BATCH + 3);
+    OK(mcds_hll_add_many(h, elements, lens, BATCH, &changed));
+    EXPECT(!changed);
+    changed = true;
+    OK(mcds_hll_add_many(h, NULL, NULL, 0, &changed));
+    EXPECT(!changed);
+    {
+        /* The same estimate as one add at a time. */
+        mcds_hll *single = NULL;
+        uint64_t m = 0;
+        OK(mcds_hll_new(store, "c-hll-single", &single));
+        for (int i = 0; i < 2 * BATCH; i++) {
+            OK(mcds_hll_add(single, elements[i], lens[i], &changed));
+        }
+        OK(mcds_hll_count(single, &m));
+        EXPECT(m == n);
+        mcds_hll_free(single);
+    }
+    OK(mcds_hll_clear(h));
+    OK(mcds_hll_count(h, &n));
+    EXPECT(n == 0);
+    OK(mcds_hll_clear(h)); /* already empty: fine */
+    {
+        const uint8_t *with_null[2] = {BYTES("cy"), NULL};
+        size_t null_lens[2] = {2, 5}, huge_lens[2] = {2, SIZE_MAX};
+        changed = true;
+        EXPECT_CODE(mcds_hll_add_many(NULL, elements, lens, 2, &changed), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, NULL, lens, 2, &changed), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, elements, NULL, 2, &changed), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, elements, lens, 2, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, with_null, null_lens, 2, &changed), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "elements[1] is NULL") != NULL);
+        EXPECT_CODE(mcds_hll_add_many(h, elements, huge_lens, 2, &changed), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, elements, lens, SIZE_MAX, &changed), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_hll_add_many(h, elements, lens, 1000001, &changed), MCDS_INVALID_ARGUMENT);
+        EXPECT(changed);
+        EXPECT_CODE(mcds_hll_clear(NULL), MCDS_NULL_ARGUMENT);
+        OK(mcds_hll_count(h, &n));
+        EXPECT(n == 0); /* the refused batches added nothing */
+    }
+    mcds_hll_free(h);
+}
+
+/* Handles on one store: `gone` reads what a 2 s TTL handle wrote, `kept`
+ * what the handle it was derived from wrote afterwards (no TTL: deriving
+ * left it unchanged); the counters `zero`, `long_ttl` and `max_ttl` were
+ * written with a TTL of 0, 40 days and UINT32_MAX seconds. */
+typedef struct {
+    mcds_counter *counter_gone, *counter_kept, *zero, *long_ttl, *max_ttl;
+    mcds_set *set_gone, *set_kept;
+    mcds_bloom *bloom_gone, *bloom_kept;
+    mcds_hll *hll_gone, *hll_kept;
+    mcds_bitmap *bitmap_gone, *bitmap_kept;
+} ttl_handles;
+
+/* A counter `name` written once through a handle with `ttl_secs`, read
+ * back at once through the plain one, which is returned. */
+static mcds_counter *counter_with_ttl(mcds_store *store, const char *name, uint32_t ttl_secs) {
+    mcds_counter *c = NULL, *derived = NULL;
+    uint64_t v = 0;
+    OK(mcds_counter_new(store, name, &c));
+    OK(mcds_counter_with_ttl(c, ttl_secs, &derived));
+    OK(mcds_counter_incr(derived, 1, &v));
+    OK(mcds_counter_get(c, &v)); /* one counter, any handle */
+    EXPECT(v == 1);
+    mcds_counter_free(derived);
+    return c;
+}
+
+/* Writes through TTL handles and through the originals; each write is
+ * read back at once. */
+static void ttl_write(mcds_store *store, ttl_handles *t) {
+    mcds_counter *no_c = (mcds_counter *)0x1, *c_ttl = NULL;
+    mcds_set *no_s = (mcds_set *)0x1, *s_ttl = NULL;
+    mcds_bloom *no_bl = (mcds_bloom *)0x1, *bl_ttl = NULL;
+    mcds_hll *no_h = (mcds_hll *)0x1, *h_ttl = NULL;
+    mcds_bitmap *no_bm = (mcds_bitmap *)0x1, *bm_ttl = NULL;
+    uint64_t v = 0;
+    bool b = false;
+
+    t->counter_gone = counter_with_ttl(store, "c-ttl", 2);
+    t->zero = counter_with_ttl(store, "c-ttl-zero", 0); /* never, as memcached's 0 */
+    /* Over 30 days: sent to memcached as an absolute time, not read as one
+     * (which would expire the item at once). */
+    t->long_ttl = counter_with_ttl(store, "c-ttl-long", 40 * 86400);
+    t->max_ttl = counter_with_ttl(store, "c-ttl-max", UINT32_MAX);
+    OK(mcds_counter_new(store, "c-ttl-kept", &t->counter_kept));
+    OK(mcds_counter_with_ttl(t->counter_kept, 2, &c_ttl));
+    OK(mcds_counter_incr(t->counter_kept, 1, &v));
+    EXPECT_CODE(mcds_counter_with_ttl(NULL, 2, &no_c), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_with_ttl(c_ttl, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_c == (mcds_counter *)0x1);
+    mcds_counter_free(c_ttl);
+
+    OK(mcds_set_new(store, "c-ttl", &t->set_gone));
+    OK(mcds_set_with_ttl(t->set_gone, 2, &s_ttl));
+    OK(mcds_set_add(s_ttl, BYTES("a"), 1));
+    OK(mcds_set_contains(t->set_gone, BYTES("a"), 1, &b));
+    EXPECT(b);
+    mcds_set_free(s_ttl);
+    OK(mcds_set_new(store, "c-ttl-kept", &t->set_kept));
+    OK(mcds_set_with_ttl(t->set_kept, 2, &s_ttl));
+    OK(mcds_set_add(t->set_kept, BYTES("a"), 1));
+    EXPECT_CODE(mcds_set_with_ttl(NULL, 2, &no_s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_set_with_ttl(s_ttl, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_s == (mcds_set *)0x1);
+    mcds_set_free(s_ttl);
+
+    OK(mcds_bloom_new(store, "c-ttl", 1000, 0.01, &t->bloom_gone));
+    OK(mcds_bloom_with_ttl(t->bloom_gone, 2, &bl_ttl));
+    OK(mcds_bloom_add(bl_ttl, BYTES("a"), 1, &b));
+    OK(mcds_bloom_contains(t->bloom_gone, BYTES("a"), 1, &b));
+    EXPECT(b);
+    mcds_bloom_free(bl_ttl);
+    OK(mcds_bloom_new(store, "c-ttl-kept", 1000, 0.01, &t->bloom_kept));
+    OK(mcds_bloom_with_ttl(t->bloom_kept, 2, &bl_ttl));
+    OK(mcds_bloom_add(t->bloom_kept, BYTES("a"), 1, &b));
+    EXPECT_CODE(mcds_bloom_with_ttl(NULL, 2, &no_bl), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bloom_with_ttl(bl_ttl, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_bl == (mcds_bloom *)0x1);
+    mcds_bloom_free(bl_ttl);
+
+    OK(mcds_hll_new(store, "c-ttl", &t->hll_gone));
+    OK(mcds_hll_with_ttl(t->hll_gone, 2, &h_ttl));
+    OK(mcds_hll_add(h_ttl, BYTES("a"), 1, &b));
+    OK(mcds_hll_count(t->hll_gone, &v));
+    EXPECT(v == 1);
+    {
+        /* The derived handle keeps the store: a union with it works. */
+        const mcds_hll *pair[2] = {t->hll_gone, h_ttl};
+        OK(mcds_hll_count_union(pair, 2, &v));
+        EXPECT(v == 1);
+    }
+    mcds_hll_free(h_ttl);
+    OK(mcds_hll_new(store, "c-ttl-kept", &t->hll_kept));
+    OK(mcds_hll_with_ttl(t->hll_kept, 2, &h_ttl));
+    OK(mcds_hll_add(t->hll_kept, BYTES("a"), 1, &b));
+    EXPECT_CODE(mcds_hll_with_ttl(NULL, 2, &no_h), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_hll_with_ttl(h_ttl, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_h == (mcds_hll *)0x1);
+    mcds_hll_free(h_ttl);
+
+    OK(mcds_bitmap_new(store, "c-ttl", 0, 1000, &t->bitmap_gone));
+    OK(mcds_bitmap_with_ttl(t->bitmap_gone, 2, &bm_ttl));
+    OK(mcds_bitmap_set(bm_ttl, 5, &b));
+    OK(mcds_bitmap_get(t->bitmap_gone, 5, &b));
+    EXPECT(b);
+    mcds_bitmap_free(bm_ttl);
+    OK(mcds_bitmap_new(store, "c-ttl-kept", 0, 1000, &t->bitmap_kept));
+    OK(mcds_bitmap_with_ttl(t->bitmap_kept, 2, &bm_ttl));
+    OK(mcds_bitmap_set(t->bitmap_kept, 5, &b));
+    EXPECT_CODE(mcds_bitmap_with_ttl(NULL, 2, &no_bm), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bitmap_with_ttl(bm_ttl, 2, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(no_bm == (mcds_bitmap *)0x1);
+    mcds_bitmap_free(bm_ttl);
+}
+
+/* After the TTL: what the TTL handles wrote is gone, the rest is there. */
+static void ttl_check(ttl_handles *t) {
+    uint64_t v = 0;
+    bool b = false;
+    OK(mcds_counter_get(t->counter_gone, &v));
+    EXPECT(v == 0);
+    OK(mcds_counter_get(t->counter_kept, &v));
+    EXPECT(v == 1);
+    OK(mcds_counter_get(t->zero, &v));
+    EXPECT(v == 1);
+    OK(mcds_counter_get(t->long_ttl, &v));
+    EXPECT(v == 1);
+    OK(mcds_counter_get(t->max_ttl, &v));
+    EXPECT(v == 1);
+    OK(mcds_set_contains(t->set_gone, BYTES("a"), 1, &b));
+    EXPECT(!b);
+    OK(mcds_set_contains(t->set_kept, BYTES("a"), 1, &b));
+    EXPECT(b);
+    OK(mcds_bloom_contains(t->bloom_gone, BYTES("a"), 1, &b));
+    EXPECT(!b);
+    OK(mcds_bloom_contains(t->bloom_kept, BYTES("a"), 1, &b));
+    EXPECT(b);
+    OK(mcds_hll_count(t->hll_gone, &v));
+    EXPECT(v == 0);
+    OK(mcds_hll_count(t->hll_kept, &v));
+    EXPECT(v == 1);
+    OK(mcds_bitmap_get(t->bitmap_gone, 5, &b));
+    EXPECT(!b);
+    OK(mcds_bitmap_get(t->bitmap_kept, 5, &b));
+    EXPECT(b);
+    mcds_counter_free(t->counter_gone);
+    mcds_counter_free(t->counter_kept);
+    mcds_counter_free(t->zero);
+    mcds_counter_free(t->long_ttl);
+    mcds_counter_free(t->max_ttl);
+    mcds_set_free(t->set_gone);
+    mcds_set_free(t->set_kept);
+    mcds_bloom_free(t->bloom_gone);
+    mcds_bloom_free(t->bloom_kept);
+    mcds_hll_free(t->hll_gone);
+    mcds_hll_free(t->hll_kept);
+    mcds_bitmap_free(t->bitmap_gone);
+    mcds_bitmap_free(t->bitmap_kept);
+}
+
+/* Real expiry, on both stores at once: one sleep. A 2 s TTL lives at most
+ * 2 s in the embedded store and 3 s on memcached (whole-second clocks). */
+static void ttl_expiry(mcds_store *memory, mcds_store *memcached) {
+    ttl_handles m, mc;
+    ttl_write(memory, &m);
+    ttl_write(memcached, &mc);
+    sleep_ms(3500);
+    ttl_check(&m);
+    ttl_check(&mc);
+}
+
 /* ---- Two threads sharing handles. ---- */
 
 #define THREAD_ROUNDS 200
@@ -1381,6 +1827,24 @@ static void nulls_everywhere(mcds_store *store) {
             NULL_CASE(mcds_bitmap_get(NULL, 0, &b)),
             NULL_CASE(mcds_bitmap_get(bm, 0, NULL)),
             NULL_CASE(mcds_bitmap_count(bm, 0, 1, NULL)),
+            NULL_CASE(mcds_hll_add_many(NULL, NULL, NULL, 0, &b)),
+            NULL_CASE(mcds_hll_add_many(h, NULL, NULL, 0, NULL)),
+            NULL_CASE(mcds_hll_clear(NULL)),
+            NULL_CASE(mcds_hll_with_ttl(NULL, 1, &h)),
+            NULL_CASE(mcds_hll_with_ttl(h, 1, NULL)),
+            NULL_CASE(mcds_bloom_add_many(NULL, NULL, NULL, 0, &n)),
+            NULL_CASE(mcds_bloom_add_many(bl, NULL, NULL, 0, NULL)),
+            NULL_CASE(mcds_bloom_contains_many(NULL, NULL, NULL, 0, &b)),
+            NULL_CASE(mcds_bloom_contains_many(bl, NULL, NULL, 1, &b)),
+            NULL_CASE(mcds_bloom_clear(NULL)),
+            NULL_CASE(mcds_bloom_with_ttl(NULL, 1, &bl)),
+            NULL_CASE(mcds_bloom_with_ttl(bl, 1, NULL)),
+            NULL_CASE(mcds_bitmap_with_ttl(NULL, 1, &bm)),
+            NULL_CASE(mcds_bitmap_with_ttl(bm, 1, NULL)),
+            NULL_CASE(mcds_counter_reset(NULL)),
+            NULL_CASE(mcds_counter_incr_many(NULL, NULL, 1, NULL, NULL)),
+            NULL_CASE(mcds_counter_with_ttl(NULL, 1, NULL)),
+            NULL_CASE(mcds_set_with_ttl(NULL, 1, NULL)),
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             checks++;
@@ -1473,6 +1937,11 @@ int main(void) {
     feeds_and_entries(memory);
     feeds_and_entries(memcached);
     hll_union(memory, memcached);
+    counter_batches(memory, memcached);
+    counter_batches(memcached, memory);
+    sketch_batches(memory);
+    sketch_batches(memcached);
+    ttl_expiry(memory, memcached);
     two_threads(memory);
     two_threads(memcached);
     nulls_everywhere(memory);
