@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, display, int_arg, name_arg
+from ._handle import Data, Handle, Seconds, display, int_arg, name_arg, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -59,3 +59,9 @@ class ActivityBitmap(Handle):
         out = ffi.new("uint64_t *")
         self._call(lib.mcds_bitmap_count, int_arg(first, "first"), int_arg(last, "last"), out)
         return int(out[0])
+
+    def with_ttl(self, ttl: Optional[Seconds]) -> "ActivityBitmap":
+        """A new ``ActivityBitmap`` on the same bitmap whose writes give its
+        items a TTL of ``ttl`` whole seconds from the write (``0`` or
+        ``None``: never expires). This object is unchanged."""
+        return self._twin(lib.mcds_bitmap_with_ttl, ttl_arg(ttl))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, List, Optional
 
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, data_arg, display, int_arg, name_arg
+from ._handle import Data, DataArray, Handle, Seconds, data_arg, display, int_arg, name_arg, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -47,3 +47,29 @@ class BloomFilter(Handle):
         return bool(out[0])
 
     __contains__ = contains
+
+    def add_many(self, elements: Iterable[Data]) -> int:
+        """Add every element in one batch; returns how many were new (an
+        element repeated in the batch counts once)."""
+        arrays = DataArray(elements, "element")
+        out = ffi.new("uintptr_t *")
+        self._call(lib.mcds_bloom_add_many, arrays.members, arrays.lens, arrays.count, out)
+        return int(out[0])
+
+    def contains_many(self, elements: Iterable[Data]) -> List[bool]:
+        """For each element, whether it may have been added, in order, from
+        one batch of reads."""
+        arrays = DataArray(elements, "element")
+        out = ffi.new("bool[]", max(arrays.count, 1))
+        self._call(lib.mcds_bloom_contains_many, arrays.members, arrays.lens, arrays.count, out)
+        return [bool(out[i]) for i in range(arrays.count)]
+
+    def clear(self) -> None:
+        """Empty the filter (delete its items)."""
+        self._call(lib.mcds_bloom_clear)
+
+    def with_ttl(self, ttl: Optional[Seconds]) -> "BloomFilter":
+        """A new ``BloomFilter`` on the same filter whose writes give its
+        items a TTL of ``ttl`` whole seconds from the write (``0`` or
+        ``None``: never expires). This object is unchanged."""
+        return self._twin(lib.mcds_bloom_with_ttl, ttl_arg(ttl))

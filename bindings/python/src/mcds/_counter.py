@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Union
 
+from . import errors
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, display, int_arg, name_arg
+from ._handle import Data, Handle, Seconds, display, int_arg, name_arg, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -45,6 +46,71 @@ class Counter(Handle):
         out = ffi.new("uint64_t *")
         self._call(lib.mcds_counter_get, out)
         return int(out[0])
+
+    def reset(self) -> None:
+        """Set the counter to 0 (deleting its item: the next ``incr``
+        starts from 0). One round trip."""
+        self._call(lib.mcds_counter_reset)
+
+    def with_ttl(self, ttl: Optional[Seconds]) -> "Counter":
+        """A new ``Counter`` on the same item whose writes give it a TTL of
+        ``ttl`` whole seconds from the write (``0`` or ``None``: never
+        expires; over 30 days works too, mcds converts it for memcached).
+        This object is unchanged. memcached's clock ticks in whole seconds,
+        so an item lives between ``ttl - 1`` and ``ttl + 1`` seconds."""
+        return self._twin(lib.mcds_counter_with_ttl, ttl_arg(ttl))
+
+    @staticmethod
+    def incr_many(
+        increments: Iterable[Tuple["Counter", int]], *, return_exceptions: bool = False
+    ) -> List[Union[int, errors.Error]]:
+        """Add to several counters in one pipelined batch: one round trip
+        per server, however many. ``increments`` are ``(counter, delta)``
+        pairs (a counter may appear more than once; its increments apply in
+        order); the counters must all come from one store (or stores made
+        from it by :meth:`Store.with_prefix`). Returns the new values, in
+        order.
+
+        The increments are independent: one failing does not undo the
+        others. If any failed, this raises the first failure's exception
+        after the whole batch was sent, unless ``return_exceptions`` is
+        true: then the list holds the exception in that slot (as
+        :func:`asyncio.gather` does)."""
+        pairs = list(increments)
+        for pair in pairs:
+            if not isinstance(pair, tuple) or len(pair) != 2 or not isinstance(pair[0], Counter):
+                raise TypeError(f"incr_many takes (Counter, delta) pairs, not {pair!r}")
+        deltas = [int_arg(delta, "delta") for _, delta in pairs]
+        owners = []
+        try:
+            ptrs = []
+            for counter, _ in pairs:
+                ptrs.append(counter._owner.enter())
+                owners.append(counter._owner)
+            n = len(ptrs)
+            if n == 0:
+                return []
+            values = ffi.new("uint64_t[]", n)
+            results = ffi.new("mcds_result[]", n)
+            code = lib.mcds_counter_incr_many(ffi.new("mcds_counter *[]", ptrs), ffi.new("uint64_t[]", deltas), n, values, results)
+            first = errors.from_code(code) if code else None
+        finally:
+            for owner in owners:
+                owner.exit()
+        codes = [int(results[i]) for i in range(n)]
+        if first is not None and not any(codes):
+            raise first  # refused before anything was sent: no slot written
+        out: List[Union[int, errors.Error]] = []
+        for i, c in enumerate(codes):
+            if c == 0:
+                out.append(int(values[i]))
+            elif first is not None and c == first.code and first not in out:
+                out.append(first)  # the first failure: it carries the message
+            else:
+                out.append(errors.class_of(c)(f"increment {i} of the batch failed: {errors.result_name(c)}", c))
+        if first is not None and not return_exceptions:
+            raise first
+        return out
 
     def __int__(self) -> int:
         return self.get()

@@ -54,11 +54,12 @@ if hasattr(os, "register_at_fork"):
 class _Owner:
     """Owns one C pointer: counts the calls using it, frees it once."""
 
-    __slots__ = ("ptr", "free", "what", "mutex", "users", "closed", "generation", "pid")
+    __slots__ = ("ptr", "free", "ctype", "what", "mutex", "users", "closed", "generation", "pid")
 
-    def __init__(self, ptr: Any, free: Callable[[Any], None], what: str) -> None:
+    def __init__(self, ptr: Any, free: Callable[[Any], None], what: str, ctype: str) -> None:
         self.ptr = ptr
         self.free = free
+        self.ctype = ctype
         self.what = what
         self.mutex = threading.Lock()
         self.users = 0
@@ -120,7 +121,7 @@ class Handle:
         """Call ``new(*args, out)`` and own the handle it writes to ``out``."""
         out = ffi.new(f"{ctype} **")
         check(new(*args, out))
-        self._owner = _Owner(out[0], free, what)
+        self._owner = _Owner(out[0], free, what, ctype)
         self._finalizer = weakref.finalize(self, self._owner.close)
 
     def _create(self, store: Any, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
@@ -131,6 +132,20 @@ class Handle:
             self._adopt(new, ctype, free, what, ptr, *args)
         finally:
             owner.exit()
+
+    def _twin(self: _H, fn: Callable[..., int], *args: Any) -> _H:
+        """A new object of this class on the handle ``fn(handle, *args, out)``
+        makes (a ``mcds_<handle>_with_*`` call), with this object's plain
+        attributes (name, shape) copied."""
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        owner = self._owner
+        ptr = owner.enter()
+        try:
+            twin._adopt(fn, owner.ctype, owner.free, owner.what, ptr, *args)
+        finally:
+            owner.exit()
+        return twin
 
     def close(self) -> None:
         """Free the C handle now (later calls raise :class:`~mcds.Closed`).
@@ -242,6 +257,12 @@ def seconds_arg(value: Seconds, what: str, low: float = 0.0) -> float:
     if math.isnan(secs) or secs < low:
         raise errors.InvalidArgument(f"{what} must be at least {low:g} seconds, not {secs:g}")
     return secs
+
+
+def ttl_arg(value: Optional[Seconds]) -> int:
+    """An item TTL in whole seconds for the ``*_with_ttl`` calls: 0 (or
+    ``None``) never expires."""
+    return 0 if value is None else whole_seconds_arg(value, "ttl", 0)
 
 
 def whole_seconds_arg(value: Seconds, what: str, low: int = 1) -> int:

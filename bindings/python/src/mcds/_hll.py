@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, check, data_arg, display, name_arg
+from ._handle import Data, DataArray, Handle, Seconds, check, data_arg, display, name_arg, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -32,6 +32,24 @@ class HyperLogLog(Handle):
         out = ffi.new("bool *")
         self._call(lib.mcds_hll_add, data, len(data), out)
         return bool(out[0])
+
+    def add_many(self, elements: Iterable[Data]) -> bool:
+        """PFADD of several elements at once (one read and one CAS write
+        for the whole batch): whether the estimate may have changed."""
+        arrays = DataArray(elements, "element")
+        out = ffi.new("bool *")
+        self._call(lib.mcds_hll_add_many, arrays.members, arrays.lens, arrays.count, out)
+        return bool(out[0])
+
+    def clear(self) -> None:
+        """Forget every element (delete the sketch)."""
+        self._call(lib.mcds_hll_clear)
+
+    def with_ttl(self, ttl: Optional[Seconds]) -> "HyperLogLog":
+        """A new ``HyperLogLog`` on the same sketch whose writes give it a
+        TTL of ``ttl`` whole seconds from the write (``0`` or ``None``:
+        never expires). This object is unchanged."""
+        return self._twin(lib.mcds_hll_with_ttl, ttl_arg(ttl))
 
     def count(self) -> int:
         """PFCOUNT: the estimated number of distinct elements. One round trip."""

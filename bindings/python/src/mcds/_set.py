@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator, List
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional
 
 from ._ffi import ffi, lib
-from ._handle import Data, DataArray, Handle, data_arg, display, name_arg, take_bytes_list
+from ._handle import Data, DataArray, Handle, Seconds, data_arg, display, name_arg, take_bytes_list, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -77,6 +77,12 @@ class Set(Handle):
         out = ffi.new("mcds_bytes_list **")
         self._call(lib.mcds_set_members, out)
         return take_bytes_list(out[0])
+
+    def with_ttl(self, ttl: Optional[Seconds]) -> "Set":
+        """A new ``Set`` on the same set whose writes give its items a
+        TTL of ``ttl`` whole seconds from the write (``0`` or ``None``: never
+        expires). This object is unchanged."""
+        return self._twin(lib.mcds_set_with_ttl, ttl_arg(ttl))
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self.members())
