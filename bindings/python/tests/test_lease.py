@@ -164,3 +164,38 @@ def test_threads_get_distinct_fencing_tokens(mc_store: mcds.Store) -> None:
         t.join()
     assert len(tokens) == 4 * per_thread == len(set(tokens))
     assert tokens == sorted(tokens), "each holder's token is above every earlier holder's"
+
+
+class Deadline(Exception):
+    pass
+
+
+def test_an_interrupted_acquire_leaves_no_lease(store: mcds.Store) -> None:
+    # A signal handler raises while `with lock:` waits in C, and the C call
+    # takes the lock before Python runs the handler: the lease is released,
+    # the object stays usable.
+    import signal
+
+    name = unique("job")
+    holder = store.lock(name)
+    assert holder.try_acquire()
+    waiter = store.lock(name)
+
+    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
+        raise Deadline()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    timer = threading.Timer(0.3, holder.release)
+    timer.start()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)  # fires while the C call waits
+        with pytest.raises(Deadline):
+            with waiter:
+                pytest.fail("the block ran")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        timer.join()
+    assert not waiter.held and waiter.holder() is None, "no lease left behind"
+    assert waiter.try_acquire(), "the object is not stuck"
+    assert waiter.release()

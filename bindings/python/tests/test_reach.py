@@ -141,6 +141,44 @@ def test_view_counter_loader_results(store: mcds.Store) -> None:
         store.view_counter(unique("page"), 42)  # type: ignore[arg-type]
 
 
+def test_an_exception_escaping_the_loader_callback_is_not_lost(store: mcds.Store) -> None:
+    # Near the recursion limit the RecursionError comes as cffi enters the
+    # callback, before the loader runs: it must reach the caller, never
+    # seed the cache with 0.
+    import inspect
+    import sys
+
+    views = store.view_counter(unique("page"), lambda: 1000)
+
+    def at_depth(n: int) -> int:
+        return views.view() if n == 0 else at_depth(n - 1)
+
+    room = sys.getrecursionlimit() - len(inspect.stack())
+    outcomes = set()
+    for depth in range(max(0, room - 40), room + 5):
+        views.invalidate()
+        try:
+            got = at_depth(depth)
+        except RecursionError:
+            outcomes.add("RecursionError")
+            continue
+        assert got == 1001, f"at depth {depth} the cache was seeded with {got - 1}, not the loaded 1000"
+        outcomes.add("ok")
+    assert outcomes == {"ok", "RecursionError"}, outcomes
+
+
+def test_the_loaders_exception_keeps_its_cause(store: mcds.Store) -> None:
+    def loader() -> int:
+        try:
+            raise ConnectionError("db socket closed")
+        except ConnectionError as e:
+            raise LoaderFailed("no total") from e
+
+    with pytest.raises(LoaderFailed) as info:
+        store.view_counter(unique("page"), loader).view()
+    assert isinstance(info.value.__cause__, ConnectionError)
+
+
 def test_a_failing_loader_raises_its_own_exception_and_counts_nothing(store: mcds.Store) -> None:
     name = unique("page")
 
@@ -314,3 +352,20 @@ def test_hll_count_union(store: mcds.Store) -> None:
         a.count_union(other)
     with pytest.raises(TypeError):
         a.count_union("day2")  # type: ignore[arg-type]
+
+
+def test_numbers_are_checked() -> None:
+    store = mcds.Store.memory()
+    for call in [lambda: store.counter("c").incr(True), lambda: store.sharded_set("s", shards=True),
+                 lambda: store.int_array("a").add(True), lambda: store.view_counter("v", lambda: 1, ttl=True)]:
+        with pytest.raises(TypeError, match="bool"):
+            call()
+    for call in [lambda: store.lock("l", ttl=math.inf), lambda: store.lock("l", ttl=10**400),
+                 lambda: mcds.Store.memcached("127.0.0.1:1", io_timeout=10**400),
+                 lambda: store.lock("l", backoff=(0.001, math.inf)), lambda: store.lock("l", ttl=2**32)]:
+        with pytest.raises(mcds.InvalidArgument):
+            call()
+    lock = store.lock("l")
+    with lock:
+        with pytest.raises(mcds.InvalidArgument):
+            lock.extend(math.inf)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import operator
 import os
 import threading
 import weakref
@@ -235,12 +236,14 @@ def _bytes(value: Data, what: str) -> bytes:
 
 
 def int_arg(value: int, what: str, low: int = 0, high: int = U64_MAX) -> int:
-    """An integer in ``[low, high]``, or :class:`~mcds.InvalidArgument`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = value.__index__()
-        except AttributeError:
-            raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    """An integer in ``[low, high]``, or :class:`~mcds.InvalidArgument`.
+    ``bool`` is refused (``incr(True)`` is a mistake, not 1)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
     if not low <= value <= high:
         raise errors.InvalidArgument(f"{what} must be between {low} and {high}, not {value}")
     return value
@@ -251,7 +254,10 @@ def seconds_arg(value: Seconds, what: str, low: float = 0.0) -> float:
     if isinstance(value, datetime.timedelta):
         secs = value.total_seconds()
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        secs = float(value)
+        try:
+            secs = float(value)
+        except OverflowError:
+            raise errors.InvalidArgument(f"{what} of {value} seconds is out of range") from None
     else:
         raise TypeError(f"{what} must be seconds (a number or a timedelta), not {type(value).__name__}")
     if math.isnan(secs) or secs < low:
@@ -268,6 +274,8 @@ def ttl_arg(value: Optional[Seconds]) -> int:
 def whole_seconds_arg(value: Seconds, what: str, low: int = 1) -> int:
     """A duration in whole seconds, as the C ABI takes it (``uint32_t``)."""
     secs = seconds_arg(value, what, low)
+    if math.isinf(secs) or secs > U32_MAX:
+        raise errors.InvalidArgument(f"{what} must be at most {U32_MAX} seconds, not {secs:g}")
     if secs != int(secs):
         raise errors.InvalidArgument(f"{what} must be whole seconds, not {secs:g}")
     return int_arg(int(secs), what, low, U32_MAX)

@@ -166,8 +166,14 @@ class Lock(Handle):
 
         Raises :class:`~mcds.InvalidArgument` if this object already holds it."""
         out = ffi.new("bool *")
-        self._call(lib.mcds_lock_try_acquire, out)
-        self._held = bool(out[0])
+        try:
+            self._call(lib.mcds_lock_try_acquire, out)
+            self._held = bool(out[0])
+        except errors.Error:
+            raise
+        except BaseException:
+            self._undo_interrupted_acquire()
+            raise
         return self._held
 
     def acquire(self, blocking: bool = True, timeout: Optional[Seconds] = None) -> bool:
@@ -187,12 +193,35 @@ class Lock(Handle):
                 slice_ms = min(_SLICE_MS, max(0, math.ceil((deadline - time.monotonic()) * 1000)))
             try:
                 self._call(lib.mcds_lock_acquire, slice_ms)
+                self._held = True
             except errors.WaitTimeout:
                 if deadline is not None and time.monotonic() >= deadline:
                     return False
                 continue
-            self._held = True
+            except errors.Error:
+                raise
+            except BaseException:
+                self._undo_interrupted_acquire()
+                raise
             return True
+
+    def _undo_interrupted_acquire(self) -> None:
+        """An exception of Python's own (a signal handler's
+        ``KeyboardInterrupt``, say) arrived while or just after the C call
+        took the lock, before this object recorded it: release that lease
+        (best effort), so that no lease is left held by an object that
+        says it holds nothing and refuses to acquire again."""
+        out = ffi.new("bool *")
+        try:
+            self._call(lib.mcds_lock_is_lost, out)  # InvalidArgument: holds nothing
+        except BaseException:
+            self._held = False
+            return
+        try:
+            self._call(lib.mcds_lock_release, out)
+            self._held = False
+        except BaseException:
+            self._held = True  # still held: release() can be retried
 
     def release(self) -> bool:
         """Release the lock: ``True`` if the lease was still ours, ``False``
@@ -346,8 +375,10 @@ def _backoff_arg(backoff: Tuple[Seconds, Seconds]) -> Tuple[int, int]:
         low, high = backoff
     except (TypeError, ValueError):
         raise TypeError("backoff must be a pair (min_seconds, max_seconds)") from None
-    low_ms = math.ceil(seconds_arg(low, "backoff min") * 1000)
-    high_ms = math.ceil(seconds_arg(high, "backoff max") * 1000)
+    low_s, high_s = seconds_arg(low, "backoff min"), seconds_arg(high, "backoff max")
+    if math.isinf(high_s) or high_s > 60:
+        raise errors.InvalidArgument(f"backoff must satisfy 0.001 <= min <= max <= 60 seconds, not ({low_s:g}, {high_s:g})")
+    low_ms, high_ms = math.ceil(low_s * 1000), math.ceil(high_s * 1000)
     if not 1 <= low_ms <= high_ms <= 60_000:
         raise errors.InvalidArgument(
             f"backoff must satisfy 0.001 <= min <= max <= 60 seconds, not ({low_ms / 1000:g}, {high_ms / 1000:g})"

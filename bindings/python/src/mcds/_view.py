@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import operator
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional, SupportsIndex
 
 from . import errors
@@ -35,7 +37,7 @@ def _loaded(value: Any) -> int:
             f"a ViewCounter loader must return an int >= 0 (or None for 0), not {type(value).__name__}: "
             "convert it with int() if it is a whole number"
         )
-    total: int = value.__index__()
+    total: int = operator.index(value)
     if not 0 <= total <= U64_MAX:
         raise errors.InvalidArgument(f"a ViewCounter loader returned {total}, outside 0 to 2**64-1")
     return total
@@ -55,9 +57,20 @@ def _load_into(ctx: Any, out_value: Any) -> int:
         return failed
 
 
+# An exception that escapes _load_into before its try (a signal handler's
+# KeyboardInterrupt raised as the callback is entered, a RecursionError at
+# the recursion limit) is not lost either: cffi hands it to _escaped and
+# returns MCDS_CALLBACK_FAILED, never MCDS_OK with an unset total.
+_escaped_here = threading.local()
+
+
+def _escaped(exc_type: Any, exc: Any, tb: Any) -> None:
+    _escaped_here.error = exc
+
+
 #: The C function pointer libmcds calls: made once, for the life of the
 #: module (a cffi callback must outlive every call that may use it).
-_trampoline = ffi.callback("mcds_loader", _load_into)
+_trampoline = ffi.callback("mcds_loader", _load_into, error=lib.MCDS_CALLBACK_FAILED, onerror=_escaped)
 
 
 class ViewCounter(Handle):
@@ -97,12 +110,19 @@ class ViewCounter(Handle):
         call = _Call(self.loader)
         ctx = ffi.new_handle(call)
         out = ffi.new("uint64_t *")
+        _escaped_here.error = None
+        error: Optional[BaseException] = None
         try:
             self._call(fn, *args, _trampoline, ctx, out)
         except errors.CallbackFailed:
-            if call.error is not None:
-                raise call.error from None
-            raise
+            error = call.error or _escaped_here.error
+            _escaped_here.error = None
+            if error is None:
+                raise
+        if error is not None:
+            # Outside the except block: the loader's exception arrives as it
+            # was raised (its own __cause__ and __context__ intact).
+            raise error
         return int(out[0])
 
     def view(self, delta: int = 1) -> int:
