@@ -370,8 +370,8 @@ mcds_result mcds_store_builder_new(mcds_store_builder **out);
 
 /*
  How long dialing a memcached server may take, in milliseconds (default
- 1000). 1 to 3 600 000 (one hour); 0 or more is `MCDS_INVALID_ARGUMENT`.
- Memcached stores only.
+ 1000). 1 to 3 600 000 (one hour); 0 or more than that is
+ `MCDS_INVALID_ARGUMENT`. Memcached stores only.
 
  `b` NULL or live.
  */
@@ -380,8 +380,8 @@ mcds_result mcds_store_builder_set_connect_timeout_ms(const mcds_store_builder *
 /*
  How long one request and its reply may take on memcached, in
  milliseconds (default 1000). A call that has to dial first may also
- spend up to the connect timeout. 1 to 3 600 000 (one hour); 0 or more is
- `MCDS_INVALID_ARGUMENT`. Memcached stores only.
+ spend up to the connect timeout. 1 to 3 600 000 (one hour); 0 or more
+ than that is `MCDS_INVALID_ARGUMENT`. Memcached stores only.
 
  `b` NULL or live.
  */
@@ -962,6 +962,11 @@ mcds_result mcds_sharded_set_remove(const mcds_sharded_set *s,
  `mcds_set_add_many` (borrowed for the call; NULL when `count` is 0; at
  most 1 000 000 members).
 
+ On a pool, the shards on different servers are written independently:
+ on an error (even `MCDS_IO` or `MCDS_SERVER_DOWN`, which say that
+ server's requests were not applied) the shards on other servers may be
+ written already. Adding is idempotent, so retry the whole call.
+
  `s` NULL or live; `members` and `lens` NULL or `count` readable values;
  each `members[i]` NULL or `lens[i]` readable bytes.
  */
@@ -971,7 +976,9 @@ mcds_result mcds_sharded_set_add_many(const mcds_sharded_set *s,
                                       uintptr_t count);
 
 /*
- Remove `count` members, as `mcds_sharded_set_add_many` adds them.
+ Remove `count` members, as `mcds_sharded_set_add_many` adds them (and,
+ on an error, as partially: the shards on other servers may be written
+ already; removing is idempotent, so retry the whole call).
 
  `s` NULL or live; `members` and `lens` NULL or `count` readable values;
  each `members[i]` NULL or `lens[i]` readable bytes.
@@ -1010,7 +1017,8 @@ mcds_result mcds_sharded_set_members(const mcds_sharded_set *s, mcds_bytes_list 
 mcds_result mcds_sharded_set_compact(const mcds_sharded_set *s);
 
 /*
- Delete every shard: one pipelined batch (one round trip per server).
+ Delete every shard: one pipelined batch (one round trip per server); on
+ an error the shards on other servers may be deleted already.
 
  `s` NULL or live.
  */

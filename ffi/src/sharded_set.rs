@@ -113,6 +113,11 @@ pub unsafe extern "C" fn mcds_sharded_set_remove(
 /// `mcds_set_add_many` (borrowed for the call; NULL when `count` is 0; at
 /// most 1 000 000 members).
 ///
+/// On a pool, the shards on different servers are written independently:
+/// on an error (even `MCDS_IO` or `MCDS_SERVER_DOWN`, which say that
+/// server's requests were not applied) the shards on other servers may be
+/// written already. Adding is idempotent, so retry the whole call.
+///
 /// # Safety
 /// `s` NULL or live; `members` and `lens` NULL or `count` readable values;
 /// each `members[i]` NULL or `lens[i]` readable bytes.
@@ -127,7 +132,9 @@ pub unsafe extern "C" fn mcds_sharded_set_add_many(
     unsafe { update(s, members, lens, count, |set, m| set.add(m)) }
 }
 
-/// Remove `count` members, as `mcds_sharded_set_add_many` adds them.
+/// Remove `count` members, as `mcds_sharded_set_add_many` adds them (and,
+/// on an error, as partially: the shards on other servers may be written
+/// already; removing is idempotent, so retry the whole call).
 ///
 /// # Safety
 /// `s` NULL or live; `members` and `lens` NULL or `count` readable values;
@@ -198,7 +205,8 @@ pub unsafe extern "C" fn mcds_sharded_set_compact(s: *const mcds_sharded_set) ->
     })
 }
 
-/// Delete every shard: one pipelined batch (one round trip per server).
+/// Delete every shard: one pipelined batch (one round trip per server); on
+/// an error the shards on other servers may be deleted already.
 ///
 /// # Safety
 /// `s` NULL or live.

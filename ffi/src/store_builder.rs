@@ -122,8 +122,8 @@ unsafe fn set<T: PartialOrd + std::fmt::Display>(
 }
 
 /// How long dialing a memcached server may take, in milliseconds (default
-/// 1000). 1 to 3 600 000 (one hour); 0 or more is `MCDS_INVALID_ARGUMENT`.
-/// Memcached stores only.
+/// 1000). 1 to 3 600 000 (one hour); 0 or more than that is
+/// `MCDS_INVALID_ARGUMENT`. Memcached stores only.
 ///
 /// # Safety
 /// `b` NULL or live.
@@ -150,8 +150,8 @@ pub unsafe extern "C" fn mcds_store_builder_set_connect_timeout_ms(
 
 /// How long one request and its reply may take on memcached, in
 /// milliseconds (default 1000). A call that has to dial first may also
-/// spend up to the connect timeout. 1 to 3 600 000 (one hour); 0 or more is
-/// `MCDS_INVALID_ARGUMENT`. Memcached stores only.
+/// spend up to the connect timeout. 1 to 3 600 000 (one hour); 0 or more
+/// than that is `MCDS_INVALID_ARGUMENT`. Memcached stores only.
 ///
 /// # Safety
 /// `b` NULL or live.

@@ -50,7 +50,9 @@ class ShardedSet(Handle):
     def add_many(self, members: Iterable[Data]) -> None:
         """Add every member: one append per shard touched, all in one
         pipelined batch (one round trip per server; at most 1 000 000
-        members)."""
+        members). On a pool, shards on different servers are written
+        independently: after an error some may be written already. Adding
+        is idempotent, so retry the whole call."""
         arrays = DataArray(members)
         self._call(lib.mcds_sharded_set_add_many, arrays.members, arrays.lens, arrays.count)
 
@@ -83,7 +85,8 @@ class ShardedSet(Handle):
         self._call(lib.mcds_sharded_set_compact)
 
     def clear(self) -> None:
-        """Delete every shard: one pipelined batch."""
+        """Delete every shard: one pipelined batch (after an error, shards
+        on other servers may be deleted already)."""
         self._call(lib.mcds_sharded_set_clear)
 
     def __iter__(self) -> Iterator[bytes]:
