@@ -106,3 +106,19 @@ ZEND_METHOD(Mcds_ActivityBitmap, count)
 	MCDS_TRY(mcds_bitmap_count(b, f, l, &n));
 	MCDS_RETURN_U64(n);
 }
+
+ZEND_METHOD(Mcds_ActivityBitmap, withTtl)
+{
+	zend_long seconds;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(seconds)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl;
+	if (!php_mcds_arg_ttl(seconds, 1, &ttl)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_bitmap, b);
+	mcds_bitmap *derived = NULL;
+	MCDS_TRY(mcds_bitmap_with_ttl(b, ttl, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, bitmap_free);
+}

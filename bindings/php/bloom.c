@@ -60,3 +60,71 @@ ZEND_METHOD(Mcds_BloomFilter, contains)
 	MCDS_TRY(mcds_bloom_contains(b, (const uint8_t *)ZSTR_VAL(element), ZSTR_LEN(element), &maybe));
 	RETURN_BOOL(maybe);
 }
+
+ZEND_METHOD(Mcds_BloomFilter, addMany)
+{
+	HashTable *elements;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(elements)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_bloom, b);
+	php_mcds_members m;
+	if (!php_mcds_members_from_array(elements, 1, &m)) {
+		RETURN_THROWS();
+	}
+	uintptr_t added = 0;
+	mcds_result r = mcds_bloom_add_many(b, m.data, m.lens, m.count, &added);
+	php_mcds_members_free(&m);
+	MCDS_TRY(r);
+	MCDS_RETURN_U64((uint64_t)added);
+}
+
+ZEND_METHOD(Mcds_BloomFilter, containsMany)
+{
+	HashTable *elements;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(elements)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_bloom, b);
+	php_mcds_members m;
+	if (!php_mcds_members_from_array(elements, 1, &m)) {
+		RETURN_THROWS();
+	}
+	uintptr_t count = m.count;
+	/* Never NULL, even for none. */
+	bool *found = safe_emalloc(count ? count : 1, sizeof(*found), 0);
+	mcds_result r = mcds_bloom_contains_many(b, m.data, m.lens, count, found);
+	php_mcds_members_free(&m);
+	if (!php_mcds_ok(r)) {
+		efree(found);
+		RETURN_THROWS();
+	}
+	array_init_size(return_value, (uint32_t)count);
+	for (uintptr_t i = 0; i < count; i++) {
+		add_next_index_bool(return_value, found[i]);
+	}
+	efree(found);
+}
+
+ZEND_METHOD(Mcds_BloomFilter, clear)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_bloom, b);
+	MCDS_TRY(mcds_bloom_clear(b));
+}
+
+ZEND_METHOD(Mcds_BloomFilter, withTtl)
+{
+	zend_long seconds;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(seconds)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl;
+	if (!php_mcds_arg_ttl(seconds, 1, &ttl)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_bloom, b);
+	mcds_bloom *derived = NULL;
+	MCDS_TRY(mcds_bloom_with_ttl(b, ttl, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, bloom_free);
+}

@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 #include "php_mcds.h"
+#include "zend_exceptions.h"
 
 static void counter_free(void *h) { mcds_counter_free(h); }
 
@@ -61,4 +62,140 @@ ZEND_METHOD(Mcds_Counter, get)
 	uint64_t value = 0;
 	MCDS_TRY(mcds_counter_get(c, &value));
 	MCDS_RETURN_U64(value);
+}
+
+ZEND_METHOD(Mcds_Counter, reset)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_counter, c);
+	MCDS_TRY(mcds_counter_reset(c));
+}
+
+/* What incrMany's TypeError says was given: "[type, type]" for an array
+ * with exactly the keys 0 and 1, else the value's type. */
+static const char *incr_pair_given(zval *pair, char *buf, size_t size)
+{
+	if (Z_TYPE_P(pair) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(pair)) == 2) {
+		zval *c = zend_hash_index_find_deref(Z_ARRVAL_P(pair), 0);
+		zval *d = zend_hash_index_find_deref(Z_ARRVAL_P(pair), 1);
+		if (c != NULL && d != NULL) {
+			snprintf(buf, size, "[%s, %s]", zend_zval_type_name(c), zend_zval_type_name(d));
+			return buf;
+		}
+	}
+	return zend_zval_type_name(pair);
+}
+
+/* Element `i` of incrMany's $increments, a [Counter, int] pair: its handle
+ * and delta, or false with a TypeError, ValueError or Error thrown. The
+ * delta is converted as an int parameter would be (the caller's
+ * strict_types). */
+static bool incr_pair(zval *pair, uintptr_t i, const mcds_counter **counter, uint64_t *delta)
+{
+	ZVAL_DEREF(pair);
+	zval *c = NULL, *d = NULL;
+	if (Z_TYPE_P(pair) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(pair)) == 2) {
+		c = zend_hash_index_find_deref(Z_ARRVAL_P(pair), 0);
+		d = zend_hash_index_find_deref(Z_ARRVAL_P(pair), 1);
+	}
+	zend_long v = 0;
+	if (c == NULL || d == NULL || Z_TYPE_P(c) != IS_OBJECT || !instanceof_function(Z_OBJCE_P(c), php_mcds_counter_ce)
+		|| !zend_parse_arg_long(d, &v, NULL, false, 1)) {
+		if (!EG(exception)) {
+			char buf[2 * 256 + 8];
+			zend_argument_type_error(1, "must contain only [Mcds\\Counter, int] pairs, %s given at increments[%zu]",
+				incr_pair_given(pair, buf, sizeof(buf)), (size_t)i);
+		}
+		return false;
+	}
+	if (v < 0) {
+		zend_argument_value_error(1, "must contain deltas greater than or equal to 0, " ZEND_LONG_FMT
+			" given at increments[%zu]", v, (size_t)i);
+		return false;
+	}
+	*delta = (uint64_t)v;
+	*counter = php_mcds_this_handle(c);
+	return *counter != NULL;
+}
+
+ZEND_METHOD(Mcds_Counter, incrMany)
+{
+	HashTable *increments;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(increments)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t n = zend_hash_num_elements(increments);
+	/* Never NULL, even for none. */
+	const mcds_counter **counters = safe_emalloc(n ? n : 1, sizeof(*counters), 0);
+	uint64_t *deltas = safe_emalloc(n ? n : 1, sizeof(*deltas), 0);
+	uint64_t *values = safe_emalloc(n ? n : 1, sizeof(*values), 0);
+	mcds_result *results = safe_emalloc(n ? n : 1, sizeof(*results), 0);
+	uintptr_t count = 0;
+	bool ok = true;
+	zval *pair;
+	/* The handles stay live through the call: the array holds the counters. */
+	ZEND_HASH_FOREACH_VAL(increments, pair) {
+		if (!incr_pair(pair, count, &counters[count], &deltas[count])) {
+			ok = false;
+			break;
+		}
+		results[count] = MCDS_OK;
+		values[count] = 0;
+		count++;
+	} ZEND_HASH_FOREACH_END();
+	if (ok) {
+		mcds_result r = mcds_counter_incr_many(counters, deltas, count, values, results);
+		if (r != MCDS_OK) {
+			/* Refused before sending (no slot written: all still MCDS_OK), or
+			 * sent, and `r` is the code of the first failing increment. */
+			uintptr_t first = 0;
+			while (first < count && results[first] == MCDS_OK) {
+				first++;
+			}
+			if (first < count) {
+				const char *message = mcds_last_error_message();
+				zend_throw_exception_ex(php_mcds_exception_class(r), (zend_long)r, "increments[%zu]: %s",
+					(size_t)first, message != NULL ? message : "");
+			} else {
+				php_mcds_throw(r);
+			}
+			ok = false;
+		}
+	}
+	if (ok) {
+		array_init_size(return_value, n);
+		for (uintptr_t i = 0; i < count; i++) {
+			zval v;
+			if (!php_mcds_u64_result(values[i], &v)) {
+				zval_ptr_dtor(return_value);
+				ZVAL_NULL(return_value);
+				ok = false;
+				break;
+			}
+			add_next_index_zval(return_value, &v);
+		}
+	}
+	efree(counters);
+	efree(deltas);
+	efree(values);
+	efree(results);
+	if (!ok) {
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Mcds_Counter, withTtl)
+{
+	zend_long seconds;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(seconds)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl;
+	if (!php_mcds_arg_ttl(seconds, 1, &ttl)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_counter, c);
+	mcds_counter *derived = NULL;
+	MCDS_TRY(mcds_counter_with_ttl(c, ttl, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, counter_free);
 }

@@ -114,3 +114,44 @@ ZEND_METHOD(Mcds_HyperLogLog, countUnion)
 	MCDS_TRY(r);
 	MCDS_RETURN_U64(n);
 }
+
+ZEND_METHOD(Mcds_HyperLogLog, addMany)
+{
+	HashTable *elements;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(elements)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_hll, h);
+	php_mcds_members m;
+	if (!php_mcds_members_from_array(elements, 1, &m)) {
+		RETURN_THROWS();
+	}
+	bool changed = false;
+	mcds_result r = mcds_hll_add_many(h, m.data, m.lens, m.count, &changed);
+	php_mcds_members_free(&m);
+	MCDS_TRY(r);
+	RETURN_BOOL(changed);
+}
+
+ZEND_METHOD(Mcds_HyperLogLog, clear)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_GET_THIS(mcds_hll, h);
+	MCDS_TRY(mcds_hll_clear(h));
+}
+
+ZEND_METHOD(Mcds_HyperLogLog, withTtl)
+{
+	zend_long seconds;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(seconds)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl;
+	if (!php_mcds_arg_ttl(seconds, 1, &ttl)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_hll, h);
+	mcds_hll *derived = NULL;
+	MCDS_TRY(mcds_hll_with_ttl(h, ttl, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, hll_free);
+}

@@ -118,6 +118,13 @@ bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zva
 	return true;
 }
 
+void php_mcds_return_derived(zval *rv, zval *this_zv, void *handle, void (*free_handle)(void *))
+{
+	object_init_ex(rv, Z_OBJCE_P(this_zv));
+	/* A fresh object: adopting cannot fail. */
+	php_mcds_adopt(rv, handle, free_handle, &Z_MCDS_P(this_zv)->store);
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 zend_class_entry *php_mcds_exception_class(mcds_result code)
@@ -195,6 +202,16 @@ bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out)
 		return false;
 	}
 	*out = (uint32_t)v;
+	return true;
+}
+
+bool php_mcds_arg_ttl(zend_long seconds, uint32_t arg, uint32_t *out_secs)
+{
+	if (seconds < 0 || (uint64_t)seconds > UINT32_MAX) {
+		zend_argument_value_error(arg, "must be between 0 and %" PRIu32 " seconds", UINT32_MAX);
+		return false;
+	}
+	*out_secs = (uint32_t)seconds;
 	return true;
 }
 

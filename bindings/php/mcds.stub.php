@@ -114,6 +114,56 @@ namespace Mcds {
 
         /** The current value (0 if the counter does not exist). */
         public function get(): int {}
+
+        /**
+         * Delete the counter: it reads 0 again, and the next incr() creates
+         * it anew. One round trip; resetting a missing counter is no error.
+         */
+        public function reset(): void {}
+
+        /**
+         * Add each delta to its counter in one pipelined batch: one round
+         * trip per server, however many counters. $increments is a list of
+         * [Counter $counter, int $delta] pairs (a counter may appear more
+         * than once: its increments apply in order; the keys do not
+         * matter); returns the new values, in the same order. At most
+         * 100 000 increments; every counter must come from one store (or
+         * stores made from it by withPrefix()): else
+         * InvalidArgumentException, and nothing is sent.
+         *
+         * The increments are independent: one failing (a counter holding a
+         * value that is not a number, a server down) does not undo or stop
+         * the others. If any failed, every increment has been sent and the
+         * others applied, and this throws the exception of the first that
+         * failed (its message starting "increments[i]: ", i its position in
+         * $increments from 0); the new values of the others are not
+         * returned. So does a new value past PHP_INT_MAX (Mcds\Exception),
+         * the whole batch applied.
+         *
+         * A pair that is not [Counter, int] is a TypeError, a negative delta
+         * a ValueError (the delta converted as an int parameter would be,
+         * in the caller's strict_types mode).
+         *
+         * @param array[] $increments list<array{0: Counter, 1: int}>
+         * @return list<int>
+         */
+        public static function incrMany(array $increments): array {}
+
+        /**
+         * A new object on the same counter whose increments give its item a
+         * TTL of $seconds when they create it (an increment of an existing
+         * counter leaves its expiry alone; after reset() or expiry the next
+         * increment creates it again).
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): Counter {}
     }
 
     /**
@@ -326,6 +376,21 @@ namespace Mcds {
 
         /** Delete the set (every member). */
         public function clear(): void {}
+
+        /**
+         * A new object on the same set whose writes give its item a TTL of
+         * $seconds when they create it, and again when compact() rewrites
+         * it (an add to an existing set leaves its expiry alone).
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): Set {}
     }
 
     /**
@@ -572,6 +637,38 @@ namespace Mcds {
          * withPrefix()): else InvalidArgumentException.
          */
         public function countUnion(HyperLogLog ...$others): int {}
+
+        /**
+         * PFADD of every element of $elements (strings) in one
+         * read-modify-write: two round trips (one when nothing changes),
+         * whatever the count (at most 1 000 000). Returns whether the
+         * estimate may have changed; false for none.
+         *
+         * @param string[] $elements
+         */
+        public function addMany(array $elements): bool {}
+
+        /**
+         * Delete the sketch: it counts 0 again. One round trip; clearing a
+         * missing sketch is no error.
+         */
+        public function clear(): void {}
+
+        /**
+         * A new object on the same sketch whose writes (add, addMany,
+         * merge) give its item a TTL of $seconds, counted again from each
+         * write that changes it. It is on the same store as this one, for
+         * merge() and countUnion().
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): HyperLogLog {}
     }
 
     /**
@@ -591,6 +688,48 @@ namespace Mcds {
 
         /** Whether the element may have been added (no false negatives). */
         public function contains(string $element): bool {}
+
+        /**
+         * Add every element of $elements (strings): one read of the blocks
+         * they fall in and one pipelined batch of writes (at most
+         * 1 000 000). Returns how many were new: what add() would have said
+         * for each in order, summed (an element given twice counts at most
+         * once). On an error after the reads some blocks may have been
+         * written (a filter only gains bits).
+         *
+         * @param string[] $elements
+         */
+        public function addMany(array $elements): int {}
+
+        /**
+         * Whether each element of $elements (strings) may have been added,
+         * as contains() says: one read of the blocks they fall in.
+         *
+         * @param string[] $elements
+         * @return list<bool> in the order of $elements
+         */
+        public function containsMany(array $elements): array {}
+
+        /**
+         * Delete every block: the filter is empty again. One pipelined
+         * batch of deletes; on an error some blocks may be deleted already.
+         */
+        public function clear(): void {}
+
+        /**
+         * A new object on the same filter whose adds give each block they
+         * write a TTL of $seconds, counted again from each write of that
+         * block.
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): BloomFilter {}
     }
 
     /**
@@ -618,6 +757,21 @@ namespace Mcds {
 
         /** BITCOUNT of bits $first to $last, both included. */
         public function count(int $first, int $last): int {}
+
+        /**
+         * A new object on the same bitmap whose writes (set, mark) give
+         * each segment they write a TTL of $seconds, counted again from each
+         * write of that segment.
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): ActivityBitmap {}
     }
 
     /**

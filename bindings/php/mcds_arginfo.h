@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 915188553b1cf93a2ded2c26dbcdf00883644382 */
+ * Stub hash: 6d431a621bc2cd3b5d4af2736217c43ee8b13271 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -114,6 +114,17 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_get, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_reset, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_incrMany, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, increments, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Counter_withTtl, 0, 1, Mcds\\Counter, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ShadowCounter___construct, 0, 0, 3)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
@@ -135,8 +146,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_ViewCounter_get arginfo_class_Mcds_Counter_get
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ViewCounter_invalidate, 0, 0, IS_VOID, 0)
-ZEND_END_ARG_INFO()
+#define arginfo_class_Mcds_ViewCounter_invalidate arginfo_class_Mcds_Counter_reset
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Lock___construct, 0, 0, 2)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -209,7 +219,11 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Set_compact arginfo_class_Mcds_Lock_isLost
 
-#define arginfo_class_Mcds_Set_clear arginfo_class_Mcds_ViewCounter_invalidate
+#define arginfo_class_Mcds_Set_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Set_withTtl, 0, 1, Mcds\\Set, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ShardedSet___construct, 0, 0, 3)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -229,9 +243,9 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_ShardedSet_members arginfo_class_Mcds_Set_members
 
-#define arginfo_class_Mcds_ShardedSet_compact arginfo_class_Mcds_ViewCounter_invalidate
+#define arginfo_class_Mcds_ShardedSet_compact arginfo_class_Mcds_Counter_reset
 
-#define arginfo_class_Mcds_ShardedSet_clear arginfo_class_Mcds_ViewCounter_invalidate
+#define arginfo_class_Mcds_ShardedSet_clear arginfo_class_Mcds_Counter_reset
 
 #define arginfo_class_Mcds_IntArray___construct arginfo_class_Mcds_Counter___construct
 
@@ -247,7 +261,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_IntArray_members arginfo_class_Mcds_Set_members
 
-#define arginfo_class_Mcds_IntArray_clear arginfo_class_Mcds_ViewCounter_invalidate
+#define arginfo_class_Mcds_IntArray_clear arginfo_class_Mcds_Counter_reset
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_WindowCounter___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -344,6 +358,16 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_countUnio
 	ZEND_ARG_VARIADIC_OBJ_INFO(0, others, Mcds\\HyperLogLog, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_addMany, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, elements, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_HyperLogLog_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_HyperLogLog_withTtl, 0, 1, Mcds\\HyperLogLog, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_BloomFilter___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
@@ -354,6 +378,20 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Mcds_BloomFilter_add arginfo_class_Mcds_HyperLogLog_add
 
 #define arginfo_class_Mcds_BloomFilter_contains arginfo_class_Mcds_HyperLogLog_add
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_BloomFilter_addMany, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, elements, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_BloomFilter_containsMany, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, elements, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_BloomFilter_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_BloomFilter_withTtl, 0, 1, Mcds\\BloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ActivityBitmap___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -375,6 +413,10 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_ActivityBitmap_count, 0, 2, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, first, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, last, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_ActivityBitmap_withTtl, 0, 1, Mcds\\ActivityBitmap, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Exception_getResultName arginfo_Mcds_version
@@ -403,6 +445,9 @@ ZEND_METHOD(Mcds_Counter, __construct);
 ZEND_METHOD(Mcds_Counter, incr);
 ZEND_METHOD(Mcds_Counter, decr);
 ZEND_METHOD(Mcds_Counter, get);
+ZEND_METHOD(Mcds_Counter, reset);
+ZEND_METHOD(Mcds_Counter, incrMany);
+ZEND_METHOD(Mcds_Counter, withTtl);
 ZEND_METHOD(Mcds_ShadowCounter, __construct);
 ZEND_METHOD(Mcds_ShadowCounter, incr);
 ZEND_METHOD(Mcds_ShadowCounter, value);
@@ -433,6 +478,7 @@ ZEND_METHOD(Mcds_Set, contains);
 ZEND_METHOD(Mcds_Set, members);
 ZEND_METHOD(Mcds_Set, compact);
 ZEND_METHOD(Mcds_Set, clear);
+ZEND_METHOD(Mcds_Set, withTtl);
 ZEND_METHOD(Mcds_ShardedSet, __construct);
 ZEND_METHOD(Mcds_ShardedSet, add);
 ZEND_METHOD(Mcds_ShardedSet, remove);
@@ -474,14 +520,22 @@ ZEND_METHOD(Mcds_HyperLogLog, add);
 ZEND_METHOD(Mcds_HyperLogLog, count);
 ZEND_METHOD(Mcds_HyperLogLog, merge);
 ZEND_METHOD(Mcds_HyperLogLog, countUnion);
+ZEND_METHOD(Mcds_HyperLogLog, addMany);
+ZEND_METHOD(Mcds_HyperLogLog, clear);
+ZEND_METHOD(Mcds_HyperLogLog, withTtl);
 ZEND_METHOD(Mcds_BloomFilter, __construct);
 ZEND_METHOD(Mcds_BloomFilter, add);
 ZEND_METHOD(Mcds_BloomFilter, contains);
+ZEND_METHOD(Mcds_BloomFilter, addMany);
+ZEND_METHOD(Mcds_BloomFilter, containsMany);
+ZEND_METHOD(Mcds_BloomFilter, clear);
+ZEND_METHOD(Mcds_BloomFilter, withTtl);
 ZEND_METHOD(Mcds_ActivityBitmap, __construct);
 ZEND_METHOD(Mcds_ActivityBitmap, set);
 ZEND_METHOD(Mcds_ActivityBitmap, mark);
 ZEND_METHOD(Mcds_ActivityBitmap, get);
 ZEND_METHOD(Mcds_ActivityBitmap, count);
+ZEND_METHOD(Mcds_ActivityBitmap, withTtl);
 ZEND_METHOD(Mcds_Exception, getResultName);
 
 
@@ -519,6 +573,9 @@ static const zend_function_entry class_Mcds_Counter_methods[] = {
 	ZEND_ME(Mcds_Counter, incr, arginfo_class_Mcds_Counter_incr, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Counter, decr, arginfo_class_Mcds_Counter_decr, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Counter, get, arginfo_class_Mcds_Counter_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, reset, arginfo_class_Mcds_Counter_reset, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, incrMany, arginfo_class_Mcds_Counter_incrMany, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Counter, withTtl, arginfo_class_Mcds_Counter_withTtl, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -569,6 +626,7 @@ static const zend_function_entry class_Mcds_Set_methods[] = {
 	ZEND_ME(Mcds_Set, members, arginfo_class_Mcds_Set_members, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, compact, arginfo_class_Mcds_Set_compact, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Set, clear, arginfo_class_Mcds_Set_clear, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Set, withTtl, arginfo_class_Mcds_Set_withTtl, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -655,6 +713,9 @@ static const zend_function_entry class_Mcds_HyperLogLog_methods[] = {
 	ZEND_ME(Mcds_HyperLogLog, count, arginfo_class_Mcds_HyperLogLog_count, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_HyperLogLog, merge, arginfo_class_Mcds_HyperLogLog_merge, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_HyperLogLog, countUnion, arginfo_class_Mcds_HyperLogLog_countUnion, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, addMany, arginfo_class_Mcds_HyperLogLog_addMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, clear, arginfo_class_Mcds_HyperLogLog_clear, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_HyperLogLog, withTtl, arginfo_class_Mcds_HyperLogLog_withTtl, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -663,6 +724,10 @@ static const zend_function_entry class_Mcds_BloomFilter_methods[] = {
 	ZEND_ME(Mcds_BloomFilter, __construct, arginfo_class_Mcds_BloomFilter___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_BloomFilter, add, arginfo_class_Mcds_BloomFilter_add, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_BloomFilter, contains, arginfo_class_Mcds_BloomFilter_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, addMany, arginfo_class_Mcds_BloomFilter_addMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, containsMany, arginfo_class_Mcds_BloomFilter_containsMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, clear, arginfo_class_Mcds_BloomFilter_clear, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_BloomFilter, withTtl, arginfo_class_Mcds_BloomFilter_withTtl, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -673,6 +738,7 @@ static const zend_function_entry class_Mcds_ActivityBitmap_methods[] = {
 	ZEND_ME(Mcds_ActivityBitmap, mark, arginfo_class_Mcds_ActivityBitmap_mark, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, get, arginfo_class_Mcds_ActivityBitmap_get, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, count, arginfo_class_Mcds_ActivityBitmap_count, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ActivityBitmap, withTtl, arginfo_class_Mcds_ActivityBitmap_withTtl, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

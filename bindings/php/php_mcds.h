@@ -121,10 +121,18 @@ const mcds_store *php_mcds_store_handle(zval *store_zv);
  * called twice. */
 bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zval *store_zv);
 
+/* Return (in `rv`) a new object of this_zv's class on this_zv's store,
+ * holding `handle`: a handle derived from this_zv's (mcds_*_with_ttl), the
+ * caller's, freed with `free_handle` when the new object goes. */
+void php_mcds_return_derived(zval *rv, zval *this_zv, void *handle, void (*free_handle)(void *));
+
 /* Argument conversions: a ValueError naming argument `arg` when the PHP
  * value does not fit the C type. */
 bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out);
 bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out);
+/* A TTL in whole seconds for mcds_*_with_ttl: 0 (never expires) to
+ * UINT32_MAX. */
+bool php_mcds_arg_ttl(zend_long seconds, uint32_t arg, uint32_t *out_secs);
 /* Seconds (finite, >= 0) to whole milliseconds, rounded up. */
 bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms);
 /* Seconds as a whole number (a lock's TTL: libmcds leases are whole

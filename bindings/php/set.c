@@ -113,3 +113,19 @@ ZEND_METHOD(Mcds_Set, clear)
 	MCDS_GET_THIS(mcds_set, s);
 	MCDS_TRY(mcds_set_clear(s));
 }
+
+ZEND_METHOD(Mcds_Set, withTtl)
+{
+	zend_long seconds;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(seconds)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl;
+	if (!php_mcds_arg_ttl(seconds, 1, &ttl)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_set, s);
+	mcds_set *derived = NULL;
+	MCDS_TRY(mcds_set_with_ttl(s, ttl, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, set_free);
+}

@@ -83,4 +83,20 @@ foreach (stores() as $backend => $store) {
 
     $bm = $store->activityBitmap(unique('bitmap'), 1767225600, 86400000);
     check(!$bm->set(3) && $bm->get(3) && $bm->count(0, 10) === 1 && !$bm->mark(), "$backend: ActivityBitmap");
+
+    check($b->addMany(['x', 'p', 'q', 'p']) === 2 && $b->containsMany(['p', 'y', 'q']) === [true, false, true],
+        "$backend: BloomFilter::addMany and containsMany");
+    $b->clear();
+    check($b->containsMany(['x', 'p']) === [false, false], "$backend: BloomFilter::clear");
+    $h3 = $store->hyperLogLog(unique('hll3'));
+    check($h3->addMany(['a', 'b', 'c']) && !$h3->addMany(['a']) && $h3->count() === 3, "$backend: HyperLogLog::addMany");
+    $h3->clear();
+    check($h3->count() === 0, "$backend: HyperLogLog::clear");
+    $derived = [$set->withTtl(60), $b->withTtl(60), $h3->withTtl(60), $bm->withTtl(60)];
+    $derived[0]->add('t');
+    $derived[1]->add('t');
+    $derived[2]->add('t');
+    $derived[3]->set(4);
+    check($set->members() === ['t'] && $b->contains('t') && $h3->count() === 1 && $bm->get(4),
+        "$backend: withTtl of Set, BloomFilter, HyperLogLog and ActivityBitmap");
 }
