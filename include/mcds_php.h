@@ -391,8 +391,10 @@ mcds_result mcds_store_builder_set_io_timeout_ms(const mcds_store_builder *b, ui
  The largest item, in bytes, counting key, value and 59 bytes of
  overhead (default 1 MiB). For memcached, set it to the servers' `-I`:
  larger values are refused with `MCDS_VALUE_TOO_LARGE` before they are
- sent. 1024 to 1 GiB, as memcached's `-I`; else `MCDS_INVALID_ARGUMENT`.
- Both stores.
+ sent. An append (sets and logs grow by appends) adds to an item whose
+ size mcds has not read, so memcached checks the total itself; its
+ refusal is `MCDS_VALUE_TOO_LARGE` too, whatever this limit says. 1024 to
+ 1 GiB, as memcached's `-I`; else `MCDS_INVALID_ARGUMENT`. Both stores.
 
  `b` NULL or live.
  */

@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the wall time it starts at and the minutes since the run began: CI
+# must stay well under 90 minutes, and the default run near 20.
+started=$(date +%s)
+step() { printf '\n==> [%s, +%dm] %s\n' "$(date +%T)" "$(( ($(date +%s) - started) / 60 ))" "$*"; }
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -36,6 +39,8 @@ need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
 need_pkg phpize php-dev    # the PHP extension, built with phpize (bindings/php)
 need_pkg php-cgi php-cgi   # ... checked as CGI requests through php-cgi
 need_pkg phpunit phpunit   # ... and its PHPUnit suite
+# php-memcached: PHP code sharing keys with mcds (crates/mcds-counter/tests/shared_keys.rs)
+php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || install_pkg php-memcached "php's Memcached class"
 need_pkg setpriv util-linux # the PHP tests tie their processes to their own life
 need_pkg python3 python3   # the Python package's tests
 # ... in a fresh venv: Debian's python3 has no venv (ensurepip) without python3-venv

@@ -49,14 +49,13 @@ pub enum Error {
     /// stored and any previous value is intact — unless the server's `-I` is
     /// smaller than the configured limit: memcached then refuses the write
     /// itself and also deletes the key's previous value.
-    #[error(
-        "value too large for key {key}: the item would take {size} bytes but the item limit is {limit} bytes — store less per key (split or shard the value) or raise the limit (memcached -I, MemoryStore::builder().item_size_limit)"
-    )]
+    #[error("{}", too_large_message(.key, .size, .limit))]
     ValueTooLarge {
         /// The key being written.
         key: String,
         /// Bytes the item would take, including per-item overhead (0 when
-        /// the server, not mcds, refused the item and did not say).
+        /// the server, not mcds, refused the item: its `-I` is smaller than
+        /// the configured limit).
         size: usize,
         /// The configured item size limit in bytes.
         limit: usize,
@@ -333,6 +332,20 @@ pub(crate) fn display_bytes(bytes: &[u8]) -> String {
     }
     out.push('"');
     out
+}
+
+/// The message of [`Error::ValueTooLarge`]: `size` 0 is the server's own
+/// refusal of an item that fits the configured limit.
+fn too_large_message(key: &str, size: &usize, limit: &usize) -> String {
+    if *size == 0 {
+        format!(
+            "value too large for key {key}: the server refused the item as too large although it fits the configured item limit of {limit} bytes — the server's -I is smaller: set the store's item size limit to the server's -I (or raise -I), and store less per key"
+        )
+    } else {
+        format!(
+            "value too large for key {key}: the item would take {size} bytes but the item limit is {limit} bytes — store less per key (split or shard the value) or raise the limit (memcached -I, MemoryStore::builder().item_size_limit)"
+        )
+    }
 }
 
 #[cfg(test)]

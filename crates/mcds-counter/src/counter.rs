@@ -46,6 +46,32 @@ impl Counter {
         })
     }
 
+    /// The counter kept under exactly `key`, with no `counter:` naming and
+    /// no prefix: for a counter another application already uses, such as
+    /// PHP code calling `Memcached::increment("hits")`. memcached's counters
+    /// are decimal text whoever writes them, so increments from both sides
+    /// add up; on a pool, both sides must place the key on the same server
+    /// (a single server, or the same distribution, such as ketama).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use mcds_core::{Key, MemoryStore, Store};
+    /// use mcds_counter::Counter;
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let hits = Counter::with_key(Arc::clone(&store), Key::new("hits")?);
+    /// hits.incr(2)?;
+    /// assert_eq!(store.get(&Key::new("hits")?)?.unwrap().value, b"2");
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn with_key(store: Arc<dyn Store>, key: Key) -> Counter {
+        Counter {
+            store,
+            key,
+            ttl: Ttl::Never,
+        }
+    }
+
     /// Give the counter a TTL, applied when an increment creates it.
     pub fn with_ttl(mut self, ttl: Ttl) -> Counter {
         self.ttl = ttl;

@@ -203,6 +203,51 @@ impl Lock {
         })
     }
 
+    /// The lock kept under exactly `key` (no `lock:` naming, no prefix), for
+    /// a lock other applications already take with memcached's `add`: the
+    /// Symfony Lock `MemcachedStore`, or any code that takes a lock by
+    /// adding the key with a random value and a TTL and releases it by
+    /// deleting it. Both sides exclude each other, since whoever added the
+    /// key first holds it until it is deleted or expires. This lock
+    /// releases and extends only its own lease (by CAS); the other side
+    /// must likewise never delete a key it did not add. Fencing tokens, if
+    /// switched on, count in `<key>:fence`. On a pool, both sides must place
+    /// the key on the same server (a single server, or the same
+    /// distribution, such as ketama).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::{Key, MemoryStore, Stored, Store, Ttl};
+    /// use mcds_lock::Lock;
+    ///
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let lock = Lock::with_key(Arc::clone(&store), Key::new("report-lock")?, Duration::from_secs(30))?;
+    /// let guard = lock.try_acquire()?.unwrap();
+    /// // Another application's add-based lock on the same key is refused:
+    /// let key = Key::new("report-lock")?;
+    /// assert_eq!(store.add(&key, b"php-token", Ttl::secs(30))?, Stored::NotStored);
+    /// guard.release()?;
+    /// assert!(matches!(store.add(&key, b"php-token", Ttl::secs(30))?, Stored::Stored(_)));
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn with_key(store: Arc<dyn Store>, key: Key, ttl: Duration) -> Result<Lock> {
+        let scope = Scope::new(Arc::clone(&store));
+        lease_ttl(ttl)?;
+        Ok(Lock {
+            fence_key: key.with_suffix(":fence")?,
+            name: key.display(),
+            key,
+            store,
+            clock: Arc::clone(scope.clock()),
+            ttl,
+            fencing: false,
+            backoff_min: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(50),
+            label: String::new(),
+        })
+    }
+
     /// Name the holder for whoever inspects the lock: every owner token
     /// this lock writes is `<label> <random hex>`, which
     /// [`holder`](Lock::holder) returns. `mcds lock run` uses

@@ -72,7 +72,31 @@ pub type Stats = Vec<(String, String)>;
 #[derive(Debug, PartialEq, Eq)]
 enum NotStored {
     Missing,
-    Exists,
+    /// The key exists, this many bytes, and the write would fit the
+    /// configured limit.
+    Exists(usize),
+}
+
+/// What the probes after refused appends have seen: the key existing at
+/// the same size twice means no other writer appended in between, so the
+/// refusal was not contention but the server's own item limit (its `-I`
+/// smaller than the configured one).
+#[derive(Default)]
+struct Refusals {
+    last: Option<usize>,
+}
+
+impl Refusals {
+    fn seen(&mut self, key: &Key, size: usize, limit: usize) -> Result<()> {
+        if self.last.replace(size) == Some(size) {
+            return Err(Error::ValueTooLarge {
+                key: key.display(),
+                size: 0,
+                limit,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl MemcachedStore {
@@ -193,6 +217,7 @@ impl MemcachedStore {
         let key = op.key();
         let mut s = self.session(key)?;
         let c = codec::encode(op, &s.incarnation()?, self.config.item_size_limit)?.command;
+        let mut refusals = Refusals::default();
         for _ in 0..4 {
             let r = s.exchange(key, &c)?;
             if codec::stored(&r, op.name(), s.server_addr())? {
@@ -200,7 +225,8 @@ impl MemcachedStore {
             }
             match self.not_stored_reason(&mut s, key, value_len)? {
                 NotStored::Missing => return Ok(false),
-                NotStored::Exists => continue, // created meanwhile: again
+                // Created meanwhile, or grown by others: again.
+                NotStored::Exists(size) => refusals.seen(key, size, self.config.item_size_limit)?,
             }
         }
         Err(Error::Conflict {
@@ -219,7 +245,7 @@ impl MemcachedStore {
             return Ok(NotStored::Missing);
         };
         self.check_size(key, current.saturating_add(added))?;
-        Ok(NotStored::Exists)
+        Ok(NotStored::Exists(current))
     }
 
     /// `append_or_add` from the start: the protocol the server's version
@@ -274,14 +300,18 @@ impl MemcachedStore {
         key: &Key,
         value_len: usize,
     ) -> Result<()> {
+        let mut refusals = Refusals::default();
         for _ in 0..4 {
             let r = s.exchange(key, c)?;
             if codec::stored(&r, "ms MA N", s.server_addr())? {
                 return Ok(());
             }
-            // With N, NS means "too large" (an error here), or a delete
-            // between the two commands: then try again.
-            self.not_stored_reason(s, key, value_len)?;
+            // With N, NS means "too large" (an error here, or the server's
+            // own smaller limit), or a delete between the two commands:
+            // then try again.
+            if let NotStored::Exists(size) = self.not_stored_reason(s, key, value_len)? {
+                refusals.seen(key, size, self.config.item_size_limit)?;
+            }
         }
         Err(Error::Conflict {
             key: key.display(),
@@ -318,6 +348,7 @@ impl MemcachedStore {
         // After a pipelined append missed, the first round is the add alone.
         let mut skip_append = from == AppendAdd::AfterMiss;
         let mut seen_existing = false;
+        let mut refusals = Refusals::default();
         for _ in 0..16 {
             if !std::mem::take(&mut skip_append) {
                 let r = s.exchange(key, &append)?;
@@ -325,8 +356,9 @@ impl MemcachedStore {
                     return Ok(());
                 }
                 if seen_existing
-                    && self.not_stored_reason(s, key, value.len())? == NotStored::Exists
+                    && let NotStored::Exists(size) = self.not_stored_reason(s, key, value.len())?
                 {
+                    refusals.seen(key, size, self.config.item_size_limit)?;
                     continue;
                 }
             }
@@ -351,7 +383,7 @@ impl MemcachedStore {
                 match reason {
                     NotStored::Missing => Ok(Reply::Applied(false)),
                     // The probe's connection is back in the pool first.
-                    NotStored::Exists => self.execute(op),
+                    NotStored::Exists(_) => self.execute(op),
                 }
             }
             Op::AppendOrAdd { key, value, ttl } => {

@@ -443,3 +443,33 @@ fn stats_lists_every_servers_statistics() {
     let e = stats[1].1.as_ref().unwrap_err();
     assert!(e.is_retryable() && e.to_string().contains(&dead), "{e}");
 }
+
+/// A server whose `-I` is smaller than the client's configured limit
+/// refuses appends that mcds let through: that is a configuration error,
+/// and it is reported as one (`ValueTooLarge` naming the server's `-I`),
+/// never as contention ("the key is hot") after retries.
+#[test]
+fn a_smaller_server_item_limit_is_named_not_taken_for_contention() {
+    let mut options = ServerOptions::default().item_size("64k");
+    // memcached refuses an -I under its default 512 KiB slab chunk.
+    options.extra_args = vec!["-o".into(), "slab_chunk_max=16384".into()];
+    let server = MemcachedServer::start(options);
+    let store = MemcachedStore::connect(&server.addr()).unwrap(); // limit 1 MiB
+    let key = k("grows");
+    let chunk = vec![b'a'; 10_000];
+    let err = (0..10)
+        .find_map(|_| store.append_or_add(&key, &chunk, Ttl::Never).err())
+        .expect("a 64 KiB server stores 100 KB in one item");
+    assert!(matches!(err, Error::ValueTooLarge { size: 0, .. }), "{err}");
+    assert!(err.to_string().contains("server's -I is smaller"), "{err}");
+    let len = store.get(&key).unwrap().unwrap().value.len();
+    let err = store
+        .append(&key, &chunk)
+        .expect_err("the plain append is refused too");
+    assert!(matches!(err, Error::ValueTooLarge { size: 0, .. }), "{err}");
+    assert_eq!(
+        store.get(&key).unwrap().unwrap().value.len(),
+        len,
+        "nothing lost"
+    );
+}

@@ -131,7 +131,9 @@ class Store(Handle):
         so raises :class:`~mcds.Timeout` (or :class:`~mcds.Ambiguous` when
         a write may have been applied). ``item_size_limit``: the servers'
         ``-I`` in bytes (default 1 MiB; 1024 to 1 GiB): larger values are
-        refused with :class:`~mcds.ValueTooLarge` before they are sent.
+        refused with :class:`~mcds.ValueTooLarge` before they are sent (an
+        append, which grows an item mcds has not read, is checked by the
+        server, whose refusal is :class:`~mcds.ValueTooLarge` too).
         Out of range: :class:`~mcds.InvalidArgument`.
         """
         return cls(servers, connect_timeout=connect_timeout, io_timeout=io_timeout, item_size_limit=item_size_limit)
