@@ -329,10 +329,19 @@ impl Lock {
             // from the next holder's: grant nothing.
             return Err(without_cas());
         }
-        let (added, fencing_token) = if self.fencing {
-            self.add_fenced(&token, ttl)?
+        let attempt = if self.fencing {
+            self.add_fenced(&token, ttl)
         } else {
-            (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
+            self.store
+                .add(&self.key, token.as_bytes(), ttl)
+                .map(|added| (added, None))
+        };
+        let (added, fencing_token) = match attempt {
+            Err(e @ Error::Ambiguous { .. }) => match self.after_ambiguous_add(&token, e)? {
+                Some(cas) => (Stored::Stored(cas), None),
+                None => return Ok(None),
+            },
+            other => other?,
         };
         let cas = match added {
             // CAS id 0 is a server without CAS (`-C`): it restarted that way
@@ -350,6 +359,7 @@ impl Lock {
             token,
             cas: Mutex::new(cas),
             lost: AtomicBool::new(false),
+            unseen_delete: AtomicBool::new(false),
             // The server wrote the item after `started`, with at least the TTL.
             lease_until: Mutex::new(started + self.ttl),
         });
@@ -368,6 +378,30 @@ impl Lock {
             renewer: None,
             done: false,
         }))
+    }
+
+    /// The add of our owner `token` got no reply (`error`, an
+    /// [`Error::Ambiguous`]): it may have been applied. One read tells, since
+    /// the token is random and unique. Ours: the lease is ours, and its CAS
+    /// id is returned (without fencing; with fencing the increment's
+    /// outcome is unknown, so the lease is released and `error` returned:
+    /// no lease without its token). Another owner's token: `None`, taken.
+    /// No item, or the read failing too: `error`, and whatever the add did
+    /// ends with its TTL. Without this read, an applied add whose reply was
+    /// lost kept the lock from every client, this one included, for a
+    /// whole TTL.
+    fn after_ambiguous_add(&self, token: &str, error: Error) -> Result<Option<u64>> {
+        match self.store.get(&self.key) {
+            Ok(Some(item)) if item.value == token.as_bytes() => {
+                if self.fencing {
+                    let _ = self.store.delete_cas(&self.key, item.cas);
+                    return Err(error);
+                }
+                Ok(Some(item.cas))
+            }
+            Ok(Some(_)) => Ok(None),
+            Ok(None) | Err(_) => Err(error),
+        }
     }
 
     /// The `add` of the lock item and the fence increment. When both keys
@@ -489,6 +523,9 @@ struct GuardState {
     /// (including the renewer's) so neither uses a stale id.
     cas: Mutex<u64>,
     lost: AtomicBool,
+    /// A delete of ours, sent within the lease, got no reply: it may have
+    /// been applied (see `release`).
+    unseen_delete: AtomicBool,
     /// Until when the lease is certain: the TTL of the last successful
     /// write, counted from before it was sent.
     lease_until: Mutex<Instant>,
@@ -546,15 +583,35 @@ impl GuardState {
         })
     }
 
+    /// Release by CAS. A delete sent within the lease whose reply was lost
+    /// ([`Error::Ambiguous`]) may have been applied: if the retry then finds
+    /// no item, the lock was ours until the release (deleted by it, or
+    /// expired after it), so that is [`Release::Released`], not `Lost`.
     fn release(&self) -> Result<Release> {
         self.with_cas(Release::Lost, |cas| {
-            Ok(match self.store.delete_cas(&self.key, *cas)? {
-                DeleteOutcome::Deleted => {
+            let sent = Instant::now();
+            match self.store.delete_cas(&self.key, *cas) {
+                Ok(DeleteOutcome::Deleted) => {
                     self.lost.store(true, Ordering::SeqCst); // no longer ours
-                    Some(Release::Released)
+                    Ok(Some(Release::Released))
                 }
-                DeleteOutcome::Exists | DeleteOutcome::NotFound => None,
-            })
+                Ok(DeleteOutcome::NotFound) if self.unseen_delete.load(Ordering::SeqCst) => {
+                    self.lost.store(true, Ordering::SeqCst);
+                    Ok(Some(Release::Released))
+                }
+                Ok(DeleteOutcome::Exists | DeleteOutcome::NotFound) => Ok(None),
+                Err(e @ Error::Ambiguous { .. }) => {
+                    let lease_until = *self
+                        .lease_until
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    if sent < lease_until {
+                        self.unseen_delete.store(true, Ordering::SeqCst);
+                    }
+                    Err(e)
+                }
+                Err(e) => Err(e),
+            }
         })
     }
 
@@ -641,8 +698,10 @@ impl Guard {
     /// reads the lock: if the item still holds this guard's owner token (an
     /// earlier `Ambiguous` extend was applied after all), it adopts the new
     /// id and carries on, so an unanswered write never strands the lock.
-    /// After an `Ambiguous` release that was in fact applied, the retry
-    /// reports [`Release::Lost`] (the lock is free either way).
+    /// After an `Ambiguous` release sent within the lease, a retry that
+    /// finds the item gone reports [`Release::Released`]: the lock was
+    /// ours until the release, whether that delete or the expiry after it
+    /// removed the item.
     pub fn try_release(&mut self) -> Result<Release> {
         self.stop_renewer();
         let released = self.state.release()?;
