@@ -47,6 +47,14 @@ need_pkg python3 python3   # the Python package's tests
 venv_probe=$(mktemp -d)
 python3 -m venv "$venv_probe/v" >/dev/null 2>&1 || install_pkg python3-venv "python3 -m venv"
 rm -rf "$venv_probe"
+# mcds's ketama checked against the clients it shares pools with
+# (crates/mcds-memcached/tests/ketama_peers.rs): PHP's Memcached class, and
+# pylibmc for Debian's /usr/bin/python3 (not a pyenv python3 first on PATH)
+php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null ||
+  install_pkg php-memcached "PHP's Memcached class"
+need_file /usr/bin/python3 python3
+/usr/bin/python3 -c 'import pylibmc' 2>/dev/null ||
+  install_pkg python3-pylibmc "pylibmc in /usr/bin/python3"
 need_pkg pkg-config pkg-config # the README's C route, built through mcds.pc
 need_pkg readelf binutils  # ... and its SONAME checked
 need_pkg man man-db        # mcds's man pages, rendered

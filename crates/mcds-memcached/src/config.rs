@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcds_core::{Error, Result};
 
 use crate::incarnation::Version;
+use crate::route::Distribution;
 use crate::store::MemcachedStore;
 
 /// How long a dial may take by default, and each exchange.
@@ -23,6 +24,8 @@ pub(crate) struct Config {
     pub(crate) down_backoff_max: Duration,
     /// Treat servers as no newer than this (tests of older servers' paths).
     pub(crate) version_cap: Option<Version>,
+    /// How keys are placed on the servers.
+    pub(crate) distribution: Distribution,
 }
 
 impl Default for Config {
@@ -35,6 +38,7 @@ impl Default for Config {
             down_backoff_base: Duration::from_millis(50),
             down_backoff_max: Duration::from_secs(1),
             version_cap: None,
+            distribution: Distribution::Rendezvous,
         }
     }
 }
@@ -108,6 +112,29 @@ impl Builder {
     /// ```
     pub fn version_cap(mut self, version: Version) -> Builder {
         self.config.version_cap = Some(version);
+        self
+    }
+
+    /// How keys are placed on the servers of a pool (default
+    /// [`Distribution::Rendezvous`]). [`Distribution::Ketama`] places them
+    /// as php-memcached does with `Memcached::OPT_LIBKETAMA_COMPATIBLE` and
+    /// pylibmc with `behaviors={"ketama_weighted": True}`, so that PHP or
+    /// Python applications and this store find each key on the same server;
+    /// list the servers as they do (same host names, same order).
+    ///
+    /// Every process that uses a pool must place keys the same way: a store
+    /// with another distribution looks for most keys on the wrong server.
+    ///
+    /// ```no_run
+    /// use mcds_memcached::{Distribution, MemcachedStore};
+    ///
+    /// let store = MemcachedStore::builder()
+    ///     .distribution(Distribution::Ketama)
+    ///     .connect(["10.0.0.1:11211", "10.0.0.2:11211"])?;
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn distribution(mut self, distribution: Distribution) -> Builder {
+        self.config.distribution = distribution;
         self
     }
 

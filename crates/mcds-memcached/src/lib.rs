@@ -52,6 +52,29 @@
 //!   gives errors for its own keys; its keys never move to another server
 //!   (a lock must not silently change servers). A `get_multi` that spans a
 //!   dead server fails as a whole (its result has no per-key errors).
+//! * **Sharing a pool with PHP or Python applications**: choose
+//!   [`Distribution::Ketama`] ([`Builder::distribution`]) and keys are placed
+//!   by libmemcached's MD5 ketama ([`ketama`](ketama())), as php-memcached
+//!   places them with `Memcached::OPT_LIBKETAMA_COMPATIBLE` set to `true` and
+//!   pylibmc with `behaviors={"ketama_weighted": True}` (pylibmc's
+//!   `{"ketama": True}` alone is libmemcached's other, non-MD5 continuum,
+//!   and places keys elsewhere). List the servers as those clients do: the
+//!   same host names (`localhost` is not `127.0.0.1` to ketama) in the same
+//!   order. Then a key written by either is read here, and the other way
+//!   round. Dead servers are handled as above (libmemcached's default: no
+//!   automatic ejection). Rendezvous stays the default; every process using
+//!   a pool must place keys the same way.
+//!
+//!   ```no_run
+//!   use mcds_memcached::{Distribution, MemcachedStore};
+//!
+//!   // PHP: $m->setOption(Memcached::OPT_LIBKETAMA_COMPATIBLE, true);
+//!   //      $m->addServer('10.0.0.1', 11211); $m->addServer('10.0.0.2', 11211);
+//!   let store = MemcachedStore::builder()
+//!       .distribution(Distribution::Ketama)
+//!       .connect(["10.0.0.1:11211", "10.0.0.2:11211"])?;
+//!   # Ok::<(), mcds_core::Error>(())
+//!   ```
 //! * **Timeouts** (connect and exchange) default to 1 second. A request that
 //!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
 //!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to
@@ -81,7 +104,8 @@
 //! ## Inside
 //!
 //! One op reads in one direction: [`MemcachedStore`] (`store.rs`, one
-//! function per protocol variant) picks the server ([`route`](route())), checks
+//! function per protocol variant) picks the server (`route.rs`, and
+//! `ketama.rs` for [`Distribution::Ketama`]), checks
 //! out a session (`session.rs`: exchanges and what a failure means) on the
 //! server's pooled connection (`server.rs`: idle pool, health, backoff;
 //! `conn.rs`: one connection and its handshake), and the session encodes
@@ -102,6 +126,7 @@ mod codec;
 mod config;
 mod conn;
 mod incarnation;
+mod ketama;
 mod pipeline;
 mod route;
 mod server;
@@ -114,5 +139,6 @@ pub mod fuzzing;
 
 pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
-pub use route::route;
+pub use ketama::ketama;
+pub use route::{Distribution, route};
 pub use store::{MemcachedStore, Stats};

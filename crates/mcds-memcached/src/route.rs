@@ -1,8 +1,71 @@
-//! Key placement across a pool: rendezvous hashing over a stable hash.
+//! Key placement across a pool: rendezvous hashing over a stable hash (the
+//! default), or libmemcached's ketama ([`ketama`](crate::ketama)).
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// The index of the server that owns `key`: the highest score
+use crate::ketama::Continuum;
+
+/// How a [`MemcachedStore`](crate::MemcachedStore) places keys on the
+/// servers of a pool, set with
+/// [`Builder::distribution`](crate::Builder::distribution). A single server
+/// owns every key either way.
+///
+/// ```no_run
+/// use mcds_memcached::{Distribution, MemcachedStore};
+///
+/// // The same servers, in the same order, as the PHP and Python apps give
+/// // php-memcached (OPT_LIBKETAMA_COMPATIBLE) and pylibmc (ketama_weighted).
+/// let store = MemcachedStore::builder()
+///     .distribution(Distribution::Ketama)
+///     .connect(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"])?;
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Distribution {
+    /// Rendezvous hashing over XXH3-64 ([`route`](crate::route())): simple
+    /// to reproduce in any language, and adding or removing a server moves
+    /// only that server's share of the keys. The default.
+    #[default]
+    Rendezvous,
+    /// libmemcached's MD5 ketama ([`ketama`](crate::ketama)), as
+    /// php-memcached places keys with `Memcached::OPT_LIBKETAMA_COMPATIBLE`
+    /// and pylibmc with `behaviors={"ketama_weighted": True}`: for a pool
+    /// whose keys PHP or Python applications read and write too. Adding or
+    /// removing a server also moves only about its share of the keys.
+    Ketama,
+}
+
+/// A pool's placement, computed once per store.
+#[derive(Clone, Debug)]
+pub(crate) enum Router {
+    /// Each server's rendezvous seed ([`server_seed`]).
+    Rendezvous(Vec<u64>),
+    Ketama(Continuum),
+}
+
+impl Router {
+    /// The placement of `distribution` over these servers.
+    pub(crate) fn new(distribution: Distribution, servers: &[String]) -> Router {
+        match distribution {
+            Distribution::Rendezvous => {
+                Router::Rendezvous(servers.iter().map(|s| server_seed(s)).collect())
+            }
+            Distribution::Ketama => Router::Ketama(Continuum::new(servers)),
+        }
+    }
+
+    /// The index of the server that owns `key`.
+    pub(crate) fn server_for(&self, key: &[u8]) -> usize {
+        match self {
+            Router::Rendezvous(seeds) => route_seeded(key, seeds),
+            Router::Ketama(continuum) => continuum.server_for(key),
+        }
+    }
+}
+
+/// The index of the server that owns `key` under rendezvous hashing
+/// ([`Distribution::Rendezvous`], the default): the highest score
 /// (`XXH3-64(key, seed = XXH3-64(server))`) wins, ties
 /// go to the lower index. Adding or removing a server moves only the keys
 /// that it gains or loses; the order of the list does not matter (except
@@ -25,12 +88,12 @@ pub fn route<S: AsRef<str>>(key: &[u8], servers: &[S]) -> usize {
 }
 
 /// The seed of a server's scores: `XXH3-64(server)`.
-pub(crate) fn server_seed(server: &str) -> u64 {
+fn server_seed(server: &str) -> u64 {
     mcds_core::stable_hash(server.as_bytes())
 }
 
 /// [`route`] with the servers' seeds computed once, as a store keeps them.
-pub(crate) fn route_seeded(key: &[u8], seeds: &[u64]) -> usize {
+fn route_seeded(key: &[u8], seeds: &[u64]) -> usize {
     if seeds.len() == 1 {
         return 0;
     }

@@ -21,7 +21,7 @@ use memcache::exp::MetaCommand;
 use crate::codec;
 use crate::config::{Builder, Config};
 use crate::incarnation::{Incarnation, Version};
-use crate::route;
+use crate::route::Router;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -49,9 +49,9 @@ use crate::session::Session;
 pub struct MemcachedStore {
     pub(crate) servers: Vec<Server>,
     pub(crate) ids: Vec<String>,
-    /// Each server's routing seed (see [`route`](crate::route())), computed
+    /// Where keys go ([`Distribution`](crate::Distribution)), computed
     /// once.
-    seeds: Vec<u64>,
+    router: Router,
     pub(crate) config: Config,
 }
 
@@ -106,7 +106,7 @@ impl MemcachedStore {
         Builder::default().connect(servers.split(',').filter(|s| !s.trim().is_empty()))
     }
 
-    /// Configure timeouts and limits before connecting.
+    /// Configure timeouts, limits and key placement before connecting.
     pub fn builder() -> Builder {
         Builder::default()
     }
@@ -120,7 +120,7 @@ impl MemcachedStore {
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
         MemcachedStore {
-            seeds: ids.iter().map(|id| route::server_seed(id)).collect(),
+            router: Router::new(config.distribution, &ids),
             servers,
             ids,
             config,
@@ -132,9 +132,10 @@ impl MemcachedStore {
         &self.ids
     }
 
-    /// The index of the server that owns `key`.
+    /// The index of the server that owns `key`, as the store's
+    /// [`Distribution`](crate::Distribution) places it.
     pub fn server_for(&self, key: &Key) -> usize {
-        route::route_seeded(key.as_bytes(), &self.seeds)
+        self.router.server_for(key.as_bytes())
     }
 
     /// The version the server at `index` reported on its latest connection,
