@@ -39,8 +39,6 @@ need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
 need_pkg phpize php-dev    # the PHP extension, built with phpize (bindings/php)
 need_pkg php-cgi php-cgi   # ... checked as CGI requests through php-cgi
 need_pkg phpunit phpunit   # ... and its PHPUnit suite
-# php-memcached: PHP code sharing keys with mcds (crates/mcds-counter/tests/shared_keys.rs)
-php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || install_pkg php-memcached "php's Memcached class"
 need_pkg setpriv util-linux # the PHP tests tie their processes to their own life
 need_pkg python3 python3   # the Python package's tests
 # ... in a fresh venv: Debian's python3 has no venv (ensurepip) without python3-venv
@@ -48,7 +46,8 @@ venv_probe=$(mktemp -d)
 python3 -m venv "$venv_probe/v" >/dev/null 2>&1 || install_pkg python3-venv "python3 -m venv"
 rm -rf "$venv_probe"
 # mcds's ketama checked against the clients it shares pools with
-# (crates/mcds-memcached/tests/ketama_peers.rs): PHP's Memcached class, and
+# (crates/mcds-memcached/tests/ketama_peers.rs), and keys shared with PHP
+# code (crates/mcds-{counter,lock}/tests/shared_keys.rs): PHP's Memcached class, and
 # pylibmc for Debian's /usr/bin/python3 (not a pyenv python3 first on PATH)
 php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null ||
   install_pkg php-memcached "PHP's Memcached class"
