@@ -332,6 +332,31 @@ mcds_result mcds_store_new_memory(mcds_store **out);
 mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
 
 /*
+ Create a store from a URL that says which store and how, in one string
+ (the same string the CLI takes in `MCDS_SERVERS`):
+ `memcached://host:port[,host:port...][?options]` (or just the server
+ list), or `memory://[?options]` for the embedded store. Options:
+ `ketama` (place keys as libmemcached's ketama does, to share a pool's
+ keys with php-memcached or pylibmc), `distribution=rendezvous|ketama`,
+ `timeout_ms`, `connect_timeout_ms`, `io_timeout_ms` (1 to 3 600 000),
+ `item_size_limit` (bytes, or with k/m: 1024 to 1 GiB), `memory_limit`
+ and `evict=true|false` (embedded store), `prefix` (as
+ `mcds_store_with_prefix`); values may be percent-encoded. Example:
+ `"memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:"`.
+
+ A malformed URL, an unknown, repeated or misplaced option, or a value
+ out of range is `MCDS_INVALID_ARGUMENT`, its message naming it; a bad
+ prefix `MCDS_INVALID_KEY`; `memcached+tls://`, `unix:`, `text://` and
+ credentials (`user:password@`, never repeated in the message) are
+ `MCDS_UNSUPPORTED` in this version. Connections are made on first use.
+ `url` is borrowed for the call. `*out` is a new handle the caller owns:
+ free it with `mcds_store_free`.
+
+ `url` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_store_new_url(const char *url, mcds_store **out);
+
+/*
  A new handle on the same store (the same connections, or the same
  embedded memory) whose structures keep their items under keys starting
  with `prefix`: the lock `"job"` made from it is `<prefix>lock:job:owner`.

@@ -56,6 +56,22 @@ namespace Mcds {
         public static function memory(?int $memoryLimit = null, ?bool $evict = null, ?int $itemSizeLimit = null): Store {}
 
         /**
+         * The store a URL names, options and all: the same string the mcds
+         * command takes in MCDS_SERVERS. "memcached://host:port[,...]?options"
+         * (or just the server list) or "memory://?options". Options:
+         * ketama (place keys as php-memcached does with
+         * Memcached::OPT_LIBKETAMA_COMPATIBLE, to share a pool's keys with
+         * it), distribution=rendezvous|ketama, timeout_ms,
+         * connect_timeout_ms, io_timeout_ms, item_size_limit (bytes, or
+         * with k/m), memory_limit, evict=true|false, prefix. For example
+         * "memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:".
+         * A mistake in the URL is an InvalidArgumentException naming it;
+         * TLS, unix sockets, the text protocol and credentials are an
+         * UnsupportedException in this version.
+         */
+        public static function fromUrl(string $url): Store {}
+
+        /**
          * A store on the same connections (or the same embedded memory)
          * whose structures keep their items under keys starting with
          * $prefix: "app/" makes the lock "job" the key "app/lock:job:owner".

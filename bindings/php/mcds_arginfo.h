@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 6d431a621bc2cd3b5d4af2736217c43ee8b13271 */
+ * Stub hash: 7f89c3a557e81918ec173f61f553c7744eaf960c */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -18,6 +18,10 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memory, 0, 0, Mc
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, memoryLimit, IS_LONG, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, evict, _IS_BOOL, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, itemSizeLimit, IS_LONG, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_fromUrl, 0, 1, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, url, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_withPrefix, 0, 1, Mcds\\Store, 0)
@@ -426,6 +430,7 @@ ZEND_FUNCTION(Mcds_version);
 ZEND_METHOD(Mcds_Store, __construct);
 ZEND_METHOD(Mcds_Store, memcached);
 ZEND_METHOD(Mcds_Store, memory);
+ZEND_METHOD(Mcds_Store, fromUrl);
 ZEND_METHOD(Mcds_Store, withPrefix);
 ZEND_METHOD(Mcds_Store, counter);
 ZEND_METHOD(Mcds_Store, lock);
@@ -549,6 +554,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, __construct, arginfo_class_Mcds_Store___construct, ZEND_ACC_PRIVATE)
 	ZEND_ME(Mcds_Store, memcached, arginfo_class_Mcds_Store_memcached, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, memory, arginfo_class_Mcds_Store_memory, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, fromUrl, arginfo_class_Mcds_Store_fromUrl, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)

@@ -126,6 +126,18 @@ ZEND_METHOD(Mcds_Store, memory)
 	store_result(return_value, r, store);
 }
 
+ZEND_METHOD(Mcds_Store, fromUrl)
+{
+	char *url;
+	size_t url_len;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH(url, url_len)
+	ZEND_PARSE_PARAMETERS_END();
+	mcds_store *store = NULL;
+	mcds_result r = mcds_store_new_url(url, &store);
+	store_result(return_value, r, store);
+}
+
 ZEND_METHOD(Mcds_Store, withPrefix)
 {
 	char *prefix;

@@ -190,4 +190,32 @@ final class StoreOptionsTest extends StoreTestCase
         $this->expectException(\ValueError::class);
         $store->withPrefix("nul\0byte");
     }
+
+    public function testAStoreFromAUrl(): void
+    {
+        $addr = Memcached::shared()->addr;
+        $name = self::name('url');
+        $store = Store::fromUrl("memcached://$addr?ketama&timeout_ms=500&prefix=php-url%2F");
+        $this->assertSame(3, $store->counter($name)->incr(3));
+        $this->assertSame(3, Store::memcached($addr)->withPrefix('php-url/')->counter($name)->get(), 'the prefix of the URL');
+        $this->assertSame(3, Store::fromUrl($addr)->withPrefix('php-url/')->counter($name)->get(), 'a bare server list');
+        $memory = Store::fromUrl('memory://?memory_limit=1m&evict=false');
+        $this->assertSame(1, $memory->counter($name)->incr());
+        foreach (['memcached://a:1?colour=blue' => 'colour', 'memory://?ketama' => 'ketama', 'memcached://' => 'no memcached servers'] as $url => $says) {
+            try {
+                Store::fromUrl($url);
+                $this->fail("$url was taken");
+            } catch (\Mcds\InvalidArgumentException $e) {
+                $this->assertStringContainsString($says, $e->getMessage());
+            }
+        }
+        foreach (['memcached+tls://a:1', 'memcached://user:hunter2@a:1'] as $url) {
+            try {
+                Store::fromUrl($url);
+                $this->fail("$url was taken");
+            } catch (\Mcds\UnsupportedException $e) {
+                $this->assertStringNotContainsString('hunter2', $e->getMessage());
+            }
+        }
+    }
 }

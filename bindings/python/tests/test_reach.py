@@ -369,3 +369,22 @@ def test_numbers_are_checked() -> None:
     with lock:
         with pytest.raises(mcds.InvalidArgument):
             lock.extend(math.inf)
+
+
+def test_a_store_from_a_url(memcached: Memcached) -> None:
+    name = unique("url")
+    store = mcds.Store.from_url(f"memcached://{memcached.addr}?ketama&timeout_ms=500&prefix=py-url%2F")
+    assert store.counter(name).incr(3) == 3
+    assert mcds.Store.memcached(memcached.addr).with_prefix("py-url/").counter(name).get() == 3
+    assert mcds.Store.from_url(memcached.addr).with_prefix("py-url/").counter(name).get() == 3
+    assert mcds.Store.from_url("memory://?memory_limit=1m&evict=false").counter(name).incr() == 1
+    for url, says in [("memcached://a:1?colour=blue", "colour"), ("memory://?ketama", "ketama"),
+                      ("memcached://", "no memcached servers")]:
+        with pytest.raises(mcds.InvalidArgument, match=says):
+            mcds.Store.from_url(url)
+    for url in ["memcached+tls://a:1", "memcached://user:hunter2@a:1", "unix:/run/m.sock"]:
+        with pytest.raises(mcds.Unsupported) as e:
+            mcds.Store.from_url(url)
+        assert "hunter2" not in str(e.value)
+    with pytest.raises(mcds.InvalidKey):
+        mcds.Store.from_url("memory://?prefix=a%20b")

@@ -34,8 +34,10 @@ Exit codes:
 /// The options every command takes.
 #[derive(clap::Args, Debug)]
 pub(crate) struct Global {
-    /// memcached servers, host:port[,host:port...]
-    #[arg(long, env = "MCDS_SERVERS", global = true, value_name = "LIST")]
+    /// memcached servers, host:port[,host:port...], or a store URL:
+    /// memcached://host:port[,...]?ketama&timeout_ms=500&prefix=app: or
+    /// memory://?memory_limit=64m (options in the README's store URL table)
+    #[arg(long, env = "MCDS_SERVERS", global = true, value_name = "LIST|URL")]
     pub(crate) servers: Option<String>,
 
     /// Prefix for every key, e.g. "myapp/"

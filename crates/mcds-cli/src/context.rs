@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, MemoryStore, Scope, Store};
-use mcds_memcached::MemcachedStore;
+use mcds_core::{Error, Eviction, MemoryStore, Scope, Store};
+use mcds_memcached::{MemcachedStore, StoreUrl, UrlKind};
 
 use crate::args::Global;
 use crate::report::Report;
@@ -79,21 +79,10 @@ pub(crate) fn line(text: impl std::fmt::Display) {
 /// The store a command uses, and the same store as memcached when it is.
 type Opened = (Arc<dyn Store>, Option<Arc<MemcachedStore>>);
 
-fn connect(cli: &Global) -> Result<Opened, Failure> {
-    Ok(match memcached(cli)? {
-        Some(store) => {
-            let store = Arc::new(store);
-            (store.clone(), Some(store))
-        }
-        None => (Arc::new(MemoryStore::new()), None),
-    })
-}
-
-/// The memcached store of --servers (or MCDS_SERVERS), or `None` when
-/// there are none (the embedded store). For the commands that need the
-/// concrete store, such as `mcds stats`.
-pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure> {
-    let Some(servers) = cli
+/// --servers (or MCDS_SERVERS) read as a store URL: a server list, or
+/// `memcached://…?options`, or `memory://…`. `None` when it is not given.
+fn store_url(cli: &Global) -> Result<Option<StoreUrl>, Failure> {
+    let Some(text) = cli
         .servers
         .as_deref()
         .map(str::trim)
@@ -101,16 +90,85 @@ pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure>
     else {
         return Ok(None);
     };
+    StoreUrl::parse(text).map(Some).map_err(|e| Failure {
+        code: INVALID_INPUT,
+        message: e.to_string(),
+    })
+}
+
+/// Whether the command runs on the embedded store (no servers given, or
+/// `memory://`).
+fn embedded(url: Option<&StoreUrl>) -> bool {
+    url.is_none_or(|u| matches!(u.kind, UrlKind::Memory { .. }))
+}
+
+fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
+    if let Some(store) = memcached_of(cli, url)? {
+        let store = Arc::new(store);
+        return Ok((store.clone(), Some(store)));
+    }
+    let mut b = MemoryStore::builder();
+    if let Some(StoreUrl {
+        kind:
+            UrlKind::Memory {
+                memory_limit,
+                evict,
+                item_size_limit,
+            },
+        ..
+    }) = url
+    {
+        b = b.eviction(if *evict {
+            Eviction::Lru
+        } else {
+            Eviction::Error
+        });
+        if let Some(n) = memory_limit {
+            b = b.memory_limit(*n);
+        }
+        if let Some(n) = item_size_limit {
+            b = b.item_size_limit(*n);
+        }
+    }
+    Ok((Arc::new(b.build()), None))
+}
+
+/// The memcached store of --servers (or MCDS_SERVERS), or `None` when
+/// there are none (the embedded store). For the commands that need the
+/// concrete store, such as `mcds stats`.
+pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure> {
+    memcached_of(cli, store_url(cli)?.as_ref())
+}
+
+/// The URL's memcached store: its options, and --timeout-ms for the
+/// timeouts the URL does not set.
+fn memcached_of(cli: &Global, url: Option<&StoreUrl>) -> Result<Option<MemcachedStore>, Failure> {
+    let Some(StoreUrl {
+        kind:
+            UrlKind::Memcached {
+                servers,
+                distribution,
+                connect_timeout,
+                io_timeout,
+                item_size_limit,
+            },
+        ..
+    }) = url
+    else {
+        return Ok(None);
+    };
     let timeout = Duration::from_millis(cli.timeout_ms.max(1));
-    MemcachedStore::builder()
-        .connect_timeout(timeout)
-        .io_timeout(timeout)
-        .connect(servers.split(',').filter(|s| !s.trim().is_empty()))
-        .map(Some)
-        .map_err(|e| Failure {
-            code: INVALID_INPUT,
-            message: e.to_string(),
-        })
+    let mut b = MemcachedStore::builder()
+        .distribution(*distribution)
+        .connect_timeout(connect_timeout.unwrap_or(timeout))
+        .io_timeout(io_timeout.unwrap_or(timeout));
+    if let Some(n) = item_size_limit {
+        b = b.item_size_limit(*n);
+    }
+    b.connect(servers).map(Some).map_err(|e| Failure {
+        code: INVALID_INPUT,
+        message: e.to_string(),
+    })
 }
 
 /// The store and output settings of one command, opened only for the
@@ -118,7 +176,8 @@ pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure>
 /// there excludes nobody, so every host would run the command.
 pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
     let report = Report::new(cli.json, cli.verbose);
-    let embedded = cli.servers.as_deref().is_none_or(|s| s.trim().is_empty());
+    let url = store_url(cli)?;
+    let embedded = embedded(url.as_ref());
     if embedded && for_lock {
         return Err(Failure {
             code: USAGE,
@@ -131,15 +190,28 @@ pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
             serde_json::json!({ "store": "embedded" }),
         );
     }
-    let (store, memcached) = connect(cli)?;
+    let (store, memcached) = connect(cli, url.as_ref())?;
     if let Some(m) = &memcached {
         report.info(
             &format!("servers: {}", m.servers().join(", ")),
             serde_json::json!({ "servers": m.servers() }),
         );
     }
+    let prefix = match url.as_ref().map(|u| u.prefix.as_str()) {
+        Some(p) if !p.is_empty() && !cli.prefix.is_empty() => {
+            return Err(Failure {
+                code: USAGE,
+                message: format!(
+                    "the key prefix is given twice: --prefix {:?} and prefix={p:?} in --servers; keep one",
+                    cli.prefix
+                ),
+            });
+        }
+        Some(p) if !p.is_empty() => p,
+        _ => cli.prefix.as_str(),
+    };
     Ok(Ctx {
-        scope: Scope::new(store).with_prefix(&cli.prefix)?,
+        scope: Scope::new(store).with_prefix(prefix)?,
         json: cli.json,
         report,
         memcached,

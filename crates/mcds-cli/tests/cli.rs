@@ -651,3 +651,55 @@ fn lock_run_signals_the_job_when_the_lease_is_lost() {
         "the job was not stopped"
     );
 }
+
+#[test]
+fn servers_take_a_store_url() {
+    let server = MemcachedServer::start_default();
+    let url = format!(
+        "memcached://{}?ketama&timeout_ms=500&prefix=cli-url%2F",
+        server.addr()
+    );
+    let mut cmd = Command::cargo_bin("mcds").unwrap();
+    cmd.env("MCDS_SERVERS", &url)
+        .args(["counter", "incr", "hits", "3"]);
+    assert_eq!(stdout(&mut cmd), "3\n");
+    // The same key as the plain server list with --prefix.
+    assert_eq!(
+        stdout(mcds(&server).args(["--prefix", "cli-url/", "counter", "get", "hits"])),
+        "3\n"
+    );
+    // memory:// is the embedded store: a lock there is refused, as without servers.
+    let out = Command::cargo_bin("mcds")
+        .unwrap()
+        .env("MCDS_SERVERS", "memory://?memory_limit=1m")
+        .args(["lock", "run", "job", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Mistakes name themselves; the prefix is given once.
+    for (url, extra, code, says) in [
+        ("memcached://a:1?colour=blue", None, 3, "colour"),
+        ("memcached+tls://a:1", None, 3, "TLS"),
+        (
+            "memcached://127.0.0.1:1?prefix=x/",
+            Some("y/"),
+            2,
+            "given twice",
+        ),
+    ] {
+        let mut cmd = Command::cargo_bin("mcds").unwrap();
+        cmd.env("MCDS_SERVERS", url);
+        if let Some(p) = extra {
+            cmd.args(["--prefix", p]);
+        }
+        let out = cmd.args(["counter", "get", "hits"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{url}: {err}");
+        assert!(err.contains(says), "{url}: {err}");
+    }
+}

@@ -1905,6 +1905,58 @@ static void forked_counter(const char *servers) {
     mcds_store_free(store);
 }
 
+/* mcds_store_new_url: one string for the store and its options. */
+static void store_urls(const char *servers) {
+    mcds_store *s = NULL, *plain = NULL, *untouched = (mcds_store *)0x1;
+    mcds_counter *c1 = NULL, *c2 = NULL;
+    uint64_t v = 0;
+    char url[512];
+    snprintf(url, sizeof url, "memcached://%s?ketama&timeout_ms=500&prefix=c-url%%2F", servers);
+    OK(mcds_store_new_url(url, &s));
+    OK(mcds_counter_new(s, "hits", &c1));
+    OK(mcds_counter_incr(c1, 3, &v));
+    EXPECT(v == 3);
+    /* The prefix is the one mcds_store_with_prefix gives. */
+    OK(mcds_store_new_memcached(servers, &plain));
+    {
+        mcds_store *prefixed = NULL;
+        OK(mcds_store_with_prefix(plain, "c-url/", &prefixed));
+        OK(mcds_counter_new(prefixed, "hits", &c2));
+        OK(mcds_counter_get(c2, &v));
+        EXPECT(v == 3);
+        mcds_counter_free(c2);
+        mcds_store_free(prefixed);
+    }
+    mcds_counter_free(c1);
+    mcds_store_free(s);
+    mcds_store_free(plain);
+    /* No scheme: the server list. The embedded store with its options. */
+    OK(mcds_store_new_url(servers, &s));
+    mcds_store_free(s);
+    OK(mcds_store_new_url("memory://?memory_limit=1m&evict=false&prefix=m/", &s));
+    OK(mcds_counter_new(s, "hits", &c1));
+    OK(mcds_counter_incr(c1, 1, &v));
+    EXPECT(v == 1);
+    mcds_counter_free(c1);
+    mcds_store_free(s);
+    /* Mistakes: named, and nothing written to *out. */
+    EXPECT_CODE(mcds_store_new_url(NULL, &s), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memory://", NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memcached://a:1?colour=blue", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "colour") != NULL);
+    EXPECT_CODE(mcds_store_new_url("memcached://a:1?timeout_ms=0", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memory://?ketama", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memcached://", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memory://?prefix=a%20b", &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_store_new_url("memory://?prefix=\xc3\x28", &untouched), MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_store_new_url("memcached+tls://a:1", &untouched), MCDS_UNSUPPORTED);
+    EXPECT_CODE(mcds_store_new_url("unix:/run/memcached.sock", &untouched), MCDS_UNSUPPORTED);
+    EXPECT_CODE(mcds_store_new_url("memcached://u:hunter2@a:1", &untouched), MCDS_UNSUPPORTED);
+    EXPECT(strstr(mcds_last_error_message(), "hunter2") == NULL);
+    EXPECT(untouched == (mcds_store *)0x1);
+}
+
 int main(void) {
     const char *servers = getenv("MCDS_TEST_SERVERS");
     mcds_store *memory = NULL, *memcached = NULL;
@@ -1928,6 +1980,7 @@ int main(void) {
     bad_input(memory);
     bad_input(memcached);
     store_options(servers);
+    store_urls(servers);
     lock_leases(memory);
     lock_leases(memcached);
     more_counters(memory);

@@ -178,6 +178,35 @@ class Store(Handle):
         store._adopt(lib.mcds_store_builder_build_memory, "mcds_store", lib.mcds_store_free, what, b.ptr)
         return store
 
+    @classmethod
+    def from_url(cls, url: str) -> "Store":
+        """The store a URL names, options and all: the same string the
+        ``mcds`` command takes in ``MCDS_SERVERS``.
+
+        ``"memcached://host:port[,host:port...]?options"`` (or just the
+        server list) or ``"memory://?options"``. Options: ``ketama`` (place
+        keys as pylibmc with ``behaviors={"ketama_weighted": True}`` and
+        php-memcached with ``OPT_LIBKETAMA_COMPATIBLE`` do, to share a
+        pool's keys with them), ``distribution=rendezvous|ketama``,
+        ``timeout_ms``, ``connect_timeout_ms``, ``io_timeout_ms``,
+        ``item_size_limit`` (bytes, or with ``k``/``m``), ``memory_limit``,
+        ``evict=true|false``, ``prefix``; values may be percent-encoded::
+
+            mcds.Store.from_url("memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:")
+
+        A mistake is :class:`~mcds.InvalidArgument` naming it; TLS, unix
+        sockets, the text protocol and credentials are
+        :class:`~mcds.Unsupported` in this version."""
+        if not isinstance(url, str):
+            raise TypeError(f"url must be str, not {type(url).__name__}")
+        if "\0" in url:
+            raise InvalidArgument("the store URL contains a NUL byte")
+        store = cls.__new__(cls)
+        store.servers = None
+        store.prefix = ""
+        store._adopt(lib.mcds_store_new_url, "mcds_store", lib.mcds_store_free, "Store (url)", url.encode("utf-8"))
+        return store
+
     def with_prefix(self, prefix: Data) -> "Store":
         """A store on the same connections (or the same embedded memory)
         whose structures keep their items under keys starting with
