@@ -1,31 +1,4 @@
-//! One string that says which store to use and how: the store URL, read by
-//! Rust ([`open_url`]), C (`mcds_store_new_url`), Python, PHP and the CLI
-//! (`--servers` or `MCDS_SERVERS`).
-//!
-//! ```text
-//! memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:
-//! 10.0.0.1:11211,10.0.0.2:11211          (no scheme: memcached, defaults)
-//! memory://?memory_limit=64m&evict=false (the embedded store)
-//! ```
-//!
-//! | option | stores | meaning (default) |
-//! |---|---|---|
-//! | `ketama` | memcached | place keys as libmemcached's ketama does (php-memcached with `OPT_LIBKETAMA_COMPATIBLE`, pylibmc with `ketama_weighted`), to share a pool's keys with those apps; same as `distribution=ketama` |
-//! | `distribution=rendezvous\|ketama` | memcached | key placement across the servers (`rendezvous`) |
-//! | `timeout_ms=N` | memcached | both timeouts below at once |
-//! | `connect_timeout_ms=N` | memcached | dialing a server, 1 to 3 600 000 ms (1000) |
-//! | `io_timeout_ms=N` | memcached | one request and its reply, 1 to 3 600 000 ms (1000) |
-//! | `item_size_limit=N` | both | the largest item, as memcached's `-I`: bytes, or with `k`/`m` (1m) |
-//! | `memory_limit=N` | memory | the embedded store's budget: bytes, or with `k`/`m`/`g` (64m) |
-//! | `evict=true\|false` | memory | evict the least recently used items when full, or refuse writes as `memcached -M` (true) |
-//! | `prefix=P` | both | every structure's keys start with `P` (none) |
-//!
-//! Values may be percent-encoded (`prefix=app%2F` is `app/`). An unknown
-//! option, an option of the other store, a repeated one, or a value out of
-//! range is [`Error::InvalidArgument`] naming it. Schemes this build cannot
-//! serve yet (`memcached+tls://`, `unix:`, `text://`) and credentials in
-//! the URL are [`Error::Unsupported`]; credentials are never repeated in a
-//! message.
+//! The store URL: [`StoreUrl`] and [`open_url`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +7,36 @@ use mcds_core::{Error, Eviction, MemoryStore, Result, Scope, Store};
 
 use crate::{Distribution, MemcachedStore};
 
-/// What a store URL says, parsed and checked, before anything connects.
+/// One string that says which store to use and how: the store URL, read by
+/// Rust ([`open_url`]), C (`mcds_store_new_url`), Python, PHP and the CLI
+/// (`--servers` or `MCDS_SERVERS`).
+///
+/// ```text
+/// memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:
+/// 10.0.0.1:11211,10.0.0.2:11211          (no scheme: memcached, defaults)
+/// memory://?memory_limit=64m&evict=false (the embedded store)
+/// ```
+///
+/// | option | stores | meaning (default) |
+/// |---|---|---|
+/// | `ketama` | memcached | place keys as libmemcached's ketama does (php-memcached with `OPT_LIBKETAMA_COMPATIBLE`, pylibmc with `ketama_weighted`), to share a pool's keys with those apps; same as `distribution=ketama` |
+/// | `distribution=rendezvous\|ketama` | memcached | key placement across the servers (`rendezvous`) |
+/// | `timeout_ms=N` | memcached | both timeouts below at once |
+/// | `connect_timeout_ms=N` | memcached | dialing a server, 1 to 3 600 000 ms (1000) |
+/// | `io_timeout_ms=N` | memcached | one request and its reply, 1 to 3 600 000 ms (1000) |
+/// | `item_size_limit=N` | both | the largest item, as memcached's `-I`: bytes, or with `k`/`m` (1m) |
+/// | `memory_limit=N` | memory | the embedded store's budget: bytes, or with `k`/`m`/`g` (64m) |
+/// | `evict=true\|false` | memory | evict the least recently used items when full, or refuse writes as `memcached -M` (true) |
+/// | `prefix=P` | both | every structure's keys start with `P` (none) |
+///
+/// Values may be percent-encoded (`prefix=app%2F` is `app/`). An unknown
+/// option, an option of the other store, a repeated one, or a value out of
+/// range is [`Error::InvalidArgument`] naming it. Schemes this build cannot
+/// serve yet (`memcached+tls://`, `unix:`, `text://`) and credentials in
+/// the URL are [`Error::Unsupported`]; credentials are never repeated in a
+/// message.
+///
+/// A `StoreUrl` is what a store URL says, parsed and checked, before anything connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreUrl {
     /// Which store, with its own options.
@@ -155,7 +157,7 @@ fn boolean(name: &str, value: Option<&str>) -> Result<bool> {
 }
 
 impl StoreUrl {
-    /// Parse and check `url` (see the [module docs](self)). Nothing
+    /// Parse and check `url` (see [`StoreUrl`] for the syntax and options). Nothing
     /// connects yet.
     pub fn parse(url: &str) -> Result<StoreUrl> {
         let url = url.trim();
