@@ -528,6 +528,39 @@ void mcds_store_builder_free(mcds_store_builder *b);
 mcds_result mcds_counter_new(const mcds_store *store, const char *name, mcds_counter **out);
 
 /*
+ Create the counter kept under exactly the memcached key `key` (`key_len`
+ bytes, borrowed for the call), for a counter another application already
+ uses: PHP code calling php-memcached's `increment("hits")`, say. No
+ `counter:` naming is added, and neither is a key prefix: the prefix of a
+ store handle made with `mcds_store_with_prefix` is NOT applied, so the
+ counter is on the same key whichever handle of the store it is made from
+ (a prefix the other application uses belongs in `key` itself).
+ memcached keeps counters as decimal text whoever writes them, so
+ increments from both sides add up, and `mcds_counter_get` reads the
+ other side's value. An item holding something other than a decimal
+ number is `MCDS_CORRUPT` to `mcds_counter_get` and `MCDS_NON_NUMERIC` to
+ an increment or decrement (the server's refusal). On a pool, both sides must place the key on the
+ same server (a single server, or the same distribution, such as ketama).
+
+ `key` must be a memcached key: 1 to 250 bytes, none of them a space, a
+ control byte or DEL (bytes from 0x80, UTF-8 say, are fine); else
+ `MCDS_INVALID_KEY`, the reason in `mcds_last_error_message`. It may be
+ NULL only when `key_len` is 0, which is the empty key (invalid). The
+ handle works as one from `mcds_counter_new` (`mcds_counter_with_ttl`,
+ `mcds_counter_reset`, `mcds_counter_incr_many` with the store's other
+ counters). `store` is unchanged and stays the caller's. `*out` is a new
+ handle the caller owns: free it with `mcds_counter_free`.
+
+ # Safety
+ `store` NULL or live; `key` NULL or `key_len` readable bytes; `out` NULL
+ or writable.
+ */
+mcds_result mcds_counter_new_with_key(const mcds_store *store,
+                                      const uint8_t *key,
+                                      uintptr_t key_len,
+                                      mcds_counter **out);
+
+/*
  A new handle on the same counter whose increments give the item a TTL
  of `ttl_secs` seconds when they create it (an increment of an existing
  counter leaves its expiry alone; after `mcds_counter_reset` or expiry
@@ -739,6 +772,45 @@ mcds_result mcds_lock_new(const mcds_store *store,
                           const char *name,
                           uint32_t ttl_secs,
                           mcds_lock **out);
+
+/*
+ Create the lock kept under exactly the memcached key `key` (`key_len`
+ bytes, borrowed for the call) with a lease of `ttl_secs` seconds (at
+ least 1), for a lock other applications already take with memcached's
+ `add`: Symfony Lock's `MemcachedStore`, or any code that adds the key
+ with a random value and a TTL to lock and deletes it to unlock. No
+ `lock:` naming is added, and neither is a key prefix: the prefix of a
+ store handle made with `mcds_store_with_prefix` is NOT applied, so the
+ lock is on the same key whichever handle of the store it is made from
+ (a prefix the other application uses belongs in `key` itself).
+
+ Both sides exclude each other: whoever added the key first holds it
+ until it is deleted or expires, and `mcds_lock_holder` shows the other
+ side's value while it does. This handle releases and extends only its
+ own lease (by CAS); the other side must likewise never delete a key it
+ did not add. With `mcds_lock_with_fencing`, the tokens count in
+ `<key>:fence`. On a pool, both sides must place the key on the same
+ server (a single server, or the same distribution, such as ketama).
+
+ `key` must be a memcached key: 1 to 250 bytes, none of them a space, a
+ control byte or DEL (bytes from 0x80, UTF-8 say, are fine), and leave
+ room for the `:fence` suffix (so at most 244 bytes); else
+ `MCDS_INVALID_KEY`, the reason in `mcds_last_error_message`. It may be
+ NULL only when `key_len` is 0, which is the empty key (invalid).
+ `ttl_secs` 0 is `MCDS_INVALID_ARGUMENT`. The handle works as one from
+ `mcds_lock_new` (the `mcds_lock_with_…` options included); messages name
+ the lock by its key. `store` is unchanged and stays the caller's. `*out`
+ is a new handle the caller owns: free it with `mcds_lock_free`.
+
+ # Safety
+ `store` NULL or live; `key` NULL or `key_len` readable bytes; `out` NULL
+ or writable.
+ */
+mcds_result mcds_lock_new_with_key(const mcds_store *store,
+                                   const uint8_t *key,
+                                   uintptr_t key_len,
+                                   uint32_t ttl_secs,
+                                   mcds_lock **out);
 
 /*
  A new handle on the same lock (same name, TTL and other settings) that

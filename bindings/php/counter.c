@@ -28,6 +28,27 @@ ZEND_METHOD(Mcds_Counter, __construct)
 	php_mcds_counter_construct(ZEND_THIS, store, name);
 }
 
+/* Counter::withKey: the counter on exactly $key (bytes, checked by
+ * libmcds: a NUL byte is its InvalidKeyException, not a TypeError). */
+ZEND_METHOD(Mcds_Counter, withKey)
+{
+	zval *store_zv;
+	zend_string *key;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_OBJECT_OF_CLASS(store_zv, php_mcds_store_ce)
+		Z_PARAM_STR(key)
+	ZEND_PARSE_PARAMETERS_END();
+	const mcds_store *store = php_mcds_store_handle(store_zv);
+	if (store == NULL) {
+		RETURN_THROWS();
+	}
+	mcds_counter *c = NULL;
+	MCDS_TRY(mcds_counter_new_with_key(store, (const uint8_t *)ZSTR_VAL(key), ZSTR_LEN(key), &c));
+	object_init_ex(return_value, php_mcds_counter_ce);
+	/* A fresh object: adopting cannot fail. */
+	php_mcds_adopt(return_value, c, counter_free, store_zv);
+}
+
 static void counter_step(INTERNAL_FUNCTION_PARAMETERS,
 	mcds_result (*step)(const mcds_counter *, uint64_t, uint64_t *))
 {

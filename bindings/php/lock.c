@@ -60,7 +60,9 @@ static bool derive(mcds_lock **h, mcds_result r, mcds_lock *derived, uint32_t ar
 	return ok;
 }
 
-bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
+/* A lock named `name` (mcds_lock_new), or on exactly the key `name` when
+ * `exact` (mcds_lock_new_with_key), with the options. */
+static bool lock_construct(zval *obj, zval *store_zv, zend_string *name, bool exact,
 	const php_mcds_lock_options *opts, uint32_t arg)
 {
 	/* Arguments: arg = $ttl, then $fencing, $ownerLabel, $backoffMin, $backoffMax. */
@@ -79,7 +81,13 @@ bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
 	}
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_lock *h = NULL, *derived = NULL;
-	if (store == NULL || !php_mcds_ok(mcds_lock_new(store, ZSTR_VAL(name), ttl_secs, &h))) {
+	if (store == NULL) {
+		return false;
+	}
+	mcds_result made = exact
+		? mcds_lock_new_with_key(store, (const uint8_t *)ZSTR_VAL(name), ZSTR_LEN(name), ttl_secs, &h)
+		: mcds_lock_new(store, ZSTR_VAL(name), ttl_secs, &h);
+	if (!php_mcds_ok(made)) {
 		return false;
 	}
 	mcds_result r;
@@ -112,6 +120,12 @@ bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
 	return true;
 }
 
+bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
+	const php_mcds_lock_options *opts, uint32_t arg)
+{
+	return lock_construct(obj, store_zv, name, false, opts, arg);
+}
+
 ZEND_METHOD(Mcds_Lock, __construct)
 {
 	zval *store;
@@ -131,6 +145,35 @@ ZEND_METHOD(Mcds_Lock, __construct)
 	opts.backoff_min_set = !min_null;
 	opts.backoff_max_set = !max_null;
 	php_mcds_lock_construct(ZEND_THIS, store, name, &opts, 3);
+}
+
+/* Lock::withKey: the lock on exactly $key (bytes, checked by libmcds: a
+ * NUL byte is its InvalidKeyException, not a TypeError), with the options
+ * of __construct. */
+ZEND_METHOD(Mcds_Lock, withKey)
+{
+	zval *store;
+	zend_string *key;
+	php_mcds_lock_options opts = {.ttl = 30.0};
+	bool min_null = true, max_null = true;
+	ZEND_PARSE_PARAMETERS_START(2, 7)
+		Z_PARAM_OBJECT_OF_CLASS(store, php_mcds_store_ce)
+		Z_PARAM_STR(key)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(opts.ttl)
+		Z_PARAM_BOOL(opts.fencing)
+		Z_PARAM_PATH_STR_OR_NULL(opts.owner_label)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_min, min_null)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_max, max_null)
+	ZEND_PARSE_PARAMETERS_END();
+	opts.backoff_min_set = !min_null;
+	opts.backoff_max_set = !max_null;
+	object_init_ex(return_value, php_mcds_lock_ce);
+	if (!lock_construct(return_value, store, key, true, &opts, 3)) {
+		zval_ptr_dtor(return_value);
+		ZVAL_NULL(return_value);
+		RETURN_THROWS();
+	}
 }
 
 static void took_lease(php_mcds_object *o, double started)

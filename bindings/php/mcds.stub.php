@@ -122,6 +122,28 @@ namespace Mcds {
     {
         public function __construct(Store $store, string $name) {}
 
+        /**
+         * The counter kept under exactly the memcached key $key, for a
+         * counter another application already uses: PHP code calling
+         * Memcached::increment('hits'), say. No naming is added, and no
+         * prefix: the prefix of a store from withPrefix() is NOT applied,
+         * so every store made from one connection reaches the same key (a
+         * prefix the other application uses, such as php-memcached's
+         * OPT_PREFIX_KEY, belongs in $key itself). memcached keeps counters
+         * as decimal text whoever writes them, so increments from both
+         * sides add up and get() reads the other side's value (an item that
+         * is not a decimal number: CorruptException from get(),
+         * NonNumericException from incr() and decr()). On several servers,
+         * both sides must place the key on the same server (one server, or
+         * the same distribution, such as ketama).
+         *
+         * $key: 1 to 250 bytes, none of them a space, a control byte or DEL
+         * (UTF-8 is fine); else InvalidKeyException. The object works as one
+         * from new (withTtl(), reset(), incrMany() with the store's other
+         * counters).
+         */
+        public static function withKey(Store $store, string $key): Counter {}
+
         /** Add $delta; returns the new value. */
         public function incr(int $delta = 1): int {}
 
@@ -262,6 +284,30 @@ namespace Mcds {
          * 60).
          */
         public function __construct(Store $store, string $name, float $ttl = 30.0, bool $fencing = false, ?string $ownerLabel = null, ?float $backoffMin = null, ?float $backoffMax = null) {}
+
+        /**
+         * The lock kept under exactly the memcached key $key, for a lock
+         * other applications take with memcached's add: Symfony Lock's
+         * MemcachedStore, or code that locks with $memcached->add($key,
+         * $token, $ttl) and unlocks by deleting the key. No naming is
+         * added, and no prefix: the prefix of a store from withPrefix() is
+         * NOT applied (a prefix the other application uses, such as
+         * php-memcached's OPT_PREFIX_KEY, belongs in $key itself).
+         *
+         * Both sides exclude each other: whoever added the key first holds
+         * it until it is deleted or expires, and getHolder() shows the
+         * other side's value meanwhile. This object releases and refreshes
+         * only its own lease (by CAS); the other side must likewise never
+         * delete a key it did not add. With $fencing, the tokens count in
+         * "$key:fence". On several servers, both sides must place the key
+         * on the same server (one server, or the same distribution, such
+         * as ketama).
+         *
+         * $key: 1 to 244 bytes (room for ":fence"), none of them a space, a
+         * control byte or DEL; else InvalidKeyException. The other
+         * parameters are those of __construct; getName() returns $key.
+         */
+        public static function withKey(Store $store, string $key, float $ttl = 30.0, bool $fencing = false, ?string $ownerLabel = null, ?float $backoffMin = null, ?float $backoffMax = null): Lock {}
 
         /**
          * Take the lock. Non-blocking: true if this object now holds it,

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 7f89c3a557e81918ec173f61f553c7744eaf960c */
+ * Stub hash: 9c0237ef1d571e30418b4c8c80e225562e1c4fd6 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -109,6 +109,11 @@ ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Counter___construct, 0, 0, 2)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Counter_withKey, 0, 2, Mcds\\Counter, 0)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_incr, 0, 0, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
 ZEND_END_ARG_INFO()
@@ -155,6 +160,16 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Lock___construct, 0, 0, 2)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, fencing, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ownerLabel, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMin, IS_DOUBLE, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, backoffMax, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Lock_withKey, 0, 2, Mcds\\Lock, 0)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 0, "30.0")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, fencing, _IS_BOOL, 0, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ownerLabel, IS_STRING, 1, "null")
@@ -447,6 +462,7 @@ ZEND_METHOD(Mcds_Store, hyperLogLog);
 ZEND_METHOD(Mcds_Store, bloomFilter);
 ZEND_METHOD(Mcds_Store, activityBitmap);
 ZEND_METHOD(Mcds_Counter, __construct);
+ZEND_METHOD(Mcds_Counter, withKey);
 ZEND_METHOD(Mcds_Counter, incr);
 ZEND_METHOD(Mcds_Counter, decr);
 ZEND_METHOD(Mcds_Counter, get);
@@ -461,6 +477,7 @@ ZEND_METHOD(Mcds_ViewCounter, view);
 ZEND_METHOD(Mcds_ViewCounter, get);
 ZEND_METHOD(Mcds_ViewCounter, invalidate);
 ZEND_METHOD(Mcds_Lock, __construct);
+ZEND_METHOD(Mcds_Lock, withKey);
 ZEND_METHOD(Mcds_Lock, acquire);
 ZEND_METHOD(Mcds_Lock, acquireWithin);
 ZEND_METHOD(Mcds_Lock, refresh);
@@ -576,6 +593,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 
 static const zend_function_entry class_Mcds_Counter_methods[] = {
 	ZEND_ME(Mcds_Counter, __construct, arginfo_class_Mcds_Counter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Counter, withKey, arginfo_class_Mcds_Counter_withKey, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Counter, incr, arginfo_class_Mcds_Counter_incr, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Counter, decr, arginfo_class_Mcds_Counter_decr, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Counter, get, arginfo_class_Mcds_Counter_get, ZEND_ACC_PUBLIC)
@@ -605,6 +623,7 @@ static const zend_function_entry class_Mcds_ViewCounter_methods[] = {
 
 static const zend_function_entry class_Mcds_Lock_methods[] = {
 	ZEND_ME(Mcds_Lock, __construct, arginfo_class_Mcds_Lock___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Lock, withKey, arginfo_class_Mcds_Lock_withKey, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Lock, acquire, arginfo_class_Mcds_Lock_acquire, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, acquireWithin, arginfo_class_Mcds_Lock_acquireWithin, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Lock, refresh, arginfo_class_Mcds_Lock_refresh, ZEND_ACC_PUBLIC)

@@ -7,7 +7,9 @@ use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use ::mcds_core::{Error, Scope, Ttl};
+use std::sync::Arc;
+
+use ::mcds_core::{Error, Key, Scope, Store, Ttl};
 
 use crate::result::{
     MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,
@@ -271,6 +273,34 @@ pub(crate) unsafe fn create<T>(
         let (store, name) = unsafe { (handle(store, "store")?, text(name, "name")?) };
         let out = out_ptr(out, "out")?;
         let value = f(store.scope.clone(), name)?;
+        // SAFETY: checked non-NULL.
+        unsafe { write(out, Box::into_raw(Box::new(value))) };
+        Ok(())
+    })
+}
+
+/// A constructor on an exact key: borrow the store, read the key
+/// (`key_len` bytes at `key`), check `out`, validate the key as a memcached
+/// key (`MCDS_INVALID_KEY` with the library's message), build the handle
+/// with `f` from the store itself (the handle's key prefix is not applied)
+/// and write it to `out`, all inside the panic boundary. The NULL checks
+/// come before the key is validated.
+///
+/// # Safety
+/// `store` NULL or live; `key` NULL or `key_len` readable bytes; `out` NULL
+/// or writable.
+pub(crate) unsafe fn create_with_key<T>(
+    store: *const mcds_store,
+    key: *const u8,
+    key_len: usize,
+    out: *mut *mut T,
+    f: impl FnOnce(&Arc<dyn Store>, Key) -> Result<T, Fail>,
+) -> mcds_result {
+    boundary(|| {
+        // SAFETY: forwarded caller contract.
+        let (store, key) = unsafe { (handle(store, "store")?, bytes(key, key_len, "key")?) };
+        let out = out_ptr(out, "out")?;
+        let value = f(store.scope.store(), Key::new(key)?)?;
         // SAFETY: checked non-NULL.
         unsafe { write(out, Box::into_raw(Box::new(value))) };
         Ok(())

@@ -7,8 +7,8 @@ use ::mcds_core::Store;
 use ::mcds_counter::Counter;
 
 use crate::boundary::{
-    Fail, MAX_HANDLES, array, boundary, create, free, handle, null, out_array, query, ttl,
-    write_array,
+    Fail, MAX_HANDLES, array, boundary, create, create_with_key, free, handle, null, out_array,
+    query, ttl, write_array,
 };
 use crate::result::{MCDS_INVALID_ARGUMENT, MCDS_OK, code_of, mcds_result};
 use crate::store::mcds_store;
@@ -37,6 +37,50 @@ pub unsafe extern "C" fn mcds_counter_new(
             Ok(mcds_counter {
                 store: Arc::clone(scope.store()),
                 counter: Counter::new(scope, name)?,
+            })
+        })
+    }
+}
+
+/// Create the counter kept under exactly the memcached key `key` (`key_len`
+/// bytes, borrowed for the call), for a counter another application already
+/// uses: PHP code calling php-memcached's `increment("hits")`, say. No
+/// `counter:` naming is added, and neither is a key prefix: the prefix of a
+/// store handle made with `mcds_store_with_prefix` is NOT applied, so the
+/// counter is on the same key whichever handle of the store it is made from
+/// (a prefix the other application uses belongs in `key` itself).
+/// memcached keeps counters as decimal text whoever writes them, so
+/// increments from both sides add up, and `mcds_counter_get` reads the
+/// other side's value. An item holding something other than a decimal
+/// number is `MCDS_CORRUPT` to `mcds_counter_get` and `MCDS_NON_NUMERIC` to
+/// an increment or decrement (the server's refusal). On a pool, both sides must place the key on the
+/// same server (a single server, or the same distribution, such as ketama).
+///
+/// `key` must be a memcached key: 1 to 250 bytes, none of them a space, a
+/// control byte or DEL (bytes from 0x80, UTF-8 say, are fine); else
+/// `MCDS_INVALID_KEY`, the reason in `mcds_last_error_message`. It may be
+/// NULL only when `key_len` is 0, which is the empty key (invalid). The
+/// handle works as one from `mcds_counter_new` (`mcds_counter_with_ttl`,
+/// `mcds_counter_reset`, `mcds_counter_incr_many` with the store's other
+/// counters). `store` is unchanged and stays the caller's. `*out` is a new
+/// handle the caller owns: free it with `mcds_counter_free`.
+///
+/// # Safety
+/// `store` NULL or live; `key` NULL or `key_len` readable bytes; `out` NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_counter_new_with_key(
+    store: *const mcds_store,
+    key: *const u8,
+    key_len: usize,
+    out: *mut *mut mcds_counter,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create_with_key(store, key, key_len, out, |store, key| {
+            Ok(mcds_counter {
+                counter: Counter::with_key(Arc::clone(store), key),
+                store: Arc::clone(store),
             })
         })
     }
@@ -254,4 +298,56 @@ pub unsafe extern "C" fn mcds_counter_reset(c: *const mcds_counter) -> mcds_resu
 pub unsafe extern "C" fn mcds_counter_free(c: *mut mcds_counter) {
     // SAFETY: forwarded caller contract.
     unsafe { free(c) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr;
+
+    use ::mcds_core::{Key, Ttl};
+
+    use super::*;
+    use crate::result::{MCDS_CORRUPT, MCDS_INVALID_KEY, MCDS_NON_NUMERIC};
+
+    /// The exact key, not `counter:…:value`, and not the store's prefix: a
+    /// value written raw under `hits` (as php-memcached writes it) is the
+    /// counter's, and its increments land there.
+    #[test]
+    fn a_counter_with_a_key_counts_in_that_raw_key_without_the_prefix() {
+        let (mut store, mut app, mut c) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        let mut value = 0u64;
+        let hits = Key::new("hits").unwrap();
+        // SAFETY: writable outputs, NUL-terminated strings, key bytes of
+        // their length, live handles freed once.
+        unsafe {
+            assert_eq!(crate::mcds_store_new_memory(&mut store), MCDS_OK);
+            assert_eq!(
+                crate::mcds_store_with_prefix(store, c"app/".as_ptr(), &mut app),
+                MCDS_OK
+            );
+            let raw = (*store).scope.store();
+            raw.set(&hits, b"41", Ttl::Never).unwrap();
+            assert_eq!(
+                mcds_counter_new_with_key(app, b"hits".as_ptr(), 4, &mut c),
+                MCDS_OK
+            );
+            assert_eq!(mcds_counter_get(c, &mut value), MCDS_OK);
+            assert_eq!(value, 41);
+            assert_eq!(mcds_counter_incr(c, 1, &mut value), MCDS_OK);
+            assert_eq!(raw.get(&hits).unwrap().unwrap().value, b"42");
+            assert!(raw.get(&Key::new("app/hits").unwrap()).unwrap().is_none());
+            raw.set(&hits, b"many", Ttl::Never).unwrap();
+            assert_eq!(mcds_counter_get(c, &mut value), MCDS_CORRUPT);
+            assert_eq!(mcds_counter_incr(c, 1, &mut value), MCDS_NON_NUMERIC);
+            mcds_counter_free(c);
+            c = ptr::null_mut();
+            assert_eq!(
+                mcds_counter_new_with_key(store, b"two words".as_ptr(), 9, &mut c),
+                MCDS_INVALID_KEY
+            );
+            assert!(c.is_null());
+            crate::mcds_store_free(app);
+            crate::mcds_store_free(store);
+        }
+    }
 }

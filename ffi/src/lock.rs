@@ -11,13 +11,13 @@
 //! new `Lock`.
 
 use std::ffi::c_char;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ::mcds_lock::{Extend, Guard, Lock, Release};
 
 use crate::boundary::{
-    Fail, boundary, c_string, create, free, handle, out_ptr, query, text, write,
+    Fail, boundary, c_string, create, create_with_key, free, handle, out_ptr, query, text, write,
 };
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};
 use crate::store::mcds_store;
@@ -59,6 +59,54 @@ pub unsafe extern "C" fn mcds_lock_new(
         create(store, name, out, |scope, name| {
             let lock = Lock::new(scope, name, Duration::from_secs(u64::from(ttl_secs)))?;
             Ok(mcds_lock::new(lock))
+        })
+    }
+}
+
+/// Create the lock kept under exactly the memcached key `key` (`key_len`
+/// bytes, borrowed for the call) with a lease of `ttl_secs` seconds (at
+/// least 1), for a lock other applications already take with memcached's
+/// `add`: Symfony Lock's `MemcachedStore`, or any code that adds the key
+/// with a random value and a TTL to lock and deletes it to unlock. No
+/// `lock:` naming is added, and neither is a key prefix: the prefix of a
+/// store handle made with `mcds_store_with_prefix` is NOT applied, so the
+/// lock is on the same key whichever handle of the store it is made from
+/// (a prefix the other application uses belongs in `key` itself).
+///
+/// Both sides exclude each other: whoever added the key first holds it
+/// until it is deleted or expires, and `mcds_lock_holder` shows the other
+/// side's value while it does. This handle releases and extends only its
+/// own lease (by CAS); the other side must likewise never delete a key it
+/// did not add. With `mcds_lock_with_fencing`, the tokens count in
+/// `<key>:fence`. On a pool, both sides must place the key on the same
+/// server (a single server, or the same distribution, such as ketama).
+///
+/// `key` must be a memcached key: 1 to 250 bytes, none of them a space, a
+/// control byte or DEL (bytes from 0x80, UTF-8 say, are fine), and leave
+/// room for the `:fence` suffix (so at most 244 bytes); else
+/// `MCDS_INVALID_KEY`, the reason in `mcds_last_error_message`. It may be
+/// NULL only when `key_len` is 0, which is the empty key (invalid).
+/// `ttl_secs` 0 is `MCDS_INVALID_ARGUMENT`. The handle works as one from
+/// `mcds_lock_new` (the `mcds_lock_with_…` options included); messages name
+/// the lock by its key. `store` is unchanged and stays the caller's. `*out`
+/// is a new handle the caller owns: free it with `mcds_lock_free`.
+///
+/// # Safety
+/// `store` NULL or live; `key` NULL or `key_len` readable bytes; `out` NULL
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_lock_new_with_key(
+    store: *const mcds_store,
+    key: *const u8,
+    key_len: usize,
+    ttl_secs: u32,
+    out: *mut *mut mcds_lock,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        create_with_key(store, key, key_len, out, |store, key| {
+            let ttl = Duration::from_secs(u64::from(ttl_secs));
+            Ok(mcds_lock::new(Lock::with_key(Arc::clone(store), key, ttl)?))
         })
     }
 }
@@ -453,6 +501,50 @@ mod tests {
 
     use super::*;
     use crate::result::MCDS_OK;
+
+    /// A lock on an exact key is the raw key, not `lock:…:owner`, and not
+    /// the store's prefix: an add-based lock another program took there
+    /// excludes it, and its own lease is the raw key's value.
+    #[test]
+    fn a_lock_with_a_key_is_that_raw_key_without_the_prefix() {
+        let (mut store, mut app, mut lock) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        let (mut acquired, mut holder) = (false, ptr::null_mut());
+        let key = Key::new("report-lock").unwrap();
+        // SAFETY: writable outputs, NUL-terminated strings, key bytes of
+        // their length, live handles freed once, a string from mcds freed
+        // with mcds_string_free.
+        unsafe {
+            assert_eq!(crate::mcds_store_new_memory(&mut store), MCDS_OK);
+            assert_eq!(
+                crate::mcds_store_with_prefix(store, c"app/".as_ptr(), &mut app),
+                MCDS_OK
+            );
+            let raw = (*store).scope.store();
+            assert_eq!(
+                mcds_lock_new_with_key(app, b"report-lock".as_ptr(), 11, 30, &mut lock),
+                MCDS_OK
+            );
+            raw.add(&key, b"php-token", Ttl::secs(30)).unwrap();
+            assert_eq!(mcds_lock_try_acquire(lock, &mut acquired), MCDS_OK);
+            assert!(!acquired);
+            assert_eq!(mcds_lock_holder(lock, &mut holder), MCDS_OK);
+            assert_eq!(CStr::from_ptr(holder).to_str().unwrap(), "php-token");
+            crate::mcds_string_free(holder);
+            raw.delete(&key).unwrap();
+            assert_eq!(mcds_lock_try_acquire(lock, &mut acquired), MCDS_OK);
+            assert!(acquired);
+            assert!(raw.get(&key).unwrap().is_some());
+            assert!(
+                raw.get(&Key::new("app/report-lock").unwrap())
+                    .unwrap()
+                    .is_none()
+            );
+            mcds_lock_free(lock);
+            assert!(raw.get(&key).unwrap().is_none(), "released on free");
+            crate::mcds_store_free(app);
+            crate::mcds_store_free(store);
+        }
+    }
 
     #[test]
     fn a_holder_written_by_another_program_comes_back_escaped() {

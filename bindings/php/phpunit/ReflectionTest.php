@@ -92,6 +92,17 @@ final class ReflectionTest extends TestCase
         foreach (['BloomFilter', 'HyperLogLog'] as $class) {
             $this->assertSame('void', (string)(new \ReflectionMethod("Mcds\\$class", 'clear'))->getReturnType());
         }
+        // Counter::withKey and Lock::withKey: static constructors on an exact key.
+        foreach (['Counter' => 2, 'Lock' => 7] as $class => $count) {
+            $withKey = new \ReflectionMethod("Mcds\\$class", 'withKey');
+            $this->assertTrue($withKey->isStatic());
+            $this->assertSame("Mcds\\$class", (string)$withKey->getReturnType());
+            $this->assertSame($count, $withKey->getNumberOfParameters());
+            $this->assertStringContainsString('Parameter #0 [ <required> Mcds\Store $store ]', $sig("Mcds\\$class::withKey"));
+            $this->assertStringContainsString('Parameter #1 [ <required> string $key ]', $sig("Mcds\\$class::withKey"));
+        }
+        $this->assertStringContainsString('<optional> float $ttl = 30.0', $sig('Mcds\Lock::withKey'));
+        $this->assertStringContainsString('<optional> ?string $ownerLabel = null', $sig('Mcds\Lock::withKey'));
     }
 
     /**

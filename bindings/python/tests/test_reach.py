@@ -388,3 +388,34 @@ def test_a_store_from_a_url(memcached: Memcached) -> None:
         assert "hunter2" not in str(e.value)
     with pytest.raises(mcds.InvalidKey):
         mcds.Store.from_url("memory://?prefix=a%20b")
+
+
+def test_exact_keys_shared_with_other_clients(memcached: Memcached) -> None:
+    # Another client's raw text-protocol writes on the exact keys.
+    import socket
+
+    store = mcds.Store.memcached(memcached.addr).with_prefix("ignored/")
+    key = unique("hits")
+    hits = mcds.Counter.with_key(store, key)
+    with socket.create_connection(("127.0.0.1", memcached.port), timeout=5) as s:
+        s.sendall(f"set {key} 0 0 2\r\n40\r\n".encode())
+        assert s.recv(64) == b"STORED\r\n"
+        assert hits.incr(2) == 42, "the prefix is not applied to an exact key"
+        s.sendall(f"incr {key} 8\r\n".encode())
+        assert s.recv(64) == b"50\r\n"
+    assert hits.get() == 50
+    lock_key = unique("report-lock")
+    lock = mcds.Lock.with_key(store, lock_key, ttl=30, fencing=True)
+    with socket.create_connection(("127.0.0.1", memcached.port), timeout=5) as s:
+        with lock:
+            assert lock.fencing_token >= 1 and lock.name == lock_key.encode()
+            s.sendall(f"add {lock_key} 0 30 5\r\ntoken\r\n".encode())
+            assert s.recv(64) == b"NOT_STORED\r\n", "the other side is refused while mcds holds it"
+        s.sendall(f"add {lock_key} 0 30 5\r\ntoken\r\n".encode())
+        assert s.recv(64) == b"STORED\r\n"
+        assert not lock.try_acquire() and lock.holder() == "token"
+    for bad in ["has space", "x" * 251, ""]:
+        with pytest.raises(mcds.InvalidKey):
+            mcds.Counter.with_key(store, bad)
+    with pytest.raises(mcds.InvalidKey):
+        mcds.Lock.with_key(store, "x" * 245)  # <key>:fence must fit too

@@ -234,26 +234,50 @@ pub(crate) enum BitmapCmd {
     },
 }
 
+/// `--key` of the counter commands: an exact key instead of NAME.
+#[derive(Args, Debug)]
+pub(crate) struct CounterKey {
+    /// Use this exact memcached key instead of the counter NAME (whose key
+    /// is <prefix>counter:NAME:value), for a counter another application
+    /// already uses, e.g. PHP's Memcached::increment('hits'): `mcds counter
+    /// incr --key hits 5`. NAME is then left out, and --prefix does not
+    /// apply (a prefix the other application uses belongs in KEY)
+    #[arg(long, value_name = "KEY")]
+    pub(crate) key: Option<String>,
+}
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum CounterCmd {
     /// Add DELTA (default 1) and print the new value
+    #[command(override_usage = "mcds counter incr [OPTIONS] <NAME|--key KEY> [DELTA]")]
     Incr {
-        /// The counter
-        name: String,
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
         /// How much to add (default 1)
         delta: Option<u64>,
+        #[command(flatten)]
+        exact: CounterKey,
     },
     /// Subtract DELTA (default 1, stops at 0) and print the new value
+    #[command(override_usage = "mcds counter decr [OPTIONS] <NAME|--key KEY> [DELTA]")]
     Decr {
-        /// The counter
-        name: String,
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
         /// How much to subtract (default 1)
         delta: Option<u64>,
+        #[command(flatten)]
+        exact: CounterKey,
     },
     /// Print the value (0 if absent)
+    #[command(override_usage = "mcds counter get [OPTIONS] <NAME|--key KEY>")]
     Get {
-        /// The counter
-        name: String,
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        #[command(flatten)]
+        exact: CounterKey,
     },
 }
 
@@ -283,17 +307,43 @@ pub(crate) enum LockCmd {
     ///   mcds lock run -n nightly ./report.sh              # skip if running
     ///   mcds lock run -w 5m -E 75 nightly -- make -j2     # wait 5 min, exit 75
     ///   mcds lock run -n nightly -c 'backup && prune'     # a shell command
-    #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
+    ///   mcds lock run -n --key report-lock ./report.sh    # the key PHP add()s
+    #[command(
+        after_help = EXIT_CODES,
+        verbatim_doc_comment,
+        override_usage = "mcds lock run [OPTIONS] <NAME|--key KEY> <CMD>...\n       \
+                          mcds lock run [OPTIONS] <NAME|--key KEY> -c <SHELL_COMMAND>"
+    )]
     Run(RunArgs),
-    /// Show who holds lock NAME and how long its lease has left
+    /// Show who holds lock NAME (or the lock on --key KEY) and how long its
+    /// lease has left
     ///
     /// Prints `held by <owner> for <time left>` and exits 0, or prints
     /// `free` and exits 1. The owner is `host=<hostname> pid=<pid>` of the
-    /// `mcds lock run` holding it, then the lease's random token.
+    /// `mcds lock run` holding it, then the lease's random token (or what
+    /// another application stored under the key).
+    #[command(override_usage = "mcds lock status [OPTIONS] <NAME|--key KEY>")]
     Status {
-        /// The lock's name
-        name: String,
+        /// The lock's name (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        #[command(flatten)]
+        exact: LockKey,
     },
+}
+
+/// `--key` of the lock commands: an exact key instead of NAME.
+#[derive(Args, Debug)]
+pub(crate) struct LockKey {
+    /// Use this exact memcached key instead of the lock NAME (whose key is
+    /// <prefix>lock:NAME:owner), for a lock other applications take by
+    /// adding the key, as Symfony Lock's MemcachedStore does: each side
+    /// waits while the other holds it. NAME is then left out (with lock
+    /// run, the command follows --key KEY), and --prefix does not apply (a
+    /// prefix the other application uses belongs in KEY). At most 244
+    /// bytes: the fencing counter is KEY:fence
+    #[arg(long, value_name = "KEY")]
+    pub(crate) key: Option<String>,
 }
 
 /// The options of `lock run`, named as flock(1) names them.
@@ -337,17 +387,59 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) fencing: bool,
 
+    #[command(flatten)]
+    pub(crate) exact: LockKey,
+
     /// The lock's name: every host that runs the job must use the same one
-    pub(crate) name: String,
+    /// (left out with --key)
+    #[arg(required_unless_present = "key")]
+    pub(crate) name: Option<String>,
 
     /// The command and its arguments (a `--` before it is optional)
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        required_unless_present = "shell",
+        required_unless_present_any = ["shell", "key"],
         value_name = "CMD"
     )]
     pub(crate) cmd: Vec<String>,
+
+    /// Options given after the word clap took for NAME (set by
+    /// [`RunArgs::note_option_order`]): with --key that word is the
+    /// command's first, so they were meant for the command.
+    #[arg(skip)]
+    pub(crate) options_after_name: Vec<String>,
+}
+
+impl RunArgs {
+    /// Record in `options_after_name` the options of `lock run` (`command`
+    /// and `matches` are its own) that the command line gave after NAME.
+    /// Only the parsed matches know the order.
+    pub(crate) fn note_option_order(
+        &mut self,
+        command: &clap::Command,
+        matches: &clap::ArgMatches,
+    ) {
+        let Some(name_at) = matches.index_of("name") else {
+            return;
+        };
+        self.options_after_name = matches
+            .ids()
+            .map(|id| id.as_str())
+            .filter(|&id| !matches!(id, "name" | "cmd"))
+            .filter(|&id| {
+                matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+                    && matches.index_of(id).is_some_and(|at| at > name_at)
+            })
+            .map(|id| {
+                let long = command
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .and_then(clap::Arg::get_long);
+                format!("--{}", long.unwrap_or(id))
+            })
+            .collect();
+    }
 }
 
 #[derive(Subcommand, Debug)]

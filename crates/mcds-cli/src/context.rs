@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, Eviction, MemoryStore, Scope, Store};
+use mcds_core::{Error, Eviction, Key, MemoryStore, Scope, Store};
 use mcds_memcached::{MemcachedStore, StoreUrl, UrlKind};
 
 use crate::args::Global;
@@ -57,6 +57,72 @@ impl Ctx {
             line(value);
         } else {
             line(text);
+        }
+    }
+}
+
+/// What a command with `--key` works on: the structure NAME in the scope,
+/// or an exact key another application uses (no naming, no prefix).
+pub(crate) enum Target {
+    Name(String),
+    Key(Key),
+}
+
+impl Target {
+    /// From NAME and `--key` (clap requires one of them). With `--key`,
+    /// NAME must be left out (`usage` shows how), and so must `--prefix`,
+    /// which an exact key does not take: both are usage errors rather than
+    /// a guess. A bad key is invalid input.
+    pub(crate) fn new(
+        ctx: &Ctx,
+        name: Option<String>,
+        key: Option<String>,
+        usage: &str,
+    ) -> Result<Target, Failure> {
+        let usage_error = |message: String| Failure {
+            code: USAGE,
+            message,
+        };
+        match (name, key) {
+            (Some(name), None) => Ok(Target::Name(name)),
+            (Some(name), Some(_)) => Err(usage_error(format!(
+                "give NAME or --key KEY, not both (got NAME {name:?}): {usage}"
+            ))),
+            (None, Some(_)) if !ctx.scope.prefix().is_empty() => Err(usage_error(format!(
+                "--key KEY is the exact key: --prefix {:?} does not apply to it; leave --prefix out (a prefix the other application uses belongs in KEY)",
+                ctx.scope.prefix()
+            ))),
+            (None, Some(key)) => Ok(Target::Key(Key::new(key)?)),
+            (None, None) => Err(usage_error(format!("give NAME or --key KEY: {usage}"))),
+        }
+    }
+
+    /// The NAME or KEY as given, for messages and JSON.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Target::Name(name) => name.clone(),
+            Target::Key(key) => String::from_utf8_lossy(key.as_bytes()).into_owned(),
+        }
+    }
+
+    /// `value` (a JSON object) with the target added: `"<kind>": NAME`, or
+    /// `"key": KEY`.
+    pub(crate) fn json(&self, kind: &str, mut value: serde_json::Value) -> serde_json::Value {
+        let field = match self {
+            Target::Name(_) => kind,
+            Target::Key(_) => "key",
+        };
+        if let Some(object) = value.as_object_mut() {
+            object.insert(field.to_string(), self.text().into());
+        }
+        value
+    }
+
+    /// `<kind> "NAME"` or `<kind> on key "KEY"`, for messages.
+    pub(crate) fn describe(&self, kind: &str) -> String {
+        match self {
+            Target::Name(name) => format!("{kind} {name:?}"),
+            Target::Key(_) => format!("{kind} on key {:?}", self.text()),
         }
     }
 }

@@ -32,8 +32,6 @@ mod report;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use args::{Cli, Cmd};
 use context::{CliResult, Failure, open};
 use report::Report;
@@ -83,8 +81,30 @@ fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// Parse the command line, as `Cli::parse` would, noting for `lock run`
+/// which options came after NAME (only the matches know the order).
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = Cli::command();
+    let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let Cmd::Lock(args::LockCmd::Run(run)) = &mut cli.command {
+        // The parse built `command`: the global options are in `run`'s too.
+        let sub = command
+            .find_subcommand("lock")
+            .and_then(|c| c.find_subcommand("run"));
+        let sub_matches = matches
+            .subcommand_matches("lock")
+            .and_then(|m| m.subcommand_matches("run"));
+        if let (Some(sub), Some(m)) = (sub, sub_matches) {
+            run.note_option_order(sub, m);
+        }
+    }
+    Ok(cli)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };

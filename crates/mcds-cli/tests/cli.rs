@@ -703,3 +703,86 @@ fn servers_take_a_store_url() {
         assert!(err.contains(says), "{url}: {err}");
     }
 }
+
+/// The stderr of a command that must fail with `code`, printing nothing.
+fn fails(code: i32, cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{cmd:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{cmd:?}");
+    stderr
+}
+
+/// `counter --key KEY`: the exact key another application counts in (raw
+/// decimal text, as PHP's Memcached::increment keeps it), no naming and no
+/// prefix; NAME is left out, and DELTA follows --key KEY.
+#[test]
+fn counter_key_is_the_exact_key() {
+    use mcds_core::{Key, Store, Ttl};
+
+    let server = MemcachedServer::start_default();
+    let store = mcds_memcached::MemcachedStore::connect(&server.addr()).unwrap();
+    let hits = Key::new("hits").unwrap();
+    store.set(&hits, b"41", Ttl::Never).unwrap();
+    let counter = |args: &[&str]| {
+        let mut cmd = mcds(&server);
+        cmd.arg("counter").args(args);
+        cmd
+    };
+    assert_eq!(stdout(&mut counter(&["get", "--key", "hits"])), "41\n");
+    assert_eq!(stdout(&mut counter(&["incr", "--key", "hits"])), "42\n");
+    assert_eq!(
+        stdout(&mut counter(&["incr", "--key", "hits", "8"])),
+        "50\n"
+    );
+    assert_eq!(stdout(&mut counter(&["incr", "--key=hits", "10"])), "60\n");
+    assert_eq!(
+        stdout(&mut counter(&["decr", "5", "--key", "hits"])),
+        "55\n"
+    );
+    assert_eq!(store.get(&hits).unwrap().unwrap().value, b"55");
+    let json = stdout(counter(&["get", "--key", "hits"]).arg("--json"));
+    assert_eq!(json.trim(), r#"{"key":"hits","value":55}"#);
+    // The counter named "hits" is another key; a named counter is reached
+    // by its exact key, <prefix>counter:NAME:value.
+    assert_eq!(stdout(&mut counter(&["get", "hits"])), "0\n");
+    stdout(&mut counter(&["incr", "jobs", "3"]));
+    assert_eq!(
+        stdout(&mut counter(&["get", "--key", "counter:jobs:value"])),
+        "3\n"
+    );
+    stdout(mcds(&server).args(["--prefix", "app/", "counter", "incr", "jobs"]));
+    assert_eq!(
+        stdout(&mut counter(&["get", "--key", "app/counter:jobs:value"])),
+        "1\n"
+    );
+    // Usage errors (exit 2), each saying what to do.
+    for (args, says) in [
+        (vec!["counter", "incr", "hits", "--key", "hits"], "not both"),
+        (vec!["counter", "incr", "--key", "hits", "five"], "not both"),
+        (
+            vec!["counter", "incr", "--key", "hits", "5", "6"],
+            "not both",
+        ),
+        (vec!["counter", "get", "x", "--key", "hits"], "not both"),
+        (
+            vec!["--prefix", "app/", "counter", "get", "--key", "hits"],
+            "--prefix \"app/\" does not apply",
+        ),
+        (vec!["counter", "get"], "<NAME|--key KEY>"),
+        (vec!["counter", "decr", "--key"], "--key <KEY>"),
+    ] {
+        let err = fails(2, mcds(&server).args(&args));
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // A bad key is invalid input (exit 3), refused before anything is sent.
+    let err = fails(3, &mut counter(&["incr", "--key", "two words"]));
+    assert!(err.contains("it contains a space"), "{err}");
+    let long = "k".repeat(251);
+    fails(3, &mut counter(&["get", "--key", &long]));
+    assert_eq!(store.get(&hits).unwrap().unwrap().value, b"55");
+    // Something that is not a number under the key: exit 3.
+    store.set(&hits, b"many", Ttl::Never).unwrap();
+    fails(3, &mut counter(&["get", "--key", "hits"]));
+    fails(3, &mut counter(&["incr", "--key", "hits"]));
+}

@@ -56,6 +56,7 @@ fn bash_completes_commands_and_flock_options() {
         "--command",
         "--ttl",
         "--fencing",
+        "--key",
     ] {
         assert!(
             opts.contains(&flag.to_string()),

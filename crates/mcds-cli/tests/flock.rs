@@ -1,8 +1,9 @@
 //! `mcds lock run` keeps flock(1)'s habits, against real memcached: it
 //! blocks by default, `-n` and `-w` give up silently with exit 1, `-E` sets
 //! that code, `-c` runs a shell command, durations read as an operator
-//! types them, `-v` narrates, `--json` covers errors, and `lock status`
-//! names the holder.
+//! types them, `-v` narrates, `--json` covers errors, `lock status`
+//! names the holder, and `--key` locks the exact key another application
+//! takes with memcached's add.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -324,6 +325,7 @@ fn help_lists_the_exit_codes_and_flock_options() {
         "-E,",
         "-c,",
         "--verbose",
+        "--key <KEY>",
     ] {
         assert!(help.contains(flag), "lock run --help lacks {flag}: {help}");
     }
@@ -336,4 +338,199 @@ fn help_lists_the_exit_codes_and_flock_options() {
         String::from_utf8_lossy(&version.stdout).trim(),
         format!("mcds {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+/// `lock run --key KEY` and `lock status --key KEY`: the lock is the exact
+/// key an add-based lock uses (Symfony Lock's MemcachedStore, PHP's
+/// `Memcached::add`): each side waits while the other holds it. The
+/// command follows --key KEY, where NAME would be.
+#[test]
+fn lock_key_is_the_exact_key_an_add_based_lock_takes() {
+    use mcds_core::{Key, Store, Stored, Ttl};
+
+    let server = MemcachedServer::start_default();
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    let key = Key::new("report-lock").unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = mcds(&server);
+        cmd.args(["lock", "run"]).args(args);
+        cmd
+    };
+    // Another application holds it: mcds does not run the command.
+    let added = store.add(&key, b"php-token", Ttl::secs(30)).unwrap();
+    assert!(matches!(added, Stored::Stored(_)));
+    run(&["-n", "--key", "report-lock", "echo", "ran"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("");
+    run(&["-w", "300ms", "--key", "report-lock", "--", "echo", "ran"])
+        .assert()
+        .code(1)
+        .stdout("");
+    let status = mcds(&server)
+        .args(["lock", "status", "--key", "report-lock"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.starts_with("held by php-token for "), "{text}");
+    let json = mcds(&server)
+        .args(["--json", "lock", "status", "--key", "report-lock"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        (v["key"].as_str(), v["held"].as_bool()),
+        (Some("report-lock"), Some(true))
+    );
+    assert_eq!(v["owner"], "php-token");
+    assert!(v.get("lock").is_none(), "{v}");
+    assert!(store.delete(&key).unwrap(), "the other application unlocks");
+
+    // mcds holds it while the command runs: the other application's add is
+    // refused, and sees mcds's owner token.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mcds"))
+        .env("MCDS_SERVERS", server.addr())
+        .args([
+            "lock",
+            "run",
+            "--key",
+            "report-lock",
+            "--",
+            "sh",
+            "-c",
+            "echo up; read _; exit 3",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut up = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut up)
+        .unwrap();
+    assert_eq!(up, "up\n");
+    assert_eq!(
+        store.add(&key, b"php-token", Ttl::secs(30)).unwrap(),
+        Stored::NotStored
+    );
+    let owner = store.get(&key).unwrap().unwrap().value;
+    let owner = String::from_utf8_lossy(&owner).into_owned();
+    assert!(
+        owner.starts_with("host=") && owner.contains(&format!("pid={}", child.id())),
+        "{owner}"
+    );
+    let status = mcds(&server)
+        .args(["lock", "status", "--key", "report-lock"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).starts_with(&format!("held by {owner} for ")));
+    // The same key from a named lock's point of view is another lock.
+    mcds(&server)
+        .args(["lock", "status", "report-lock"])
+        .assert()
+        .code(1)
+        .stdout("free\n");
+    drop(child.stdin.take());
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(3),
+        "the command's own code"
+    );
+    assert!(
+        store.get(&key).unwrap().is_none(),
+        "released: the key is gone"
+    );
+
+    // A named lock is reached by its exact key, <prefix>lock:NAME:owner.
+    let guard = hold(&server, "nightly");
+    run(&["-n", "--key", "lock:nightly:owner", "true"])
+        .assert()
+        .code(1);
+    guard.release().unwrap();
+    run(&["-n", "--key", "lock:nightly:owner", "true"])
+        .assert()
+        .code(0);
+
+    // The command and its arguments follow --key KEY, -c too.
+    run(&["--key", "report-lock", "echo", "one", "two"])
+        .assert()
+        .code(0)
+        .stdout("one two\n");
+    run(&["--key", "report-lock", "-c", "echo shell; exit 4"])
+        .assert()
+        .code(4)
+        .stdout("shell\n");
+    run(&[
+        "--fencing",
+        "--key",
+        "report-lock",
+        "--",
+        "sh",
+        "-c",
+        "echo $MCDS_FENCING_TOKEN",
+    ])
+    .assert()
+    .code(0);
+    assert!(
+        store
+            .get(&Key::new("report-lock:fence").unwrap())
+            .unwrap()
+            .is_some()
+    );
+    // An option of mcds after the command's first word would be taken from
+    // the command (`ls -n`): refused, saying to put `--` before it.
+    for (args, named) in [
+        (vec!["--key", "report-lock", "ls", "-n"], "--nonblock"),
+        (
+            vec!["--key", "report-lock", "sh", "-c", "true"],
+            "--command",
+        ),
+        (vec!["job", "--key", "report-lock", "true"], "--key"),
+    ] {
+        let out = run(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(named) && err.contains("`--`"),
+            "{args:?}: {err}"
+        );
+    }
+    // With `--` they are the command's.
+    run(&["--key", "report-lock", "--", "echo", "-n", "x"])
+        .assert()
+        .code(0)
+        .stdout("x");
+    // Usage errors: no command, a command and -c, --prefix with --key.
+    for args in [
+        vec!["lock", "run", "--key", "report-lock"],
+        vec![
+            "lock",
+            "run",
+            "--key",
+            "report-lock",
+            "-c",
+            "true",
+            "--",
+            "true",
+        ],
+        vec![
+            "--prefix",
+            "app/",
+            "lock",
+            "run",
+            "--key",
+            "report-lock",
+            "true",
+        ],
+        vec!["--prefix", "app/", "lock", "status", "--key", "report-lock"],
+        vec!["lock", "status", "job", "--key", "report-lock"],
+    ] {
+        mcds(&server).args(&args).assert().code(2).stdout("");
+    }
+    // A bad key is invalid input; a lock key leaves room for ":fence".
+    run(&["--key", "report lock", "true"]).assert().code(3);
+    run(&["--key", &"k".repeat(245), "true"]).assert().code(3);
+    run(&["--key", &"k".repeat(244), "true"]).assert().code(0);
 }

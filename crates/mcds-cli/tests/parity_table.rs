@@ -152,6 +152,13 @@ const fn s(
 /// `mcds <cli> <method>`): (type, method, surface, name). A CLI name may
 /// end in an option (`lock run --fencing`), which its man page must list.
 const ALIASES: &[(&str, &str, Surface, &str)] = &[
+    (
+        "Counter",
+        "with_key",
+        Surface::C,
+        "mcds_counter_new_with_key",
+    ),
+    ("Counter", "with_key", Surface::Cli, "counter incr --key"),
     ("Counter", "incr_many", Surface::Cli, "counter incr"),
     ("ViewCounter", "view", Surface::Cli, "view incr"),
     (
@@ -163,6 +170,8 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ("ViewCounter", "view_by", Surface::Cli, "view incr"),
     ("ShadowCounter", "value", Surface::Cli, "shadow get"),
     ("WindowCounter", "value", Surface::Cli, "window get"),
+    ("Lock", "with_key", Surface::C, "mcds_lock_new_with_key"),
+    ("Lock", "with_key", Surface::Cli, "lock run --key"),
     ("Lock", "try_acquire", Surface::Php, "acquire"),
     ("Lock", "try_acquire", Surface::Cli, "lock run --nonblock"),
     ("Lock", "acquire", Surface::Php, "acquireWithin"),

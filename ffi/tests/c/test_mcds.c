@@ -388,6 +388,233 @@ static void bad_input(mcds_store *store) {
     EXPECT(strcmp(mcds_result_name(123456), "MCDS_UNKNOWN") == 0);
 }
 
+/* ---- Exact keys: a structure on a key another application uses. ---- */
+
+/* A key literal as the (bytes, length) pair the _with_key calls take. */
+#define KEY(s) BYTES(s), strlen(s)
+
+static void exact_key_counters(mcds_store *store, mcds_store *app) {
+    mcds_counter *hits = NULL, *again = NULL, *from_app = NULL, *named = NULL, *raw = NULL;
+    mcds_counter *entry = NULL, *untouched = (mcds_counter *)0x1;
+    mcds_table *t = NULL;
+    mcds_bytes_list *list = NULL;
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    uint64_t v = 0;
+    char long_key[251];
+    memset(long_key, 'k', sizeof long_key);
+
+    /* Three handles on the exact key "hits", one from a prefixed store
+     * (whose prefix is not applied): one counter. */
+    OK(mcds_counter_new_with_key(store, KEY("hits"), &hits));
+    OK(mcds_counter_new_with_key(store, KEY("hits"), &again));
+    OK(mcds_counter_new_with_key(app, KEY("hits"), &from_app));
+    OK(mcds_counter_incr(hits, 5, &v));
+    EXPECT(v == 5);
+    OK(mcds_counter_incr(again, 2, &v));
+    EXPECT(v == 7);
+    OK(mcds_counter_incr(from_app, 1, &v));
+    EXPECT(v == 8);
+    OK(mcds_counter_decr(again, 3, &v));
+    EXPECT(v == 5);
+    OK(mcds_counter_get(hits, &v));
+    EXPECT(v == 5);
+    /* The counter named "hits" is another key (c-app/counter:hits:value). */
+    OK(mcds_counter_new(app, "hits", &named));
+    OK(mcds_counter_get(named, &v));
+    EXPECT(v == 0);
+    mcds_counter_free(named);
+    /* A named counter's exact key is counter:<name>:value, unprefixed. */
+    OK(mcds_counter_new(store, "c-exact", &named));
+    OK(mcds_counter_incr(named, 3, &v));
+    OK(mcds_counter_new_with_key(app, KEY("counter:c-exact:value"), &raw));
+    OK(mcds_counter_incr(raw, 4, &v));
+    EXPECT(v == 7);
+    OK(mcds_counter_get(named, &v));
+    EXPECT(v == 7);
+    /* Exact-key and named counters of one store batch together. */
+    {
+        const mcds_counter *batch[3] = {hits, named, from_app};
+        const uint64_t deltas[3] = {10, 1, 1};
+        uint64_t values[3] = {0, 0, 0};
+        mcds_result results[3] = {777, 777, 777};
+        OK(mcds_counter_incr_many(batch, deltas, 3, values, results));
+        EXPECT(values[0] == 15 && values[1] == 8 && values[2] == 16);
+    }
+    /* Bytes another program wrote under a key are the counter's, and its
+     * increments are what that program reads back: written raw here through
+     * a table, whose entry "hits" lives as it is under table:c-raw:v:hits. */
+    OK(mcds_table_new(store, "c-raw", &t));
+    OK(mcds_table_set(t, KEY("hits"), KEY("41")));
+    OK(mcds_counter_new_with_key(store, KEY("table:c-raw:v:hits"), &entry));
+    OK(mcds_counter_get(entry, &v));
+    EXPECT(v == 41);
+    OK(mcds_counter_incr(entry, 1, &v));
+    EXPECT(v == 42);
+    OK(mcds_table_get(t, KEY("hits"), &list));
+    EXPECT(list != NULL);
+    OK(mcds_bytes_list_get(list, 0, &data, &len));
+    EXPECT(len == 2 && memcmp(data, "42", 2) == 0);
+    mcds_bytes_list_free(list);
+    OK(mcds_table_set(t, KEY("hits"), KEY("forty")));
+    EXPECT_CODE(mcds_counter_get(entry, &v), MCDS_CORRUPT);
+    EXPECT_CODE(mcds_counter_incr(entry, 1, &v), MCDS_NON_NUMERIC);
+    mcds_table_free(t);
+    mcds_counter_free(entry);
+
+    /* Keys are bytes, validated as memcached keys; NULL in every position. */
+    EXPECT_CODE(mcds_counter_new_with_key(NULL, KEY("hits"), &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "store is NULL") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, NULL, 4, &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "key is NULL") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, KEY("hits"), NULL), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "out is NULL") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, KEY("bad key"), NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_counter_new_with_key(store, KEY("two words"), &untouched), MCDS_INVALID_KEY);
+    EXPECT(strstr(mcds_last_error_message(), "it contains a space") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, KEY("x\r\nflush_all"), &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_counter_new_with_key(store, BYTES("a\0b"), 3, &untouched), MCDS_INVALID_KEY);
+    EXPECT(strstr(mcds_last_error_message(), "NUL byte") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, BYTES(long_key), 251, &untouched), MCDS_INVALID_KEY);
+    EXPECT(strstr(mcds_last_error_message(), "longer than 250 bytes") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, KEY(""), &untouched), MCDS_INVALID_KEY);
+    EXPECT(strstr(mcds_last_error_message(), "it is empty") != NULL);
+    EXPECT_CODE(mcds_counter_new_with_key(store, NULL, 0, &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_counter_new_with_key(store, BYTES("hits"), SIZE_MAX, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(untouched == (mcds_counter *)0x1);
+    OK(mcds_counter_new_with_key(store, BYTES(long_key), 250, &entry)); /* 250 bytes: the longest */
+    OK(mcds_counter_incr(entry, 1, &v));
+    EXPECT(v == 1);
+    mcds_counter_free(entry);
+    OK(mcds_counter_new_with_key(store, KEY("caf\xc3\xa9"), &entry)); /* UTF-8 bytes */
+    OK(mcds_counter_incr(entry, 2, &v));
+    EXPECT(v == 2);
+    mcds_counter_free(entry);
+
+    mcds_counter_free(hits);
+    mcds_counter_free(again);
+    mcds_counter_free(from_app);
+    mcds_counter_free(named);
+    mcds_counter_free(raw);
+}
+
+static void exact_key_locks(mcds_store *store, mcds_store *app) {
+    mcds_lock *a = NULL, *b = NULL, *fenced = NULL, *named = NULL, *raw = NULL, *foreign = NULL;
+    mcds_lock *untouched = (mcds_lock *)0x1;
+    mcds_counter *fence = NULL;
+    mcds_table *t = NULL;
+    bool acquired = false, released = false, found = true;
+    char *holder = NULL, *token = NULL;
+    uint64_t v = 0, fencing = 0;
+    char long_key[251];
+    memset(long_key, 'k', sizeof long_key);
+
+    /* Two handles on one exact key, one from a prefixed store: each
+     * excludes the other. */
+    OK(mcds_lock_new_with_key(store, KEY("c-report-lock"), 30, &a));
+    OK(mcds_lock_new_with_key(app, KEY("c-report-lock"), 30, &b));
+    OK(mcds_lock_try_acquire(a, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_try_acquire(b, &acquired));
+    EXPECT(!acquired);
+    EXPECT_CODE(mcds_lock_acquire(b, 50), MCDS_WAIT_TIMEOUT);
+    EXPECT(strstr(mcds_last_error_message(), "c-report-lock") != NULL);
+    OK(mcds_lock_owner_token(a, &token));
+    OK(mcds_lock_holder(b, &holder));
+    EXPECT(holder != NULL && token != NULL && strcmp(holder, token) == 0);
+    mcds_string_free(holder);
+    mcds_string_free(token);
+    OK(mcds_lock_release(a, &released));
+    EXPECT(released);
+    OK(mcds_lock_try_acquire(b, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_try_acquire(a, &acquired));
+    EXPECT(!acquired);
+    mcds_lock_free(b); /* releases */
+    OK(mcds_lock_holder(a, &holder));
+    EXPECT(holder == NULL);
+    /* Fencing tokens count in <key>:fence. */
+    OK(mcds_lock_with_fencing(a, true, &fenced));
+    OK(mcds_lock_acquire(fenced, 1000));
+    OK(mcds_lock_fencing_token(fenced, &fencing));
+    OK(mcds_counter_new_with_key(store, KEY("c-report-lock:fence"), &fence));
+    OK(mcds_counter_get(fence, &v));
+    EXPECT(fencing >= 1 && v == fencing);
+    OK(mcds_lock_release(fenced, &released));
+    EXPECT(released);
+    mcds_counter_free(fence);
+    mcds_lock_free(fenced);
+
+    /* A named lock's exact key is lock:<name>:owner, unprefixed. */
+    OK(mcds_lock_new(store, "c-exact-job", 30, &named));
+    OK(mcds_lock_new_with_key(app, KEY("lock:c-exact-job:owner"), 30, &raw));
+    OK(mcds_lock_try_acquire(named, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_try_acquire(raw, &acquired));
+    EXPECT(!acquired);
+    OK(mcds_lock_release(named, &released));
+    OK(mcds_lock_try_acquire(raw, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_try_acquire(named, &acquired));
+    EXPECT(!acquired);
+    OK(mcds_lock_release(raw, &released));
+    EXPECT(released);
+
+    /* An add-based lock another program holds: a value added under the key
+     * (here the table entry "held", at table:c-rawlock:v:held). */
+    OK(mcds_table_new(store, "c-rawlock", &t));
+    OK(mcds_table_set(t, KEY("held"), KEY("php-token")));
+    OK(mcds_lock_new_with_key(store, KEY("table:c-rawlock:v:held"), 30, &foreign));
+    OK(mcds_lock_try_acquire(foreign, &acquired));
+    EXPECT(!acquired);
+    OK(mcds_lock_holder(foreign, &holder));
+    EXPECT(holder != NULL && strcmp(holder, "php-token") == 0);
+    mcds_string_free(holder);
+    OK(mcds_table_delete(t, KEY("held"), &found)); /* the other program unlocks */
+    EXPECT(found);
+    OK(mcds_lock_try_acquire(foreign, &acquired));
+    EXPECT(acquired);
+    OK(mcds_table_has(t, KEY("held"), &found)); /* our lease is the key's value */
+    EXPECT(found);
+    OK(mcds_lock_release(foreign, &released));
+    EXPECT(released);
+    OK(mcds_table_has(t, KEY("held"), &found));
+    EXPECT(!found);
+    mcds_table_free(t);
+    mcds_lock_free(foreign);
+
+    /* Bad input: NULL in every position, bad keys, a TTL of 0. */
+    EXPECT_CODE(mcds_lock_new_with_key(NULL, KEY("l"), 10, &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new_with_key(store, NULL, 1, 10, &untouched), MCDS_NULL_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "key is NULL") != NULL);
+    EXPECT_CODE(mcds_lock_new_with_key(store, KEY("l"), 10, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new_with_key(store, KEY("l"), 0, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_lock_new_with_key(store, KEY("report lock"), 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT(strstr(mcds_last_error_message(), "it contains a space") != NULL);
+    EXPECT_CODE(mcds_lock_new_with_key(store, KEY("tab\tkey"), 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_lock_new_with_key(store, BYTES(long_key), 251, 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_lock_new_with_key(store, BYTES(long_key), 245, 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_lock_new_with_key(store, KEY(""), 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_lock_new_with_key(store, NULL, 0, 10, &untouched), MCDS_INVALID_KEY);
+    EXPECT(untouched == (mcds_lock *)0x1);
+    OK(mcds_lock_new_with_key(store, BYTES(long_key), 244, 10, &b)); /* room for ":fence" */
+    OK(mcds_lock_try_acquire(b, &acquired));
+    EXPECT(acquired);
+    mcds_lock_free(b);
+
+    mcds_lock_free(a);
+    mcds_lock_free(named);
+    mcds_lock_free(raw);
+}
+
+static void exact_keys(mcds_store *store) {
+    mcds_store *app = NULL;
+    OK(mcds_store_with_prefix(store, "c-app/", &app));
+    exact_key_counters(store, app);
+    exact_key_locks(store, app);
+    mcds_store_free(app);
+}
+
 /* ---- Store options: the builder and the key prefix. ---- */
 
 static void store_options(const char *servers) {
@@ -1992,6 +2219,8 @@ int main(void) {
     hll_union(memory, memcached);
     counter_batches(memory, memcached);
     counter_batches(memcached, memory);
+    exact_keys(memory);
+    exact_keys(memcached);
     sketch_batches(memory);
     sketch_batches(memcached);
     ttl_expiry(memory, memcached);

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Union
 
 from . import errors
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, Seconds, display, int_arg, name_arg, ttl_arg
+from ._handle import Data, Handle, Seconds, _bytes, display, int_arg, name_arg, ttl_arg
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -46,6 +46,28 @@ class Counter(Handle):
         out = ffi.new("uint64_t *")
         self._call(lib.mcds_counter_get, out)
         return int(out[0])
+
+    @classmethod
+    def with_key(cls, store: "Store", key: Data) -> "Counter":
+        """The counter kept under exactly ``key`` (no ``counter:`` naming,
+        and no prefix, even from a :meth:`Store.with_prefix` store): for a
+        counter another application already uses, such as pymemcache or
+        pylibmc code calling ``client.incr("hits", 1)``. memcached's
+        counters are decimal text whoever writes them, so increments from
+        both sides add up. On a pool, both must place the key on the same
+        server (one server, or ``ketama`` in :meth:`Store.from_url` with
+        pylibmc's ``ketama_weighted``).
+
+        ``key`` is a memcached key (bytes or str): 1 to 250 bytes, no
+        spaces or control bytes, else :class:`~mcds.InvalidKey`."""
+        raw = _key_arg(key)
+        counter = cls.__new__(cls)
+        counter.name = raw
+        counter._create(
+            store, lib.mcds_counter_new_with_key, "mcds_counter", lib.mcds_counter_free,
+            f"Counter(key={display(raw)})", raw, len(raw),
+        )
+        return counter
 
     def reset(self) -> None:
         """Set the counter to 0 (deleting its item: the next ``incr``
@@ -114,3 +136,8 @@ class Counter(Handle):
 
     def __int__(self) -> int:
         return self.get()
+
+
+def _key_arg(key: Data) -> bytes:
+    """An exact memcached key as bytes (``str`` as UTF-8); libmcds checks it."""
+    return _bytes(key, "key")

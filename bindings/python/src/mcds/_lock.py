@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
 from . import errors
 from ._ffi import ffi, lib
 from ._handle import (
+    _bytes,
     Data,
     Handle,
     Seconds,
@@ -94,6 +95,49 @@ class Lock(Handle):
             self._derive(lib.mcds_lock_with_owner_label, _label_arg(owner_label))
         if backoff is not None:
             self._derive(lib.mcds_lock_with_backoff, *_backoff_arg(backoff))
+
+    @classmethod
+    def with_key(
+        cls,
+        store: "Store",
+        key: Data,
+        ttl: Seconds = 30,
+        timeout: Optional[Seconds] = None,
+        *,
+        fencing: bool = False,
+        owner_label: Optional[str] = None,
+        backoff: Optional[Tuple[Seconds, Seconds]] = None,
+    ) -> "Lock":
+        """The lock kept under exactly ``key`` (no ``lock:`` naming, no
+        prefix): for a lock other applications take by ``add``-ing the key
+        with a random value and a TTL, and release by deleting it (as
+        Symfony Lock's MemcachedStore does, or pymemcache code calling
+        ``client.add(key, token, expire=30)``). Each side is refused while
+        the other holds the key; this lock releases and extends only its
+        own lease (by CAS). With ``fencing``, tokens count in
+        ``<key>:fence``, so ``key`` is at most 244 bytes. The other
+        arguments are as for :class:`Lock`."""
+        raw = _bytes(key, "key")
+        lock = cls.__new__(cls)
+        lock._name = raw
+        lock._ttl = whole_seconds_arg(ttl, "ttl")
+        lock.timeout = None if timeout is None else seconds_arg(timeout, "timeout")
+        lock._held = False
+        lock._fencing = False
+        label = None if owner_label is None else _label_arg(owner_label)
+        pause = None if backoff is None else _backoff_arg(backoff)
+        lock._create(
+            store, lib.mcds_lock_new_with_key, "mcds_lock", lib.mcds_lock_free,
+            f"Lock(key={display(raw)})", raw, len(raw), lock._ttl,
+        )
+        if fencing:
+            lock._derive(lib.mcds_lock_with_fencing, True)
+            lock._fencing = True
+        if label is not None:
+            lock._derive(lib.mcds_lock_with_owner_label, label)
+        if pause is not None:
+            lock._derive(lib.mcds_lock_with_backoff, *pause)
+        return lock
 
     def _derive(self, fn: Callable[..., int], *args: Any) -> None:
         """Replace this new object's handle by ``fn(handle, *args, out)``

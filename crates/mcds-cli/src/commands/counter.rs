@@ -2,6 +2,7 @@
 //! view`: the mcds-counter structures (exact counters, sliding-window
 //! counters, rate limiters, shadow counters, view counters).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Ttl};
@@ -9,19 +10,45 @@ use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, Win
 use serde_json::json;
 
 use crate::args::{CounterCmd, LimitCmd, LimitShape, ShadowCmd, ViewCmd, WindowCmd, WindowShape};
-use crate::context::{CliResult, Ctx, line};
+use crate::context::{CliResult, Ctx, Target, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
-    let (CounterCmd::Incr { name, .. } | CounterCmd::Decr { name, .. } | CounterCmd::Get { name }) =
-        &cmd;
-    let c = Counter::new(&ctx.scope, name)?;
-    let value = match &cmd {
-        CounterCmd::Incr { delta, .. } => c.incr(delta.unwrap_or(1))?,
-        CounterCmd::Decr { delta, .. } => c.decr(delta.unwrap_or(1))?,
-        CounterCmd::Get { .. } => c.get()?,
+    /// What to do with the counter.
+    enum Op {
+        Incr,
+        Decr,
+        Get,
+    }
+    let (op, name, delta, key) = match cmd {
+        CounterCmd::Incr { name, delta, exact } => (Op::Incr, name, delta, exact.key),
+        CounterCmd::Decr { name, delta, exact } => (Op::Decr, name, delta, exact.key),
+        CounterCmd::Get { name, exact } => (Op::Get, name, None, exact.key),
     };
-    ctx.print(value, json!({ "counter": name, "value": value }));
+    let usage = match op {
+        Op::Incr => "mcds counter incr <NAME|--key KEY> [DELTA]",
+        Op::Decr => "mcds counter decr <NAME|--key KEY> [DELTA]",
+        Op::Get => "mcds counter get <NAME|--key KEY>",
+    };
+    // With --key, NAME is left out, so the one positional clap took for
+    // NAME is DELTA: `counter incr --key hits 5`.
+    let (name, delta) = match (&op, &key, name, delta) {
+        (Op::Incr | Op::Decr, Some(_), Some(n), None) if n.parse::<u64>().is_ok() => {
+            (None, n.parse().ok())
+        }
+        (_, _, name, delta) => (name, delta),
+    };
+    let target = Target::new(ctx, name, key, usage)?;
+    let c = match &target {
+        Target::Name(name) => Counter::new(&ctx.scope, name)?,
+        Target::Key(key) => Counter::with_key(Arc::clone(ctx.scope.store()), key.clone()),
+    };
+    let value = match op {
+        Op::Incr => c.incr(delta.unwrap_or(1))?,
+        Op::Decr => c.decr(delta.unwrap_or(1))?,
+        Op::Get => c.get()?,
+    };
+    ctx.print(value, target.json("counter", json!({ "value": value })));
     Ok(OK)
 }
 

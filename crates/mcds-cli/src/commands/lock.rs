@@ -15,27 +15,38 @@ use mcds_lock::{Lock, Release};
 use serde_json::json;
 
 use crate::args::{LockCmd, RunArgs};
-use crate::context::{CliResult, Ctx, Failure};
+use crate::context::{CliResult, Ctx, Failure, Target};
 use crate::duration::show;
-use crate::{INVALID_INPUT, LEASE_LOST, NEGATIVE, OK};
+use crate::{INVALID_INPUT, LEASE_LOST, NEGATIVE, OK, USAGE};
 
 pub(crate) fn lock(ctx: &Ctx, cmd: LockCmd) -> CliResult {
     match cmd {
         LockCmd::Run(args) => run(ctx, args),
-        LockCmd::Status { name } => status(ctx, &name),
+        LockCmd::Status { name, exact } => status(
+            ctx,
+            &Target::new(ctx, name, exact.key, "mcds lock status <NAME|--key KEY>")?,
+        ),
     }
 }
 
-/// `lock status NAME`: the holder and its lease's time left, read in one
-/// round trip from the server that owns the lock item.
-fn status(ctx: &Ctx, name: &str) -> CliResult {
-    let lock = Lock::new(&ctx.scope, name, Duration::from_secs(1))?;
+/// The lock of `target`, a NAME in the scope or an exact key.
+fn open(ctx: &Ctx, target: &Target, ttl: Duration) -> Result<Lock, Error> {
+    match target {
+        Target::Name(name) => Lock::new(&ctx.scope, name, ttl),
+        Target::Key(key) => Lock::with_key(Arc::clone(ctx.scope.store()), key.clone(), ttl),
+    }
+}
+
+/// `lock status NAME` (or `--key KEY`): the holder and its lease's time
+/// left, read in one round trip from the server that owns the lock item.
+fn status(ctx: &Ctx, target: &Target) -> CliResult {
+    let lock = open(ctx, target, Duration::from_secs(1))?;
     let held = match &ctx.memcached {
         Some(store) => store.get_with_ttl(lock.key())?,
         None => lock.holder()?.map(|h| (h.into_bytes(), None)),
     };
     let Some((owner, left)) = held else {
-        ctx.print("free", json!({ "lock": name, "held": false }));
+        ctx.print("free", target.json("lock", json!({ "held": false })));
         return Ok(NEGATIVE);
     };
     let owner = String::from_utf8_lossy(&owner);
@@ -45,7 +56,10 @@ fn status(ctx: &Ctx, name: &str) -> CliResult {
     };
     ctx.print(
         format!("held by {owner} for {text_left}"),
-        json!({ "lock": name, "held": true, "owner": owner, "expires_in_ms": ms_left }),
+        target.json(
+            "lock",
+            json!({ "held": true, "owner": owner, "expires_in_ms": ms_left }),
+        ),
     );
     Ok(OK)
 }
@@ -72,15 +86,54 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
         shell,
         ttl,
         fencing,
+        exact,
         name,
         cmd,
+        options_after_name,
     } = args;
     let report = ctx.report;
+    let usage = "mcds lock run [OPTIONS] <NAME|--key KEY> <CMD>... (or -c SHELL_COMMAND)";
+    // With --key, NAME is left out, so the first word clap took for NAME
+    // begins the command: `lock run --key report-lock ./report.sh`. Options
+    // after that word were the command's (`ls -n`), taken by mcds only
+    // because clap saw a NAME there: refused rather than misread.
+    let (name, cmd) = match (&exact.key, name) {
+        (Some(_), Some(first)) => {
+            if !options_after_name.is_empty() {
+                return Err(Failure {
+                    code: USAGE,
+                    message: format!(
+                        "with --key, the command starts at {first:?}, so {} after it would be taken from the command: put mcds's options before the command, and `--` before a command with options of its own (mcds lock run --key KEY -- {first} ...)",
+                        options_after_name.join(", ")
+                    ),
+                });
+            }
+            (None, [vec![first], cmd].concat())
+        }
+        (_, name) => (name, cmd),
+    };
+    let target = Target::new(ctx, name, exact.key, usage)?;
     let cmd = match shell {
+        Some(_) if !cmd.is_empty() => {
+            return Err(Failure {
+                code: USAGE,
+                message: format!("give CMD or -c SHELL_COMMAND, not both: {usage}"),
+            });
+        }
         Some(script) => vec!["/bin/sh".to_string(), "-c".to_string(), script],
+        None if cmd.is_empty() => {
+            return Err(Failure {
+                code: USAGE,
+                message: format!("no command to run: {usage}"),
+            });
+        }
         None => cmd,
     };
-    let lock = Lock::new(&ctx.scope, &name, ttl)?
+    // Messages say `lock "NAME"` or `lock on key "KEY"`; JSON has "lock":
+    // NAME or "key": KEY.
+    let what = target.describe("lock");
+    let target = Arc::new(target);
+    let lock = open(ctx, &target, ttl)?
         .with_fencing(fencing)
         .with_owner_label(&owner_label())?;
     let started = Instant::now();
@@ -89,9 +142,12 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
         let holder = lock.holder()?.unwrap_or_default();
         let limit = wait.map_or("as long as it takes".to_string(), show);
         report.info(
-            &format!("lock {name:?} is held by {holder}; waiting for {limit}"),
-            json!({ "event": "waiting", "lock": name, "holder": holder,
+            &format!("{what} is held by {holder}; waiting for {limit}"),
+            target.json(
+                "lock",
+                json!({ "event": "waiting", "holder": holder,
                     "wait_ms": wait.map(|w| w.as_millis() as u64) }),
+            ),
         );
         // Without -w: for ever (acquire takes Duration::MAX as no deadline).
         guard = match lock.acquire(wait.unwrap_or(Duration::MAX)) {
@@ -105,23 +161,31 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
         let holder = lock.holder()?.unwrap_or_default();
         report.info(
             &format!(
-                "lock {name:?} is held by {holder}; not running the command (exit {conflict_exit_code})"
+                "{what} is held by {holder}; not running the command (exit {conflict_exit_code})"
             ),
-            json!({ "event": "conflict", "lock": name, "holder": holder,
+            target.json(
+                "lock",
+                json!({ "event": "conflict", "holder": holder,
                     "exit_code": conflict_exit_code }),
+            ),
         );
         return Ok(conflict_exit_code);
     };
     let token = guard.fencing_token();
     report.info(
         &format!(
-            "acquired lock {name:?} after {}{}; running {}",
+            "acquired {what} after {}{}; running {}",
             show(started.elapsed()),
-            token.map(|t| format!(" (fencing token {t})")).unwrap_or_default(),
+            token
+                .map(|t| format!(" (fencing token {t})"))
+                .unwrap_or_default(),
             cmd.join(" ")
         ),
-        json!({ "event": "acquired", "lock": name, "waited_ms": started.elapsed().as_millis() as u64,
+        target.json(
+            "lock",
+            json!({ "event": "acquired", "waited_ms": started.elapsed().as_millis() as u64,
                 "fencing_token": token, "ttl_ms": ttl.as_millis() as u64, "command": cmd }),
+        ),
     );
     let running = Instant::now();
     let mut command = Command::new(&cmd[0]);
@@ -151,7 +215,7 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
     if watcher.is_none() {
         report.warn(
             "cannot start /bin/sh to watch over the command: if mcds is killed, processes the command started may outlive the lock",
-            json!({ "event": "no_watcher", "lock": name }),
+            target.json("lock", json!({ "event": "no_watcher" })),
         );
     }
     let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -159,15 +223,15 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
     // the renewer reports the loss about TTL/3 before the lease can end.
     let grace = (ttl / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
     guard.auto_extend_with(ttl, {
-        let name = name.clone();
+        let (what, target) = (what.clone(), Arc::clone(&target));
         let lost = Arc::clone(&lost);
         let job = job.clone();
         move |e| {
             lost.store(true, std::sync::atomic::Ordering::SeqCst);
             let why = e.map(|e| format!(": {e}")).unwrap_or_default();
             report.warn(
-                &format!("lost the lease on lock {name:?} while the command runs{why}; stopping it (SIGTERM, SIGKILL after {}; exit 76)", show(grace)),
-                json!({ "event": "lease_lost", "lock": name, "exit_code": LEASE_LOST }),
+                &format!("lost the lease on {what} while the command runs{why}; stopping it (SIGTERM, SIGKILL after {}; exit 76)", show(grace)),
+                target.json("lock", json!({ "event": "lease_lost", "exit_code": LEASE_LOST })),
             );
             job.signal(rustix::process::Signal::TERM);
             std::thread::sleep(grace);
@@ -201,22 +265,22 @@ fn run(ctx: &Ctx, args: RunArgs) -> CliResult {
     match released {
         Ok(Release::Released) => report.info(
             &format!(
-                "the command exited (exit {code}) after {}; released lock {name:?}",
+                "the command exited (exit {code}) after {}; released {what}",
                 show(running.elapsed())
             ),
-            json!({ "event": "released", "lock": name, "exit_code": code,
-                    "ran_ms": running.elapsed().as_millis() as u64 }),
+            target.json("lock", json!({ "event": "released", "exit_code": code,
+                    "ran_ms": running.elapsed().as_millis() as u64 })),
         ),
         Ok(Release::Lost) if !lease_lost => report.warn(
             &format!(
-                "the lease on lock {name:?} had been lost before the command finished (another host may have run it too)"
+                "the lease on {what} had been lost before the command finished (another host may have run it too)"
             ),
-            json!({ "event": "lease_lost", "lock": name, "exit_code": code }),
+            target.json("lock", json!({ "event": "lease_lost", "exit_code": code })),
         ),
         Ok(Release::Lost) => {}
         Err(e) => report.warn(
-            &format!("could not release lock {name:?}: {e}; it expires by itself within {}", show(ttl)),
-            json!({ "event": "release_failed", "lock": name, "error": e.to_string() }),
+            &format!("could not release {what}: {e}; it expires by itself within {}", show(ttl)),
+            target.json("lock", json!({ "event": "release_failed", "error": e.to_string() })),
         ),
     }
     Ok(code)
