@@ -238,7 +238,7 @@ pub(crate) enum BitmapCmd {
 #[derive(Args, Debug)]
 pub(crate) struct CounterKey {
     /// Use this exact memcached key instead of the counter NAME (whose key
-    /// is <prefix>counter:NAME:value), for a counter another application
+    /// is PREFIX + counter:NAME:value), for a counter another application
     /// already uses, e.g. PHP's Memcached::increment('hits'): `mcds counter
     /// incr --key hits 5`. NAME is then left out, and --prefix does not
     /// apply (a prefix the other application uses belongs in KEY)
@@ -336,7 +336,7 @@ pub(crate) enum LockCmd {
 #[derive(Args, Debug)]
 pub(crate) struct LockKey {
     /// Use this exact memcached key instead of the lock NAME (whose key is
-    /// <prefix>lock:NAME:owner), for a lock other applications take by
+    /// PREFIX + lock:NAME:owner), for a lock other applications take by
     /// adding the key, as Symfony Lock's MemcachedStore does: each side
     /// waits while the other holds it. NAME is then left out (with lock
     /// run, the command follows --key KEY), and --prefix does not apply (a
