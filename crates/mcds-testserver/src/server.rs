@@ -585,7 +585,7 @@ impl ServerPool {
 /// A twemproxy (`nutcracker`) process in front of memcached servers of its
 /// own, for tests of the text-protocol backend behind a proxy. It listens
 /// on a free 127.0.0.1 port (its stats listener on another one), spreads
-/// keys with `distribution: ketama` and `hash: fnv1a_64`, and keeps one
+/// keys with `distribution: ketama` and `hash: md5` (libketama's placement), and keeps one
 /// connection per server (`server_connections: 1`). It and its servers are
 /// killed when dropped; its configuration lives in a scratch directory
 /// removed then.
@@ -655,7 +655,7 @@ impl NutcrackerServer {
 
     fn config(&self) -> String {
         let mut conf = format!(
-            "mcds:\n  listen: 127.0.0.1:{}\n  hash: fnv1a_64\n  distribution: ketama\n  timeout: 2000\n  server_connections: 1\n  auto_eject_hosts: false\n  servers:\n",
+            "mcds:\n  listen: 127.0.0.1:{}\n  hash: md5\n  distribution: ketama\n  timeout: 2000\n  server_connections: 1\n  auto_eject_hosts: false\n  servers:\n",
             self.port
         );
         for addr in self.backends.addrs() {

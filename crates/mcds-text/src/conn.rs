@@ -302,7 +302,7 @@ fn proxy_hint(e: io::Error, what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
         format!(
-            "the server refused `{what}` of the direct-connection handshake ({e}); a proxy such as twemproxy (nutcracker) does that — if this address is a proxy, connect with TextStore::builder().behind_proxy(true)"
+            "the server closed the connection or refused a command during the direct-connection handshake (`version`, `gets` of the incarnation marker, `stats`; at the reply to `{what}`: {e}); a proxy such as twemproxy (nutcracker) does that, refusing `stats` — if this address is a proxy, connect with TextStore::builder().behind_proxy(true)"
         ),
     )
 }
