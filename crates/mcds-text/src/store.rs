@@ -328,6 +328,13 @@ impl TextStore {
         let line = match first {
             Some(Resp::Line(line)) => line,
             Some(Resp::Values(values)) if matches!(op, Op::Get(_)) => {
+                if let Some(stray) = values.iter().find(|v| v.key != key.as_bytes()) {
+                    return Outcome::Done(Err(self.unexpected(
+                        server,
+                        op.name(),
+                        &format!("VALUE for another key, {}", wire::show(&stray.key)),
+                    )));
+                }
                 return Outcome::Done(Ok(Reply::Item(item(values, key, inc))));
             }
             other => {
@@ -502,7 +509,9 @@ impl TextStore {
                 written.push((server, range));
             }
             for (server, range) in written {
-                let session = sessions[server].as_mut().expect("written to this session");
+                let Some(session) = sessions[server].as_mut() else {
+                    continue; // written only through a session
+                };
                 let mut broken: Option<Error> = None;
                 for i in range {
                     let unit = &units[server][i];
@@ -949,10 +958,42 @@ impl TextStore {
                         }
                     }
                     Ok(resps) if unit.ops.len() > 1 || matches!(ops[unit.ops[0]], Op::Get(_)) => {
-                        // A (coalesced) retrieval.
+                        // A (coalesced) retrieval: every VALUE must be for
+                        // a key asked for.
+                        if let Some(Resp::Values(values)) = resps.first()
+                            && let Some(stray) = values.iter().find(|v| {
+                                !unit.ops.iter().any(|&i| ops[i].key().as_bytes() == v.key)
+                            })
+                        {
+                            let e = self.unexpected(
+                                server,
+                                "get",
+                                &format!(
+                                    "VALUE for a key not asked for, {}",
+                                    wire::show(&stray.key)
+                                ),
+                            );
+                            for &i in &unit.ops {
+                                results[i] = Some(Err(e.duplicate()));
+                            }
+                            continue;
+                        }
                         for &i in &unit.ops {
-                            let outcome =
-                                self.decode(&ops[i], resps.clone(), incs[server].as_ref(), server);
+                            // Each get decodes the values of its own key.
+                            let own: Vec<Resp> = resps
+                                .iter()
+                                .map(|r| match r {
+                                    Resp::Values(values) => Resp::Values(
+                                        values
+                                            .iter()
+                                            .filter(|v| v.key == ops[i].key().as_bytes())
+                                            .cloned()
+                                            .collect(),
+                                    ),
+                                    other => other.clone(),
+                                })
+                                .collect();
+                            let outcome = self.decode(&ops[i], own, incs[server].as_ref(), server);
                             results[i] = Some(match outcome {
                                 Outcome::Done(r) => r,
                                 Outcome::Again => self.finish(&ops[i]),
@@ -1274,5 +1315,190 @@ impl Store for TextStore {
             key: key.display(),
             attempts: max_attempts.max(1),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incarnation::Incarnation;
+    use crate::wire::Value;
+
+    fn store(behind_proxy: bool) -> TextStore {
+        let config = Config {
+            behind_proxy,
+            ..Config::default()
+        };
+        TextStore::new(
+            vec![("127.0.0.1:1".into(), vec!["127.0.0.1:1".parse().unwrap()])],
+            config,
+        )
+    }
+
+    /// Every reply to every op decodes to a reply or an error, never a
+    /// panic; what the op cannot get is a Protocol error (or the error the
+    /// reply names).
+    #[test]
+    fn any_reply_to_any_op_is_a_reply_or_an_error() {
+        let key = Key::new("k").unwrap();
+        let other = Key::new("other").unwrap();
+        let lines = [
+            Line::Stored,
+            Line::NotStored,
+            Line::Exists,
+            Line::NotFound,
+            Line::Deleted,
+            Line::Touched,
+            Line::Number(7),
+            Line::Error,
+            Line::ClientError("cannot increment or decrement non-numeric value".into()),
+            Line::ClientError("bad command line format".into()),
+            Line::ServerError("object too large for cache".into()),
+            Line::ServerError("out of memory storing object".into()),
+            Line::ServerError("Connection refused".into()),
+        ];
+        let value = |k: &Key| Value {
+            key: k.as_bytes().to_vec(),
+            flags: 0,
+            cas: Some(5),
+            data: b"v".to_vec(),
+        };
+        let mut replies: Vec<Vec<Resp>> = Vec::new();
+        for line in &lines {
+            replies.push(vec![Resp::Line(line.clone())]);
+            replies.push(vec![
+                Resp::Line(line.clone()),
+                Resp::Values(vec![value(&key)]),
+            ]);
+            replies.push(vec![Resp::Line(line.clone()), Resp::Line(Line::Error)]);
+        }
+        replies.push(vec![]);
+        replies.push(vec![Resp::Values(vec![])]);
+        replies.push(vec![Resp::Values(vec![value(&key)])]);
+        replies.push(vec![Resp::Values(vec![value(&other)])]);
+        let ops = [
+            Op::Get(&key),
+            Op::Set {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+            },
+            Op::Add {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+            },
+            Op::Replace {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+            },
+            Op::Cas {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+                cas: 1,
+            },
+            Op::Append {
+                key: &key,
+                value: b"v",
+            },
+            Op::Prepend {
+                key: &key,
+                value: b"v",
+            },
+            Op::AppendOrAdd {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+            },
+            Op::Incr {
+                key: &key,
+                delta: 1,
+            },
+            Op::Decr {
+                key: &key,
+                delta: 1,
+            },
+            Op::IncrOrInit {
+                key: &key,
+                delta: 1,
+                initial: 0,
+                ttl: Ttl::Never,
+            },
+            Op::Delete(&key),
+            Op::DeleteCas { key: &key, cas: 1 },
+            Op::Touch {
+                key: &key,
+                ttl: Ttl::Never,
+            },
+        ];
+        let inc = Incarnation::new(Version(1, 4, 39), b"marker", true, None);
+        for proxy in [false, true] {
+            let s = store(proxy);
+            let inc = (!proxy).then_some(inc);
+            for op in &ops {
+                for resps in &replies {
+                    match s.decode(op, resps.clone(), inc.as_ref(), 0) {
+                        Outcome::Done(Ok(_)) | Outcome::Again => {}
+                        Outcome::Done(Err(e)) => assert!(
+                            matches!(
+                                e,
+                                Error::Protocol { .. }
+                                    | Error::Server { .. }
+                                    | Error::NonNumeric { .. }
+                                    | Error::ValueTooLarge { .. }
+                                    | Error::OutOfMemory { .. }
+                                    | Error::Ambiguous { .. }
+                            ),
+                            "{op:?} {resps:?}: {e:?}"
+                        ),
+                    }
+                }
+            }
+        }
+        // A VALUE for another key is not a hit.
+        let s = store(false);
+        assert!(matches!(
+            s.decode(
+                &ops[0],
+                vec![Resp::Values(vec![value(&other)])],
+                Some(&inc),
+                0
+            ),
+            Outcome::Done(Err(Error::Protocol { .. }))
+        ));
+    }
+
+    /// A write whose read-back finds another writer's item answers an id
+    /// that matches nothing; its own item, the item's id.
+    #[test]
+    fn a_read_back_of_another_writers_item_matches_nothing() {
+        let key = Key::new("k").unwrap();
+        let inc = Incarnation::new(Version(1, 4, 39), b"marker", true, None);
+        let read = |data: &[u8], flags| {
+            Some(Resp::Values(vec![Value {
+                key: b"k".to_vec(),
+                flags,
+                cas: Some(9),
+                data: data.to_vec(),
+            }]))
+        };
+        assert_eq!(
+            read_back(read(b"v", 0), &key, b"v", Some(&inc)),
+            inc.cas_out(9)
+        );
+        for other in [
+            read(b"w", 0),
+            read(b"v", 3),
+            Some(Resp::Values(vec![])),
+            None,
+        ] {
+            assert_eq!(
+                inc.cas_in(read_back(other, &key, b"v", Some(&inc))),
+                u64::MAX
+            );
+        }
+        assert_eq!(read_back(read(b"v", 0), &key, b"v", None), 0);
     }
 }
