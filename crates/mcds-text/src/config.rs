@@ -34,6 +34,21 @@ impl Router for Rendezvous {
     }
 }
 
+/// A [`Router`] compatible with libmemcached's MD5 ketama
+/// ([`mcds_memcached::ketama`]): the placement of php-memcached, pylibmc and
+/// `MemcachedStore`'s `Distribution::Ketama`, for a pool whose keys other
+/// clients also read and write. It builds the continuum on every call
+/// (`mcds_memcached` keeps its continuum type private): some microseconds
+/// per op on a small pool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ketama;
+
+impl Router for Ketama {
+    fn route(&self, key: &[u8], servers: &[String]) -> usize {
+        mcds_memcached::ketama(key, servers)
+    }
+}
+
 /// How long a dial may take by default, and each exchange.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -135,7 +150,8 @@ impl Builder {
         self
     }
 
-    /// How keys are placed on the addresses (default [`Rendezvous`]).
+    /// How keys are placed on the addresses (default [`Rendezvous`];
+    /// [`Ketama`] to share a pool with libmemcached clients).
     pub fn router(mut self, router: impl Router + 'static) -> Builder {
         self.config.router = Arc::new(router);
         self

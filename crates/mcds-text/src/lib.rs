@@ -11,7 +11,7 @@
 //!
 //! | | direct (default) | behind a proxy |
 //! |---|---|---|
-//! | each address is | one memcached server (a pool is routed here, by a pluggable [`Router`], [`Rendezvous`] by default) | a proxy that places keys itself |
+//! | each address is | one memcached server (a pool is routed here, by a pluggable [`Router`]: [`Rendezvous`] by default, or [`Ketama`]) | a proxy that places keys itself |
 //! | CAS ids | masked with the server's incarnation marker: restart-safe | none: every id is 0 |
 //! | `cas`, `delete_cas`, `update` | yes | [`Error::Unsupported`] |
 //! | [`Store::supports_cas`] | `true` (`false` on a `-C` server) | `false` |
@@ -176,5 +176,5 @@ mod server;
 mod store;
 mod wire;
 
-pub use config::{Builder, Rendezvous, Router};
+pub use config::{Builder, Ketama, Rendezvous, Router};
 pub use store::TextStore;

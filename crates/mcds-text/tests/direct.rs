@@ -291,3 +291,25 @@ fn bad_server_list_is_a_clear_error() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// The Ketama router places keys as `MemcachedStore` with
+/// `Distribution::Ketama` does (libmemcached's placement).
+#[test]
+fn ketama_routing_matches_the_meta_backends() {
+    let pool = ServerPool::start(3, ServerOptions::default());
+    let s = TextStore::builder()
+        .router(mcds_text::Ketama)
+        .connect(pool.addrs())
+        .unwrap();
+    for i in 0..50 {
+        let key = k(&format!("ketama{i}"));
+        assert_eq!(
+            s.server_for(&key),
+            mcds_memcached::ketama(key.as_bytes(), &pool.addrs())
+        );
+        s.set(&key, b"v", Ttl::Never).unwrap();
+    }
+    let per: Vec<u64> = pool.servers.iter().map(|m| m.stat("curr_items")).collect();
+    // 50 keys and each server's incarnation marker.
+    assert_eq!(per.iter().sum::<u64>(), 53, "{per:?}");
+}
