@@ -239,8 +239,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 /// `Store` for smart pointers and references to a store, so `&S`,
 /// `Box<dyn Store>` and `Arc<dyn Store>` can be used (and wrapped, e.g. in a
 /// [`CountingStore`](crate::CountingStore)) wherever a store is expected.
-/// Only the methods a backend may override are forwarded; the typed ones
-/// reach the inner store through `execute`.
+/// Only the methods a backend may override are forwarded (`update`
+/// among them: a backend may refuse it outright); the typed ones reach the
+/// inner store through `execute`.
 macro_rules! delegate_store {
     ($($ptr:ty),*) => {$(
         impl<S: Store + ?Sized> Store for $ptr {
@@ -261,6 +262,15 @@ macro_rules! delegate_store {
             }
             fn item_size_limit(&self) -> usize {
                 (**self).item_size_limit()
+            }
+            fn update(
+                &self,
+                key: &Key,
+                ttl: Ttl,
+                max_attempts: u32,
+                f: &mut UpdateFn<'_>,
+            ) -> Result<Updated> {
+                (**self).update(key, ttl, max_attempts, f)
             }
         }
     )*};

@@ -73,8 +73,8 @@
 //!   finds another CAS id than it expected, reads the lock, and if the item
 //!   still holds this guard's random owner token, adopts its CAS id and
 //!   carries on: the lock is neither stranded nor given up.
-//! * **Servers without CAS** (`-C`): [`Lock::try_acquire`] refuses with
-//!   `Unsupported`. Without CAS ids a release could not tell this lease from
+//! * **Servers without CAS** (`-C`, or the text protocol behind a proxy,
+//!   `mcds-text`): [`Lock::try_acquire`] refuses with `Unsupported`. Without CAS ids a release could not tell this lease from
 //!   the next holder's.
 //! * **Fencing tokens** are strictly increasing while their counter lives.
 //!   memcached can lose the counter (eviction, restart); it is then recreated
@@ -154,13 +154,14 @@ fn lease_ttl(ttl: Duration) -> Result<Ttl> {
     Ok(Ttl::from(ttl.saturating_add(Duration::from_secs(2))))
 }
 
-/// A lock refused on a server without CAS ids (`-C`): a release or extend
-/// could not tell our lock from the next holder's.
+/// A lock refused on a store without CAS ids (memcached `-C`, or the text
+/// protocol behind a proxy): a release or extend could not tell our lock
+/// from the next holder's.
 fn without_cas() -> Error {
     Error::Unsupported {
         op: "Lock::try_acquire",
-        backend: "a memcached server started with -C (CAS disabled)",
-        hint: "restart memcached without -C: an owner-safe lock needs CAS ids",
+        backend: "a store without CAS ids (memcached started with -C, or a proxy such as twemproxy)",
+        hint: "an owner-safe lock needs CAS ids: restart memcached without -C, or connect to the memcached servers directly rather than through a proxy",
     }
 }
 

@@ -10,11 +10,15 @@
 //!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
 //!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
 //! * [`ServerPool`] starts several.
+//! * [`NutcrackerServer`] starts twemproxy (`nutcracker`) in front of
+//!   memcached servers of its own, for the text-protocol backend's tests
+//!   behind a proxy.
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
 
 mod server;
 
 pub use server::{
-    INCARNATION_KEY, MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied,
+    INCARNATION_KEY, MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions,
+    ServerPool, process_alive, spawn_tied,
 };

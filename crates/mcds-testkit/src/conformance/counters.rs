@@ -45,20 +45,39 @@ pub fn decr_floors(env: &Env) {
 
 /// A shortened number is space-padded in place ("10" - 1 = "9 ") and still
 /// reads and increments correctly; a longer one grows.
+///
+/// memcached pads only when it can rewrite the item in place, which it does
+/// only while no other reference to the item exists: its LRU maintainer
+/// thread briefly holds one when it moves a freshly read item between its
+/// LRU segments, and memcached then stores the number unpadded in a new
+/// item (seen on 1.6.18 with the text backend, whose writes read their item
+/// back at once). Either form is accepted: both read as the same counter.
 pub fn decr_pads_with_spaces(env: &Env) {
     let key = k("pad");
+    let padded = |n: &str, width: usize| {
+        let v = value(env, &key).unwrap();
+        let want = format!("{n:<width$}");
+        assert!(
+            v == want.as_bytes() || v == n.as_bytes(),
+            "{:?} is neither {want:?} nor {n:?}",
+            String::from_utf8_lossy(&v)
+        );
+    };
     env.s().set(&key, b"100", Ttl::Never).unwrap();
     assert_eq!(env.s().decr(&key, 91).unwrap(), Some(9));
     let item = env.s().get(&key).unwrap().unwrap();
-    assert_eq!(item.value, b"9  ");
     assert_eq!(item.counter(), Some(9));
+    padded("9", 3);
     assert_eq!(env.s().incr(&key, 1).unwrap(), Some(10));
-    assert_eq!(value(env, &key).unwrap(), b"10 ");
+    padded("10", 3);
+    assert_eq!(env.s().get(&key).unwrap().unwrap().counter(), Some(10));
     assert_eq!(env.s().incr(&key, 990).unwrap(), Some(1000));
     assert_eq!(value(env, &key).unwrap(), b"1000");
 }
 
 /// Values memcached's incr accepts or refuses, exactly as it does.
+/// (A result is space-padded to the old length when memcached rewrites the
+/// item in place; see [`decr_pads_with_spaces`].)
 pub fn incr_parsing(env: &Env) {
     /// Stored value, then the incr result and the bytes left behind.
     type Case = (&'static [u8], Option<(u64, &'static [u8])>);
@@ -80,7 +99,15 @@ pub fn incr_parsing(env: &Env) {
         match want {
             Some((n, bytes)) => {
                 assert_eq!(env.s().incr(&key, 1).unwrap(), Some(*n), "{stored:?}");
-                assert_eq!(value(env, &key).unwrap(), *bytes, "{stored:?}");
+                // Padded in place, or unpadded in a new item when memcached
+                // could not rewrite it in place (see decr_pads_with_spaces).
+                let v = value(env, &key).unwrap();
+                let unpadded = n.to_string();
+                assert!(
+                    v == *bytes || v == unpadded.as_bytes(),
+                    "{stored:?} left {:?}",
+                    String::from_utf8_lossy(&v)
+                );
             }
             None => {
                 assert_non_numeric(env.s().incr(&key, 1));

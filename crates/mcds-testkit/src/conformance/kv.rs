@@ -10,24 +10,45 @@ pub fn get_miss(env: &Env) {
     assert_eq!(env.s().get(&k("nothing")).unwrap(), None);
 }
 
-/// set then get returns the value, flags 0 and the CAS set returned.
+/// set then get returns the value and flags 0 (the CAS id it returns:
+/// [`writes_return_the_items_cas`]).
 pub fn set_then_get(env: &Env) {
     let key = k("a");
-    let cas = env.s().set(&key, b"hello", Ttl::Never).unwrap();
+    env.s().set(&key, b"hello", Ttl::Never).unwrap();
     let item = env.s().get(&key).unwrap().unwrap();
     assert_eq!(item.value, b"hello");
     assert_eq!(item.flags, 0);
-    assert_eq!(item.cas, cas);
-    assert_ne!(cas, 0);
 }
 
-/// set overwrites and changes the CAS.
+/// set overwrites.
 pub fn set_overwrites(env: &Env) {
     let key = k("a");
-    let c1 = env.s().set(&key, b"one", Ttl::Never).unwrap();
-    let c2 = env.s().set(&key, b"two", Ttl::secs(100)).unwrap();
-    assert_ne!(c1, c2);
+    env.s().set(&key, b"one", Ttl::Never).unwrap();
+    env.s().set(&key, b"two", Ttl::secs(100)).unwrap();
     assert_eq!(value(env, &key).unwrap(), b"two");
+}
+
+/// set, add and replace return the CAS id of the item they wrote: not 0,
+/// the one get reads, a new one on every write.
+pub fn writes_return_the_items_cas(env: &Env) {
+    let key = k("wcas");
+    let c1 = env.s().set(&key, b"one", Ttl::Never).unwrap();
+    assert_ne!(c1, 0);
+    assert_eq!(env.s().get(&key).unwrap().unwrap().cas, c1);
+    let c2 = env.s().set(&key, b"two", Ttl::Never).unwrap();
+    assert_ne!(c1, c2);
+    assert_eq!(env.s().get(&key).unwrap().unwrap().cas, c2);
+    let Stored::Stored(c3) = env.s().replace(&key, b"three", Ttl::Never).unwrap() else {
+        panic!("replace on an existing key must store");
+    };
+    assert!(c3 != c2 && c3 != 0);
+    assert_eq!(env.s().get(&key).unwrap().unwrap().cas, c3);
+    let added = k("wcas-add");
+    let Stored::Stored(c4) = env.s().add(&added, b"v", Ttl::Never).unwrap() else {
+        panic!("add on a missing key must store");
+    };
+    assert_ne!(c4, 0);
+    assert_eq!(env.s().get(&added).unwrap().unwrap().cas, c4);
 }
 
 /// A zero-length value is a hit with an empty value, not a miss.

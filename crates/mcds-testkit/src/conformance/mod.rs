@@ -24,15 +24,32 @@
 //! never run) fails mcds-testkit's own tests, and a listed case that does not
 //! exist fails to compile.
 //!
+//! ## Cases a backend cannot pass by design
+//!
+//! A backend may lack a [`Capability`] on purpose: the text protocol behind
+//! a proxy has no CAS ids it could tie to a server incarnation, so it
+//! refuses every op that needs them. The cases that need each capability
+//! are listed in one place, [`NEEDS`]; an [`Env`] names what its backend
+//! lacks ([`Env::lacks`]). Such a case is not skipped: its test asserts that
+//! the backend refuses loudly ([`Capability::assert_refused`]: for CAS,
+//! `supports_cas` is false and `cas`, `delete_cas` and `update` are
+//! [`Error::Unsupported`]), and that the case itself fails there (a case that
+//! passes must come off the list). Each suite also has a test
+//! `conformance_counts` that prints how many cases it runs and which are
+//! unsupported by design (`cargo test -- --show-output`).
+//!
 //! [`conformance_suite!`]: crate::conformance_suite
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, Key, ManualClock, MemoryStore, Store};
+use mcds_core::{Error, Key, ManualClock, MemoryStore, Store, Ttl};
 use mcds_memcached::MemcachedStore;
+use mcds_text::TextStore;
 
-use mcds_testserver::{MemcachedServer, ServerOptions, ServerPool};
+use mcds_testserver::{
+    MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions, ServerPool,
+};
 
 pub mod cas;
 pub mod concurrency;
@@ -42,15 +59,139 @@ pub mod kv;
 pub mod limits;
 pub mod pipeline;
 
+/// Something a backend may lack by design (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// CAS ids tied to a server incarnation: `cas`, `delete_cas`, `update`,
+    /// and the CAS ids that writes and reads return.
+    Cas,
+}
+
+impl Capability {
+    /// Assert that `env`'s backend refuses what it lacks, loudly: for
+    /// [`Capability::Cas`], `supports_cas` is false and `cas`, `delete_cas`
+    /// and `update` answer [`Error::Unsupported`] (and store nothing).
+    pub fn assert_refused(self, env: &Env) {
+        match self {
+            Capability::Cas => {
+                let key = k("refused");
+                let s = env.s();
+                assert!(!s.supports_cas(&key).unwrap(), "{}: supports_cas", env.name);
+                let unsupported = |what: &str, r: mcds_core::Result<String>| match r {
+                    Err(Error::Unsupported { .. }) => {}
+                    other => panic!("{}: {what} must be Unsupported, got {other:?}", env.name),
+                };
+                unsupported(
+                    "cas",
+                    s.cas(&key, b"v", Ttl::Never, 1).map(|o| format!("{o:?}")),
+                );
+                unsupported(
+                    "delete_cas",
+                    s.delete_cas(&key, 1).map(|o| format!("{o:?}")),
+                );
+                unsupported(
+                    "update",
+                    s.update(&key, Ttl::Never, 3, &mut bump)
+                        .map(|o| format!("{o:?}")),
+                );
+                assert_eq!(
+                    s.get(&key).unwrap(),
+                    None,
+                    "{}: a refused op stored",
+                    env.name
+                );
+            }
+        }
+    }
+}
+
+/// Every case that needs a [`Capability`]: on a backend that lacks it
+/// ([`Env::lacks`]), the case is unsupported by design. The one list of
+/// such cases.
+pub const NEEDS: &[(&str, Capability)] = &[
+    ("kv::writes_return_the_items_cas", Capability::Cas),
+    ("cas::cas_match", Capability::Cas),
+    ("cas::cas_mismatch", Capability::Cas),
+    ("cas::cas_missing", Capability::Cas),
+    ("cas::cas_changes_on_every_modification", Capability::Cas),
+    ("cas::delete_cas_match", Capability::Cas),
+    ("cas::delete_cas_mismatch", Capability::Cas),
+    ("cas::delete_cas_missing", Capability::Cas),
+    ("cas::update_helper", Capability::Cas),
+    ("concurrency::update_concurrent", Capability::Cas),
+    ("expiry::cas_sets_the_ttl", Capability::Cas),
+    ("pipeline::pipeline_cas_ops", Capability::Cas),
+];
+
+/// Run the case `name` on `env`: as is, or, when `env` lacks what it
+/// needs ([`NEEDS`]), assert that the backend refuses loudly and that the
+/// case fails there.
+pub fn run_case(env: &Env, name: &str, case: fn(&Env)) {
+    let Some(&(_, capability)) = NEEDS
+        .iter()
+        .find(|(case, c)| *case == name && env.lacks.contains(c))
+    else {
+        case(env);
+        return;
+    };
+    capability.assert_refused(env);
+    let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(env))).is_ok();
+    assert!(
+        !passed,
+        "{name} passes on {} although it needs {capability:?}, which the backend lacks: take it off conformance::NEEDS",
+        env.name
+    );
+    println!(
+        "{name}: unsupported by design on {} (needs {capability:?}); the backend refuses it with Error::Unsupported",
+        env.name
+    );
+}
+
+/// Print how many of the suite's `cases` run on `env`'s backend and which
+/// are unsupported by design; check that [`NEEDS`] names only real cases.
+pub fn print_counts(env: &Env, cases: &[&str]) {
+    for (name, _) in NEEDS {
+        assert!(
+            cases.contains(name),
+            "conformance::NEEDS names {name}, which is not a case"
+        );
+    }
+    let unsupported: Vec<&str> = cases
+        .iter()
+        .copied()
+        .filter(|c| {
+            NEEDS
+                .iter()
+                .any(|(n, cap)| n == c && env.lacks.contains(cap))
+        })
+        .collect();
+    println!(
+        "conformance on {}: {} cases: {} must pass, {} unsupported by design (asserted Unsupported){}",
+        env.name,
+        cases.len(),
+        cases.len() - unsupported.len(),
+        unsupported.len(),
+        if unsupported.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", unsupported.join(", "))
+        }
+    );
+}
+
 /// A store under test, plus how to let time pass for it.
 pub struct Env {
     /// The store.
     pub store: Arc<dyn Store>,
-    /// Which backend ("memory", "memcached", "pool3").
+    /// Which backend ("memory", "memcached", "pool3", "text", "nutcracker").
     pub name: &'static str,
     clock: Option<ManualClock>,
     /// Servers kept alive for the store.
     pub servers: Vec<MemcachedServer>,
+    /// A proxy kept alive for the store (in front of `servers`).
+    pub proxy: Option<NutcrackerProcess>,
+    /// What the backend lacks by design (see [`NEEDS`]).
+    pub lacks: Vec<Capability>,
 }
 
 impl Env {
@@ -65,6 +206,8 @@ impl Env {
             name: "memory",
             clock: Some(clock),
             servers: Vec::new(),
+            proxy: None,
+            lacks: Vec::new(),
         }
     }
 
@@ -77,6 +220,8 @@ impl Env {
             name: "memcached",
             clock: None,
             servers: vec![server],
+            proxy: None,
+            lacks: Vec::new(),
         }
     }
 
@@ -89,6 +234,57 @@ impl Env {
             name: "pool3",
             clock: None,
             servers: pool.servers,
+            proxy: None,
+            lacks: Vec::new(),
+        }
+    }
+
+    /// One fresh memcached server over the text protocol (`mcds-text`,
+    /// direct).
+    pub fn text() -> Env {
+        let server = MemcachedServer::start(ServerOptions::default());
+        let store = TextStore::connect(&server.addr()).expect("connect");
+        Env {
+            store: Arc::new(store),
+            name: "text",
+            clock: None,
+            servers: vec![server],
+            proxy: None,
+            lacks: Vec::new(),
+        }
+    }
+
+    /// A pool of three fresh memcached servers over the text protocol,
+    /// routed by the client.
+    pub fn text_pool3() -> Env {
+        let pool = ServerPool::start(3, ServerOptions::default());
+        let store = TextStore::connect(&pool.servers_arg()).expect("connect");
+        Env {
+            store: Arc::new(store),
+            name: "text-pool3",
+            clock: None,
+            servers: pool.servers,
+            proxy: None,
+            lacks: Vec::new(),
+        }
+    }
+
+    /// The text protocol through twemproxy (`nutcracker`) in front of three
+    /// fresh memcached servers: no CAS by design.
+    pub fn nutcracker() -> Env {
+        let proxy = NutcrackerServer::start(3, ServerOptions::default());
+        let store = TextStore::builder()
+            .behind_proxy(true)
+            .connect([proxy.addr()])
+            .expect("connect");
+        let (process, servers) = proxy.into_parts();
+        Env {
+            store: Arc::new(store),
+            name: "nutcracker",
+            clock: None,
+            servers,
+            proxy: Some(process),
+            lacks: vec![Capability::Cas],
         }
     }
 
@@ -155,7 +351,7 @@ macro_rules! conformance_suite {
                 unusual_keys, get_multi_mixed, get_multi_empty, get_multi_many,
                 add_miss_stores, add_hit_not_stored, replace_miss, replace_hit,
                 append_prepend_hit, append_prepend_miss, append_or_add, delete,
-                flags_are_zero, backend_name,
+                flags_are_zero, backend_name, writes_return_the_items_cas,
             ],
             cas: [
                 cas_match, cas_mismatch, cas_missing, cas_changes_on_every_modification,
@@ -166,7 +362,7 @@ macro_rules! conformance_suite {
                 incr_parsing, incr_whitespace_value, incr_or_init_creates,
                 incr_or_init_existing, incr_or_init_non_numeric,
             ],
-            expiry: [touch, expiry],
+            expiry: [touch, expiry, cas_sets_the_ttl],
             limits: [
                 append_past_limit, item_size_limit, value_too_large_every_write,
                 bad_keys_rejected,
@@ -176,8 +372,8 @@ macro_rules! conformance_suite {
                 add_race_one_winner,
             ],
             pipeline: [
-                pipeline_every_op, pipeline_same_key_keeps_order, pipeline_errors_are_per_op,
-                pipeline_large_batch,
+                pipeline_every_op, pipeline_cas_ops, pipeline_same_key_keeps_order,
+                pipeline_errors_are_per_op, pipeline_large_batch,
             ],
         );
     };
@@ -186,13 +382,25 @@ macro_rules! conformance_suite {
         fn conformance_env() -> $crate::conformance::Env {
             ($env)()
         }
+        /// How many cases run here, and which are unsupported by design.
+        #[test]
+        fn conformance_counts() {
+            $crate::conformance::print_counts(
+                &conformance_env(),
+                &[$($(concat!(stringify!($topic), "::", stringify!($case)),)*)*],
+            );
+        }
         $(
             mod $topic {
                 $(
                     #[test]
                     fn $case() {
                         let env = super::conformance_env();
-                        $crate::conformance::$topic::$case(&env);
+                        $crate::conformance::run_case(
+                            &env,
+                            concat!(stringify!($topic), "::", stringify!($case)),
+                            $crate::conformance::$topic::$case,
+                        );
                     }
                 )*
             }
@@ -220,7 +428,8 @@ mod tests {
                 continue;
             };
             let source = std::fs::read_to_string(&path).expect("a source file");
-            for line in source.lines() {
+            // mod.rs holds the harness (`run_case`, ...), not cases.
+            for line in source.lines().filter(|_| topic != "mod") {
                 if let Some(rest) = line.strip_prefix("pub fn ") {
                     let name: String = rest
                         .chars()
@@ -256,5 +465,11 @@ mod tests {
             missing.is_empty() && unknown.is_empty(),
             "cases not in conformance_suite!: {missing:?}; listed but not defined: {unknown:?}"
         );
+        for (name, _) in super::NEEDS {
+            assert!(
+                listed.contains(*name),
+                "conformance::NEEDS names {name}, which is not a case"
+            );
+        }
     }
 }

@@ -1,0 +1,192 @@
+//! Settings of a [`TextStore`] ([`Config`]), the [`Builder`] that sets them
+//! and resolves the addresses, and key placement ([`Router`]).
+
+use std::net::ToSocketAddrs;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcds_core::{Error, Result};
+
+use crate::store::TextStore;
+
+/// Where a key lives among the store's addresses: pluggable, so a pool can
+/// follow the placement other clients of the same servers use.
+///
+/// `route` must return an index below `servers.len()` (an index out of
+/// range is taken modulo the length), and the same index for the same key
+/// and list every time: a key that moves loses its data, and a lock that
+/// moves is a second lock.
+pub trait Router: Send + Sync + std::fmt::Debug {
+    /// The index in `servers` (as configured, `host:port`) of the server
+    /// that owns `key`.
+    fn route(&self, key: &[u8], servers: &[String]) -> usize;
+}
+
+/// The default [`Router`]: rendezvous hashing over XXH3-64, exactly
+/// [`mcds_memcached::route`], so a text store and a `MemcachedStore` over the
+/// same list place every key alike.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rendezvous;
+
+impl Router for Rendezvous {
+    fn route(&self, key: &[u8], servers: &[String]) -> usize {
+        mcds_memcached::route(key, servers)
+    }
+}
+
+/// A [`Router`] compatible with libmemcached's MD5 ketama
+/// ([`mcds_memcached::ketama`]): the placement of php-memcached, pylibmc and
+/// `MemcachedStore`'s `Distribution::Ketama`, for a pool whose keys other
+/// clients also read and write. It builds the continuum on every call
+/// (`mcds_memcached` keeps its continuum type private): some microseconds
+/// per op on a small pool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ketama;
+
+impl Router for Ketama {
+    fn route(&self, key: &[u8], servers: &[String]) -> usize {
+        mcds_memcached::ketama(key, servers)
+    }
+}
+
+/// How long a dial may take by default, and each exchange.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Settings of a [`TextStore`], set through [`Builder`].
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) connect_timeout: Duration,
+    pub(crate) io_timeout: Duration,
+    pub(crate) item_size_limit: usize,
+    pub(crate) max_idle: usize,
+    pub(crate) down_backoff_base: Duration,
+    pub(crate) down_backoff_max: Duration,
+    pub(crate) behind_proxy: bool,
+    pub(crate) router: Arc<dyn Router>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            connect_timeout: DEFAULT_TIMEOUT,
+            io_timeout: DEFAULT_TIMEOUT,
+            item_size_limit: mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+            max_idle: 8,
+            down_backoff_base: Duration::from_millis(50),
+            down_backoff_max: Duration::from_secs(1),
+            behind_proxy: false,
+            router: Arc::new(Rendezvous),
+        }
+    }
+}
+
+/// Configures a [`TextStore`] before connecting.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use mcds_text::TextStore;
+///
+/// // Direct connections to two memcached servers (any version).
+/// let pool = TextStore::builder()
+///     .io_timeout(Duration::from_millis(250))
+///     .connect(["127.0.0.1:11211", "127.0.0.1:11212"])?;
+///
+/// // A twemproxy (nutcracker) in front of a pool: no CAS (see the crate docs).
+/// let proxied = TextStore::builder().behind_proxy(true).connect(["127.0.0.1:22121"])?;
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+impl Builder {
+    /// How long dialing a server may take (default 1 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.connect_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long one request/response exchange may take, sending and reply
+    /// together (default 1 s); a new direct connection's handshake gets as
+    /// long again.
+    pub fn io_timeout(mut self, timeout: Duration) -> Builder {
+        self.config.io_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The servers' item size limit, as with memcached's `-I` (default
+    /// 1 MiB). Items over it are refused before they are sent.
+    pub fn item_size_limit(mut self, bytes: usize) -> Builder {
+        self.config.item_size_limit = bytes;
+        self
+    }
+
+    /// Idle connections kept per address (default 8).
+    pub fn max_idle(mut self, n: usize) -> Builder {
+        self.config.max_idle = n;
+        self
+    }
+
+    /// How long an address that refused a connection is left alone: the
+    /// first wait, doubling up to the second (defaults 50 ms and 1 s).
+    pub fn down_backoff(mut self, first: Duration, max: Duration) -> Builder {
+        self.config.down_backoff_base = first;
+        self.config.down_backoff_max = max.max(first);
+        self
+    }
+
+    /// The addresses are proxies (twemproxy/nutcracker, mcrouter, …) in
+    /// front of servers this client cannot see: no handshake, no CAS ids,
+    /// and every operation that needs them is [`Error::Unsupported`] (see
+    /// the [crate docs](crate) for the list and the reasons). Default
+    /// `false`: each address is one memcached server.
+    ///
+    /// A direct store that reaches twemproxy by mistake fails to connect,
+    /// saying so (twemproxy refuses `stats`); a proxy that answers `stats`
+    /// itself cannot be told from a server and must be configured here.
+    pub fn behind_proxy(mut self, yes: bool) -> Builder {
+        self.config.behind_proxy = yes;
+        self
+    }
+
+    /// How keys are placed on the addresses (default [`Rendezvous`];
+    /// [`Ketama`] to share a pool with libmemcached clients).
+    pub fn router(mut self, router: impl Router + 'static) -> Builder {
+        self.config.router = Arc::new(router);
+        self
+    }
+
+    /// Create the store for these addresses (`host:port` each). Addresses
+    /// are resolved now; connections are made on first use.
+    pub fn connect<I, S>(self, servers: I) -> Result<TextStore>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list = Vec::new();
+        for s in servers {
+            let addr = s.as_ref().trim().to_string();
+            let resolved: Vec<_> = addr
+                .to_socket_addrs()
+                .map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "cannot resolve memcached server {addr:?}: {e}; use host:port, e.g. 127.0.0.1:11211"
+                    ))
+                })?
+                .collect();
+            if resolved.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "memcached server {addr:?} resolved to no address"
+                )));
+            }
+            list.push((addr, resolved));
+        }
+        if list.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no memcached servers given; pass at least one host:port".into(),
+            ));
+        }
+        Ok(TextStore::new(list, self.config))
+    }
+}
