@@ -65,9 +65,11 @@ namespace Mcds {
          * connect_timeout_ms, io_timeout_ms, item_size_limit (bytes, or
          * with k/m), memory_limit, evict=true|false, prefix. For example
          * "memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:".
-         * A mistake in the URL is an InvalidArgumentException naming it;
-         * TLS, unix sockets, the text protocol and credentials are an
-         * UnsupportedException in this version.
+         * "text://host:port?proxy" speaks the classic text protocol, here
+         * through twemproxy (no CAS there: locks are refused). A mistake
+         * in the URL is an InvalidArgumentException naming it; TLS, unix
+         * sockets and credentials are an UnsupportedException in this
+         * version.
          */
         public static function fromUrl(string $url): Store {}
 

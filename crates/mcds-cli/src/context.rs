@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Eviction, Key, MemoryStore, Scope, Store};
-use mcds_memcached::{MemcachedStore, StoreUrl, UrlKind};
+use mcds_memcached::MemcachedStore;
+use mcds_url::{StoreUrl, UrlKind};
 
 use crate::args::Global;
 use crate::report::Report;
@@ -172,6 +173,29 @@ fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
     if let Some(store) = memcached_of(cli, url)? {
         let store = Arc::new(store);
         return Ok((store.clone(), Some(store)));
+    }
+    if let Some(
+        text @ StoreUrl {
+            kind: UrlKind::Text { .. },
+            ..
+        },
+    ) = url
+    {
+        // --timeout-ms for the timeouts the URL leaves out; the prefix is
+        // applied by the caller, as for the other stores.
+        let mut text = text.clone();
+        let timeout = Duration::from_millis(cli.timeout_ms.max(1));
+        if let UrlKind::Text {
+            connect_timeout,
+            io_timeout,
+            ..
+        } = &mut text.kind
+        {
+            connect_timeout.get_or_insert(timeout);
+            io_timeout.get_or_insert(timeout);
+        }
+        text.prefix.clear();
+        return Ok((Arc::clone(text.open()?.store()), None));
     }
     let mut b = MemoryStore::builder();
     if let Some(StoreUrl {

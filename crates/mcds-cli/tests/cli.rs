@@ -786,3 +786,25 @@ fn counter_key_is_the_exact_key() {
     fails(3, &mut counter(&["get", "--key", "hits"]));
     fails(3, &mut counter(&["incr", "--key", "hits"]));
 }
+
+/// `text://…?proxy`: the text protocol through a real twemproxy in front of
+/// three memcached servers. Counters work; a lock, which needs CAS, is
+/// refused with the reason.
+#[test]
+fn servers_through_twemproxy() {
+    let proxy = mcds_testkit::NutcrackerServer::start(3, mcds_testkit::ServerOptions::default());
+    let url = format!("text://{}?proxy", proxy.addr());
+    let run = |args: &[&str]| {
+        let mut cmd = Command::cargo_bin("mcds").unwrap();
+        cmd.env("MCDS_SERVERS", &url).args(args);
+        cmd
+    };
+    assert_eq!(stdout(&mut run(&["counter", "incr", "hits", "2"])), "2\n");
+    assert_eq!(stdout(&mut run(&["counter", "get", "hits"])), "2\n");
+    let out = run(&["lock", "run", "-n", "job", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a lock behind a proxy ran: {err}");
+    assert!(err.contains("proxy"), "{err}");
+}

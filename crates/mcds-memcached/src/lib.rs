@@ -132,7 +132,6 @@ mod route;
 mod server;
 mod session;
 mod store;
-mod url;
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -143,4 +142,3 @@ pub use incarnation::{INCARNATION_KEY, Version};
 pub use ketama::ketama;
 pub use route::{Distribution, route};
 pub use store::{MemcachedStore, Stats};
-pub use url::{StoreUrl, UrlKind, open_url};

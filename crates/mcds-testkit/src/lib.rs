@@ -24,7 +24,9 @@
 pub mod conformance;
 pub mod differential;
 pub mod seed;
-pub use mcds_testserver::{MemcachedServer, ServerOptions, ServerPool, process_alive, spawn_tied};
+pub use mcds_testserver::{
+    MemcachedServer, NutcrackerServer, ServerOptions, ServerPool, process_alive, spawn_tied,
+};
 
 #[cfg(test)]
 mod tests {

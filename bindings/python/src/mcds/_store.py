@@ -194,9 +194,10 @@ class Store(Handle):
 
             mcds.Store.from_url("memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:")
 
-        A mistake is :class:`~mcds.InvalidArgument` naming it; TLS, unix
-        sockets, the text protocol and credentials are
-        :class:`~mcds.Unsupported` in this version."""
+        ``text://host:port?proxy`` speaks the classic text protocol, here
+        through twemproxy (no CAS there: locks are refused). A mistake is
+        :class:`~mcds.InvalidArgument` naming it; TLS, unix sockets and
+        credentials are :class:`~mcds.Unsupported` in this version."""
         if not isinstance(url, str):
             raise TypeError(f"url must be str, not {type(url).__name__}")
         if "\0" in url:

@@ -1,11 +1,20 @@
-//! The store URL: [`StoreUrl`] and [`open_url`].
+//! # mcds-url
+//!
+//! One string that says which mcds store to use and how: [`StoreUrl`]
+//! parses and checks it, [`open_url`] opens it as a [`Scope`] every
+//! structure can be made from. The C ABI (`mcds_store_new_url`), the Python
+//! and PHP bindings and the `mcds` command line (`MCDS_SERVERS`) all read
+//! it through this crate.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Eviction, MemoryStore, Result, Scope, Store};
-
-use crate::{Distribution, MemcachedStore};
+use mcds_memcached::{Distribution, MemcachedStore};
+use mcds_text::TextStore;
 
 /// One string that says which store to use and how: the store URL, read by
 /// Rust ([`open_url`]), C (`mcds_store_new_url`), Python, PHP and the CLI
@@ -15,15 +24,24 @@ use crate::{Distribution, MemcachedStore};
 /// memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:
 /// 10.0.0.1:11211,10.0.0.2:11211          (no scheme: memcached, defaults)
 /// memory://?memory_limit=64m&evict=false (the embedded store)
+/// text://10.0.0.1:11211?proxy            (the text protocol, here through twemproxy)
 /// ```
+///
+/// `memcached://` speaks memcached's meta protocol (memcached 1.6 and
+/// later). `text://` speaks the classic text protocol (`mcds-text`): to
+/// memcached directly (CAS ids stay restart-safe), or with `proxy` to a
+/// proxy such as twemproxy, where restarts of the servers behind it cannot
+/// be seen, so everything that needs CAS (locks, set compaction, sketch
+/// writes) is refused with `Unsupported`.
 ///
 /// | option | stores | meaning (default) |
 /// |---|---|---|
-/// | `ketama` | memcached | place keys as libmemcached's ketama does (php-memcached with `OPT_LIBKETAMA_COMPATIBLE`, pylibmc with `ketama_weighted`), to share a pool's keys with those apps; same as `distribution=ketama` |
-/// | `distribution=rendezvous\|ketama` | memcached | key placement across the servers (`rendezvous`) |
-/// | `timeout_ms=N` | memcached | both timeouts below at once |
-/// | `connect_timeout_ms=N` | memcached | dialing a server, 1 to 3 600 000 ms (1000) |
-/// | `io_timeout_ms=N` | memcached | one request and its reply, 1 to 3 600 000 ms (1000) |
+/// | `proxy` | text | the servers are one proxy (twemproxy): no CAS, see above |
+/// | `ketama` | memcached, text | place keys as libmemcached's ketama does (php-memcached with `OPT_LIBKETAMA_COMPATIBLE`, pylibmc with `ketama_weighted`), to share a pool's keys with those apps; same as `distribution=ketama` |
+/// | `distribution=rendezvous\|ketama` | memcached, text | key placement across the servers (`rendezvous`) |
+/// | `timeout_ms=N` | memcached, text | both timeouts below at once |
+/// | `connect_timeout_ms=N` | memcached, text | dialing a server, 1 to 3 600 000 ms (1000) |
+/// | `io_timeout_ms=N` | memcached, text | one request and its reply, 1 to 3 600 000 ms (1000) |
 /// | `item_size_limit=N` | both | the largest item, as memcached's `-I`: bytes, or with `k`/`m` (1m) |
 /// | `memory_limit=N` | memory | the embedded store's budget: bytes, or with `k`/`m`/`g` (64m) |
 /// | `evict=true\|false` | memory | evict the least recently used items when full, or refuse writes as `memcached -M` (true) |
@@ -32,9 +50,8 @@ use crate::{Distribution, MemcachedStore};
 /// Values may be percent-encoded (`prefix=app%2F` is `app/`). An unknown
 /// option, an option of the other store, a repeated one, or a value out of
 /// range is [`Error::InvalidArgument`] naming it. Schemes this build cannot
-/// serve yet (`memcached+tls://`, `unix:`, `text://`) and credentials in
-/// the URL are [`Error::Unsupported`]; credentials are never repeated in a
-/// message.
+/// serve yet (`memcached+tls://`, `unix:`) and credentials in the URL are
+/// [`Error::Unsupported`]; credentials are never repeated in a message.
 ///
 /// A `StoreUrl` is what a store URL says, parsed and checked, before anything connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +70,21 @@ pub enum UrlKind {
         /// `host:port` each, in the order given.
         servers: Vec<String>,
         /// Key placement.
+        distribution: Distribution,
+        /// Dialing timeout, if set.
+        connect_timeout: Option<Duration>,
+        /// Request timeout, if set.
+        io_timeout: Option<Duration>,
+        /// The servers' `-I`, if set.
+        item_size_limit: Option<usize>,
+    },
+    /// Servers (or one proxy) speaking the classic text protocol.
+    Text {
+        /// `host:port` each, in the order given.
+        servers: Vec<String>,
+        /// The servers are a proxy (twemproxy): no CAS.
+        proxy: bool,
+        /// Key placement (a proxy places keys itself: one server is usual).
         distribution: Distribution,
         /// Dialing timeout, if set.
         connect_timeout: Option<Duration>,
@@ -174,9 +206,10 @@ impl StoreUrl {
                 "memcached's ASCII auth (-Y) is not supported yet; remove user:password@ from the URL",
             ));
         }
-        let memory = match scheme.as_str() {
-            "memcached" => false,
-            "memory" => true,
+        let (memory, text) = match scheme.as_str() {
+            "memcached" => (false, false),
+            "memory" => (true, false),
+            "text" | "memcached+text" => (false, true),
             "memcached+tls" | "memcacheds" => {
                 return Err(unsupported(
                     "memcached over TLS",
@@ -187,12 +220,6 @@ impl StoreUrl {
                 return Err(unsupported(
                     "memcached on a unix socket",
                     "unix sockets are not supported yet; listen on 127.0.0.1 and use memcached://127.0.0.1:PORT",
-                ));
-            }
-            "text" | "memcached+text" => {
-                return Err(unsupported(
-                    "the classic text protocol",
-                    "the text-protocol backend (twemproxy, memcached before 1.6) is not in this build; use memcached:// with memcached 1.6 or later",
                 ));
             }
             other => {
@@ -206,6 +233,7 @@ impl StoreUrl {
         let mut distribution = None;
         let (mut connect_timeout, mut io_timeout) = (None, None);
         let (mut item_size_limit, mut memory_limit, mut evict) = (None, None, None);
+        let mut proxy = false;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = match pair.split_once('=') {
                 Some((n, v)) => (n, Some(decode(v, n)?)),
@@ -281,9 +309,15 @@ impl StoreUrl {
                 "memory_limit" => memory_limit = Some(size(name, &need(&value)?, MEMORY)?),
                 "evict" => evict = Some(boolean(name, value.as_deref())?),
                 "prefix" => prefix = need(&value)?,
+                "proxy" if !text => {
+                    return Err(bad(
+                        "store URL option proxy is for text://: a proxy such as twemproxy speaks the text protocol (text://host:port?proxy)".into(),
+                    ));
+                }
+                "proxy" => proxy = boolean(name, value.as_deref())?,
                 other => {
                     return Err(bad(format!(
-                        "unknown store URL option {other:?}: known are ketama, distribution, timeout_ms, connect_timeout_ms, io_timeout_ms, item_size_limit, memory_limit, evict, prefix"
+                        "unknown store URL option {other:?}: known are proxy, ketama, distribution, timeout_ms, connect_timeout_ms, io_timeout_ms, item_size_limit, memory_limit, evict, prefix"
                     )));
                 }
             }
@@ -317,12 +351,23 @@ impl StoreUrl {
                         .into(),
                 ));
             }
-            UrlKind::Memcached {
-                servers,
-                distribution: distribution.unwrap_or_default(),
-                connect_timeout,
-                io_timeout,
-                item_size_limit,
+            if text {
+                UrlKind::Text {
+                    servers,
+                    proxy,
+                    distribution: distribution.unwrap_or_default(),
+                    connect_timeout,
+                    io_timeout,
+                    item_size_limit,
+                }
+            } else {
+                UrlKind::Memcached {
+                    servers,
+                    distribution: distribution.unwrap_or_default(),
+                    connect_timeout,
+                    io_timeout,
+                    item_size_limit,
+                }
             }
         };
         Ok(StoreUrl { kind, prefix })
@@ -341,6 +386,29 @@ impl StoreUrl {
                 item_size_limit,
             } => {
                 let mut b = MemcachedStore::builder().distribution(*distribution);
+                if let Some(t) = connect_timeout {
+                    b = b.connect_timeout(*t);
+                }
+                if let Some(t) = io_timeout {
+                    b = b.io_timeout(*t);
+                }
+                if let Some(n) = item_size_limit {
+                    b = b.item_size_limit(*n);
+                }
+                Arc::new(b.connect(servers)?)
+            }
+            UrlKind::Text {
+                servers,
+                proxy,
+                distribution,
+                connect_timeout,
+                io_timeout,
+                item_size_limit,
+            } => {
+                let mut b = TextStore::builder().behind_proxy(*proxy);
+                if *distribution == Distribution::Ketama {
+                    b = b.router(mcds_text::Ketama);
+                }
                 if let Some(t) = connect_timeout {
                     b = b.connect_timeout(*t);
                 }
@@ -379,7 +447,7 @@ impl StoreUrl {
 /// [`StoreUrl::open`].
 ///
 /// ```
-/// use mcds_memcached::open_url;
+/// use mcds_url::open_url;
 ///
 /// let scope = open_url("memory://?memory_limit=1m&prefix=app/")?;
 /// let hits = mcds_core::Key::new("app/x")?;
@@ -480,6 +548,7 @@ mod tests {
                 "rendezvous or ketama",
             ),
             ("redis://a:1", "unknown store URL scheme"),
+            ("memcached://a:1?proxy", "for text://"),
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{url}: {e}");
@@ -492,13 +561,40 @@ mod tests {
         for url in [
             "memcached+tls://a:1",
             "unix:/run/memcached.sock",
-            "text://a:1",
             "memcached://user:hunter2@a:1",
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
             assert!(matches!(e, Error::Unsupported { .. }), "{url}: {e}");
             assert!(!e.to_string().contains("hunter2"));
         }
+    }
+
+    #[test]
+    fn text_urls() {
+        let url = StoreUrl::parse("text://a:1?proxy&timeout_ms=200&prefix=p/").unwrap();
+        assert_eq!(url.prefix, "p/");
+        assert_eq!(
+            url.kind,
+            UrlKind::Text {
+                servers: vec!["a:1".into()],
+                proxy: true,
+                distribution: Distribution::Rendezvous,
+                connect_timeout: Some(Duration::from_millis(200)),
+                io_timeout: Some(Duration::from_millis(200)),
+                item_size_limit: None,
+            }
+        );
+        assert!(matches!(
+            StoreUrl::parse("memcached+text://a:1,b:2?ketama")
+                .unwrap()
+                .kind,
+            UrlKind::Text {
+                proxy: false,
+                distribution: Distribution::Ketama,
+                ..
+            }
+        ));
+        assert!(StoreUrl::parse("text://a:1?memory_limit=1m").is_err());
     }
 
     #[test]
