@@ -55,7 +55,7 @@ pub enum Error {
         key: String,
         /// Bytes the item would take, including per-item overhead (0 when
         /// the server, not mcds, refused the item: its `-I` is smaller than
-        /// the configured limit).
+        /// the configured limit, or it had no memory for the larger item).
         size: usize,
         /// The configured item size limit in bytes.
         limit: usize,
@@ -339,7 +339,7 @@ pub(crate) fn display_bytes(bytes: &[u8]) -> String {
 fn too_large_message(key: &str, size: &usize, limit: &usize) -> String {
     if *size == 0 {
         format!(
-            "value too large for key {key}: the server refused the item as too large although it fits the configured item limit of {limit} bytes — the server's -I is smaller: set the store's item size limit to the server's -I (or raise -I), and store less per key"
+            "value too large for key {key}: the server refused to store or grow the item although it fits the configured item limit of {limit} bytes — the server's -I is smaller (set the store's item size limit to the server's -I, or raise -I), or it has no memory for an item this large (memcached -m); store less per key"
         )
     } else {
         format!(

@@ -360,7 +360,6 @@ impl Lock {
             token,
             cas: Mutex::new(cas),
             lost: AtomicBool::new(false),
-            unseen_delete: AtomicBool::new(false),
             // The server wrote the item after `started`, with at least the TTL.
             lease_until: Mutex::new(started + self.ttl),
         });
@@ -524,9 +523,6 @@ struct GuardState {
     /// (including the renewer's) so neither uses a stale id.
     cas: Mutex<u64>,
     lost: AtomicBool,
-    /// A delete of ours, sent within the lease, got no reply: it may have
-    /// been applied (see `release`).
-    unseen_delete: AtomicBool,
     /// Until when the lease is certain: the TTL of the last successful
     /// write, counted from before it was sent.
     lease_until: Mutex<Instant>,
@@ -584,35 +580,21 @@ impl GuardState {
         })
     }
 
-    /// Release by CAS. A delete sent within the lease whose reply was lost
-    /// ([`Error::Ambiguous`]) may have been applied: if the retry then finds
-    /// no item, the lock was ours until the release (deleted by it, or
-    /// expired after it), so that is [`Release::Released`], not `Lost`.
+    /// Release by CAS. After a delete whose reply was lost
+    /// ([`Error::Ambiguous`]), a retry that finds no item reports
+    /// [`Release::Lost`]: the lost delete may have applied, but the item may
+    /// as well have gone before it (a flush, an eviction, a restart) and
+    /// another holder may have come and gone since, and those cannot be told
+    /// apart. `Lost` is the answer that never hides an overlap.
     fn release(&self) -> Result<Release> {
         self.with_cas(Release::Lost, |cas| {
-            let sent = Instant::now();
-            match self.store.delete_cas(&self.key, *cas) {
-                Ok(DeleteOutcome::Deleted) => {
+            Ok(match self.store.delete_cas(&self.key, *cas)? {
+                DeleteOutcome::Deleted => {
                     self.lost.store(true, Ordering::SeqCst); // no longer ours
-                    Ok(Some(Release::Released))
+                    Some(Release::Released)
                 }
-                Ok(DeleteOutcome::NotFound) if self.unseen_delete.load(Ordering::SeqCst) => {
-                    self.lost.store(true, Ordering::SeqCst);
-                    Ok(Some(Release::Released))
-                }
-                Ok(DeleteOutcome::Exists | DeleteOutcome::NotFound) => Ok(None),
-                Err(e @ Error::Ambiguous { .. }) => {
-                    let lease_until = *self
-                        .lease_until
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner);
-                    if sent < lease_until {
-                        self.unseen_delete.store(true, Ordering::SeqCst);
-                    }
-                    Err(e)
-                }
-                Err(e) => Err(e),
-            }
+                DeleteOutcome::Exists | DeleteOutcome::NotFound => None,
+            })
         })
     }
 
@@ -699,10 +681,11 @@ impl Guard {
     /// reads the lock: if the item still holds this guard's owner token (an
     /// earlier `Ambiguous` extend was applied after all), it adopts the new
     /// id and carries on, so an unanswered write never strands the lock.
-    /// After an `Ambiguous` release sent within the lease, a retry that
-    /// finds the item gone reports [`Release::Released`]: the lock was
-    /// ours until the release, whether that delete or the expiry after it
-    /// removed the item.
+    /// After an `Ambiguous` release that was in fact applied, the retry
+    /// reports [`Release::Lost`] (the lock is free either way): a missing
+    /// item cannot tell our delete from a flush, eviction or restart that
+    /// let another holder in, so the answer is the one that never hides an
+    /// overlap.
     pub fn try_release(&mut self) -> Result<Release> {
         self.stop_renewer();
         let released = self.state.release()?;

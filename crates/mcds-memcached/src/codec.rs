@@ -241,10 +241,17 @@ pub(crate) fn add_for_append(
         .flag(format!("T{}", incarnation.exptime(ttl)))
 }
 
-/// The probe after an append-like write answered NS: `mg <k> s`, the size
-/// of the item if it exists.
+/// The probe after an append-like write answered NS: `mg <k> s c`, the
+/// size and CAS id of the item if it exists.
 pub(crate) fn probe(key: &Key) -> MetaCommand {
-    cmd(MetaOp::Get, key).flag("s")
+    cmd(MetaOp::Get, key).flag("s").flag("c")
+}
+
+/// The raw CAS id of a [`probe`]'s reply (0 if it did not say, as on a
+/// server without CAS ids): identifies this version of the item, which
+/// any write or re-creation changes.
+pub(crate) fn probed_cas(r: &MetaCommandResult) -> u64 {
+    r.cas.unwrap_or(0)
 }
 
 /// The reply to [`probe`]: `None` if the key is missing (`EN`), else the

@@ -72,23 +72,25 @@ pub type Stats = Vec<(String, String)>;
 #[derive(Debug, PartialEq, Eq)]
 enum NotStored {
     Missing,
-    /// The key exists, this many bytes, and the write would fit the
-    /// configured limit.
-    Exists(usize),
+    /// The key exists, the write would fit the configured limit, and this
+    /// is the item's raw CAS id (0: the server did not say).
+    Exists(u64),
 }
 
-/// What the probes after refused appends have seen: the key existing at
-/// the same size twice means no other writer appended in between, so the
-/// refusal was not contention but the server's own item limit (its `-I`
-/// smaller than the configured one).
+/// What the probes after refused appends have seen: the same version of
+/// the item (the same CAS id) twice means no other client wrote, deleted or
+/// re-created it in between, so the refusal was not contention but the
+/// server's own refusal to grow it (its `-I` smaller than the configured
+/// limit, or no memory for the larger item). Without CAS ids (`-C`) it
+/// cannot tell, and contention stays the diagnosis.
 #[derive(Default)]
 struct Refusals {
-    last: Option<usize>,
+    last: Option<u64>,
 }
 
 impl Refusals {
-    fn seen(&mut self, key: &Key, size: usize, limit: usize) -> Result<()> {
-        if self.last.replace(size) == Some(size) {
+    fn seen(&mut self, key: &Key, cas: u64, limit: usize) -> Result<()> {
+        if cas != 0 && self.last.replace(cas) == Some(cas) {
             return Err(Error::ValueTooLarge {
                 key: key.display(),
                 size: 0,
@@ -227,7 +229,7 @@ impl MemcachedStore {
             match self.not_stored_reason(&mut s, key, value_len)? {
                 NotStored::Missing => return Ok(false),
                 // Created meanwhile, or grown by others: again.
-                NotStored::Exists(size) => refusals.seen(key, size, self.config.item_size_limit)?,
+                NotStored::Exists(cas) => refusals.seen(key, cas, self.config.item_size_limit)?,
             }
         }
         Err(Error::Conflict {
@@ -246,7 +248,7 @@ impl MemcachedStore {
             return Ok(NotStored::Missing);
         };
         self.check_size(key, current.saturating_add(added))?;
-        Ok(NotStored::Exists(current))
+        Ok(NotStored::Exists(codec::probed_cas(&r)))
     }
 
     /// `append_or_add` from the start: the protocol the server's version
@@ -310,8 +312,8 @@ impl MemcachedStore {
             // With N, NS means "too large" (an error here, or the server's
             // own smaller limit), or a delete between the two commands:
             // then try again.
-            if let NotStored::Exists(size) = self.not_stored_reason(s, key, value_len)? {
-                refusals.seen(key, size, self.config.item_size_limit)?;
+            if let NotStored::Exists(cas) = self.not_stored_reason(s, key, value_len)? {
+                refusals.seen(key, cas, self.config.item_size_limit)?;
             }
         }
         Err(Error::Conflict {
@@ -357,9 +359,9 @@ impl MemcachedStore {
                     return Ok(());
                 }
                 if seen_existing
-                    && let NotStored::Exists(size) = self.not_stored_reason(s, key, value.len())?
+                    && let NotStored::Exists(cas) = self.not_stored_reason(s, key, value.len())?
                 {
-                    refusals.seen(key, size, self.config.item_size_limit)?;
+                    refusals.seen(key, cas, self.config.item_size_limit)?;
                     continue;
                 }
             }

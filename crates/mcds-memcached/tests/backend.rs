@@ -2,6 +2,8 @@
 //! paths, timeouts, ambiguity, backoff while a server is down, pools, error
 //! mapping.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mcds_core::{CountingStore, Error, Key, Store, Ttl, traffic};
@@ -472,4 +474,43 @@ fn a_smaller_server_item_limit_is_named_not_taken_for_contention() {
         len,
         "nothing lost"
     );
+}
+
+/// Contention is not a too-large item: writers appending to one key while
+/// another client deletes and re-creates it make appends answer NS and
+/// probes find the key again; none of that may be reported as the
+/// server's refusal (`ValueTooLarge` with size 0). (An adversarial review
+/// found 2,255 such false reports in 177k appends when refusals were told
+/// apart by size; the CAS id tells them apart.)
+#[test]
+fn contention_with_deletes_is_never_a_false_too_large() {
+    let server = MemcachedServer::start_default();
+    let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let key = k("contended");
+    let false_reports = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for w in 0..8u8 {
+            let (store, key, false_reports) = (&store, &key, &false_reports);
+            s.spawn(move || {
+                let v = [b'a' + w; 16];
+                for i in 0..2_000 {
+                    let r = if i % 2 == 0 {
+                        store.append_or_add(key, &v, Ttl::Never)
+                    } else {
+                        store.append(key, &v).map(drop)
+                    };
+                    if let Err(Error::ValueTooLarge { size: 0, .. }) = r {
+                        false_reports.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        let (store, key) = (&store, &key);
+        s.spawn(move || {
+            for _ in 0..8_000 {
+                let _ = store.delete(key);
+            }
+        });
+    });
+    assert_eq!(false_reports.load(Ordering::Relaxed), 0);
 }
