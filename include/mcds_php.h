@@ -335,7 +335,10 @@ mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
  Create a store from a URL that says which store and how, in one string
  (the same string the CLI takes in `MCDS_SERVERS`):
  `memcached://host:port[,host:port...][?options]` (or just the server
- list), or `memory://[?options]` for the embedded store. Options:
+ list), `text://host:port[,...][?options]` for the classic text protocol
+ (memcached before 1.6; with `proxy`, a proxy such as twemproxy, where
+ everything that needs CAS, locks included, is `MCDS_UNSUPPORTED`), or
+ `memory://[?options]` for the embedded store. Options:
  `ketama` (place keys as libmemcached's ketama does, to share a pool's
  keys with php-memcached or pylibmc), `distribution=rendezvous|ketama`,
  `timeout_ms`, `connect_timeout_ms`, `io_timeout_ms` (1 to 3 600 000),
@@ -346,7 +349,7 @@ mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
 
  A malformed URL, an unknown, repeated or misplaced option, or a value
  out of range is `MCDS_INVALID_ARGUMENT`, its message naming it; a bad
- prefix `MCDS_INVALID_KEY`; `memcached+tls://`, `unix:`, `text://` and
+ prefix `MCDS_INVALID_KEY`; `memcached+tls://`, `unix:` and
  credentials (`user:password@`, never repeated in the message) are
  `MCDS_UNSUPPORTED` in this version. Connections are made on first use.
  `url` is borrowed for the call. `*out` is a new handle the caller owns:
