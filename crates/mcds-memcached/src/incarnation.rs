@@ -3,10 +3,13 @@
 //! API with, whether it has CAS ids at all, and a sample of its clock.
 //!
 //! Plain data and the arithmetic on it, with no I/O: the handshake
-//! ([`conn`](crate::conn)) produces an [`Incarnation`], the
-//! [`codec`](crate::codec) encodes ops and decodes replies for one, and the
-//! server keeps the best clock estimate any handshake gave
-//! ([`server`](crate::server)).
+//! (`conn`) produces an [`Incarnation`], the `codec` encodes ops and decodes
+//! replies for one, and the server keeps the best clock estimate any
+//! handshake gave (`server`).
+//!
+//! Public for the other backends of memcached's protocols (`mcds-text`),
+//! which read the same marker and must hand out the same CAS ids and
+//! exptimes: one scheme, written once.
 
 use std::time::{Duration, Instant};
 
@@ -75,14 +78,15 @@ pub const INCARNATION_KEY: &str = "__mcds_incarnation";
 /// Equality compares the incarnation (version, mask, CAS), not the clock
 /// sample each connection took.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Incarnation {
-    pub(crate) version: Version,
+pub struct Incarnation {
+    /// The server's version.
+    pub version: Version,
     mask: u64,
     /// CAS ids are enabled (the server was not started with `-C`).
-    pub(crate) cas: bool,
+    pub cas: bool,
     /// The server's clock as this connection's handshake read it (`None`:
     /// its `stats` had no `time`; relative TTLs are sent then).
-    pub(crate) clock: Option<ServerClock>,
+    pub clock: Option<ServerClock>,
 }
 
 impl PartialEq for Incarnation {
@@ -96,7 +100,7 @@ impl Eq for Incarnation {}
 impl Incarnation {
     /// The incarnation whose marker (the value under [`INCARNATION_KEY`])
     /// is `marker`: its CAS mask is the marker's stable hash.
-    pub(crate) fn new(
+    pub fn new(
         version: Version,
         marker: &[u8],
         cas: bool,
@@ -112,7 +116,7 @@ impl Incarnation {
 
     /// The exptime to send for `ttl`: absolute, on the server's own clock
     /// (see [`ServerClock`]), or relative when the clock is unknown.
-    pub(crate) fn exptime(&self, ttl: Ttl) -> u32 {
+    pub fn exptime(&self, ttl: Ttl) -> u32 {
         match self.clock {
             Some(clock) => clock.exptime_at(ttl, Instant::now()),
             None => ttl.to_memcached_exptime(SystemClock.now_secs()),
@@ -120,17 +124,29 @@ impl Incarnation {
     }
 
     /// The id a caller sees for the server's CAS id `id` (0 stays 0: no id).
-    pub(crate) fn cas_out(&self, id: u64) -> u64 {
+    pub fn cas_out(&self, id: u64) -> u64 {
         if id == 0 { 0 } else { id ^ self.mask }
     }
 
     /// The server's CAS id for a caller's `id`. Never 0, which `md`/`ms`
     /// would read as "no CAS": an id that unmasks to 0 becomes one no item
     /// ever has.
-    pub(crate) fn cas_in(&self, id: u64) -> u64 {
+    pub fn cas_in(&self, id: u64) -> u64 {
         match id ^ self.mask {
             0 => u64::MAX,
             server => server,
+        }
+    }
+
+    /// A caller's id that matches no item of this incarnation (it unmasks
+    /// to `u64::MAX`, which memcached's CAS counter never reaches): what a
+    /// write can answer when it cannot learn its item's id.
+    pub fn never_matching(&self) -> u64 {
+        match u64::MAX ^ self.mask {
+            // mask == u64::MAX: 0 would read as "no id"; u64::MAX - 1 is
+            // as far out of reach.
+            0 => (u64::MAX - 1) ^ self.mask,
+            id => id,
         }
     }
 }
@@ -162,38 +178,37 @@ impl Incarnation {
 /// pause, which would make items expire early. Such a sample is read again
 /// when its round trip was slow, and every operation uses the highest
 /// estimate any handshake with the same incarnation of the server gave
-/// ([`Server::learn_clock`](crate::server::Server::learn_clock)), so one
+/// (`Server::learn_clock`), so one
 /// stale sample lowers nothing; a new incarnation starts over
-/// ([`Server::adopt`](crate::server::Server::adopt)). What is left: a
+/// (`Server::adopt`). What is left: a
 /// client whose *first* connection to an incarnation is answered by a
 /// server resuming from a pause.
 /// A connection whose sample is older than [`CLOCK_MAX_AGE`] is replaced,
-/// so fresh samples keep coming (see
-/// [`Server::learn_clock`](crate::server::Server::learn_clock) for
-/// clock-rate drift).
+/// so fresh samples keep coming (see `Server::learn_clock` for clock-rate
+/// drift).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ServerClock {
+pub struct ServerClock {
     /// The server's `time` stat, in Unix seconds.
-    pub(crate) secs: u64,
+    pub secs: u64,
     /// When the request that read it was sent (the server read its clock
     /// after that).
-    pub(crate) sent: Instant,
+    pub sent: Instant,
 }
 
 /// A connection whose clock sample is older than this is not reused.
-pub(crate) const CLOCK_MAX_AGE: Duration = Duration::from_secs(600);
+pub const CLOCK_MAX_AGE: Duration = Duration::from_secs(600);
 
 impl ServerClock {
     /// The most the server's clock can read at `now`: it read `secs` after
     /// `sent`, and it has ticked at most once per second since.
-    pub(crate) fn upper_at(&self, now: Instant) -> u64 {
+    pub fn upper_at(&self, now: Instant) -> u64 {
         let elapsed = now.saturating_duration_since(self.sent);
         let ticks = elapsed.as_secs() + u64::from(elapsed.subsec_nanos() > 0);
         self.secs.saturating_add(ticks)
     }
 
     /// The absolute exptime for `ttl` if sent at `now` (0 for never).
-    fn exptime_at(&self, ttl: Ttl, now: Instant) -> u32 {
+    pub fn exptime_at(&self, ttl: Ttl, now: Instant) -> u32 {
         let Some(n) = ttl.as_secs() else {
             return 0;
         };
@@ -203,7 +218,7 @@ impl ServerClock {
     }
 
     /// Whether the sample is older than [`CLOCK_MAX_AGE`].
-    pub(crate) fn is_old(&self) -> bool {
+    pub fn is_old(&self) -> bool {
         self.sent.elapsed() > CLOCK_MAX_AGE
     }
 }

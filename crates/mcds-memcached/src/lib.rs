@@ -125,7 +125,7 @@
 mod codec;
 mod config;
 mod conn;
-mod incarnation;
+pub mod incarnation;
 mod ketama;
 mod pipeline;
 mod route;
