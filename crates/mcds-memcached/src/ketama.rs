@@ -66,16 +66,26 @@ pub fn ketama<S: AsRef<str>>(key: &[u8], servers: &[S]) -> usize {
     Continuum::new(servers).server_for(key)
 }
 
-/// The sorted points of a pool: `(value, server index)`.
+/// A pool's ketama continuum, built once: the sorted points
+/// `(value, server index)` that [`ketama`] builds on every call. Keep one
+/// for a fixed server list and ask it for each key.
+///
+/// ```
+/// use mcds_memcached::{Continuum, ketama};
+///
+/// let pool = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"];
+/// let continuum = Continuum::new(&pool);
+/// assert_eq!(continuum.server_for(b"user:1"), ketama(b"user:1", &pool));
+/// ```
 #[derive(Clone, Debug)]
-pub(crate) struct Continuum {
+pub struct Continuum {
     points: Vec<(u32, u32)>,
     servers: usize,
 }
 
 impl Continuum {
     /// The continuum of these servers, each of weight 1.
-    pub(crate) fn new<S: AsRef<str>>(servers: &[S]) -> Continuum {
+    pub fn new<S: AsRef<str>>(servers: &[S]) -> Continuum {
         Continuum::with_points(servers, points_per_server(servers.len()))
     }
 
@@ -100,7 +110,7 @@ impl Continuum {
     }
 
     /// The index of the server that owns `key`.
-    pub(crate) fn server_for(&self, key: &[u8]) -> usize {
+    pub fn server_for(&self, key: &[u8]) -> usize {
         if self.servers <= 1 {
             return 0; // no hash needed, as in libmemcached
         }

@@ -139,6 +139,6 @@ pub mod fuzzing;
 
 pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
-pub use ketama::ketama;
+pub use ketama::{Continuum, ketama};
 pub use route::{Distribution, route};
 pub use store::{MemcachedStore, Stats};

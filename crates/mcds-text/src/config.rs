@@ -37,15 +37,26 @@ impl Router for Rendezvous {
 /// A [`Router`] compatible with libmemcached's MD5 ketama
 /// ([`mcds_memcached::ketama`]): the placement of php-memcached, pylibmc and
 /// `MemcachedStore`'s `Distribution::Ketama`, for a pool whose keys other
-/// clients also read and write. It builds the continuum on every call
-/// (`mcds_memcached` keeps its continuum type private): some microseconds
-/// per op on a small pool.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Ketama;
+/// clients also read and write: `.router(Ketama::default())`. It builds the
+/// continuum ([`mcds_memcached::Continuum`]) once, for the store's server
+/// list, and answers each key from it.
+#[derive(Debug, Default)]
+pub struct Ketama {
+    cache: std::sync::OnceLock<(Vec<String>, mcds_memcached::Continuum)>,
+}
 
 impl Router for Ketama {
     fn route(&self, key: &[u8], servers: &[String]) -> usize {
-        mcds_memcached::ketama(key, servers)
+        let (cached, continuum) = self
+            .cache
+            .get_or_init(|| (servers.to_vec(), mcds_memcached::Continuum::new(servers)));
+        if cached.as_slice() == servers {
+            continuum.server_for(key)
+        } else {
+            // Another list than the first one asked about (a router shared
+            // by two stores): computed afresh, never a stale placement.
+            mcds_memcached::ketama(key, servers)
+        }
     }
 }
 

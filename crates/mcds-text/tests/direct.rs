@@ -298,7 +298,7 @@ fn bad_server_list_is_a_clear_error() {
 fn ketama_routing_matches_the_meta_backends() {
     let pool = ServerPool::start(3, ServerOptions::default());
     let s = TextStore::builder()
-        .router(mcds_text::Ketama)
+        .router(mcds_text::Ketama::default())
         .connect(pool.addrs())
         .unwrap();
     for i in 0..50 {

@@ -418,7 +418,7 @@ impl StoreUrl {
             } => {
                 let mut b = TextStore::builder().behind_proxy(*proxy);
                 if *distribution == Distribution::Ketama {
-                    b = b.router(mcds_text::Ketama);
+                    b = b.router(mcds_text::Ketama::default());
                 }
                 if let Some(t) = connect_timeout {
                     b = b.connect_timeout(*t);
