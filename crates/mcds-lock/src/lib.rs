@@ -330,19 +330,10 @@ impl Lock {
             // from the next holder's: grant nothing.
             return Err(without_cas());
         }
-        let attempt = if self.fencing {
-            self.add_fenced(&token, ttl)
+        let (added, fencing_token) = if self.fencing {
+            self.add_fenced(&token, ttl)?
         } else {
-            self.store
-                .add(&self.key, token.as_bytes(), ttl)
-                .map(|added| (added, None))
-        };
-        let (added, fencing_token) = match attempt {
-            Err(e @ Error::Ambiguous { .. }) => match self.after_ambiguous_add(&token, e)? {
-                Some(cas) => (Stored::Stored(cas), None),
-                None => return Ok(None),
-            },
-            other => other?,
+            (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
         };
         let cas = match added {
             // CAS id 0 is a server without CAS (`-C`): it restarted that way
@@ -378,30 +369,6 @@ impl Lock {
             renewer: None,
             done: false,
         }))
-    }
-
-    /// The add of our owner `token` got no reply (`error`, an
-    /// [`Error::Ambiguous`]): it may have been applied. One read tells, since
-    /// the token is random and unique. Ours: the lease is ours, and its CAS
-    /// id is returned (without fencing; with fencing the increment's
-    /// outcome is unknown, so the lease is released and `error` returned:
-    /// no lease without its token). Another owner's token: `None`, taken.
-    /// No item, or the read failing too: `error`, and whatever the add did
-    /// ends with its TTL. Without this read, an applied add whose reply was
-    /// lost kept the lock from every client, this one included, for a
-    /// whole TTL.
-    fn after_ambiguous_add(&self, token: &str, error: Error) -> Result<Option<u64>> {
-        match self.store.get(&self.key) {
-            Ok(Some(item)) if item.value == token.as_bytes() => {
-                if self.fencing {
-                    let _ = self.store.delete_cas(&self.key, item.cas);
-                    return Err(error);
-                }
-                Ok(Some(item.cas))
-            }
-            Ok(Some(_)) => Ok(None),
-            Ok(None) | Err(_) => Err(error),
-        }
     }
 
     /// The `add` of the lock item and the fence increment. When both keys
