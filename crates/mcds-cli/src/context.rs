@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, Eviction, Key, MemoryStore, Scope, Store};
+use mcds_core::{Error, Key, MemoryStore, Scope, Store};
 use mcds_memcached::MemcachedStore;
 use mcds_url::{StoreUrl, UrlKind};
 
@@ -174,53 +174,25 @@ fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
         let store = Arc::new(store);
         return Ok((store.clone(), Some(store)));
     }
-    if let Some(
-        text @ StoreUrl {
-            kind: UrlKind::Text { .. },
-            ..
-        },
-    ) = url
-    {
-        // --timeout-ms for the timeouts the URL leaves out; the prefix is
-        // applied by the caller, as for the other stores.
-        let mut text = text.clone();
-        let timeout = Duration::from_millis(cli.timeout_ms.max(1));
-        if let UrlKind::Text {
-            connect_timeout,
-            io_timeout,
-            ..
-        } = &mut text.kind
-        {
-            connect_timeout.get_or_insert(timeout);
-            io_timeout.get_or_insert(timeout);
-        }
-        text.prefix.clear();
-        return Ok((Arc::clone(text.open()?.store()), None));
-    }
-    let mut b = MemoryStore::builder();
-    if let Some(StoreUrl {
-        kind:
-            UrlKind::Memory {
-                memory_limit,
-                evict,
-                item_size_limit,
-            },
+    let Some(url) = url else {
+        return Ok((Arc::new(MemoryStore::new()), None));
+    };
+    // The text or embedded store, opened by the URL itself: --timeout-ms
+    // for the timeouts it leaves out, and the prefix applied by the caller,
+    // as for memcached.
+    let mut url = url.clone();
+    let timeout = Duration::from_millis(cli.timeout_ms.max(1));
+    if let UrlKind::Text {
+        connect_timeout,
+        io_timeout,
         ..
-    }) = url
+    } = &mut url.kind
     {
-        b = b.eviction(if *evict {
-            Eviction::Lru
-        } else {
-            Eviction::Error
-        });
-        if let Some(n) = memory_limit {
-            b = b.memory_limit(*n);
-        }
-        if let Some(n) = item_size_limit {
-            b = b.item_size_limit(*n);
-        }
+        connect_timeout.get_or_insert(timeout);
+        io_timeout.get_or_insert(timeout);
     }
-    Ok((Arc::new(b.build()), None))
+    url.prefix.clear();
+    Ok((Arc::clone(url.open()?.store()), None))
 }
 
 /// The memcached store of --servers (or MCDS_SERVERS), or `None` when

@@ -49,9 +49,11 @@
 //! writer's item. A backend without an atomic conditional delete answers
 //! [`Error::Unsupported`].
 
+use crate::backoff::Backoff;
 use crate::error::{Error, Result};
+use crate::item::{CasOutcome, Stored, Updated};
 use crate::key::Key;
-use crate::store::Store;
+use crate::store::{Store, UpdateFn};
 use crate::ttl::Ttl;
 
 pub use crate::item::{ITEM_OVERHEAD, check_item_size, item_size, parse_counter};
@@ -100,5 +102,44 @@ pub fn incr_or_init<S: Store + ?Sized>(
     Err(Error::Conflict {
         key: key.display(),
         attempts: 64,
+    })
+}
+
+/// [`Store::update`]'s read-modify-write by CAS, for a backend that
+/// overrides `update` (to refuse it in some configuration, say) and then
+/// runs the usual loop: get; `f`; `cas` (or `add` on a missing key);
+/// retried with backoff up to `max_attempts` times, then
+/// [`Error::Conflict`].
+pub fn update<S: Store + ?Sized>(
+    store: &S,
+    key: &Key,
+    ttl: Ttl,
+    max_attempts: u32,
+    f: &mut UpdateFn<'_>,
+) -> Result<Updated> {
+    let mut backoff = Backoff::default();
+    for _ in 0..max_attempts.max(1) {
+        let current = store.get(key)?;
+        let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
+            return Ok(Updated::Unchanged);
+        };
+        let cas = match &current {
+            Some(item) => match store.cas(key, &new, ttl, item.cas)? {
+                CasOutcome::Stored(cas) => Some(cas),
+                CasOutcome::Exists | CasOutcome::NotFound => None,
+            },
+            None => match store.add(key, &new, ttl)? {
+                Stored::Stored(cas) => Some(cas),
+                Stored::NotStored => None,
+            },
+        };
+        if let Some(cas) = cas {
+            return Ok(Updated::Stored { value: new, cas });
+        }
+        backoff.sleep();
+    }
+    Err(Error::Conflict {
+        key: key.display(),
+        attempts: max_attempts.max(1),
     })
 }

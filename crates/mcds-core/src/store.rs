@@ -1,8 +1,9 @@
 //! The [`Store`] trait: memcached's operations, one object-safe interface for
 //! every backend.
 
-use crate::backoff::Backoff;
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
 use crate::key::Key;
 use crate::op::{Op, Reply};
@@ -208,31 +209,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         max_attempts: u32,
         f: &mut UpdateFn<'_>,
     ) -> Result<Updated> {
-        let mut backoff = Backoff::default();
-        for _ in 0..max_attempts.max(1) {
-            let current = self.get(key)?;
-            let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
-                return Ok(Updated::Unchanged);
-            };
-            let cas = match &current {
-                Some(item) => match self.cas(key, &new, ttl, item.cas)? {
-                    CasOutcome::Stored(cas) => Some(cas),
-                    CasOutcome::Exists | CasOutcome::NotFound => None,
-                },
-                None => match self.add(key, &new, ttl)? {
-                    Stored::Stored(cas) => Some(cas),
-                    Stored::NotStored => None,
-                },
-            };
-            if let Some(cas) = cas {
-                return Ok(Updated::Stored { value: new, cas });
-            }
-            backoff.sleep();
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: max_attempts.max(1),
-        })
+        crate::backend::update(self, key, ttl, max_attempts, f)
     }
 }
 

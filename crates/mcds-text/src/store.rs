@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use mcds_core::{
-    Backoff, CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl,
-    UpdateFn, Updated, backend, traffic,
+    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl, UpdateFn,
+    Updated, backend, traffic,
 };
 use mcds_memcached::Version;
 
@@ -1290,31 +1290,7 @@ impl Store for TextStore {
         if self.config.behind_proxy {
             return Err(unsupported("update", PROXY_HINT));
         }
-        let mut backoff = Backoff::default();
-        for _ in 0..max_attempts.max(1) {
-            let current = self.get(key)?;
-            let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
-                return Ok(Updated::Unchanged);
-            };
-            let cas = match &current {
-                Some(item) => match self.cas(key, &new, ttl, item.cas)? {
-                    CasOutcome::Stored(cas) => Some(cas),
-                    CasOutcome::Exists | CasOutcome::NotFound => None,
-                },
-                None => match self.add(key, &new, ttl)? {
-                    Stored::Stored(cas) => Some(cas),
-                    Stored::NotStored => None,
-                },
-            };
-            if let Some(cas) = cas {
-                return Ok(Updated::Stored { value: new, cas });
-            }
-            backoff.sleep();
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: max_attempts.max(1),
-        })
+        mcds_core::backend::update(self, key, ttl, max_attempts, f)
     }
 }
 

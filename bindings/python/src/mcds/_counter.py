@@ -60,7 +60,7 @@ class Counter(Handle):
 
         ``key`` is a memcached key (bytes or str): 1 to 250 bytes, no
         spaces or control bytes, else :class:`~mcds.InvalidKey`."""
-        raw = _key_arg(key)
+        raw = _bytes(key, "key")
         counter = cls.__new__(cls)
         counter.name = raw
         counter._create(
@@ -137,7 +137,3 @@ class Counter(Handle):
     def __int__(self) -> int:
         return self.get()
 
-
-def _key_arg(key: Data) -> bytes:
-    """An exact memcached key as bytes (``str`` as UTF-8); libmcds checks it."""
-    return _bytes(key, "key")

@@ -81,20 +81,44 @@ class Lock(Handle):
         owner_label: Optional[str] = None,
         backoff: Optional[Tuple[Seconds, Seconds]] = None,
     ) -> None:
-        self._name = name_arg(name)
+        raw = name_arg(name)
+        self._setup(
+            store, raw, ttl, timeout, fencing, owner_label, backoff,
+            lib.mcds_lock_new, f"Lock({display(raw)})", raw,
+        )
+
+    def _setup(
+        self,
+        store: "Store",
+        name: bytes,
+        ttl: Seconds,
+        timeout: Optional[Seconds],
+        fencing: bool,
+        owner_label: Optional[str],
+        backoff: Optional[Tuple[Seconds, Seconds]],
+        new: Callable[..., int],
+        what: str,
+        *new_args: Any,
+    ) -> None:
+        """What ``__init__`` and :meth:`with_key` share: check the
+        arguments, make the handle with ``new(store, *new_args, ttl, out)``,
+        then derive the fencing, label and backoff handles."""
+        self._name = name
         self._ttl = whole_seconds_arg(ttl, "ttl")
         #: How long ``with`` waits, in seconds (``None``: forever).
         self.timeout = None if timeout is None else seconds_arg(timeout, "timeout")
         self._held = False
         self._fencing = False
-        self._create(store, lib.mcds_lock_new, "mcds_lock", lib.mcds_lock_free, f"Lock({display(self._name)})", self._name, self._ttl)
+        label = None if owner_label is None else _label_arg(owner_label)
+        pause = None if backoff is None else _backoff_arg(backoff)
+        self._create(store, new, "mcds_lock", lib.mcds_lock_free, what, *new_args, self._ttl)
         if fencing:
             self._derive(lib.mcds_lock_with_fencing, True)
             self._fencing = True
-        if owner_label is not None:
-            self._derive(lib.mcds_lock_with_owner_label, _label_arg(owner_label))
-        if backoff is not None:
-            self._derive(lib.mcds_lock_with_backoff, *_backoff_arg(backoff))
+        if label is not None:
+            self._derive(lib.mcds_lock_with_owner_label, label)
+        if pause is not None:
+            self._derive(lib.mcds_lock_with_backoff, *pause)
 
     @classmethod
     def with_key(
@@ -119,24 +143,10 @@ class Lock(Handle):
         arguments are as for :class:`Lock`."""
         raw = _bytes(key, "key")
         lock = cls.__new__(cls)
-        lock._name = raw
-        lock._ttl = whole_seconds_arg(ttl, "ttl")
-        lock.timeout = None if timeout is None else seconds_arg(timeout, "timeout")
-        lock._held = False
-        lock._fencing = False
-        label = None if owner_label is None else _label_arg(owner_label)
-        pause = None if backoff is None else _backoff_arg(backoff)
-        lock._create(
-            store, lib.mcds_lock_new_with_key, "mcds_lock", lib.mcds_lock_free,
-            f"Lock(key={display(raw)})", raw, len(raw), lock._ttl,
+        lock._setup(
+            store, raw, ttl, timeout, fencing, owner_label, backoff,
+            lib.mcds_lock_new_with_key, f"Lock(key={display(raw)})", raw, len(raw),
         )
-        if fencing:
-            lock._derive(lib.mcds_lock_with_fencing, True)
-            lock._fencing = True
-        if label is not None:
-            lock._derive(lib.mcds_lock_with_owner_label, label)
-        if pause is not None:
-            lock._derive(lib.mcds_lock_with_backoff, *pause)
         return lock
 
     def _derive(self, fn: Callable[..., int], *args: Any) -> None:
