@@ -180,9 +180,21 @@ fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
     // The text or embedded store, opened by the URL itself: --timeout-ms
     // for the timeouts it leaves out, and the prefix applied by the caller,
     // as for memcached.
+    let mut url = with_cli_timeouts(cli, url);
+    url.prefix.clear();
+    Ok((Arc::clone(url.open()?.store()), None))
+}
+
+/// The URL with --timeout-ms for the timeouts it leaves out.
+fn with_cli_timeouts(cli: &Global, url: &StoreUrl) -> StoreUrl {
     let mut url = url.clone();
     let timeout = Duration::from_millis(cli.timeout_ms.max(1));
     if let UrlKind::Text {
+        connect_timeout,
+        io_timeout,
+        ..
+    }
+    | UrlKind::Memcached {
         connect_timeout,
         io_timeout,
         ..
@@ -191,8 +203,7 @@ fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
         connect_timeout.get_or_insert(timeout);
         io_timeout.get_or_insert(timeout);
     }
-    url.prefix.clear();
-    Ok((Arc::clone(url.open()?.store()), None))
+    url
 }
 
 /// The memcached store of --servers (or MCDS_SERVERS), or `None` when
@@ -205,32 +216,16 @@ pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure>
 /// The URL's memcached store: its options, and --timeout-ms for the
 /// timeouts the URL does not set.
 fn memcached_of(cli: &Global, url: Option<&StoreUrl>) -> Result<Option<MemcachedStore>, Failure> {
-    let Some(StoreUrl {
-        kind:
-            UrlKind::Memcached {
-                servers,
-                distribution,
-                connect_timeout,
-                io_timeout,
-                item_size_limit,
-            },
-        ..
-    }) = url
-    else {
+    let Some(url) = url else {
         return Ok(None);
     };
-    let timeout = Duration::from_millis(cli.timeout_ms.max(1));
-    let mut b = MemcachedStore::builder()
-        .distribution(*distribution)
-        .connect_timeout(connect_timeout.unwrap_or(timeout))
-        .io_timeout(io_timeout.unwrap_or(timeout));
-    if let Some(n) = item_size_limit {
-        b = b.item_size_limit(*n);
-    }
-    b.connect(servers).map(Some).map_err(|e| Failure {
-        code: INVALID_INPUT,
-        message: e.to_string(),
-    })
+    with_cli_timeouts(cli, url)
+        .memcached_store()
+        .transpose()
+        .map_err(|e| Failure {
+            code: INVALID_INPUT,
+            message: e.to_string(),
+        })
 }
 
 /// The store and output settings of one command, opened only for the

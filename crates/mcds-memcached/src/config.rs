@@ -1,14 +1,14 @@
 //! Settings of a [`MemcachedStore`] ([`Config`]) and the [`Builder`] that
 //! sets them and resolves the servers' addresses.
 
-use std::net::ToSocketAddrs;
 use std::time::Duration;
 
-use mcds_core::{Error, Result};
+use mcds_core::Result;
 
 use crate::incarnation::Version;
 use crate::route::Distribution;
 use crate::store::MemcachedStore;
+use crate::transport::{Credentials, Security, TlsOptions};
 
 /// How long a dial may take by default, and each exchange.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
@@ -26,6 +26,9 @@ pub(crate) struct Config {
     pub(crate) version_cap: Option<Version>,
     /// How keys are placed on the servers.
     pub(crate) distribution: Distribution,
+    /// TLS and credentials, as built from `tls` and `credentials` when the
+    /// store is created.
+    pub(crate) security: Security,
 }
 
 impl Default for Config {
@@ -39,6 +42,7 @@ impl Default for Config {
             down_backoff_max: Duration::from_secs(1),
             version_cap: None,
             distribution: Distribution::Rendezvous,
+            security: Security::default(),
         }
     }
 }
@@ -57,6 +61,8 @@ impl Default for Config {
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
+    tls: Option<TlsOptions>,
+    credentials: Option<Credentials>,
 }
 
 impl Builder {
@@ -138,37 +144,51 @@ impl Builder {
         self
     }
 
-    /// Create the store for these servers (`host:port` each). Addresses are
-    /// resolved now; connections are made on first use, so a server that is
-    /// down shows up as an error on its keys, not here.
-    pub fn connect<I, S>(self, servers: I) -> Result<MemcachedStore>
+    /// Connect with TLS (memcached started with `-Z`): the server's
+    /// certificate is verified as [`TlsOptions`] says. TLS servers must be
+    /// `host:port` (a unix socket is local already).
+    ///
+    /// ```no_run
+    /// use mcds_memcached::{MemcachedStore, TlsOptions};
+    ///
+    /// let store = MemcachedStore::builder()
+    ///     .tls(TlsOptions::new().ca_file("/etc/memcached/ca.pem"))
+    ///     .connect(["cache.internal:11211"])?;
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn tls(mut self, tls: TlsOptions) -> Builder {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Authenticate every connection with memcached's ASCII auth (a server
+    /// started with `-Y <authfile>`). [`Credentials::from_env`] reads them
+    /// from `MCDS_USERNAME` and `MCDS_PASSWORD`.
+    ///
+    /// ```no_run
+    /// use mcds_memcached::{Credentials, MemcachedStore};
+    ///
+    /// let store = MemcachedStore::builder()
+    ///     .credentials(Credentials::new("app", "s3cret")?)
+    ///     .connect(["127.0.0.1:11211"])?;
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn credentials(mut self, credentials: Credentials) -> Builder {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// Create the store for these servers: `host:port` each, or
+    /// `unix:/path/to/socket` (memcached's `-s`). Addresses are resolved and
+    /// TLS files read now; connections are made on first use, so a server
+    /// that is down shows up as an error on its keys, not here.
+    pub fn connect<I, S>(mut self, servers: I) -> Result<MemcachedStore>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut list = Vec::new();
-        for s in servers {
-            let addr = s.as_ref().trim().to_string();
-            let resolved: Vec<_> = addr
-                .to_socket_addrs()
-                .map_err(|e| {
-                    Error::InvalidArgument(format!(
-                        "cannot resolve memcached server {addr:?}: {e}; use host:port, e.g. 127.0.0.1:11211"
-                    ))
-                })?
-                .collect();
-            if resolved.is_empty() {
-                return Err(Error::InvalidArgument(format!(
-                    "memcached server {addr:?} resolved to no address"
-                )));
-            }
-            list.push((addr, resolved));
-        }
-        if list.is_empty() {
-            return Err(Error::InvalidArgument(
-                "no memcached servers given; pass at least one host:port".into(),
-            ));
-        }
+        let list = crate::transport::resolve_servers(servers, self.tls.is_some())?;
+        self.config.security = Security::new(self.tls.as_ref(), self.credentials.take())?;
         Ok(MemcachedStore::new(list, self.config))
     }
 }

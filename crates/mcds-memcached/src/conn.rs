@@ -1,94 +1,94 @@
-//! One connection to a memcached server: its handshake (the
-//! server's version, its incarnation marker and a sample of its clock, in
-//! one round trip), and moving commands and replies over it.
+//! One connection to a memcached server: its handshake (the server's
+//! version, its incarnation marker and a sample of its clock, in one round
+//! trip), and the meta protocol's framing over it: commands written, reply
+//! lines and data blocks read, over whichever [`Stream`] reached the server
+//! (TCP, a unix socket, TLS).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use memcache::exp::{MetaCommand, MetaCommandResult, MetaConnection, parse_meta_result};
+use memcache::exp::{MetaCommand, MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
 
 use crate::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
+use crate::transport::{self, Stream};
+
+pub(crate) use crate::transport::is_timeout;
 
 /// One open connection and what its server said it is.
 pub(crate) struct Conn {
-    meta: MetaConnection,
-    /// A second handle on the same socket, for the liveness peek and for
-    /// writing pre-encoded pipeline payloads.
-    probe: TcpStream,
+    reader: BufReader<Stream>,
     pub(crate) incarnation: Incarnation,
 }
 
+/// The longest reply line read (a meta reply line is its code and flags:
+/// a key of up to 250 bytes, base64-encoded if binary, an opaque, a few
+/// numbers). Past it the stream is given up as not memcached's.
+const MAX_LINE: usize = 8 * 1024;
+
+/// The longest data block read: memcached's largest item (`-I`) is 1 GiB.
+const MAX_VALUE: usize = 1 << 30;
+
 impl Conn {
-    /// Set up a freshly connected `stream`: its options, and the handshake
-    /// (within `io_timeout`). With `version_cap`, the server is taken to be
-    /// no newer than that (tests of older servers' paths).
+    /// Set up a freshly connected `stream` and run the handshake (within
+    /// `io_timeout`). With `version_cap`, the server is taken to be no newer
+    /// than that (tests of older servers' paths). `server` names it in
+    /// messages.
     pub(crate) fn open(
-        mut stream: TcpStream,
+        stream: Stream,
         io_timeout: Duration,
         version_cap: Option<Version>,
+        server: &str,
     ) -> io::Result<Conn> {
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(io_timeout))?;
-        stream.set_write_timeout(Some(io_timeout))?;
-        let incarnation = handshake(&mut stream, version_cap)?;
-        let probe = stream.try_clone()?;
-        let mut meta = MetaConnection::from_stream(stream);
-        meta.set_io_timeout(Some(io_timeout));
+        let mut reader = BufReader::with_capacity(16 * 1024, stream);
+        reader.get_mut().set_deadline(Instant::now() + io_timeout);
+        let incarnation = handshake(&mut reader, version_cap, server)?;
         Ok(Conn {
-            meta,
-            probe,
+            reader,
             incarnation,
         })
     }
 
-    /// Whether a pooled connection is still usable: no stray bytes and no
-    /// EOF pending (a restarted server closes its connections).
-    ///
-    /// One `recv(MSG_PEEK | MSG_DONTWAIT)`: a single syscall, where toggling
-    /// O_NONBLOCK around a peek costs three on every checkout.
-    pub(crate) fn is_alive(&self) -> bool {
-        let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
-        let socket = socket2::SockRef::from(&self.probe);
-        matches!(
-            socket.recv_with_flags(&mut byte, libc::MSG_PEEK | libc::MSG_DONTWAIT),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock
-        )
+    /// Whether a pooled connection is still usable: nothing buffered, no
+    /// stray bytes and no EOF pending (a restarted server closes its
+    /// connections). One `recv(MSG_PEEK | MSG_DONTWAIT)`.
+    pub(crate) fn is_alive(&mut self) -> bool {
+        self.reader.buffer().is_empty() && self.reader.get_mut().is_alive()
     }
 
-    /// Bound the next exchange ([`send`](Self::send) and
-    /// [`receive`](Self::receive) together) by `timeout`.
-    pub(crate) fn set_io_timeout(&mut self, timeout: Duration) {
-        self.meta.set_io_timeout(Some(timeout));
+    /// Bound the following writes and reads by `deadline`.
+    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
+        self.reader.get_mut().set_deadline(deadline);
     }
 
     /// Write one command.
     pub(crate) fn send(&mut self, command: &MetaCommand) -> Result<(), memcache::exp::Error> {
-        self.meta.send(command)
+        let payload = command.encode()?;
+        let stream = self.reader.get_mut();
+        stream.write_all(&payload)?;
+        stream.flush()?;
+        Ok(())
     }
 
     /// Read one reply (with its data block). `ERROR`/`CLIENT_ERROR`/
     /// `SERVER_ERROR` lines are `Err(Rejected | Server)`.
     pub(crate) fn receive(&mut self) -> Result<MetaCommandResult, memcache::exp::Error> {
-        self.meta.receive().and_then(parse_meta_result)
+        read_reply(&mut self.reader)
     }
 
     /// Ask for the server's general-purpose statistics (`stats`) and read
-    /// the listing up to `END`, each syscall bounded by `timeout`: every
-    /// `STAT` line's name and value, in the server's order. The listing is
-    /// read by the handshake's own parser, through a reader over the probe
-    /// handle: the stream is quiet between exchanges, so the reply is all
-    /// there is to read, and anything past `END` is an error.
-    pub(crate) fn stats(&mut self, timeout: Duration) -> io::Result<Vec<(String, String)>> {
-        self.probe.set_read_timeout(Some(timeout))?;
-        self.probe.set_write_timeout(Some(timeout))?;
-        (&self.probe).write_all(b"stats\r\n")?;
-        let mut reader = BufReader::new(&self.probe);
+    /// the listing up to `END`, within the deadline: every `STAT` line's name
+    /// and value, in the server's order. The stream is quiet between
+    /// exchanges, so the reply is all there is to read, and anything past
+    /// `END` is an error.
+    pub(crate) fn stats(&mut self) -> io::Result<Vec<(String, String)>> {
+        let stream = self.reader.get_mut();
+        stream.write_all(b"stats\r\n")?;
+        stream.flush()?;
         let mut stats = Vec::new();
-        read_stats(&mut reader, |name, value| {
+        read_stats(&mut self.reader, |name, value| {
             stats.push((name.to_string(), value.to_string()));
         })?;
-        if !reader.buffer().is_empty() {
+        if !self.reader.buffer().is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "the server sent more than the stats listing",
@@ -97,36 +97,84 @@ impl Conn {
         Ok(stats)
     }
 
-    /// Write a pre-encoded payload (one `write` loop on the socket) within
-    /// `timeout`. Also gives how many bytes left, failure or not.
-    pub(crate) fn write_payload(
-        &mut self,
-        payload: &[u8],
-        timeout: Duration,
-    ) -> (io::Result<()>, usize) {
+    /// Write a pre-encoded payload within the deadline. Also gives whether
+    /// any byte left, failure or not.
+    pub(crate) fn write_payload(&mut self, payload: &[u8]) -> (io::Result<()>, usize) {
+        let stream = self.reader.get_mut();
         let mut written = 0;
-        let outcome = self.probe.set_write_timeout(Some(timeout)).and_then(|()| {
+        let outcome = (|| {
             while written < payload.len() {
-                match self.probe.write(&payload[written..]) {
+                match stream.write(&payload[written..]) {
                     Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
                     Ok(n) => written += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
-            Ok(())
-        });
+            stream.flush()
+        })();
         (outcome, written)
     }
 }
 
-/// Whether an I/O error is a timeout: a socket timeout (`SO_RCVTIMEO` /
-/// `SO_SNDTIMEO`) surfaces as `WouldBlock` on most platforms.
-pub(crate) fn is_timeout(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    )
+/// One meta reply from `reader`: a line up to `\n` (one trailing `\r`
+/// dropped, at most [`MAX_LINE`] bytes) parsed by memcache's
+/// `MetaResponse::parse_header`, then for `VA` a data block of the
+/// announced length and `\r\n`, then the flags parsed by
+/// `parse_meta_result`. The end of the stream is `UnexpectedEof`. The data
+/// block grows as its bytes arrive: nothing is allocated from a length the
+/// reply claims. The fuzz harness frames replies from memory with the same
+/// function.
+pub(crate) fn read_reply(
+    reader: &mut impl BufRead,
+) -> Result<MetaCommandResult, memcache::exp::Error> {
+    let mut line = Vec::with_capacity(64);
+    reader
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', &mut line)?;
+    if line.last() != Some(&b'\n') {
+        if line.len() > MAX_LINE {
+            return Err(memcache::exp::Error::Protocol(format!(
+                "a reply line longer than {MAX_LINE} bytes"
+            )));
+        }
+        return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+    }
+    line.pop();
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    let header = MetaResponse::parse_header(&line)?;
+    let mut value = None;
+    if header.rc() == ReturnCode::Va {
+        let len = va_length(&line)
+            .filter(|&n| n <= MAX_VALUE)
+            .ok_or_else(|| memcache::exp::Error::Protocol("VA with a bad data length".into()))?;
+        let mut block = Vec::new();
+        reader.take(len as u64 + 2).read_to_end(&mut block)?;
+        if block.len() < len + 2 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+        }
+        if &block[len..] != b"\r\n" {
+            return Err(memcache::exp::Error::Protocol(
+                "data block missing CRLF terminator".into(),
+            ));
+        }
+        block.truncate(len);
+        value = Some(block);
+    }
+    let mut result = parse_meta_result(header)?;
+    result.value = value;
+    Ok(result)
+}
+
+/// The data length of a `VA` line that `parse_header` accepted (it keeps
+/// the length to itself).
+fn va_length(line: &[u8]) -> Option<usize> {
+    let token = line
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .nth(1)?;
+    std::str::from_utf8(token).ok()?.parse().ok()
 }
 
 /// Read one reply line of the handshake or of a `stats` listing (without
@@ -199,12 +247,21 @@ const SLOW_SAMPLE: Duration = Duration::from_millis(250);
 /// first connection after a restart or a flush) this client creates it with
 /// `add` (one more round trip); a client that loses that race reads the
 /// winner's.
-fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarnation> {
-    let mut reader = BufReader::new(stream.try_clone()?);
+fn handshake(
+    reader: &mut BufReader<Stream>,
+    cap: Option<Version>,
+    server: &str,
+) -> io::Result<Incarnation> {
     let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
     let sent = Instant::now();
-    stream.write_all(format!("version\r\n{read_marker}stats\r\n").as_bytes())?;
-    let text = read_line(&mut reader)?;
+    send(
+        reader,
+        format!("version\r\n{read_marker}stats\r\n").as_bytes(),
+    )?;
+    let text = read_line(reader)?;
+    if text == transport::UNAUTHENTICATED {
+        return Err(transport::needs_credentials(server));
+    }
     if !text.starts_with("VERSION") {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -225,12 +282,12 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             ),
         ));
     }
-    let mut marker = read_marker_reply(&mut reader)?;
-    let mut clock = read_clock(&mut reader, sent)?;
+    let mut marker = read_marker_reply(reader)?;
+    let mut clock = read_clock(reader, sent)?;
     if sent.elapsed() > SLOW_SAMPLE {
         let sent = Instant::now();
-        stream.write_all(b"stats\r\n")?;
-        clock = read_clock(&mut reader, sent)?;
+        send(reader, b"stats\r\n")?;
+        clock = read_clock(reader, sent)?;
     }
     let incarnation = |token: &[u8], cas| Incarnation::new(version, token, cas, clock);
     let mut found = None;
@@ -240,10 +297,11 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             break;
         }
         let token = mcds_core::random_token();
-        stream.write_all(
+        send(
+            reader,
             format!("ms {INCARNATION_KEY} {} ME c\r\n{token}\r\n", token.len()).as_bytes(),
         )?;
-        let stored = read_line(&mut reader)?;
+        let stored = read_line(reader)?;
         if stored.starts_with("HD") {
             found = Some(incarnation(token.as_bytes(), cas_flag(&stored) != Some(0)));
             break;
@@ -254,9 +312,9 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             // work on the connection that read them: spurious mismatches,
             // never a false match). Whether CAS is on is then read from the
             // server's settings (`cas_enabled yes`: started without -C).
-            stream.write_all(b"stats settings\r\n")?;
+            send(reader, b"stats settings\r\n")?;
             let mut cas = false;
-            read_stats(&mut reader, |name, value| {
+            read_stats(reader, |name, value| {
                 cas |= name == "cas_enabled" && value == "yes";
             })?;
             found = Some(incarnation(token.as_bytes(), cas));
@@ -269,8 +327,8 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
             ));
         }
         // NS: another client created it first; read theirs.
-        stream.write_all(read_marker.as_bytes())?;
-        marker = read_marker_reply(&mut reader)?;
+        send(reader, read_marker.as_bytes())?;
+        marker = read_marker_reply(reader)?;
     }
     let found = found.ok_or_else(|| {
         io::Error::new(
@@ -285,6 +343,13 @@ fn handshake(stream: &mut TcpStream, cap: Option<Version>) -> io::Result<Incarna
         ));
     }
     Ok(found)
+}
+
+/// Write and flush a handshake request.
+fn send(reader: &mut BufReader<Stream>, request: &[u8]) -> io::Result<()> {
+    let stream = reader.get_mut();
+    stream.write_all(request)?;
+    stream.flush()
 }
 
 /// The longest incarnation marker read: mcds writes 32 bytes, but any value

@@ -28,13 +28,12 @@
 //! answered, one behind the last) cannot be taken for this one: the
 //! stream is out of step and the unanswered ops fail instead.
 
-use std::io;
 use std::mem::{Discriminant, discriminant};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use mcds_core::{CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, Reply, Store, Stored, Ttl};
-use memcache::exp::{MetaCommandResult, MetaResponse, parse_meta_result};
+use memcache::exp::MetaCommandResult;
 
 use crate::codec;
 use crate::incarnation::{Incarnation, ServerClock, Version};
@@ -468,55 +467,17 @@ impl Replies for InMemory<'_> {
     }
 }
 
-/// One reply from the front of `rest`, as `MetaConnection::receive` and
-/// `parse_meta_result` read it from a socket (a test checks they agree): a
-/// line up to `\n` (one trailing `\r` dropped) parsed by
-/// `MetaResponse::parse_header`, then for `VA` a data block of the
-/// announced length and `\r\n`, then the flags parsed by
-/// `parse_meta_result`. Running out of bytes is the connection closing
-/// (`UnexpectedEof`). Nothing is allocated from a length the reply claims.
+/// One reply from the front of `rest`, framed as a connection frames it
+/// from its socket (`conn::read_reply`, the same function: a test checks it
+/// agrees with memcache's own `MetaConnection`). Running out of bytes is
+/// the connection closing (`UnexpectedEof`).
 pub(crate) fn frame(rest: &mut &[u8]) -> Result<MetaCommandResult, memcache::exp::Error> {
-    let eof = || memcache::exp::Error::Io(io::Error::from(io::ErrorKind::UnexpectedEof));
-    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+    let r = crate::conn::read_reply(rest);
+    if matches!(&r, Err(memcache::exp::Error::Io(_))) {
         // The transport reads what there is, then fails.
         *rest = &[];
-        return Err(eof());
-    };
-    let mut line = &rest[..end];
-    *rest = &rest[end + 1..];
-    if let Some(stripped) = line.strip_suffix(b"\r") {
-        line = stripped;
     }
-    let header = MetaResponse::parse_header(line)?;
-    let mut value = None;
-    if header.rc() == memcache::exp::ReturnCode::Va {
-        let len = va_length(line).unwrap_or(0);
-        let Some(block) = rest.get(..len.saturating_add(2)) else {
-            // The transport reads what there is, then fails.
-            *rest = &[];
-            return Err(eof());
-        };
-        *rest = &rest[len + 2..];
-        if &block[len..] != b"\r\n" {
-            return Err(memcache::exp::Error::Protocol(
-                "data block missing CRLF terminator".into(),
-            ));
-        }
-        value = Some(block[..len].to_vec());
-    }
-    let mut result = parse_meta_result(header)?;
-    result.value = value;
-    Ok(result)
-}
-
-/// The data length of a `VA` line that `parse_header` accepted (it keeps
-/// the length to itself).
-fn va_length(line: &[u8]) -> Option<usize> {
-    let token = line
-        .split(|&b| b == b' ')
-        .filter(|t| !t.is_empty())
-        .nth(1)?;
-    std::str::from_utf8(token).ok()?.parse().ok()
+    r
 }
 
 #[cfg(test)]
@@ -780,7 +741,7 @@ mod tests {
             let mut memory = &input[..];
             // Up to the end of the bytes.
             loop {
-                let from_socket = socket.receive().and_then(parse_meta_result);
+                let from_socket = socket.receive().and_then(memcache::exp::parse_meta_result);
                 let from_memory = frame(&mut memory);
                 match (&from_socket, &from_memory) {
                     (Ok(a), Ok(b)) => assert_eq!(a, b, "{input:?}"),

@@ -132,6 +132,7 @@ mod route;
 mod server;
 mod session;
 mod store;
+pub mod transport;
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -142,3 +143,4 @@ pub use incarnation::{INCARNATION_KEY, Version};
 pub use ketama::{Continuum, ketama};
 pub use route::{Distribution, route};
 pub use store::{MemcachedStore, Stats};
+pub use transport::{Credentials, TlsOptions};

@@ -3,7 +3,6 @@
 //! incarnation, the best estimate of its clock).
 
 use std::io;
-use std::net::{SocketAddr, TcpStream};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
@@ -12,6 +11,7 @@ use parking_lot::Mutex;
 use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, ServerClock, Version};
+use crate::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
 struct Health {
@@ -23,7 +23,7 @@ struct Health {
 /// One server of the pool.
 pub(crate) struct Server {
     pub(crate) addr: String,
-    socket_addrs: Vec<SocketAddr>,
+    endpoint: Endpoint,
     idle: Mutex<Vec<Conn>>,
     health: Mutex<Health>,
     /// What the most recently dialed connection found.
@@ -34,10 +34,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(addr: String, socket_addrs: Vec<SocketAddr>) -> Server {
+    pub(crate) fn new(addr: String, endpoint: Endpoint) -> Server {
         Server {
             addr,
-            socket_addrs,
+            endpoint,
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
@@ -112,7 +112,7 @@ impl Server {
     /// sample is fresh (`true`), or a new one (`false`).
     pub(crate) fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
         loop {
-            let Some(conn) = self.idle.lock().pop() else {
+            let Some(mut conn) = self.idle.lock().pop() else {
                 break;
             };
             let old = conn.incarnation.clock.is_some_and(|c| c.is_old());
@@ -174,9 +174,15 @@ impl Server {
                     Backoff::new(config.down_backoff_base, config.down_backoff_max)
                 });
                 // At least half the ceiling, so a dead server is not redialed
-                // in a busy loop, with jitter so clients spread out.
+                // in a busy loop, with jitter so clients spread out. A
+                // failure no retry can fix (refused credentials, a
+                // certificate that does not verify) waits the longest.
                 let ceiling = backoff.ceiling();
-                let wait = ceiling / 2 + backoff.next_delay() / 2;
+                let wait = if transport::is_permanent(&source) {
+                    config.down_backoff_max
+                } else {
+                    ceiling / 2 + backoff.next_delay() / 2
+                };
                 health.down_until = Some(Instant::now() + wait);
                 health.reason = source.to_string();
                 if is_timeout(&source) {
@@ -195,17 +201,17 @@ impl Server {
         }
     }
 
-    /// Connect to the first address that accepts, and run the handshake on
-    /// that connection.
+    /// Connect (the first address that accepts, TLS and authentication as
+    /// configured), and run the handshake on that connection.
     fn try_dial(&self, config: &Config) -> io::Result<Conn> {
-        let mut last = io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to dial");
-        for addr in &self.socket_addrs {
-            match TcpStream::connect_timeout(addr, config.connect_timeout) {
-                Ok(stream) => return Conn::open(stream, config.io_timeout, config.version_cap),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        let stream = Stream::connect(
+            &self.addr,
+            &self.endpoint,
+            &config.security,
+            config.connect_timeout,
+            config.io_timeout,
+        )?;
+        Conn::open(stream, config.io_timeout, config.version_cap, &self.addr)
     }
 }
 
@@ -218,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_stale_clock_sample_never_lowers_the_estimate() {
-        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let server = Server::new("127.0.0.1:1".into(), Endpoint::Unix("/nonexistent".into()));
         let t0 = Instant::now();
         let fresh = ServerClock {
             secs: 1_800_000_000,
@@ -252,7 +258,7 @@ mod tests {
     #[test]
     fn a_new_incarnation_replaces_the_clock_estimate() {
         use crate::incarnation::{Incarnation, Version};
-        let server = Server::new("127.0.0.1:1".into(), Vec::new());
+        let server = Server::new("127.0.0.1:1".into(), Endpoint::Unix("/nonexistent".into()));
         let t0 = Instant::now();
         let at = |secs| {
             Some(ServerClock {

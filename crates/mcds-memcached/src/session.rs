@@ -151,10 +151,7 @@ impl<'a> Session<'a> {
         let deadline = Instant::now() + self.config.io_timeout;
         loop {
             let was_pooled = self.pooled;
-            let left = deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1));
-            let error = match self.armed(deadline)?.stats(left) {
+            let error = match self.armed(deadline)?.stats() {
                 Ok(stats) => return Ok(stats),
                 Err(error) => error,
             };
@@ -184,14 +181,12 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The connection (dialed if needed), with its exchange timeout set to
-    /// what is left until `deadline`.
+    /// The connection (dialed if needed), its reads and writes bounded by
+    /// `deadline` (at least a millisecond from now).
     fn armed(&mut self, deadline: Instant) -> Result<&mut Conn, Error> {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(1));
+        let deadline = deadline.max(Instant::now() + Duration::from_millis(1));
         let conn = self.conn()?;
-        conn.set_io_timeout(left);
+        conn.set_deadline(deadline);
         Ok(conn)
     }
 
@@ -205,10 +200,7 @@ impl<'a> Session<'a> {
     ) -> Result<(), SendError> {
         loop {
             let conn = self.armed(deadline).map_err(SendError::Dial)?;
-            let left = deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1));
-            let (outcome, written) = conn.write_payload(payload, left);
+            let (outcome, written) = conn.write_payload(payload);
             match outcome {
                 Ok(()) => return Ok(()),
                 Err(e) => {

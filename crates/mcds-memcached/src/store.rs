@@ -12,7 +12,6 @@
 //! op that answered `NS` there is finished here
 //! ([`finish_not_stored`](MemcachedStore::finish_not_stored)).
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use mcds_core::{Error, Key, Op, Reply, Result, Store, Ttl, backend};
@@ -24,6 +23,7 @@ use crate::incarnation::{Incarnation, Version};
 use crate::route::Router;
 use crate::server::Server;
 use crate::session::Session;
+use crate::transport::Endpoint;
 
 /// A [`Store`] on real memcached: one server or a pool. See the
 /// [crate docs](crate) for the protocol paths, routing, timeouts and errors.
@@ -115,10 +115,10 @@ impl MemcachedStore {
 
     /// The store over these servers (each its address as configured and
     /// what it resolved to), made by [`Builder::connect`].
-    pub(crate) fn new(servers: Vec<(String, Vec<SocketAddr>)>, config: Config) -> MemcachedStore {
+    pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> MemcachedStore {
         let servers: Vec<Server> = servers
             .into_iter()
-            .map(|(addr, resolved)| Server::new(addr, resolved))
+            .map(|(addr, endpoint)| Server::new(addr, endpoint))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
         MemcachedStore {

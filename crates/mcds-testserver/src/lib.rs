@@ -9,6 +9,9 @@
 //! * [`MemcachedServer`] starts the `memcached` binary from `PATH` on a free
 //!   127.0.0.1 port with chosen flags (`-m`, `-M`, `-I`), and can SIGKILL,
 //!   SIGSTOP/SIGCONT and restart it. It is killed when dropped.
+//!   It can also listen with TLS (certificates made for the test,
+//!   [`TlsFiles`]) or on a unix socket ([`Listen`]), and require ASCII
+//!   authentication ([`ServerOptions::auth`]).
 //! * [`ServerPool`] starts several.
 //! * [`NutcrackerServer`] starts twemproxy (`nutcracker`) in front of
 //!   memcached servers of its own, for the text-protocol backend's tests
@@ -19,6 +22,6 @@
 mod server;
 
 pub use server::{
-    INCARNATION_KEY, MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions,
-    ServerPool, process_alive, spawn_tied,
+    INCARNATION_KEY, Listen, MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions,
+    ServerPool, TlsFiles, process_alive, spawn_tied,
 };

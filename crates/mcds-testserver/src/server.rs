@@ -2,8 +2,10 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,6 +32,32 @@ pub struct ServerOptions {
     /// Run with `-vv` and record every command line the server receives
     /// (see [`MemcachedServer::commands`]).
     pub log_commands: bool,
+    /// How clients reach it: TCP (the default), TLS or a unix socket.
+    pub listen: Listen,
+    /// `-Y`: require memcached's ASCII authentication with this user and
+    /// password.
+    pub auth: Option<(String, String)>,
+}
+
+/// How a test server listens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Listen {
+    /// Plain TCP on a free loopback port.
+    #[default]
+    Tcp,
+    /// TLS (`-Z`) on a free loopback port, with a certificate for
+    /// `127.0.0.1` and `localhost` from a CA made for the test (see
+    /// [`TlsFiles`]). With `client_auth`, the server also requires a client
+    /// certificate from that CA (`ssl_verify_mode=2`). The kit's own
+    /// inspection ([`MemcachedServer::raw`], `stats`) goes through a second,
+    /// plain listener (memcached's `notls:`).
+    Tls {
+        /// Require client certificates.
+        client_auth: bool,
+    },
+    /// A unix-domain socket (`-s`) in a directory made for the test; no
+    /// network listener.
+    Unix,
 }
 
 impl Default for ServerOptions {
@@ -41,6 +69,8 @@ impl Default for ServerOptions {
             threads: 2,
             extra_args: Vec::new(),
             log_commands: false,
+            listen: Listen::Tcp,
+            auth: None,
         }
     }
 }
@@ -70,12 +100,66 @@ impl ServerOptions {
         self
     }
 
-    fn args(&self, port: u16) -> Vec<String> {
-        let mut args = vec![
-            "-l".into(),
-            "127.0.0.1".into(),
-            "-p".into(),
-            port.to_string(),
+    /// Listen with TLS (see [`Listen::Tls`]).
+    pub fn tls(mut self) -> Self {
+        self.listen = Listen::Tls { client_auth: false };
+        self
+    }
+
+    /// Listen with TLS and require client certificates (see [`Listen::Tls`]).
+    pub fn tls_client_auth(mut self) -> Self {
+        self.listen = Listen::Tls { client_auth: true };
+        self
+    }
+
+    /// Listen on a unix socket (see [`Listen::Unix`]).
+    pub fn unix_socket(mut self) -> Self {
+        self.listen = Listen::Unix;
+        self
+    }
+
+    /// Require ASCII authentication (`-Y`) with this user and password.
+    pub fn auth(mut self, user: &str, password: &str) -> Self {
+        self.auth = Some((user.to_string(), password.to_string()));
+        self
+    }
+
+    fn args(&self, port: u16, files: &Files) -> Vec<String> {
+        let mut args = match self.listen {
+            Listen::Tcp => vec![
+                "-l".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                port.to_string(),
+            ],
+            Listen::Tls { client_auth } => {
+                let tls = files.tls.as_ref().expect("TLS files are made at start");
+                let mut settings = format!(
+                    "ssl_chain_cert={},ssl_key={}",
+                    tls.server_cert.display(),
+                    tls.server_key.display()
+                );
+                if client_auth {
+                    settings.push_str(&format!(
+                        ",ssl_verify_mode=2,ssl_ca_cert={}",
+                        tls.ca.display()
+                    ));
+                }
+                vec![
+                    "-Z".into(),
+                    "-o".into(),
+                    settings,
+                    "-l".into(),
+                    format!("127.0.0.1:{port},notls:127.0.0.1:{}", files.plain_port),
+                ]
+            }
+            Listen::Unix => vec!["-s".into(), files.socket().display().to_string()],
+        };
+        if self.auth.is_some() {
+            args.push("-Y".into());
+            args.push(files.dir.join("authfile").display().to_string());
+        }
+        args.extend([
             "-U".into(),
             "0".into(),
             // Ignored unless running as root, where memcached requires it.
@@ -85,7 +169,7 @@ impl ServerOptions {
             self.memory_mb.to_string(),
             "-t".into(),
             self.threads.to_string(),
-        ];
+        ]);
         if self.no_evict {
             args.push("-M".into());
         }
@@ -122,6 +206,9 @@ pub struct MemcachedServer {
     child: Option<Child>,
     port: u16,
     options: ServerOptions,
+    /// The test's own files (certificates, socket, auth file) and the
+    /// plain inspection port of a TLS server.
+    files: Files,
     /// Command lines seen in `-vv` output, across restarts.
     log: Arc<Mutex<Vec<String>>>,
 }
@@ -243,10 +330,15 @@ impl MemcachedServer {
         let mut last = String::new();
         for _ in 0..10 {
             let port = free_port();
+            let files = match Files::new(&options) {
+                Ok(files) => files,
+                Err(e) => panic!("could not make the test server's files: {e}"),
+            };
             let mut server = MemcachedServer {
                 child: None,
                 port,
                 options: options.clone(),
+                files,
                 log: Arc::default(),
             };
             match server.spawn() {
@@ -268,7 +360,7 @@ impl MemcachedServer {
         } else {
             Stdio::null()
         };
-        let args = self.options.args(self.port);
+        let args = self.options.args(self.port, &self.files);
         let mut child = spawn_tied(binary(), |c| {
             c.args(args)
                 .stdin(Stdio::null())
@@ -330,7 +422,7 @@ impl MemcachedServer {
                     self.port
                 ));
             }
-            if TcpStream::connect(self.addr()).is_ok() {
+            if self.inspect().is_ok() {
                 // Make sure it is *our* process answering, not another
                 // test's server that grabbed the port first.
                 let ours = self.child.as_ref().map(Child::id);
@@ -352,14 +444,51 @@ impl MemcachedServer {
         ))
     }
 
-    /// `127.0.0.1:<port>`.
+    /// Where clients connect: `127.0.0.1:<port>`, or `unix:<path>` for a
+    /// server on a unix socket.
     pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        match self.options.listen {
+            Listen::Unix => format!("unix:{}", self.files.socket().display()),
+            _ => format!("127.0.0.1:{}", self.port),
+        }
     }
 
-    /// The TCP port.
+    /// The TCP port (unused by a server on a unix socket).
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The certificates of a TLS server ([`Listen::Tls`]).
+    pub fn tls_files(&self) -> Option<&TlsFiles> {
+        self.files.tls.as_ref()
+    }
+
+    /// A plain connection for the kit's inspection: the TCP port, the plain
+    /// listener of a TLS server, or the unix socket; authenticated first
+    /// on a server that requires it.
+    fn inspect(&self) -> std::io::Result<Box<dyn ReadWrite>> {
+        let mut stream: Box<dyn ReadWrite> = match self.options.listen {
+            Listen::Tcp => Box::new(TcpStream::connect(self.addr())?),
+            Listen::Tls { .. } => {
+                Box::new(TcpStream::connect(("127.0.0.1", self.files.plain_port))?)
+            }
+            Listen::Unix => Box::new(UnixStream::connect(self.files.socket())?),
+        };
+        stream.set_timeout(Duration::from_secs(5))?;
+        if let Some((user, password)) = &self.options.auth {
+            let secret = format!("{user} {password}");
+            stream
+                .write_all(format!("set auth 0 0 {}\r\n{secret}\r\n", secret.len()).as_bytes())?;
+            let mut reply = [0u8; 8];
+            stream.read_exact(&mut reply)?;
+            if &reply != b"STORED\r\n" {
+                return Err(std::io::Error::other(format!(
+                    "the test server refused its own credentials: {:?}",
+                    String::from_utf8_lossy(&reply)
+                )));
+            }
+        }
+        Ok(stream)
     }
 
     /// The process id, while running.
@@ -449,7 +578,7 @@ impl MemcachedServer {
         // reset a connection on a full accept queue: retry for a while.
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut stream = loop {
-            match TcpStream::connect(self.addr()) {
+            match self.inspect() {
                 Ok(stream) => break stream,
                 Err(_) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
@@ -457,7 +586,6 @@ impl MemcachedServer {
                 Err(e) => panic!("connect for a raw command: {e}"),
             }
         };
-        stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
         stream.write_all(command).expect("write raw command");
         let mut reader = BufReader::new(stream);
         let mut lines = Vec::new();
@@ -543,6 +671,136 @@ impl MemcachedServer {
             Some("STORED"),
             "raw set {key}"
         );
+    }
+}
+
+/// A connection the kit inspects a server through.
+trait ReadWrite: Read + Write {
+    fn set_timeout(&self, timeout: Duration) -> std::io::Result<()>;
+}
+
+impl ReadWrite for TcpStream {
+    fn set_timeout(&self, timeout: Duration) -> std::io::Result<()> {
+        self.set_read_timeout(Some(timeout))?;
+        self.set_write_timeout(Some(timeout))
+    }
+}
+
+impl ReadWrite for UnixStream {
+    fn set_timeout(&self, timeout: Duration) -> std::io::Result<()> {
+        self.set_read_timeout(Some(timeout))?;
+        self.set_write_timeout(Some(timeout))
+    }
+}
+
+/// The certificates of a TLS test server, PEM files in a directory of the
+/// test's own (removed with the server).
+#[derive(Debug)]
+pub struct TlsFiles {
+    /// The CA that signed the server's (and the client's) certificate: a
+    /// client's `ca_file`.
+    pub ca: PathBuf,
+    /// The server's certificate, for `127.0.0.1` and `localhost`.
+    pub server_cert: PathBuf,
+    /// The server's key.
+    pub server_key: PathBuf,
+    /// A client certificate signed by [`ca`](Self::ca).
+    pub client_cert: PathBuf,
+    /// Its key.
+    pub client_key: PathBuf,
+    /// Another CA, which signed nothing here: a `ca_file` the server's
+    /// certificate does not verify against.
+    pub other_ca: PathBuf,
+    /// A client certificate signed by [`other_ca`](Self::other_ca), which a
+    /// server that checks clients refuses.
+    pub other_client_cert: PathBuf,
+    /// Its key.
+    pub other_client_key: PathBuf,
+}
+
+impl TlsFiles {
+    fn make(dir: &std::path::Path) -> Result<TlsFiles, String> {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+        let e = |e: rcgen::Error| e.to_string();
+        let ca = |name: &str| -> Result<(rcgen::Certificate, KeyPair), String> {
+            let mut params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, name);
+            let key = KeyPair::generate().map_err(e)?;
+            let cert = params.self_signed(&key).map_err(e)?;
+            Ok((cert, key))
+        };
+        let leaf = |names: Vec<String>, issuer: &(rcgen::Certificate, KeyPair)| {
+            let params = CertificateParams::new(names).map_err(e)?;
+            let key = KeyPair::generate().map_err(e)?;
+            let cert = params.signed_by(&key, &issuer.0, &issuer.1).map_err(e)?;
+            Ok::<_, String>((cert, key))
+        };
+        let write = |name: &str, pem: String| -> Result<PathBuf, String> {
+            let path = dir.join(name);
+            std::fs::write(&path, pem).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(path)
+        };
+        let ca_pair = ca("mcds test CA")?;
+        let other = ca("another CA")?;
+        let server = leaf(vec!["127.0.0.1".into(), "localhost".into()], &ca_pair)?;
+        let client = leaf(vec!["mcds-test-client".into()], &ca_pair)?;
+        let stranger = leaf(vec!["mcds-test-client".into()], &other)?;
+        Ok(TlsFiles {
+            ca: write("ca.pem", ca_pair.0.pem())?,
+            server_cert: write("server.pem", server.0.pem())?,
+            server_key: write("server.key", server.1.serialize_pem())?,
+            client_cert: write("client.pem", client.0.pem())?,
+            client_key: write("client.key", client.1.serialize_pem())?,
+            other_ca: write("other-ca.pem", other.0.pem())?,
+            other_client_cert: write("other-client.pem", stranger.0.pem())?,
+            other_client_key: write("other-client.key", stranger.1.serialize_pem())?,
+        })
+    }
+}
+
+/// A test server's own files: a directory (removed on drop) with its
+/// certificates, its unix socket and its auth file, as its options need.
+#[derive(Debug)]
+struct Files {
+    dir: PathBuf,
+    tls: Option<TlsFiles>,
+    /// The plain listener of a TLS server.
+    plain_port: u16,
+}
+
+impl Files {
+    fn new(options: &ServerOptions) -> Result<Files, String> {
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("mcds-testserver-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut files = Files {
+            dir,
+            tls: None,
+            plain_port: 0,
+        };
+        if matches!(options.listen, Listen::Tls { .. }) {
+            files.tls = Some(TlsFiles::make(&files.dir)?);
+            files.plain_port = free_port();
+        }
+        if let Some((user, password)) = &options.auth {
+            let path = files.dir.join("authfile");
+            std::fs::write(&path, format!("{user}:{password}\n"))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(files)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("memcached.sock")
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

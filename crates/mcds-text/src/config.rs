@@ -1,11 +1,11 @@
 //! Settings of a [`TextStore`] ([`Config`]), the [`Builder`] that sets them
 //! and resolves the addresses, and key placement ([`Router`]).
 
-use std::net::ToSocketAddrs;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, Result};
+use mcds_core::Result;
+use mcds_memcached::transport::{self, Credentials, Security, TlsOptions};
 
 use crate::store::TextStore;
 
@@ -74,6 +74,8 @@ pub(crate) struct Config {
     pub(crate) down_backoff_max: Duration,
     pub(crate) behind_proxy: bool,
     pub(crate) router: Arc<dyn Router>,
+    /// TLS and credentials, built when the store is created.
+    pub(crate) security: Security,
 }
 
 impl Default for Config {
@@ -87,6 +89,7 @@ impl Default for Config {
             down_backoff_max: Duration::from_secs(1),
             behind_proxy: false,
             router: Arc::new(Rendezvous),
+            security: Security::default(),
         }
     }
 }
@@ -109,6 +112,8 @@ impl Default for Config {
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
+    tls: Option<TlsOptions>,
+    credentials: Option<Credentials>,
 }
 
 impl Builder {
@@ -168,36 +173,31 @@ impl Builder {
         self
     }
 
-    /// Create the store for these addresses (`host:port` each). Addresses
-    /// are resolved now; connections are made on first use.
-    pub fn connect<I, S>(self, servers: I) -> Result<TextStore>
+    /// Connect with TLS (memcached started with `-Z`), as
+    /// [`mcds_memcached::Builder::tls`] does. A proxy in front must then
+    /// speak TLS itself (twemproxy does not).
+    pub fn tls(mut self, tls: TlsOptions) -> Builder {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Authenticate every connection with memcached's ASCII auth (`-Y`), as
+    /// [`mcds_memcached::Builder::credentials`] does.
+    pub fn credentials(mut self, credentials: Credentials) -> Builder {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// Create the store for these addresses: `host:port` each, or
+    /// `unix:/path/to/socket`. Addresses are resolved and TLS files read
+    /// now; connections are made on first use.
+    pub fn connect<I, S>(mut self, servers: I) -> Result<TextStore>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut list = Vec::new();
-        for s in servers {
-            let addr = s.as_ref().trim().to_string();
-            let resolved: Vec<_> = addr
-                .to_socket_addrs()
-                .map_err(|e| {
-                    Error::InvalidArgument(format!(
-                        "cannot resolve memcached server {addr:?}: {e}; use host:port, e.g. 127.0.0.1:11211"
-                    ))
-                })?
-                .collect();
-            if resolved.is_empty() {
-                return Err(Error::InvalidArgument(format!(
-                    "memcached server {addr:?} resolved to no address"
-                )));
-            }
-            list.push((addr, resolved));
-        }
-        if list.is_empty() {
-            return Err(Error::InvalidArgument(
-                "no memcached servers given; pass at least one host:port".into(),
-            ));
-        }
+        let list = transport::resolve_servers(servers, self.tls.is_some())?;
+        self.config.security = Security::new(self.tls.as_ref(), self.credentials.take())?;
         Ok(TextStore::new(list, self.config))
     }
 }

@@ -1,12 +1,13 @@
 //! One connection: to a memcached server directly (with its handshake: the
 //! version, the incarnation marker and a sample of the clock, one round
 //! trip) or to a proxy (no handshake), and moving bytes over it within a
-//! deadline.
+//! deadline, over whichever [`Stream`] reached the server (TCP, a unix
+//! socket, TLS: mcds-memcached's transport).
 
 use std::io::{self, BufReader, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use mcds_memcached::transport::{self, Stream};
 use mcds_memcached::{INCARNATION_KEY, Version};
 
 use crate::incarnation::{Incarnation, ServerClock};
@@ -14,8 +15,7 @@ use crate::wire::{self, Expect, Line, ReadError, Resp};
 
 /// One open connection.
 pub(crate) struct Conn {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
+    reader: BufReader<Stream>,
     /// What the direct server's handshake found; `None` behind a proxy.
     pub(crate) incarnation: Option<Incarnation>,
 }
@@ -30,19 +30,19 @@ const MAX_MARKER_LEN: usize = 1 << 30;
 
 impl Conn {
     /// Set up a freshly connected `stream`; with `direct`, run the
-    /// handshake (within `io_timeout`).
-    pub(crate) fn open(stream: TcpStream, io_timeout: Duration, direct: bool) -> io::Result<Conn> {
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(io_timeout))?;
-        stream.set_write_timeout(Some(io_timeout))?;
-        let writer = stream.try_clone()?;
+    /// handshake (within `io_timeout`). `server` names it in messages.
+    pub(crate) fn open(
+        stream: Stream,
+        io_timeout: Duration,
+        direct: bool,
+        server: &str,
+    ) -> io::Result<Conn> {
         let mut conn = Conn {
             reader: BufReader::with_capacity(64 * 1024, stream),
-            writer,
             incarnation: None,
         };
         if direct {
-            conn.incarnation = Some(conn.handshake()?);
+            conn.incarnation = Some(conn.handshake(Instant::now() + io_timeout, server)?);
         }
         Ok(conn)
     }
@@ -50,42 +50,31 @@ impl Conn {
     /// Whether a pooled connection is still usable: nothing buffered, and
     /// no stray bytes or EOF pending on the socket (a restarted server
     /// closes its connections).
-    pub(crate) fn is_alive(&self) -> bool {
-        if !self.reader.buffer().is_empty() {
-            return false;
-        }
-        let socket = &self.writer;
-        if socket.set_nonblocking(true).is_err() {
-            return false;
-        }
-        let peeked = socket.peek(&mut [0u8; 1]);
-        let restored = socket.set_nonblocking(false).is_ok();
-        restored && matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    pub(crate) fn is_alive(&mut self) -> bool {
+        self.reader.buffer().is_empty() && self.reader.get_mut().is_alive()
     }
 
     /// Write `payload` before `deadline`; also gives whether any byte left.
     pub(crate) fn write(&mut self, payload: &[u8], deadline: Instant) -> (io::Result<()>, bool) {
+        let stream = self.reader.get_mut();
+        stream.set_deadline(deadline);
         let mut written = 0;
         let outcome = (|| {
             while written < payload.len() {
-                self.writer.set_write_timeout(Some(left(deadline)))?;
-                match self.writer.write(&payload[written..]) {
+                match stream.write(&payload[written..]) {
                     Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
                     Ok(n) => written += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
-            Ok(())
+            stream.flush()
         })();
         (outcome, written > 0)
     }
 
     /// Read one reply of the shape `expect` before `deadline`.
     pub(crate) fn read(&mut self, expect: Expect, deadline: Instant) -> Result<Resp, ReadError> {
-        self.reader
-            .get_ref()
-            .set_read_timeout(Some(left(deadline)))?;
+        self.reader.get_mut().set_deadline(deadline);
         wire::read_reply(&mut self.reader, expect)
     }
 
@@ -97,13 +86,7 @@ impl Conn {
     ///
     /// A proxy gives itself away here: twemproxy forwards `version` and
     /// `gets` to one of its servers but closes the connection on `stats`.
-    fn handshake(&mut self) -> io::Result<Incarnation> {
-        let deadline = Instant::now()
-            + self
-                .reader
-                .get_ref()
-                .read_timeout()?
-                .unwrap_or(Duration::from_secs(1));
+    fn handshake(&mut self, deadline: Instant, server: &str) -> io::Result<Incarnation> {
         let read_marker = format!("gets {INCARNATION_KEY}\r\n");
         let sent = Instant::now();
         self.send(
@@ -112,6 +95,9 @@ impl Conn {
         )?;
         let line = self.handshake_line(deadline, "version")?;
         let text = String::from_utf8_lossy(&line).to_string();
+        if text == transport::UNAUTHENTICATED {
+            return Err(transport::needs_credentials(server));
+        }
         if !text.starts_with("VERSION ") {
             return Err(invalid(format!(
                 "unexpected reply to version: {} (is this a memcached server?)",
@@ -193,9 +179,7 @@ impl Conn {
     }
 
     fn handshake_line(&mut self, deadline: Instant, what: &str) -> io::Result<Vec<u8>> {
-        self.reader
-            .get_ref()
-            .set_read_timeout(Some(left(deadline)))?;
+        self.reader.get_mut().set_deadline(deadline);
         wire::read_line(&mut self.reader).map_err(|e| match e {
             ReadError::Io(e) => proxy_hint(e, what),
             ReadError::Bad(m) => invalid(format!("in the reply to {what}: {m}")),
@@ -272,22 +256,7 @@ impl Conn {
     }
 }
 
-/// What is left until `deadline` (at least 1 ms: a zero timeout would mean
-/// none).
-pub(crate) fn left(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
-}
-
-/// Whether an I/O error is a timeout (a socket timeout surfaces as
-/// `WouldBlock` on most platforms).
-pub(crate) fn is_timeout(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    )
-}
+pub(crate) use mcds_memcached::transport::is_timeout;
 
 fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)

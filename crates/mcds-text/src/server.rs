@@ -4,7 +4,6 @@
 //! estimate of its clock).
 
 use std::io;
-use std::net::{SocketAddr, TcpStream};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
@@ -13,6 +12,7 @@ use parking_lot::Mutex;
 use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, ServerClock};
+use mcds_memcached::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
 struct Health {
@@ -24,7 +24,7 @@ struct Health {
 /// One address of the store.
 pub(crate) struct Server {
     pub(crate) addr: String,
-    socket_addrs: Vec<SocketAddr>,
+    endpoint: Endpoint,
     idle: Mutex<Vec<Conn>>,
     health: Mutex<Health>,
     /// What the most recently dialed connection found (direct servers).
@@ -35,10 +35,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(addr: String, socket_addrs: Vec<SocketAddr>) -> Server {
+    pub(crate) fn new(addr: String, endpoint: Endpoint) -> Server {
         Server {
             addr,
-            socket_addrs,
+            endpoint,
             idle: Mutex::new(Vec::new()),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
@@ -95,7 +95,7 @@ impl Server {
     /// sample is fresh (`true`), or a new one (`false`).
     pub(crate) fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
         loop {
-            let Some(conn) = self.idle.lock().pop() else {
+            let Some(mut conn) = self.idle.lock().pop() else {
                 break;
             };
             let old = conn
@@ -161,8 +161,14 @@ impl Server {
                 let backoff = health.backoff.get_or_insert_with(|| {
                     Backoff::new(config.down_backoff_base, config.down_backoff_max)
                 });
+                // A failure no retry can fix (refused credentials, a
+                // certificate that does not verify) waits the longest.
                 let ceiling = backoff.ceiling();
-                let wait = ceiling / 2 + backoff.next_delay() / 2;
+                let wait = if transport::is_permanent(&source) {
+                    config.down_backoff_max
+                } else {
+                    ceiling / 2 + backoff.next_delay() / 2
+                };
                 health.down_until = Some(Instant::now() + wait);
                 health.reason = source.to_string();
                 if is_timeout(&source) {
@@ -181,13 +187,13 @@ impl Server {
     }
 
     fn try_dial(&self, config: &Config) -> io::Result<Conn> {
-        let mut last = io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to dial");
-        for addr in &self.socket_addrs {
-            match TcpStream::connect_timeout(addr, config.connect_timeout) {
-                Ok(stream) => return Conn::open(stream, config.io_timeout, !config.behind_proxy),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        let stream = Stream::connect(
+            &self.addr,
+            &self.endpoint,
+            &config.security,
+            config.connect_timeout,
+            config.io_timeout,
+        )?;
+        Conn::open(stream, config.io_timeout, !config.behind_proxy, &self.addr)
     }
 }

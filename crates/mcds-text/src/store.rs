@@ -4,7 +4,6 @@
 //! replies decoded; ops that text lacks are finished by loops of single
 //! exchanges.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use mcds_core::{
@@ -18,6 +17,7 @@ use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, client_exptime};
 use crate::server::Server;
 use crate::wire::{self, Expect, Line, ReadError, Resp};
+use mcds_memcached::transport::Endpoint;
 
 /// A [`Store`] over memcached's classic text protocol: direct connections
 /// to one server or a pool, or connections to a proxy. See the
@@ -161,10 +161,10 @@ impl TextStore {
         Builder::default()
     }
 
-    pub(crate) fn new(servers: Vec<(String, Vec<SocketAddr>)>, config: Config) -> TextStore {
+    pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> TextStore {
         let servers: Vec<Server> = servers
             .into_iter()
-            .map(|(addr, resolved)| Server::new(addr, resolved))
+            .map(|(addr, endpoint)| Server::new(addr, endpoint))
             .collect();
         let ids = servers.iter().map(|s| s.addr.clone()).collect();
         TextStore {
@@ -1306,7 +1306,10 @@ mod tests {
             ..Config::default()
         };
         TextStore::new(
-            vec![("127.0.0.1:1".into(), vec!["127.0.0.1:1".parse().unwrap()])],
+            vec![(
+                "127.0.0.1:1".into(),
+                Endpoint::resolve("127.0.0.1:1").unwrap(),
+            )],
             config,
         )
     }

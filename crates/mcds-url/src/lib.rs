@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Eviction, MemoryStore, Result, Scope, Store};
-use mcds_memcached::{Distribution, MemcachedStore};
+use mcds_memcached::{Credentials, Distribution, MemcachedStore, TlsOptions};
 use mcds_text::TextStore;
 
 /// One string that says which store to use and how: the store URL, read by
@@ -23,6 +23,9 @@ use mcds_text::TextStore;
 /// ```text
 /// memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:
 /// 10.0.0.1:11211,10.0.0.2:11211          (no scheme: memcached, defaults)
+/// memcached+tls://cache.internal:11211?ca_file=/etc/memcached/ca.pem
+/// memcached://app:s3cret@10.0.0.1:11211  (ASCII auth, memcached -Y)
+/// unix:/run/memcached/memcached.sock     (a unix socket, memcached -s)
 /// memory://?memory_limit=64m&evict=false (the embedded store)
 /// text://10.0.0.1:11211?proxy            (the text protocol, here through twemproxy)
 /// ```
@@ -46,12 +49,25 @@ use mcds_text::TextStore;
 /// | `memory_limit=N` | memory | the embedded store's budget: bytes, or with `k`/`m`/`g` (64m) |
 /// | `evict=true\|false` | memory | evict the least recently used items when full, or refuse writes as `memcached -M` (true) |
 /// | `prefix=P` | both | every structure's keys start with `P` (none) |
+/// | `tls` | memcached, text | TLS to every server (memcached `-Z`); the same as the schemes `memcached+tls://` (or `memcacheds://`) and `text+tls://` |
+/// | `ca_file=PATH` | memcached, text (TLS) | trust the CA certificates in this PEM file (the system's trust store) |
+/// | `client_cert=PATH`, `client_key=PATH` | memcached, text (TLS) | present this client certificate and key, PEM (none); give both |
+/// | `server_name=NAME` | memcached, text (TLS) | the name the servers' certificates must carry (each server's host) |
+/// | `tls_insecure` | memcached, text (TLS) | accept any certificate: encrypted, not authenticated; prints a warning each time a store is opened (off) |
+///
+/// **Servers** are `host:port` (IPv6 as `[::1]:11211`) or `unix:/path` for
+/// memcached's unix socket (`-s`); `unix:/path` alone is a whole URL. TLS
+/// servers must be `host:port`.
+///
+/// **Credentials** for memcached's ASCII auth (`-Y`): `user:password@`
+/// before the servers, percent-encoded (a `@` in the password is `%40`),
+/// used for every server; without them, the environment's
+/// `MCDS_USERNAME` and `MCDS_PASSWORD` if set. They are never repeated in a
+/// message, nor shown by `Debug`.
 ///
 /// Values may be percent-encoded (`prefix=app%2F` is `app/`). An unknown
 /// option, an option of the other store, a repeated one, or a value out of
-/// range is [`Error::InvalidArgument`] naming it. Schemes this build cannot
-/// serve yet (`memcached+tls://`, `unix:`) and credentials in the URL are
-/// [`Error::Unsupported`]; credentials are never repeated in a message.
+/// range is [`Error::InvalidArgument`] naming it.
 ///
 /// A `StoreUrl` is what a store URL says, parsed and checked, before anything connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +93,10 @@ pub enum UrlKind {
         io_timeout: Option<Duration>,
         /// The servers' `-I`, if set.
         item_size_limit: Option<usize>,
+        /// TLS, if set.
+        tls: Option<TlsOptions>,
+        /// ASCII auth, if set (in the URL or the environment).
+        credentials: Option<Credentials>,
     },
     /// Servers (or one proxy) speaking the classic text protocol.
     Text {
@@ -92,6 +112,10 @@ pub enum UrlKind {
         io_timeout: Option<Duration>,
         /// The servers' `-I`, if set.
         item_size_limit: Option<usize>,
+        /// TLS, if set.
+        tls: Option<TlsOptions>,
+        /// ASCII auth, if set (in the URL or the environment).
+        credentials: Option<Credentials>,
     },
     /// The embedded in-process store.
     Memory {
@@ -112,14 +136,35 @@ fn bad(message: String) -> Error {
     Error::InvalidArgument(message)
 }
 
-/// What this version cannot serve: "`what` is not supported by the mcds
-/// store URL backend — `hint`".
-fn unsupported(what: &'static str, hint: &'static str) -> Error {
-    Error::Unsupported {
-        op: what,
-        backend: "mcds store URL",
-        hint,
-    }
+/// Split `user:password@` off the front of `url` (after its scheme), both
+/// percent-decoded. Any `@` in the URL marks credentials (a `@` in an
+/// option value is written `%40`). No message repeats any of it.
+fn credentials(url: &str) -> Result<(Option<Credentials>, String)> {
+    let Some(at) = url.find('@') else {
+        return Ok((None, url.to_string()));
+    };
+    let (scheme, start) = match url.find("://") {
+        Some(i) if i < at => (&url[..i + 3], i + 3),
+        _ => ("", 0),
+    };
+    let userinfo = &url[start..at];
+    let rest = &url[at + 1..];
+    let hidden = |what: &str| {
+        bad(format!(
+            "the credentials in the store URL (user:password@, not shown) {what}"
+        ))
+    };
+    let (user, password) = userinfo
+        .split_once(':')
+        .ok_or_else(|| hidden("need both a user and a password: user:password@"))?;
+    let decode_hidden = |raw: &str| {
+        decode(raw, "credentials").map_err(|_| hidden("have a bad %XX escape or are not UTF-8"))
+    };
+    let credentials = Credentials::new(decode_hidden(user)?, decode_hidden(password)?)
+        .map_err(|_| {
+            hidden("are not valid: the user must have no spaces, colons or line breaks, the password no spaces or line breaks")
+        })?;
+    Ok((Some(credentials), format!("{scheme}{rest}")))
 }
 
 /// `%XX` decoded, as UTF-8.
@@ -195,52 +240,43 @@ impl StoreUrl {
     /// connects yet.
     pub fn parse(url: &str) -> Result<StoreUrl> {
         let url = url.trim();
-        // Before anything is split or echoed: a password may hold any
-        // character ('?', '&', ':'), so any '@' is taken as credentials and
-        // nothing of the URL goes into the message.
-        if url.contains('@') {
-            return Err(unsupported(
-                "credentials in a store URL (user:password@)",
-                "memcached's ASCII auth (-Y) is not supported yet; remove user:password@ from the URL (a '@' inside an option value is written %40)",
-            ));
-        }
+        // Credentials come out first, before anything is split or echoed:
+        // no message below may repeat them.
+        let (credentials, url) = credentials(url)?;
         let lower = url.to_ascii_lowercase();
         let (scheme, rest) = match url.split_once("://") {
             Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
-            None if lower.starts_with("unix:") => ("unix".to_string(), url),
+            None if lower.starts_with("unix:") => ("unix".to_string(), url.as_str()),
             None if lower.starts_with("memory:") => ("memory".to_string(), &url["memory:".len()..]),
-            None => ("memcached".to_string(), url),
+            None => ("memcached".to_string(), url.as_str()),
         };
         let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
         let authority = authority.trim_end_matches('/');
-        let (memory, text) = match scheme.as_str() {
-            "memcached" => (false, false),
-            "memory" => (true, false),
-            "text" | "memcached+text" => (false, true),
-            "memcached+tls" | "memcacheds" => {
-                return Err(unsupported(
-                    "memcached over TLS (memcached+tls://)",
-                    "TLS (memcached -Z) is not supported yet; use memcached:// on a trusted network",
-                ));
-            }
-            "unix" => {
-                return Err(unsupported(
-                    "memcached on a unix socket (unix:)",
-                    "unix sockets are not supported yet; listen on 127.0.0.1 and use memcached://127.0.0.1:PORT",
-                ));
-            }
+        let (memory, text, mut tls) = match scheme.as_str() {
+            "memcached" | "unix" => (false, false, false),
+            "memory" => (true, false, false),
+            "text" | "memcached+text" => (false, true, false),
+            "memcached+tls" | "memcacheds" => (false, false, true),
+            "text+tls" => (false, true, true),
             other => {
                 return Err(bad(format!(
-                    "unknown store URL scheme {other:?}: use memcached://host:port[,host:port...] or memory://"
+                    "unknown store URL scheme {other:?}: use memcached://host:port[,host:port...], memcached+tls://, text://, text+tls://, unix:/path or memory://"
                 )));
             }
         };
+        if memory && credentials.is_some() {
+            return Err(bad(
+                "memory:// takes no credentials (user:password@ is for memcached's -Y)".into(),
+            ));
+        }
         let mut seen: Vec<String> = Vec::new();
         let mut prefix = String::new();
         let mut distribution = None;
         let (mut connect_timeout, mut io_timeout) = (None, None);
         let (mut item_size_limit, mut memory_limit, mut evict) = (None, None, None);
         let mut proxy = false;
+        let mut tls_options = TlsOptions::new();
+        let (mut tls_set, mut client_cert, mut client_key) = (Vec::new(), None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = match pair.split_once('=') {
                 Some((n, v)) => (n, Some(decode(v, n)?)),
@@ -322,9 +358,28 @@ impl StoreUrl {
                     ));
                 }
                 "proxy" => proxy = boolean(name, value.as_deref())?,
+                "tls" => {
+                    memcached_only()?;
+                    tls |= boolean(name, value.as_deref())?;
+                }
+                "ca_file" | "client_cert" | "client_key" | "server_name" | "tls_insecure" => {
+                    memcached_only()?;
+                    tls_set.push(name);
+                    match name {
+                        "ca_file" => tls_options = tls_options.ca_file(need(&value)?),
+                        "client_cert" => client_cert = Some(need(&value)?),
+                        "client_key" => client_key = Some(need(&value)?),
+                        "server_name" => tls_options = tls_options.server_name(need(&value)?),
+                        _ => {
+                            if boolean(name, value.as_deref())? {
+                                tls_options = tls_options.danger_accept_invalid_certs();
+                            }
+                        }
+                    }
+                }
                 other => {
                     return Err(bad(format!(
-                        "unknown store URL option {other:?}: known are proxy, ketama, distribution, timeout_ms, connect_timeout_ms, io_timeout_ms, item_size_limit, memory_limit, evict, prefix"
+                        "unknown store URL option {other:?}: known are proxy, ketama, distribution, timeout_ms, connect_timeout_ms, io_timeout_ms, item_size_limit, memory_limit, evict, prefix, tls, ca_file, client_cert, client_key, server_name, tls_insecure"
                     )));
                 }
             }
@@ -338,6 +393,26 @@ impl StoreUrl {
                 "give timeout_ms, or connect_timeout_ms and io_timeout_ms, not both".into(),
             ));
         }
+        if !tls && let Some(name) = tls_set.first() {
+            return Err(bad(format!(
+                "store URL option {name} is for TLS: use memcached+tls:// (or text+tls://), or add tls"
+            )));
+        }
+        match (client_cert, client_key) {
+            (Some(cert), Some(key)) => tls_options = tls_options.client_cert(cert, key),
+            (None, None) => {}
+            _ => {
+                return Err(bad(
+                    "give client_cert and client_key together (the certificate and its private key, PEM)".into(),
+                ));
+            }
+        }
+        let tls = tls.then_some(tls_options);
+        let credentials = match credentials {
+            Some(c) => Some(c),
+            None if !memory => Credentials::from_env()?,
+            None => None,
+        };
         let kind = if memory {
             if !authority.is_empty() {
                 return Err(bad(format!(
@@ -370,6 +445,8 @@ impl StoreUrl {
                     connect_timeout,
                     io_timeout,
                     item_size_limit,
+                    tls,
+                    credentials,
                 }
             } else {
                 UrlKind::Memcached {
@@ -378,10 +455,48 @@ impl StoreUrl {
                     connect_timeout,
                     io_timeout,
                     item_size_limit,
+                    tls,
+                    credentials,
                 }
             }
         };
         Ok(StoreUrl { kind, prefix })
+    }
+
+    /// The meta-protocol store of a `memcached://` (or `memcached+tls://`,
+    /// `unix:`) URL, with every option it sets, for callers that need the
+    /// concrete [`MemcachedStore`] (its `stats`, say); `None` for the other
+    /// stores. It connects on first use, as [`MemcachedStore::connect`] does.
+    pub fn memcached_store(&self) -> Option<Result<MemcachedStore>> {
+        let UrlKind::Memcached {
+            servers,
+            distribution,
+            connect_timeout,
+            io_timeout,
+            item_size_limit,
+            tls,
+            credentials,
+        } = &self.kind
+        else {
+            return None;
+        };
+        let mut b = MemcachedStore::builder().distribution(*distribution);
+        if let Some(t) = connect_timeout {
+            b = b.connect_timeout(*t);
+        }
+        if let Some(t) = io_timeout {
+            b = b.io_timeout(*t);
+        }
+        if let Some(n) = item_size_limit {
+            b = b.item_size_limit(*n);
+        }
+        if let Some(tls) = tls {
+            b = b.tls(tls.clone());
+        }
+        if let Some(c) = credentials {
+            b = b.credentials(c.clone());
+        }
+        Some(b.connect(servers))
     }
 
     /// The store this URL names, with its prefix, as a [`Scope`] every
@@ -389,25 +504,10 @@ impl StoreUrl {
     /// use, as [`MemcachedStore::connect`] does.
     pub fn open(&self) -> Result<Scope> {
         let store: Arc<dyn Store> = match &self.kind {
-            UrlKind::Memcached {
-                servers,
-                distribution,
-                connect_timeout,
-                io_timeout,
-                item_size_limit,
-            } => {
-                let mut b = MemcachedStore::builder().distribution(*distribution);
-                if let Some(t) = connect_timeout {
-                    b = b.connect_timeout(*t);
-                }
-                if let Some(t) = io_timeout {
-                    b = b.io_timeout(*t);
-                }
-                if let Some(n) = item_size_limit {
-                    b = b.item_size_limit(*n);
-                }
-                Arc::new(b.connect(servers)?)
-            }
+            UrlKind::Memcached { .. } => match self.memcached_store() {
+                Some(store) => Arc::new(store?),
+                None => return Err(Error::Internal("a memcached URL without its store".into())),
+            },
             UrlKind::Text {
                 servers,
                 proxy,
@@ -415,8 +515,16 @@ impl StoreUrl {
                 connect_timeout,
                 io_timeout,
                 item_size_limit,
+                tls,
+                credentials,
             } => {
                 let mut b = TextStore::builder().behind_proxy(*proxy);
+                if let Some(tls) = tls {
+                    b = b.tls(tls.clone());
+                }
+                if let Some(c) = credentials {
+                    b = b.credentials(c.clone());
+                }
                 if *distribution == Distribution::Ketama {
                     b = b.router(mcds_text::Ketama::default());
                 }
@@ -534,7 +642,9 @@ mod tests {
                 distribution: Distribution::Rendezvous,
                 connect_timeout: None,
                 io_timeout: None,
-                item_size_limit: Some(2 << 20)
+                item_size_limit: Some(2 << 20),
+                tls: None,
+                credentials: None,
             }
         );
     }
@@ -571,20 +681,101 @@ mod tests {
         }
     }
 
+    fn tls_and_credentials(url: &str) -> (Vec<String>, Option<TlsOptions>, Option<Credentials>) {
+        match StoreUrl::parse(url).unwrap().kind {
+            UrlKind::Memcached {
+                servers,
+                tls,
+                credentials,
+                ..
+            }
+            | UrlKind::Text {
+                servers,
+                tls,
+                credentials,
+                ..
+            } => (servers, tls, credentials),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
-    fn what_is_not_built_yet_is_unsupported_and_secrets_stay_out() {
-        for url in [
-            "memcached+tls://a:1",
-            "unix:/run/memcached.sock",
-            "memcached://user:hunter2@a:1",
-            "memcached://admin:hunter?2@10.0.0.1:11211",
-            "memcached://admin:hunter2?prefix=et@127.0.0.1:11211",
-            "UNIX:/run/memcached.sock",
+    fn tls_unix_and_credentials() {
+        let (servers, tls, _) = tls_and_credentials(
+            "memcached+tls://a:1?ca_file=/etc/ca.pem&server_name=cache.internal&client_cert=/c.pem&client_key=/k.pem",
+        );
+        assert_eq!(servers, ["a:1"]);
+        assert_eq!(
+            tls,
+            Some(
+                TlsOptions::new()
+                    .ca_file("/etc/ca.pem")
+                    .server_name("cache.internal")
+                    .client_cert("/c.pem", "/k.pem")
+            )
+        );
+        assert_eq!(
+            tls_and_credentials("memcacheds://a:1").1,
+            Some(TlsOptions::new())
+        );
+        assert_eq!(
+            tls_and_credentials("memcached://a:1?tls").1,
+            Some(TlsOptions::new())
+        );
+        assert_eq!(
+            tls_and_credentials("text+tls://a:1").1,
+            Some(TlsOptions::new())
+        );
+        assert!(
+            tls_and_credentials("memcached+tls://a:1?tls_insecure")
+                .1
+                .unwrap()
+                .accepts_invalid_certs()
+        );
+        assert_eq!(tls_and_credentials("memcached://a:1").1, None);
+        // unix sockets, alone or in a list.
+        assert_eq!(
+            tls_and_credentials("unix:/run/m.sock").0,
+            ["unix:/run/m.sock"]
+        );
+        assert_eq!(
+            tls_and_credentials("UNIX:/run/m.sock?prefix=p").0,
+            ["UNIX:/run/m.sock"]
+        );
+        assert_eq!(
+            tls_and_credentials("memcached://unix:/a.sock,b:2").0,
+            ["unix:/a.sock", "b:2"]
+        );
+        // Credentials: percent-decoded, never shown.
+        let (servers, _, c) =
+            tls_and_credentials("memcached://app:p%40ss%3Fw@10.0.0.1:11211?ketama");
+        assert_eq!(servers, ["10.0.0.1:11211"]);
+        assert_eq!(c, Some(Credentials::new("app", "p@ss?w").unwrap()));
+        assert!(!format!("{c:?}").contains("p@ss"));
+        let (_, _, c) = tls_and_credentials("text+tls://app:pw@a:1");
+        assert_eq!(c.unwrap().user(), "app");
+    }
+
+    #[test]
+    fn bad_tls_and_credentials_are_named_and_secrets_stay_out() {
+        for (url, says) in [
+            ("memcached://a:1?ca_file=/x", "for TLS"),
+            ("text://a:1?tls_insecure", "for TLS"),
+            ("memcached+tls://a:1?client_cert=/c.pem", "together"),
+            ("memory://?tls", "for memcached://"),
+            ("memory://u:hunter2@", "takes no credentials"),
+            ("memcached://hunter2@a:1", "user:password@"),
+            ("memcached://user:hun ter2@a:1", "not valid"),
+            ("memcached://admin:hunter%zz2@a:1", "%XX"),
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
-            assert!(matches!(e, Error::Unsupported { .. }), "{url}: {e}");
-            assert!(!e.to_string().contains("hunter"), "{e}");
+            assert!(matches!(e, Error::InvalidArgument(_)), "{url}: {e}");
+            assert!(e.to_string().contains(says), "{url}: {e}");
+            assert!(!e.to_string().contains("hunter"), "{url}: {e}");
         }
+        // A TLS unix socket is refused when the store is made.
+        let e = open_url("memcached+tls://unix:/run/m.sock").unwrap_err();
+        assert!(e.to_string().contains("unix socket"), "{e}");
     }
 
     #[test]
@@ -612,6 +803,8 @@ mod tests {
                 connect_timeout: Some(Duration::from_millis(200)),
                 io_timeout: Some(Duration::from_millis(200)),
                 item_size_limit: None,
+                tls: None,
+                credentials: None,
             }
         );
         assert!(matches!(

@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Key, ManualClock, MemoryStore, Store, Ttl};
-use mcds_memcached::MemcachedStore;
+use mcds_memcached::{Credentials, MemcachedStore, TlsOptions};
 use mcds_text::TextStore;
 
 use mcds_testserver::{
@@ -179,6 +179,17 @@ pub fn print_counts(env: &Env, cases: &[&str]) {
     );
 }
 
+/// How [`Env::transport`] reaches its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// TLS with a client certificate.
+    Tls,
+    /// A unix-domain socket.
+    Unix,
+    /// ASCII authentication.
+    Auth,
+}
+
 /// A store under test, plus how to let time pass for it.
 pub struct Env {
     /// The store.
@@ -285,6 +296,63 @@ impl Env {
             servers,
             proxy: Some(process),
             lacks: vec![Capability::Cas],
+        }
+    }
+
+    /// One fresh memcached server reached another way: over TLS (`-Z`,
+    /// verified against the CA made for the test, with a client certificate
+    /// the server requires), over a unix socket (`-s`), or with ASCII
+    /// authentication (`-Y`); through the meta-protocol store, or with
+    /// `text` through the text-protocol store. `name` names the path in
+    /// the counts.
+    pub fn transport(path: Transport, text: bool) -> Env {
+        let options = match path {
+            Transport::Tls => ServerOptions::default().tls_client_auth(),
+            Transport::Unix => ServerOptions::default().unix_socket(),
+            Transport::Auth => ServerOptions::default().auth("mcds", "s3cr:et%pass"),
+        };
+        let server = MemcachedServer::start(options);
+        let tls = server.tls_files().map(|f| {
+            TlsOptions::new()
+                .ca_file(&f.ca)
+                .client_cert(&f.client_cert, &f.client_key)
+        });
+        let credentials = matches!(path, Transport::Auth)
+            .then(|| Credentials::new("mcds", "s3cr:et%pass").expect("credentials"));
+        let store: Arc<dyn Store> = if text {
+            let mut b = TextStore::builder();
+            if let Some(tls) = tls {
+                b = b.tls(tls);
+            }
+            if let Some(c) = credentials {
+                b = b.credentials(c);
+            }
+            Arc::new(b.connect([server.addr()]).expect("connect"))
+        } else {
+            let mut b = MemcachedStore::builder();
+            if let Some(tls) = tls {
+                b = b.tls(tls);
+            }
+            if let Some(c) = credentials {
+                b = b.credentials(c);
+            }
+            Arc::new(b.connect([server.addr()]).expect("connect"))
+        };
+        let name = match (path, text) {
+            (Transport::Tls, false) => "meta over TLS",
+            (Transport::Unix, false) => "meta over a unix socket",
+            (Transport::Auth, false) => "meta with ASCII auth",
+            (Transport::Tls, true) => "text over TLS",
+            (Transport::Unix, true) => "text over a unix socket",
+            (Transport::Auth, true) => "text with ASCII auth",
+        };
+        Env {
+            store,
+            name,
+            clock: None,
+            servers: vec![server],
+            proxy: None,
+            lacks: Vec::new(),
         }
     }
 
