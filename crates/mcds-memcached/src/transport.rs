@@ -447,6 +447,8 @@ impl Security {
 /// no system call for it, and a deadline is overshot by at most [`SLACK`].
 pub struct Stream {
     inner: Inner,
+    /// The server, as configured, for messages.
+    server: String,
     deadline: Instant,
     read_armed: Option<Duration>,
     write_armed: Option<Duration>,
@@ -528,6 +530,7 @@ impl Stream {
         };
         let mut stream = Stream {
             inner,
+            server: server.to_string(),
             deadline: Instant::now() + io_timeout,
             read_armed: None,
             write_armed: None,
@@ -783,6 +786,12 @@ fn command_ends(buf: &[u8]) -> Vec<usize> {
     ends
 }
 
+/// Whether `e` carries a rustls error (an alert, a bad record).
+fn is_tls_error(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+}
+
 /// A TLS handshake failure, worded for the user: a certificate that does
 /// not verify is [`io::ErrorKind::PermissionDenied`] (retrying will not
 /// help), a timeout stays a timeout.
@@ -874,11 +883,18 @@ pub fn needs_credentials(server: &str) -> io::Error {
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.timed(true, |inner| match inner {
+        let read = self.timed(true, |inner| match inner {
             Inner::Tcp(s) => s.read(buf),
             Inner::Unix(s) => s.read(buf),
             Inner::Tls(s) => s.read(buf),
-        })
+        });
+        match read {
+            // Under TLS 1.3 a server that checks client certificates
+            // refuses one after the client's side of the handshake is done:
+            // its alert arrives with the first reply.
+            Err(e) if is_tls_error(&e) => Err(tls_error(&self.server, e)),
+            other => other,
+        }
     }
 }
 
