@@ -1,8 +1,11 @@
 //! # mcds-memcached
 //!
 //! The real-memcached backend of **mcds**: a [`Store`] over one memcached
-//! server or a pool, speaking the meta protocol through the `memcache`
-//! crate's `memcache::exp` layer.
+//! server or a pool, speaking the meta protocol (the `memcache` crate's
+//! command encoder and reply parser, mcds's own framing) over TCP, TLS
+//! ([`Builder::tls`]), or a unix socket (`unix:/path`), with memcached's
+//! ASCII authentication when asked ([`Builder::credentials`]); see
+//! [`transport`].
 //!
 //! * **One round trip per op** where the server allows: `incr_or_init` is
 //!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (`ms … ME c`),
@@ -108,7 +111,8 @@
 //! `ketama.rs` for [`Distribution::Ketama`]), checks
 //! out a session (`session.rs`: exchanges and what a failure means) on the
 //! server's pooled connection (`server.rs`: idle pool, health, backoff;
-//! `conn.rs`: one connection and its handshake), and the session encodes
+//! `conn.rs`: one connection, its handshake and the reply framing, over a
+//! [`transport::Stream`]), and the session encodes
 //! the op and decodes its reply with the codec (`codec.rs`, a leaf over the
 //! plain data of `incarnation.rs`). `pipeline.rs` batches ops over the same
 //! pieces; `config.rs` holds the [`Builder`].
