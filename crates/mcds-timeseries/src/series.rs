@@ -933,7 +933,7 @@ fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
                         return Err(corrupt(
                             &keys[0],
                             format!(
-                                "the parts of bucket {b} of series {} (step {} ms, from {} ms) disagree: {reason}. Some of its items were lost (a server of the pool restarted, was flushed or evicted them) or a record failed partway, so its aggregates cannot be read exactly — read around it, or delete its keys",
+                                "the parts of bucket {b} of time series {} (step {} ms, from {} ms) disagree: {reason}; some of its items were lost (their server restarted, was flushed or evicted them) or a record failed partway, so it cannot be aggregated exactly — read around it",
                                 plan.series.name,
                                 plan.resolution.step_ms,
                                 b.saturating_mul(plan.resolution.step_ms)
