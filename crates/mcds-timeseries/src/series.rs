@@ -602,6 +602,9 @@ impl TimeSeries {
                 ttl,
             });
         }
+        if targets.is_empty() {
+            return Ok(()); // past retention at every resolution
+        }
         let mut ops = Vec::with_capacity(targets.len() * 4);
         let incr = |key, delta, ttl| Op::IncrOrInit {
             key,
