@@ -120,7 +120,8 @@ impl Stats {
         }
     }
 
-    /// The mean, `sum / count`, as a float (rounded to `f64`).
+    /// The mean, `sum / count`, as a float (rounded to `f64`; NaN for a
+    /// count of 0, which no read returns).
     pub fn avg(&self) -> f64 {
         self.sum as f64 / self.count as f64
     }
@@ -439,7 +440,8 @@ struct Target {
 /// [`record`](Self::record) sends one pipelined batch: for each resolution,
 /// `incr_or_init` of the count and of the one or two sum counters the
 /// sample touches, and a `get` of the min/max item. That is **1 round trip
-/// per server** touched, for any number of resolutions, whenever the
+/// per server** it touches (on a pool the servers' shares are sent at once:
+/// one round trip of latency), for any number of resolutions, whenever the
 /// sample lies within every bucket's current [min, max] — the common case
 /// once a bucket has a few samples. When the sample widens the min or max
 /// of some bucket (always for a bucket's first sample), a second batch
@@ -811,10 +813,7 @@ impl TimeSeries {
         to_ms: u64,
         step: Duration,
     ) -> Result<Vec<Bucket>> {
-        Ok(combine(series, from_ms, to_ms, step)?
-            .into_iter()
-            .map(|(start_ms, (stats, _))| Bucket { start_ms, stats })
-            .collect())
+        combine(series, from_ms, to_ms, step, 1)
     }
 
     /// The buckets where *every* one of `series` has samples, each the merge
@@ -826,11 +825,7 @@ impl TimeSeries {
         to_ms: u64,
         step: Duration,
     ) -> Result<Vec<Bucket>> {
-        Ok(combine(series, from_ms, to_ms, step)?
-            .into_iter()
-            .filter(|(_, (_, seen))| *seen == series.len())
-            .map(|(start_ms, (stats, _))| Bucket { start_ms, stats })
-            .collect())
+        combine(series, from_ms, to_ms, step, series.len().max(1))
     }
 }
 
@@ -842,16 +837,17 @@ fn merge_all(buckets: Vec<Bucket>) -> Option<Stats> {
     })
 }
 
-/// Per bucket start: the merged stats of `series` there, and in how many
-/// series it has samples.
+/// The buckets where at least `quorum` of `series` have samples, each the
+/// merge of their samples there.
 fn combine(
     series: &[&TimeSeries],
     from_ms: u64,
     to_ms: u64,
     step: Duration,
-) -> Result<BTreeMap<u64, (Stats, usize)>> {
+    quorum: usize,
+) -> Result<Vec<Bucket>> {
     let Some(first) = series.first() else {
-        return Ok(BTreeMap::new());
+        return Ok(Vec::new());
     };
     let store = first.scope.store();
     if let Some(other) = series
@@ -877,7 +873,11 @@ fn combine(
             })
             .or_insert((bucket.stats, 1));
     }
-    Ok(merged)
+    Ok(merged
+        .into_iter()
+        .filter(|(_, (_, seen))| *seen >= quorum)
+        .map(|(start_ms, (stats, _))| Bucket { start_ms, stats })
+        .collect())
 }
 
 /// Read the buckets of `plans` in one `get_multi`, look again at the ones
@@ -908,15 +908,12 @@ fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
         for &(p, b) in &wanted {
             keys.extend(plans[p].keys(b)?);
         }
-        let items = store.get_multi(&keys)?;
-        if items.len() != keys.len() {
-            return Err(Error::Internal(format!(
-                "the {} backend returned {} items for {} keys",
-                store.backend_name(),
-                items.len(),
-                keys.len()
-            )));
-        }
+        // get_multi, with the check that every key got its answer.
+        let gets: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        let items = run(store, &gets)?
+            .into_iter()
+            .map(|r| r.and_then(Reply::item))
+            .collect::<Result<Vec<_>>>()?;
         let mut suspects = Vec::new();
         for ((&(p, b), keys), items) in wanted
             .iter()
