@@ -330,7 +330,7 @@ impl PackedSeries {
                 Some(item) => Some(self.check(&item.value).map_err(|r| corrupt(key, r))?),
             };
             let base = period * self.slots;
-            for index in first.max(base)..=last.min(base + (self.slots - 1)) {
+            for index in first.max(base)..=last.min(base.saturating_add(self.slots - 1)) {
                 let value = slots.map_or(0, |s| self.slot_value(s, (index - base) as usize));
                 out.push(Slot {
                     start_ms: index * self.slot_ms,
