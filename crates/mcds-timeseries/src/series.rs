@@ -485,8 +485,10 @@ struct Target {
 /// bucket. A read checks every bucket's parts against each other: a count
 /// with no min/max, sums or min/max without a count, or a sum outside
 /// `count × [min, max]`. Those are also the states a record in flight
-/// passes through, so a read takes up to two more looks (1 round trip
-/// each, only for such buckets). A bucket that still disagrees is an
+/// passes through, so a read takes up to two more looks at such buckets
+/// (1 round trip each, after a backoff of at most 1 ms, then 2 ms: a read
+/// racing records into the current bucket of a pool may pay them). A
+/// bucket that still disagrees is an
 /// [`Error::Corrupt`] when it is *closed* (ended 60 s ago or more: no
 /// record should be in flight), rather than a wrong sum or average; an open
 /// bucket is shown as read (omitted when it has no count or no min/max

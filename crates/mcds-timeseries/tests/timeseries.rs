@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcds_core::{
@@ -613,6 +613,8 @@ fn exact_under_threads(store: Arc<dyn Store>, label: &str) {
     let series = TimeSeries::new(&scope, "exact", &three_resolutions()).unwrap();
     let base_seed: u64 = mcds_testkit::seed::rng(label).random();
     let failures = AtomicU64::new(0);
+    let writing = AtomicBool::new(true);
+    let mut concurrent_reads = (0, 0);
     let acknowledged: Vec<Vec<(u64, i64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..THREADS)
             .map(|thread| {
@@ -640,9 +642,32 @@ fn exact_under_threads(store: Arc<dyn Store>, label: &str) {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+        // A reader races the writers: the buckets are open, so a record
+        // seen in part is shown as read, never an error.
+        let reader = s.spawn(|| {
+            let (mut reads, mut errors) = (0u64, 0u64);
+            while writing.load(Ordering::Relaxed) {
+                match series.aggregate(t0, t0 + 3_999, SEC) {
+                    Ok(_) => reads += 1,
+                    Err(e) => {
+                        eprintln!("{label}: concurrent read failed: {e}");
+                        errors += 1;
+                    }
+                }
+            }
+            (reads, errors)
+        });
+        let done = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        writing.store(false, Ordering::Relaxed);
+        concurrent_reads = reader.join().unwrap();
+        done
     });
     assert_eq!(failures.load(Ordering::Relaxed), 0, "no fault was injected");
+    println!(
+        "{label}: {} reads during the records, {} failed",
+        concurrent_reads.0, concurrent_reads.1
+    );
+    assert_eq!(concurrent_reads.1, 0, "reads of open buckets never fail");
     let model = Model(acknowledged.into_iter().flatten().collect());
     for step in [SEC, MINUTE, HOUR] {
         let got = series.range(t0, t0 + 3_999, step).unwrap();
