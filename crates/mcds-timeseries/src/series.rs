@@ -412,8 +412,8 @@ struct Target {
 ///
 /// memcached's counters are unsigned 64-bit numbers (incr wraps at 2^64,
 /// decr stops at 0), so a bucket's sum is kept in four counters: positive
-/// samples add their magnitude to `p0` (low 32 bits) and `p1` (high 31
-/// bits), negative ones to `m0` and `m1`, and the sum is
+/// samples add their magnitude's low 32 bits to `p0` and the rest (at most
+/// 2^31) to `p1`, negative ones to `m0` and `m1`, and the sum is
 /// `(p1·2^32 + p0) − (m1·2^32 + m0)`. Each increment of a half is below
 /// 2^32, so no half wraps before [`MAX_SAMPLES_PER_BUCKET`] (2^32) samples
 /// in one bucket, whatever their values; a bucket with more is reported
@@ -462,7 +462,8 @@ struct Target {
 ///
 /// A bucket's parts are separate items and a batch is not a transaction.
 /// A record that fails partway returns the first error, after finishing
-/// what it can (the min/max of every resolution whose count it reached).
+/// what it can (it still widens the min/max of every resolution whose
+/// min/max item it could read).
 /// What may have been applied: any of the sample's increments and min/max
 /// widenings, at any of the resolutions — the ones whose op failed with
 /// [`Error::Ambiguous`] perhaps, the ones with `Io`/`Timeout`/`ServerDown`
@@ -488,11 +489,10 @@ struct Target {
 /// passes through, so a read takes up to two more looks at such buckets
 /// (1 round trip each, after a backoff of at most 1 ms, then 2 ms: a read
 /// racing records into the current bucket of a pool may pay them). A
-/// bucket that still disagrees is an
-/// [`Error::Corrupt`] when it is *closed* (ended 60 s ago or more: no
-/// record should be in flight), rather than a wrong sum or average; an open
-/// bucket is shown as read (omitted when it has no count or no min/max
-/// yet). Losses these checks cannot see: a bucket that lost every part
+/// bucket that still disagrees is an [`Error::Corrupt`] when it is
+/// *closed* (ended 60 s ago or more: no record should be in flight),
+/// rather than a wrong sum or average; an open bucket is shown as read
+/// (omitted when it has no count or no min/max yet). Losses these checks cannot see: a bucket that lost every part
 /// (it reads as empty), or one whose surviving parts still agree (all of
 /// the count and sums lost together, say). A bucket written to by more than
 /// 2^32 samples is an `Error::Corrupt` too. Bytes no record writes (another
