@@ -34,14 +34,7 @@ fn three_resolutions() -> Vec<Resolution> {
 
 /// The embedded store and a scope on it, both on one manual clock.
 fn memory() -> (Arc<dyn Store>, ManualClock, Scope) {
-    let clock = ManualClock::new(EPOCH_MS);
-    let store: Arc<dyn Store> = Arc::new(
-        MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .build(),
-    );
-    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
-    (store, clock, scope)
+    mcds_testkit::embedded_at(EPOCH_MS)
 }
 
 /// A scope on `store` whose manual clock stands at the real time, rounded
