@@ -23,6 +23,7 @@ use mcds_set::{Compaction, IntArray, Set, ShardedSet, Table};
 use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use mcds_testkit::MemcachedServer;
 use mcds_text::TextStore;
+use mcds_timeseries::{PackedSeries, Resolution, SlotWidth, TimeSeries};
 
 /// The server counters a row reports, and their names in the table.
 const STATS: &[(&str, &[&str])] = &[
@@ -312,6 +313,49 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
     r.row("`ActivityBitmap::count_bits` (one segment)", || {
         bitmap.count_bits(0, 1000).unwrap()
+    });
+
+    let (hour, day) = (Duration::from_secs(3600), Duration::from_secs(86_400));
+    let resolutions = [
+        Resolution::new(Duration::from_secs(1), hour).unwrap(),
+        Resolution::new(Duration::from_secs(60), day).unwrap(),
+        Resolution::new(hour, 30 * day).unwrap(),
+    ];
+    let series = TimeSeries::new(&scope, "report", &resolutions).unwrap();
+    r.row(
+        "`TimeSeries::record` (3 resolutions, first: creates the buckets)",
+        || series.record(now, 10).unwrap(),
+    );
+    r.row("`TimeSeries::record` (3 resolutions, new max)", || {
+        series.record(now, 20).unwrap()
+    });
+    r.row(
+        "`TimeSeries::record` (3 resolutions, within min/max)",
+        || series.record(now, 15).unwrap(),
+    );
+    r.row("`TimeSeries::range` (60 one-second buckets)", || {
+        series
+            .range(now - 59_000, now, Duration::from_secs(1))
+            .unwrap()
+    });
+    r.row("`TimeSeries::aggregate` (1 h bucket)", || {
+        series.aggregate(now, now, hour).unwrap()
+    });
+    let packed = PackedSeries::new(
+        &scope,
+        "report",
+        Duration::from_secs(60),
+        1440,
+        SlotWidth::U16,
+        day,
+    )
+    .unwrap();
+    r.row("`PackedSeries::incr` (first: creates the period)", || {
+        packed.incr(now, 1).unwrap()
+    });
+    r.row("`PackedSeries::incr`", || packed.incr(now, 1).unwrap());
+    r.row("`PackedSeries::range` (a day of minutes)", || {
+        packed.range(now - 86_399_999, now).unwrap()
     });
 
     r.rows

@@ -15,6 +15,7 @@ use mcds_eventlog::EventLog;
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_set::{Set, ShardedSet};
+use mcds_timeseries::{Resolution, Stats, TimeSeries};
 
 /// Connect to `servers` (`host:port[,host:port...]`).
 pub fn connect(servers: &str) -> Result<Arc<dyn Store>> {
@@ -74,6 +75,89 @@ pub fn counter(store: Arc<dyn Store>, name: &str, threads: usize, n: u64) -> Res
         }
         Ok(format!("incremented {total}"))
     })
+}
+
+/// The resolutions of the `timeseries` workload's series: 1 s kept an
+/// hour, 1 min kept a day, 1 h kept 30 days.
+pub fn timeseries_resolutions() -> Result<Vec<Resolution>> {
+    let (hour, day) = (Duration::from_secs(3600), Duration::from_secs(86_400));
+    Ok(vec![
+        Resolution::new(Duration::from_secs(1), hour)?,
+        Resolution::new(Duration::from_secs(60), day)?,
+        Resolution::new(hour, 30 * day)?,
+    ])
+}
+
+/// `threads` threads each record `n` samples into time series `name` (at
+/// [`timeseries_resolutions`]), at times `t0_ms` to `t0_ms + 3999` (with a
+/// clock standing at `t0_ms`, so every worker agrees on retention), with
+/// values drawn from a generator seeded by `id` and the thread: small,
+/// large and full-range `i64`. Prints
+/// `recorded <n> sum <sum> min <min> max <max>` of the acknowledged records.
+pub fn timeseries(
+    store: Arc<dyn Store>,
+    name: &str,
+    id: u64,
+    t0_ms: u64,
+    threads: u64,
+    n: u64,
+) -> Result<String> {
+    let clock = Arc::new(mcds_core::ManualClock::new(t0_ms));
+    let scope = mcds_core::Scope::new(store).with_clock(clock);
+    let series = TimeSeries::new(&scope, name, &timeseries_resolutions()?)?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let series = &series;
+                s.spawn(move || -> Result<Option<Stats>> {
+                    // xorshift64*, seeded per process and thread.
+                    let mut state = (id << 32 | thread) ^ 0x9e37_79b9_7f4a_7c15;
+                    let mut next = move || {
+                        state ^= state >> 12;
+                        state ^= state << 25;
+                        state ^= state >> 27;
+                        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+                    };
+                    let mut done: Option<Stats> = None;
+                    for _ in 0..n {
+                        let r = next();
+                        let value = match r % 100 {
+                            0..70 => (next() % 2001) as i64 - 1000,
+                            70..95 => (next() >> 18) as i64 - (1 << 45),
+                            _ => next() as i64,
+                        };
+                        series.record(t0_ms + (r >> 40) % 4000, value)?;
+                        merge_into(&mut done, Stats::of(value));
+                    }
+                    Ok(done)
+                })
+            })
+            .collect();
+        let mut total: Option<Stats> = None;
+        for h in handles {
+            if let Some(part) = h.join().map_err(|_| panic_error())?? {
+                merge_into(&mut total, part);
+            }
+        }
+        let t = total.unwrap_or(Stats {
+            count: 0,
+            sum: 0,
+            min: 0,
+            max: 0,
+        });
+        Ok(format!(
+            "recorded {} sum {} min {} max {}",
+            t.count, t.sum, t.min, t.max
+        ))
+    })
+}
+
+/// Merge `stats` into `total` (`None`: no sample yet).
+fn merge_into(total: &mut Option<Stats>, stats: Stats) {
+    match total {
+        Some(t) => t.merge(&stats),
+        None => *total = Some(stats),
+    }
 }
 
 fn panic_error() -> mcds_core::Error {

@@ -12,6 +12,7 @@ use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_set::{IntArray, Set, ShardedSet, Table};
 use mcds_testkit::MemcachedServer;
+use mcds_timeseries::{PackedSeries, Resolution, SlotWidth, TimeSeries};
 use proptest::prelude::*;
 use rand::RngExt;
 
@@ -258,6 +259,27 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
         put(&format!("lock:{name}:owner"));
         assert_eq!(g.release().unwrap(), Release::Lost, "overwritten lock");
         tallies.push(("lock", t));
+
+        let mut t = Tally::default();
+        let now_ms = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+        let hour = Duration::from_secs(3600);
+        let series = TimeSeries::new(
+            Arc::clone(&store),
+            &name,
+            &[Resolution::new(min, hour).unwrap()],
+        )
+        .unwrap();
+        for part in ["n", "p0", "p1", "m0", "m1", "x"] {
+            put(&format!("ts:{name}:60000:{}:{part}", now_ms / 60_000));
+        }
+        t.note("TimeSeries::range", series.range(now_ms, now_ms, min));
+        t.note("TimeSeries::record", series.record(now_ms, 5));
+        let packed =
+            PackedSeries::new(Arc::clone(&store), &name, min, 60, SlotWidth::U16, hour).unwrap();
+        put(&format!("packed:{name}:60000:60:{}", now_ms / 3_600_000));
+        t.note("PackedSeries::range", packed.range(now_ms, now_ms));
+        t.note("PackedSeries::incr", packed.incr(now_ms, 1));
+        tallies.push(("time series", t));
     }
     let mut summary: Vec<(&str, Tally)> = Vec::new();
     for (name, t) in tallies {

@@ -23,6 +23,65 @@ fn counter_from_4_processes_is_exact() {
     assert_eq!(total, Some(80_000));
 }
 
+/// 4 processes × 2 threads record into the same time series buckets:
+/// counts and sums read back equal those of the acknowledged records, and
+/// min and max the true ones.
+#[test]
+fn timeseries_from_4_processes_is_exact() {
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    let t0 = now / 3_600_000 * 3_600_000; // one bucket of every step
+    let lines = run_workers(
+        4,
+        &[
+            &addr,
+            "timeseries",
+            "pts",
+            "{id}",
+            &t0.to_string(),
+            "2",
+            "2000",
+        ],
+    );
+    let mut want: Option<mcds_timeseries::Stats> = None;
+    for line in &lines {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (f[0], f[2], f[4], f[6]),
+            ("recorded", "sum", "min", "max"),
+            "{line}"
+        );
+        let part = mcds_timeseries::Stats {
+            count: f[1].parse().unwrap(),
+            sum: f[3].parse().unwrap(),
+            min: f[5].parse().unwrap(),
+            max: f[7].parse().unwrap(),
+        };
+        assert_eq!(part.count, 4000, "every record acknowledged: {line}");
+        match want.as_mut() {
+            Some(w) => w.merge(&part),
+            None => want = Some(part),
+        }
+    }
+    let store = mcds_stress::connect(&addr).unwrap();
+    let scope = mcds_core::Scope::new(store)
+        .with_clock(std::sync::Arc::new(mcds_core::ManualClock::new(t0)));
+    let series = mcds_timeseries::TimeSeries::new(
+        &scope,
+        "pts",
+        &mcds_stress::timeseries_resolutions().unwrap(),
+    )
+    .unwrap();
+    for step in [1, 60, 3600] {
+        let got = series
+            .aggregate(t0, t0 + 3_999, std::time::Duration::from_secs(step))
+            .unwrap();
+        println!("timeseries, 4 processes x 2 threads x 2000, step {step} s: {got:?}");
+        assert_eq!(got, want, "step {step} s");
+    }
+}
+
 #[test]
 fn lock_from_4_processes_never_overlaps() {
     let server = MemcachedServer::start_default();

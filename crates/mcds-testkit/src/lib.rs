@@ -16,6 +16,8 @@
 //!   every result (used with proptest).
 //! * [`seed`] gives every random test a printed seed that replays it
 //!   (`PROPTEST_RNG_SEED`, `MCDS_TEST_SEED`).
+//! * [`embedded_at`] is the embedded store and a scope on one manual clock,
+//!   for structure tests that move time by hand.
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
 //!
@@ -27,6 +29,41 @@ pub mod seed;
 pub use mcds_testserver::{
     MemcachedServer, NutcrackerServer, ServerOptions, ServerPool, process_alive, spawn_tied,
 };
+
+/// The embedded store on a [`ManualClock`](mcds_core::ManualClock)
+/// standing at `unix_ms`, and a [`Scope`](mcds_core::Scope) on it with the
+/// same clock: the setup of every structure test that moves time by hand
+/// (the store expires items by that clock, so tests never sleep).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcds_core::{Key, Store, Ttl};
+///
+/// let (store, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+/// let k = Key::new("k")?;
+/// store.set(&k, b"v", Ttl::secs(5))?;
+/// clock.advance(Duration::from_secs(5));
+/// assert!(store.get(&k)?.is_none());
+/// assert_eq!(scope.clock().now_ms(), 1_800_000_005_000);
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+pub fn embedded_at(
+    unix_ms: u64,
+) -> (
+    std::sync::Arc<dyn mcds_core::Store>,
+    mcds_core::ManualClock,
+    mcds_core::Scope,
+) {
+    use std::sync::Arc;
+    let clock = mcds_core::ManualClock::new(unix_ms);
+    let store: Arc<dyn mcds_core::Store> = Arc::new(
+        mcds_core::MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .build(),
+    );
+    let scope = mcds_core::Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    (store, clock, scope)
+}
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,8 @@
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
 //! * `mixed NAME ID SECS`
+//! * `timeseries NAME ID T0_MS THREADS N`: records into a time series; prints
+//!   the count, sum, min and max of the acknowledged records.
 //! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
 //!   [`mcds_stress::history`]; prints its history.
 
@@ -11,7 +13,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | history NAME ID SECS RESOURCE_SERVER)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -36,6 +38,13 @@ fn main() -> ExitCode {
                 .map(|r| r.line()),
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
         },
+        (Some(servers), Some("timeseries"), Some(name)) => {
+            match (number(3), number(4), number(5), number(6)) {
+                (Some(id), Some(t0), Some(threads), Some(n)) => mcds_stress::connect(servers)
+                    .and_then(|s| mcds_stress::timeseries(s, name, id, t0, threads, n)),
+                _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+            }
+        }
         (Some(servers), Some("history"), Some(name)) => match (number(3), number(4), args.get(5)) {
             (Some(id), Some(secs), Some(resource)) => mcds_stress::connect_impatient(servers)
                 .and_then(|lock| Ok((lock, mcds_stress::connect(resource)?)))

@@ -1,0 +1,424 @@
+//! [`PackedSeries`]: dense counters of fixed width (u8, u16 or u32), many
+//! time slots packed into one item per period (Redis's `BITFIELD`
+//! pattern), updated by CAS.
+
+use std::time::Duration;
+
+use mcds_core::{Error, Key, Result, Scope};
+
+use crate::period::{corrupt, first_readable, ttl_for, whole_ms};
+
+/// The most slots one period item holds.
+pub const MAX_SLOTS_PER_PERIOD: usize = 65_536;
+
+/// The most slots one [`PackedSeries::range`] returns.
+pub const MAX_RANGE_SLOTS: u64 = 100_000;
+
+/// CAS attempts per increment before [`Error::Conflict`].
+const MAX_ATTEMPTS: u32 = 64;
+
+/// The first byte of every period item.
+const MAGIC: u8 = b'P';
+
+/// The bytes before the slots: the magic and the slot width in bytes.
+const HEADER: usize = 2;
+
+/// How wide each slot of a [`PackedSeries`] is: the largest count it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotWidth {
+    /// 1 byte, counts to 255.
+    U8,
+    /// 2 bytes, counts to 65 535.
+    U16,
+    /// 4 bytes, counts to 4 294 967 295.
+    U32,
+}
+
+impl SlotWidth {
+    /// Bytes per slot.
+    pub fn bytes(self) -> usize {
+        match self {
+            SlotWidth::U8 => 1,
+            SlotWidth::U16 => 2,
+            SlotWidth::U32 => 4,
+        }
+    }
+
+    /// The largest value a slot holds; increments saturate there.
+    pub fn max_value(self) -> u32 {
+        match self {
+            SlotWidth::U8 => u8::MAX.into(),
+            SlotWidth::U16 => u16::MAX.into(),
+            SlotWidth::U32 => u32::MAX,
+        }
+    }
+}
+
+/// One slot of a [`PackedSeries::range`]: where it starts and its count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// The slot's start, Unix milliseconds (a multiple of the slot length).
+    pub start_ms: u64,
+    /// Its count (0 when nothing was counted).
+    pub value: u32,
+}
+
+/// Dense counters per time slot, packed: each period of `slots` slots is
+/// one item of `2 + slots × width` bytes (say a day of per-minute `u16`
+/// counters: 1440 slots, 2882 bytes), like Redis's `BITFIELD` counters. Far
+/// fewer items and bytes than one counter key per slot, for counters that
+/// are dense in time (a counter per minute for every user, page or
+/// endpoint), at the price of a CAS read-modify-write per increment.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use mcds_core::{ManualClock, MemoryStore, Scope};
+/// use mcds_timeseries::{PackedSeries, SlotWidth};
+///
+/// let clock = ManualClock::new(1_800_000_000_000);
+/// let store = Arc::new(MemoryStore::builder().clock(Arc::new(clock.clone())).build());
+/// let scope = Scope::from(store).with_clock(Arc::new(clock.clone()));
+/// let minute = Duration::from_secs(60);
+/// let logins = PackedSeries::new(&scope, "logins", minute, 1440, SlotWidth::U8, Duration::from_secs(7 * 86_400))?;
+/// let t0 = 1_800_000_000_000;
+/// assert_eq!(logins.incr(t0, 3)?, 3);
+/// assert_eq!(logins.incr(t0 + 59_000, 1)?, 4); // same minute
+/// assert_eq!(logins.incr(t0 + 60_000, 300)?, 255); // saturates at u8::MAX
+/// let slots = logins.range(t0, t0 + 120_000)?;
+/// assert_eq!(slots.iter().map(|s| s.value).collect::<Vec<_>>(), [4, 255, 0]);
+/// assert_eq!(logins.sum(t0, t0 + 120_000)?, 259);
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+///
+/// ## Layout and keys
+///
+/// Slot `i` (Unix ms `[i·s, (i+1)·s)` for a slot length `s`) lives in
+/// period `p = i / slots`, the item `<prefix>packed:<name>:<s>:<slots>:<p>`,
+/// at byte `2 + (i mod slots) × width`, little-endian. The item starts with
+/// `P` and the width in bytes, and is created whole (every slot 0) by the
+/// first increment of its period. The slot length and count are in the key,
+/// so a series reopened with another shape reads other items; a series
+/// reopened with another width finds items of the wrong width, which are
+/// [`Error::Corrupt`], as is any other foreign or damaged item: never a
+/// panic or a misread.
+///
+/// ## Round trips, concurrency, saturation
+///
+/// * [`incr`](Self::incr): a CAS read-modify-write of the period item
+///   ([`Store::update`](mcds_core::Store::update)): **2 round trips** (`get`,
+///   then `cas`, or `add` for a new period), 2 more per lost race, up to
+///   64 attempts, then [`Error::Conflict`]; **1** when nothing changes
+///   (a delta of 0, or a saturated slot). Concurrent increments are never
+///   lost: each retry re-reads the item and adds to what it finds.
+/// * A slot **saturates** at its width's maximum ([`SlotWidth::max_value`])
+///   and stays there: a `u8` slot counted 300 times reads 255. `incr`
+///   returns the slot's new value, so a caller sees the cap.
+/// * [`get`](Self::get): 1 round trip; [`range`](Self::range) and
+///   [`sum`](Self::sum): one `get` per period of the range in one
+///   `get_multi`, **1 round trip per server**.
+///
+/// ## Retention
+///
+/// Like [`TimeSeries`](crate::TimeSeries): a period is readable for
+/// `retention` after its end, by the reader's clock, and reads never look
+/// at older periods; items get a TTL reaching 60 s past that, so no read
+/// depends on when memcached expires an item. An increment of a slot
+/// already past retention is an [`Error::InvalidArgument`]. Eviction,
+/// flush and restart lose a period's counts (it reads as zeros).
+#[derive(Clone, Debug)]
+pub struct PackedSeries {
+    scope: Scope,
+    name: String,
+    slot_ms: u64,
+    slots: u64,
+    width: SlotWidth,
+    retention_ms: u64,
+}
+
+impl PackedSeries {
+    /// The packed series `name` in `scope` (a store, or a [`Scope`] with a
+    /// key prefix and a clock): slots of `slot` (whole ms, at least 1 ms),
+    /// `slots_per_period` (1 to [`MAX_SLOTS_PER_PERIOD`]) of them per item,
+    /// each `width` wide, readable for `retention` (at least one period)
+    /// after their period ends. The item must fit the store's item size
+    /// limit ([`Error::ValueTooLarge`] otherwise: use fewer slots per
+    /// period).
+    pub fn new(
+        scope: impl Into<Scope>,
+        name: &str,
+        slot: Duration,
+        slots_per_period: usize,
+        width: SlotWidth,
+        retention: Duration,
+    ) -> Result<PackedSeries> {
+        let slot_ms = whole_ms("a packed series slot", slot)?;
+        if !(1..=MAX_SLOTS_PER_PERIOD).contains(&slots_per_period) {
+            return Err(Error::InvalidArgument(format!(
+                "a packed series holds 1 to {MAX_SLOTS_PER_PERIOD} slots per item; got {slots_per_period}"
+            )));
+        }
+        let slots = slots_per_period as u64;
+        let period_ms = slot_ms.checked_mul(slots).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a period of {slots_per_period} slots of {slot:?} is too long; use fewer or shorter slots"
+            ))
+        })?;
+        let retention_ms = whole_ms("a packed series retention", retention)?;
+        if retention_ms < period_ms {
+            return Err(Error::InvalidArgument(format!(
+                "a packed series keeps its periods of {slots_per_period} × {slot:?} for at least one period; got a retention of {retention:?} — raise it"
+            )));
+        }
+        let series = PackedSeries {
+            scope: scope.into(),
+            name: name.to_string(),
+            slot_ms,
+            slots,
+            width,
+            retention_ms,
+        };
+        let longest = series.key(u64::MAX)?;
+        mcds_core::backend::check_item_size(
+            &longest,
+            series.item_len(),
+            series.scope.store().item_size_limit(),
+        )?;
+        Ok(series)
+    }
+
+    fn key(&self, period: u64) -> Result<Key> {
+        self.scope.key(
+            "packed",
+            &self.name,
+            format_args!("{}:{}:{period}", self.slot_ms, self.slots),
+        )
+    }
+
+    fn item_len(&self) -> usize {
+        HEADER + self.slots as usize * self.width.bytes()
+    }
+
+    fn period_ms(&self) -> u64 {
+        self.slot_ms * self.slots
+    }
+
+    /// The slots of a period item, or why the bytes are not one.
+    fn check<'b>(&self, bytes: &'b [u8]) -> std::result::Result<&'b [u8], String> {
+        match bytes {
+            [MAGIC, width, slots @ ..] if usize::from(*width) == self.width.bytes() => {
+                if bytes.len() == self.item_len() {
+                    Ok(slots)
+                } else {
+                    Err(format!(
+                        "a packed period item of {} slots of {} bytes is {} bytes; found {}",
+                        self.slots,
+                        self.width.bytes(),
+                        self.item_len(),
+                        bytes.len()
+                    ))
+                }
+            }
+            [MAGIC, width, ..] => Err(format!(
+                "the item holds slots of {width} bytes, this series {} (reopened with another width?)",
+                self.width.bytes()
+            )),
+            _ => Err("not a packed period item (no 'P' header)".into()),
+        }
+    }
+
+    /// Slot `i` (within its period) of checked slot bytes.
+    fn slot_value(&self, slots: &[u8], i: usize) -> u32 {
+        let w = self.width.bytes();
+        slots[i * w..(i + 1) * w]
+            .iter()
+            .rev()
+            .fold(0, |v, &b| (v << 8) | u32::from(b))
+    }
+
+    /// Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at
+    /// the width's maximum; the slot's new value. 2 round trips (1 when the
+    /// slot does not change); see the [type docs](PackedSeries).
+    pub fn incr(&self, ts_ms: u64, delta: u32) -> Result<u32> {
+        let index = ts_ms / self.slot_ms;
+        let (period, i) = (index / self.slots, (index % self.slots) as usize);
+        let end = period.saturating_add(1).saturating_mul(self.period_ms());
+        let now = self.scope.clock().now_ms();
+        let Some(ttl) = ttl_for(end, self.retention_ms, now) else {
+            return Err(Error::InvalidArgument(format!(
+                "time {ts_ms} ms is past the retention of packed series {} ({} ms after its period); count only recent slots",
+                self.name, self.retention_ms
+            )));
+        };
+        let key = self.key(period)?;
+        let (w, cap) = (self.width.bytes(), u64::from(self.width.max_value()));
+        let mut failure = None;
+        let mut value = 0;
+        self.scope
+            .store()
+            .update(&key, ttl, MAX_ATTEMPTS, &mut |current| {
+                let mut bytes = match current {
+                    None => {
+                        let mut fresh = vec![0; self.item_len()];
+                        fresh[..HEADER].copy_from_slice(&[MAGIC, w as u8]);
+                        fresh
+                    }
+                    Some(bytes) => match self.check(bytes) {
+                        Ok(_) => bytes.to_vec(),
+                        Err(reason) => {
+                            failure = Some(reason);
+                            return None;
+                        }
+                    },
+                };
+                let old = self.slot_value(&bytes[HEADER..], i);
+                let new = (u64::from(old) + u64::from(delta)).min(cap);
+                value = new as u32;
+                if u64::from(old) == new {
+                    return None; // a delta of 0, a saturated slot: no write
+                }
+                let at = HEADER + i * w;
+                bytes[at..at + w].copy_from_slice(&(new as u32).to_le_bytes()[..w]);
+                Some(bytes)
+            })?;
+        if let Some(reason) = failure {
+            return Err(corrupt(&key, reason));
+        }
+        Ok(value)
+    }
+
+    /// [`incr`](Self::incr) the slot of now, by the scope's clock.
+    pub fn incr_now(&self, delta: u32) -> Result<u32> {
+        self.incr(self.scope.clock().now_ms(), delta)
+    }
+
+    /// The count of the slot containing `ts_ms`: 1 round trip (0 when past
+    /// retention, without reading).
+    pub fn get(&self, ts_ms: u64) -> Result<u32> {
+        Ok(self.range(ts_ms, ts_ms)?.first().map_or(0, |s| s.value))
+    }
+
+    /// Every slot from the one containing `from_ms` to the one containing
+    /// `to_ms` (Unix ms, inclusive) whose period is within retention, oldest
+    /// first, zeros included: one `get` per period in one `get_multi`
+    /// (1 round trip per server). At most [`MAX_RANGE_SLOTS`] slots per
+    /// call, else [`Error::InvalidArgument`].
+    pub fn range(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
+        let now = self.scope.clock().now_ms();
+        let oldest = first_readable(self.period_ms(), self.retention_ms, now);
+        let first = (from_ms / self.slot_ms).max(oldest.saturating_mul(self.slots));
+        let last = to_ms / self.slot_ms;
+        if first > last {
+            return Ok(Vec::new());
+        }
+        let n = (last - first).saturating_add(1);
+        if n > MAX_RANGE_SLOTS {
+            return Err(Error::InvalidArgument(format!(
+                "this range holds {n} slots within retention; read at most {MAX_RANGE_SLOTS} per call — split the range"
+            )));
+        }
+        let periods = first / self.slots..=last / self.slots;
+        let keys: Vec<Key> = periods
+            .clone()
+            .map(|p| self.key(p))
+            .collect::<Result<_>>()?;
+        let items = self.scope.store().get_multi(&keys)?;
+        let mut out = Vec::with_capacity(n as usize);
+        for ((period, key), item) in periods.zip(&keys).zip(items) {
+            let slots = match &item {
+                None => None,
+                Some(item) => Some(self.check(&item.value).map_err(|r| corrupt(key, r))?),
+            };
+            let base = period * self.slots;
+            for index in first.max(base)..=last.min(base.saturating_add(self.slots - 1)) {
+                let value = slots.map_or(0, |s| self.slot_value(s, (index - base) as usize));
+                out.push(Slot {
+                    start_ms: index * self.slot_ms,
+                    value,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The sum of the slots of the range (as in [`range`](Self::range)).
+    pub fn sum(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+        Ok(self
+            .range(from_ms, to_ms)?
+            .iter()
+            .map(|s| u64::from(s.value))
+            .sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use mcds_core::{MemoryStore, Store, Ttl};
+
+    #[test]
+    fn garbage_items_are_corrupt_never_a_panic() {
+        let store = Arc::new(MemoryStore::new());
+        let series = PackedSeries::new(
+            store.clone(),
+            "g",
+            Duration::from_secs(60),
+            4,
+            SlotWidth::U16,
+            Duration::from_secs(86_400),
+        )
+        .unwrap();
+        let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+        let key = series.key(now / series.period_ms()).unwrap();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for round in 0..500 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 16) as usize;
+            let mut garbage: Vec<u8> = (0..len).map(|k| (state >> (k % 8 * 8)) as u8).collect();
+            if round % 2 == 0 && len >= 2 {
+                garbage[0] = MAGIC;
+                garbage[1] = [1, 2, 4][round % 3];
+            }
+            store.set(&key, &garbage, Ttl::Never).unwrap();
+            let read = series.range(now, now);
+            let bumped = series.incr(now, 1);
+            if garbage.len() == series.item_len() && garbage[..2] == [MAGIC, 2] {
+                read.unwrap();
+                bumped.unwrap();
+            } else {
+                assert!(matches!(read, Err(Error::Corrupt { .. })), "{read:?}");
+                assert!(matches!(bumped, Err(Error::Corrupt { .. })), "{bumped:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn slots_are_little_endian_at_every_width() {
+        for (width, values) in [
+            (SlotWidth::U8, [7u32, 255]),
+            (SlotWidth::U16, [258, 65_535]),
+            (SlotWidth::U32, [70_000, u32::MAX]),
+        ] {
+            let series = PackedSeries::new(
+                Arc::new(MemoryStore::new()),
+                "w",
+                Duration::from_secs(1),
+                3,
+                width,
+                Duration::from_secs(60),
+            )
+            .unwrap();
+            let mut bytes = vec![MAGIC, width.bytes() as u8];
+            for v in [0, values[0], values[1]] {
+                bytes.extend_from_slice(&v.to_le_bytes()[..width.bytes()]);
+            }
+            let slots = series.check(&bytes).unwrap();
+            assert_eq!(series.slot_value(slots, 1), values[0]);
+            assert_eq!(series.slot_value(slots, 2), values[1]);
+        }
+    }
+}
