@@ -349,9 +349,13 @@ mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
 
  A malformed URL, an unknown, repeated or misplaced option, or a value
  out of range is `MCDS_INVALID_ARGUMENT`, its message naming it; a bad
- prefix `MCDS_INVALID_KEY`; `memcached+tls://`, `unix:` and
- credentials (`user:password@`, never repeated in the message) are
- `MCDS_UNSUPPORTED` in this version. Connections are made on first use.
+ prefix `MCDS_INVALID_KEY`. TLS (`memcached+tls://`, with `ca_file`,
+ `client_cert`, `client_key`, `server_name`), unix sockets
+ (`unix:/path`) and memcached's ASCII auth (`user:password@`, or the
+ environment's `MCDS_USERNAME`/`MCDS_PASSWORD`) are taken as the README's
+ store URL table says; credentials are never repeated in a message, and
+ a TLS file that cannot be read is `MCDS_INVALID_ARGUMENT` here.
+ Connections are made on first use.
  `url` is borrowed for the call. `*out` is a new handle the caller owns:
  free it with `mcds_store_free`.
 

@@ -67,9 +67,11 @@ namespace Mcds {
          * "memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:".
          * "text://host:port?proxy" speaks the classic text protocol, here
          * through twemproxy (no CAS there: locks are refused). A mistake
-         * in the URL is an InvalidArgumentException naming it; TLS, unix
-         * sockets and credentials are an UnsupportedException in this
-         * version.
+         * in the URL is an InvalidArgumentException naming it. TLS
+         * ("memcached+tls://host:port?ca_file=..."), unix sockets
+         * ("unix:/path") and memcached's ASCII auth ("user:password@", or
+         * MCDS_USERNAME/MCDS_PASSWORD) are taken too; credentials are never
+         * repeated in a message.
          */
         public static function fromUrl(string $url): Store {}
 

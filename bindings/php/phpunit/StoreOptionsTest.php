@@ -209,13 +209,20 @@ final class StoreOptionsTest extends StoreTestCase
                 $this->assertStringContainsString($says, $e->getMessage());
             }
         }
-        foreach (['memcached+tls://a:1', 'memcached://user:hunter2@a:1'] as $url) {
+        foreach (['memcached+tls://127.0.0.1:1?ca_file=/nonexistent/ca.pem', 'memcached://user:hunter2%20x@127.0.0.1:1'] as $url) {
             try {
                 Store::fromUrl($url);
                 $this->fail("$url was taken");
-            } catch (\Mcds\UnsupportedException $e) {
+            } catch (\Mcds\InvalidArgumentException $e) {
                 $this->assertStringNotContainsString('hunter2', $e->getMessage());
             }
+        }
+        // A unix socket: made now, connected on first use.
+        try {
+            Store::fromUrl('unix:/nonexistent/m.sock')->counter('unix')->incr();
+            $this->fail('a missing unix socket answered');
+        } catch (\Mcds\BackendException $e) {
+            $this->assertStringContainsString('/nonexistent/m.sock', $e->getMessage());
         }
     }
 }

@@ -93,15 +93,50 @@ final class Memcached
         return $reply;
     }
 
-    /** Stop the process (SIGSTOP): it still accepts connections, but answers nothing until resume(). */
+    /**
+     * Stop the process (SIGSTOP): it still accepts connections, but answers nothing until resume().
+     * Returns once every thread has stopped: the signal is delivered asynchronously, and a worker
+     * thread still running could answer one more request (the flaky "a stalled server answered").
+     */
     public function pause(): void
     {
-        posix_kill(proc_get_status($this->proc)['pid'], SIGSTOP);
+        $pid = proc_get_status($this->proc)['pid'];
+        posix_kill($pid, SIGSTOP);
+        $this->waitForThreads($pid, true);
     }
 
+    /** SIGCONT after pause(); returns once every thread runs again. */
     public function resume(): void
     {
-        posix_kill(proc_get_status($this->proc)['pid'], SIGCONT);
+        $pid = proc_get_status($this->proc)['pid'];
+        posix_kill($pid, SIGCONT);
+        $this->waitForThreads($pid, false);
+    }
+
+    /** Wait (up to 5 s) until every thread of $pid is stopped, or none is (Linux /proc). */
+    private function waitForThreads(int $pid, bool $stopped): void
+    {
+        $deadline = microtime(true) + 5.0;
+        while (microtime(true) < $deadline) {
+            $all = true;
+            foreach (glob("/proc/$pid/task/*/stat") ?: [] as $stat) {
+                $text = @file_get_contents($stat);
+                if ($text === false) {
+                    continue; // a thread that just ended
+                }
+                // "pid (comm) S ...": the state follows the last ')'.
+                $state = substr($text, strrpos($text, ')') + 2, 1);
+                $isStopped = $state === 'T' || $state === 't';
+                if ($isStopped !== $stopped) {
+                    $all = false;
+                    break;
+                }
+            }
+            if ($all) {
+                return;
+            }
+            usleep(1000);
+        }
     }
 
     public function kill(): void

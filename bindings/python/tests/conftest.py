@@ -67,6 +67,8 @@ class Memcached:
     """A memcached process on a free loopback port."""
 
     def __init__(self, *extra: str) -> None:
+        # -s PATH: a unix socket instead of the network.
+        self.unix = extra[extra.index("-s") + 1] if "-s" in extra else None
         for _ in range(10):
             self.port = _free_port()
             args = ["memcached", "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "64", "-t", "2", *extra]
@@ -89,7 +91,12 @@ class Memcached:
             if self.proc.poll() is not None:
                 return False
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                if self.unix is not None:
+                    with socket.socket(socket.AF_UNIX) as s:
+                        s.settimeout(1)
+                        s.connect(self.unix)
+                else:
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return True
             except OSError:
                 time.sleep(0.02)

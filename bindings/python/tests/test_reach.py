@@ -382,10 +382,14 @@ def test_a_store_from_a_url(memcached: Memcached) -> None:
                       ("memcached://", "no memcached servers")]:
         with pytest.raises(mcds.InvalidArgument, match=says):
             mcds.Store.from_url(url)
-    for url in ["memcached+tls://a:1", "memcached://user:hunter2@a:1", "unix:/run/m.sock"]:
-        with pytest.raises(mcds.Unsupported) as e:
-            mcds.Store.from_url(url)
-        assert "hunter2" not in str(e.value)
+    with pytest.raises(mcds.InvalidArgument, match="/nonexistent/ca.pem"):
+        mcds.Store.from_url("memcached+tls://127.0.0.1:1?ca_file=/nonexistent/ca.pem")
+    with pytest.raises(mcds.InvalidArgument) as e:
+        mcds.Store.from_url("memcached://user:hunter2%20x@127.0.0.1:1")
+    assert "hunter2" not in str(e.value)
+    # A unix socket: made now, connected on first use.
+    with pytest.raises(mcds.IoError, match="/nonexistent/m.sock"):
+        mcds.Store.from_url("unix:/nonexistent/m.sock").counter(name).incr()
     with pytest.raises(mcds.InvalidKey):
         mcds.Store.from_url("memory://?prefix=a%20b")
 
@@ -419,3 +423,22 @@ def test_exact_keys_shared_with_other_clients(memcached: Memcached) -> None:
             mcds.Counter.with_key(store, bad)
     with pytest.raises(mcds.InvalidKey):
         mcds.Lock.with_key(store, "x" * 245)  # <key>:fence must fit too
+
+
+def test_ascii_auth_and_a_unix_socket_from_a_url(new_memcached, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # memcached -Y: credentials in the URL (percent-encoded) or the environment.
+    authfile = tmp_path / "authfile"
+    authfile.write_text("py:s3cr%t\n")
+    authfile.chmod(0o644)
+    server = new_memcached("-Y", str(authfile))
+    name = unique("auth")
+    store = mcds.Store.from_url(f"memcached://py:s3cr%25t@{server.addr}")
+    assert store.counter(name).incr() == 1
+    with pytest.raises(mcds.IoError) as e:
+        mcds.Store.from_url(f"memcached://py:hunter2@{server.addr}").counter(name).incr()
+    assert "refused the credentials" in str(e.value)
+    assert "hunter2" not in str(e.value)
+    # memcached -s: a unix socket.
+    sock = tmp_path / "m.sock"
+    unix = new_memcached("-s", str(sock))
+    assert mcds.Store.from_url(f"unix:{sock}").counter(name).incr(2) == 2

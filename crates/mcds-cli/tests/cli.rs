@@ -808,3 +808,51 @@ fn servers_through_twemproxy() {
     assert!(!out.status.success(), "a lock behind a proxy ran: {err}");
     assert!(err.contains("proxy"), "{err}");
 }
+
+/// The operator's ways to reach memcached, as the README gives them: a unix
+/// socket with credentials from the environment, and TLS with a CA file in
+/// the URL; refused credentials and certificates exit 4 (unavailable) with
+/// a line that says what to change and never the password.
+#[test]
+fn unix_socket_auth_and_tls_from_the_command_line() {
+    use mcds_testkit::ServerOptions;
+    let unix = MemcachedServer::start(ServerOptions::default().unix_socket().auth("ops", "pw1"));
+    let run = |url: &str, user: &str, password: &str, args: &[&str]| {
+        let mut cmd = Command::cargo_bin("mcds").unwrap();
+        cmd.env("MCDS_SERVERS", url)
+            .env("MCDS_USERNAME", user)
+            .env("MCDS_PASSWORD", password)
+            .args(args);
+        cmd.output().unwrap()
+    };
+    let out = run(&unix.addr(), "ops", "pw1", &["counter", "incr", "jobs"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+    let out = run(&unix.addr(), "ops", "hunter2", &["counter", "incr", "jobs"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused the credentials"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    // The lock, over the same socket: flock's habits hold.
+    let out = run(&unix.addr(), "ops", "pw1", &["lock", "run", "-n", "nightly", "true"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let tls = MemcachedServer::start(ServerOptions::default().tls());
+    let ca = tls.tls_files().unwrap().ca.display().to_string();
+    let url = format!("memcached+tls://{}?ca_file={ca}", tls.addr());
+    let mut cmd = Command::cargo_bin("mcds").unwrap();
+    assert_eq!(
+        stdout(cmd.env("MCDS_SERVERS", &url).args(["counter", "incr", "tls"])),
+        "1\n"
+    );
+    let other = tls.tls_files().unwrap().other_ca.display().to_string();
+    let mut cmd = Command::cargo_bin("mcds").unwrap();
+    let out = cmd
+        .env("MCDS_SERVERS", format!("memcached+tls://{}?ca_file={other}", tls.addr()))
+        .args(["counter", "incr", "tls"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did not verify"), "{err}");
+}

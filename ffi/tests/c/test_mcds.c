@@ -2177,11 +2177,27 @@ static void store_urls(const char *servers) {
     EXPECT_CODE(mcds_store_new_url("", &untouched), MCDS_INVALID_ARGUMENT);
     EXPECT_CODE(mcds_store_new_url("memory://?prefix=a%20b", &untouched), MCDS_INVALID_KEY);
     EXPECT_CODE(mcds_store_new_url("memory://?prefix=\xc3\x28", &untouched), MCDS_INVALID_UTF8);
-    EXPECT_CODE(mcds_store_new_url("memcached+tls://a:1", &untouched), MCDS_UNSUPPORTED);
-    EXPECT_CODE(mcds_store_new_url("unix:/run/memcached.sock", &untouched), MCDS_UNSUPPORTED);
-    EXPECT_CODE(mcds_store_new_url("memcached://u:hunter2@a:1", &untouched), MCDS_UNSUPPORTED);
+    /* TLS files are read when the store is made; credentials never show. */
+    EXPECT_CODE(mcds_store_new_url("memcached+tls://127.0.0.1:1?ca_file=/nonexistent/ca.pem", &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "/nonexistent/ca.pem") != NULL);
+    EXPECT_CODE(mcds_store_new_url("memcached://127.0.0.1:1?ca_file=/ca.pem", &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_store_new_url("memcached://u:hunter2%20x@127.0.0.1:1", &untouched), MCDS_INVALID_ARGUMENT);
     EXPECT(strstr(mcds_last_error_message(), "hunter2") == NULL);
     EXPECT(untouched == (mcds_store *)0x1);
+    /* A unix socket and credentials make stores (connections on first use). */
+    mcds_store *lazy = NULL;
+    OK(mcds_store_new_url("unix:/nonexistent/memcached.sock", &lazy));
+    mcds_counter *c = NULL;
+    OK(mcds_counter_new(lazy, "unix", &c));
+    uint64_t n = 0;
+    EXPECT_CODE(mcds_counter_incr(c, 1, &n), MCDS_IO);
+    EXPECT(strstr(mcds_last_error_message(), "/nonexistent/memcached.sock") != NULL);
+    mcds_counter_free(c);
+    mcds_store_free(lazy);
+    lazy = NULL;
+    OK(mcds_store_new_url("memcached://u:hunter2@127.0.0.1:1", &lazy));
+    mcds_store_free(lazy);
 }
 
 int main(void) {

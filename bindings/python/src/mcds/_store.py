@@ -196,8 +196,11 @@ class Store(Handle):
 
         ``text://host:port?proxy`` speaks the classic text protocol, here
         through twemproxy (no CAS there: locks are refused). A mistake is
-        :class:`~mcds.InvalidArgument` naming it; TLS, unix sockets and
-        credentials are :class:`~mcds.Unsupported` in this version."""
+        :class:`~mcds.InvalidArgument` naming it. TLS
+        (``memcached+tls://host:port?ca_file=...``), unix sockets
+        (``unix:/path``) and memcached's ASCII auth (``user:password@``, or
+        ``MCDS_USERNAME``/``MCDS_PASSWORD``) are taken too; credentials are
+        never repeated in a message."""
         if not isinstance(url, str):
             raise TypeError(f"url must be str, not {type(url).__name__}")
         if "\0" in url:
