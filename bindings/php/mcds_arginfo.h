@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 4a41998ae903be6fbecfede8997df7d7f66ef029 */
+ * Stub hash: e6ddea1e12ea84c6bbb7e08ef69e82815ed4c708 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()

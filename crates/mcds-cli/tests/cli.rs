@@ -826,7 +826,11 @@ fn unix_socket_auth_and_tls_from_the_command_line() {
         cmd.output().unwrap()
     };
     let out = run(&unix.addr(), "ops", "pw1", &["counter", "incr", "jobs"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
     let out = run(&unix.addr(), "ops", "hunter2", &["counter", "incr", "jobs"]);
     assert_eq!(out.status.code(), Some(4));
@@ -834,21 +838,36 @@ fn unix_socket_auth_and_tls_from_the_command_line() {
     assert!(err.contains("refused the credentials"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
     // The lock, over the same socket: flock's habits hold.
-    let out = run(&unix.addr(), "ops", "pw1", &["lock", "run", "-n", "nightly", "true"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        &unix.addr(),
+        "ops",
+        "pw1",
+        &["lock", "run", "-n", "nightly", "true"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let tls = MemcachedServer::start(ServerOptions::default().tls());
     let ca = tls.tls_files().unwrap().ca.display().to_string();
     let url = format!("memcached+tls://{}?ca_file={ca}", tls.addr());
     let mut cmd = Command::cargo_bin("mcds").unwrap();
     assert_eq!(
-        stdout(cmd.env("MCDS_SERVERS", &url).args(["counter", "incr", "tls"])),
+        stdout(
+            cmd.env("MCDS_SERVERS", &url)
+                .args(["counter", "incr", "tls"])
+        ),
         "1\n"
     );
     let other = tls.tls_files().unwrap().other_ca.display().to_string();
     let mut cmd = Command::cargo_bin("mcds").unwrap();
     let out = cmd
-        .env("MCDS_SERVERS", format!("memcached+tls://{}?ca_file={other}", tls.addr()))
+        .env(
+            "MCDS_SERVERS",
+            format!("memcached+tls://{}?ca_file={other}", tls.addr()),
+        )
         .args(["counter", "incr", "tls"])
         .output()
         .unwrap();

@@ -235,6 +235,31 @@ fn boolean(name: &str, value: Option<&str>) -> Result<bool> {
     }
 }
 
+/// Apply the options both network stores take (each `Option` the URL set)
+/// to a `mcds_memcached::Builder` or a `mcds_text::Builder`: the two
+/// builders have the same methods but no common trait.
+macro_rules! with_network_options {
+    ($b:expr, $connect_timeout:expr, $io_timeout:expr, $item_size_limit:expr, $tls:expr, $credentials:expr) => {{
+        let mut b = $b;
+        if let Some(t) = $connect_timeout {
+            b = b.connect_timeout(*t);
+        }
+        if let Some(t) = $io_timeout {
+            b = b.io_timeout(*t);
+        }
+        if let Some(n) = $item_size_limit {
+            b = b.item_size_limit(*n);
+        }
+        if let Some(tls) = $tls {
+            b = b.tls(tls.clone());
+        }
+        if let Some(c) = $credentials {
+            b = b.credentials(c.clone());
+        }
+        b
+    }};
+}
+
 impl StoreUrl {
     /// Parse and check `url` (see [`StoreUrl`] for the syntax and options). Nothing
     /// connects yet.
@@ -480,22 +505,15 @@ impl StoreUrl {
         else {
             return None;
         };
-        let mut b = MemcachedStore::builder().distribution(*distribution);
-        if let Some(t) = connect_timeout {
-            b = b.connect_timeout(*t);
-        }
-        if let Some(t) = io_timeout {
-            b = b.io_timeout(*t);
-        }
-        if let Some(n) = item_size_limit {
-            b = b.item_size_limit(*n);
-        }
-        if let Some(tls) = tls {
-            b = b.tls(tls.clone());
-        }
-        if let Some(c) = credentials {
-            b = b.credentials(c.clone());
-        }
+        let b = MemcachedStore::builder().distribution(*distribution);
+        let b = with_network_options!(
+            b,
+            connect_timeout,
+            io_timeout,
+            item_size_limit,
+            tls,
+            credentials
+        );
         Some(b.connect(servers))
     }
 
@@ -519,24 +537,17 @@ impl StoreUrl {
                 credentials,
             } => {
                 let mut b = TextStore::builder().behind_proxy(*proxy);
-                if let Some(tls) = tls {
-                    b = b.tls(tls.clone());
-                }
-                if let Some(c) = credentials {
-                    b = b.credentials(c.clone());
-                }
                 if *distribution == Distribution::Ketama {
                     b = b.router(mcds_text::Ketama::default());
                 }
-                if let Some(t) = connect_timeout {
-                    b = b.connect_timeout(*t);
-                }
-                if let Some(t) = io_timeout {
-                    b = b.io_timeout(*t);
-                }
-                if let Some(n) = item_size_limit {
-                    b = b.item_size_limit(*n);
-                }
+                let b = with_network_options!(
+                    b,
+                    connect_timeout,
+                    io_timeout,
+                    item_size_limit,
+                    tls,
+                    credentials
+                );
                 Arc::new(b.connect(servers)?)
             }
             UrlKind::Memory {
