@@ -684,7 +684,12 @@ fn servers_take_a_store_url() {
     // Mistakes name themselves; the prefix is given once.
     for (url, extra, code, says) in [
         ("memcached://a:1?colour=blue", None, 3, "colour"),
-        ("memcached+tls://a:1", None, 3, "TLS"),
+        (
+            "memcached+tls://127.0.0.1:1?ca_file=/nonexistent/ca.pem",
+            None,
+            3,
+            "/nonexistent/ca.pem",
+        ),
         (
             "memcached://127.0.0.1:1?prefix=x/",
             Some("y/"),
