@@ -60,13 +60,17 @@ impl Conn {
         self.reader.get_mut().set_deadline(deadline);
     }
 
-    /// Write one command.
-    pub(crate) fn send(&mut self, command: &MetaCommand) -> Result<(), memcache::exp::Error> {
-        let payload = command.encode()?;
+    /// Write one command. On failure, also whether any byte of it reached
+    /// the socket (then it may have been applied).
+    pub(crate) fn send(
+        &mut self,
+        command: &MetaCommand,
+    ) -> Result<(), (memcache::exp::Error, bool)> {
+        let payload = command.encode().map_err(|e| (e, false))?;
         let stream = self.reader.get_mut();
-        stream.write_all(&payload)?;
-        stream.flush()?;
-        Ok(())
+        let before = stream.sent();
+        let outcome = stream.write_all(&payload).and_then(|()| stream.flush());
+        outcome.map_err(|e| (e.into(), stream.sent() != before))
     }
 
     /// Read one reply (with its data block). `ERROR`/`CLIENT_ERROR`/
@@ -101,6 +105,7 @@ impl Conn {
     /// any byte left, failure or not.
     pub(crate) fn write_payload(&mut self, payload: &[u8]) -> (io::Result<()>, usize) {
         let stream = self.reader.get_mut();
+        let before = stream.sent();
         let mut written = 0;
         let outcome = (|| {
             while written < payload.len() {
@@ -112,7 +117,8 @@ impl Conn {
             }
             stream.flush()
         })();
-        (outcome, written)
+        // Bytes that reached the socket, not bytes queued (TLS queues all).
+        (outcome, (stream.sent() - before) as usize)
     }
 }
 

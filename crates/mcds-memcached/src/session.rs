@@ -105,13 +105,17 @@ impl<'a> Session<'a> {
         loop {
             let was_pooled = self.pooled;
             let sent = self.armed(deadline)?.send(command);
-            if let Err(e) = sent {
-                let retry = self.pooled && is_transport(&e);
+            if let Err((e, some_left)) = sent {
+                let retry = self.pooled && !some_left && is_transport(&e);
                 self.discard();
                 if retry {
                     continue;
                 }
-                return Err(self.errors().map(key, e, false));
+                // Part of the command (maybe all of it) left: it may have
+                // been applied.
+                return Err(self
+                    .errors()
+                    .map(key, e, some_left && command.has_side_effect()));
             }
             let received = self.armed(deadline)?.receive();
             self.pooled = false;

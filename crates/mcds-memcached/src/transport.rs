@@ -15,7 +15,8 @@
 //!   by [`TlsOptions::danger_accept_invalid_certs`], which prints a warning
 //!   on standard error each time a store is built with it.
 //! * **ASCII auth** (`memcached -Y <authfile>`) is a `set` whose value is
-//!   `<user> <password>`, sent once per connection before anything else.
+//!   `<user> <password>`, sent once per connection before anything else,
+//!   already expired so that a server without `-Y` keeps nothing of it.
 //!   The password is never part of a message, a `Debug` output or a log.
 //! * **Failures that retrying cannot fix** (refused credentials, a
 //!   certificate that does not verify, a server that asks for credentials
@@ -34,7 +35,7 @@ use std::time::{Duration, Instant};
 use mcds_core::{Error, Result};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use rustls::{AlertDescription, ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
 /// Where a server listens: `host:port` (resolved when the store is built)
 /// or a unix socket's path (`unix:/path`).
@@ -452,6 +453,90 @@ pub struct Stream {
     deadline: Instant,
     read_armed: Option<Duration>,
     write_armed: Option<Duration>,
+    /// Bytes handed to the socket (TCP, unix), for `sent`.
+    sent: u64,
+}
+
+/// A TLS connection's socket: every read and write rustls makes on it is
+/// bounded by the stream's deadline (rustls makes several per record or
+/// flush, each of which would otherwise get the whole armed timeout), and
+/// it counts the bytes that left.
+struct DeadlineSock {
+    sock: TcpStream,
+    deadline: Instant,
+    read_armed: Option<Duration>,
+    write_armed: Option<Duration>,
+    sent: u64,
+}
+
+impl DeadlineSock {
+    fn arm_sock(&mut self, read: bool) -> io::Result<()> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::from(io::ErrorKind::TimedOut));
+        }
+        let armed = if read {
+            &mut self.read_armed
+        } else {
+            &mut self.write_armed
+        };
+        if armed.is_some_and(|a| a <= left + SLACK) {
+            return Ok(());
+        }
+        if read {
+            self.sock.set_read_timeout(Some(left))?;
+        } else {
+            self.sock.set_write_timeout(Some(left))?;
+        }
+        *armed = Some(left);
+        Ok(())
+    }
+
+    fn timed_sock<T>(
+        &mut self,
+        read: bool,
+        mut op: impl FnMut(&mut TcpStream) -> io::Result<T>,
+    ) -> io::Result<T> {
+        loop {
+            self.arm_sock(read)?;
+            match op(&mut self.sock) {
+                Err(e) if is_timeout(&e) => {
+                    if Instant::now() + SLACK >= self.deadline {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, e));
+                    }
+                    if read {
+                        self.read_armed = None
+                    } else {
+                        self.write_armed = None
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+impl Read for DeadlineSock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.timed_sock(true, |s| s.read(buf))
+    }
+}
+
+impl Write for DeadlineSock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.timed_sock(false, |s| s.write(buf))?;
+        self.sent += n as u64;
+        Ok(n)
+    }
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let n = self.timed_sock(false, |s| s.write_vectored(bufs))?;
+        self.sent += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// How far past its deadline a read or write may block (see [`Stream`]).
@@ -460,7 +545,7 @@ pub const SLACK: Duration = Duration::from_millis(5);
 enum Inner {
     Tcp(TcpStream),
     Unix(UnixStream),
-    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    Tls(Box<StreamOwned<ClientConnection, DeadlineSock>>),
 }
 
 impl fmt::Debug for Stream {
@@ -534,6 +619,7 @@ impl Stream {
             deadline: Instant::now() + io_timeout,
             read_armed: None,
             write_armed: None,
+            sent: 0,
         };
         if let Some(credentials) = &security.credentials {
             stream.authenticate(server, credentials)?;
@@ -544,7 +630,7 @@ impl Stream {
     fn tls(
         server: &str,
         host: &str,
-        mut socket: TcpStream,
+        socket: TcpStream,
         tls: &TlsConnector,
         io_timeout: Duration,
     ) -> io::Result<Inner> {
@@ -565,8 +651,13 @@ impl Stream {
         // Every write is taken whole (see `write_tls_records`): a payload is
         // at most one batch, bounded by the item size limit per command.
         conn.set_buffer_limit(None);
-        socket.set_read_timeout(Some(io_timeout))?;
-        socket.set_write_timeout(Some(io_timeout))?;
+        let mut socket = DeadlineSock {
+            sock: socket,
+            deadline: Instant::now() + io_timeout,
+            read_armed: None,
+            write_armed: None,
+            sent: 0,
+        };
         while conn.is_handshaking() {
             if let Err(e) = conn.complete_io(&mut socket) {
                 return Err(tls_error(server, e));
@@ -577,10 +668,13 @@ impl Stream {
 
     /// memcached's ASCII auth: `set` with `<user> <password>` as the value
     /// (the key is ignored), answered `STORED` or `CLIENT_ERROR
-    /// authentication failure`.
+    /// authentication failure`. The item is sent already expired
+    /// (exptime -1): a server without `-Y` stores it like any `set`, and an
+    /// expired item is never served, so the password does not sit in that
+    /// server's cache for anyone to `get`.
     fn authenticate(&mut self, server: &str, credentials: &Credentials) -> io::Result<()> {
         let secret = format!("{} {}", credentials.user, credentials.password);
-        let mut request = format!("set mcds_auth 0 0 {}\r\n", secret.len()).into_bytes();
+        let mut request = format!("set mcds_auth 0 -1 {}\r\n", secret.len()).into_bytes();
         request.extend_from_slice(secret.as_bytes());
         request.extend_from_slice(b"\r\n");
         self.write_all(&request)?;
@@ -605,6 +699,18 @@ impl Stream {
     /// no system call until a read or write needs it).
     pub fn set_deadline(&mut self, deadline: Instant) {
         self.deadline = deadline;
+        if let Inner::Tls(s) = &mut self.inner {
+            s.sock.deadline = deadline;
+        }
+    }
+
+    /// How many bytes have been handed to the socket so far (under TLS,
+    /// record bytes): a write that failed with this unchanged sent nothing.
+    pub fn sent(&self) -> u64 {
+        match &self.inner {
+            Inner::Tls(s) => s.sock.sent,
+            _ => self.sent,
+        }
     }
 
     /// The socket under the stream.
@@ -612,7 +718,7 @@ impl Stream {
         match &self.inner {
             Inner::Tcp(s) => socket2::SockRef::from(s),
             Inner::Unix(s) => socket2::SockRef::from(s),
-            Inner::Tls(s) => socket2::SockRef::from(&s.sock),
+            Inner::Tls(s) => socket2::SockRef::from(&s.sock.sock),
         }
     }
 
@@ -623,6 +729,9 @@ impl Stream {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::Error::from(io::ErrorKind::TimedOut));
+        }
+        if matches!(self.inner, Inner::Tls(_)) {
+            return Ok(()); // armed per system call by DeadlineSock
         }
         let armed = if read {
             self.read_armed
@@ -695,15 +804,17 @@ impl Stream {
 
 /// Read what a TLS server sent to an idle connection, without blocking:
 /// harmless if it was only TLS housekeeping (session tickets, key updates).
-fn tls_idle_bytes_are_harmless(s: &mut StreamOwned<ClientConnection, TcpStream>) -> bool {
-    if s.sock.set_nonblocking(true).is_err() {
+fn tls_idle_bytes_are_harmless(s: &mut StreamOwned<ClientConnection, DeadlineSock>) -> bool {
+    let StreamOwned { conn, sock } = s;
+    let sock = &mut sock.sock;
+    if sock.set_nonblocking(true).is_err() {
         return false;
     }
     let harmless = (|| loop {
-        match s.conn.read_tls(&mut s.sock) {
+        match conn.read_tls(sock) {
             Ok(0) => return false, // EOF
             Ok(_) => {
-                let Ok(state) = s.conn.process_new_packets() else {
+                let Ok(state) = conn.process_new_packets() else {
                     return false;
                 };
                 if state.plaintext_bytes_to_read() > 0 || state.peer_has_closed() {
@@ -714,7 +825,7 @@ fn tls_idle_bytes_are_harmless(s: &mut StreamOwned<ClientConnection, TcpStream>)
             Err(_) => return false,
         }
     })();
-    s.sock.set_nonblocking(false).is_ok() && harmless
+    sock.set_nonblocking(false).is_ok() && harmless
 }
 
 /// Queue `buf` (whole commands, as every caller writes) on a TLS
@@ -792,9 +903,12 @@ fn is_tls_error(e: &io::Error) -> bool {
         .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
 }
 
-/// A TLS handshake failure, worded for the user: a certificate that does
-/// not verify is [`io::ErrorKind::PermissionDenied`] (retrying will not
-/// help), a timeout stays a timeout.
+/// A TLS failure (in the handshake, or a TLS 1.3 refusal that arrives with
+/// the first reply), worded for the user: a certificate that does not
+/// verify, or an alert refusing this client's certificate, is
+/// [`io::ErrorKind::PermissionDenied`] (retrying will not help); a corrupt
+/// record or any other alert is [`io::ErrorKind::InvalidData`] (retried
+/// after the usual backoff); a timeout stays a timeout.
 fn tls_error(server: &str, e: io::Error) -> io::Error {
     if matches!(
         e.kind(),
@@ -809,10 +923,35 @@ fn tls_error(server: &str, e: io::Error) -> io::Error {
         Some(rustls::Error::InvalidCertificate(why)) => denied(format!(
             "the TLS certificate of memcached at {server} did not verify ({why:?}): give the CA that signed it (ca_file), or the name it was issued for (server_name)"
         )),
-        Some(rustls::Error::AlertReceived(alert)) => denied(format!(
+        // Alerts about certificates or access: the server refuses this
+        // client as configured; retrying cannot fix it.
+        Some(rustls::Error::AlertReceived(
+            alert @ (AlertDescription::BadCertificate
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::CertificateRevoked
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnknownCA
+            | AlertDescription::AccessDenied
+            | AlertDescription::CertificateRequired
+            | AlertDescription::HandshakeFailure),
+        )) => denied(format!(
             "memcached at {server} refused the TLS handshake ({alert:?}): if it checks clients (ssl_verify_mode), give a client certificate it trusts (client_cert, client_key)"
         )),
-        Some(other) => denied(format!("TLS handshake with {server} failed: {other}")),
+        // A corrupt record is not a refusal: memcached over its connection
+        // limit writes "ERROR Too many open connections" in clear text
+        // before any TLS. Retrying can fix it.
+        Some(other @ rustls::Error::InvalidMessage(_)) => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "TLS with {server} failed: {other} (not TLS: does it run with -Z? memcached over its connection limit also answers in clear text)"
+            ),
+        ),
+        // Anything else (an internal_error alert, say) may pass.
+        Some(other) => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("TLS with {server} failed: {other}"),
+        ),
         None if e.kind() == io::ErrorKind::UnexpectedEof
             || e.kind() == io::ErrorKind::ConnectionReset =>
         {
@@ -910,14 +1049,24 @@ impl Write for Stream {
             let _ = self.flush();
             return Ok(buf.len());
         }
-        self.timed(false, |inner| match inner {
+        let n = self.timed(false, |inner| match inner {
             Inner::Tcp(s) => s.write(buf),
             Inner::Unix(s) => s.write(buf),
             Inner::Tls(s) => s.write(buf),
-        })
+        })?;
+        self.sent += n as u64;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        // Nothing buffered: nothing to do, whatever the deadline (a write
+        // that put every byte on the wire must not be followed by a flush
+        // that fails and makes the request look unsent).
+        match &self.inner {
+            Inner::Tcp(_) | Inner::Unix(_) => return Ok(()),
+            Inner::Tls(s) if !s.conn.wants_write() => return Ok(()),
+            Inner::Tls(_) => {}
+        }
         self.timed(false, |inner| match inner {
             Inner::Tcp(s) => s.flush(),
             Inner::Unix(s) => s.flush(),

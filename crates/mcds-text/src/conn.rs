@@ -58,6 +58,7 @@ impl Conn {
     pub(crate) fn write(&mut self, payload: &[u8], deadline: Instant) -> (io::Result<()>, bool) {
         let stream = self.reader.get_mut();
         stream.set_deadline(deadline);
+        let before = stream.sent();
         let mut written = 0;
         let outcome = (|| {
             while written < payload.len() {
@@ -69,7 +70,8 @@ impl Conn {
             }
             stream.flush()
         })();
-        (outcome, written > 0)
+        // Bytes that reached the socket, not bytes queued (TLS queues all).
+        (outcome, stream.sent() != before)
     }
 
     /// Read one reply of the shape `expect` before `deadline`.

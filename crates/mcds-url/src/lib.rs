@@ -137,15 +137,19 @@ fn bad(message: String) -> Error {
 }
 
 /// Split `user:password@` off the front of `url` (after its scheme), both
-/// percent-decoded. Any `@` in the URL marks credentials (a `@` in an
-/// option value is written `%40`). No message repeats any of it.
+/// percent-decoded: everything up to the last `@` before the options (a
+/// raw `@` in the password stays in it; one in an option value is not
+/// taken for credentials). No message repeats any of it.
 fn credentials(url: &str) -> Result<(Option<Credentials>, String)> {
-    let Some(at) = url.find('@') else {
-        return Ok((None, url.to_string()));
-    };
     let (scheme, start) = match url.find("://") {
-        Some(i) if i < at => (&url[..i + 3], i + 3),
-        _ => ("", 0),
+        Some(i) => (&url[..i + 3], i + 3),
+        None => ("", 0),
+    };
+    // The userinfo ends at the last '@' before the options: a raw '@' in
+    // the password stays in it, and an '@' in an option value is not one.
+    let end = url[start..].find('?').map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..end].rfind('@').map(|i| start + i) else {
+        return Ok((None, url.to_string()));
     };
     let userinfo = &url[start..at];
     let rest = &url[at + 1..];
@@ -401,6 +405,13 @@ impl StoreUrl {
                             }
                         }
                     }
+                }
+                other if other.contains('@') => {
+                    // A password with a raw '?' splits the URL there: the
+                    // "option" holds part of it, so it is not echoed.
+                    return Err(bad(
+                        "an option of the store URL holds '@' (not shown): write a '?' in a password as %3F, and an '@' in an option value as %40".into(),
+                    ));
                 }
                 other => {
                     return Err(bad(format!(
@@ -778,6 +789,7 @@ mod tests {
             ("memcached://hunter2@a:1", "user:password@"),
             ("memcached://user:hun ter2@a:1", "not valid"),
             ("memcached://admin:hunter%zz2@a:1", "%XX"),
+            ("memcached://admin:hunter?2@10.0.0.1:11211", "%3F"),
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{url}: {e}");
