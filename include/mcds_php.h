@@ -98,6 +98,12 @@ typedef struct mcds_store_builder mcds_store_builder;
 typedef struct mcds_table mcds_table;
 
 /*
+ The new value an updater chooses (`mcds_update_set`): opaque, valid only
+ during the updater's call.
+ */
+typedef struct mcds_update mcds_update;
+
+/*
  A view counter whose true total lives elsewhere (a database), cached for
  real-time display.
  */
@@ -112,6 +118,33 @@ typedef struct mcds_window mcds_window;
  A result code: `MCDS_OK` or one of the `MCDS_…` error codes.
  */
 typedef uint32_t mcds_result;
+
+/*
+ An updater: given the key's current value, chooses the new one.
+
+ The contract:
+
+ * `current` points to `current_len` bytes (NULL when `exists` is false:
+   the key is missing), valid only during the call; `out` likewise.
+ * To write a new value, call `mcds_update_set(out, value, len)` (the
+   bytes are copied; the last call wins) and return `MCDS_OK`. Returning
+   `MCDS_OK` without calling it leaves the item as it is. Any other code
+   aborts: nothing is written, and the call fails with
+   `MCDS_CALLBACK_FAILED` naming that code.
+ * It may be called **several times** in one `mcds_store_update`: once
+   per attempt, when another client changed the item in between (a lost
+   CAS race). It must compute the value from `current` alone and have no
+   other effects. It is called **on the calling thread**, before the
+   call returns, never afterwards.
+ * It may call mcds functions (they overwrite the thread's last error
+   message), and **must return normally**: no `longjmp` or C++ exception
+   out of it.
+ */
+typedef mcds_result (*mcds_updater)(void *ctx,
+                                    const uint8_t *current,
+                                    uintptr_t current_len,
+                                    bool exists,
+                                    mcds_update *out);
 
 /*
  A loader: writes the stored total (a `SELECT views FROM …`, say) to
@@ -484,6 +517,44 @@ mcds_result mcds_store_builder_build_memcached(const mcds_store_builder *b,
  `b` must be NULL or a live builder, not used after this call.
  */
 void mcds_store_builder_free(mcds_store_builder *b);
+
+/*
+ Inside an updater: write `value` (`len` bytes, copied; NULL when `len`
+ is 0) as the key's new value. Another call replaces it.
+
+ `out` NULL or the `out` an updater was given, during that call; `value`
+ NULL or `len` readable bytes.
+ */
+mcds_result mcds_update_set(mcds_update *out, const uint8_t *value, uintptr_t len);
+
+/*
+ Update `key` (the store's prefix in front, as it is: a raw key, not a
+ structure name) with a CAS read-modify-write: read it, call
+ `updater(ctx, …)` for the new value, write that only if nobody changed
+ the item since the read, and try again (reading afresh) if someone did,
+ up to `max_attempts` reads (0: 64). The written item expires after
+ `ttl_secs` seconds, or never with 0.
+
+ `*out_written` (NULL allowed) says whether a value was written: false
+ when the updater chose to leave the item. Errors: `MCDS_CONFLICT` after
+ `max_attempts` lost races (nothing written by this call);
+ `MCDS_CALLBACK_FAILED` when the updater returned another code than
+ `MCDS_OK` (nothing written); `MCDS_UNSUPPORTED` on a store without CAS
+ (memcached `-C`, or the text protocol behind a proxy), before the
+ updater runs; `MCDS_NULL_ARGUMENT` if `updater` is NULL. See
+ `mcds_updater` for the callback's contract.
+
+ `store` NULL or live; `key` NULL or NUL-terminated; `updater` NULL or
+ keeping the `mcds_updater` contract with `ctx`; `out_written` NULL or
+ writable.
+ */
+mcds_result mcds_store_update(const mcds_store *store,
+                              const char *key,
+                              uint32_t ttl_secs,
+                              uint32_t max_attempts,
+                              mcds_updater updater,
+                              void *ctx,
+                              bool *out_written);
 
 /*
  Create the counter `name` on `store`. `*out` is a new handle the caller

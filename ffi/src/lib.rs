@@ -67,6 +67,8 @@ mod store;
 
 mod store_builder;
 
+mod update;
+
 mod counter;
 
 mod shadow;

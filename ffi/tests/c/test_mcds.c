@@ -1963,6 +1963,85 @@ static void two_threads(mcds_store *store) {
     mcds_view_counter_free(views);
 }
 
+/* ---- mcds_store_update: a CAS read-modify-write with a callback. ---- */
+
+#define UPDATE_ROUNDS 200
+
+/* Adds 1 to the decimal number in the value (a missing key counts as 0);
+ * ctx counts the calls. With ctx pointing to -1, aborts with MCDS_IO. */
+static mcds_result add_one(void *ctx, const uint8_t *current, size_t len, bool exists, mcds_update *out) {
+    long *calls = ctx;
+    if (*calls < 0) return MCDS_IO;
+    __atomic_add_fetch(calls, 1, __ATOMIC_RELAXED);
+    char text[32] = {0};
+    unsigned long long n = 0;
+    if (exists) {
+        if (len >= sizeof text) return MCDS_INVALID_ARGUMENT;
+        memcpy(text, current, len);
+        n = strtoull(text, NULL, 10);
+    }
+    int written = snprintf(text, sizeof text, "%llu", n + 1);
+    return mcds_update_set(out, (const uint8_t *)text, (size_t)written);
+}
+
+/* Leaves the item as it is. */
+static mcds_result leave(void *ctx, const uint8_t *current, size_t len, bool exists, mcds_update *out) {
+    (void)ctx; (void)current; (void)len; (void)exists; (void)out;
+    return MCDS_OK;
+}
+
+typedef struct {
+    mcds_store *store;
+    long calls;
+    int failures;
+} update_arg;
+
+static void *update_worker(void *p) {
+    update_arg *a = p;
+    for (int i = 0; i < UPDATE_ROUNDS; i++) {
+        bool written = false;
+        if (mcds_store_update(a->store, "c-update:n", 0, 1000, add_one, &a->calls, &written) != MCDS_OK || !written)
+            a->failures++;
+    }
+    return NULL;
+}
+
+static void store_updates(mcds_store *store) {
+    pthread_t threads[4];
+    update_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (update_arg){store, 0, 0};
+        EXPECT(pthread_create(&threads[i], NULL, update_worker, &args[i]) == 0);
+    }
+    long calls = 0;
+    for (int i = 0; i < 4; i++) {
+        EXPECT(pthread_join(threads[i], NULL) == 0);
+        EXPECT(args[i].failures == 0);
+        calls += args[i].calls;
+    }
+    /* Read it back through an updater that leaves it. */
+    bool written = true;
+    OK(mcds_store_update(store, "c-update:n", 0, 0, leave, NULL, &written));
+    EXPECT(!written);
+    mcds_counter *c = NULL;
+    uint64_t v = 0;
+    OK(mcds_counter_new_with_key(store, (const uint8_t *)"c-update:n", strlen("c-update:n"), &c));
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 4 * UPDATE_ROUNDS);
+    mcds_counter_free(c);
+    printf("c: mcds_store_update, 4 threads x %d: %llu (updater called %ld times)\n", UPDATE_ROUNDS,
+           (unsigned long long)v, calls);
+    /* An updater that fails: nothing written, its code named. */
+    long abort_ctx = -1;
+    EXPECT_CODE(mcds_store_update(store, "c-update:n", 0, 0, add_one, &abort_ctx, NULL), MCDS_CALLBACK_FAILED);
+    EXPECT(strstr(mcds_last_error_message(), "MCDS_IO") != NULL);
+    EXPECT_CODE(mcds_store_update(store, "c-update:n", 0, 0, NULL, NULL, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_update(NULL, "c-update:n", 0, 0, leave, NULL, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_update(store, NULL, 0, 0, leave, NULL, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_store_update(store, "bad key", 0, 0, leave, NULL, NULL), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_update_set(NULL, NULL, 0), MCDS_NULL_ARGUMENT);
+}
+
 /* ---- NULL in every remaining pointer position, table-driven. ---- */
 
 typedef struct {
@@ -2242,6 +2321,8 @@ int main(void) {
     ttl_expiry(memory, memcached);
     two_threads(memory);
     two_threads(memcached);
+    store_updates(memory);
+    store_updates(memcached);
     nulls_everywhere(memory);
     nulls_everywhere(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
