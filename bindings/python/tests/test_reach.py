@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import math
 import threading
+from typing import List, Optional
 import time
 
 import pytest
@@ -442,3 +443,30 @@ def test_ascii_auth_and_a_unix_socket_from_a_url(new_memcached, tmp_path) -> Non
     sock = tmp_path / "m.sock"
     unix = new_memcached("-s", str(sock))
     assert mcds.Store.from_url(f"unix:{sock}").counter(name).incr(2) == 2
+
+
+def test_update_is_a_cas_read_modify_write(store: mcds.Store) -> None:
+    key = unique("upd")
+
+    def add_one(current: Optional[bytes]) -> bytes:
+        return str(int(current or b"0") + 1).encode()
+
+    def worker() -> None:
+        for _ in range(100):
+            assert store.update(key, add_one)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seen: List[Optional[bytes]] = []
+    assert store.update(key, lambda v: seen.append(v)) is False  # None: left as it is
+    assert seen == [b"400"]
+    # The function's own exception, nothing written.
+    with pytest.raises(ZeroDivisionError):
+        store.update(key, lambda v: (1 // 0).to_bytes(1, "big"))
+    with pytest.raises(TypeError, match="encode"):
+        store.update(key, lambda v: "text")  # type: ignore[arg-type,return-value]
+    assert store.update(key, lambda v: None) is False
+    assert mcds.Counter.with_key(store, key).get() == 400

@@ -11,7 +11,7 @@ from ._counter import Counter
 from ._eventlog import EventLog
 from ._ffi import ffi, lib
 from .errors import InvalidArgument
-from ._handle import Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
+from ._handle import U32_MAX, Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
 from ._hll import HyperLogLog
 from ._int_array import IntArray
 from ._limiter import RateLimiter
@@ -20,6 +20,7 @@ from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
 from ._table import Table
+from ._update import Updater, run_update
 from ._view import Loader, ViewCounter
 from ._window import WindowCounter
 
@@ -229,6 +230,29 @@ class Store(Handle):
         return store
 
     # -- the structures: one factory per class, with the class's arguments --
+
+    def update(self, key: Data, fn: Updater, ttl: int = 0, max_attempts: int = 0) -> bool:
+        """Update ``key`` (this store's prefix in front, as it is: a raw
+        key, not a structure name) with a CAS read-modify-write: read it,
+        call ``fn(current)`` (``bytes``, or ``None`` when missing) for the new
+        value, and write it only if nobody changed the item since the read;
+        when someone did, read again and call ``fn`` again, up to
+        ``max_attempts`` reads (0: 64), then :class:`~mcds.Conflict`.
+        ``fn`` returns ``bytes``, or ``None`` to leave the item as it is; it
+        may run several times and must have no other effects. If it raises,
+        nothing is written and its exception reaches the caller as raised.
+        ``ttl``: seconds the written item lasts (0: no expiry). Returns
+        whether a value was written. A store without CAS (memcached ``-C``,
+        or the text protocol through a proxy) raises
+        :class:`~mcds.Unsupported` before ``fn`` runs.
+
+        >>> store.update("config:version", lambda v: str(int(v or b"0") + 1).encode())
+        True
+        """
+        return run_update(
+            self._call, name_arg(key, "key"), fn, int_arg(ttl, "ttl", 0, U32_MAX),
+            int_arg(max_attempts, "max_attempts", 0, U32_MAX),
+        )
 
     def counter(self, name: Data) -> Counter:
         """The exact shared counter ``name``: see :class:`~mcds.Counter`."""
