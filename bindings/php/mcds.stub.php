@@ -85,6 +85,23 @@ namespace Mcds {
          */
         public function withPrefix(string $prefix): Store {}
 
+        /**
+         * Update $key (this store's prefix in front, as it is: a raw key,
+         * not a structure name) with a CAS read-modify-write: read it, call
+         * $fn with the current value (a string, or null when the key is
+         * missing) for the new one, and write it only if nobody changed the
+         * item since the read; when someone did, read again and call $fn
+         * again, up to $maxAttempts reads (0: 64), then ConflictException.
+         * $fn returns a string, or null to leave the item as it is; it may
+         * run several times and must have no other effects. If it throws,
+         * nothing is written and its exception reaches the caller as
+         * thrown. $ttl: seconds the written item lasts (0: no expiry).
+         * Returns whether a value was written. A store without CAS
+         * (memcached -C, or the text protocol through a proxy) throws
+         * UnsupportedException before $fn runs.
+         */
+        public function update(string $key, callable $fn, int $ttl = 0, int $maxAttempts = 0): bool {}
+
         public function counter(string $name): Counter {}
 
         /** A lock: see Lock::__construct for the options. */

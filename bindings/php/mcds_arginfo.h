@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: e6ddea1e12ea84c6bbb7e08ef69e82815ed4c708 */
+ * Stub hash: 3f9b0f5d183fba894be8ef23db49052b1208efb1 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -26,6 +26,13 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_withPrefix, 0, 1, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, prefix, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Store_update, 0, 2, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, fn, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxAttempts, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
@@ -447,6 +454,7 @@ ZEND_METHOD(Mcds_Store, memcached);
 ZEND_METHOD(Mcds_Store, memory);
 ZEND_METHOD(Mcds_Store, fromUrl);
 ZEND_METHOD(Mcds_Store, withPrefix);
+ZEND_METHOD(Mcds_Store, update);
 ZEND_METHOD(Mcds_Store, counter);
 ZEND_METHOD(Mcds_Store, lock);
 ZEND_METHOD(Mcds_Store, shadowCounter);
@@ -573,6 +581,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, memory, arginfo_class_Mcds_Store_memory, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, fromUrl, arginfo_class_Mcds_Store_fromUrl, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, update, arginfo_class_Mcds_Store_update, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, shadowCounter, arginfo_class_Mcds_Store_shadowCounter, ZEND_ACC_PUBLIC)

@@ -151,6 +151,96 @@ ZEND_METHOD(Mcds_Store, withPrefix)
 	store_result(return_value, r, store);
 }
 
+/* Store::update: the PHP callable of one call, called back by libmcds as an
+ * mcds_updater on this thread, once per attempt (a lost CAS race calls it
+ * again). As with the view counter's loader, nothing may unwind or longjmp
+ * over the libmcds frames: an exception stays pending in EG(exception) and
+ * the callback fails (nothing is written); a fatal error's bailout is
+ * caught here and resumed after libmcds returned. */
+typedef struct {
+	zval *fn;                    /* the PHP callable */
+	zend_fcall_info_cache fcc;   /* as resolved when it was passed */
+	bool bailed_out;
+} updater_ctx;
+
+static mcds_result call_updater(void *ctx, const uint8_t *current, size_t current_len, bool exists, mcds_update *out)
+{
+	updater_ctx *c = ctx;
+	volatile mcds_result code = MCDS_CALLBACK_FAILED;
+	zval rv, arg;
+	ZVAL_UNDEF(&rv);
+	if (exists) {
+		ZVAL_STRINGL(&arg, (const char *)current, current_len);
+	} else {
+		ZVAL_NULL(&arg);
+	}
+	zend_try {
+		zend_fcall_info fci;
+		fci.size = sizeof(fci);
+		ZVAL_COPY_VALUE(&fci.function_name, c->fn);
+		fci.object = NULL;
+		fci.retval = &rv;
+		fci.params = &arg;
+		fci.param_count = 1;
+		fci.named_params = NULL;
+		if (zend_call_function(&fci, &c->fcc) == SUCCESS && EG(exception) == NULL) {
+			if (Z_TYPE(rv) == IS_NULL) {
+				code = MCDS_OK; /* leave the item as it is */
+			} else if (Z_TYPE(rv) == IS_STRING) {
+				code = mcds_update_set(out, (const uint8_t *)Z_STRVAL(rv), Z_STRLEN(rv));
+			} else {
+				zend_type_error("the function passed to Mcds\\Store::update() must return a string (the new value) "
+					"or null (leave the item as it is), %s returned", zend_zval_type_name(&rv));
+			}
+		}
+	} zend_catch {
+		c->bailed_out = true;
+	} zend_end_try();
+	if (!c->bailed_out) {
+		zval_ptr_dtor(&rv);
+	}
+	zval_ptr_dtor(&arg);
+	return code;
+}
+
+ZEND_METHOD(Mcds_Store, update)
+{
+	char *key;
+	size_t key_len;
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+	zend_long seconds = 0, max_attempts = 0;
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_PATH(key, key_len)
+		Z_PARAM_FUNC(fci, fcc)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(seconds)
+		Z_PARAM_LONG(max_attempts)
+	ZEND_PARSE_PARAMETERS_END();
+	uint32_t ttl, attempts;
+	if (!php_mcds_arg_ttl(seconds, 3, &ttl) || !php_mcds_arg_u32(max_attempts, 4, &attempts)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_store, store);
+	zval fn;
+	/* Kept alive through the call, whatever the function does. */
+	ZVAL_COPY(&fn, &fci.function_name);
+	updater_ctx ctx = {.fn = &fn, .fcc = fcc, .bailed_out = false};
+	bool written = false;
+	mcds_result r = mcds_store_update(store, key, ttl, attempts, call_updater, &ctx, &written);
+	if (ctx.bailed_out) {
+		zend_bailout(); /* the function's fatal error, resumed */
+	}
+	zval_ptr_dtor(&fn);
+	if (r == MCDS_OK) {
+		RETURN_BOOL(written);
+	}
+	if (EG(exception) == NULL) {
+		php_mcds_throw(r);
+	}
+	RETURN_THROWS();
+}
+
 /* object_init_ex + a constructor; on failure the half-made object goes. */
 #define MCDS_FACTORY(ce, call)                                   \
 	do {                                                         \

@@ -113,4 +113,38 @@ final class StoreTest extends StoreTestCase
         $counter = Store::memory()->counter('props');
         $counter->extra = 1; // @phpstan-ignore-line
     }
+
+    /** @dataProvider backends */
+    public function testUpdateIsACasReadModifyWrite(string $backend): void
+    {
+        $s = self::store($backend);
+        $key = self::name('upd');
+        $addOne = fn (?string $v): string => (string)((int)($v ?? '0') + 1);
+        for ($i = 0; $i < 50; $i++) {
+            $this->assertTrue($s->update($key, $addOne));
+        }
+        $seen = [];
+        $this->assertFalse($s->update($key, function (?string $v) use (&$seen): ?string {
+            $seen[] = $v;
+            return null; // leave it
+        }));
+        $this->assertSame(['50'], $seen);
+        // The function's own exception, nothing written.
+        try {
+            $s->update($key, function (?string $v): string {
+                throw new \DomainException('no');
+            });
+            $this->fail('the exception was lost');
+        } catch (\DomainException $e) {
+            $this->assertSame('no', $e->getMessage());
+        }
+        try {
+            $s->update($key, fn (?string $v) => 42);
+            $this->fail('an int was taken as a value');
+        } catch (\TypeError $e) {
+            $this->assertStringContainsString('must return a string', $e->getMessage());
+        }
+        $this->assertSame(50, \Mcds\Counter::withKey($s, $key)->get());
+        $this->assertTrue($s->update($key, fn (?string $v) => 'x', 60));
+    }
 }
