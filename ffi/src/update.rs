@@ -207,14 +207,25 @@ mod tests {
         unsafe { *ctx.cast::<mcds_result>() = 42 };
         // SAFETY: as above.
         let r = unsafe {
-            mcds_store_update(store, key.as_ptr(), 0, 0, Some(append_x), ctx, ptr::null_mut())
+            mcds_store_update(
+                store,
+                key.as_ptr(),
+                0,
+                0,
+                Some(append_x),
+                ctx,
+                ptr::null_mut(),
+            )
         };
         assert_eq!(r, MCDS_CALLBACK_FAILED);
         // SAFETY: as above; a NULL updater.
         let r = unsafe { mcds_store_update(store, key.as_ptr(), 0, 0, None, ctx, ptr::null_mut()) };
         assert_eq!(r, MCDS_NULL_ARGUMENT);
         // SAFETY: NULL out.
-        assert_eq!(unsafe { mcds_update_set(ptr::null_mut(), ptr::null(), 0) }, MCDS_NULL_ARGUMENT);
+        assert_eq!(
+            unsafe { mcds_update_set(ptr::null_mut(), ptr::null(), 0) },
+            MCDS_NULL_ARGUMENT
+        );
         // SAFETY: live handle, freed once.
         unsafe { mcds_store_free(store) };
     }

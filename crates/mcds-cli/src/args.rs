@@ -869,6 +869,34 @@ pub(crate) enum KvCmd {
         /// How much to add (default 1)
         delta: Option<u64>,
     },
+    /// Replace KEY's value by what a command makes of it, atomically (CAS)
+    ///
+    /// Runs `/bin/sh -c SHELL_COMMAND` with KEY's value on standard input
+    /// (nothing when absent; MCDS_KV_EXISTS is 1 or 0) and writes exactly
+    /// what it prints on standard output (a trailing newline included: use
+    /// printf) as the new value, only if nobody changed
+    /// KEY meanwhile; if someone did, runs it again on the new value (up to
+    /// --max-attempts times, then exit 5). The command may run several
+    /// times: it must only compute. If it exits non-zero, nothing is
+    /// written and mcds exits 1. Refused (exit 3) on a store without CAS.
+    ///
+    ///   mcds kv update config:version -c 'printf %s $(( $(cat) + 0 + 1 ))'
+    #[command(verbatim_doc_comment)]
+    Update {
+        /// The key (after --prefix)
+        key: String,
+        /// The command: run with /bin/sh -c, KEY's value on standard input
+        #[arg(short = 'c', long = "command", value_name = "SHELL_COMMAND")]
+        shell: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+        /// How many reads (and runs of the command) before giving up on a
+        /// key other clients keep changing
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        max_attempts: u32,
+    },
     /// Make KEY expire --ttl from now, value unchanged; exit 1 if absent
     Touch {
         /// The key (after --prefix)

@@ -702,3 +702,75 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(output.status.code(), Some(0), "{e}");
     assert!(e.is_empty(), "{e}");
 }
+
+/// `mcds kv update`: the CAS read-modify-write with a shell command, from
+/// 4 processes at once on one key: every run lands once.
+#[test]
+fn kv_update_runs_a_command_as_the_update_function() {
+    let server = mcds_testkit::MemcachedServer::start_default();
+    let run = |args: &[&str]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("mcds").unwrap();
+        cmd.env("MCDS_SERVERS", server.addr()).args(args);
+        cmd.output().unwrap()
+    };
+    // printf, not echo: the value is exactly what the command prints.
+    let add_one = "printf %s $(( $(cat) + 0 + 1 ))";
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = server.addr();
+            std::thread::spawn(move || {
+                for _ in 0..10 {
+                    let mut cmd = assert_cmd::Command::cargo_bin("mcds").unwrap();
+                    let out = cmd
+                        .env("MCDS_SERVERS", &addr)
+                        .args([
+                            "kv",
+                            "update",
+                            "jobs",
+                            "--max-attempts",
+                            "100",
+                            "-c",
+                            add_one,
+                        ])
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for c in children {
+        c.join().unwrap();
+    }
+    let out = run(&["kv", "get", "jobs"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "40\n");
+    // A failing command writes nothing, and says so.
+    let out = run(&["kv", "update", "jobs", "-c", "exit 7"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exit status: 7") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run(&["kv", "get", "jobs"]).stdout),
+        "40\n"
+    );
+    // A missing key: empty input, MCDS_KV_EXISTS=0.
+    let out = run(&[
+        "kv",
+        "update",
+        "fresh",
+        "-c",
+        "printf exists=$MCDS_KV_EXISTS",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&run(&["kv", "get", "fresh"]).stdout),
+        "exists=0\n"
+    );
+}

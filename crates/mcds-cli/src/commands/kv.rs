@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Key, Stored, Ttl};
+use mcds_core::{Key, Stored, Ttl, Updated};
 use serde_json::{Map, Value, json};
 
 use crate::args::{Global, KvCmd};
@@ -20,6 +20,74 @@ fn key(ctx: &Ctx, key: &str) -> Result<Key, Failure> {
 /// A `--ttl`: never when absent, else rounded up to whole seconds.
 fn ttl(ttl: Option<Duration>) -> Ttl {
     ttl.map_or(Ttl::Never, Ttl::from)
+}
+
+/// `mcds kv update`: `Store::update` with a shell command as the function.
+/// The command's failure is kept aside (the function itself cannot fail:
+/// it declines to write) and reported after the update returns.
+fn update(ctx: &Ctx, name: &str, shell: &str, ttl: Ttl, max_attempts: u32) -> CliResult {
+    let key = key(ctx, name)?;
+    let mut failed: Option<String> = None;
+    let mut runs = 0u32;
+    let mut f = |current: Option<&[u8]>| -> Option<Vec<u8>> {
+        if failed.is_some() {
+            return None;
+        }
+        runs += 1;
+        match run_filter(shell, current) {
+            Ok(value) => Some(value),
+            Err(why) => {
+                failed = Some(why);
+                None
+            }
+        }
+    };
+    let updated = ctx.scope.store().update(&key, ttl, max_attempts, &mut f)?;
+    if let Some(why) = failed {
+        return Err(Failure {
+            code: NEGATIVE,
+            message: format!("{why}; nothing was written to {name:?}"),
+        });
+    }
+    if let Updated::Stored { value, cas } = updated {
+        if ctx.json {
+            line(
+                json!({ "key": name, "value": String::from_utf8_lossy(&value), "cas": cas, "runs": runs }),
+            );
+        }
+    }
+    Ok(OK)
+}
+
+/// Run `/bin/sh -c shell` with `current` on standard input: its standard
+/// output, or why it failed.
+fn run_filter(shell: &str, current: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(shell)
+        .env("MCDS_KV_EXISTS", if current.is_some() { "1" } else { "0" })
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot run /bin/sh: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = current.unwrap_or_default().to_vec();
+    // Written from a thread: a command that prints before reading all of
+    // its input must not deadlock against us.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("the command failed: {e}"))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(format!("the command exited with {}", out.status));
+    }
+    Ok(out.stdout)
 }
 
 pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
@@ -88,6 +156,12 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
                 }
             }
         }
+        KvCmd::Update {
+            key: name,
+            shell,
+            ttl: t,
+            max_attempts,
+        } => update(ctx, &name, &shell, ttl(t), max_attempts),
         KvCmd::Touch { key: name, ttl: t } => {
             let found = store.touch(&key(ctx, &name)?, Ttl::from(t))?;
             if ctx.json {
