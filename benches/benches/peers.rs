@@ -12,6 +12,8 @@
 //! cargo bench -p mcds-benches --bench peers   # a measuring run; prints the README's table
 //! cargo test  -p mcds-benches --benches       # smoke: one tiny round of everything
 //! PEERS_FILTER="1 caller" cargo bench -p mcds-benches --bench peers   # only matching cases
+//! PEERS_VERBOSE=1 cargo bench -p mcds-benches --bench peers   # and every round's figures
+//! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
 //! ```
 //!
 //! redis-server comes from `PATH` (or `$MCDS_REDIS_BIN`); without it the
@@ -59,13 +61,16 @@ struct Sizes {
 impl Sizes {
     fn get() -> Sizes {
         if is_bench_run() {
+            // Many short rounds: on this VM the round trip flips between
+            // two modes within seconds (see the mode line), and short
+            // rounds give every arm the same mixture of both.
             Sizes {
-                rounds: 15,
-                single: 1_000,
-                concurrent: 3_200,
-                batches: 20,
-                hll: 500,
-                embedded: 500_000,
+                rounds: 51,
+                single: 300,
+                concurrent: 1_280,
+                batches: 6,
+                hll: 150,
+                embedded: 200_000,
             }
         } else {
             Sizes {
@@ -118,15 +123,19 @@ impl Raw {
         while lines < 2 * replies {
             let n = self.stream.read(&mut self.buf[len..]).unwrap();
             assert!(n > 0, "memcached closed the raw socket");
-            lines += self.buf[len..len + n].iter().filter(|&&b| b == b'\n').count();
+            lines += self.buf[len..len + n]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
             len += n;
         }
         let reply = &self.buf[..len];
-        assert!(reply.starts_with(b"VA "), "{}", String::from_utf8_lossy(reply));
-        let last = reply[..len - 2]
-            .rsplit(|&b| b == b'\n')
-            .next()
-            .unwrap();
+        assert!(
+            reply.starts_with(b"VA "),
+            "{}",
+            String::from_utf8_lossy(reply)
+        );
+        let last = reply[..len - 2].rsplit(|&b| b == b'\n').next().unwrap();
         std::str::from_utf8(last).unwrap().parse().unwrap()
     }
 }
@@ -165,7 +174,7 @@ impl Drop for RedisServer {
 
 fn redis_binary() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os("MCDS_REDIS_BIN") {
-        return Some(PathBuf::from(bin));
+        return Some(PathBuf::from(bin)).filter(|p| p.is_file());
     }
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join("redis-server"))
@@ -178,7 +187,7 @@ impl RedisServer {
     fn start() -> Option<RedisServer> {
         let Some(binary) = redis_binary() else {
             println!(
-                "redis-server not found on PATH (nor $MCDS_REDIS_BIN): skipping every redis row \
+                "redis-server not found (on PATH, or at $MCDS_REDIS_BIN if set): skipping every redis row \
                  (apt-get install redis-server; scripts/test.sh installs it)"
             );
             return None;
@@ -224,9 +233,7 @@ fn ping(port: u16) -> bool {
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
     let mut reply = [0u8; 7];
-    s.write_all(b"PING\r\n").is_ok()
-        && s.read_exact(&mut reply).is_ok()
-        && reply == *b"+PONG\r\n"
+    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut reply).is_ok() && reply == *b"+PONG\r\n"
 }
 
 // ---------------------------------------------------------------------------
@@ -442,10 +449,15 @@ fn main() {
                 started.elapsed()
             }),
         ));
-        rows.push(row(case, "raw socket `ma` (floor)", Some("mcds incr"), "raw incr"));
         rows.push(row(
             case,
-            "`memcache` crate `increment`",
+            "raw socket `ma` (floor)",
+            Some("mcds incr"),
+            "raw incr",
+        ));
+        rows.push(row(
+            case,
+            "`memcache` crate `Client::increment`",
             Some("mcds incr"),
             "memcache crate incr",
         ));
@@ -533,7 +545,12 @@ fn main() {
             }),
         ));
         let mcds = format!("mcds {n}");
-        rows.push(row(&case, "N raw sockets `ma` (floor)", Some(&mcds), &format!("raw {n}")));
+        rows.push(row(
+            &case,
+            "N raw sockets `ma` (floor)",
+            Some(&mcds),
+            &format!("raw {n}"),
+        ));
         if n > 8 {
             rows.push(row(
                 &format!("{case} with `max_idle({max_level})`"),
@@ -735,6 +752,15 @@ fn main() {
         ));
     }
 
+    // For profiling one arm (e.g. under `strace -c -f`): keep only the
+    // arms whose id contains $PEERS_ARMS.
+    if let Ok(only) = std::env::var("PEERS_ARMS") {
+        for group in arms.iter_mut() {
+            group.retain(|a| a.id.contains(&only));
+        }
+        arms.retain(|g| !g.is_empty());
+    }
+
     // A warm-up round (connections dialled, counters created, caches
     // warm), then the measured rounds: groups in a rotating order, and the
     // arms of each group in a rotating order, back to back.
@@ -773,15 +799,23 @@ fn main() {
             " (smoke run: tiny rounds, the figures mean nothing)"
         }
     );
-    match rate("raw incr") {
+    match find("raw incr") {
         Some(raw) => {
-            let rtt = 1e6 / raw;
-            let mode = if rtt < 25.0 {
+            let rtt = 1e6 / median(raw.samples.clone());
+            let fast = raw.samples.iter().filter(|&&x| 1e6 / x < 25.0).count();
+            let share = fast as f64 / raw.samples.len() as f64;
+            let mode = if share >= 2.0 / 3.0 {
                 "fast mode (CPUs kept busy by other work, ~7.5 µs round trips)"
-            } else {
+            } else if share <= 1.0 / 3.0 {
                 "slow mode (CPUs idle, ~60 µs round trips)"
+            } else {
+                "mixed: the VM switched between its fast and slow modes during the run"
             };
-            println!("mode: the raw socket's median round trip is {rtt:.1} µs: {mode}");
+            println!(
+                "mode: the raw socket's median round trip is {rtt:.1} µs: {mode}; \
+                 {fast} of {} rounds had it under 25 µs",
+                raw.samples.len()
+            );
         }
         None => println!("mode: unknown (the 1-caller case did not run)"),
     }
@@ -792,9 +826,12 @@ fn main() {
     println!("| case | peer | mcds ops/s | peer ops/s | mcds / peer |");
     println!("|---|---|---:|---:|---:|");
     for r in &rows {
-        let peer = rate(&r.peer_arm).unwrap();
-        match r.mcds.as_deref().and_then(rate) {
-            Some(ours) => println!(
+        let Some(peer) = rate(&r.peer_arm) else {
+            continue; // left out by $PEERS_ARMS
+        };
+        match r.mcds.as_deref().map(rate) {
+            Some(None) => continue,
+            Some(Some(ours)) => println!(
                 "| {} | {} | {} | {} | {:.2}× |",
                 r.case,
                 r.peer,
@@ -810,8 +847,18 @@ fn main() {
             ),
         }
     }
+    if std::env::var_os("PEERS_VERBOSE").is_some() {
+        println!();
+        println!("every round's ops/s, by arm, in the order of the rounds:");
+        for a in &all {
+            let samples: Vec<String> = a.samples.iter().map(|&x| thousands(x)).collect();
+            println!("  {:<22} {}", a.id, samples.join(" "));
+        }
+    }
     println!();
-    println!("connections memcached accepted per 1,000 operations, by arm (0 for a pooled client):");
+    println!(
+        "connections memcached accepted per 1,000 operations, by arm (0 for a pooled client):"
+    );
     for a in all.iter().filter(|a| {
         a.id.starts_with("mcds") || a.id.starts_with("raw") || a.id.starts_with("memcache")
     }) {
