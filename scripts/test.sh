@@ -34,6 +34,7 @@ need_file() { # need_file <path> <debian package>
 
 need_pkg memcached memcached
 need_pkg nutcracker nutcracker # twemproxy: the text-protocol backend behind a proxy (mcds-text)
+need_pkg redis-server redis-server # the peers bench compares with redis-rs (benches/benches/peers.rs)
 need_pkg cc gcc            # the C ABI tests compile C
 need_pkg valgrind valgrind # ... and run it under valgrind
 need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
@@ -61,6 +62,7 @@ need_pkg man man-db        # mcds's man pages, rendered
 need_file /usr/share/bash-completion/bash_completion bash-completion # mcds's completions, loaded
 echo "memcached: $(memcached -V)"
 echo "nutcracker: $(nutcracker -V 2>&1 | head -n 1)"
+echo "redis-server: $(redis-server --version)"
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs) first" >&2

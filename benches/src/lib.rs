@@ -5,7 +5,7 @@
 //! the helpers that print the comparison table after a run.
 //!
 //! ```text
-//! cargo bench -p mcds-benches            # counter and codec benches
+//! cargo bench -p mcds-benches            # counter, codec, transport and peer benches
 //! cargo bench -p mcds-ffi --bench c_abi    # the C ABI's overhead
 //! cargo test  --benches                  # smoke: every bench once
 //! ```
