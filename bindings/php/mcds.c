@@ -195,6 +195,19 @@ bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out)
 	return true;
 }
 
+zend_result php_mcds_call(zval *fn, zend_fcall_info_cache *fcc, zval *params, uint32_t count, zval *rv)
+{
+	zend_fcall_info fci;
+	fci.size = sizeof(fci);
+	ZVAL_COPY_VALUE(&fci.function_name, fn);
+	fci.object = NULL;
+	fci.retval = rv;
+	fci.params = params;
+	fci.param_count = count;
+	fci.named_params = NULL;
+	return zend_call_function(&fci, fcc);
+}
+
 bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out)
 {
 	if (v < 0 || (uint64_t)v > UINT32_MAX) {

@@ -130,6 +130,10 @@ void php_mcds_return_derived(zval *rv, zval *this_zv, void *handle, void (*free_
  * value does not fit the C type. */
 bool php_mcds_arg_u64(zend_long v, uint32_t arg, uint64_t *out);
 bool php_mcds_arg_u32(zend_long v, uint32_t arg, uint32_t *out);
+/* Call the PHP callable fn (as resolved in fcc when it was passed) with
+ * count params; its result in rv. For the functions libmcds calls back
+ * (a loader, an update function), inside their zend_try. */
+zend_result php_mcds_call(zval *fn, zend_fcall_info_cache *fcc, zval *params, uint32_t count, zval *rv);
 /* A TTL in whole seconds for mcds_*_with_ttl: 0 (never expires) to
  * UINT32_MAX. */
 bool php_mcds_arg_ttl(zend_long seconds, uint32_t arg, uint32_t *out_secs);

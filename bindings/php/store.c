@@ -175,15 +175,7 @@ static mcds_result call_updater(void *ctx, const uint8_t *current, size_t curren
 		ZVAL_NULL(&arg);
 	}
 	zend_try {
-		zend_fcall_info fci;
-		fci.size = sizeof(fci);
-		ZVAL_COPY_VALUE(&fci.function_name, c->fn);
-		fci.object = NULL;
-		fci.retval = &rv;
-		fci.params = &arg;
-		fci.param_count = 1;
-		fci.named_params = NULL;
-		if (zend_call_function(&fci, &c->fcc) == SUCCESS && EG(exception) == NULL) {
+		if (php_mcds_call(c->fn, &c->fcc, &arg, 1, &rv) == SUCCESS && EG(exception) == NULL) {
 			if (Z_TYPE(rv) == IS_NULL) {
 				code = MCDS_OK; /* leave the item as it is */
 			} else if (Z_TYPE(rv) == IS_STRING) {

@@ -112,15 +112,7 @@ static mcds_result call_loader(void *ctx, uint64_t *out_value)
 	zval rv;
 	ZVAL_UNDEF(&rv);
 	zend_try {
-		zend_fcall_info fci;
-		fci.size = sizeof(fci);
-		ZVAL_COPY_VALUE(&fci.function_name, c->loader);
-		fci.object = NULL;
-		fci.retval = &rv;
-		fci.params = NULL;
-		fci.param_count = 0;
-		fci.named_params = NULL;
-		if (zend_call_function(&fci, &c->fcc) == SUCCESS && EG(exception) == NULL
+		if (php_mcds_call(c->loader, &c->fcc, NULL, 0, &rv) == SUCCESS && EG(exception) == NULL
 			&& loader_total(&rv, out_value)) {
 			code = MCDS_OK;
 		}

@@ -27,6 +27,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -441,36 +442,47 @@ impl Security {
 ///
 /// Reads and writes block until the stream's deadline
 /// ([`set_deadline`](Stream::set_deadline)); past it they fail with
-/// [`io::ErrorKind::TimedOut`]. The deadline is enforced with the socket's
-/// timeouts, re-armed lazily: a `setsockopt` only when the time left has
-/// become shorter than the armed timeout by more than [`SLACK`] (or a read
-/// timed out early), so back-to-back exchanges with the same timeout cost
-/// no system call for it, and a deadline is overshot by at most [`SLACK`].
+/// [`io::ErrorKind::TimedOut`]. Every system call on the socket is bounded
+/// by it ([`DeadlineSock`], also under rustls, which makes several per
+/// record or flush), so a slow trickle of bytes cannot stretch an exchange.
 pub struct Stream {
     inner: Inner,
     /// The server, as configured, for messages.
     server: String,
+}
+
+/// A socket whose every `read` and `write` is bounded by a deadline, and
+/// which counts the bytes that left it.
+///
+/// The deadline is enforced with the socket's timeouts, re-armed lazily: a
+/// `setsockopt` only when the time left has become shorter than the armed
+/// timeout by more than [`SLACK`] (and a call that timed out before the
+/// deadline, armed shorter than the time left, is re-armed and retried), so
+/// back-to-back exchanges with the same timeout cost no system call for it,
+/// and a deadline is overshot by at most [`SLACK`].
+struct DeadlineSock<S> {
+    sock: S,
     deadline: Instant,
     read_armed: Option<Duration>,
     write_armed: Option<Duration>,
-    /// Bytes handed to the socket (TCP, unix), for `sent`.
+    /// Bytes the socket took: what may have reached the server.
     sent: u64,
 }
 
-/// A TLS connection's socket: every read and write rustls makes on it is
-/// bounded by the stream's deadline (rustls makes several per record or
-/// flush, each of which would otherwise get the whole armed timeout), and
-/// it counts the bytes that left.
-struct DeadlineSock {
-    sock: TcpStream,
-    deadline: Instant,
-    read_armed: Option<Duration>,
-    write_armed: Option<Duration>,
-    sent: u64,
-}
+impl<S: AsFd> DeadlineSock<S> {
+    fn new(sock: S, deadline: Instant) -> DeadlineSock<S> {
+        DeadlineSock {
+            sock,
+            deadline,
+            read_armed: None,
+            write_armed: None,
+            sent: 0,
+        }
+    }
 
-impl DeadlineSock {
-    fn arm_sock(&mut self, read: bool) -> io::Result<()> {
+    /// Arm the read (`read`) or write timeout for the time left until the
+    /// deadline, unless what is armed is within [`SLACK`] of it or shorter.
+    fn arm(&mut self, read: bool) -> io::Result<()> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::Error::from(io::ErrorKind::TimedOut));
@@ -483,31 +495,35 @@ impl DeadlineSock {
         if armed.is_some_and(|a| a <= left + SLACK) {
             return Ok(());
         }
+        let socket = socket2::SockRef::from(&self.sock);
         if read {
-            self.sock.set_read_timeout(Some(left))?;
+            socket.set_read_timeout(Some(left))?;
         } else {
-            self.sock.set_write_timeout(Some(left))?;
+            socket.set_write_timeout(Some(left))?;
         }
         *armed = Some(left);
         Ok(())
     }
 
-    fn timed_sock<T>(
+    /// One blocking system call under the deadline: armed first, retried
+    /// when the socket timed out before the deadline.
+    fn timed<T>(
         &mut self,
         read: bool,
-        mut op: impl FnMut(&mut TcpStream) -> io::Result<T>,
+        mut op: impl FnMut(&mut S) -> io::Result<T>,
     ) -> io::Result<T> {
         loop {
-            self.arm_sock(read)?;
+            self.arm(read)?;
             match op(&mut self.sock) {
                 Err(e) if is_timeout(&e) => {
                     if Instant::now() + SLACK >= self.deadline {
                         return Err(io::Error::new(io::ErrorKind::TimedOut, e));
                     }
+                    // Armed shorter than the time left: arm again.
                     if read {
-                        self.read_armed = None
+                        self.read_armed = None;
                     } else {
-                        self.write_armed = None
+                        self.write_armed = None;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -517,23 +533,28 @@ impl DeadlineSock {
     }
 }
 
-impl Read for DeadlineSock {
+impl<S: AsFd + Read> Read for DeadlineSock<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.timed_sock(true, |s| s.read(buf))
+        self.timed(true, |s| s.read(buf))
     }
 }
 
-impl Write for DeadlineSock {
+impl<S: AsFd + Write> Write for DeadlineSock<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.timed_sock(false, |s| s.write(buf))?;
+        let n = self.timed(false, |s| s.write(buf))?;
         self.sent += n as u64;
         Ok(n)
     }
+
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let n = self.timed_sock(false, |s| s.write_vectored(bufs))?;
+        let n = self.timed(false, |s| s.write_vectored(bufs))?;
         self.sent += n as u64;
         Ok(n)
     }
+
+    /// Sockets buffer nothing of their own: nothing to do, whatever the
+    /// deadline (a write that put every byte on the wire must not be
+    /// followed by a flush that fails and makes the request look unsent).
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -543,9 +564,9 @@ impl Write for DeadlineSock {
 pub const SLACK: Duration = Duration::from_millis(5);
 
 enum Inner {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<StreamOwned<ClientConnection, DeadlineSock>>),
+    Tcp(DeadlineSock<TcpStream>),
+    Unix(DeadlineSock<UnixStream>),
+    Tls(Box<StreamOwned<ClientConnection, DeadlineSock<TcpStream>>>),
 }
 
 impl fmt::Debug for Stream {
@@ -590,7 +611,7 @@ impl Stream {
                         format!("cannot connect to the unix socket {}: {e}", path.display()),
                     )
                 })?;
-                Inner::Unix(socket)
+                Inner::Unix(DeadlineSock::new(socket, Instant::now() + io_timeout))
             }
             Endpoint::Tcp { host, addrs } => {
                 let mut last =
@@ -608,7 +629,7 @@ impl Stream {
                 let socket = socket.ok_or(last)?;
                 socket.set_nodelay(true)?;
                 match &security.tls {
-                    None => Inner::Tcp(socket),
+                    None => Inner::Tcp(DeadlineSock::new(socket, Instant::now() + io_timeout)),
                     Some(tls) => Stream::tls(server, host, socket, tls, io_timeout)?,
                 }
             }
@@ -616,10 +637,6 @@ impl Stream {
         let mut stream = Stream {
             inner,
             server: server.to_string(),
-            deadline: Instant::now() + io_timeout,
-            read_armed: None,
-            write_armed: None,
-            sent: 0,
         };
         if let Some(credentials) = &security.credentials {
             stream.authenticate(server, credentials)?;
@@ -651,13 +668,7 @@ impl Stream {
         // Every write is taken whole (see `write_tls_records`): a payload is
         // at most one batch, bounded by the item size limit per command.
         conn.set_buffer_limit(None);
-        let mut socket = DeadlineSock {
-            sock: socket,
-            deadline: Instant::now() + io_timeout,
-            read_armed: None,
-            write_armed: None,
-            sent: 0,
-        };
+        let mut socket = DeadlineSock::new(socket, Instant::now() + io_timeout);
         while conn.is_handshaking() {
             if let Err(e) = conn.complete_io(&mut socket) {
                 return Err(tls_error(server, e));
@@ -698,84 +709,29 @@ impl Stream {
     /// Bound every following read and write by `deadline` (see [`Stream`]:
     /// no system call until a read or write needs it).
     pub fn set_deadline(&mut self, deadline: Instant) {
-        self.deadline = deadline;
-        if let Inner::Tls(s) = &mut self.inner {
-            s.sock.deadline = deadline;
+        match &mut self.inner {
+            Inner::Tcp(s) => s.deadline = deadline,
+            Inner::Unix(s) => s.deadline = deadline,
+            Inner::Tls(s) => s.sock.deadline = deadline,
         }
     }
 
-    /// How many bytes have been handed to the socket so far (under TLS,
-    /// record bytes): a write that failed with this unchanged sent nothing.
+    /// How many bytes the socket has taken so far (under TLS, record
+    /// bytes): a write that failed with this unchanged sent nothing.
     pub fn sent(&self) -> u64 {
         match &self.inner {
+            Inner::Tcp(s) => s.sent,
+            Inner::Unix(s) => s.sent,
             Inner::Tls(s) => s.sock.sent,
-            _ => self.sent,
         }
     }
 
     /// The socket under the stream.
     fn socket(&self) -> socket2::SockRef<'_> {
         match &self.inner {
-            Inner::Tcp(s) => socket2::SockRef::from(s),
-            Inner::Unix(s) => socket2::SockRef::from(s),
+            Inner::Tcp(s) => socket2::SockRef::from(&s.sock),
+            Inner::Unix(s) => socket2::SockRef::from(&s.sock),
             Inner::Tls(s) => socket2::SockRef::from(&s.sock.sock),
-        }
-    }
-
-    /// Arm the socket's read (`read`) or write timeout for the time left
-    /// until the deadline, unless what is armed is within [`SLACK`] of it or
-    /// shorter (a read that times out early is re-armed and retried).
-    fn arm(&mut self, read: bool) -> io::Result<()> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::from(io::ErrorKind::TimedOut));
-        }
-        if matches!(self.inner, Inner::Tls(_)) {
-            return Ok(()); // armed per system call by DeadlineSock
-        }
-        let armed = if read {
-            self.read_armed
-        } else {
-            self.write_armed
-        };
-        if armed.is_some_and(|a| a <= left + SLACK) {
-            return Ok(());
-        }
-        if read {
-            self.socket().set_read_timeout(Some(left))?;
-            self.read_armed = Some(left);
-        } else {
-            self.socket().set_write_timeout(Some(left))?;
-            self.write_armed = Some(left);
-        }
-        Ok(())
-    }
-
-    /// Run one blocking read or write under the deadline: armed first, and
-    /// retried when the socket timed out before the deadline (an armed
-    /// timeout shorter than the time left).
-    fn timed<T>(
-        &mut self,
-        read: bool,
-        mut op: impl FnMut(&mut Inner) -> io::Result<T>,
-    ) -> io::Result<T> {
-        loop {
-            self.arm(read)?;
-            match op(&mut self.inner) {
-                Err(e) if is_timeout(&e) => {
-                    if Instant::now() + SLACK >= self.deadline {
-                        return Err(io::Error::new(io::ErrorKind::TimedOut, e));
-                    }
-                    // Armed shorter than the time left: arm again.
-                    if read {
-                        self.read_armed = None;
-                    } else {
-                        self.write_armed = None;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => return other,
-            }
         }
     }
 
@@ -804,7 +760,9 @@ impl Stream {
 
 /// Read what a TLS server sent to an idle connection, without blocking:
 /// harmless if it was only TLS housekeeping (session tickets, key updates).
-fn tls_idle_bytes_are_harmless(s: &mut StreamOwned<ClientConnection, DeadlineSock>) -> bool {
+fn tls_idle_bytes_are_harmless(
+    s: &mut StreamOwned<ClientConnection, DeadlineSock<TcpStream>>,
+) -> bool {
     let StreamOwned { conn, sock } = s;
     let sock = &mut sock.sock;
     if sock.set_nonblocking(true).is_err() {
@@ -1022,56 +980,44 @@ pub fn needs_credentials(server: &str) -> io::Error {
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let read = self.timed(true, |inner| match inner {
+        match &mut self.inner {
             Inner::Tcp(s) => s.read(buf),
             Inner::Unix(s) => s.read(buf),
-            Inner::Tls(s) => s.read(buf),
-        });
-        match read {
-            // Under TLS 1.3 a server that checks client certificates
-            // refuses one after the client's side of the handshake is done:
-            // its alert arrives with the first reply.
-            Err(e) if is_tls_error(&e) => Err(tls_error(&self.server, e)),
-            other => other,
+            Inner::Tls(s) => match s.read(buf) {
+                // Under TLS 1.3 a server that checks client certificates
+                // refuses one after the client's side of the handshake is
+                // done: its alert arrives with the first reply.
+                Err(e) if is_tls_error(&e) => Err(tls_error(&self.server, e)),
+                other => other,
+            },
         }
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Inner::Tls(s) = &mut self.inner {
-            // Taken whole, in records that end where data blocks end, then
-            // sent as `flush` sends (under the deadline). The bytes count as
-            // written once queued: if sending fails, the caller's `flush`
-            // (every writer here flushes) reports it, after bytes may have
-            // left, so a lost request is reported as maybe applied.
-            write_tls_records(&mut s.conn, buf)?;
-            let _ = self.flush();
-            return Ok(buf.len());
-        }
-        let n = self.timed(false, |inner| match inner {
+        match &mut self.inner {
             Inner::Tcp(s) => s.write(buf),
             Inner::Unix(s) => s.write(buf),
-            Inner::Tls(s) => s.write(buf),
-        })?;
-        self.sent += n as u64;
-        Ok(n)
+            Inner::Tls(s) => {
+                // Taken whole, in records that end where commands end, then
+                // sent as `flush` sends (under the deadline). The bytes
+                // count as written once queued: if sending fails, the
+                // caller's `flush` (every writer here flushes) reports it;
+                // what reached the socket is `sent`.
+                write_tls_records(&mut s.conn, buf)?;
+                let _ = s.flush();
+                Ok(buf.len())
+            }
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        // Nothing buffered: nothing to do, whatever the deadline (a write
-        // that put every byte on the wire must not be followed by a flush
-        // that fails and makes the request look unsent).
-        match &self.inner {
-            Inner::Tcp(_) | Inner::Unix(_) => return Ok(()),
-            Inner::Tls(s) if !s.conn.wants_write() => return Ok(()),
-            Inner::Tls(_) => {}
-        }
-        self.timed(false, |inner| match inner {
-            Inner::Tcp(s) => s.flush(),
-            Inner::Unix(s) => s.flush(),
+        match &mut self.inner {
+            Inner::Tcp(_) | Inner::Unix(_) => Ok(()),
+            Inner::Tls(s) if !s.conn.wants_write() => Ok(()),
             Inner::Tls(s) => s.flush(),
-        })
+        }
     }
 }
 

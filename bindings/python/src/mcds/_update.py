@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
 
-from . import errors
+from ._callback import call_with_callback, escaped
 from ._ffi import ffi, lib
 
 #: An updater: given the current value (``None`` when the key is missing),
@@ -49,18 +48,9 @@ def _update_into(ctx: Any, current: Any, current_len: int, exists: bool, out: An
         return failed
 
 
-# An exception raised as cffi enters the callback (a signal handler's
-# KeyboardInterrupt, a RecursionError) is kept here, never lost.
-_escaped_here = threading.local()
-
-
-def _escaped(exc_type: Any, exc: Any, tb: Any) -> None:
-    _escaped_here.error = exc
-
-
 #: The C function pointer libmcds calls: made once, for the life of the
 #: module (a cffi callback must outlive every call that may use it).
-_trampoline = ffi.callback("mcds_updater", _update_into, error=lib.MCDS_CALLBACK_FAILED, onerror=_escaped)
+_trampoline = ffi.callback("mcds_updater", _update_into, error=lib.MCDS_CALLBACK_FAILED, onerror=escaped)
 
 
 def run_update(call_c: Callable[..., None], key: bytes, fn: Updater, ttl: int, max_attempts: int) -> bool:
@@ -69,19 +59,6 @@ def run_update(call_c: Callable[..., None], key: bytes, fn: Updater, ttl: int, m
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
     call = _Call(fn)
-    ctx = ffi.new_handle(call)
     written = ffi.new("bool *")
-    _escaped_here.error = None
-    error: Optional[BaseException] = None
-    try:
-        call_c(lib.mcds_store_update, key, ttl, max_attempts, _trampoline, ctx, written)
-    except errors.CallbackFailed:
-        error = call.error or _escaped_here.error
-        _escaped_here.error = None
-        if error is None:
-            raise
-    if error is not None:
-        # Outside the except block: the function's exception arrives as it
-        # was raised.
-        raise error
+    call_with_callback(call_c, call, lib.mcds_store_update, key, ttl, max_attempts, _trampoline, ffi.new_handle(call), written)
     return bool(written[0])

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import operator
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional, SupportsIndex
 
 from . import errors
+from ._callback import call_with_callback, escaped
 from ._ffi import ffi, lib
 from ._handle import U32_MAX, U64_MAX, Data, Handle, display, int_arg, name_arg
 
@@ -57,20 +57,9 @@ def _load_into(ctx: Any, out_value: Any) -> int:
         return failed
 
 
-# An exception that escapes _load_into before its try (a signal handler's
-# KeyboardInterrupt raised as the callback is entered, a RecursionError at
-# the recursion limit) is not lost either: cffi hands it to _escaped and
-# returns MCDS_CALLBACK_FAILED, never MCDS_OK with an unset total.
-_escaped_here = threading.local()
-
-
-def _escaped(exc_type: Any, exc: Any, tb: Any) -> None:
-    _escaped_here.error = exc
-
-
 #: The C function pointer libmcds calls: made once, for the life of the
 #: module (a cffi callback must outlive every call that may use it).
-_trampoline = ffi.callback("mcds_loader", _load_into, error=lib.MCDS_CALLBACK_FAILED, onerror=_escaped)
+_trampoline = ffi.callback("mcds_loader", _load_into, error=lib.MCDS_CALLBACK_FAILED, onerror=escaped)
 
 
 class ViewCounter(Handle):
@@ -108,21 +97,8 @@ class ViewCounter(Handle):
 
     def _run(self, fn: Callable[..., int], *args: Any) -> int:
         call = _Call(self.loader)
-        ctx = ffi.new_handle(call)
         out = ffi.new("uint64_t *")
-        _escaped_here.error = None
-        error: Optional[BaseException] = None
-        try:
-            self._call(fn, *args, _trampoline, ctx, out)
-        except errors.CallbackFailed:
-            error = call.error or _escaped_here.error
-            _escaped_here.error = None
-            if error is None:
-                raise
-        if error is not None:
-            # Outside the except block: the loader's exception arrives as it
-            # was raised (its own __cause__ and __context__ intact).
-            raise error
+        call_with_callback(self._call, call, fn, *args, _trampoline, ffi.new_handle(call), out)
         return int(out[0])
 
     def view(self, delta: int = 1) -> int:
