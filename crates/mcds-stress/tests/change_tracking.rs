@@ -68,12 +68,14 @@ fn consume(store: Arc<dyn Store>, period: u64) -> Result<BTreeMap<String, u64>> 
         .collect())
 }
 
+/// What was acknowledged: (period, name) marks, and increments per name.
+type Acknowledged = (BTreeSet<(u64, String)>, BTreeMap<String, u64>);
+
 fn run(label: &str, store: Arc<dyn Store>) {
     let clock = ManualClock::new(1_800_000_000_000);
     let mut rng = mcds_testkit::seed::rng("change tracking");
     let seeds: Vec<u64> = (0..8).map(|_| rng.random()).collect();
-    // What was acknowledged: (period, name) marks, and increments per name.
-    let acknowledged: Arc<Mutex<(BTreeSet<(u64, String)>, BTreeMap<String, u64>)>> = Arc::default();
+    let acknowledged: Arc<Mutex<Acknowledged>> = Arc::default();
     std::thread::scope(|s| {
         for (t, seed) in seeds.into_iter().enumerate() {
             let (store, clock, acknowledged) = (store.clone(), clock.clone(), acknowledged.clone());
