@@ -440,8 +440,10 @@ fn fill_connections(addr: &str) -> Vec<TcpStream> {
 fn a_full_tls_server_is_not_taken_for_a_permanent_refusal() {
     let mut down = Vec::new();
     for tls in [false, true] {
-        let mut options = ServerOptions::default();
-        options.extra_args = vec!["-c".into(), "30".into()];
+        let mut options = ServerOptions {
+            extra_args: vec!["-c".into(), "30".into()],
+            ..ServerOptions::default()
+        };
         if tls {
             options = options.tls();
         }
