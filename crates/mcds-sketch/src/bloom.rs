@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcds_core::{CasOutcome, Error, Key, Op, Result, Scope, Store, Stored, Ttl, stable_hash128};
+use mcds_core::{
+    CasOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored, Ttl, stable_hash128,
+};
 
 use crate::{corrupt, update_checked};
 
@@ -123,6 +125,21 @@ impl Shape {
         (block, positions)
     }
 
+    /// The expected fraction of a block's bits that are set once `items`
+    /// distinct elements are in the filter: `1 − e^(−k·items/bits)`. At
+    /// the filter's capacity this is about one half.
+    pub fn fill_at(&self, items: u64) -> f64 {
+        let bits = self.block_bits as f64 * f64::from(self.blocks);
+        1.0 - (-f64::from(self.k) * items as f64 / bits).exp()
+    }
+
+    /// The fraction of a checked block's bits that are set (blocks fill
+    /// evenly: elements pick their block by hash).
+    pub(crate) fn fill_of(&self, block: &[u8]) -> f64 {
+        let set: u32 = block[HEADER_LEN..].iter().map(|b| b.count_ones()).sum();
+        f64::from(set) / self.block_bits as f64
+    }
+
     /// An empty block: the header and zero bits.
     pub fn empty_block(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.block_len()];
@@ -161,7 +178,7 @@ impl Shape {
 
 /// Set the bits of `elements` in a stored block; how many elements had a
 /// clear bit (were new).
-fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
+pub(crate) fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
     let bits = &mut block[HEADER_LEN..];
     elements
         .iter()
@@ -173,7 +190,7 @@ fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
         .count()
 }
 
-fn test_bit(bits: &[u8], i: u64) -> bool {
+pub(crate) fn test_bit(bits: &[u8], i: u64) -> bool {
     bits[(i / 8) as usize] & (1 << (i % 8)) != 0
 }
 
@@ -212,9 +229,9 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
 /// ```
 #[derive(Clone)]
 pub struct BloomFilter {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     keys: Vec<Key>,
-    shape: Shape,
+    pub(crate) shape: Shape,
     ttl: Ttl,
 }
 
@@ -238,16 +255,28 @@ impl BloomFilter {
         false_positive_rate: f64,
     ) -> Result<BloomFilter> {
         let scope = scope.into();
+        BloomFilter::open(&scope, expected_items, false_positive_rate, &|block| {
+            scope.key("bloom", name, block)
+        })
+    }
+
+    /// The filter for `expected_items` at `false_positive_rate` whose block
+    /// `i` lives under `key(i)`: [`new`](Self::new)'s, and each layer of a
+    /// [`ScalableBloomFilter`](crate::ScalableBloomFilter).
+    pub(crate) fn open(
+        scope: &Scope,
+        expected_items: u64,
+        false_positive_rate: f64,
+        key: &dyn Fn(u32) -> Result<Key>,
+    ) -> Result<BloomFilter> {
         let store = Arc::clone(scope.store());
         // The longest block key decides how many bytes of bits fit an item.
-        let probe = scope.key("bloom", name, u32::MAX)?;
+        let probe = key(u32::MAX)?;
         let room = store
             .item_size_limit()
             .saturating_sub(mcds_core::backend::item_size(probe.len(), HEADER_LEN));
         let shape = Shape::for_capacity(expected_items, false_positive_rate, room)?;
-        let keys = (0..shape.blocks)
-            .map(|i| scope.key("bloom", name, i))
-            .collect::<Result<_>>()?;
+        let keys = (0..shape.blocks).map(key).collect::<Result<_>>()?;
         Ok(BloomFilter {
             store,
             keys,
@@ -314,27 +343,10 @@ impl BloomFilter {
         }
         let ops: Vec<Op<'_>> = writes
             .iter()
-            .map(|(block, cas, value, _)| match cas {
-                Some(cas) => Op::Cas {
-                    key: &self.keys[*block],
-                    value,
-                    ttl: self.ttl,
-                    cas: *cas,
-                },
-                None => Op::Add {
-                    key: &self.keys[*block],
-                    value,
-                    ttl: self.ttl,
-                },
-            })
+            .map(|(block, cas, value, _)| self.write_op(*block, *cas, value))
             .collect();
         for ((block, _, _, new_here), result) in writes.iter().zip(self.store.pipeline(&ops)) {
-            let stored = matches!(
-                result?,
-                mcds_core::Reply::CasOutcome(CasOutcome::Stored(_))
-                    | mcds_core::Reply::Stored(Stored::Stored(_))
-            );
-            if stored {
+            if stored(&result?) {
                 new_elements += new_here;
             } else {
                 // Another writer changed the block: redo its elements in one
@@ -345,10 +357,36 @@ impl BloomFilter {
         Ok(new_elements)
     }
 
+    /// The write of `value` to `block` read with CAS id `cas`: a `cas`, or
+    /// an `add` where the block was missing. See [`stored`].
+    pub(crate) fn write_op<'a>(&'a self, block: usize, cas: Option<u64>, value: &'a [u8]) -> Op<'a> {
+        let (key, ttl) = (&self.keys[block], self.ttl);
+        match cas {
+            Some(cas) => Op::Cas {
+                key,
+                value,
+                ttl,
+                cas,
+            },
+            None => Op::Add { key, value, ttl },
+        }
+    }
+
     /// Set the bits of `elements` (each its positions) in `block` by one CAS
     /// read-modify-write; how many elements had a clear bit in the value
     /// that was stored.
     fn add_to_block(&self, block: usize, elements: &[Vec<u64>]) -> Result<usize> {
+        self.update_block(block, elements, &mut |_| {})
+    }
+
+    /// [`add_to_block`](Self::add_to_block), showing `seen` each new value
+    /// it tries to store (the last one is what was stored, if anything).
+    pub(crate) fn update_block(
+        &self,
+        block: usize,
+        elements: &[Vec<u64>],
+        seen: &mut dyn FnMut(&[u8]),
+    ) -> Result<usize> {
         let mut new_elements = 0;
         let stored = update_checked(
             self.store.as_ref(),
@@ -363,6 +401,7 @@ impl BloomFilter {
                     }
                 };
                 new_elements = set_elements(&mut value, elements);
+                seen(&value);
                 Ok((new_elements > 0).then_some(value))
             },
         )?;
@@ -412,6 +451,11 @@ impl BloomFilter {
             .collect())
     }
 
+    /// Check a block read from the store against the shape.
+    pub(crate) fn check(&self, block: usize, bytes: &[u8]) -> Result<()> {
+        self.checked(block, bytes).map(drop)
+    }
+
     /// Delete every block.
     pub fn clear(&self) -> Result<()> {
         let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
@@ -420,4 +464,13 @@ impl BloomFilter {
         }
         Ok(())
     }
+}
+
+/// Whether the reply to a [`BloomFilter::write_op`] says the block was
+/// stored (else another writer changed it first).
+pub(crate) fn stored(reply: &Reply) -> bool {
+    matches!(
+        reply,
+        Reply::CasOutcome(CasOutcome::Stored(_)) | Reply::Stored(Stored::Stored(_))
+    )
 }

@@ -51,10 +51,14 @@ pub mod bloom;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hll;
+pub mod scalable;
+pub mod topk;
 
 pub use bitmap::ActivityBitmap;
 pub use bloom::BloomFilter;
 pub use hll::{HllBuffer, HyperLogLog};
+pub use scalable::ScalableBloomFilter;
+pub use topk::{Entry, Leaderboard};
 
 /// CAS attempts per update before [`mcds_core::Error::Conflict`].
 const MAX_ATTEMPTS: u32 = 64;
