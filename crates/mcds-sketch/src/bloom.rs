@@ -359,7 +359,12 @@ impl BloomFilter {
 
     /// The write of `value` to `block` read with CAS id `cas`: a `cas`, or
     /// an `add` where the block was missing. See [`stored`].
-    pub(crate) fn write_op<'a>(&'a self, block: usize, cas: Option<u64>, value: &'a [u8]) -> Op<'a> {
+    pub(crate) fn write_op<'a>(
+        &'a self,
+        block: usize,
+        cas: Option<u64>,
+        value: &'a [u8],
+    ) -> Op<'a> {
         let (key, ttl) = (&self.keys[block], self.ttl);
         match cas {
             Some(cas) => Op::Cas {
@@ -376,17 +381,6 @@ impl BloomFilter {
     /// read-modify-write; how many elements had a clear bit in the value
     /// that was stored.
     fn add_to_block(&self, block: usize, elements: &[Vec<u64>]) -> Result<usize> {
-        self.update_block(block, elements, &mut |_| {})
-    }
-
-    /// [`add_to_block`](Self::add_to_block), showing `seen` each new value
-    /// it tries to store (the last one is what was stored, if anything).
-    pub(crate) fn update_block(
-        &self,
-        block: usize,
-        elements: &[Vec<u64>],
-        seen: &mut dyn FnMut(&[u8]),
-    ) -> Result<usize> {
         let mut new_elements = 0;
         let stored = update_checked(
             self.store.as_ref(),
@@ -401,7 +395,6 @@ impl BloomFilter {
                     }
                 };
                 new_elements = set_elements(&mut value, elements);
-                seen(&value);
                 Ok((new_elements > 0).then_some(value))
             },
         )?;

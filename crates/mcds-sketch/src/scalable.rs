@@ -51,10 +51,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use mcds_core::{Error, Item, Key, Op, Result, Scope, Store};
+use mcds_core::{Backoff, Error, Item, Key, Op, Result, Scope, Store};
 
 use crate::bloom::{BloomFilter, set_elements, stored, test_bit};
-use crate::{corrupt, update_checked};
+use crate::{MAX_ATTEMPTS, corrupt, update_checked};
 
 /// The header item's first bytes.
 pub const MAGIC: &[u8; 4] = b"MSB1";
@@ -143,6 +143,11 @@ impl ScalableBloomFilter {
         error_rate: f64,
     ) -> Result<ScalableBloomFilter> {
         let scope = scope.into();
+        if !(error_rate > 0.0 && error_rate < 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {error_rate}"
+            )));
+        }
         let mut filter = ScalableBloomFilter {
             header: scope.key("sbloom", name, "meta")?,
             scope,
@@ -194,7 +199,10 @@ impl ScalableBloomFilter {
     }
 
     fn known(&self) -> Vec<Arc<BloomFilter>> {
-        self.layers.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.layers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The layers up to `count`, opening those this handle did not know
@@ -255,10 +263,9 @@ impl ScalableBloomFilter {
         };
         let header = self.read_blocks(&layers, 0, elements, Some(&self.header), &mut probe)?;
         if let Some(item) = header {
-            probe.header_count = self
-                .decode_header(&item.value)
-                .map_err(|reason| corrupt(&self.header, reason))?
-                as usize;
+            probe.header_count =
+                self.decode_header(&item.value)
+                    .map_err(|reason| corrupt(&self.header, reason))? as usize;
         }
         if probe.header_count > layers.len() {
             let from = layers.len();
@@ -309,43 +316,63 @@ impl ScalableBloomFilter {
     /// docs for the round trips.
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
         let element = element.as_ref();
-        let probe = self.probe(&[element])?;
-        if (0..probe.layers.len()).any(|l| probe.contains(l, element)) {
-            return Ok(false);
+        let mut backoff = Backoff::default();
+        let mut attempts = 0;
+        loop {
+            let probe = self.probe(&[element])?;
+            if (0..probe.layers.len()).any(|l| probe.contains(l, element)) {
+                return Ok(false);
+            }
+            let newest = probe.layers.len() - 1;
+            if newest > 0 && probe.header_count <= newest {
+                // This handle knows of layers the header does not name (it
+                // was evicted, or cleared): name them before writing to the
+                // newest, or other readers would not look there.
+                self.ensure_layers(newest + 1)?;
+            }
+            let layer = &probe.layers[newest];
+            let (block, positions) = layer.shape.locate(element);
+            let read = &probe.blocks[&(newest, block)];
+            let limit = layer.shape.fill_at(self.capacity_of(newest));
+            let growable = newest + 1 < MAX_LAYERS as usize;
+            if let Some(item) = read {
+                // Full already (its filler's grow is in flight, or failed):
+                // grow, and add to the new layer, rather than overfill this
+                // one.
+                if growable
+                    && layer.shape.fill_of(&item.value) >= limit
+                    && self.ensure_layers(newest + 2).is_ok()
+                {
+                    continue;
+                }
+            }
+            let mut value = match read {
+                Some(item) => item.value.clone(),
+                None => layer.shape.empty_block(),
+            };
+            set_elements(&mut value, &[positions.collect()]);
+            let write = layer.write_op(block, read.as_ref().map(|i| i.cas), &value);
+            if stored(&layer.store.execute(&write)?) {
+                if growable && layer.shape.fill_of(&value) >= limit {
+                    // The element is in a layer the header names: a grow
+                    // that fails (a lost reply, a conflict) is done again
+                    // by the next add that finds the layer full, so its
+                    // error is not the caller's.
+                    let _ = self.ensure_layers(newest + 2);
+                }
+                return Ok(true);
+            }
+            // Another writer changed the block: read again (the layer may
+            // be full now, or the element in).
+            attempts += 1;
+            if attempts == MAX_ATTEMPTS {
+                return Err(Error::Conflict {
+                    key: layer.keys()[block].display(),
+                    attempts,
+                });
+            }
+            backoff.sleep();
         }
-        let newest = probe.layers.len() - 1;
-        if newest > 0 && probe.header_count <= newest {
-            // This handle knows of layers the header does not name (it was
-            // evicted, or cleared): name them before writing to the newest,
-            // or other readers would not look there.
-            self.ensure_layers(newest + 1)?;
-        }
-        let layer = &probe.layers[newest];
-        let (block, positions) = layer.shape.locate(element);
-        let positions = [positions.collect::<Vec<u64>>()];
-        let read = &probe.blocks[&(newest, block)];
-        let mut value = match read {
-            Some(item) => item.value.clone(),
-            None => layer.shape.empty_block(),
-        };
-        set_elements(&mut value, &positions);
-        let write = layer.write_op(block, read.as_ref().map(|i| i.cas), &value);
-        let (new, fill) = if stored(&layer.store.execute(&write)?) {
-            (true, layer.shape.fill_of(&value))
-        } else {
-            // Another writer changed the block: redo it by CAS (OR commutes).
-            let mut fill = 0.0;
-            let new = layer.update_block(block, &positions, &mut |v| fill = layer.shape.fill_of(v))?;
-            (new > 0, fill)
-        };
-        if fill >= layer.shape.fill_at(self.capacity_of(newest)) {
-            // The element is in a layer the header names: a grow that
-            // fails (a lost reply, a conflict) is done again by the next
-            // add that finds the layer full, so its error is not the
-            // caller's.
-            let _ = self.ensure_layers(newest + 2);
-        }
-        Ok(new)
     }
 
     fn capacity_of(&self, layer: usize) -> u64 {

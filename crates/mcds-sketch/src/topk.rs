@@ -215,11 +215,7 @@ impl SpaceSaving {
 
     /// The stored form (see the [module](self) docs).
     pub fn encode(&self) -> Vec<u8> {
-        let body: usize = self
-            .entries
-            .keys()
-            .map(|m| ENTRY_OVERHEAD + m.len())
-            .sum();
+        let body: usize = self.entries.keys().map(|m| ENTRY_OVERHEAD + m.len()).sum();
         let mut out = Vec::with_capacity(HEADER_LEN + body + CHECKSUM_LEN);
         out.extend_from_slice(MAGIC);
         out.push(if self.exact { FLAG_EXACT } else { 0 });
@@ -275,19 +271,23 @@ impl SpaceSaving {
         for _ in 0..n {
             let len = usize::from(r.u8()?);
             if len > MAX_MEMBER_LEN {
-                return Err(format!("a member of {len} bytes (at most {MAX_MEMBER_LEN})"));
+                return Err(format!(
+                    "a member of {len} bytes (at most {MAX_MEMBER_LEN})"
+                ));
             }
             let member = r.take(len)?.to_vec();
             let (count, error) = (r.u64()?, r.u64()?);
             if error > count || (exact && error != 0) {
                 return Err(format!("a member with count {count} and error {error}"));
             }
-            if board.entries.last_key_value().is_some_and(|(m, _)| *m >= member) {
+            if board
+                .entries
+                .last_key_value()
+                .is_some_and(|(m, _)| *m >= member)
+            {
                 return Err("members out of order or repeated".into());
             }
-            sum = sum
-                .checked_add(count)
-                .ok_or("counts sum past 2^64 - 1")?;
+            sum = sum.checked_add(count).ok_or("counts sum past 2^64 - 1")?;
             board.by_count.insert((count, member.clone()));
             board.entries.insert(member, (count, error));
         }
@@ -446,10 +446,8 @@ impl Leaderboard {
     /// Apply many increments, in order, in one CAS update (2 round trips):
     /// for a local buffer of a hot path's increments.
     pub fn incr_many<M: AsRef<[u8]>>(&self, increments: &[(M, u64)]) -> Result<()> {
-        let increments: Vec<(&[u8], u64)> = increments
-            .iter()
-            .map(|(m, by)| (m.as_ref(), *by))
-            .collect();
+        let increments: Vec<(&[u8], u64)> =
+            increments.iter().map(|(m, by)| (m.as_ref(), *by)).collect();
         self.update(&increments, &mut |_| {})
     }
 

@@ -63,7 +63,10 @@ fn check_guarantees(board: &SpaceSaving, truth: &HashMap<Vec<u8>, u64>) -> u64 {
     }
     for (member, &t) in truth {
         if t > bound {
-            assert!(board.get(member).is_some(), "a member counted {t} > N/m = {bound} is missing");
+            assert!(
+                board.get(member).is_some(),
+                "a member counted {t} > N/m = {bound} is missing"
+            );
         } else if board.get(member).is_none() {
             assert!(t <= board.max_error());
         }
@@ -191,7 +194,8 @@ fn eight_concurrent_writers_lose_nothing() {
     let store = memcached(&server);
     let base: u64 = mcds_testkit::seed::rng("topk concurrent").random();
     for (capacity, members) in [(100u32, 50u32), (16, 400)] {
-        let board = Leaderboard::new(Arc::clone(&store), &format!("c{capacity}"), capacity).unwrap();
+        let board =
+            Leaderboard::new(Arc::clone(&store), &format!("c{capacity}"), capacity).unwrap();
         let acknowledged = AtomicU64::new(0);
         let refused = AtomicU64::new(0);
         let per_member: Vec<AtomicU64> = (0..members).map(|_| AtomicU64::new(0)).collect();
@@ -201,7 +205,8 @@ fn eight_concurrent_writers_lose_nothing() {
                     (&board, &acknowledged, &refused, &per_member);
                 s.spawn(move || {
                     use rand::SeedableRng;
-                    let mut rng = rand::rngs::StdRng::seed_from_u64(base ^ t ^ (u64::from(capacity) << 32));
+                    let mut rng =
+                        rand::rngs::StdRng::seed_from_u64(base ^ t ^ (u64::from(capacity) << 32));
                     for _ in 0..200 {
                         let m = rng.random_range(0..members);
                         let by = rng.random_range(1..5u64);
@@ -233,7 +238,11 @@ fn eight_concurrent_writers_lose_nothing() {
             "leaderboard, 8 threads x 200 increments on memcached, capacity {capacity}, {members} members: N = {} = acknowledged, {} refused (Conflict), {}",
             summary.total(),
             refused.load(Ordering::Relaxed),
-            if summary.is_exact() { "every count exact" } else { "sketch guarantees hold" }
+            if summary.is_exact() {
+                "every count exact"
+            } else {
+                "sketch guarantees hold"
+            }
         );
     }
 }
@@ -247,18 +256,44 @@ fn round_trips_and_arguments() {
     store.get(&Key::new("warm").unwrap()).unwrap();
     let rt = |f: &dyn Fn()| traffic::measure(f).1.round_trips;
     let board = Leaderboard::new(Arc::clone(&store), "rt", 200).unwrap();
-    assert_eq!(rt(&|| assert_eq!(board.incr("a", 3).unwrap(), 3)), 2, "incr (first)");
-    assert_eq!(rt(&|| assert_eq!(board.incr("a", 2).unwrap(), 5)), 2, "incr");
-    assert_eq!(rt(&|| assert_eq!(board.top(10).unwrap().len(), 1)), 1, "top");
-    assert_eq!(rt(&|| assert_eq!(board.score("a").unwrap().unwrap().count, 5)), 1, "score");
+    assert_eq!(
+        rt(&|| assert_eq!(board.incr("a", 3).unwrap(), 3)),
+        2,
+        "incr (first)"
+    );
+    assert_eq!(
+        rt(&|| assert_eq!(board.incr("a", 2).unwrap(), 5)),
+        2,
+        "incr"
+    );
+    assert_eq!(
+        rt(&|| assert_eq!(board.top(10).unwrap().len(), 1)),
+        1,
+        "top"
+    );
+    assert_eq!(
+        rt(&|| assert_eq!(board.score("a").unwrap().unwrap().count, 5)),
+        1,
+        "score"
+    );
     let batch: Vec<(String, u64)> = (0..100).map(|i| (format!("m{i}"), 1)).collect();
     assert_eq!(rt(&|| board.incr_many(&batch).unwrap()), 2, "incr_many");
     assert!(matches!(board.incr("a", 0), Err(Error::InvalidArgument(_))));
     let long = vec![b'x'; MAX_MEMBER_LEN + 1];
-    assert!(matches!(board.incr(&long, 1), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        board.incr(&long, 1),
+        Err(Error::InvalidArgument(_))
+    ));
     assert_eq!(board.incr(&long[..MAX_MEMBER_LEN], 1).unwrap(), 1);
-    assert!(matches!(board.incr("a", u64::MAX), Err(Error::InvalidArgument(_))));
-    assert_eq!(board.summary().unwrap().total(), 106, "a refused increment changes nothing");
+    assert!(matches!(
+        board.incr("a", u64::MAX),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(
+        board.summary().unwrap().total(),
+        106,
+        "a refused increment changes nothing"
+    );
     assert!(Leaderboard::new(Arc::clone(&store), "zero", 0).is_err());
     assert!(Leaderboard::new(Arc::clone(&store), "huge", 1_000_000).is_err());
     assert!(Leaderboard::new(Arc::clone(&store), "max", 7000).is_ok());
@@ -304,8 +339,15 @@ fn garbage_is_corrupt() {
         store.set(board.key(), &bytes, Ttl::Never).unwrap();
         let e = board.top(3).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{what}: {e}");
-        assert!(matches!(board.incr("x", 1), Err(Error::Corrupt { .. })), "{what}");
-        assert_eq!(store.get(board.key()).unwrap().unwrap().value, bytes, "{what}: left as it was");
+        assert!(
+            matches!(board.incr("x", 1), Err(Error::Corrupt { .. })),
+            "{what}"
+        );
+        assert_eq!(
+            store.get(board.key()).unwrap().unwrap().value,
+            bytes,
+            "{what}: left as it was"
+        );
     }
     board.clear().unwrap();
     assert_eq!(board.incr("x", 1).unwrap(), 1);
