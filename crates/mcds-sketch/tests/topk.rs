@@ -184,6 +184,31 @@ proptest! {
         check_guarantees(&board, &truth);
         prop_assert_eq!(SpaceSaving::decode(&board.encode()).unwrap(), board);
     }
+
+    /// Arbitrary bytes, and a stored board with bytes overwritten, decode
+    /// to an error or to a board that re-encodes to the same bytes; never
+    /// a panic.
+    #[test]
+    fn decoding_garbage_never_panics(
+        junk in prop::collection::vec(any::<u8>(), 0..200),
+        at in any::<prop::sample::Index>(),
+    ) {
+        if let Ok(board) = SpaceSaving::decode(&junk) {
+            prop_assert_eq!(board.encode(), junk.clone());
+        }
+        let mut board = SpaceSaving::new(3);
+        for m in ["a", "b", "c", "d"] {
+            board.insert(m.as_bytes(), 2).unwrap();
+        }
+        let mut stored = board.encode();
+        let i = at.index(stored.len());
+        let end = (i + junk.len()).min(stored.len());
+        stored[i..end].copy_from_slice(&junk[..end - i]);
+        match SpaceSaving::decode(&stored) {
+            Ok(decoded) => prop_assert_eq!(decoded.encode(), stored),
+            Err(reason) => prop_assert!(!reason.is_empty()),
+        }
+    }
 }
 
 /// 8 threads increment one board on memcached: exact mode gives exact
