@@ -13,11 +13,14 @@
 //!
 //! **When a layer is full.** Fullness is *measured*, not counted: a layer
 //! holding its capacity of distinct elements has a fraction
-//! `1 − e^(−k·n/bits)` (about ½) of its bits set ([`Shape::fill_at`]). The
+//! `1 − e^(−k·n/bits)` (about ½) of its bits set ([`Shape::fill_at`](crate::bloom::Shape::fill_at)). The
 //! adder that writes a block of the newest layer sees the block it stored,
 //! and when that block's fraction of set bits reaches this mark it grows
-//! the filter. There is no counter to lose to eviction or to a lost reply,
-//! and elements added twice are not counted twice.
+//! the filter; an adder that *reads* a block already past the mark grows
+//! the filter first and writes to the new layer, and one whose CAS write
+//! lost a race reads again, so a layer is overfilled by at most the one
+//! write that crossed the mark. There is no counter to lose to eviction or
+//! to a lost reply, and elements added twice are not counted twice.
 //!
 //! **Where the layer count lives.** In a small header item,
 //! `<prefix>sbloom:<name>:meta` (`MSB1`, the layer count, and the initial
@@ -32,7 +35,7 @@
 //! is a CAS update of the header from "at most `L` layers" to `L + 1`:
 //! idempotent, so two processes growing at once make one new layer (the
 //! loser of the CAS rereads, finds `L + 1`, and changes nothing), and a
-//! grow whose reply was lost ([`Error::Ambiguous`](mcds_core::Error::Ambiguous))
+//! grow whose reply was lost ([`Error::Ambiguous`])
 //! is simply done again by the next adder that finds the layer full. An add
 //! that raced a grow may still land in the previous layer, which then holds
 //! a few elements past its capacity; queries ask every layer, so nothing is

@@ -30,7 +30,7 @@
 //! in byte order (a length byte, the member, count `u64`, error `u64`, all
 //! little-endian), and an XXH3-64 checksum of everything before it.
 //! Anything else — damaged, truncated, another program's bytes, a board of
-//! another capacity — is [`Error::Corrupt`](mcds_core::Error::Corrupt).
+//! another capacity — is [`Error::Corrupt`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
