@@ -1,13 +1,12 @@
 //! `ScalableBloomFilter` on the embedded store and real memcached: the
 //! false-positive rate as it grows 10× past its initial capacity, 8
 //! concurrent adders (each its own handle, as separate processes would be)
-//! growing it at once, lost replies on the header and the blocks, a lost
-//! header, round trips, and garbage.
+//! growing it at once, a lost header, round trips, and garbage. Lost
+//! replies: `tests/lost_replies.rs`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcds_core::{CountingStore, Error, Key, MemoryStore, Op, Reply, Store, Ttl, traffic};
+use mcds_core::{CountingStore, Error, Key, MemoryStore, Store, Ttl, traffic};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::{BloomFilter, ScalableBloomFilter};
 use mcds_testkit::MemcachedServer;
@@ -146,83 +145,6 @@ fn eight_adders_grow_it_at_once() {
     println!(
         "scalable bloom, 8 handles x 300 adds on memcached from capacity 100: {layers} layers, every acknowledged add found by a fresh handle, false-positive rate {rate:.4} (target {target})"
     );
-}
-
-/// A store whose writes to some keys lose their reply: every second `add`
-/// or `cas` on a key containing `pattern` answers [`Error::Ambiguous`],
-/// applied or not by turns.
-#[derive(Debug)]
-struct LossyStore {
-    inner: MemoryStore,
-    pattern: &'static str,
-    writes: AtomicU64,
-    lost: AtomicU64,
-}
-
-impl Store for LossyStore {
-    fn backend_name(&self) -> &'static str {
-        "lossy"
-    }
-
-    fn execute(&self, op: &Op<'_>) -> mcds_core::Result<Reply> {
-        let write = matches!(op, Op::Add { .. } | Op::Cas { .. });
-        let key = op.key();
-        if !write || !String::from_utf8_lossy(key.as_bytes()).contains(self.pattern) {
-            return self.inner.execute(op);
-        }
-        let n = self.writes.fetch_add(1, Ordering::Relaxed);
-        if n % 2 == 0 {
-            return self.inner.execute(op);
-        }
-        let lost = self.lost.fetch_add(1, Ordering::Relaxed);
-        if lost % 2 == 0 {
-            self.inner.execute(op)?; // applied, reply lost
-        }
-        Err(Error::Ambiguous {
-            key: key.display(),
-            server: "lossy".into(),
-            reason: "reply lost (test)".into(),
-        })
-    }
-}
-
-/// Lost replies on the header's CAS: growth still happens (the next adder
-/// redoes it), never twice, and nothing acknowledged is lost. Lost replies
-/// on the blocks: the caller retries the add (idempotent), and nothing
-/// acknowledged is lost.
-#[test]
-fn lost_replies_on_the_header_and_the_blocks() {
-    for pattern in [":meta", ":"] {
-        let store = Arc::new(LossyStore {
-            inner: MemoryStore::new(),
-            pattern,
-            writes: AtomicU64::new(0),
-            lost: AtomicU64::new(0),
-        });
-        let filter = ScalableBloomFilter::new(Arc::clone(&store), "lossy", 100, 0.01).unwrap();
-        let mut retries = 0;
-        for i in 0..2000 {
-            let e = item("in", i);
-            loop {
-                match filter.add(&e) {
-                    Ok(_) => break,
-                    Err(Error::Ambiguous { .. }) => retries += 1,
-                    Err(e) => panic!("{e}"),
-                }
-            }
-            assert!(filter.contains(&e).unwrap());
-        }
-        let fresh = ScalableBloomFilter::new(Arc::clone(&store), "lossy", 100, 0.01).unwrap();
-        let all: Vec<Vec<u8>> = (0..2000).map(|i| item("in", i)).collect();
-        assert!(fresh.contains_many(&all).unwrap().iter().all(|&b| b));
-        // 100 + 200 + 400 + 800 = 1500 < 2000 ≤ 3100.
-        assert_eq!(fresh.layers().unwrap(), 5, "{pattern}");
-        assert!(store.lost.load(Ordering::Relaxed) > 0);
-        println!(
-            "scalable bloom, lost replies on writes to keys with {pattern:?}: {} lost, {retries} adds retried by the caller, 5 layers, all 2000 elements found",
-            store.lost.load(Ordering::Relaxed)
-        );
-    }
 }
 
 /// The header is lost (evicted, say) after the filter grew: the handle
