@@ -66,11 +66,7 @@ impl Shape {
                 "a Bloom filter needs expected_items of at least 1".into(),
             ));
         }
-        if !(false_positive_rate > 0.0 && false_positive_rate < 1.0) {
-            return Err(Error::InvalidArgument(format!(
-                "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {false_positive_rate}"
-            )));
-        }
+        check_rate(false_positive_rate)?;
         let n = expected_items as f64;
         let ln2 = std::f64::consts::LN_2;
         let bits = (-n * false_positive_rate.ln() / (ln2 * ln2))
@@ -173,6 +169,18 @@ impl Shape {
             ));
         }
         Ok(())
+    }
+}
+
+/// [`Error::InvalidArgument`] unless `rate` is a false-positive rate
+/// strictly between 0 and 1.
+pub(crate) fn check_rate(rate: f64) -> Result<()> {
+    if rate > 0.0 && rate < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {rate}"
+        )))
     }
 }
 

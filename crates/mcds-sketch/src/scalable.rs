@@ -56,7 +56,7 @@ use std::sync::{Arc, Mutex};
 
 use mcds_core::{Backoff, Error, Item, Key, Op, Result, Scope, Store};
 
-use crate::bloom::{BloomFilter, set_elements, stored, test_bit};
+use crate::bloom::{BloomFilter, check_rate, set_elements, stored, test_bit};
 use crate::{MAX_ATTEMPTS, corrupt, update_checked};
 
 /// The header item's first bytes.
@@ -146,11 +146,8 @@ impl ScalableBloomFilter {
         error_rate: f64,
     ) -> Result<ScalableBloomFilter> {
         let scope = scope.into();
-        if !(error_rate > 0.0 && error_rate < 1.0) {
-            return Err(Error::InvalidArgument(format!(
-                "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {error_rate}"
-            )));
-        }
+        // Layer i gets error_rate / 2^(i+1): check the caller's number.
+        check_rate(error_rate)?;
         let mut filter = ScalableBloomFilter {
             header: scope.key("sbloom", name, "meta")?,
             scope,

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{CountingStore, Error, Key, MemoryStore, Store, Ttl, traffic};
+use mcds_core::{Error, Key, MemoryStore, Store, Ttl, traffic};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::{BloomFilter, ScalableBloomFilter};
 use mcds_testkit::MemcachedServer;
@@ -172,11 +172,8 @@ fn a_lost_header_is_written_again() {
 #[test]
 fn round_trips_on_memcached() {
     let server = MemcachedServer::start_default();
-    let store: Arc<dyn Store> = Arc::new(CountingStore::new(
-        MemcachedStore::connect(&server.addr()).unwrap(),
-    ));
-    store.get(&Key::new("warm").unwrap()).unwrap();
-    let rt = |f: &dyn Fn()| traffic::measure(f).1.round_trips;
+    let store = mcds_testkit::counting_memcached(&server);
+    let rt = |f: &dyn Fn()| mcds_testkit::round_trips(f);
     let filter = ScalableBloomFilter::new(Arc::clone(&store), "rt", 50, 0.01).unwrap();
     assert_eq!(rt(&|| assert!(filter.add("a").unwrap())), 2, "add (first)");
     assert_eq!(rt(&|| assert!(filter.add("b").unwrap())), 2, "add");

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcds_core::{CountingStore, Error, Key, MemoryStore, Store, Ttl, traffic};
+use mcds_core::{Error, MemoryStore, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::Leaderboard;
 use mcds_sketch::topk::{MAX_MEMBER_LEN, SpaceSaving};
@@ -275,11 +275,8 @@ fn eight_concurrent_writers_lose_nothing() {
 #[test]
 fn round_trips_and_arguments() {
     let server = MemcachedServer::start_default();
-    let store: Arc<dyn Store> = Arc::new(CountingStore::new(
-        MemcachedStore::connect(&server.addr()).unwrap(),
-    ));
-    store.get(&Key::new("warm").unwrap()).unwrap();
-    let rt = |f: &dyn Fn()| traffic::measure(f).1.round_trips;
+    let store = mcds_testkit::counting_memcached(&server);
+    let rt = |f: &dyn Fn()| mcds_testkit::round_trips(f);
     let board = Leaderboard::new(Arc::clone(&store), "rt", 200).unwrap();
     assert_eq!(
         rt(&|| assert_eq!(board.incr("a", 3).unwrap(), 3)),
