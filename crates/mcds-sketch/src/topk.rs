@@ -155,9 +155,13 @@ impl SpaceSaving {
 
     /// Add `by` to `member`'s count (replacing the smallest member if the
     /// board is full and `member` is not on it); the member's new count.
-    /// An error when `N` would pass 2^64 − 1 (nothing changes) or the member
-    /// is longer than [`MAX_MEMBER_LEN`].
+    /// `by` = 0 changes nothing (the count, 0 if off the board). An error
+    /// when `N` would pass 2^64 − 1 (nothing changes) or the member is
+    /// longer than [`MAX_MEMBER_LEN`].
     pub fn insert(&mut self, member: &[u8], by: u64) -> std::result::Result<u64, String> {
+        if by == 0 {
+            return Ok(self.entries.get(member).map_or(0, |&(count, _)| count));
+        }
         if member.len() > MAX_MEMBER_LEN {
             return Err(format!(
                 "a leaderboard member is at most {MAX_MEMBER_LEN} bytes; got {} — hash or shorten it",
