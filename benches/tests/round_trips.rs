@@ -14,13 +14,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Clock, CountingStore, ManualClock, Scope, Store, traffic};
+use mcds_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store, traffic};
 use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
 use mcds_eventlog::{Cursor, EventLog};
 use mcds_lock::Lock;
 use mcds_memcached::MemcachedStore;
 use mcds_set::{Compaction, IntArray, Set, ShardedSet, Table};
-use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog, Leaderboard, ScalableBloomFilter};
 use mcds_testkit::MemcachedServer;
 use mcds_text::TextStore;
 use mcds_timeseries::{PackedSeries, Resolution, SlotWidth, TimeSeries};
@@ -313,6 +313,51 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
     r.row("`ActivityBitmap::count_bits` (one segment)", || {
         bitmap.count_bits(0, 1000).unwrap()
+    });
+    let board = Leaderboard::new(s(), "report", 1000).unwrap();
+    r.row("`Leaderboard::incr` (first: creates it)", || {
+        board.incr("ann", 5).unwrap()
+    });
+    r.row("`Leaderboard::incr`", || board.incr("bob", 3).unwrap());
+    let increments: Vec<(&String, u64)> = members.iter().map(|m| (m, 1)).collect();
+    r.row("`Leaderboard::incr_many` (100 members)", || {
+        board.incr_many(&increments).unwrap()
+    });
+    r.row("`Leaderboard::top` (10)", || board.top(10).unwrap());
+    r.row("`Leaderboard::score`", || board.score("ann").unwrap());
+    let scalable = ScalableBloomFilter::new(s(), "report", 100, 0.01).unwrap();
+    r.row(
+        "`ScalableBloomFilter::add` (first: creates layer 0)",
+        || scalable.add("a").unwrap(),
+    );
+    r.row("`ScalableBloomFilter::add`", || scalable.add("b").unwrap());
+    r.row("`ScalableBloomFilter::add` (already in)", || {
+        scalable.add("a").unwrap()
+    });
+    r.row("`ScalableBloomFilter::contains` (1 layer)", || {
+        scalable.contains("a").unwrap()
+    });
+    // Which add fills the first layer is decided by the hashes: find it on
+    // a scratch filter, then make the same adds here.
+    let scratch =
+        ScalableBloomFilter::new(Arc::new(MemoryStore::new()), "report", 100, 0.01).unwrap();
+    scratch.add("a").unwrap();
+    scratch.add("b").unwrap();
+    let filler = (0..)
+        .find(|i| {
+            scratch.add(format!("e{i}")).unwrap();
+            scratch.layers().unwrap() > 1
+        })
+        .unwrap();
+    for i in 0..filler {
+        scalable.add(format!("e{i}")).unwrap();
+    }
+    r.row(
+        "`ScalableBloomFilter::add` (fills the layer: grows)",
+        || scalable.add(format!("e{filler}")).unwrap(),
+    );
+    r.row("`ScalableBloomFilter::contains` (2 layers)", || {
+        scalable.contains("a").unwrap()
     });
 
     let (hour, day) = (Duration::from_secs(3600), Duration::from_secs(86_400));

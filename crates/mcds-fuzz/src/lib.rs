@@ -19,6 +19,7 @@
 //! | `hll_registers` | [`hll_registers`] | `mcds-sketch`'s HyperLogLog registers |
 //! | `bloom_blocks` | [`bloom_blocks`] | `mcds-sketch`'s Bloom filter blocks |
 //! | `bitmap_bits` | [`bitmap_bits`] | `mcds-sketch`'s activity bitmap bits |
+//! | `topk_board` | [`topk_board`] | `mcds-sketch`'s leaderboard board (Space-Saving counters, checksummed) |
 //! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
 //!
 //! The codecs are private to their crates. Each crate opens them to this one
@@ -44,7 +45,7 @@ mod sketch;
 
 pub use eventlog::event_frames;
 pub use set::{set_binary_codec, set_text_codec};
-pub use sketch::{bitmap_bits, bloom_blocks, hll_registers};
+pub use sketch::{bitmap_bits, bloom_blocks, hll_registers, topk_board};
 
 /// `mcds-memcached`'s codec harness: arbitrary bytes as a server's replies to
 /// each op kind, alone and inside a pipeline. It checks that decoding never
@@ -64,5 +65,6 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("hll_registers", hll_registers),
     ("bloom_blocks", bloom_blocks),
     ("bitmap_bits", bitmap_bits),
+    ("topk_board", topk_board),
     ("memcached_replies", memcached_replies),
 ];

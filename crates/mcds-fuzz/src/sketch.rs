@@ -1,5 +1,5 @@
 //! The sketches' stored forms (`mcds-sketch`): targets `hll_registers`,
-//! `bloom_blocks` and `bitmap_bits`.
+//! `bloom_blocks`, `bitmap_bits` and `topk_board`.
 
 /// Elements from fuzz bytes: a length byte (0–15), then that many bytes.
 fn elements(data: &[u8]) -> Vec<&[u8]> {
@@ -107,4 +107,54 @@ pub fn bitmap_bits(data: &[u8]) {
     let (first, last) = (x.min(y), x.max(y));
     let naive = (first..=last).filter(|&i| bit(bytes, i)).count() as u64;
     assert_eq!(count_range(bytes, first, last), naive);
+}
+
+/// The leaderboard's stored board (`mcds_sketch::topk::SpaceSaving`):
+/// arbitrary bytes decode or are refused without panicking, and what
+/// decodes re-encodes to the same bytes with counts summing to its total.
+/// The same bytes read as a capacity and increments build a board that
+/// keeps Space-Saving's guarantees against the exact counts, round-trips,
+/// and is refused when truncated or with a bit flipped.
+pub fn topk_board(data: &[u8]) {
+    use mcds_sketch::topk::SpaceSaving;
+    if let Ok(board) = SpaceSaving::decode(data) {
+        assert_eq!(board.encode(), data, "decode/encode must round-trip");
+        let all = board.top(board.len());
+        assert_eq!(all.len(), board.len());
+        assert_eq!(all.iter().map(|e| e.count).sum::<u64>(), board.total());
+        assert!(all.iter().all(|e| e.error <= e.count));
+    }
+    let [capacity, rest @ ..] = data else {
+        return;
+    };
+    let mut board = SpaceSaving::new(u32::from(capacity % 8) + 1);
+    let mut truth: std::collections::HashMap<&[u8], u64> = std::collections::HashMap::new();
+    for member in elements(rest) {
+        let by = u64::from(member.first().copied().unwrap_or(0)) + 1;
+        let count = board
+            .insert(member, by)
+            .expect("a short member, a small total");
+        *truth.entry(member).or_default() += by;
+        assert!(count >= truth[member]);
+    }
+    let total: u64 = truth.values().sum();
+    assert_eq!(board.total(), total);
+    let bound = total / u64::from(board.capacity());
+    assert!(board.max_error() <= bound);
+    for (member, &t) in &truth {
+        match board.get(member) {
+            Some(e) => {
+                assert!(e.lower_bound() <= t && t <= e.count);
+                assert!(e.error <= bound);
+                assert!(!board.is_exact() || e.count == t);
+            }
+            None => assert!(t <= board.max_error() && !board.is_exact()),
+        }
+    }
+    let encoded = board.encode();
+    assert_eq!(SpaceSaving::decode(&encoded).as_ref(), Ok(&board));
+    assert!(SpaceSaving::decode(&encoded[..encoded.len() - 1]).is_err());
+    let mut flipped = encoded.clone();
+    flipped[data.len() % encoded.len()] ^= 1 << (data.len() % 8);
+    assert!(SpaceSaving::decode(&flipped).is_err(), "a flipped bit");
 }

@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcds_core::{CasOutcome, Error, Key, Op, Result, Scope, Store, Stored, Ttl, stable_hash128};
+use mcds_core::{
+    CasOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored, Ttl, stable_hash128,
+};
 
 use crate::{corrupt, update_checked};
 
@@ -64,11 +66,7 @@ impl Shape {
                 "a Bloom filter needs expected_items of at least 1".into(),
             ));
         }
-        if !(false_positive_rate > 0.0 && false_positive_rate < 1.0) {
-            return Err(Error::InvalidArgument(format!(
-                "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {false_positive_rate}"
-            )));
-        }
+        check_rate(false_positive_rate)?;
         let n = expected_items as f64;
         let ln2 = std::f64::consts::LN_2;
         let bits = (-n * false_positive_rate.ln() / (ln2 * ln2))
@@ -123,6 +121,21 @@ impl Shape {
         (block, positions)
     }
 
+    /// The expected fraction of a block's bits that are set once `items`
+    /// distinct elements are in the filter: `1 − e^(−k·items/bits)`. At
+    /// the filter's capacity this is about one half.
+    pub fn fill_at(&self, items: u64) -> f64 {
+        let bits = self.block_bits as f64 * f64::from(self.blocks);
+        1.0 - (-f64::from(self.k) * items as f64 / bits).exp()
+    }
+
+    /// The fraction of a checked block's bits that are set (blocks fill
+    /// evenly: elements pick their block by hash).
+    pub(crate) fn fill_of(&self, block: &[u8]) -> f64 {
+        let set: u32 = block[HEADER_LEN..].iter().map(|b| b.count_ones()).sum();
+        f64::from(set) / self.block_bits as f64
+    }
+
     /// An empty block: the header and zero bits.
     pub fn empty_block(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.block_len()];
@@ -159,9 +172,21 @@ impl Shape {
     }
 }
 
+/// [`Error::InvalidArgument`] unless `rate` is a false-positive rate
+/// strictly between 0 and 1.
+pub(crate) fn check_rate(rate: f64) -> Result<()> {
+    if rate > 0.0 && rate < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "the false-positive rate must be between 0 and 1 (e.g. 0.01); got {rate}"
+        )))
+    }
+}
+
 /// Set the bits of `elements` in a stored block; how many elements had a
 /// clear bit (were new).
-fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
+pub(crate) fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
     let bits = &mut block[HEADER_LEN..];
     elements
         .iter()
@@ -173,7 +198,7 @@ fn set_elements(block: &mut [u8], elements: &[Vec<u64>]) -> usize {
         .count()
 }
 
-fn test_bit(bits: &[u8], i: u64) -> bool {
+pub(crate) fn test_bit(bits: &[u8], i: u64) -> bool {
     bits[(i / 8) as usize] & (1 << (i % 8)) != 0
 }
 
@@ -212,9 +237,9 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
 /// ```
 #[derive(Clone)]
 pub struct BloomFilter {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     keys: Vec<Key>,
-    shape: Shape,
+    pub(crate) shape: Shape,
     ttl: Ttl,
 }
 
@@ -238,16 +263,28 @@ impl BloomFilter {
         false_positive_rate: f64,
     ) -> Result<BloomFilter> {
         let scope = scope.into();
+        BloomFilter::open(&scope, expected_items, false_positive_rate, &|block| {
+            scope.key("bloom", name, block)
+        })
+    }
+
+    /// The filter for `expected_items` at `false_positive_rate` whose block
+    /// `i` lives under `key(i)`: [`new`](Self::new)'s, and each layer of a
+    /// [`ScalableBloomFilter`](crate::ScalableBloomFilter).
+    pub(crate) fn open(
+        scope: &Scope,
+        expected_items: u64,
+        false_positive_rate: f64,
+        key: &dyn Fn(u32) -> Result<Key>,
+    ) -> Result<BloomFilter> {
         let store = Arc::clone(scope.store());
         // The longest block key decides how many bytes of bits fit an item.
-        let probe = scope.key("bloom", name, u32::MAX)?;
+        let probe = key(u32::MAX)?;
         let room = store
             .item_size_limit()
             .saturating_sub(mcds_core::backend::item_size(probe.len(), HEADER_LEN));
         let shape = Shape::for_capacity(expected_items, false_positive_rate, room)?;
-        let keys = (0..shape.blocks)
-            .map(|i| scope.key("bloom", name, i))
-            .collect::<Result<_>>()?;
+        let keys = (0..shape.blocks).map(key).collect::<Result<_>>()?;
         Ok(BloomFilter {
             store,
             keys,
@@ -314,27 +351,10 @@ impl BloomFilter {
         }
         let ops: Vec<Op<'_>> = writes
             .iter()
-            .map(|(block, cas, value, _)| match cas {
-                Some(cas) => Op::Cas {
-                    key: &self.keys[*block],
-                    value,
-                    ttl: self.ttl,
-                    cas: *cas,
-                },
-                None => Op::Add {
-                    key: &self.keys[*block],
-                    value,
-                    ttl: self.ttl,
-                },
-            })
+            .map(|(block, cas, value, _)| self.write_op(*block, *cas, value))
             .collect();
         for ((block, _, _, new_here), result) in writes.iter().zip(self.store.pipeline(&ops)) {
-            let stored = matches!(
-                result?,
-                mcds_core::Reply::CasOutcome(CasOutcome::Stored(_))
-                    | mcds_core::Reply::Stored(Stored::Stored(_))
-            );
-            if stored {
+            if stored(&result?) {
                 new_elements += new_here;
             } else {
                 // Another writer changed the block: redo its elements in one
@@ -343,6 +363,26 @@ impl BloomFilter {
             }
         }
         Ok(new_elements)
+    }
+
+    /// The write of `value` to `block` read with CAS id `cas`: a `cas`, or
+    /// an `add` where the block was missing. See [`stored`].
+    pub(crate) fn write_op<'a>(
+        &'a self,
+        block: usize,
+        cas: Option<u64>,
+        value: &'a [u8],
+    ) -> Op<'a> {
+        let (key, ttl) = (&self.keys[block], self.ttl);
+        match cas {
+            Some(cas) => Op::Cas {
+                key,
+                value,
+                ttl,
+                cas,
+            },
+            None => Op::Add { key, value, ttl },
+        }
     }
 
     /// Set the bits of `elements` (each its positions) in `block` by one CAS
@@ -412,6 +452,11 @@ impl BloomFilter {
             .collect())
     }
 
+    /// Check a block read from the store against the shape.
+    pub(crate) fn check(&self, block: usize, bytes: &[u8]) -> Result<()> {
+        self.checked(block, bytes).map(drop)
+    }
+
     /// Delete every block.
     pub fn clear(&self) -> Result<()> {
         let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
@@ -420,4 +465,13 @@ impl BloomFilter {
         }
         Ok(())
     }
+}
+
+/// Whether the reply to a [`BloomFilter::write_op`] says the block was
+/// stored (else another writer changed it first).
+pub(crate) fn stored(reply: &Reply) -> bool {
+    matches!(
+        reply,
+        Reply::CasOutcome(CasOutcome::Stored(_)) | Reply::Stored(Stored::Stored(_))
+    )
 }

@@ -8,10 +8,16 @@
 //! | [`BloomFilter`] | ReBloom `BF.ADD`/`BF.EXISTS` | `−n·ln p/(ln 2)²` bits, split into blocks past the item limit | 2 round trips (1 if nothing changes) | `contains`: 1 |
 //! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 12 KiB (16 384 six-bit registers) | 2 (1 if nothing changes); [`HllBuffer`] flush: 2 | `count`: 1 |
 //! | [`ActivityBitmap`] | `SETBIT`/`BITCOUNT` | 1 bit per time unit, 8 KiB segments | 2 (1 if already set) | `count`: 1 |
+//! | [`ScalableBloomFilter`] | RedisBloom's scalable `BF.ADD`/`BF.EXISTS` | layers of [`BloomFilter`]s, each `g` times larger at half the rate, and an item naming how many | 2 (1 if already in; 4 when it grows the filter) | `contains`: 1 |
+//! | [`Leaderboard`] | `ZINCRBY`/`ZREVRANGE … WITHSCORES` | up to `m` members (exact), then `m` Space-Saving counters: one item of ≤ 145 bytes per member | `incr`: 2 | `top`, `score`: 1 |
 //!
-//! Every update is a read-modify-write by CAS whose merge commutes (OR for
-//! bits, maximum for registers), so concurrent writers never lose each
-//! other's elements and a retry is always safe.
+//! Every update is a read-modify-write by CAS. For the Bloom filters,
+//! HyperLogLog and the bitmap the merge commutes (OR for bits, maximum for
+//! registers), so concurrent writers never lose each other's elements and a
+//! retry is always safe. A leaderboard's increments are not idempotent: a
+//! write that lost a race is redone on the new board, so none is lost, but
+//! one whose reply was lost ([`Error::Ambiguous`](mcds_core::Error::Ambiguous))
+//! is not retried (counted at most once).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -40,7 +46,9 @@
 //!   with enough memory, or `-M`, for filters that must not forget.
 //! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
 //!   false-positive rate is about the configured one at `expected_items`
-//!   and grows beyond it.
+//!   and grows beyond it; a scalable filter's stays below the configured
+//!   one as it grows; a leaderboard's counts are exact up to its capacity
+//!   of members, then overestimate by at most `N/m` (see [`topk`]).
 //! * **Garbage** under a sketch's key (another program, or a filter reopened
 //!   with other parameters) is [`Error::Corrupt`](mcds_core::Error::Corrupt),
 //!   never a panic or a misread.
@@ -51,10 +59,14 @@ pub mod bloom;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hll;
+pub mod scalable;
+pub mod topk;
 
 pub use bitmap::ActivityBitmap;
 pub use bloom::BloomFilter;
 pub use hll::{HllBuffer, HyperLogLog};
+pub use scalable::ScalableBloomFilter;
+pub use topk::{Entry, Leaderboard};
 
 /// CAS attempts per update before [`mcds_core::Error::Conflict`].
 const MAX_ATTEMPTS: u32 = 64;

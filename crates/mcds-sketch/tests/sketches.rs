@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{CountingStore, Error, Key, MemoryStore, Store, Ttl, traffic};
+use mcds_core::{Error, Key, MemoryStore, Store, Ttl, traffic};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::hll::Registers;
 use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
@@ -185,11 +185,8 @@ fn concurrent_adds_lose_nothing() {
 #[test]
 fn round_trips_on_memcached() {
     let server = MemcachedServer::start_default();
-    let store: Arc<dyn Store> = Arc::new(CountingStore::new(
-        MemcachedStore::connect(&server.addr()).unwrap(),
-    ));
-    store.get(&Key::new("warm").unwrap()).unwrap();
-    let rt = |f: &dyn Fn()| traffic::measure(f).1.round_trips;
+    let store = mcds_testkit::counting_memcached(&server);
+    let rt = |f: &dyn Fn()| mcds_testkit::round_trips(f);
     let hll = HyperLogLog::new(Arc::clone(&store), "rt").unwrap();
     assert_eq!(rt(&|| assert!(hll.add("a").unwrap())), 2, "HLL add (first)");
     assert_eq!(rt(&|| assert!(hll.add("b").unwrap())), 2, "HLL add");

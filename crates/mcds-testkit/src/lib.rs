@@ -18,6 +18,8 @@
 //!   (`PROPTEST_RNG_SEED`, `MCDS_TEST_SEED`).
 //! * [`embedded_at`] is the embedded store and a scope on one manual clock,
 //!   for structure tests that move time by hand.
+//! * [`counting_memcached`] and [`round_trips`] are the setup and the
+//!   measure of the round-trip tests.
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
 //!
@@ -63,6 +65,27 @@ pub fn embedded_at(
     );
     let scope = mcds_core::Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
     (store, clock, scope)
+}
+
+/// A [`CountingStore`](mcds_core::CountingStore) over a
+/// [`MemcachedStore`](mcds_memcached::MemcachedStore) on `server`, its
+/// connection already made: the store of a test that counts an op's round
+/// trips with [`round_trips`], so the dial is not counted in the first op.
+pub fn counting_memcached(server: &MemcachedServer) -> std::sync::Arc<dyn mcds_core::Store> {
+    let store = mcds_core::CountingStore::new(
+        mcds_memcached::MemcachedStore::connect(&server.addr()).expect("connect"),
+    );
+    use mcds_core::Store;
+    store
+        .get(&mcds_core::Key::new("warm").expect("a key"))
+        .expect("warm the connection");
+    std::sync::Arc::new(store)
+}
+
+/// The round trips `f` makes through [`CountingStore`](mcds_core::CountingStore)s
+/// on this thread.
+pub fn round_trips(f: impl FnOnce()) -> u64 {
+    mcds_core::traffic::measure(f).1.round_trips
 }
 
 #[cfg(test)]

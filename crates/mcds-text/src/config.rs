@@ -154,7 +154,7 @@ impl Builder {
 
     /// The addresses are proxies (twemproxy/nutcracker, mcrouter, …) in
     /// front of servers this client cannot see: no handshake, no CAS ids,
-    /// and every operation that needs them is [`Error::Unsupported`] (see
+    /// and every operation that needs them is [`Error::Unsupported`](mcds_core::Error::Unsupported) (see
     /// the [crate docs](crate) for the list and the reasons). Default
     /// `false`: each address is one memcached server.
     ///

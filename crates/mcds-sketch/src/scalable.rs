@@ -1,0 +1,438 @@
+//! [`ScalableBloomFilter`]: a Bloom filter that grows by layers, as
+//! RedisBloom's `BF.ADD` does by default, so no capacity needs to be known
+//! up front.
+//!
+//! **Layers.** Layer `i` is a fixed [`BloomFilter`] (the same hashing,
+//! blocks and block format) for `n₀·gⁱ` elements at a false-positive rate
+//! of `p·(1 − r)·rⁱ = p/2ⁱ⁺¹`, where `n₀` is the initial capacity, `g` the
+//! growth factor (2 unless [`with_growth`](ScalableBloomFilter::with_growth))
+//! and `r = ½` the tightening ratio. An element is added to the newest
+//! layer; a query asks every layer. The compound false-positive rate is at
+//! most the sum of the layers' rates, `p·Σ 2⁻⁽ⁱ⁺¹⁾ < p`, however many
+//! layers there are.
+//!
+//! **When a layer is full.** Fullness is *measured*, not counted: a layer
+//! holding its capacity of distinct elements has a fraction
+//! `1 − e^(−k·n/bits)` (about ½) of its bits set ([`Shape::fill_at`](crate::bloom::Shape::fill_at)). The
+//! adder that writes a block of the newest layer sees the block it stored,
+//! and when that block's fraction of set bits reaches this mark it grows
+//! the filter; an adder that *reads* a block already past the mark grows
+//! the filter first and writes to the new layer, and one whose CAS write
+//! lost a race reads again, so a layer is overfilled by at most the one
+//! write that crossed the mark. There is no counter to lose to eviction or
+//! to a lost reply, and elements added twice are not counted twice.
+//!
+//! **Where the layer count lives.** In a small header item,
+//! `<prefix>sbloom:<name>:meta` (`MSB1`, the layer count, and the initial
+//! capacity, rate and growth, so a filter reopened with other parameters is
+//! refused, not misread). A filter still on its first layer has no header:
+//! a missing header means one layer. Layer `i`'s block `b` is
+//! `<prefix>sbloom:<name>:<i>.<b>`.
+//!
+//! **Growing, concurrently.** Every add and query reads the header in the
+//! same `get_multi` as the element's block in each layer it knows of (and,
+//! if the header names newer layers, reads those in a second one). Growing
+//! is a CAS update of the header from "at most `L` layers" to `L + 1`:
+//! idempotent, so two processes growing at once make one new layer (the
+//! loser of the CAS rereads, finds `L + 1`, and changes nothing), and a
+//! grow whose reply was lost ([`Error::Ambiguous`])
+//! is simply done again by the next adder that finds the layer full. An add
+//! that raced a grow may still land in the previous layer, which then holds
+//! a few elements past its capacity; queries ask every layer, so nothing is
+//! missed.
+//!
+//! **Guarantee.** An element whose `add` returned `Ok` is in the layer it
+//! was written to, and that layer is below the header's count (a layer is
+//! written only after the header named it), which every later query reads:
+//! no false negatives, as long as the store keeps the items. Eviction or a
+//! restart deletes blocks or the header (use `-M`, or enough memory, for a
+//! filter that must not forget); each handle remembers the most layers it
+//! has seen, and an adder that finds the header missing writes it again.
+//! There is no TTL: layers stop being written once full, so per-item TTLs
+//! would expire old layers first.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcds_core::{Backoff, Error, Item, Key, Op, Result, Scope, Store};
+
+use crate::bloom::{BloomFilter, check_rate, set_elements, stored, test_bit};
+use crate::{MAX_ATTEMPTS, corrupt, update_checked};
+
+/// The header item's first bytes.
+pub const MAGIC: &[u8; 4] = b"MSB1";
+/// Bytes of the header: magic, layers (`u32`), initial capacity (`u64`),
+/// rate (`f64` bits), growth (`u32`), little-endian.
+const HEADER_LEN: usize = 4 + 4 + 8 + 8 + 4;
+/// The most layers a filter grows to. Past the last one, adds go on into
+/// it and its false-positive rate rises above its share. With growth 2
+/// that is 2³² times the initial capacity; the filter also stops growing
+/// when the next layer would not fit [`crate::bloom::MAX_BLOCKS`] items.
+pub const MAX_LAYERS: u32 = 32;
+/// The most a layer's capacity grows over the previous one's.
+pub const MAX_GROWTH: u32 = 16;
+
+/// What a read of some elements' blocks found: the layers there are, and
+/// each (layer, block) read, with its CAS id for a write.
+struct Probe {
+    layers: Vec<Arc<BloomFilter>>,
+    /// The header's layer count, 0 if it is missing.
+    header_count: usize,
+    blocks: BTreeMap<(usize, usize), Option<Item>>,
+}
+
+impl Probe {
+    /// Whether `element` is in layer `layer` (its block was read).
+    fn contains(&self, layer: usize, element: &[u8]) -> bool {
+        let (block, mut positions) = self.layers[layer].shape.locate(element);
+        match self.blocks.get(&(layer, block)) {
+            Some(Some(item)) => {
+                let bits = &item.value[crate::bloom::HEADER_LEN..];
+                positions.all(|p| test_bit(bits, p))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A distributed Bloom filter that grows by layers (RedisBloom's scalable
+/// filter), keeping its false-positive rate under the target however many
+/// elements it takes. See the [module](self) docs for the layout and how
+/// concurrent adders agree on growing.
+///
+/// * [`add`](Self::add): one `get_multi` of the header and the element's
+///   block in each layer, then one CAS write of the newest layer's block:
+///   2 round trips, 1 when the element is already in; 2 more when the add
+///   fills the layer and grows the filter.
+/// * [`contains`](Self::contains): 1 round trip (2 when another client
+///   grew the filter since this handle last looked);
+///   [`contains_many`](Self::contains_many) the same for any number.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::MemoryStore;
+/// use mcds_sketch::ScalableBloomFilter;
+///
+/// let seen = ScalableBloomFilter::new(Arc::new(MemoryStore::new()), "seen", 100, 0.01)?;
+/// for i in 0..1000 {
+///     seen.add(format!("user{i}"))?;
+/// }
+/// assert!(seen.layers()? >= 4, "100, 200, 400, 800: grown past its first layer");
+/// assert!(seen.contains("user7")?);
+/// assert!(!seen.add("user7")?, "already in");
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScalableBloomFilter {
+    scope: Scope,
+    name: String,
+    header: Key,
+    initial: u64,
+    rate: f64,
+    growth: u32,
+    /// The layers this handle knows of (at least the first), opened.
+    layers: Arc<Mutex<Vec<Arc<BloomFilter>>>>,
+}
+
+impl ScalableBloomFilter {
+    /// The filter `name` in `scope`: a first layer for `initial_capacity`
+    /// elements, then layers twice as large, for a compound false-positive
+    /// rate below `error_rate` (e.g. 0.01). Every client must open it with
+    /// the same numbers.
+    pub fn new(
+        scope: impl Into<Scope>,
+        name: &str,
+        initial_capacity: u64,
+        error_rate: f64,
+    ) -> Result<ScalableBloomFilter> {
+        let scope = scope.into();
+        // Layer i gets error_rate / 2^(i+1): check the caller's number.
+        check_rate(error_rate)?;
+        let mut filter = ScalableBloomFilter {
+            header: scope.key("sbloom", name, "meta")?,
+            scope,
+            name: name.to_string(),
+            initial: initial_capacity,
+            rate: error_rate,
+            growth: 2,
+            layers: Arc::new(Mutex::new(Vec::new())),
+        };
+        let first = filter.open_layer(0)?;
+        filter.layers = Arc::new(Mutex::new(vec![first]));
+        Ok(filter)
+    }
+
+    /// Make each layer `growth` (1 to [`MAX_GROWTH`]) times the previous
+    /// one's capacity instead of 2 (RedisBloom's `EXPANSION`). A larger
+    /// factor means fewer layers (fewer reads per query), more memory ahead
+    /// of need.
+    pub fn with_growth(mut self, growth: u32) -> Result<ScalableBloomFilter> {
+        if !(1..=MAX_GROWTH).contains(&growth) {
+            return Err(Error::InvalidArgument(format!(
+                "a scalable Bloom filter grows each layer 1 to {MAX_GROWTH} times; got {growth}"
+            )));
+        }
+        self.growth = growth;
+        Ok(self)
+    }
+
+    /// The key of the header item (the layer count).
+    pub fn header_key(&self) -> &Key {
+        &self.header
+    }
+
+    /// Layer `i`: capacity `n₀·gⁱ`, rate `p/2ⁱ⁺¹`.
+    fn open_layer(&self, i: usize) -> Result<Arc<BloomFilter>> {
+        let capacity = u64::from(self.growth)
+            .checked_pow(i as u32)
+            .and_then(|g| g.checked_mul(self.initial))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "layer {i} of a scalable Bloom filter would hold more than 2^64 elements"
+                ))
+            })?;
+        let rate = self.rate / 2f64.powi(i as i32 + 1);
+        let layer = BloomFilter::open(&self.scope, capacity, rate, &|block| {
+            self.scope.key("sbloom", &self.name, format!("{i}.{block}"))
+        })?;
+        Ok(Arc::new(layer))
+    }
+
+    fn known(&self) -> Vec<Arc<BloomFilter>> {
+        self.layers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The layers up to `count`, opening those this handle did not know
+    /// of (see [`remember`](Self::remember)).
+    fn layers_up_to(&self, count: usize) -> Result<Vec<Arc<BloomFilter>>> {
+        let mut known = self.known();
+        while known.len() < count {
+            known.push(self.open_layer(known.len())?);
+        }
+        Ok(known)
+    }
+
+    /// Remember `layers` once the header names them all: this handle then
+    /// reads them all, and adds to the newest, even if the header is lost.
+    fn remember(&self, layers: Vec<Arc<BloomFilter>>) {
+        let mut cached = self.layers.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.len() < layers.len() {
+            *cached = layers;
+        }
+    }
+
+    fn encode_header(&self, layers: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&layers.to_le_bytes());
+        out.extend_from_slice(&self.initial.to_le_bytes());
+        out.extend_from_slice(&self.rate.to_bits().to_le_bytes());
+        out.extend_from_slice(&self.growth.to_le_bytes());
+        out
+    }
+
+    /// The layer count of a stored header (never panics).
+    fn decode_header(&self, bytes: &[u8]) -> std::result::Result<u32, String> {
+        if bytes.len() != HEADER_LEN || &bytes[..4] != MAGIC {
+            return Err("not a scalable Bloom filter header (no MSB1 header)".into());
+        }
+        let ours = self.encode_header(0);
+        if bytes[8..] != ours[8..] {
+            return Err(format!(
+                "created with other parameters (this filter wants initial capacity {}, rate {}, growth {}) — open it with the numbers it was created with, or clear it",
+                self.initial, self.rate, self.growth
+            ));
+        }
+        let layers = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        if !(1..=MAX_LAYERS).contains(&layers) {
+            return Err(format!("{layers} layers (1 to {MAX_LAYERS})"));
+        }
+        Ok(layers)
+    }
+
+    /// Read the header and each element's block in every layer.
+    fn probe(&self, elements: &[&[u8]]) -> Result<Probe> {
+        let mut layers = self.known();
+        let mut probe = Probe {
+            layers: Vec::new(),
+            header_count: 0,
+            blocks: BTreeMap::new(),
+        };
+        let header = self.read_blocks(&layers, 0, elements, Some(&self.header), &mut probe)?;
+        if let Some(item) = header {
+            probe.header_count =
+                self.decode_header(&item.value)
+                    .map_err(|reason| corrupt(&self.header, reason))? as usize;
+        }
+        if probe.header_count > layers.len() {
+            let from = layers.len();
+            layers = self.layers_up_to(probe.header_count)?;
+            self.remember(layers.clone());
+            self.read_blocks(&layers, from, elements, None, &mut probe)?;
+        }
+        probe.layers = layers;
+        Ok(probe)
+    }
+
+    /// One `get_multi` of `header` (if any) and each element's block in
+    /// `layers[from..]`, checked, into `probe`; the header's item.
+    fn read_blocks(
+        &self,
+        layers: &[Arc<BloomFilter>],
+        from: usize,
+        elements: &[&[u8]],
+        header: Option<&Key>,
+        probe: &mut Probe,
+    ) -> Result<Option<Item>> {
+        let mut wanted: Vec<(usize, usize)> = layers
+            .iter()
+            .enumerate()
+            .skip(from)
+            .flat_map(|(l, layer)| elements.iter().map(move |e| (l, layer.shape.locate(e).0)))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut keys: Vec<Key> = header.into_iter().cloned().collect();
+        keys.extend(wanted.iter().map(|&(l, b)| layers[l].keys()[b].clone()));
+        let mut items = self.scope.store().get_multi(&keys)?.into_iter();
+        let header = if header.is_some() {
+            items.next().flatten()
+        } else {
+            None
+        };
+        for (&(l, b), item) in wanted.iter().zip(items) {
+            if let Some(item) = &item {
+                layers[l].check(b, &item.value)?;
+            }
+            probe.blocks.insert((l, b), item);
+        }
+        Ok(header)
+    }
+
+    /// Add an element; whether it was new (in no layer yet). See the type's
+    /// docs for the round trips.
+    pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
+        let mut backoff = Backoff::default();
+        let mut attempts = 0;
+        loop {
+            let probe = self.probe(&[element])?;
+            if (0..probe.layers.len()).any(|l| probe.contains(l, element)) {
+                return Ok(false);
+            }
+            let newest = probe.layers.len() - 1;
+            if newest > 0 && probe.header_count <= newest {
+                // This handle knows of layers the header does not name (it
+                // was evicted, or cleared): name them before writing to the
+                // newest, or other readers would not look there.
+                self.ensure_layers(newest + 1)?;
+            }
+            let layer = &probe.layers[newest];
+            let (block, positions) = layer.shape.locate(element);
+            let read = &probe.blocks[&(newest, block)];
+            let limit = layer.shape.fill_at(self.capacity_of(newest));
+            let growable = newest + 1 < MAX_LAYERS as usize;
+            if let Some(item) = read {
+                // Full already (its filler's grow is in flight, or failed):
+                // grow, and add to the new layer, rather than overfill this
+                // one.
+                if growable
+                    && layer.shape.fill_of(&item.value) >= limit
+                    && self.ensure_layers(newest + 2).is_ok()
+                {
+                    continue;
+                }
+            }
+            let mut value = match read {
+                Some(item) => item.value.clone(),
+                None => layer.shape.empty_block(),
+            };
+            set_elements(&mut value, &[positions.collect()]);
+            let write = layer.write_op(block, read.as_ref().map(|i| i.cas), &value);
+            if stored(&layer.store.execute(&write)?) {
+                if growable && layer.shape.fill_of(&value) >= limit {
+                    // The element is in a layer the header names: a grow
+                    // that fails (a lost reply, a conflict) is done again
+                    // by the next add that finds the layer full, so its
+                    // error is not the caller's.
+                    let _ = self.ensure_layers(newest + 2);
+                }
+                return Ok(true);
+            }
+            // Another writer changed the block: read again (the layer may
+            // be full now, or the element in).
+            attempts += 1;
+            if attempts == MAX_ATTEMPTS {
+                return Err(Error::Conflict {
+                    key: layer.keys()[block].display(),
+                    attempts,
+                });
+            }
+            backoff.sleep();
+        }
+    }
+
+    fn capacity_of(&self, layer: usize) -> u64 {
+        u64::from(self.growth)
+            .saturating_pow(layer as u32)
+            .saturating_mul(self.initial)
+    }
+
+    /// Make the header name at least `count` layers (CAS; idempotent), if
+    /// that many are allowed and the newest can be built.
+    fn ensure_layers(&self, count: usize) -> Result<()> {
+        let count = count.min(MAX_LAYERS as usize);
+        let layers = self.layers_up_to(count)?;
+        update_checked(
+            self.scope.store().as_ref(),
+            &self.header,
+            mcds_core::Ttl::Never,
+            &mut |current| {
+                let stored = match current {
+                    None => 1,
+                    Some(bytes) => self.decode_header(bytes)? as usize,
+                };
+                Ok((stored < count).then(|| self.encode_header(count as u32)))
+            },
+        )?;
+        self.remember(layers);
+        Ok(())
+    }
+
+    /// Whether the element may have been added (no false negatives; false
+    /// positives below the configured rate). 1 round trip.
+    pub fn contains(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.contains_many(&[element])?[0])
+    }
+
+    /// [`contains`](Self::contains) for many elements: one `get_multi` of
+    /// the header and the blocks they fall in, in every layer.
+    pub fn contains_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
+        let elements: Vec<&[u8]> = elements.iter().map(AsRef::as_ref).collect();
+        let probe = self.probe(&elements)?;
+        Ok(elements
+            .iter()
+            .map(|e| (0..probe.layers.len()).any(|l| probe.contains(l, e)))
+            .collect())
+    }
+
+    /// How many layers the filter has (the header's count; 1 round trip).
+    pub fn layers(&self) -> Result<usize> {
+        Ok(self.probe(&[])?.layers.len())
+    }
+
+    /// Delete the header and every block of every layer.
+    pub fn clear(&self) -> Result<()> {
+        let layers = self.probe(&[])?.layers;
+        let mut ops: Vec<Op<'_>> = vec![Op::Delete(&self.header)];
+        ops.extend(layers.iter().flat_map(|l| l.keys().iter().map(Op::Delete)));
+        for r in self.scope.store().pipeline(&ops) {
+            r?;
+        }
+        *self.layers.lock().unwrap_or_else(|e| e.into_inner()) = vec![layers[0].clone()];
+        Ok(())
+    }
+}
