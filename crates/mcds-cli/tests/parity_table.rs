@@ -128,6 +128,35 @@ const STRUCTURES: &[Structure] = &[
         "ActivityBitmap",
         Some("bitmap"),
     ),
+    // Issue 19's structures: Rust only so far (their rows show the gap).
+    s(
+        "Leaderboard",
+        "mcds-sketch/src/topk.rs",
+        "leaderboard",
+        "Leaderboard",
+        None,
+    ),
+    s(
+        "ScalableBloomFilter",
+        "mcds-sketch/src/scalable.rs",
+        "scalable_bloom",
+        "ScalableBloomFilter",
+        None,
+    ),
+    s(
+        "TimeSeries",
+        "mcds-timeseries/src/series.rs",
+        "timeseries",
+        "TimeSeries",
+        None,
+    ),
+    s(
+        "PackedSeries",
+        "mcds-timeseries/src/packed.rs",
+        "packed_series",
+        "PackedSeries",
+        None,
+    ),
 ];
 
 const fn s(
