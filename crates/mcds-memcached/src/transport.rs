@@ -443,7 +443,7 @@ impl Security {
 /// Reads and writes block until the stream's deadline
 /// ([`set_deadline`](Stream::set_deadline)); past it they fail with
 /// [`io::ErrorKind::TimedOut`]. Every system call on the socket is bounded
-/// by it ([`DeadlineSock`], also under rustls, which makes several per
+/// by it (a deadline-aware socket wrapper, also under rustls, which makes several per
 /// record or flush), so a slow trickle of bytes cannot stretch an exchange.
 pub struct Stream {
     inner: Inner,
