@@ -27,9 +27,8 @@
 //! * **since(cursor)** supports the original article's polling loop: the events after a
 //!   cursor, and the cursor to poll with next.
 //! * **Newest first:** `fetch_rev(first, last)` is `fetch` reversed (one
-//!   `get_multi`); `latest(n)` reads chunks newest first in batches of 2,
-//!   4, 8, … until it has `n` events (1 round trip when the newest two
-//!   chunks hold them).
+//!   `get_multi`); `latest(n)` reads the newest two chunks, then, if they
+//!   hold fewer than `n` events, the older ones (1 round trip, or 2).
 //! * **count(first, last)** is the length of `fetch`, in one `get_multi`,
 //!   copying no payload. It cannot avoid transferring them: memcached
 //!   returns whole values and a chunk is one value (see
@@ -313,13 +312,11 @@ impl EventLog {
     }
 
     /// The `n` newest events within capacity, newest first (the first `n`
-    /// of [`fetch_rev`](Self::fetch_rev) over the whole log), reading
-    /// chunks newest first in batches of 2, 4, 8, … chunks until `n` events
-    /// are found: 1 round trip when the newest two chunks hold them, at
-    /// most ⌈log2(chunks + 2)⌉ − 1 (a quiet log costs more round trips but
-    /// transfers no more than [`fetch`](Self::fetch); a busy one transfers
-    /// only its newest chunks).
-    ///
+    /// of [`fetch_rev`](Self::fetch_rev) over the whole log). It reads the
+    /// newest two chunks first (one round trip, enough when they hold `n`
+    /// events: a busy log transfers only those), then, if it needs more, all
+    /// the older chunks within capacity in one more `get_multi`: 2 round
+    /// trips at most, never more bytes than [`fetch`](Self::fetch).
     /// ```
     /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
     /// use std::time::Duration;
@@ -338,16 +335,17 @@ impl EventLog {
         let Some(plan) = self.plan(0, u64::MAX).filter(|_| n > 0) else {
             return Ok(Vec::new());
         };
+        let (older, newest) = plan.chunks.split_at(plan.chunks.len().saturating_sub(2));
         let mut newest_first = Vec::with_capacity(n);
-        let mut unread = plan.chunks.as_slice();
-        let mut batch = 2;
-        while newest_first.len() < n && !unread.is_empty() {
-            let (older, newer) = unread.split_at(unread.len().saturating_sub(batch));
-            let (mut events, _) = self.events(newer, plan.first, plan.last)?;
+        for batch in [newest, older] {
+            if newest_first.len() >= n || batch.is_empty() {
+                break;
+            }
+            // Chunks partition time: every event of `newest` is newer than
+            // every event of `older`.
+            let (mut events, _) = self.events(batch, plan.first, plan.last)?;
             events.reverse();
             newest_first.extend(events);
-            unread = older;
-            batch *= 2;
         }
         newest_first.truncate(n);
         Ok(newest_first)
