@@ -343,7 +343,9 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 ///   as before) or the registry (its fields are no longer listed, though
 ///   [`get`](Self::get) still reads their counters; the next first touch
 ///   of a field starts a new registry). With `-M` a full server refuses
-///   the writes: an error, nothing half done but what the error says.
+///   writes with [`Error::OutOfMemory`]; memcached 1.6 then also deletes
+///   the item it could not write, so a failed first touch can take the
+///   registry with it (as eviction does).
 /// * An increment failing with [`Error::Ambiguous`] may or may not have
 ///   counted. A first touch whose registration fails after the counter was
 ///   created retries the registration once, then returns the error: the
