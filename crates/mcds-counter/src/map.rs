@@ -103,7 +103,11 @@ fn parse_units(text: &str, scale: u32, round: bool) -> Result<i64> {
     }
     let too_big = || bad("it does not fit a 64-bit counter at this scale");
     let mut units: i128 = 0;
-    for b in int.bytes().chain(frac.bytes().chain(std::iter::repeat(b'0')).take(scale as usize)) {
+    for b in int.bytes().chain(
+        frac.bytes()
+            .chain(std::iter::repeat(b'0'))
+            .take(scale as usize),
+    ) {
         units = units
             .checked_mul(10)
             .and_then(|u| u.checked_add(i128::from(b - b'0')))
@@ -209,7 +213,9 @@ fn unescape(escaped: &[u8]) -> std::result::Result<String, String> {
             out.push(hex);
             i += 3;
         } else if b < b' ' || b == 0x7f {
-            return Err(format!("a field registry holds no control bytes; found 0x{b:02x}"));
+            return Err(format!(
+                "a field registry holds no control bytes; found 0x{b:02x}"
+            ));
         } else {
             out.push(b);
             i += 1;
@@ -418,7 +424,8 @@ impl CounterMap {
         let store = self.scope.store();
         let key = |salt: u32| {
             if salt == 0 {
-                self.scope.key("cmap", &self.name, format_args!("v:{hash:032x}"))
+                self.scope
+                    .key("cmap", &self.name, format_args!("v:{hash:032x}"))
             } else {
                 self.scope
                     .key("cmap", &self.name, format_args!("v:{hash:032x}.{salt}"))
@@ -467,9 +474,7 @@ impl CounterMap {
         if by > 0 && value < by.saturating_add(i64::MIN) {
             // old + by passed i64::MAX: the stored counter wrapped at 2^64.
             // Adding 2^64 − by wraps it back.
-            self.scope
-                .store()
-                .incr(key, (by as u64).wrapping_neg())?;
+            self.scope.store().incr(key, (by as u64).wrapping_neg())?;
             return Err(Error::InvalidArgument(format!(
                 "adding {by} to field {field:?} of counter map {} would pass i64::MAX; it was undone",
                 self.name
@@ -678,7 +683,10 @@ mod tests {
         for bad in ["", "-", ".5", "1.", "1e3", "1,5", " 1", "0x10", "--1"] {
             assert!(parse_units(bad, 2, false).is_err(), "{bad:?}");
         }
-        assert_eq!(parse_units("-9223372036854775808", 0, false).unwrap(), i64::MIN);
+        assert_eq!(
+            parse_units("-9223372036854775808", 0, false).unwrap(),
+            i64::MIN
+        );
         assert!(parse_units("9223372036854775808", 0, false).is_err());
         assert!(parse_units("10", 18, false).is_err());
         assert!(parse_units(&"9".repeat(100), 0, false).is_err());
@@ -690,7 +698,14 @@ mod tests {
             .to_string(),
             "-9.223372036854775808"
         );
-        assert_eq!(Decimal { units: -5, scale: 2 }.to_string(), "-0.05");
+        assert_eq!(
+            Decimal {
+                units: -5,
+                scale: 2
+            }
+            .to_string(),
+            "-0.05"
+        );
     }
 
     #[test]

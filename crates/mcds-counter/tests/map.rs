@@ -88,18 +88,17 @@ fn eight_threads_exact_totals_pool_of_3() {
         let key = map.field_key(&format!("f{f}")).unwrap();
         assert!(store.colocated(&key, map.registry_key()), "{key:?}");
     }
-    let holding: Vec<u64> = pool
-        .servers
-        .iter()
-        .map(|s| s.stat("curr_items"))
-        .collect();
+    let holding: Vec<u64> = pool.servers.iter().map(|s| s.stat("curr_items")).collect();
     println!("items per server: {holding:?}");
 }
 
 #[test]
 fn hash_operations_on_both_backends() {
     let server = MemcachedServer::start_default();
-    for store in [Arc::new(MemoryStore::new()) as Arc<dyn Store>, memcached(&server)] {
+    for store in [
+        Arc::new(MemoryStore::new()) as Arc<dyn Store>,
+        memcached(&server),
+    ] {
         let map = CounterMap::new(Arc::clone(&store), "h").unwrap();
         assert!(map.is_empty().unwrap());
         assert_eq!(map.get("nope").unwrap(), 0);
@@ -134,7 +133,12 @@ fn hash_operations_on_both_backends() {
             map.incr(&"x".repeat(1025), 1),
             Err(Error::InvalidArgument(_))
         ));
-        assert!(CounterMap::new(Arc::clone(&store), "m").unwrap().with_scale(19).is_err());
+        assert!(
+            CounterMap::new(Arc::clone(&store), "m")
+                .unwrap()
+                .with_scale(19)
+                .is_err()
+        );
     }
 }
 
@@ -155,7 +159,10 @@ fn fixed_point_is_exact() {
     assert_eq!(map.get_decimal("dec").unwrap().to_string(), "1.00");
     assert_eq!(map.get_decimal("flt").unwrap().to_string(), "1.00");
     assert_eq!(map.get("flt").unwrap(), 100, "units of 0.01");
-    assert_eq!(map.incr_decimal("dec", "-1.25").unwrap().to_string(), "-0.25");
+    assert_eq!(
+        map.incr_decimal("dec", "-1.25").unwrap().to_string(),
+        "-0.25"
+    );
     assert_eq!(map.incr_f64("dec", 0.004).unwrap().to_string(), "-0.25");
     assert_eq!(map.incr_f64("dec", 0.005).unwrap().to_string(), "-0.24");
     assert!(matches!(
@@ -170,16 +177,35 @@ fn fixed_point_is_exact() {
         map.incr_f64("dec", 1e30),
         Err(Error::InvalidArgument(_))
     ));
-    assert_eq!(map.get_decimal("dec").unwrap().to_string(), "-0.24", "refusals change nothing");
+    assert_eq!(
+        map.get_decimal("dec").unwrap().to_string(),
+        "-0.24",
+        "refusals change nothing"
+    );
     assert_eq!(
         map.get_all_decimal().unwrap(),
         [
-            ("dec".into(), Decimal { units: -24, scale: 2 }),
-            ("flt".into(), Decimal { units: 100, scale: 2 })
+            (
+                "dec".into(),
+                Decimal {
+                    units: -24,
+                    scale: 2
+                }
+            ),
+            (
+                "flt".into(),
+                Decimal {
+                    units: 100,
+                    scale: 2
+                }
+            )
         ]
     );
     // A million cents, exactly.
-    let big = CounterMap::new(store, "big").unwrap().with_scale(2).unwrap();
+    let big = CounterMap::new(store, "big")
+        .unwrap()
+        .with_scale(2)
+        .unwrap();
     for _ in 0..1000 {
         big.incr_decimal("x", "9999.99").unwrap();
     }
@@ -279,7 +305,11 @@ fn garbage_under_its_keys_is_an_error_never_a_panic() {
         }
         // The registry: every read that needs it says Corrupt.
         server.raw_set(&registry, &garbage);
-        for result in [map.fields().map(drop), map.get_all().map(drop), map.len().map(drop)] {
+        for result in [
+            map.fields().map(drop),
+            map.get_all().map(drop),
+            map.len().map(drop),
+        ] {
             match result {
                 Err(Error::Corrupt { key, reason }) => {
                     assert!(key.contains("cmap:g:fields"), "{key}: {reason}")
@@ -307,7 +337,10 @@ fn garbage_under_its_keys_is_an_error_never_a_panic() {
     let err = map.get_all().unwrap_err();
     assert!(err.to_string().contains("ends with a space"), "{err}");
     server.raw_set(&registry, b"+a +b ");
-    assert!(matches!(map.get_all(), Err(Error::Corrupt { .. })), "a's counter is garbage");
+    assert!(
+        matches!(map.get_all(), Err(Error::Corrupt { .. })),
+        "a's counter is garbage"
+    );
     map.remove("a").unwrap();
     assert_eq!(map.get_all().unwrap(), [("b".into(), 2)]);
 }

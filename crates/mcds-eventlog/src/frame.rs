@@ -121,7 +121,7 @@ pub fn scan(bytes: &[u8], mut visit: impl FnMut(u64, &[u8])) -> usize {
 }
 
 /// Decode a concatenation of frames, skipping (and counting) damage: the
-/// events of [`scan`], copied out (the fuzz harnesses' and tests' view;
+/// events of `scan`, copied out (the fuzz harnesses' and tests' view;
 /// the log itself scans).
 #[cfg(any(test, feature = "fuzzing"))]
 pub fn decode(bytes: &[u8]) -> Decoded {

@@ -309,7 +309,10 @@ fn run_against_model(
                 let deleted = log.trim(before).unwrap();
                 // It deletes at least every visible chunk that ends by
                 // `before` (and may find older, unreadable ones).
-                prop_assert!(deleted >= visible_chunks.len(), "{deleted} < {visible_chunks:?}");
+                prop_assert!(
+                    deleted >= visible_chunks.len(),
+                    "{deleted} < {visible_chunks:?}"
+                );
                 let chunk_ms = model.chunk_ms;
                 model
                     .events
@@ -319,7 +322,10 @@ fn run_against_model(
     }
     // And the whole log, oldest first, at the end.
     let now = clock.now_ms();
-    prop_assert_eq!(log.fetch(0, u64::MAX).unwrap(), model.fetch(now, 0, u64::MAX));
+    prop_assert_eq!(
+        log.fetch(0, u64::MAX).unwrap(),
+        model.fetch(now, 0, u64::MAX)
+    );
     Ok(())
 }
 
@@ -395,8 +401,15 @@ fn newest_first_count_and_trim_on_memcached() {
     assert_eq!(deleted, 2);
     assert_eq!(rt.round_trips, 1);
     assert_eq!(log.count(0, u64::MAX).unwrap(), 40);
-    assert_eq!(payloads(log.fetch(0, EPOCH_MS + 21_000).unwrap()), ["20", "21"]);
-    assert_eq!(log.trim(EPOCH_MS + 25_000).unwrap(), 0, "nothing left to trim");
+    assert_eq!(
+        payloads(log.fetch(0, EPOCH_MS + 21_000).unwrap()),
+        ["20", "21"]
+    );
+    assert_eq!(
+        log.trim(EPOCH_MS + 25_000).unwrap(),
+        0,
+        "nothing left to trim"
+    );
     assert_eq!(log.trim(0).unwrap(), 0);
     // Past the current chunk: everything, and new puts start afresh.
     assert_eq!(log.trim(u64::MAX).unwrap(), 4);

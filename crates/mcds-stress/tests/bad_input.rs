@@ -212,7 +212,9 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
         let map = CounterMap::new(Arc::clone(&store), &name).unwrap();
         map.incr("b", 1).unwrap();
         put(&format!("cmap:{name}:fields"));
-        put(&String::from_utf8_lossy(map.field_key("a").unwrap().as_bytes()));
+        put(&String::from_utf8_lossy(
+            map.field_key("a").unwrap().as_bytes(),
+        ));
         t.note("CounterMap::get", map.get("a"));
         t.note("CounterMap::incr", map.incr("a", 1));
         t.note("CounterMap::incr_decimal", map.incr_decimal("a", "-1"));
