@@ -278,7 +278,10 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 ///   none loses another's token; a read that finds more than
 ///   `max(64, fields)` dead tokens (repeated `+`, removed fields) rewrites
 ///   it compacted with a CAS, which a concurrent append makes fail
-///   harmlessly.
+///   harmlessly (behind a proxy, which has no CAS, it is never
+///   compacted). The registry is one item: a map lists about 1 MiB of
+///   field names (each escaped, plus 2 bytes); past that a first touch
+///   fails with [`Error::ValueTooLarge`], leaving its counter unlisted.
 /// * each field's **counter** under `<prefix>cmap:<name>:v:<h>`, `<h>` the
 ///   32 hex digits of the field's 128-bit XXH3 (so any field of up to
 ///   [`MAX_FIELD_LEN`] bytes makes a valid key), or `<h>.<salt>`: on a pool

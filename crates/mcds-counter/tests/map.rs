@@ -127,6 +127,12 @@ fn hash_operations_on_both_backends() {
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         assert_eq!(map.get("high").unwrap(), i64::MAX, "undone");
         assert_eq!(map.incr("high", -i64::MAX).unwrap(), 0);
+        assert_eq!(
+            map.get("high").unwrap(),
+            0,
+            "a shorter number, space-padded by memcached"
+        );
+        assert_eq!(map.incr("high", 7).unwrap(), 7);
         // Bad arguments send nothing.
         assert!(matches!(map.incr("", 1), Err(Error::InvalidArgument(_))));
         assert!(matches!(
