@@ -350,3 +350,67 @@ fn garbage_under_its_keys_is_an_error_never_a_panic() {
     map.remove("a").unwrap();
     assert_eq!(map.get_all().unwrap(), [("b".into(), 2)]);
 }
+
+/// `remove` racing first touches of the same field: at the end of every
+/// round, a field whose counter exists is listed (the first touch creates
+/// before it registers, `remove` unregisters before it deletes, both on the
+/// registry's server). Returns the rounds that ended with the field present.
+fn remove_races_first_touch(store: Arc<dyn Store>) -> usize {
+    let map = CounterMap::new(Arc::clone(&store), "race").unwrap();
+    let mut present = 0;
+    for round in 0..150 {
+        let field = format!("r{round}");
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..3 {
+                        map.incr(&field, 1).unwrap();
+                    }
+                });
+            }
+            s.spawn(|| {
+                for _ in 0..2 {
+                    map.remove(&field).unwrap();
+                }
+            });
+        });
+        let counter = store.get(&map.field_key(&field).unwrap()).unwrap();
+        let listed = map.fields().unwrap().contains(&field);
+        assert!(
+            counter.is_none() || listed,
+            "round {round}: {field} counts but is not listed"
+        );
+        present += usize::from(counter.is_some());
+    }
+    present
+}
+
+#[test]
+fn remove_racing_first_touch_never_leaves_a_counter_unlisted() {
+    let present = remove_races_first_touch(Arc::new(MemoryStore::new()));
+    println!(
+        "remove racing first touch, memory: 150 rounds, {present} ended with the field counting (and listed)"
+    );
+}
+
+/// The same race on memcached 1.6.18 fails, and not on the listing: within
+/// a few rounds an `incr` of a freshly created counter answers
+/// `CLIENT_ERROR cannot increment or decrement non-numeric value`, and
+/// keeps answering it (a raw text `incr` too), although `mg` reads the
+/// 19-digit number that was stored. Found while writing this test; not
+/// explained yet. What it needs, narrowed down with the raw store: threads
+/// that `incr` a missing counter, then create it (`add`, or `ma N J D0`) in
+/// one pipelined batch with an append to *another* existing key. Without
+/// the appends (or with a `get` in their place) 300 rounds pass; with them
+/// and without any delete it still fails. The same pattern in Python
+/// (sockets, no mcds) did not reproduce it, so the client's pipelining is a
+/// suspect as much as the server. Run it with `--ignored`.
+#[test]
+#[ignore = "memcached 1.6.18 (or the meta pipeline) makes a counter non-numeric under this race; see the doc comment"]
+fn remove_racing_first_touch_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let present = remove_races_first_touch(memcached(&server));
+    println!(
+        "remove racing first touch, memcached: 150 rounds, {present} ended with the field counting (and listed)"
+    );
+}
