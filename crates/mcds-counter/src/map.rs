@@ -364,8 +364,10 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 ///   counter that memcached refuses to increment (`NON_NUMERIC`, so
 ///   [`Error::NonNumeric`]) although it reads as the number stored; the
 ///   ignored test `remove_racing_first_touch_on_memcached` in
-///   `tests/map.rs` reproduces it within a few rounds. Not explained yet
-///   (server or pipeline); `remove` the field to recover.
+///   `tests/map.rs` reproduces it within a few rounds, and its docs give
+///   a sequence of raw commands (no mcds) that does it on a fresh 1.6.18
+///   server: a server bug, not yet narrowed down. `remove` the field to
+///   recover.
 /// * Bytes no map writes (another program's) under its keys are
 ///   [`Error::Corrupt`] on reads and [`Error::NonNumeric`] on increments,
 ///   never a panic or a misread.
