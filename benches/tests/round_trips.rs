@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store, traffic};
-use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
+use mcds_counter::{
+    Counter, CounterMap, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter,
+};
 use mcds_eventlog::{Cursor, EventLog};
 use mcds_lock::Lock;
 use mcds_memcached::MemcachedStore;
@@ -178,6 +180,36 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
     r.row("`Counter::reset`", || counter.reset().unwrap());
 
+    let map = CounterMap::new(s(), "report").unwrap();
+    r.row(
+        "`CounterMap::incr` (first of the map: creates the registry)",
+        || map.incr("f0", 1).unwrap(),
+    );
+    r.row("`CounterMap::incr` (first touch of a field)", || {
+        map.incr("f1", 1).unwrap()
+    });
+    r.row("`CounterMap::incr`", || map.incr("f1", 1).unwrap());
+    r.row("`CounterMap::incr` (negative)", || {
+        map.incr("f1", -5).unwrap()
+    });
+    for i in 2..10 {
+        map.incr(&format!("f{i}"), i).unwrap();
+    }
+    r.row("`CounterMap::get`", || map.get("f1").unwrap());
+    r.row("`CounterMap::get_all` (10 fields)", || {
+        map.get_all().unwrap()
+    });
+    r.row("`CounterMap::fields`", || map.fields().unwrap());
+    r.row("`CounterMap::remove`", || map.remove("f9").unwrap());
+    let cents = CounterMap::new(s(), "report-cents")
+        .unwrap()
+        .with_scale(2)
+        .unwrap();
+    cents.incr_decimal("ann", "0.10").unwrap();
+    r.row("`CounterMap::incr_decimal`", || {
+        cents.incr_decimal("ann", "1.25").unwrap()
+    });
+
     let views = ViewCounter::new(&scope, "report").unwrap();
     r.row("`ViewCounter::view` (miss: loads)", || {
         views.view(|| Ok(41)).unwrap()
@@ -268,6 +300,23 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
     r.row("`EventLog::since` (whole log)", || {
         log.since(&Cursor::start()).unwrap()
+    });
+    r.row("`EventLog::fetch_rev` (last minute)", || {
+        log.fetch_rev(now - 60_000, now).unwrap()
+    });
+    r.row(
+        "`EventLog::latest` (2: the newest chunks hold them)",
+        || log.latest(2).unwrap(),
+    );
+    r.row(
+        "`EventLog::latest` (10: fewer in the log, reads every chunk)",
+        || log.latest(10).unwrap(),
+    );
+    r.row("`EventLog::count` (whole log)", || {
+        log.count(0, u64::MAX).unwrap()
+    });
+    r.row("`EventLog::trim` (before this chunk)", || {
+        log.trim(now - now % 60_000).unwrap()
     });
 
     let hll = HyperLogLog::new(s(), "report").unwrap();

@@ -130,6 +130,13 @@ const STRUCTURES: &[Structure] = &[
     ),
     // Issue 19's structures: Rust only so far (their rows show the gap).
     s(
+        "CounterMap",
+        "mcds-counter/src/map.rs",
+        "counter_map",
+        "CounterMap",
+        None,
+    ),
+    s(
         "Leaderboard",
         "mcds-sketch/src/topk.rs",
         "leaderboard",

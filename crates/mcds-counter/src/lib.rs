@@ -11,6 +11,7 @@
 //! | [`ShadowCounter`] | events in the previous period T (two keys swapping roles) | incr 1, value 1 |
 //! | [`WindowCounter`] | events in the last N−1 slots of length p (e.g. users online in 5 minutes) | incr 1, value 1 |
 //! | [`RateLimiter`] | requests per window: fixed window, or a sliding-window estimate | check 1, peek 1 |
+//! | [`CounterMap`] | named signed counters listed together (Redis `HINCRBY`/`HINCRBYFLOAT`, fixed-point [`Decimal`]s without float drift) | incr 1 (2 on a field's first touch), get 1, get_all 2, fields 1, remove 1 |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -63,12 +64,14 @@
 //!   whatever the phase of the server's clock ticks.
 
 mod counter;
+mod map;
 mod rate;
 mod shadow;
 mod view;
 mod window;
 
 pub use counter::Counter;
+pub use map::{CounterMap, Decimal, MAX_FIELD_LEN, MAX_SCALE, MAX_VALUE, MIN_VALUE};
 pub use rate::{Decision, RateLimiter, Window};
 pub use shadow::ShadowCounter;
 pub use view::ViewCounter;

@@ -13,7 +13,7 @@
 //! | 4 | payload check: low 32 bits of XXH3-64 of the payload |
 //!
 //! so 21 bytes of overhead per event. Appends of whole frames are atomic in
-//! memcached, so a log is a plain concatenation. [`decode`] checks every
+//! memcached, so a log is a plain concatenation. [`scan`] checks every
 //! frame; a damaged or truncated one is skipped by scanning forward for the
 //! next frame whose header check holds, and counted. It never panics and
 //! never returns an event whose bytes were damaged (up to the 2^-32 chance of
@@ -41,6 +41,7 @@ pub struct Event {
 }
 
 /// The result of [`decode`].
+#[cfg(any(test, feature = "fuzzing"))]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decoded {
     /// The intact frames, in log order.
@@ -75,9 +76,9 @@ pub fn encode(at_ms: u64, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&check(payload));
 }
 
-/// Try to read one intact frame at the start of `bytes`: the event and its
-/// length.
-fn frame_at(bytes: &[u8]) -> Option<(Event, usize)> {
+/// Try to read one intact frame at the start of `bytes`: its timestamp,
+/// its payload (borrowed) and its length.
+fn frame_at(bytes: &[u8]) -> Option<(u64, &[u8], usize)> {
     let header = bytes.get(..HEADER)?;
     if header[0] != MAGIC || header[13..17] != check(&header[..13]) {
         return None;
@@ -90,23 +91,19 @@ fn frame_at(bytes: &[u8]) -> Option<(Event, usize)> {
     if trailer != check(payload) {
         return None;
     }
-    Some((
-        Event {
-            at_ms,
-            payload: payload.to_vec(),
-        },
-        end + TRAILER,
-    ))
+    Some((at_ms, payload, end + TRAILER))
 }
 
-/// Decode a concatenation of frames, skipping (and counting) damage.
-pub fn decode(bytes: &[u8]) -> Decoded {
-    let mut out = Decoded::default();
+/// Walk a concatenation of frames, calling `visit(at_ms, payload)` for
+/// every intact one in log order, without copying payloads; the number of
+/// damaged bytes skipped (see the module docs).
+pub fn scan(bytes: &[u8], mut visit: impl FnMut(u64, &[u8])) -> usize {
+    let mut damaged = 0;
     let mut i = 0;
     while i < bytes.len() {
         match frame_at(&bytes[i..]) {
-            Some((event, len)) => {
-                out.events.push(event);
+            Some((at_ms, payload, len)) => {
+                visit(at_ms, payload);
                 i += len;
             }
             None => {
@@ -115,12 +112,30 @@ pub fn decode(bytes: &[u8]) -> Decoded {
                     .iter()
                     .position(|&b| b == MAGIC)
                     .map_or(bytes.len() - i, |p| p + 1);
-                out.damaged_bytes += skip;
+                damaged += skip;
                 i += skip;
             }
         }
     }
-    out
+    damaged
+}
+
+/// Decode a concatenation of frames, skipping (and counting) damage: the
+/// events of `scan`, copied out (the fuzz harnesses' and tests' view;
+/// the log itself scans).
+#[cfg(any(test, feature = "fuzzing"))]
+pub fn decode(bytes: &[u8]) -> Decoded {
+    let mut events = Vec::new();
+    let damaged_bytes = scan(bytes, |at_ms, payload| {
+        events.push(Event {
+            at_ms,
+            payload: payload.to_vec(),
+        })
+    });
+    Decoded {
+        events,
+        damaged_bytes,
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,17 @@
 //!   timestamp in the order they were appended).
 //! * **since(cursor)** supports the original article's polling loop: the events after a
 //!   cursor, and the cursor to poll with next.
+//! * **Newest first:** `fetch_rev(first, last)` is `fetch` reversed (one
+//!   `get_multi`); `latest(n)` reads the newest two chunks, then, if they
+//!   hold fewer than `n` events, the older ones (1 round trip, or 2).
+//! * **count(first, last)** is the length of `fetch`, in one `get_multi`,
+//!   copying no payload. It cannot avoid transferring them: memcached
+//!   returns whole values and a chunk is one value (see
+//!   [`EventLog::count`] for why a counter beside the frames would be
+//!   wrong).
+//! * **trim(before)** deletes the chunks that end at or before `before`
+//!   in one pipelined batch of deletes; a chunk straddling `before` keeps
+//!   all its events.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -78,7 +89,7 @@ mod tests;
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Result, Scope, Ttl};
+use mcds_core::{Error, Key, Op, Reply, Result, Scope, Ttl};
 
 pub use frame::Event;
 
@@ -105,6 +116,13 @@ impl Cursor {
             seen_at_ms: 0,
         }
     }
+}
+
+/// The chunks and the clamped time range of one read.
+struct Plan {
+    first: u64,
+    last: u64,
+    chunks: Vec<u64>,
 }
 
 /// A ring-buffer event log. See the [crate docs](crate).
@@ -189,6 +207,72 @@ impl EventLog {
         )
     }
 
+    /// The chunks a read of `[first_ms, last_ms]` covers (oldest first, the
+    /// readable ones only) and the range clamped to what is within
+    /// capacity; `None` when nothing is.
+    fn plan(&self, first_ms: u64, last_ms: u64) -> Option<Plan> {
+        let now_ms = self.scope.clock().now_ms();
+        let w_now = now_ms / self.chunk_ms();
+        let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
+        let first = first_ms.max(oldest);
+        let last = last_ms.min((w_now + 1) * self.chunk_ms() - 1);
+        if first > last {
+            return None;
+        }
+        let chunks = (first / self.chunk_ms()..=last / self.chunk_ms())
+            .filter(|&w| w + self.chunks > w_now)
+            .collect();
+        Some(Plan {
+            first,
+            last,
+            chunks,
+        })
+    }
+
+    /// Read `chunks` in one `get_multi` and call `visit(at_ms, payload)`
+    /// for each intact frame that belongs to the chunk its key is read for
+    /// and lies in `[first, last]`, chunk by chunk in `chunks`' order, in
+    /// log order within a chunk; the damaged bytes skipped.
+    fn read(
+        &self,
+        chunks: &[u64],
+        first: u64,
+        last: u64,
+        mut visit: impl FnMut(u64, &[u8]),
+    ) -> Result<usize> {
+        let keys: Vec<Key> = chunks
+            .iter()
+            .map(|&w| self.key_for_chunk(w))
+            .collect::<Result<_>>()?;
+        let items = self.scope.store().get_multi(&keys)?;
+        let mut damaged = 0;
+        for (&w, item) in chunks.iter().zip(items) {
+            let Some(item) = item else { continue };
+            damaged += frame::scan(&item.value, |at_ms, payload| {
+                // Only this chunk's events (a frame planted by another
+                // program could claim any time).
+                if at_ms / self.chunk_ms() == w && (first..=last).contains(&at_ms) {
+                    visit(at_ms, payload);
+                }
+            });
+        }
+        Ok(damaged)
+    }
+
+    /// Read `chunks` and return their events in `[first, last]` in time
+    /// order (same-ms events in append order), and the damaged bytes.
+    fn events(&self, chunks: &[u64], first: u64, last: u64) -> Result<(Vec<Event>, usize)> {
+        let mut events = Vec::new();
+        let damaged = self.read(chunks, first, last, |at_ms, payload| {
+            events.push(Event {
+                at_ms,
+                payload: payload.to_vec(),
+            })
+        })?;
+        events.sort_by_key(|e| e.at_ms); // stable: same-ms events keep append order
+        Ok((events, damaged))
+    }
+
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
     /// in time order. One `get_multi`.
     pub fn fetch(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
@@ -198,37 +282,148 @@ impl EventLog {
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
     pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
-        let now_ms = self.scope.clock().now_ms();
-        let n = self.chunks;
-        let w_now = now_ms / self.chunk_ms();
-        let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
-        let first = first_ms.max(oldest);
-        let last = last_ms.min((w_now + 1) * self.chunk_ms() - 1);
+        match self.plan(first_ms, last_ms) {
+            None => Ok((Vec::new(), 0)),
+            Some(plan) => self.events(&plan.chunks, plan.first, plan.last),
+        }
+    }
+
+    /// [`fetch`](Self::fetch) newest first: the same events in reverse
+    /// (same-ms events last appended first). One `get_multi`.
+    ///
+    /// ```
+    /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    /// use std::time::Duration;
+    /// use mcds_eventlog::EventLog;
+    ///
+    /// let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
+    /// for what in ["a", "b", "c"] {
+    ///     log.put(what.as_bytes())?;
+    ///     clock.advance(Duration::from_secs(4));
+    /// }
+    /// let newest_first: Vec<_> = log.fetch_rev(0, u64::MAX)?.into_iter().map(|e| e.payload).collect();
+    /// assert_eq!(newest_first, [b"c", b"b", b"a"]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn fetch_rev(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        let mut events = self.fetch(first_ms, last_ms)?;
+        events.reverse();
+        Ok(events)
+    }
+
+    /// The `n` newest events within capacity, newest first (the first `n`
+    /// of [`fetch_rev`](Self::fetch_rev) over the whole log). It reads the
+    /// newest two chunks first (one round trip, enough when they hold `n`
+    /// events: a busy log transfers only those), then, if it needs more, all
+    /// the older chunks within capacity in one more `get_multi`: 2 round
+    /// trips at most, never more bytes than [`fetch`](Self::fetch).
+    /// ```
+    /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    /// use std::time::Duration;
+    /// use mcds_eventlog::EventLog;
+    ///
+    /// let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
+    /// for i in 0..20 {
+    ///     log.put(format!("{i}").as_bytes())?;
+    ///     clock.advance(Duration::from_secs(2));
+    /// }
+    /// let latest: Vec<_> = log.latest(3)?.into_iter().map(|e| e.payload).collect();
+    /// assert_eq!(latest, [b"19", b"18", b"17"]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn latest(&self, n: usize) -> Result<Vec<Event>> {
+        let Some(plan) = self.plan(0, u64::MAX).filter(|_| n > 0) else {
+            return Ok(Vec::new());
+        };
+        let (older, newest) = plan.chunks.split_at(plan.chunks.len().saturating_sub(2));
+        let mut newest_first = Vec::with_capacity(n);
+        for batch in [newest, older] {
+            if newest_first.len() >= n || batch.is_empty() {
+                break;
+            }
+            // Chunks partition time: every event of `newest` is newer than
+            // every event of `older`.
+            let (mut events, _) = self.events(batch, plan.first, plan.last)?;
+            events.reverse();
+            newest_first.extend(events);
+        }
+        newest_first.truncate(n);
+        Ok(newest_first)
+    }
+
+    /// How many events with `first_ms ≤ at ≤ last_ms` are within capacity:
+    /// the length of [`fetch`](Self::fetch), in one `get_multi`, without
+    /// copying a payload.
+    ///
+    /// It still transfers the payloads: memcached returns whole values (no
+    /// byte ranges), and a chunk's events are one value, frames back to
+    /// back. A count kept beside the frames (a counter per chunk, one more
+    /// command per put) would be cheaper to read but not correct: it is
+    /// evicted apart from the frames, counts a put whose append failed
+    /// after an ambiguous reply differently, and cannot tell planted or
+    /// damaged bytes. So `count` reads the chunks covering the range and
+    /// walks their frames' headers and checks, allocating nothing per
+    /// event.
+    pub fn count(&self, first_ms: u64, last_ms: u64) -> Result<u64> {
+        let Some(plan) = self.plan(first_ms, last_ms) else {
+            return Ok(0);
+        };
+        let mut count = 0;
+        self.read(&plan.chunks, plan.first, plan.last, |_, _| count += 1)?;
+        Ok(count)
+    }
+
+    /// Delete every chunk that ends at or before `before_ms`: whole chunks
+    /// only. A chunk straddling `before_ms` keeps all its events, those
+    /// before `before_ms` too (one item holds a chunk's events; memcached
+    /// cannot cut part of a value, and a rewrite would race the appends),
+    /// so reads may still return events up to a chunk older than
+    /// `before_ms`. Returns how many chunk items it deleted. One pipelined
+    /// batch of deletes (one round trip per server) over the chunks that
+    /// can still be stored; none at all when no chunk ends by
+    /// `before_ms`.
+    ///
+    /// A `before_ms` past the current chunk's end deletes the current
+    /// chunk too; events put after that start it afresh.
+    ///
+    /// ```
+    /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    /// use std::time::Duration;
+    /// use mcds_core::Clock;
+    /// use mcds_eventlog::EventLog;
+    ///
+    /// let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
+    /// let start = clock.now_ms(); // a chunk starts here
+    /// for i in 0..6 {
+    ///     log.put(format!("{i}").as_bytes())?; // at 0, 5, 10, ... 25 s
+    ///     clock.advance(Duration::from_secs(5));
+    /// }
+    /// assert_eq!(log.trim(start + 15_000)?, 1); // the chunk [0, 10 s); [10 s, 20 s) straddles
+    /// assert_eq!(log.count(0, u64::MAX)?, 4);
+    /// assert_eq!(log.fetch(0, u64::MAX)?[0].payload, b"2"); // at 10 s, before 15 s, kept
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn trim(&self, before_ms: u64) -> Result<usize> {
+        let w_now = self.scope.clock().now_ms() / self.chunk_ms();
+        let Some(last) = (before_ms / self.chunk_ms()).checked_sub(1) else {
+            return Ok(0);
+        };
+        // A chunk's item lives (chunks + 1) chunks from its last put, up to
+        // a second more on the server's clock: older ones are gone.
+        let first = w_now.saturating_sub(self.chunks + 2);
+        let last = last.min(w_now);
         if first > last {
-            return Ok((Vec::new(), 0));
+            return Ok(0);
         }
-        let chunks: Vec<u64> = (first / self.chunk_ms()..=last / self.chunk_ms())
-            .filter(|&w| w + n > w_now)
-            .collect();
-        let keys: Vec<Key> = chunks
-            .iter()
-            .map(|&w| self.key_for_chunk(w))
+        let keys: Vec<Key> = (first..=last)
+            .map(|w| self.key_for_chunk(w))
             .collect::<Result<_>>()?;
-        let items = self.scope.store().get_multi(&keys)?;
-        let mut events = Vec::new();
-        let mut damaged = 0;
-        for (&w, item) in chunks.iter().zip(items) {
-            let Some(item) = item else { continue };
-            let decoded = frame::decode(&item.value);
-            damaged += decoded.damaged_bytes;
-            events.extend(decoded.events.into_iter().filter(|e| {
-                // Only this chunk's events (a frame planted by another
-                // program could claim any time).
-                e.at_ms / self.chunk_ms() == w && (first..=last).contains(&e.at_ms)
-            }));
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
+        let mut deleted = 0;
+        for reply in self.scope.store().pipeline(&ops) {
+            deleted += usize::from(reply.and_then(Reply::applied)?);
         }
-        events.sort_by_key(|e| e.at_ms); // stable: same-ms events keep append order
-        Ok((events, damaged))
+        Ok(deleted)
     }
 
     /// The events after `cursor` (up to now), and the cursor to use next.

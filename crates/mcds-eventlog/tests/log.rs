@@ -7,9 +7,11 @@ use std::time::Duration;
 use mcds_core::{
     Clock, CountingStore, Error, Key, ManualClock, MemoryStore, Scope, Store, traffic,
 };
-use mcds_eventlog::{Cursor, EventLog};
+use mcds_eventlog::{Cursor, Event, EventLog};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
+use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
 
 const EPOCH_MS: u64 = 1_800_000_000_000;
 
@@ -184,4 +186,251 @@ fn oversized_events_are_refused() {
         EventLog::new(Arc::new(MemoryStore::new()), "x", Duration::from_secs(1), 1),
         Err(Error::InvalidArgument(_))
     ));
+}
+
+/// One step of a random run against the naive model.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Move the clock forward by this many ms.
+    Advance(u64),
+    /// Put an event this many ms before now (refused when outside the
+    /// window).
+    Put(u64),
+    /// `fetch_rev` from this many ms before now, over this many ms.
+    FetchRev(u64, u64),
+    /// `latest(n)`.
+    Latest(usize),
+    /// `count` from this many ms before now, over this many ms.
+    Count(u64, u64),
+    /// `trim` before now plus this many ms.
+    Trim(i64),
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    proptest::collection::vec(
+        prop_oneof![
+            3 => (0u64..12_000).prop_map(Step::Advance),
+            6 => (0u64..45_000).prop_map(Step::Put),
+            1 => (0u64..50_000, 0u64..50_000).prop_map(|(a, b)| Step::FetchRev(a, b)),
+            1 => (0usize..30).prop_map(Step::Latest),
+            1 => (0u64..50_000, 0u64..50_000).prop_map(|(a, b)| Step::Count(a, b)),
+            1 => (-40_000i64..15_000).prop_map(Step::Trim),
+        ],
+        1..60,
+    )
+}
+
+/// The naive model: every event put, in put order; visibility and trim
+/// computed from the definitions.
+struct Model {
+    chunk_ms: u64,
+    chunks: u64,
+    events: Vec<(u64, Vec<u8>)>,
+}
+
+impl Model {
+    /// What a fetch of `[first, last]` returns at `now`: the events within
+    /// capacity (chunk and age) in the range, in time order, same-ms events
+    /// in put order.
+    fn fetch(&self, now: u64, first: u64, last: u64) -> Vec<Event> {
+        let w_now = now / self.chunk_ms;
+        let oldest = now.saturating_sub((self.chunks - 1) * self.chunk_ms);
+        let mut out: Vec<Event> = self
+            .events
+            .iter()
+            .filter(|(at, _)| at / self.chunk_ms + self.chunks > w_now && *at >= oldest)
+            .filter(|(at, _)| (first..=last).contains(at))
+            .map(|(at, payload)| Event {
+                at_ms: *at,
+                payload: payload.clone(),
+            })
+            .collect();
+        out.sort_by_key(|e| e.at_ms);
+        out
+    }
+}
+
+/// Run `steps` on a fresh log in `scope` (its clock is `clock`) and on the
+/// model; every read must agree.
+fn run_against_model(
+    scope: &Scope,
+    clock: &ManualClock,
+    name: &str,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
+    let log = EventLog::new(scope, name, Duration::from_secs(10), 4).unwrap();
+    let mut model = Model {
+        chunk_ms: 10_000,
+        chunks: 4,
+        events: Vec::new(),
+    };
+    let mut serial = 0u32;
+    for step in steps {
+        let now = clock.now_ms();
+        match *step {
+            Step::Advance(ms) => clock.advance(Duration::from_millis(ms)),
+            Step::Put(back) => {
+                let at = now - back;
+                serial += 1;
+                let payload = format!("e{serial}").into_bytes();
+                let (w, w_now) = (at / model.chunk_ms, now / model.chunk_ms);
+                let fits = w + (model.chunks - 1) >= w_now;
+                let put = log.put_at(at, &payload);
+                prop_assert_eq!(put.is_ok(), fits, "put at -{}ms: {:?}", back, put);
+                if fits {
+                    model.events.push((at, payload));
+                }
+            }
+            Step::FetchRev(back, len) => {
+                let first = now.saturating_sub(back);
+                let mut want = model.fetch(now, first, first + len);
+                want.reverse();
+                prop_assert_eq!(log.fetch_rev(first, first + len).unwrap(), want);
+            }
+            Step::Latest(n) => {
+                let mut want = model.fetch(now, 0, u64::MAX);
+                want.reverse();
+                want.truncate(n);
+                prop_assert_eq!(log.latest(n).unwrap(), want);
+            }
+            Step::Count(back, len) => {
+                let first = now.saturating_sub(back);
+                let want = model.fetch(now, first, first + len).len() as u64;
+                prop_assert_eq!(log.count(first, first + len).unwrap(), want);
+            }
+            Step::Trim(offset) => {
+                let before = now.saturating_add_signed(offset);
+                let visible_chunks: std::collections::BTreeSet<u64> = model
+                    .fetch(now, 0, u64::MAX)
+                    .iter()
+                    .map(|e| e.at_ms / model.chunk_ms)
+                    .filter(|w| (w + 1) * model.chunk_ms <= before)
+                    .collect();
+                let deleted = log.trim(before).unwrap();
+                // It deletes at least every visible chunk that ends by
+                // `before` (and may find older, unreadable ones).
+                prop_assert!(
+                    deleted >= visible_chunks.len(),
+                    "{deleted} < {visible_chunks:?}"
+                );
+                let chunk_ms = model.chunk_ms;
+                model
+                    .events
+                    .retain(|(at, _)| (at / chunk_ms + 1) * chunk_ms > before);
+            }
+        }
+    }
+    // And the whole log, oldest first, at the end.
+    let now = clock.now_ms();
+    prop_assert_eq!(
+        log.fetch(0, u64::MAX).unwrap(),
+        model.fetch(now, 0, u64::MAX)
+    );
+    Ok(())
+}
+
+#[test]
+fn newest_first_count_and_trim_agree_with_a_naive_model_on_memory() {
+    let mut runner = TestRunner::new(mcds_testkit::seed::proptest_config(file!(), 256));
+    runner
+        .run(&steps(), |steps| {
+            let (_, clock, scope) = mcds_testkit::embedded_at(EPOCH_MS + 3_000);
+            run_against_model(&scope, &clock, "model", &steps)
+        })
+        .unwrap();
+}
+
+#[test]
+fn newest_first_count_and_trim_agree_with_a_naive_model_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let case = std::sync::atomic::AtomicU32::new(0);
+    let mut runner = TestRunner::new(mcds_testkit::seed::proptest_config(file!(), 32));
+    runner
+        .run(&steps(), |steps| {
+            // A fresh log per case (the server keeps the old ones' items).
+            let case = case.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let clock = ManualClock::new(EPOCH_MS + 3_000);
+            let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+            run_against_model(&scope, &clock, &format!("model{case}"), &steps)
+        })
+        .unwrap();
+}
+
+#[test]
+fn newest_first_count_and_trim_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(CountingStore::new(
+        MemcachedStore::connect(&server.addr()).unwrap(),
+    ));
+    let clock = ManualClock::new(EPOCH_MS);
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    // 10 s chunks, 10 of them: 90 s of capacity. An event a second for 60 s.
+    let log = EventLog::new(&scope, "rev", Duration::from_secs(10), 10).unwrap();
+    for s in 0..60u64 {
+        clock.set_ms(EPOCH_MS + s * 1000);
+        log.put(format!("{s}").as_bytes()).unwrap();
+    }
+    let payloads = |events: Vec<Event>| -> Vec<String> {
+        events
+            .into_iter()
+            .map(|e| String::from_utf8(e.payload).unwrap())
+            .collect()
+    };
+    let (latest, rt) = traffic::measure(|| log.latest(5).unwrap());
+    assert_eq!(payloads(latest), ["59", "58", "57", "56", "55"]);
+    assert_eq!((rt.round_trips, rt.commands), (1, 2), "the newest 2 chunks");
+    let (latest, rt) = traffic::measure(|| log.latest(25).unwrap());
+    assert_eq!(payloads(latest).len(), 25);
+    assert_eq!(
+        (rt.round_trips, rt.commands),
+        (2, 10),
+        "2 chunks, then the 8 others within capacity"
+    );
+    let (all, rt) = traffic::measure(|| log.latest(1000).unwrap());
+    assert_eq!(all.len(), 60);
+    assert_eq!(rt.round_trips, 2);
+    let rev = log.fetch_rev(EPOCH_MS + 10_000, EPOCH_MS + 12_000).unwrap();
+    assert_eq!(payloads(rev), ["12", "11", "10"]);
+    let (count, rt) = traffic::measure(|| log.count(EPOCH_MS + 5_000, EPOCH_MS + 44_999).unwrap());
+    assert_eq!(count, 40);
+    assert_eq!((rt.round_trips, rt.commands), (1, 5));
+    // Trim before 25 s: chunks [0, 10) and [10, 20) go; [20, 30) straddles
+    // and keeps 20..=24.
+    let (deleted, rt) = traffic::measure(|| log.trim(EPOCH_MS + 25_000).unwrap());
+    assert_eq!(deleted, 2);
+    assert_eq!(rt.round_trips, 1);
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 40);
+    assert_eq!(
+        payloads(log.fetch(0, EPOCH_MS + 21_000).unwrap()),
+        ["20", "21"]
+    );
+    assert_eq!(
+        log.trim(EPOCH_MS + 25_000).unwrap(),
+        0,
+        "nothing left to trim"
+    );
+    assert_eq!(log.trim(0).unwrap(), 0);
+    // Past the current chunk: everything, and new puts start afresh.
+    assert_eq!(log.trim(u64::MAX).unwrap(), 4);
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 0);
+    log.put(b"again").unwrap();
+    assert_eq!(payloads(log.latest(10).unwrap()), ["again"]);
+    println!(
+        "event log on memcached: latest(5) 1 round trip (2 chunks), latest(25) 2 (10 chunks), count 1 (5 chunks), trim 1"
+    );
+}
+
+#[test]
+fn count_skips_damage_like_fetch() {
+    let (store, _, log) = memory(10, 3);
+    log.put(b"one").unwrap();
+    log.put(b"two").unwrap();
+    let w = EPOCH_MS / 10_000;
+    store
+        .append(&Key::new(format!("log:log:{w}")).unwrap(), b"\xe7torn")
+        .unwrap();
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 2);
+    assert_eq!(log.latest(5).unwrap().len(), 2);
+    assert!(log.latest(0).unwrap().is_empty());
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Key, Store, Ttl};
-use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
+use mcds_counter::{
+    Counter, CounterMap, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter,
+};
 use mcds_eventlog::{Cursor, EventLog};
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
@@ -207,6 +209,22 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
         tallies.push(("other counters", t));
 
         let mut t = Tally::default();
+        let map = CounterMap::new(Arc::clone(&store), &name).unwrap();
+        map.incr("b", 1).unwrap();
+        put(&format!("cmap:{name}:fields"));
+        put(&String::from_utf8_lossy(
+            map.field_key("a").unwrap().as_bytes(),
+        ));
+        t.note("CounterMap::get", map.get("a"));
+        t.note("CounterMap::incr", map.incr("a", 1));
+        t.note("CounterMap::incr_decimal", map.incr_decimal("a", "-1"));
+        t.note("CounterMap::get_all", map.get_all());
+        t.note("CounterMap::fields", map.fields());
+        t.note("CounterMap::remove", map.remove("a"));
+        t.note("CounterMap::get_all after remove", map.get_all());
+        tallies.push(("counter map", t));
+
+        let mut t = Tally::default();
         put(&format!("set:{name}:log"));
         let s = Set::new(Arc::clone(&store), &name).unwrap();
         t.note("Set::members", s.members());
@@ -240,6 +258,9 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
             log.fetch_checked(0, u64::MAX / 2),
         );
         t.note("EventLog::since", log.since(&Cursor::start()));
+        t.note("EventLog::latest", log.latest(10));
+        t.note("EventLog::fetch_rev", log.fetch_rev(0, u64::MAX / 2));
+        t.note("EventLog::count", log.count(0, u64::MAX / 2));
         t.note("EventLog::put", log.put(b"after garbage"));
         t.note("EventLog::since after put", log.since(&Cursor::start()));
         tallies.push(("event log", t));

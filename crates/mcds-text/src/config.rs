@@ -154,9 +154,10 @@ impl Builder {
 
     /// The addresses are proxies (twemproxy/nutcracker, mcrouter, …) in
     /// front of servers this client cannot see: no handshake, no CAS ids,
-    /// and every operation that needs them is [`Error::Unsupported`](mcds_core::Error::Unsupported) (see
-    /// the [crate docs](crate) for the list and the reasons). Default
-    /// `false`: each address is one memcached server.
+    /// and every operation that needs them is
+    /// [`Error::Unsupported`](mcds_core::Error::Unsupported) (see the
+    /// [crate docs](crate) for the list and the reasons). Default `false`:
+    /// each address is one memcached server.
     ///
     /// A direct store that reaches twemproxy by mistake fails to connect,
     /// saying so (twemproxy refuses `stats`); a proxy that answers `stats`

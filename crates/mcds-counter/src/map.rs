@@ -1,0 +1,788 @@
+//! [`CounterMap`]: named fields, each an atomic signed counter (Redis'
+//! `HINCRBY`/`HINCRBYFLOAT`), listed by a field registry and read all at
+//! once; [`Decimal`], its fixed-point amounts.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use mcds_core::{
+    Error, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, run_pipeline, stable_hash128,
+};
+
+/// The longest field name, in bytes.
+pub const MAX_FIELD_LEN: usize = 1024;
+
+/// The most decimal places of a [`CounterMap::with_scale`] map: 10^18 units
+/// still fit an `i64`.
+pub const MAX_SCALE: u32 = 18;
+
+/// Stored counters are `value + 2^61`, so that the unsigned counters of
+/// memcached carry signed values, and stay below 2^63: memcached (1.6.18,
+/// and every version with its `safe_strtoull`) refuses a counter of 2^63
+/// or more as non-numeric whenever a `-` byte lies anywhere after the
+/// item's digits in its memory (it looks for a minus sign with `strchr`
+/// past the end of the value), so such counters fail at random.
+const OFFSET: u64 = 1 << 61;
+
+/// The largest value a field holds: `2^61 − 1`.
+pub const MAX_VALUE: i64 = (1 << 61) - 1;
+
+/// The smallest value a field holds: `−2^61` (decrements stop there).
+pub const MIN_VALUE: i64 = -(1 << 61);
+
+/// The largest amount one `incr` adds or subtracts: a valid value plus it
+/// stays below 2^63 on the server (see [`OFFSET`]).
+const MAX_AMOUNT: u64 = (1 << 62) - 1;
+
+/// Rounds of "increment, else create" before [`Error::Conflict`]: a round
+/// is lost only when another client removes the field between our create
+/// failing (someone else created it) and our increment.
+const MAX_ATTEMPTS: u32 = 16;
+
+/// How many salts to try when placing a field's counter on the registry's
+/// server (see [`CounterMap`]): on a pool of `s` servers a salt fails with
+/// probability `1 − 1/s`, so 64 salts all fail with probability
+/// `(1 − 1/s)^64`: 5·10⁻¹² for 3 servers, 0.2 % for 10.
+const PLACEMENT_TRIES: u32 = 64;
+
+/// Dead registry tokens below which a read never compacts the registry.
+const COMPACT_MIN_DIRT: usize = 64;
+
+/// A fixed-point number: `units` of `10^-scale`. The amounts and values of
+/// a [`CounterMap`] with a scale; exact, so 0.1 added ten times is 1.0.
+///
+/// ```
+/// use mcds_counter::Decimal;
+///
+/// let d = Decimal::parse("-1.25", 2)?;
+/// assert_eq!((d.units, d.scale), (-125, 2));
+/// assert_eq!(d.to_string(), "-1.25");
+/// assert_eq!(Decimal { units: 10, scale: 1 }.to_string(), "1.0");
+/// assert!(Decimal::parse("0.125", 2).is_err()); // more places than the scale
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    /// The value in units of `10^-scale`.
+    pub units: i64,
+    /// Decimal places.
+    pub scale: u32,
+}
+
+impl Decimal {
+    /// Parse `text` (`[+-]digits[.digits]`) exactly at `scale` places:
+    /// extra places must be zeros, and the value must fit `i64` units, else
+    /// [`Error::InvalidArgument`]. No float is involved.
+    pub fn parse(text: &str, scale: u32) -> Result<Decimal> {
+        parse_units(text, scale, false).map(|units| Decimal { units, scale })
+    }
+
+    /// The nearest `f64` (for display and arithmetic outside the map; the
+    /// map itself never rounds).
+    pub fn to_f64(self) -> f64 {
+        self.to_string().parse().unwrap_or(f64::NAN)
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.units < 0 { "-" } else { "" };
+        let magnitude = u128::from(self.units.unsigned_abs());
+        if self.scale == 0 {
+            return write!(f, "{sign}{magnitude}");
+        }
+        let one = 10u128.pow(self.scale.min(38));
+        let width = self.scale as usize;
+        write!(f, "{sign}{}.{:0width$}", magnitude / one, magnitude % one)
+    }
+}
+
+/// `text` as units of `10^-scale`: exact, or (with `round`) rounded half
+/// away from zero at the last place.
+fn parse_units(text: &str, scale: u32, round: bool) -> Result<i64> {
+    let bad = |why: &str| {
+        Error::InvalidArgument(format!(
+            "{text:?} is not a decimal amount at {scale} places: {why}"
+        ))
+    };
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !all_digits(int) || !all_digits(frac) || digits.ends_with('.') {
+        return Err(bad("write it as [+-]digits[.digits]"));
+    }
+    let too_big = || bad("it does not fit a 64-bit counter at this scale");
+    let mut units: i128 = 0;
+    for b in int.bytes().chain(
+        frac.bytes()
+            .chain(std::iter::repeat(b'0'))
+            .take(scale as usize),
+    ) {
+        units = units
+            .checked_mul(10)
+            .and_then(|u| u.checked_add(i128::from(b - b'0')))
+            .ok_or_else(too_big)?;
+    }
+    let rest = frac.get(scale as usize..).unwrap_or("");
+    if round {
+        if rest.as_bytes().first().is_some_and(|&b| b >= b'5') {
+            units += 1;
+        }
+    } else if rest.bytes().any(|b| b != b'0') {
+        return Err(bad("it has more decimal places than the map's scale"));
+    }
+    let units = if negative { -units } else { units };
+    i64::try_from(units).map_err(|_| too_big())
+}
+
+/// The stored form of a signed value in [`MIN_VALUE`]..=[`MAX_VALUE`].
+fn encode_value(value: i64) -> u64 {
+    value.wrapping_add(OFFSET as i64) as u64
+}
+
+/// The signed value of a stored counter (above [`MAX_VALUE`] for one that
+/// an increment took past the bound).
+fn decode_value(stored: u64) -> i64 {
+    (stored as i64).wrapping_sub(OFFSET as i64)
+}
+
+/// One registry token: `+field ` or `-field `, the field's whitespace,
+/// control bytes and `%` written as `%XX`.
+fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
+    out.push(op);
+    for &b in field.as_bytes() {
+        if b <= b' ' || b == 0x7f || b == b'%' {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b' ');
+}
+
+/// A decoded registry: the fields in first-registration order, and how
+/// many tokens no longer count (what a compaction drops).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Registry {
+    fields: Vec<String>,
+    dirt: usize,
+}
+
+/// Replay a registry log. Anything a [`CounterMap`] does not write is an
+/// error (the reason), never skipped: a registry that cannot be read whole
+/// cannot say which fields exist.
+fn decode_registry(bytes: &[u8]) -> std::result::Result<Registry, String> {
+    if !bytes.is_empty() && !bytes.ends_with(b" ") {
+        return Err("a field registry ends with a space; this one does not".into());
+    }
+    // Field name → its live position in `order`.
+    let mut live: HashMap<String, usize> = HashMap::new();
+    let mut order: Vec<Option<String>> = Vec::new();
+    let mut tokens = 0;
+    for token in bytes.split(|&b| b == b' ').filter(|t| !t.is_empty()) {
+        tokens += 1;
+        let (&op, escaped) = token.split_first().unwrap_or((&0, &[]));
+        let field = unescape(escaped)?;
+        match op {
+            b'+' => {
+                if !live.contains_key(&field) {
+                    live.insert(field.clone(), order.len());
+                    order.push(Some(field));
+                }
+            }
+            b'-' => {
+                if let Some(i) = live.remove(&field) {
+                    order[i] = None;
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "a field registry token starts with + or -; found byte 0x{op:02x}"
+                ));
+            }
+        }
+    }
+    let fields: Vec<String> = order.into_iter().flatten().collect();
+    Ok(Registry {
+        dirt: tokens - fields.len(),
+        fields,
+    })
+}
+
+/// A registry token's field name, or why it is not one.
+fn unescape(escaped: &[u8]) -> std::result::Result<String, String> {
+    let mut out = Vec::with_capacity(escaped.len());
+    let mut i = 0;
+    while i < escaped.len() {
+        let b = escaped[i];
+        if b == b'%' {
+            let hex = escaped
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a % in a field registry is followed by two hex digits")?;
+            out.push(hex);
+            i += 3;
+        } else if b < b' ' || b == 0x7f {
+            return Err(format!(
+                "a field registry holds no control bytes; found 0x{b:02x}"
+            ));
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    if out.is_empty() || out.len() > MAX_FIELD_LEN {
+        return Err(format!(
+            "a registered field name is 1 to {MAX_FIELD_LEN} bytes; found {}",
+            out.len()
+        ));
+    }
+    String::from_utf8(out).map_err(|_| "a registered field name is not UTF-8".into())
+}
+
+fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
+    Error::Corrupt {
+        key: key.display(),
+        reason: reason.into(),
+    }
+}
+
+/// Named fields, each an atomic signed counter, listed and read all at
+/// once: Redis' `HINCRBY`, `HINCRBYFLOAT` (without float drift),
+/// `HGET`, `HGETALL`, `HKEYS`, `HDEL` and `HLEN` on memcached.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::MemoryStore;
+/// use mcds_counter::CounterMap;
+///
+/// let store = Arc::new(MemoryStore::new());
+/// let stock = CounterMap::new(store.clone(), "stock")?;
+/// stock.incr("apples", 10)?;
+/// stock.incr("pears", 3)?;
+/// assert_eq!(stock.incr("apples", -12)?, -2);
+/// assert_eq!(stock.get_all()?, [("apples".to_string(), -2), ("pears".to_string(), 3)]);
+/// assert!(stock.remove("pears")?);
+/// assert_eq!(stock.fields()?, ["apples"]);
+///
+/// // Fixed point: units of 0.01, parsed exactly.
+/// let balance = CounterMap::new(store, "balance")?.with_scale(2)?;
+/// for _ in 0..10 {
+///     balance.incr_decimal("ann", "0.10")?;
+/// }
+/// assert_eq!(balance.get_decimal("ann")?.to_string(), "1.00");
+/// assert_eq!(balance.incr_f64("ann", -0.25)?.to_string(), "0.75");
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+///
+/// ## Keys and the field registry
+///
+/// A map `name` keeps
+///
+/// * its **field registry** under `<prefix>cmap:<name>:fields`: an
+///   append-only log of tokens `+field ` (registered) and `-field `
+///   (removed), the field's whitespace, control bytes and `%` written as
+///   `%XX` (the framing of mcds-set's text sets, written here in a few
+///   lines since structure crates depend on mcds-core only). Replaying it
+///   gives the fields in first-registration order. Writers only append, so
+///   none loses another's token; a read that finds more than
+///   `max(64, fields)` dead tokens (repeated `+`, removed fields) rewrites
+///   it compacted with a CAS, which a concurrent append makes fail
+///   harmlessly (behind a proxy, which has no CAS, it is never
+///   compacted). The registry is one item: a map lists about 1 MiB of
+///   field names (each escaped, plus 2 bytes); past that a first touch
+///   fails with [`Error::ValueTooLarge`], leaving its counter unlisted.
+/// * each field's **counter** under `<prefix>cmap:<name>:v:<h>`, `<h>` the
+///   32 hex digits of the field's 128-bit XXH3 (so any field of up to
+///   [`MAX_FIELD_LEN`] bytes makes a valid key), or `<h>.<salt>`: on a pool
+///   the first salt (of 64) whose key lives on the registry's server, so a
+///   whole map lives on one server, like a Redis hash on one node. Behind
+///   a proxy (no placement known) or when no salt lands there, salt 0.
+///
+/// ## Operations and round trips (warm connection)
+///
+/// * [`incr`](Self::incr): one `incr` (or `decr`) of the field's counter: 1
+///   round trip. On the **first touch** (the counter is missing: a new,
+///   removed or evicted field) that misses, and a second batch creates the
+///   counter with `add` and registers the field with `append_or_add`: 2
+///   round trips (3 on memcached 1.6.18 when the registry itself is new:
+///   its `append_or_add` is an append, then an add). If another client
+///   created the counter between the two, the `add` fails and the increment
+///   is sent again (a third round trip).
+/// * [`get`](Self::get): 1 round trip.
+/// * [`get_all`](Self::get_all): **2 round trips**: the registry first (the
+///   counters' keys are not known before it is read), then every counter
+///   in one `get_multi`; one round trip when the map is empty, one more
+///   when it compacts the registry.
+/// * [`fields`](Self::fields), [`len`](Self::len): 1 (the registry).
+/// * [`remove`](Self::remove): 1, a pipelined append of `-field ` and a
+///   delete of the counter.
+///
+/// ## Amounts, bounds and scale
+///
+/// memcached's counters are unsigned 64-bit; `incr` wraps at 2^64 and
+/// `decr` stops at 0. A field's value `v` is stored as `v + 2^61`, so a
+/// positive amount is an `incr`, a negative one a `decr`, each atomic and
+/// returning the new value. The stored counter stays below 2^63 because
+/// memcached misreads larger ones: its check for a minus sign scans past
+/// the value's digits into whatever memory follows the item, and refuses
+/// the counter as non-numeric if it meets a `-` there. Bounds:
+///
+/// * a field holds [`MIN_VALUE`] (−2^61) to [`MAX_VALUE`] (2^61 − 1), about
+///   ±2.3·10^18 (±2.3 at scale 18); one call adds at most 2^62 − 1 either
+///   way, else [`Error::InvalidArgument`] before anything is sent;
+/// * decrements **saturate at [`MIN_VALUE`]** (`decr` stops at 0);
+/// * an increment past [`MAX_VALUE`] is undone (a `decr` of the same
+///   amount) and refused with [`Error::InvalidArgument`]; between the two a
+///   reader may see the value past the bound. A valid value plus one
+///   allowed amount stays below 2^63 on the server; only increments racing
+///   each other past the bound could take it further.
+///
+/// With [`with_scale(places)`](Self::with_scale) a field counts units of
+/// `10^-places`: [`incr_decimal`](Self::incr_decimal) parses its amount
+/// exactly (refusing more places than the scale), [`incr_f64`](Self::incr_f64)
+/// takes the float's shortest decimal form rounded to the scale, and
+/// [`get_decimal`](Self::get_decimal) / [`get_all_decimal`](Self::get_all_decimal)
+/// give [`Decimal`]s. No float is stored: 0.1 added ten times is exactly
+/// 1.0. The scale is not stored: every client of a map must use the same.
+///
+/// ## Guarantees, and what breaks them
+///
+/// * No increment is lost to a race: each is one atomic `incr`/`decr`, and
+///   a counter is created once (`add`; the loser increments the winner's).
+/// * A field whose counter exists is listed. A `remove` racing the first
+///   increment of the same field ends either with the field listed and
+///   counting or listed with no counter (read as absent, recreated by the
+///   next increment), never counting unlisted: the first touch creates the
+///   counter before registering, `remove` unregisters before deleting, and
+///   both halves reach the one server in order. Where the counter cannot be
+///   placed on the registry's server (behind a proxy) that order is not
+///   guaranteed and the race can leave a counter unlisted until the field
+///   is removed again.
+/// * [`get_all`](Self::get_all) is not a snapshot: increments between its
+///   two round trips may show for some fields. A listed field whose
+///   counter is missing (removed meanwhile, evicted) is left out;
+///   [`fields`](Self::fields) lists it.
+/// * **Restart and flush** lose the whole map (it lives on one server).
+///   **Eviction** can take a counter (the field counts from 0 again, listed
+///   as before) or the registry (its fields are no longer listed, though
+///   [`get`](Self::get) still reads their counters; the next first touch
+///   of a field starts a new registry). With `-M` a full server refuses
+///   writes with [`Error::OutOfMemory`]; memcached 1.6 then also deletes
+///   the item it could not write, so a failed first touch can take the
+///   registry with it (as eviction does).
+/// * An increment failing with [`Error::Ambiguous`] may or may not have
+///   counted. A first touch whose registration fails after the counter was
+///   created retries the registration once, then returns the error: the
+///   field then counts unlisted until it is removed.
+/// * **Open issue** (memcached 1.6.18): first touches of fresh fields racing
+///   each other (and appends to the registry) have been seen to leave a
+///   counter that memcached refuses to increment (`NON_NUMERIC`, so
+///   [`Error::NonNumeric`]) although it reads as the number stored; the
+///   ignored test `remove_racing_first_touch_on_memcached` in
+///   `tests/map.rs` reproduces it within a few rounds, and its docs give
+///   a sequence of raw commands (no mcds) that does it on a fresh 1.6.18
+///   server: a server bug, not yet narrowed down. `remove` the field to
+///   recover.
+/// * Bytes no map writes (another program's) under its keys are
+///   [`Error::Corrupt`] on reads and [`Error::NonNumeric`] on increments,
+///   never a panic or a misread.
+#[derive(Clone, Debug)]
+pub struct CounterMap {
+    scope: Scope,
+    name: String,
+    registry: Key,
+    scale: u32,
+}
+
+impl CounterMap {
+    /// The map `name` in `scope` (a store, or a [`Scope`] with a key
+    /// prefix), counting whole units (scale 0), never expiring.
+    pub fn new(scope: impl Into<Scope>, name: &str) -> Result<CounterMap> {
+        let scope = scope.into();
+        let registry = scope.key("cmap", name, "fields")?;
+        let map = CounterMap {
+            scope,
+            name: name.to_string(),
+            registry,
+            scale: 0,
+        };
+        map.scope
+            .key("cmap", name, format_args!("v:{:032x}.{PLACEMENT_TRIES}", 0))?; // the longest key fits
+        Ok(map)
+    }
+
+    /// This map counting units of `10^-places` (0 to [`MAX_SCALE`]): see
+    /// the [type docs](CounterMap). Every client of the map must use the
+    /// same scale.
+    pub fn with_scale(mut self, places: u32) -> Result<CounterMap> {
+        if places > MAX_SCALE {
+            return Err(Error::InvalidArgument(format!(
+                "a counter map has 0 to {MAX_SCALE} decimal places (10^18 units fill an i64); got {places}"
+            )));
+        }
+        self.scale = places;
+        Ok(self)
+    }
+
+    /// The map's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its decimal places.
+    pub fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    /// The key of the field registry.
+    pub fn registry_key(&self) -> &Key {
+        &self.registry
+    }
+
+    /// The key of `field`'s counter (see the [type docs](CounterMap)).
+    pub fn field_key(&self, field: &str) -> Result<Key> {
+        if field.is_empty() || field.len() > MAX_FIELD_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "a counter map field is 1 to {MAX_FIELD_LEN} bytes; got {}",
+                field.len()
+            )));
+        }
+        let hash = stable_hash128(field.as_bytes());
+        let store = self.scope.store();
+        let key = |salt: u32| {
+            if salt == 0 {
+                self.scope
+                    .key("cmap", &self.name, format_args!("v:{hash:032x}"))
+            } else {
+                self.scope
+                    .key("cmap", &self.name, format_args!("v:{hash:032x}.{salt}"))
+            }
+        };
+        for salt in 0..PLACEMENT_TRIES {
+            let k = key(salt)?;
+            if store.colocated(&k, &self.registry) {
+                return Ok(k);
+            }
+        }
+        key(0)
+    }
+
+    /// Add `by` (negative to subtract) to `field`, creating it at `by` if it
+    /// does not exist; the new value, in units. 1 round trip, 2 on the
+    /// field's first touch. Bounds and failures: see the
+    /// [type docs](CounterMap).
+    pub fn incr(&self, field: &str, by: i64) -> Result<i64> {
+        let magnitude = by.unsigned_abs();
+        if magnitude > MAX_AMOUNT {
+            return Err(Error::InvalidArgument(format!(
+                "a counter map adds at most 2^62 − 1 ({MAX_AMOUNT}) units either way in one call, and a field holds {MIN_VALUE} to {MAX_VALUE}; got {by}"
+            )));
+        }
+        let key = self.field_key(field)?;
+        let store = self.scope.store().as_ref();
+        for _ in 0..MAX_ATTEMPTS {
+            let stored = if by >= 0 {
+                store.incr(&key, magnitude)?
+            } else {
+                store.decr(&key, magnitude)?
+            };
+            if let Some(stored) = stored {
+                return self.checked(field, &key, by, stored);
+            }
+            if self.create(field, &key, by)? {
+                return Ok(by);
+            }
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+
+    /// The new value of an increment whose reply was `stored`; an
+    /// increment that went past [`MAX_VALUE`] is undone and refused.
+    fn checked(&self, field: &str, key: &Key, by: i64, stored: u64) -> Result<i64> {
+        let value = decode_value(stored);
+        if by > 0 && value > MAX_VALUE {
+            self.scope.store().decr(key, by.unsigned_abs())?;
+            return Err(Error::InvalidArgument(format!(
+                "adding {by} to field {field:?} of counter map {} would pass {MAX_VALUE} (2^61 − 1), the most a field holds; it was undone",
+                self.name
+            )));
+        }
+        Ok(value)
+    }
+
+    /// The first touch: create the counter at `by` and register the field,
+    /// in one batch (counter first: see the guarantees). `false` if another
+    /// client created the counter first.
+    fn create(&self, field: &str, key: &Key, by: i64) -> Result<bool> {
+        let store = self.scope.store().as_ref();
+        // A first touch starts at `by`, within the bounds like any value.
+        if by > MAX_VALUE || by < MIN_VALUE {
+            return Err(Error::InvalidArgument(format!(
+                "field {field:?} of counter map {} would start at {by}, outside {MIN_VALUE} to {MAX_VALUE}",
+                self.name
+            )));
+        }
+        let initial = encode_value(by).to_string();
+        let mut token = Vec::with_capacity(field.len() + 2);
+        encode_token(b'+', field, &mut token);
+        let register = Op::AppendOrAdd {
+            key: &self.registry,
+            value: &token,
+            ttl: Ttl::Never,
+        };
+        let [added, registered] = run_pipeline(
+            store,
+            [
+                Op::Add {
+                    key,
+                    value: initial.as_bytes(),
+                    ttl: Ttl::Never,
+                },
+                register,
+            ],
+        )?;
+        let added = added.and_then(Reply::stored)?;
+        if let Err(e) = registered.and_then(Reply::done) {
+            if added == Stored::NotStored {
+                return Err(e); // the winner registers it
+            }
+            store.execute(&register)?.done()?;
+        }
+        Ok(added.is_stored())
+    }
+
+    /// [`incr`](Self::incr) by an exact decimal amount (`"1.25"`, `"-3"`)
+    /// at the map's scale; the new value. More decimal places than the
+    /// scale (unless zeros) is [`Error::InvalidArgument`]: nothing is
+    /// rounded.
+    pub fn incr_decimal(&self, field: &str, amount: &str) -> Result<Decimal> {
+        let units = parse_units(amount, self.scale, false)?;
+        self.incr(field, units).map(|units| self.decimal(units))
+    }
+
+    /// [`incr`](Self::incr) by `amount`'s shortest decimal form (the digits
+    /// `{}` prints: `0.1`, not 0.1000000000000000055…), rounded half away
+    /// from zero to the map's scale; the new value. NaN, infinities and
+    /// amounts beyond `i64` units are [`Error::InvalidArgument`].
+    pub fn incr_f64(&self, field: &str, amount: f64) -> Result<Decimal> {
+        if !amount.is_finite() {
+            return Err(Error::InvalidArgument(format!(
+                "a counter map adds finite amounts; got {amount}"
+            )));
+        }
+        let units = parse_units(&amount.to_string(), self.scale, true)?;
+        self.incr(field, units).map(|units| self.decimal(units))
+    }
+
+    fn decimal(&self, units: i64) -> Decimal {
+        Decimal {
+            units,
+            scale: self.scale,
+        }
+    }
+
+    /// `field`'s value in units, 0 if it does not exist. 1 round trip.
+    pub fn get(&self, field: &str) -> Result<i64> {
+        let key = self.field_key(field)?;
+        Ok(self
+            .value(&key, self.scope.store().get(&key)?)?
+            .unwrap_or(0))
+    }
+
+    /// [`get`](Self::get) as a [`Decimal`] at the map's scale.
+    pub fn get_decimal(&self, field: &str) -> Result<Decimal> {
+        self.get(field).map(|units| self.decimal(units))
+    }
+
+    /// A counter item's value: `None` when missing, `Corrupt` when not one.
+    fn value(&self, key: &Key, item: Option<Item>) -> Result<Option<i64>> {
+        item.map(|item| {
+            item.counter().map(decode_value).ok_or_else(|| {
+                corrupt(
+                    key,
+                    format!(
+                        "expected a counter map's decimal counter, found {} bytes that are not one",
+                        item.value.len()
+                    ),
+                )
+            })
+        })
+        .transpose()
+    }
+
+    /// Every field with its value in units, in first-registration order. 2
+    /// round trips (1 when the map is empty): see the
+    /// [type docs](CounterMap).
+    pub fn get_all(&self) -> Result<Vec<(String, i64)>> {
+        let fields = self.fields()?;
+        if fields.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Key> = fields
+            .iter()
+            .map(|f| self.field_key(f))
+            .collect::<Result<_>>()?;
+        let items = self.scope.store().get_multi(&keys)?;
+        let mut all = Vec::with_capacity(fields.len());
+        for ((field, key), item) in fields.into_iter().zip(&keys).zip(items) {
+            if let Some(value) = self.value(key, item)? {
+                all.push((field, value));
+            }
+        }
+        Ok(all)
+    }
+
+    /// [`get_all`](Self::get_all) as [`Decimal`]s at the map's scale.
+    pub fn get_all_decimal(&self) -> Result<Vec<(String, Decimal)>> {
+        Ok(self
+            .get_all()?
+            .into_iter()
+            .map(|(field, units)| (field, self.decimal(units)))
+            .collect())
+    }
+
+    /// The registered fields, in first-registration order. 1 round trip
+    /// (2 when it compacts the registry).
+    pub fn fields(&self) -> Result<Vec<String>> {
+        let store = self.scope.store();
+        let Some(item) = store.get(&self.registry)? else {
+            return Ok(Vec::new());
+        };
+        let registry = decode_registry(&item.value).map_err(|r| corrupt(&self.registry, r))?;
+        if registry.dirt > COMPACT_MIN_DIRT.max(registry.fields.len()) {
+            let mut compacted = Vec::new();
+            for field in &registry.fields {
+                encode_token(b'+', field, &mut compacted);
+            }
+            // Best effort: a concurrent append makes it fail, harmlessly,
+            // and an error leaves the log as it was (or compacted).
+            let _ = store.cas(&self.registry, &compacted, Ttl::Never, item.cas);
+        }
+        Ok(registry.fields)
+    }
+
+    /// How many fields are registered. 1 round trip.
+    pub fn len(&self) -> Result<usize> {
+        self.fields().map(|f| f.len())
+    }
+
+    /// Whether no field is registered. 1 round trip.
+    pub fn is_empty(&self) -> Result<bool> {
+        self.len().map(|n| n == 0)
+    }
+
+    /// Remove `field`: unregister it and delete its counter (in that order,
+    /// one batch). Whether its counter existed. 1 round trip.
+    pub fn remove(&self, field: &str) -> Result<bool> {
+        let key = self.field_key(field)?;
+        let mut token = Vec::with_capacity(field.len() + 2);
+        encode_token(b'-', field, &mut token);
+        let [unregistered, deleted] = run_pipeline(
+            self.scope.store().as_ref(),
+            [
+                Op::Append {
+                    key: &self.registry,
+                    value: &token,
+                },
+                Op::Delete(&key),
+            ],
+        )?;
+        unregistered.and_then(Reply::applied)?;
+        deleted.and_then(Reply::applied)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip_through_the_offset() {
+        for v in [MIN_VALUE, -1, 0, 1, MAX_VALUE] {
+            assert_eq!(decode_value(encode_value(v)), v);
+        }
+        assert_eq!(encode_value(MIN_VALUE), 0, "decr's floor is MIN_VALUE");
+        assert_eq!(encode_value(0), 1 << 61);
+        // A valid value plus the largest amount stays below 2^63, where
+        // memcached's incr starts to misread counters.
+        assert!(encode_value(MAX_VALUE) + MAX_AMOUNT < 1 << 63);
+        assert_eq!(decode_value(encode_value(MAX_VALUE) + 1), MAX_VALUE + 1);
+    }
+
+    #[test]
+    fn decimals_parse_exactly() {
+        assert_eq!(parse_units("1.25", 2, false).unwrap(), 125);
+        assert_eq!(parse_units("-0.1", 3, false).unwrap(), -100);
+        assert_eq!(parse_units("+7", 0, false).unwrap(), 7);
+        assert_eq!(parse_units("1.500", 1, false).unwrap(), 15);
+        assert!(parse_units("1.55", 1, false).is_err());
+        assert_eq!(parse_units("1.55", 1, true).unwrap(), 16);
+        assert_eq!(parse_units("-1.55", 1, true).unwrap(), -16);
+        for bad in ["", "-", ".5", "1.", "1e3", "1,5", " 1", "0x10", "--1"] {
+            assert!(parse_units(bad, 2, false).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_units("-9223372036854775808", 0, false).unwrap(),
+            i64::MIN
+        );
+        assert!(parse_units("9223372036854775808", 0, false).is_err());
+        assert!(parse_units("10", 18, false).is_err());
+        assert!(parse_units(&"9".repeat(100), 0, false).is_err());
+        assert_eq!(
+            Decimal {
+                units: i64::MIN,
+                scale: 18
+            }
+            .to_string(),
+            "-9.223372036854775808"
+        );
+        assert_eq!(
+            Decimal {
+                units: -5,
+                scale: 2
+            }
+            .to_string(),
+            "-0.05"
+        );
+    }
+
+    #[test]
+    fn registry_replays_and_counts_dirt() {
+        let mut log = Vec::new();
+        for (op, f) in [
+            (b'+', "a b"),
+            (b'+', "50%"),
+            (b'+', "a b"),
+            (b'-', "50%"),
+            (b'+', "ü\n"),
+            (b'-', "gone"),
+        ] {
+            encode_token(op, f, &mut log);
+        }
+        assert_eq!(&log[..10], b"+a%20b +50");
+        let r = decode_registry(&log).unwrap();
+        assert_eq!(r.fields, ["a b", "ü\n"]);
+        assert_eq!(r.dirt, 4);
+        for garbage in [
+            &b"+a"[..],
+            b"*a ",
+            b"+%zz ",
+            b"+\xff ",
+            b"+a\tb ",
+            b"+ ",
+            b"\x00\x01 ",
+        ] {
+            assert!(decode_registry(garbage).is_err(), "{garbage:?}");
+        }
+        assert_eq!(decode_registry(b"").unwrap(), Registry::default());
+    }
+}
