@@ -525,7 +525,7 @@ impl CounterMap {
     fn create(&self, field: &str, key: &Key, by: i64) -> Result<bool> {
         let store = self.scope.store().as_ref();
         // A first touch starts at `by`, within the bounds like any value.
-        if by > MAX_VALUE || by < MIN_VALUE {
+        if !(MIN_VALUE..=MAX_VALUE).contains(&by) {
             return Err(Error::InvalidArgument(format!(
                 "field {field:?} of counter map {} would start at {by}, outside {MIN_VALUE} to {MAX_VALUE}",
                 self.name
