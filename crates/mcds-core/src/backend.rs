@@ -117,6 +117,16 @@ pub fn update<S: Store + ?Sized>(
     max_attempts: u32,
     f: &mut UpdateFn<'_>,
 ) -> Result<Updated> {
+    // Refused before `f` runs: `f` may be a user's command with effects
+    // of its own (the CLI's `kv update`), and a store without CAS could
+    // only write a missing key.
+    if !store.supports_cas(key)? {
+        return Err(Error::Unsupported {
+            op: "update",
+            backend: store.backend_name(),
+            hint: "update is a CAS read-modify-write: use a memcached started without -C, connected directly (not through a proxy)",
+        });
+    }
     let mut backoff = Backoff::default();
     for _ in 0..max_attempts.max(1) {
         let current = store.get(key)?;

@@ -30,9 +30,11 @@ pub const MAX_VALUE: i64 = (1 << 61) - 1;
 /// The smallest value a field holds: `−2^61` (decrements stop there).
 pub const MIN_VALUE: i64 = -(1 << 61);
 
-/// The largest amount one `incr` adds or subtracts: a valid value plus it
-/// stays below 2^63 on the server (see [`OFFSET`]).
-const MAX_AMOUNT: u64 = (1 << 62) - 1;
+/// The largest amount one `incr` adds or subtracts, 2^56 − 1: a valid
+/// stored counter (below 2^62) stays below 2^63 on the server (see
+/// [`OFFSET`]) unless more than 64 increments of this size race each other
+/// past [`MAX_VALUE`] before any is undone.
+const MAX_AMOUNT: u64 = (1 << 56) - 1;
 
 /// Rounds of "increment, else create" before [`Error::Conflict`]: a round
 /// is lost only when another client removes the field between our create
@@ -145,9 +147,9 @@ fn encode_value(value: i64) -> u64 {
 }
 
 /// The signed value of a stored counter (above [`MAX_VALUE`] for one that
-/// an increment took past the bound).
+/// racing increments took past the bound, saturating rather than wrapping).
 fn decode_value(stored: u64) -> i64 {
-    (stored as i64).wrapping_sub(OFFSET as i64)
+    stored.min(i64::MAX as u64) as i64 - OFFSET as i64
 }
 
 /// One registry token: `+field ` or `-field `, the field's whitespace,
@@ -334,14 +336,16 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 /// the counter as non-numeric if it meets a `-` there. Bounds:
 ///
 /// * a field holds [`MIN_VALUE`] (−2^61) to [`MAX_VALUE`] (2^61 − 1), about
-///   ±2.3·10^18 (±2.3 at scale 18); one call adds at most 2^62 − 1 either
-///   way, else [`Error::InvalidArgument`] before anything is sent;
+///   ±2.3·10^18 (±2.3 at scale 18); one call adds at most 2^56 − 1 (about
+///   7.2·10^16, 0.072 at scale 18) either way, else
+///   [`Error::InvalidArgument`] before anything is sent;
 /// * decrements **saturate at [`MIN_VALUE`]** (`decr` stops at 0);
 /// * an increment past [`MAX_VALUE`] is undone (a `decr` of the same
 ///   amount) and refused with [`Error::InvalidArgument`]; between the two a
 ///   reader may see the value past the bound. A valid value plus one
-///   allowed amount stays below 2^63 on the server; only increments racing
-///   each other past the bound could take it further.
+///   allowed amount stays below 2^63 on the server; more than 64
+///   increments of the largest size racing each other past the bound
+///   before any is undone could take it further.
 ///
 /// With [`with_scale(places)`](Self::with_scale) a field counts units of
 /// `10^-places`: [`incr_decimal`](Self::incr_decimal) parses its amount
@@ -380,15 +384,12 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 ///   counted. A first touch whose registration fails after the counter was
 ///   created retries the registration once, then returns the error: the
 ///   field then counts unlisted until it is removed.
-/// * **Open issue** (memcached 1.6.18): first touches of fresh fields racing
-///   each other (and appends to the registry) have been seen to leave a
-///   counter that memcached refuses to increment (`NON_NUMERIC`, so
-///   [`Error::NonNumeric`]) although it reads as the number stored; the
-///   ignored test `remove_racing_first_touch_on_memcached` in
-///   `tests/map.rs` reproduces it within a few rounds, and its docs give
-///   a sequence of raw commands (no mcds) that does it on a fresh 1.6.18
-///   server: a server bug, not yet narrowed down. `remove` the field to
-///   recover.
+/// * **A counter at 2^63 or more** is one memcached may refuse to increment
+///   ([`Error::NonNumeric`]: its check for a minus sign reads past the
+///   digits into the memory after the item). Stored values stay below 2^62
+///   and one call adds under 2^56 (see the bounds above), so only many
+///   maximal increments racing past [`MAX_VALUE`] could get there; `remove`
+///   the field to recover.
 /// * Bytes no map writes (another program's) under its keys are
 ///   [`Error::Corrupt`] on reads and [`Error::NonNumeric`] on increments,
 ///   never a panic or a misread.
@@ -481,7 +482,7 @@ impl CounterMap {
         let magnitude = by.unsigned_abs();
         if magnitude > MAX_AMOUNT {
             return Err(Error::InvalidArgument(format!(
-                "a counter map adds at most 2^62 − 1 ({MAX_AMOUNT}) units either way in one call, and a field holds {MIN_VALUE} to {MAX_VALUE}; got {by}"
+                "a counter map adds at most 2^56 − 1 ({MAX_AMOUNT}) units either way in one call, and a field holds {MIN_VALUE} to {MAX_VALUE}; got {by}"
             )));
         }
         let key = self.field_key(field)?;
@@ -508,15 +509,16 @@ impl CounterMap {
     /// The new value of an increment whose reply was `stored`; an
     /// increment that went past [`MAX_VALUE`] is undone and refused.
     fn checked(&self, field: &str, key: &Key, by: i64, stored: u64) -> Result<i64> {
-        let value = decode_value(stored);
-        if by > 0 && value > MAX_VALUE {
+        // Compared stored, not decoded: a counter that racing increments
+        // took to 2^63 or more must be undone too.
+        if by > 0 && stored > encode_value(MAX_VALUE) {
             self.scope.store().decr(key, by.unsigned_abs())?;
             return Err(Error::InvalidArgument(format!(
                 "adding {by} to field {field:?} of counter map {} would pass {MAX_VALUE} (2^61 − 1), the most a field holds; it was undone",
                 self.name
             )));
         }
-        Ok(value)
+        Ok(decode_value(stored))
     }
 
     /// The first touch: create the counter at `by` and register the field,

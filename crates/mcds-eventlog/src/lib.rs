@@ -336,7 +336,8 @@ impl EventLog {
             return Ok(Vec::new());
         };
         let (older, newest) = plan.chunks.split_at(plan.chunks.len().saturating_sub(2));
-        let mut newest_first = Vec::with_capacity(n);
+        // Sized by what a read can hold, not by n (usize::MAX is a valid n).
+        let mut newest_first = Vec::with_capacity(n.min(1024));
         for batch in [newest, older] {
             if newest_first.len() >= n || batch.is_empty() {
                 break;

@@ -434,3 +434,13 @@ fn count_skips_damage_like_fetch() {
     assert_eq!(log.latest(5).unwrap().len(), 2);
     assert!(log.latest(0).unwrap().is_empty());
 }
+
+/// `latest(usize::MAX)` (any n is valid: "everything") gives every event,
+/// not a capacity-overflow panic (it sized a vector by n).
+#[test]
+fn latest_takes_any_n() {
+    let (_, _clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    let log = EventLog::new(&scope, "audit-any-n", std::time::Duration::from_secs(10), 7).unwrap();
+    log.put(b"a").unwrap();
+    assert_eq!(log.latest(usize::MAX).unwrap().len(), 1);
+}

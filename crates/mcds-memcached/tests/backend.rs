@@ -514,3 +514,26 @@ fn contention_with_deletes_is_never_a_false_too_large() {
     });
     assert_eq!(false_reports.load(Ordering::Relaxed), 0);
 }
+
+/// On a server without CAS (`-C`), `update` is refused before its function
+/// runs, on an existing key and a missing one alike: the function may be a
+/// user's command with effects of its own (`mcds kv update`).
+#[test]
+fn update_without_cas_is_refused_before_the_function_runs() {
+    let server = MemcachedServer::start(ServerOptions {
+        extra_args: vec!["-C".into()],
+        ..ServerOptions::default()
+    });
+    let store = MemcachedStore::connect(&server.addr()).unwrap();
+    let existing = Key::new("upd:existing").unwrap();
+    store.set(&existing, b"1", Ttl::Never).unwrap();
+    for key in [existing, Key::new("upd:missing").unwrap()] {
+        let mut calls = 0;
+        let r = store.update(&key, Ttl::Never, 4, &mut |_| {
+            calls += 1;
+            Some(b"2".to_vec())
+        });
+        assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+        assert_eq!(calls, 0, "{}", key.display());
+    }
+}

@@ -21,7 +21,7 @@ pub const MAX_RANGE_BUCKETS: u64 = 10_000;
 /// The most samples one bucket holds exactly: its sums are kept in 32-bit
 /// halves (see [`TimeSeries`]), which cannot wrap below this many samples.
 /// A bucket with more is reported as [`Error::Corrupt`] on read.
-pub const MAX_SAMPLES_PER_BUCKET: u64 = 1 << 32;
+pub const MAX_SAMPLES_PER_BUCKET: u64 = 1 << 31;
 
 /// CAS attempts of the min/max update before [`Error::Conflict`].
 const MAX_ATTEMPTS: u32 = 64;
@@ -265,7 +265,7 @@ fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Decoded> {
         return Err(corrupt(
             &keys[Part::Count as usize],
             format!(
-                "the bucket holds {count} samples, more than 2^32: its sums may have wrapped — record at a finer resolution"
+                "the bucket holds {count} samples, more than 2^31: its sum halves may have reached 2^63, which memcached misreads — record at a finer resolution"
             ),
         ));
     }
@@ -292,14 +292,21 @@ fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Decoded> {
         min,
         max,
     };
-    let n = i128::from(count);
-    if stats.sum < n * i128::from(min) || stats.sum > n * i128::from(max) {
+    // The min and the max are each one of the samples, and the others lie
+    // between them: the sum is at least max + (n−1)·min and at most
+    // min + (n−1)·max (min = max = sum for one sample). A count or sum
+    // half that eviction re-created since falls outside more often than
+    // with the looser n·[min, max].
+    let rest = i128::from(count) - 1;
+    let (lower, upper) = (
+        i128::from(max) + rest * i128::from(min),
+        i128::from(min) + rest * i128::from(max),
+    );
+    if stats.sum < lower || stats.sum > upper || (count == 1 && min != max) {
         return Ok(Decoded::Suspect {
             reason: format!(
-                "its sum {} of {count} samples is outside count × [min, max] = [{}, {}]",
+                "its sum {} of {count} samples is outside [max + (count−1)·min, min + (count−1)·max] = [{lower}, {upper}]",
                 stats.sum,
-                n * i128::from(min),
-                n * i128::from(max)
             ),
             as_read: Some(stats),
         });
@@ -415,9 +422,11 @@ struct Target {
 /// samples add their magnitude's low 32 bits to `p0` and the rest (at most
 /// 2^31) to `p1`, negative ones to `m0` and `m1`, and the sum is
 /// `(p1·2^32 + p0) − (m1·2^32 + m0)`. Each increment of a half is below
-/// 2^32, so no half wraps before [`MAX_SAMPLES_PER_BUCKET`] (2^32) samples
-/// in one bucket, whatever their values; a bucket with more is reported
-/// as corrupt rather than summed wrongly. A zero half is not written, so a
+/// 2^32, so no half reaches 2^63 before [`MAX_SAMPLES_PER_BUCKET`] (2^31)
+/// samples in one bucket, whatever their values (memcached misreads
+/// counters of 2^63 or more: its check for a minus sign reads past the
+/// digits); a bucket with more is reported as corrupt rather than summed
+/// wrongly. A zero half is not written, so a
 /// sample whose magnitude is below 2^32 touches one sum counter.
 ///
 /// ## Keys and retention
@@ -485,17 +494,25 @@ struct Target {
 /// live on different servers, so one server's loss can take part of a
 /// bucket. A read checks every bucket's parts against each other: a count
 /// with no min/max, sums or min/max without a count, or a sum outside
-/// `count × [min, max]`. Those are also the states a record in flight
+/// `[max + (count−1)·min, min + (count−1)·max]`. Those are also the states a record in flight
 /// passes through, so a read takes up to two more looks at such buckets
 /// (1 round trip each, after a backoff of at most 1 ms, then 2 ms: a read
 /// racing records into the current bucket of a pool may pay them). A
 /// bucket that still disagrees is an [`Error::Corrupt`] when it is
 /// *closed* (ended 60 s ago or more: no record should be in flight),
 /// rather than a wrong sum or average; an open bucket is shown as read
-/// (omitted when it has no count or no min/max yet). Losses these checks cannot see: a bucket that lost every part
-/// (it reads as empty), or one whose surviving parts still agree (all of
-/// the count and sums lost together, say). A bucket written to by more than
-/// 2^32 samples is an `Error::Corrupt` too. Bytes no record writes (another
+/// (omitted when it has no count or no min/max yet). Losses these checks
+/// cannot see: a bucket that lost every part (it reads as empty), or one
+/// whose surviving parts still agree. **Eviction can do that to a bucket
+/// still being written**: every record reads the min/max item, which keeps
+/// it hot in memcached's LRU while the counters may be evicted and
+/// recreated by later records (an adversarial review read count 23, sum 22
+/// for a true count of 151, sum 100, on a `-m 2` server under load). Give
+/// time series servers the memory they need, or `-M` (refuse rather than
+/// evict). Records into a bucket that is already closed (a backfill more
+/// than 60 s late) race reads of it: a read between a record's two steps
+/// may report `Corrupt` for a healthy bucket. A bucket written to by more
+/// than 2^31 samples is an `Error::Corrupt` too. Bytes no record writes (another
 /// program's) are `Error::Corrupt`, never a panic or a misread.
 ///
 /// A read concurrent with records is not a snapshot: it may see some of a
@@ -585,6 +602,20 @@ impl TimeSeries {
     /// what a failure may have applied).
     pub fn record(&self, ts_ms: u64, value: i64) -> Result<()> {
         let now = self.scope.clock().now_ms();
+        // The min/max update needs CAS: refused before the counters are
+        // touched, not half applied (memcached -C, a proxy).
+        let probe = self.key(
+            self.resolutions[0],
+            ts_ms / self.resolutions[0].step_ms,
+            Part::Extremes,
+        )?;
+        if !self.scope.store().supports_cas(&probe)? {
+            return Err(Error::Unsupported {
+                op: "TimeSeries::record",
+                backend: self.scope.store().backend_name(),
+                hint: "a time series widens min/max by CAS: use a memcached started without -C, connected directly (not through a proxy)",
+            });
+        }
         let magnitude = value.unsigned_abs();
         let (lo, hi) = (magnitude & 0xffff_ffff, magnitude >> 32);
         let (lo_part, hi_part) = if value < 0 {
