@@ -602,20 +602,6 @@ impl TimeSeries {
     /// what a failure may have applied).
     pub fn record(&self, ts_ms: u64, value: i64) -> Result<()> {
         let now = self.scope.clock().now_ms();
-        // The min/max update needs CAS: refused before the counters are
-        // touched, not half applied (memcached -C, a proxy).
-        let probe = self.key(
-            self.resolutions[0],
-            ts_ms / self.resolutions[0].step_ms,
-            Part::Extremes,
-        )?;
-        if !self.scope.store().supports_cas(&probe)? {
-            return Err(Error::Unsupported {
-                op: "TimeSeries::record",
-                backend: self.scope.store().backend_name(),
-                hint: "a time series widens min/max by CAS: use a memcached started without -C, connected directly (not through a proxy)",
-            });
-        }
         let magnitude = value.unsigned_abs();
         let (lo, hi) = (magnitude & 0xffff_ffff, magnitude >> 32);
         let (lo_part, hi_part) = if value < 0 {
@@ -639,6 +625,15 @@ impl TimeSeries {
         }
         if targets.is_empty() {
             return Ok(()); // past retention at every resolution
+        }
+        // The min/max update needs CAS: refused before the counters are
+        // touched, not half applied (memcached -C, a proxy).
+        if !self.scope.store().supports_cas(&targets[0].extremes)? {
+            return Err(Error::Unsupported {
+                op: "TimeSeries::record",
+                backend: self.scope.store().backend_name(),
+                hint: "a time series widens min/max by CAS: use a memcached started without -C, connected directly (not through a proxy)",
+            });
         }
         let mut ops = Vec::with_capacity(targets.len() * 4);
         let incr = |key, delta, ttl| Op::IncrOrInit {
