@@ -482,7 +482,10 @@ fn php_methods() -> BTreeMap<String, BTreeSet<String>> {
 /// `command path -> man page text` of the CLI, from `mcds man --dir`; the
 /// path as the page names it, words joined by hyphens.
 fn cli_pages() -> BTreeMap<String, String> {
-    let dir = std::env::temp_dir().join(format!("mcds-parity-man-{}", std::process::id()));
+    // One directory per call: the tests of this file run at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("mcds-parity-man-{}-{call}", std::process::id()));
     let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("mcds"))
         .args(["man", "--dir"])
         .arg(&dir)

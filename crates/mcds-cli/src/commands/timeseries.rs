@@ -123,13 +123,12 @@ fn json_of(stats: Option<Stats>, f: impl Fn(&Stats) -> Value) -> Value {
     stats.as_ref().map_or(Value::Null, f)
 }
 
+/// [`TimeSeries::union`] or [`TimeSeries::intersection`].
+type Combine = fn(&[&TimeSeries], u64, u64, Duration) -> mcds_core::Result<Vec<Bucket>>;
+
 /// `series union` and `series intersection`: the merged buckets of several
 /// series, read in one batch.
-fn combine(
-    ctx: &Ctx,
-    multi: SeriesMulti,
-    read: fn(&[&TimeSeries], u64, u64, Duration) -> mcds_core::Result<Vec<Bucket>>,
-) -> CliResult {
+fn combine(ctx: &Ctx, multi: SeriesMulti, read: Combine) -> CliResult {
     let mut series = Vec::with_capacity(multi.names.len());
     let mut window = None;
     for name in &multi.names {
