@@ -263,3 +263,24 @@ fn open_packed(ctx: &Ctx, name: &str, shape: &PackedShape) -> Result<PackedSerie
         retention,
     )?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_beyond_64_bits_are_strings() {
+        assert_eq!(sum_json(-5), json!(-5));
+        assert_eq!(sum_json(i128::from(i64::MAX)), json!(i64::MAX));
+        let big = i128::from(i64::MAX) + 1;
+        assert_eq!(sum_json(big), json!("9223372036854775808"));
+        assert_eq!(sum_json(-big - 1), json!("-9223372036854775809"));
+    }
+
+    #[test]
+    fn stats_print_as_columns() {
+        let mut s = Stats::of(10);
+        s.merge(&Stats::of(-5));
+        assert_eq!(stats_text(&s), "2 5 -5 10 2.5");
+    }
+}
