@@ -931,7 +931,9 @@ pub(crate) enum SeriesCmd {
     ///
     /// Prints nothing (--json: the sample). Counts and sums are exact under
     /// any number of concurrent recorders; min and max are updated by CAS,
-    /// which needs a memcached reached directly (not through a proxy).
+    /// which needs a memcached reached directly (not through a proxy). A
+    /// sample older than every resolution's retention is not recorded (a
+    /// warning says so; exit 0).
     Record {
         /// The series
         name: String,

@@ -162,6 +162,19 @@ fn series_samples_from_several_invocations_read_back_exactly() {
         json_out(0, &mut series(&["record", "now", "-3", "--at-ms", &from])),
         json!({ "series": "now", "at_ms": t0, "value": -3 })
     );
+    // A sample older than every retention: not recorded, and said so.
+    let old = series(&["record", "latency", "1", "--at-ms", "1000"])
+        .output()
+        .unwrap();
+    let warning = String::from_utf8_lossy(&old.stderr);
+    assert_eq!(old.status.code(), Some(0), "{warning}");
+    assert!(
+        warning.starts_with(
+            "mcds: warning: the sample at 1000 ms is older than every resolution's retention"
+        ),
+        "{warning}"
+    );
+    assert_eq!(ok(&mut read("count", "latency", "1m")), "4\n");
 }
 
 /// 4 processes recording 25 samples each into one series at once: every

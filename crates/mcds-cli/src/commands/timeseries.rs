@@ -20,11 +20,19 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
             shape,
         } => {
             let series = TimeSeries::new(&ctx.scope, &name, &shape.resolutions)?;
-            let at = match at_ms {
-                Some(at) => at,
-                None => ctx.scope.clock().now_ms(),
-            };
+            let now = ctx.scope.clock().now_ms();
+            let at = at_ms.unwrap_or(now);
             series.record(at, value)?;
+            if !series.resolutions().iter().any(|r| kept(r, at, now)) {
+                // TimeSeries::record skips such a sample without an error:
+                // no read would see it.
+                ctx.report.warn(
+                    &format!(
+                        "the sample at {at} ms is older than every resolution's retention: nothing was recorded"
+                    ),
+                    json!({ "series": name, "at_ms": at, "recorded": false }),
+                );
+            }
             if ctx.json {
                 line(json!({ "series": name, "at_ms": at, "value": value }));
             }
@@ -47,6 +55,16 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
         SeriesCmd::Max(q) => (Aggregate::Max, q),
     };
     aggregate(ctx, query)
+}
+
+/// Whether a sample at `at_ms` lands in a bucket of `r` still readable at
+/// `now_ms`: one that ended less than the retention ago (as
+/// [`mcds_timeseries::Resolution`] documents it).
+fn kept(r: &mcds_timeseries::Resolution, at_ms: u64, now_ms: u64) -> bool {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let step = ms(r.step()).max(1);
+    let end = (at_ms / step).saturating_add(1).saturating_mul(step);
+    end.saturating_add(ms(r.retention())) > now_ms
 }
 
 /// Which aggregate of a range a command prints.
@@ -275,6 +293,20 @@ mod tests {
         let big = i128::from(i64::MAX) + 1;
         assert_eq!(sum_json(big), json!("9223372036854775808"));
         assert_eq!(sum_json(-big - 1), json!("-9223372036854775809"));
+    }
+
+    #[test]
+    fn a_sample_is_kept_while_its_bucket_is_within_retention() {
+        let minute_for_an_hour =
+            mcds_timeseries::Resolution::new(Duration::from_secs(60), Duration::from_secs(3600))
+                .unwrap();
+        let kept = |at, now| kept(&minute_for_an_hour, at, now);
+        // The bucket [0, 60 s) is readable until 60 s + 1 h.
+        assert!(kept(0, 3_659_999));
+        assert!(kept(59_999, 3_659_999));
+        assert!(!kept(59_999, 3_660_000));
+        assert!(kept(60_000, 3_660_000));
+        assert!(kept(u64::MAX, 0));
     }
 
     #[test]
