@@ -117,6 +117,26 @@ pub(crate) enum Cmd {
     /// Sets spread over several keys, for sets too large for one item
     #[command(subcommand)]
     ShardedSet(ShardedSetCmd),
+    /// Time series: count, sum, min, max and average of integer samples
+    /// per time bucket, at several resolutions
+    #[command(subcommand)]
+    Series(SeriesCmd),
+    /// Packed series: a small counter per time slot, many slots to one
+    /// item (Redis BITFIELD counters)
+    #[command(subcommand)]
+    Packed(PackedCmd),
+    /// Counter maps: named fields, each an atomic signed counter (HINCRBY,
+    /// HINCRBYFLOAT, HGETALL, HDEL)
+    #[command(subcommand)]
+    Map(MapCmd),
+    /// Leaderboards: the top members by count (ZINCRBY, ZREVRANGE), exact
+    /// up to --capacity members
+    #[command(subcommand)]
+    Leaderboard(LeaderboardCmd),
+    /// Scalable Bloom filters: "seen before?" that grows with the elements
+    /// added, keeping its false-positive rate
+    #[command(subcommand)]
+    Sbloom(SbloomCmd),
     /// Raw store operations on single keys (--prefix applies), for operators
     ///
     /// `kv` rather than top-level get/set/delete: `mcds set` is the set
@@ -821,6 +841,441 @@ pub(crate) enum ShardedSetCmd {
     },
 }
 
+/// The time range of a read: Unix milliseconds, inclusive, or the last
+/// DURATION.
+#[derive(Args, Debug)]
+pub(crate) struct TimeRange {
+    /// The first Unix millisecond read (default: the oldest one kept)
+    #[arg(long, value_name = "MS", conflicts_with = "last")]
+    pub(crate) from_ms: Option<u64>,
+    /// The last Unix millisecond read (default: now)
+    #[arg(long, value_name = "MS")]
+    pub(crate) to_ms: Option<u64>,
+    /// Read from DURATION before --to-ms (or now) instead of from --from-ms
+    /// (5m, 1h, 1d)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) last: Option<std::time::Duration>,
+}
+
+impl TimeRange {
+    /// `(from_ms, to_ms)`, with `now_ms` for what is left out.
+    pub(crate) fn resolve(&self, now_ms: u64) -> (u64, u64) {
+        let to = self.to_ms.unwrap_or(now_ms);
+        let from = match self.last {
+            Some(last) => to.saturating_sub(u64::try_from(last.as_millis()).unwrap_or(u64::MAX)),
+            None => self.from_ms.unwrap_or(0),
+        };
+        (from, to)
+    }
+}
+
+/// `--resolution STEP:RETENTION` of `series`.
+fn parse_resolution(text: &str) -> Result<mcds_timeseries::Resolution, String> {
+    let Some((step, retention)) = text.split_once(':') else {
+        return Err(format!(
+            "invalid resolution {text:?}: use STEP:RETENTION, e.g. 1m:1d (buckets of a minute, kept a day)"
+        ));
+    };
+    let step = crate::duration::parse(step)?;
+    let retention = crate::duration::parse(retention)?;
+    mcds_timeseries::Resolution::new(step, retention).map_err(|e| e.to_string())
+}
+
+/// The shape of a time series: every client of one series must give the
+/// same resolutions.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesShape {
+    /// A resolution: buckets of STEP, readable for RETENTION after they end
+    /// (1s:1h, 1m:1d, 1h:30d). Repeat it to record at several at once (up
+    /// to 8, distinct steps); every client of a series gives the same ones
+    #[arg(long = "resolution", value_name = "STEP:RETENTION", required = true,
+          value_parser = parse_resolution)]
+    pub(crate) resolutions: Vec<mcds_timeseries::Resolution>,
+}
+
+/// What a read of a time series covers, and at which resolution.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesRead {
+    #[command(flatten)]
+    pub(crate) range: TimeRange,
+    /// The bucket length read: one of the --resolution steps (default: the
+    /// finest)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) step: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub(crate) shape: SeriesShape,
+}
+
+/// A read of one time series.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesQuery {
+    /// The series
+    pub(crate) name: String,
+    #[command(flatten)]
+    pub(crate) read: SeriesRead,
+}
+
+/// A read of several time series at once.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesMulti {
+    /// The series (all recorded at --step)
+    #[arg(required = true)]
+    pub(crate) names: Vec<String>,
+    #[command(flatten)]
+    pub(crate) read: SeriesRead,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SeriesCmd {
+    /// Record a sample VALUE at --at-ms (default now), at every resolution
+    ///
+    /// Prints nothing (--json: the sample). Counts and sums are exact under
+    /// any number of concurrent recorders; min and max are updated by CAS,
+    /// which needs a memcached reached directly (not through a proxy). A
+    /// sample older than every resolution's retention is not recorded (a
+    /// warning says so; exit 0).
+    Record {
+        /// The series
+        name: String,
+        /// The sample, an integer (negative ones too)
+        #[arg(allow_negative_numbers = true)]
+        value: i64,
+        /// Sample time in Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: SeriesShape,
+    },
+    /// Print the non-empty buckets of the range, oldest first, one line
+    /// each: `START_MS COUNT SUM MIN MAX AVG`
+    ///
+    /// --json: one object per bucket and line (a sum beyond 64 bits is a
+    /// string).
+    Range(SeriesQuery),
+    /// Print the aggregates of every sample in the range: `COUNT SUM MIN MAX
+    /// AVG`; exit 1 (printing nothing) when it has none
+    Aggregate(SeriesQuery),
+    /// Print how many samples the range holds
+    Count(SeriesQuery),
+    /// Print the exact sum of the range's samples (0 when none)
+    Sum(SeriesQuery),
+    /// Print the mean of the range's samples; exit 1 (printing nothing)
+    /// when it has none
+    Avg(SeriesQuery),
+    /// Print the smallest sample of the range; exit 1 (printing nothing)
+    /// when it has none
+    Min(SeriesQuery),
+    /// Print the largest sample of the range; exit 1 (printing nothing)
+    /// when it has none
+    Max(SeriesQuery),
+    /// Print the buckets where any of the series has samples, each merging
+    /// their samples there (as `range` prints them)
+    ///
+    /// Say the latency of every server of a fleet, per minute: `mcds series
+    /// union latency:web1 latency:web2 --step 1m --last 1h --resolution 1m:1d`.
+    /// The series are read in one batch.
+    Union(SeriesMulti),
+    /// Print the buckets where every one of the series has samples, each
+    /// merging their samples there (as `range` prints them)
+    Intersection(SeriesMulti),
+}
+
+/// How wide a packed series' slots are.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum Width {
+    /// 1 byte, counts to 255
+    U8,
+    /// 2 bytes, counts to 65535
+    U16,
+    /// 4 bytes, counts to 4294967295
+    U32,
+}
+
+impl From<Width> for mcds_timeseries::SlotWidth {
+    fn from(width: Width) -> Self {
+        match width {
+            Width::U8 => mcds_timeseries::SlotWidth::U8,
+            Width::U16 => mcds_timeseries::SlotWidth::U16,
+            Width::U32 => mcds_timeseries::SlotWidth::U32,
+        }
+    }
+}
+
+/// The shape of a packed series: every client of one series must give the
+/// same --slot, --period and --width.
+#[derive(Args, Debug)]
+pub(crate) struct PackedShape {
+    /// Slot length: each slot counts the events of this long (1m, 1h, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) slot: std::time::Duration,
+    /// How long one item covers: a whole number of slots, 1 to 65536 of them
+    /// (--period 1d with --slot 1m: 1440 slots per item)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) period: std::time::Duration,
+    /// Slot width; a slot's count saturates at its largest value
+    #[arg(long, value_enum, default_value = "u32")]
+    pub(crate) width: Width,
+    /// How long a period stays readable after it ends (default: one period)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) retention: Option<std::time::Duration>,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum PackedCmd {
+    /// Add DELTA (default 1) to the slot of --at-ms (default now); prints
+    /// the slot's new count
+    ///
+    /// The count saturates at the width's largest value (255 for u8). A slot
+    /// past retention is refused (exit 3).
+    Incr {
+        /// The series
+        name: String,
+        /// How much to add (default 1)
+        delta: Option<u32>,
+        /// A time in the slot, Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print the count of the slot of --at-ms (default now)
+    Get {
+        /// The series
+        name: String,
+        /// A time in the slot, Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print every slot of the range within retention, oldest first, zeros
+    /// included: `START_MS COUNT` per line (at most 100000 slots)
+    Range {
+        /// The series
+        name: String,
+        #[command(flatten)]
+        range: TimeRange,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print the sum of the slots of the range
+    Sum {
+        /// The series
+        name: String,
+        #[command(flatten)]
+        range: TimeRange,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+}
+
+/// The scale of a counter map.
+#[derive(Args, Debug)]
+pub(crate) struct MapScale {
+    /// Decimal places: the map counts units of 10^-PLACES exactly, no float
+    /// stored (2: cents, 0.10 added ten times is 1.00), 0 to 18. Every
+    /// client of a map must use the same
+    #[arg(long, value_name = "PLACES", default_value_t = 0)]
+    pub(crate) scale: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum MapCmd {
+    /// Add BY (default 1; negative to subtract) to FIELD, creating it;
+    /// prints the new value
+    ///
+    /// BY is exact at --scale places: more places are refused (exit 3)
+    /// unless --round. Values stay within ±2^61 (decrements stop at -2^61);
+    /// one call adds at most 2^56 - 1 units.
+    Incr {
+        /// The map
+        name: String,
+        /// The field (any string of 1 to 1024 bytes)
+        field: String,
+        /// How much to add: an integer, or a decimal with --scale (-1.25)
+        #[arg(allow_negative_numbers = true)]
+        by: Option<String>,
+        /// Round BY half away from zero to --scale places instead of refusing
+        /// more places
+        #[arg(long)]
+        round: bool,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print FIELD's value (0 if it does not exist)
+    Get {
+        /// The map
+        name: String,
+        /// The field
+        field: String,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print `field<TAB>value` per field, in the order they were first
+    /// counted
+    ///
+    /// Fields are printed as they are; for fields with tabs or newlines use
+    /// --json, which prints one array of {"field": …, "value": …} objects
+    /// (values as numbers, or with --scale as exact decimal strings).
+    GetAll {
+        /// The map
+        name: String,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print the fields, one per line, in the order they were first counted
+    Fields {
+        /// The map
+        name: String,
+    },
+    /// Print how many fields the map has (0: it is empty)
+    Len {
+        /// The map
+        name: String,
+    },
+    /// Remove FIELD (its value is gone); exit 1 if it did not exist
+    Remove {
+        /// The map
+        name: String,
+        /// The field
+        field: String,
+    },
+}
+
+/// The shape of a leaderboard.
+#[derive(Args, Debug)]
+pub(crate) struct BoardShape {
+    /// Members the board keeps: counts are exact up to this many members,
+    /// then each overestimates by at most total/capacity (shown as its
+    /// error). Every client of a board must use the same
+    #[arg(long)]
+    pub(crate) capacity: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LeaderboardCmd {
+    /// Add BY (default 1) to MEMBER's count; prints its new count
+    Incr {
+        /// The board
+        name: String,
+        /// The member (1 to 128 bytes)
+        member: String,
+        /// How much to add, at least 1 (default 1)
+        by: Option<u64>,
+        /// Let the board expire this long after its last increment (30, 5m,
+        /// 1d; default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print the K members with the largest counts, largest first:
+    /// `member<TAB>count<TAB>error` per line
+    ///
+    /// The error is how much the count may overestimate (0 while the board
+    /// is exact). --json prints one array of {"member", "count", "error"}
+    /// objects.
+    Top {
+        /// The board
+        name: String,
+        /// How many members
+        #[arg(short = 'k', value_name = "K", default_value_t = 10)]
+        k: usize,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print MEMBER's count; exit 1 (printing nothing) if it is not on the
+    /// board
+    ///
+    /// --json adds its error (how much the count may overestimate). A
+    /// member off the board has a true count of at most the board's
+    /// max_error (see `summary`).
+    Score {
+        /// The board
+        name: String,
+        /// The member
+        member: String,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print the board's state: `members=N capacity=C total=T exact=BOOL
+    /// max_error=E`
+    ///
+    /// total is the sum of every increment counted; max_error how much a
+    /// count may overestimate, and the most a member off the board can have
+    /// (0 while exact).
+    Summary {
+        /// The board
+        name: String,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Delete the board
+    Clear {
+        /// The board
+        name: String,
+    },
+}
+
+/// The shape of a scalable Bloom filter: every client of one filter must
+/// use the same.
+#[derive(Args, Debug)]
+pub(crate) struct SbloomShape {
+    /// Elements the first layer takes; when it is full a layer --growth
+    /// times larger is added, and so on
+    #[arg(long)]
+    pub(crate) capacity: u64,
+    /// False-positive rate of the whole filter, however many layers it
+    /// grows, e.g. 0.01
+    #[arg(long, default_value_t = 0.01)]
+    pub(crate) fpr: f64,
+    /// How many times larger each layer is than the one before, 1 to 16
+    #[arg(long, default_value_t = 2)]
+    pub(crate) growth: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SbloomCmd {
+    /// Add elements; prints how many were new
+    Add {
+        /// The filter
+        name: String,
+        /// The elements to add
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Exit 0 if every ELEMENT may have been added, 1 if one certainly was
+    /// not
+    ///
+    /// Prints nothing; --json prints one object per element, with
+    /// "maybe_present".
+    Check {
+        /// The filter
+        name: String,
+        /// The elements to look for (one round trip for all)
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Print how many layers the filter has grown to
+    Layers {
+        /// The filter
+        name: String,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Delete the filter, every layer of it
+    Clear {
+        /// The filter
+        name: String,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+}
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum KvCmd {
     /// Print KEY's value (lossy UTF-8, then a newline); exit 1 if absent
@@ -942,6 +1397,47 @@ mod tests {
         let mut missing = Vec::new();
         walk(&cmd, "mcds", &mut missing);
         assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
+    #[test]
+    fn resolutions_are_step_colon_retention() {
+        use std::time::Duration;
+        let r = parse_resolution("1m:1d").unwrap();
+        assert_eq!(
+            (r.step(), r.retention()),
+            (Duration::from_secs(60), Duration::from_secs(86_400))
+        );
+        let r = parse_resolution("500ms:1h30m").unwrap();
+        assert_eq!(
+            (r.step(), r.retention()),
+            (Duration::from_millis(500), Duration::from_secs(5400))
+        );
+        for (bad, says) in [
+            ("1m", "STEP:RETENTION"),
+            ("", "STEP:RETENTION"),
+            ("1m:", "500ms"),
+            ("x:1d", "500ms"),
+            ("1m:1s", "raise it"),
+            ("0:1d", "step"),
+        ] {
+            let e = parse_resolution(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn time_ranges_default_to_everything_up_to_now() {
+        use std::time::Duration;
+        let range = |from_ms, to_ms, last: Option<u64>| TimeRange {
+            from_ms,
+            to_ms,
+            last: last.map(Duration::from_secs),
+        };
+        assert_eq!(range(None, None, None).resolve(5000), (0, 5000));
+        assert_eq!(range(Some(10), Some(20), None).resolve(5000), (10, 20));
+        assert_eq!(range(None, None, Some(2)).resolve(5000), (3000, 5000));
+        assert_eq!(range(None, Some(4000), Some(2)).resolve(5000), (2000, 4000));
+        assert_eq!(range(None, None, Some(60)).resolve(5000), (0, 5000));
     }
 
     #[test]

@@ -76,6 +76,11 @@ fn run(cli: Cli) -> CliResult {
         Cmd::Shadow(cmd) => commands::shadow(&ctx()?, cmd),
         Cmd::View(cmd) => commands::view(&ctx()?, cmd),
         Cmd::ShardedSet(cmd) => commands::sharded_set(&ctx()?, cmd),
+        Cmd::Series(cmd) => commands::series(&ctx()?, cmd),
+        Cmd::Packed(cmd) => commands::packed(&ctx()?, cmd),
+        Cmd::Map(cmd) => commands::map(&ctx()?, cmd),
+        Cmd::Leaderboard(cmd) => commands::leaderboard(&ctx()?, cmd),
+        Cmd::Sbloom(cmd) => commands::sbloom(&ctx()?, cmd),
         Cmd::Kv(cmd) => commands::kv(&ctx()?, cmd),
         Cmd::Stats => commands::stats(&global),
     }

@@ -67,6 +67,28 @@ fn bash_completes_commands_and_flock_options() {
     assert!(shells.contains(&"zsh".to_string()), "{shells:?}");
 }
 
+/// Issue 19's commands and their shape options are offered too.
+#[test]
+fn bash_completes_the_time_series_and_sketch_commands() {
+    let top = complete(&["mcds", ""]);
+    for cmd in ["series", "packed", "map", "leaderboard", "sbloom"] {
+        assert!(top.contains(&cmd.to_string()), "{cmd} not offered: {top:?}");
+    }
+    let sub = complete(&["mcds", "series", ""]);
+    for cmd in ["record", "range", "aggregate", "union", "intersection"] {
+        assert!(sub.contains(&cmd.to_string()), "{cmd} not offered: {sub:?}");
+    }
+    let opts = complete(&["mcds", "series", "range", "--"]);
+    for flag in ["--resolution", "--step", "--from-ms", "--to-ms", "--last"] {
+        assert!(
+            opts.contains(&flag.to_string()),
+            "{flag} not offered: {opts:?}"
+        );
+    }
+    let widths = complete(&["mcds", "packed", "incr", "--width", ""]);
+    assert_eq!(widths, ["u8", "u16", "u32"]);
+}
+
 #[test]
 fn the_man_page_renders() {
     let page = mcds().arg("man").output().unwrap();

@@ -1,15 +1,20 @@
-//! `mcds counter`, `mcds window`, `mcds limit`, `mcds shadow` and `mcds
-//! view`: the mcds-counter structures (exact counters, sliding-window
-//! counters, rate limiters, shadow counters, view counters).
+//! `mcds counter`, `mcds window`, `mcds limit`, `mcds shadow`, `mcds view`
+//! and `mcds map`: the mcds-counter structures (exact counters,
+//! sliding-window counters, rate limiters, shadow counters, view counters,
+//! counter maps).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Ttl};
-use mcds_counter::{Counter, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter};
-use serde_json::json;
+use mcds_counter::{
+    Counter, CounterMap, Decimal, RateLimiter, ShadowCounter, ViewCounter, Window, WindowCounter,
+};
+use serde_json::{Value, json};
 
-use crate::args::{CounterCmd, LimitCmd, LimitShape, ShadowCmd, ViewCmd, WindowCmd, WindowShape};
+use crate::args::{
+    CounterCmd, LimitCmd, LimitShape, MapCmd, ShadowCmd, ViewCmd, WindowCmd, WindowShape,
+};
 use crate::context::{CliResult, Ctx, Target, line};
 use crate::{NEGATIVE, OK};
 
@@ -173,5 +178,91 @@ pub(crate) fn view(ctx: &Ctx, cmd: ViewCmd) -> CliResult {
             Ok(NEGATIVE)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// `mcds map`: every value goes through the map's decimal calls, which at
+/// scale 0 are its integer ones (`"5"` is 5 units).
+pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
+    let open = |name: &str, scale: u32| CounterMap::new(&ctx.scope, name)?.with_scale(scale);
+    match cmd {
+        MapCmd::Incr {
+            name,
+            field,
+            by,
+            round,
+            scale,
+        } => {
+            let map = open(&name, scale.scale)?;
+            let by = by.as_deref().unwrap_or("1");
+            let value = if round {
+                let amount = by.trim().parse::<f64>().map_err(|_| {
+                    Error::InvalidArgument(format!(
+                        "{by:?} is not a number to round to {} places: write it as [+-]digits[.digits]",
+                        scale.scale
+                    ))
+                })?;
+                map.incr_f64(&field, amount)?
+            } else {
+                map.incr_decimal(&field, by)?
+            };
+            ctx.print(
+                value,
+                json!({ "map": name, "field": field, "value": map_value(value) }),
+            );
+        }
+        MapCmd::Get { name, field, scale } => {
+            let value = open(&name, scale.scale)?.get_decimal(&field)?;
+            ctx.print(
+                value,
+                json!({ "map": name, "field": field, "value": map_value(value) }),
+            );
+        }
+        MapCmd::GetAll { name, scale } => {
+            let all = open(&name, scale.scale)?.get_all_decimal()?;
+            if ctx.json {
+                let objects: Vec<Value> = all
+                    .iter()
+                    .map(|(field, value)| json!({ "field": field, "value": map_value(*value) }))
+                    .collect();
+                line(Value::Array(objects));
+            } else {
+                for (field, value) in all {
+                    line(format!("{field}\t{value}"));
+                }
+            }
+        }
+        MapCmd::Fields { name } => {
+            let fields = open(&name, 0)?.fields()?;
+            if ctx.json {
+                line(json!({ "map": name, "fields": fields }));
+            } else {
+                for field in fields {
+                    line(field);
+                }
+            }
+        }
+        MapCmd::Len { name } => {
+            let len = open(&name, 0)?.len()?;
+            ctx.print(len, json!({ "map": name, "len": len }));
+        }
+        MapCmd::Remove { name, field } => {
+            let removed = open(&name, 0)?.remove(&field)?;
+            if ctx.json {
+                line(json!({ "map": name, "field": field, "removed": removed }));
+            }
+            return Ok(if removed { OK } else { NEGATIVE });
+        }
+    }
+    Ok(OK)
+}
+
+/// A map value in JSON: a number at scale 0, else the exact decimal as a
+/// string (a JSON number would be read as a float).
+fn map_value(value: Decimal) -> Value {
+    if value.scale == 0 {
+        json!(value.units)
+    } else {
+        json!(value.to_string())
     }
 }

@@ -8,10 +8,12 @@ mod lock;
 mod log;
 mod set;
 mod sketch;
+mod timeseries;
 
-pub(crate) use counter::{counter, limit, shadow, view, window};
+pub(crate) use counter::{counter, limit, map, shadow, view, window};
 pub(crate) use kv::{kv, stats};
 pub(crate) use lock::lock;
 pub(crate) use log::log;
 pub(crate) use set::{set, sharded_set, table};
-pub(crate) use sketch::{bitmap, bloom, hll};
+pub(crate) use sketch::{bitmap, bloom, hll, leaderboard, sbloom};
+pub(crate) use timeseries::{packed, series};

@@ -1,9 +1,13 @@
-//! `mcds hll`, `mcds bloom` and `mcds bitmap`: the mcds-sketch structures.
+//! `mcds hll`, `mcds bloom`, `mcds bitmap`, `mcds leaderboard` and `mcds
+//! sbloom`: the mcds-sketch structures.
 
-use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
-use serde_json::json;
+use mcds_core::Ttl;
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog, Leaderboard, ScalableBloomFilter};
+use serde_json::{Value, json};
 
-use crate::args::{BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd};
+use crate::args::{
+    BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd, LeaderboardCmd, SbloomCmd, SbloomShape,
+};
 use crate::context::{CliResult, Ctx, line};
 use crate::{NEGATIVE, OK};
 
@@ -105,6 +109,140 @@ pub(crate) fn bitmap(ctx: &Ctx, cmd: BitmapCmd) -> CliResult {
                 count,
                 json!({ "bitmap": name, "first": first, "last": last, "count": count }),
             );
+        }
+    }
+    Ok(OK)
+}
+
+pub(crate) fn leaderboard(ctx: &Ctx, cmd: LeaderboardCmd) -> CliResult {
+    let open = |name: &str, capacity: u32| Leaderboard::new(&ctx.scope, name, capacity);
+    match cmd {
+        LeaderboardCmd::Incr {
+            name,
+            member,
+            by,
+            ttl,
+            shape,
+        } => {
+            let mut board = open(&name, shape.capacity)?;
+            if let Some(ttl) = ttl {
+                board = board.with_ttl(Ttl::from(ttl));
+            }
+            let count = board.incr(&member, by.unwrap_or(1))?;
+            ctx.print(
+                count,
+                json!({ "leaderboard": name, "member": member, "count": count }),
+            );
+        }
+        LeaderboardCmd::Top { name, k, shape } => {
+            let top = open(&name, shape.capacity)?.top(k)?;
+            if ctx.json {
+                let entries: Vec<Value> = top
+                    .iter()
+                    .map(|e| {
+                        json!({
+                            "member": String::from_utf8_lossy(&e.member),
+                            "count": e.count,
+                            "error": e.error,
+                        })
+                    })
+                    .collect();
+                line(Value::Array(entries));
+            } else {
+                for e in top {
+                    let member = String::from_utf8_lossy(&e.member);
+                    line(format!("{member}\t{}\t{}", e.count, e.error));
+                }
+            }
+        }
+        LeaderboardCmd::Score {
+            name,
+            member,
+            shape,
+        } => {
+            let entry = open(&name, shape.capacity)?.score(&member)?;
+            let Some(entry) = entry else {
+                if ctx.json {
+                    line(json!({ "leaderboard": name, "member": member, "count": null }));
+                }
+                return Ok(NEGATIVE);
+            };
+            ctx.print(
+                entry.count,
+                json!({
+                    "leaderboard": name, "member": member, "count": entry.count, "error": entry.error
+                }),
+            );
+        }
+        LeaderboardCmd::Summary { name, shape } => {
+            let board = open(&name, shape.capacity)?.summary()?;
+            let (members, total, exact) = (board.len(), board.total(), board.is_exact());
+            let (capacity, max_error) = (board.capacity(), board.max_error());
+            ctx.print(
+                format!(
+                    "members={members} capacity={capacity} total={total} exact={exact} max_error={max_error}"
+                ),
+                json!({
+                    "leaderboard": name, "members": members, "capacity": capacity,
+                    "total": total, "exact": exact, "max_error": max_error,
+                }),
+            );
+        }
+        LeaderboardCmd::Clear { name } => {
+            // Clearing deletes the board's one item, whatever its capacity.
+            open(&name, 1)?.clear()?;
+            if ctx.json {
+                line(json!({ "leaderboard": name, "cleared": true }));
+            }
+        }
+    }
+    Ok(OK)
+}
+
+pub(crate) fn sbloom(ctx: &Ctx, cmd: SbloomCmd) -> CliResult {
+    let open = |name: &str, shape: &SbloomShape| {
+        ScalableBloomFilter::new(&ctx.scope, name, shape.capacity, shape.fpr)?
+            .with_growth(shape.growth)
+    };
+    match cmd {
+        SbloomCmd::Add {
+            name,
+            elements,
+            shape,
+        } => {
+            let filter = open(&name, &shape)?;
+            let mut new = 0u64;
+            for element in &elements {
+                new += u64::from(filter.add(element)?);
+            }
+            ctx.print(new, json!({ "sbloom": name, "new": new }));
+        }
+        SbloomCmd::Check {
+            name,
+            elements,
+            shape,
+        } => {
+            let found = open(&name, &shape)?.contains_many(&elements)?;
+            if ctx.json {
+                for (element, found) in elements.iter().zip(&found) {
+                    line(json!({ "sbloom": name, "element": element, "maybe_present": found }));
+                }
+            }
+            return Ok(if found.iter().all(|f| *f) {
+                OK
+            } else {
+                NEGATIVE
+            });
+        }
+        SbloomCmd::Layers { name, shape } => {
+            let layers = open(&name, &shape)?.layers()?;
+            ctx.print(layers, json!({ "sbloom": name, "layers": layers }));
+        }
+        SbloomCmd::Clear { name, shape } => {
+            open(&name, &shape)?.clear()?;
+            if ctx.json {
+                line(json!({ "sbloom": name, "cleared": true }));
+            }
         }
     }
     Ok(OK)
