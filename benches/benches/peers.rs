@@ -19,23 +19,24 @@
 //! redis-server comes from `PATH` (or `$MCDS_REDIS_BIN`); without it the
 //! redis arms are skipped with a message and the rest still runs.
 //! memcached is started through `mcds_testkit::MemcachedServer`, redis
-//! through `mcds_testkit::spawn_tied`: both die with the bench.
+//! through `mcds_testkit::spawn_tied`: both die with the bench. The
+//! servers, the raw socket and the rounds are `mcds_benches::peers`'s,
+//! shared with the `timeseries_peers` bench.
 
 use std::hint::black_box;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use mcds_benches::is_bench_run;
+use mcds_benches::peers::{
+    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, run_rounds, thousands,
+};
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::HyperLogLog;
-use mcds_testkit::{MemcachedServer, spawn_tied};
+use mcds_testkit::MemcachedServer;
 use redis::aio::MultiplexedConnection;
 
 /// Concurrency levels of the many-callers cases.
@@ -85,173 +86,8 @@ impl Sizes {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 // ---------------------------------------------------------------------------
-// The floor: a raw socket speaking the meta protocol.
-
-/// One TCP connection to memcached that writes prepared meta commands and
-/// reads their replies, with nothing in between.
-struct Raw {
-    stream: TcpStream,
-    buf: Box<[u8; 64 * 1024]>,
-}
-
-impl Raw {
-    fn connect(addr: &str) -> Raw {
-        let stream = TcpStream::connect(addr).expect("raw socket to memcached");
-        stream.set_nodelay(true).unwrap();
-        // A malformed exchange fails the bench instead of hanging it.
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        Raw {
-            stream,
-            buf: Box::new([0; 64 * 1024]),
-        }
-    }
-
-    /// Send `commands` (one write) and read `replies` `VA` replies (two
-    /// lines each); the value of the last one.
-    fn exchange(&mut self, commands: &[u8], replies: usize) -> u64 {
-        self.stream.write_all(commands).unwrap();
-        let mut len = 0;
-        let mut lines = 0;
-        while lines < 2 * replies {
-            let n = self.stream.read(&mut self.buf[len..]).unwrap();
-            assert!(n > 0, "memcached closed the raw socket");
-            lines += self.buf[len..len + n]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            len += n;
-        }
-        let reply = &self.buf[..len];
-        assert!(
-            reply.starts_with(b"VA "),
-            "{}",
-            String::from_utf8_lossy(reply)
-        );
-        let last = reply[..len - 2].rsplit(|&b| b == b'\n').next().unwrap();
-        std::str::from_utf8(last).unwrap().parse().unwrap()
-    }
-}
-
-/// `ma <key> D1 v` for each key, concatenated.
-fn ma_incr(keys: &[String]) -> Vec<u8> {
-    keys.iter()
-        .flat_map(|k| format!("ma {k} D1 v\r\n").into_bytes())
-        .collect()
-}
-
-/// Create each key at 0 (`ma <key> N0 J0 D0 v`: on a miss, create it with
-/// the initial value and return that).
-fn ma_create(raw: &mut Raw, keys: &[String]) {
-    let commands: Vec<u8> = keys
-        .iter()
-        .flat_map(|k| format!("ma {k} N0 J0 D0 v\r\n").into_bytes())
-        .collect();
-    raw.exchange(&commands, keys.len());
-}
-
-// ---------------------------------------------------------------------------
-// redis-server, started on a free loopback port, dying with the bench.
-
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn redis_binary() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("MCDS_REDIS_BIN") {
-        return Some(PathBuf::from(bin)).filter(|p| p.is_file());
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join("redis-server"))
-        .find(|p| p.is_file())
-}
-
-impl RedisServer {
-    /// redis-server with no persistence on a free loopback port; `None`
-    /// (with a message) if there is no redis-server.
-    fn start() -> Option<RedisServer> {
-        let Some(binary) = redis_binary() else {
-            println!(
-                "redis-server not found (on PATH, or at $MCDS_REDIS_BIN if set): skipping every redis row \
-                 (apt-get install redis-server; scripts/test.sh installs it)"
-            );
-            return None;
-        };
-        // A free port can be taken between the probe and the start: retry.
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .unwrap()
-                .port();
-            let mut child = spawn_tied(&binary, |c| {
-                c.args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-                    .args(["--save", "", "--appendonly", "no"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null());
-            })
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if child.try_wait().unwrap().is_some() {
-                    break; // exited: most likely the port was taken
-                }
-                if ping(port) {
-                    return Some(RedisServer { child, port });
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        panic!("redis-server ({}) did not start", binary.display());
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-fn ping(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-    let mut reply = [0u8; 7];
-    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut reply).is_ok() && reply == *b"+PONG\r\n"
-}
-
-// ---------------------------------------------------------------------------
-// Arms, cases and the interleaved rounds.
-
-/// One measured thing: performs `ops` operations and returns the time they
-/// took (for threads and tasks, from when all are ready until all are done).
-type Run<'a> = Box<dyn FnMut(u64) -> Duration + 'a>;
-
-struct Arm<'a> {
-    id: String,
-    ops: u64,
-    run: Run<'a>,
-    /// Throughput of each round, ops/s.
-    samples: Vec<f64>,
-    /// Connections memcached accepted during this arm, over all rounds.
-    new_connections: u64,
-}
+// Cases: their arms and table rows.
 
 /// One line of the table: an mcds arm (or `None`: no async API yet)
 /// against a peer arm.
@@ -321,16 +157,6 @@ fn on_tasks(
     })
 }
 
-fn arm<'a>(id: &str, ops: u64, run: Run<'a>) -> Arm<'a> {
-    Arm {
-        id: id.to_string(),
-        ops,
-        run,
-        samples: Vec::new(),
-        new_connections: 0,
-    }
-}
-
 fn row(case: &str, peer: &'static str, mcds: Option<&str>, peer_arm: &str) -> Row {
     Row {
         case: case.to_string(),
@@ -342,18 +168,6 @@ fn row(case: &str, peer: &'static str, mcds: Option<&str>, peer_arm: &str) -> Ro
 
 fn keys(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
-
-fn thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn main() {
@@ -761,29 +575,7 @@ fn main() {
         arms.retain(|g| !g.is_empty());
     }
 
-    // A warm-up round (connections dialled, counters created, caches
-    // warm), then the measured rounds: groups in a rotating order, and the
-    // arms of each group in a rotating order, back to back.
-    for group in arms.iter_mut() {
-        for a in group.iter_mut() {
-            (a.run)(a.ops);
-        }
-    }
-    for round in 0..sizes.rounds {
-        let groups = arms.len();
-        for g in 0..groups {
-            let group = &mut arms[(round + g) % groups];
-            let len = group.len();
-            for k in 0..len {
-                let a = &mut group[(round + k) % len];
-                let before = memcached.stat("total_connections");
-                let took = (a.run)(a.ops);
-                // The second `stats` call opens a connection of its own.
-                a.new_connections += memcached.stat("total_connections") - before - 1;
-                a.samples.push(a.ops as f64 / took.as_secs_f64());
-            }
-        }
-    }
+    run_rounds(&mut arms, sizes.rounds, &memcached);
 
     let all: Vec<&Arm<'_>> = arms.iter().flatten().collect();
     let find = |id: &str| all.iter().find(|a| a.id == id).copied();
@@ -800,23 +592,7 @@ fn main() {
         }
     );
     match find("raw incr") {
-        Some(raw) => {
-            let rtt = 1e6 / median(raw.samples.clone());
-            let fast = raw.samples.iter().filter(|&&x| 1e6 / x < 25.0).count();
-            let share = fast as f64 / raw.samples.len() as f64;
-            let mode = if share >= 2.0 / 3.0 {
-                "fast mode (CPUs kept busy by other work, ~7.5 µs round trips)"
-            } else if share <= 1.0 / 3.0 {
-                "slow mode (CPUs idle, ~60 µs round trips)"
-            } else {
-                "mixed: the VM switched between its fast and slow modes during the run"
-            };
-            println!(
-                "mode: the raw socket's median round trip is {rtt:.1} µs: {mode}; \
-                 {fast} of {} rounds had it under 25 µs",
-                raw.samples.len()
-            );
-        }
+        Some(raw) => println!("{}", mode_line(&raw.samples)),
         None => println!("mode: unknown (the 1-caller case did not run)"),
     }
     if redis.is_none() {

@@ -24,6 +24,8 @@ use std::time::Duration;
 
 use criterion::Criterion;
 
+pub mod peers;
+
 /// Whether this is a measuring run (`cargo bench`), not the one-iteration
 /// smoke run of `cargo test --benches`.
 pub fn is_bench_run() -> bool {

@@ -64,6 +64,9 @@
 //!   whatever the phase of the server's clock ticks.
 
 mod counter;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod map;
 mod rate;
 mod shadow;

@@ -101,7 +101,7 @@ impl fmt::Display for Decimal {
 
 /// `text` as units of `10^-scale`: exact, or (with `round`) rounded half
 /// away from zero at the last place.
-fn parse_units(text: &str, scale: u32, round: bool) -> Result<i64> {
+pub(crate) fn parse_units(text: &str, scale: u32, round: bool) -> Result<i64> {
     let bad = |why: &str| {
         Error::InvalidArgument(format!(
             "{text:?} is not a decimal amount at {scale} places: {why}"
@@ -142,19 +142,19 @@ fn parse_units(text: &str, scale: u32, round: bool) -> Result<i64> {
 }
 
 /// The stored form of a signed value in [`MIN_VALUE`]..=[`MAX_VALUE`].
-fn encode_value(value: i64) -> u64 {
+pub(crate) fn encode_value(value: i64) -> u64 {
     value.wrapping_add(OFFSET as i64) as u64
 }
 
 /// The signed value of a stored counter (above [`MAX_VALUE`] for one that
 /// racing increments took past the bound, saturating rather than wrapping).
-fn decode_value(stored: u64) -> i64 {
+pub(crate) fn decode_value(stored: u64) -> i64 {
     stored.min(i64::MAX as u64) as i64 - OFFSET as i64
 }
 
 /// One registry token: `+field ` or `-field `, the field's whitespace,
 /// control bytes and `%` written as `%XX`.
-fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
+pub(crate) fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
     out.push(op);
     for &b in field.as_bytes() {
         if b <= b' ' || b == 0x7f || b == b'%' {
@@ -169,15 +169,15 @@ fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
 /// A decoded registry: the fields in first-registration order, and how
 /// many tokens no longer count (what a compaction drops).
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Registry {
-    fields: Vec<String>,
-    dirt: usize,
+pub(crate) struct Registry {
+    pub(crate) fields: Vec<String>,
+    pub(crate) dirt: usize,
 }
 
 /// Replay a registry log. Anything a [`CounterMap`] does not write is an
 /// error (the reason), never skipped: a registry that cannot be read whole
 /// cannot say which fields exist.
-fn decode_registry(bytes: &[u8]) -> std::result::Result<Registry, String> {
+pub(crate) fn decode_registry(bytes: &[u8]) -> std::result::Result<Registry, String> {
     if !bytes.is_empty() && !bytes.ends_with(b" ") {
         return Err("a field registry ends with a space; this one does not".into());
     }

@@ -20,6 +20,10 @@
 //! | `bloom_blocks` | [`bloom_blocks`] | `mcds-sketch`'s Bloom filter blocks |
 //! | `bitmap_bits` | [`bitmap_bits`] | `mcds-sketch`'s activity bitmap bits |
 //! | `topk_board` | [`topk_board`] | `mcds-sketch`'s leaderboard board (Space-Saving counters, checksummed) |
+//! | `timeseries_buckets` | [`timeseries_buckets`] | `mcds-timeseries`'s bucket items (count, sum halves, min/max item): consistent or refused, and records read back |
+//! | `packed_periods` | [`packed_periods`] | `mcds-timeseries`'s packed period items (`u8`/`u16`/`u32` slots), against a saturating model |
+//! | `countermap_registry` | [`countermap_registry`] | `mcds-counter`'s field registry (`+f -f`, `%XX` escapes) |
+//! | `countermap_values` | [`countermap_values`] | `mcds-counter`'s stored counters (`v + 2^61`) and `Decimal` parse/display |
 //! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
 //!
 //! The codecs are private to their crates. Each crate opens them to this one
@@ -39,13 +43,17 @@
 //!
 //! `tests/fuzz_regressions.rs` fails when a target misses any of 2 to 4.
 
+mod counter;
 mod eventlog;
 mod set;
 mod sketch;
+mod timeseries;
 
+pub use counter::{countermap_registry, countermap_values};
 pub use eventlog::event_frames;
 pub use set::{set_binary_codec, set_text_codec};
 pub use sketch::{bitmap_bits, bloom_blocks, hll_registers, topk_board};
+pub use timeseries::{packed_periods, timeseries_buckets};
 
 /// `mcds-memcached`'s codec harness: arbitrary bytes as a server's replies to
 /// each op kind, alone and inside a pipeline. It checks that decoding never
@@ -66,5 +74,9 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("bloom_blocks", bloom_blocks),
     ("bitmap_bits", bitmap_bits),
     ("topk_board", topk_board),
+    ("timeseries_buckets", timeseries_buckets),
+    ("packed_periods", packed_periods),
+    ("countermap_registry", countermap_registry),
+    ("countermap_values", countermap_values),
     ("memcached_replies", memcached_replies),
 ];

@@ -57,6 +57,9 @@
 //!   increments may have been applied (see [`TimeSeries`]).
 //! * **Garbage** under a series' keys is `Error::Corrupt`, never a panic.
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod packed;
 mod period;
 mod series;

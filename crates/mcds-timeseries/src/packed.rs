@@ -21,7 +21,7 @@ const MAX_ATTEMPTS: u32 = 64;
 const MAGIC: u8 = b'P';
 
 /// The bytes before the slots: the magic and the slot width in bytes.
-const HEADER: usize = 2;
+pub const HEADER: usize = 2;
 
 /// How wide each slot of a [`PackedSeries`] is: the largest count it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,7 +204,7 @@ impl PackedSeries {
     }
 
     /// The slots of a period item, or why the bytes are not one.
-    fn check<'b>(&self, bytes: &'b [u8]) -> std::result::Result<&'b [u8], String> {
+    pub(crate) fn check<'b>(&self, bytes: &'b [u8]) -> std::result::Result<&'b [u8], String> {
         match bytes {
             [MAGIC, width, slots @ ..] if usize::from(*width) == self.width.bytes() => {
                 if bytes.len() == self.item_len() {
@@ -228,12 +228,30 @@ impl PackedSeries {
     }
 
     /// Slot `i` (within its period) of checked slot bytes.
-    fn slot_value(&self, slots: &[u8], i: usize) -> u32 {
+    pub(crate) fn slot_value(&self, slots: &[u8], i: usize) -> u32 {
         let w = self.width.bytes();
         slots[i * w..(i + 1) * w]
             .iter()
             .rev()
             .fold(0, |v, &b| (v << 8) | u32::from(b))
+    }
+
+    /// A new period item: the header, every slot 0.
+    pub(crate) fn fresh_item(&self) -> Vec<u8> {
+        let mut fresh = vec![0; self.item_len()];
+        fresh[..HEADER].copy_from_slice(&[MAGIC, self.width.bytes() as u8]);
+        fresh
+    }
+
+    /// Add `delta` to slot `i` of a checked period item, saturating at the
+    /// width's maximum: the slot's old and new values.
+    pub(crate) fn add(&self, item: &mut [u8], i: usize, delta: u32) -> (u32, u32) {
+        let w = self.width.bytes();
+        let old = self.slot_value(&item[HEADER..], i);
+        let new = old.saturating_add(delta).min(self.width.max_value());
+        let at = HEADER + i * w;
+        item[at..at + w].copy_from_slice(&new.to_le_bytes()[..w]);
+        (old, new)
     }
 
     /// Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at
@@ -251,18 +269,13 @@ impl PackedSeries {
             )));
         };
         let key = self.key(period)?;
-        let (w, cap) = (self.width.bytes(), u64::from(self.width.max_value()));
         let mut failure = None;
         let mut value = 0;
         self.scope
             .store()
             .update(&key, ttl, MAX_ATTEMPTS, &mut |current| {
                 let mut bytes = match current {
-                    None => {
-                        let mut fresh = vec![0; self.item_len()];
-                        fresh[..HEADER].copy_from_slice(&[MAGIC, w as u8]);
-                        fresh
-                    }
+                    None => self.fresh_item(),
                     Some(bytes) => match self.check(bytes) {
                         Ok(_) => bytes.to_vec(),
                         Err(reason) => {
@@ -271,14 +284,11 @@ impl PackedSeries {
                         }
                     },
                 };
-                let old = self.slot_value(&bytes[HEADER..], i);
-                let new = (u64::from(old) + u64::from(delta)).min(cap);
-                value = new as u32;
-                if u64::from(old) == new {
+                let (old, new) = self.add(&mut bytes, i, delta);
+                value = new;
+                if old == new {
                     return None; // a delta of 0, a saturated slot: no write
                 }
-                let at = HEADER + i * w;
-                bytes[at..at + w].copy_from_slice(&(new as u32).to_le_bytes()[..w]);
                 Some(bytes)
             })?;
         if let Some(reason) = failure {

@@ -40,7 +40,7 @@ const GRACE_MS: u64 = SLACK_MS;
 const EXTREMES_MAGIC: [u8; 2] = *b"x1";
 
 /// The length of the min/max item: magic, min, max (little-endian `i64`).
-const EXTREMES_LEN: usize = 18;
+pub const EXTREMES_LEN: usize = 18;
 
 /// One resolution of a [`TimeSeries`]: buckets of `step`, kept for
 /// `retention` after each bucket ends.
@@ -148,7 +148,7 @@ pub struct Bucket {
 
 /// The items of one bucket: a count, the sums' halves, the min/max item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Part {
+pub(crate) enum Part {
     Count,
     PosLo,
     PosHi,
@@ -157,7 +157,7 @@ enum Part {
     Extremes,
 }
 
-const PARTS: [Part; 6] = [
+pub(crate) const PARTS: [Part; 6] = [
     Part::Count,
     Part::PosLo,
     Part::PosHi,
@@ -167,7 +167,7 @@ const PARTS: [Part; 6] = [
 ];
 
 impl Part {
-    fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         match self {
             Part::Count => "n",
             Part::PosLo => "p0",
@@ -179,8 +179,21 @@ impl Part {
     }
 }
 
+/// The sum counters a sample adds to and by how much: its magnitude's low
+/// 32 bits to `p0` (`m0` when negative) and the rest to `p1` (`m1`). A
+/// record writes only the halves that are not 0.
+pub(crate) fn sum_halves(value: i64) -> [(Part, u64); 2] {
+    let magnitude = value.unsigned_abs();
+    let (lo, hi) = (magnitude & 0xffff_ffff, magnitude >> 32);
+    if value < 0 {
+        [(Part::NegLo, lo), (Part::NegHi, hi)]
+    } else {
+        [(Part::PosLo, lo), (Part::PosHi, hi)]
+    }
+}
+
 /// The min/max item's bytes.
-fn encode_extremes(min: i64, max: i64) -> Vec<u8> {
+pub fn encode_extremes(min: i64, max: i64) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(EXTREMES_LEN);
     bytes.extend_from_slice(&EXTREMES_MAGIC);
     bytes.extend_from_slice(&min.to_le_bytes());
@@ -189,7 +202,7 @@ fn encode_extremes(min: i64, max: i64) -> Vec<u8> {
 }
 
 /// Min and max from the min/max item's bytes, or why they are not that.
-fn decode_extremes(bytes: &[u8]) -> std::result::Result<(i64, i64), String> {
+pub fn decode_extremes(bytes: &[u8]) -> std::result::Result<(i64, i64), String> {
     let Some((magic, rest)) = bytes.split_first_chunk::<2>() else {
         return Err(format!(
             "a time series min/max item is {EXTREMES_LEN} bytes; found {}",
@@ -218,22 +231,23 @@ fn decode_extremes(bytes: &[u8]) -> std::result::Result<(i64, i64), String> {
 
 /// What one bucket's items say.
 #[derive(Debug, PartialEq, Eq)]
-enum Decoded {
+pub enum Decoded {
     /// No sample.
     Empty,
     /// Consistent aggregates.
     Stats(Stats),
     /// The parts disagree: a record in flight, or lost or partial data.
-    /// `as_read` is what can be shown of an open bucket.
     Suspect {
+        /// How they disagree.
         reason: String,
+        /// What can be shown of an open bucket.
         as_read: Option<Stats>,
     },
 }
 
 /// Decode a bucket from its [`PARTS`]' items (`keys` for messages).
 /// Bytes that no record writes are [`Error::Corrupt`].
-fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Decoded> {
+pub(crate) fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Decoded> {
     let counter = |part: Part| -> Result<u64> {
         let i = part as usize;
         match &items[i] {
@@ -602,13 +616,7 @@ impl TimeSeries {
     /// what a failure may have applied).
     pub fn record(&self, ts_ms: u64, value: i64) -> Result<()> {
         let now = self.scope.clock().now_ms();
-        let magnitude = value.unsigned_abs();
-        let (lo, hi) = (magnitude & 0xffff_ffff, magnitude >> 32);
-        let (lo_part, hi_part) = if value < 0 {
-            (Part::NegLo, Part::NegHi)
-        } else {
-            (Part::PosLo, Part::PosHi)
-        };
+        let [(lo_part, lo), (hi_part, hi)] = sum_halves(value);
         let mut targets = Vec::with_capacity(self.resolutions.len());
         for &r in &self.resolutions {
             let bucket = ts_ms / r.step_ms;
