@@ -55,7 +55,7 @@ pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored,
 pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
 pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
 pub use op::{Op, Reply, run_pipeline};
-pub use random::{random_token, stable_hash, stable_hash128};
+pub use random::{random_token, random_u64, stable_hash, stable_hash128};
 pub use scope::Scope;
 pub use store::{Store, UpdateFn};
 pub use ttl::{MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};

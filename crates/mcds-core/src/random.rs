@@ -16,6 +16,17 @@ pub fn random_token() -> String {
     format!("{n:032x}")
 }
 
+/// A random 64-bit number, for structures that stamp what they create
+/// (a time series bucket's generation) so that a re-created item can be
+/// told from the one it replaced.
+///
+/// ```
+/// assert_ne!(mcds_core::random_u64(), mcds_core::random_u64());
+/// ```
+pub fn random_u64() -> u64 {
+    rand::rng().random()
+}
+
 /// The stable 64-bit hash mcds uses wherever a hash must agree across
 /// processes, languages and compiler versions (shard placement, server
 /// routing, frame checksums): XXH3-64 with seed 0.

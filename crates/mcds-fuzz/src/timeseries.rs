@@ -5,7 +5,8 @@ use mcds_core::{Error, Item};
 use mcds_timeseries::SlotWidth;
 use mcds_timeseries::fuzzing::packed::{HEADER, Period};
 use mcds_timeseries::fuzzing::series::{
-    Decoded, EXTREMES_LEN, PARTS_LEN, decode_bucket, decode_extremes, encode_extremes, record,
+    Decoded, EXTREMES_LEN, EXTREMES_V1_LEN, Extremes, PARTS_LEN, decode_bucket, decode_extremes,
+    encode_extremes, record,
 };
 use mcds_timeseries::{MAX_SAMPLES_PER_BUCKET, Stats};
 
@@ -28,7 +29,8 @@ fn sample(bytes: &[u8]) -> i64 {
 /// Six bucket items from fuzz bytes: per part a mode byte (low 2 bits:
 /// absent, raw bytes of length `mode >> 2`, a decimal number of 8 bytes
 /// shifted by `mode >> 2`, or for the min/max part an item of two such
-/// numbers), then what it needs. The rest of the bytes.
+/// numbers and a generation of 1 to 4, which a count's generation may or
+/// may not match), then what it needs. The rest of the bytes.
 fn bucket_items(data: &[u8]) -> ([Option<Item>; PARTS_LEN], &[u8]) {
     let mut items: [Option<Item>; PARTS_LEN] = Default::default();
     let mut rest = data;
@@ -49,7 +51,8 @@ fn bucket_items(data: &[u8]) -> ([Option<Item>; PARTS_LEN], &[u8]) {
                 let (a, b) = numbers.split_at(numbers.len().min(8));
                 let (a, b) = ((le_u64(a) as i64) >> arg, (le_u64(b) as i64) >> arg);
                 let (min, max) = if mode & 3 == 2 { (a, b) } else { (b, a) };
-                (Some(encode_extremes(min, max)), tail)
+                let generation = 1 + u32::from(mode >> 2) % 4;
+                (Some(encode_extremes(min, max, generation)), tail)
             }
             _ => {
                 let (n, tail) = take(8);
@@ -89,20 +92,37 @@ fn assert_consistent(s: &Stats) {
 
 /// A [`TimeSeries`](mcds_timeseries::TimeSeries) bucket's items: the
 /// min/max item decodes or is refused without panicking, and what decodes
-/// re-encodes to the same bytes; six arbitrary items (counters, sum
+/// re-encodes to the same bytes (an `x2` item; an `x1` item of the first
+/// format holds the same numbers); six arbitrary items (counters, sum
 /// halves, min/max) decode without panicking to empty, `Corrupt`, suspect,
-/// or aggregates that are consistent (count ≥ 1, min ≤ max, the sum within
-/// `[max + (n−1)·min, min + (n−1)·max]`); the items that records of the
-/// remaining bytes' samples leave decode to the samples' aggregates.
+/// lost (generations that differ), or aggregates that are consistent
+/// (count ≥ 1, min ≤ max, the sum within `[max + (n−1)·min, min +
+/// (n−1)·max]`); the items that records of the remaining bytes' samples
+/// leave decode to the samples' aggregates.
 pub fn timeseries_buckets(data: &[u8]) {
-    if let Ok((min, max)) = decode_extremes(data) {
-        assert_eq!(data.len(), EXTREMES_LEN);
+    if let Ok(Extremes {
+        min,
+        max,
+        generation,
+    }) = decode_extremes(data)
+    {
         assert!(min <= max);
-        assert_eq!(
-            encode_extremes(min, max),
-            data,
-            "decode/encode must round-trip"
-        );
+        match generation {
+            Some(generation) => {
+                assert_eq!(data.len(), EXTREMES_LEN);
+                assert_ne!(generation, 0);
+                assert_eq!(
+                    encode_extremes(min, max, generation),
+                    data,
+                    "decode/encode must round-trip"
+                );
+            }
+            None => {
+                assert_eq!(data.len(), EXTREMES_V1_LEN);
+                let v2 = encode_extremes(min, max, 1);
+                assert_eq!(data[2..], v2[2..EXTREMES_V1_LEN], "x1 holds min and max");
+            }
+        }
     }
     let (items, rest) = bucket_items(data);
     match decode_bucket(&items) {
@@ -113,7 +133,7 @@ pub fn timeseries_buckets(data: &[u8]) {
                 assert!(s.count >= 1 && s.min <= s.max, "{s:?}");
             }
         }
-        Err(Error::Corrupt { .. }) => {}
+        Ok(Decoded::Lost(_)) | Err(Error::Corrupt { .. }) => {}
         Err(e) => panic!("a bucket's items gave {e}"),
     }
     let samples: Vec<i64> = rest.chunks(9).map(sample).collect();

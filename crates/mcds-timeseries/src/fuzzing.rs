@@ -8,7 +8,10 @@ pub mod series {
     use mcds_core::{Item, Key, Result};
 
     use crate::Stats;
-    pub use crate::series::{Decoded, EXTREMES_LEN, decode_extremes, encode_extremes};
+    pub use crate::series::{
+        Decoded, EXTREMES_LEN, EXTREMES_V1_LEN, Extremes, GENERATION_SHIFT, decode_extremes,
+        encode_extremes,
+    };
     use crate::series::{PARTS, sum_halves};
 
     /// A bucket's parts: `parts` items, in the order above.
@@ -24,12 +27,17 @@ pub mod series {
         crate::series::decode_bucket(&keys, items)
     }
 
+    /// The generation [`record`] gives the buckets it builds.
+    pub const GENERATION: u32 = 0x5eed;
+
     /// The items a bucket holds after [`record`](crate::TimeSeries::record)
-    /// of each of `samples` into it (counters as memcached writes them,
-    /// halves that were never incremented absent), and their aggregates
-    /// computed sample by sample; `None` for no sample.
+    /// of each of `samples` into it (counters as memcached writes them, the
+    /// count with generation [`GENERATION`], halves that were never
+    /// incremented absent), and their aggregates computed sample by sample;
+    /// `None` for no sample.
     pub fn record(samples: &[i64]) -> ([Option<Item>; PARTS_LEN], Option<Stats>) {
         let mut counters = [0u64; PARTS_LEN];
+        counters[0] = u64::from(GENERATION) << GENERATION_SHIFT;
         let mut written = [false; PARTS_LEN];
         let mut stats: Option<Stats> = None;
         for &value in samples {
@@ -58,7 +66,7 @@ pub mod series {
                 *slot = Some(item(counters[i].to_string().into_bytes()));
             }
         }
-        items[PARTS_LEN - 1] = stats.map(|s| item(encode_extremes(s.min, s.max)));
+        items[PARTS_LEN - 1] = stats.map(|s| item(encode_extremes(s.min, s.max, GENERATION)));
         (items, stats)
     }
 }

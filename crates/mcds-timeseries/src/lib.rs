@@ -50,8 +50,10 @@
 //!   every item reads as empty. A time series bucket that lost only some of
 //!   its items (one server of a pool) is detected when its parts disagree
 //!   and read as [`Error::Corrupt`](mcds_core::Error::Corrupt) rather than
-//!   as a wrong sum; see [`TimeSeries`] for what the checks can and cannot
-//!   see. memcached is a cache: keep the source of truth elsewhere.
+//!   as a wrong sum; so is a bucket still being written whose count was
+//!   evicted and re-created (the count carries a generation that its
+//!   min/max item remembers). See [`TimeSeries`] for what the checks can
+//!   and cannot see. memcached is a cache: keep the source of truth elsewhere.
 //! * **Partial failure**: a record is several ops in one batch, not a
 //!   transaction; one that fails reports the error, and some of its
 //!   increments may have been applied (see [`TimeSeries`]).

@@ -36,11 +36,40 @@ const REREADS: u32 = 2;
 /// rereads are an error; those of an open bucket are a record in flight.
 const GRACE_MS: u64 = SLACK_MS;
 
-/// The magic and version of the min/max item.
-const EXTREMES_MAGIC: [u8; 2] = *b"x1";
+/// The magic and version of the min/max item: `x2` carries the bucket's
+/// generation.
+const EXTREMES_MAGIC: [u8; 2] = *b"x2";
 
-/// The length of the min/max item: magic, min, max (little-endian `i64`).
-pub const EXTREMES_LEN: usize = 18;
+/// The length of the min/max item: magic, min, max (little-endian `i64`),
+/// generation (little-endian `u32`).
+pub const EXTREMES_LEN: usize = 22;
+
+/// The min/max item of the first format (magic `x1`, no generation), read
+/// still: its bucket's generation is not checked.
+const EXTREMES_V1_MAGIC: [u8; 2] = *b"x1";
+
+/// The length of an `x1` min/max item.
+pub const EXTREMES_V1_LEN: usize = 18;
+
+/// A count item holds `generation · 2^32 + samples`: the samples in its low
+/// 32 bits (at most [`MAX_SAMPLES_PER_BUCKET`] = 2^31), a random generation
+/// of 1 to 2^31 − 1 above them, so the whole stays below 2^63 (memcached
+/// misreads counters of 2^63 or more).
+pub const GENERATION_SHIFT: u32 = 32;
+
+/// A random generation for a count this record may create: 1 to 2^31 − 1.
+fn new_generation() -> u64 {
+    mcds_core::random_u64() % ((1 << 31) - 1) + 1
+}
+
+/// A count item's (samples, generation). Generation 0 is a count written
+/// before generations were (samples only).
+fn split_count(value: u64) -> (u64, u32) {
+    (
+        value & 0xffff_ffff,
+        u32::try_from(value >> GENERATION_SHIFT).unwrap_or(u32::MAX),
+    )
+}
 
 /// One resolution of a [`TimeSeries`]: buckets of `step`, kept for
 /// `retention` after each bucket ends.
@@ -192,41 +221,64 @@ pub(crate) fn sum_halves(value: i64) -> [(Part, u64); 2] {
     }
 }
 
+/// What a bucket's min/max item holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extremes {
+    /// The smallest sample.
+    pub min: i64,
+    /// The largest sample.
+    pub max: i64,
+    /// The generation of the bucket's count when the item was created
+    /// (`None` for an `x1` item, which predates generations).
+    pub generation: Option<u32>,
+}
+
 /// The min/max item's bytes.
-pub fn encode_extremes(min: i64, max: i64) -> Vec<u8> {
+pub fn encode_extremes(min: i64, max: i64, generation: u32) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(EXTREMES_LEN);
     bytes.extend_from_slice(&EXTREMES_MAGIC);
     bytes.extend_from_slice(&min.to_le_bytes());
     bytes.extend_from_slice(&max.to_le_bytes());
+    bytes.extend_from_slice(&generation.to_le_bytes());
     bytes
 }
 
-/// Min and max from the min/max item's bytes, or why they are not that.
-pub fn decode_extremes(bytes: &[u8]) -> std::result::Result<(i64, i64), String> {
+/// The min/max item's fields from its bytes, or why they are not that.
+pub fn decode_extremes(bytes: &[u8]) -> std::result::Result<Extremes, String> {
+    let wrong_length = || {
+        format!(
+            "a time series min/max item is {EXTREMES_LEN} bytes ({EXTREMES_V1_LEN} in its first format); found {}",
+            bytes.len()
+        )
+    };
     let Some((magic, rest)) = bytes.split_first_chunk::<2>() else {
-        return Err(format!(
-            "a time series min/max item is {EXTREMES_LEN} bytes; found {}",
-            bytes.len()
-        ));
+        return Err(wrong_length());
     };
-    let Ok(numbers) = <[u8; 16]>::try_from(rest) else {
-        return Err(format!(
-            "a time series min/max item is {EXTREMES_LEN} bytes; found {}",
-            bytes.len()
-        ));
+    let (numbers, generation) = match (*magic, rest.len()) {
+        (EXTREMES_MAGIC, 20) => rest.split_at(16),
+        (EXTREMES_V1_MAGIC, 16) => (rest, &[][..]),
+        (EXTREMES_MAGIC | EXTREMES_V1_MAGIC, _) => return Err(wrong_length()),
+        _ => {
+            return Err(format!(
+                "a time series min/max item starts with {EXTREMES_MAGIC:?}; found {magic:?}"
+            ));
+        }
     };
-    if *magic != EXTREMES_MAGIC {
-        return Err(format!(
-            "a time series min/max item starts with {EXTREMES_MAGIC:?}; found {magic:?}"
-        ));
-    }
     let (min, max) = numbers.split_at(8);
     let min = i64::from_le_bytes(min.try_into().unwrap_or_default());
     let max = i64::from_le_bytes(max.try_into().unwrap_or_default());
     if min > max {
         return Err(format!("min {min} is above max {max}"));
     }
-    Ok((min, max))
+    let generation = <[u8; 4]>::try_from(generation).ok().map(u32::from_le_bytes);
+    if generation == Some(0) {
+        return Err("its generation is 0, which no record writes".into());
+    }
+    Ok(Extremes {
+        min,
+        max,
+        generation,
+    })
 }
 
 /// What one bucket's items say.
@@ -243,6 +295,11 @@ pub enum Decoded {
         /// What can be shown of an open bucket.
         as_read: Option<Stats>,
     },
+    /// The parts can never agree again: the count was re-created after
+    /// the min/max item (their generations differ). No record in flight
+    /// looks like this, so it is an error whether or not the bucket is
+    /// closed.
+    Lost(String),
 }
 
 /// Decode a bucket from its [`PARTS`]' items (`keys` for messages).
@@ -263,7 +320,7 @@ pub(crate) fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Deco
             }),
         }
     };
-    let count = counter(Part::Count)?;
+    let (count, generation) = split_count(counter(Part::Count)?);
     let (p0, p1, m0, m1) = (
         counter(Part::PosLo)?,
         counter(Part::PosHi)?,
@@ -293,12 +350,30 @@ pub(crate) fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Deco
             }
         });
     }
-    let Some((min, max)) = extremes else {
+    let Some(Extremes {
+        min,
+        max,
+        generation: born,
+    }) = extremes
+    else {
         return Ok(Decoded::Suspect {
             reason: format!("it counts {count} samples but has no min/max"),
             as_read: None,
         });
     };
+    // The min/max item takes the generation of the count it was created
+    // beside, and keeps it; a count re-created since (memcached evicted or
+    // lost it, and a later record made a new one) has another. Its samples
+    // and the sums' are then short by what was lost, which no bound check
+    // is sure to see: an eviction of a bucket still being written.
+    if let Some(born) = born
+        && generation != 0
+        && born != generation
+    {
+        return Ok(Decoded::Lost(format!(
+            "its count (generation {generation}) was re-created after its min/max item (generation {born}): memcached evicted or lost the count while the bucket was written, so it holds only the {count} samples recorded since"
+        )));
+    }
     let half = |lo: u64, hi: u64| (i128::from(hi) << 32) + i128::from(lo);
     let stats = Stats {
         count,
@@ -447,8 +522,13 @@ struct Target {
 ///
 /// Bucket `b` of a resolution of step `s` ms covers `[b·s, (b+1)·s)` (Unix
 /// ms); its items are `<prefix>ts:<name>:<s>:<b>:<part>` with parts `n`
-/// (count), `p0`, `p1`, `m0`, `m1` (sums) and `x` (min/max: 18 bytes, the
-/// magic `x1` and two little-endian `i64`). A key is never reused.
+/// (count), `p0`, `p1`, `m0`, `m1` (sums) and `x` (min/max: 22 bytes, the
+/// magic `x2`, two little-endian `i64` and the bucket's generation, a
+/// little-endian `u32`). The count item holds `generation · 2^32 + count`:
+/// a record that creates it gives it a random generation (1 to 2^31 − 1),
+/// the record that creates the min/max item copies the generation its
+/// count increment returned, and neither ever changes it (see "detecting
+/// lost data" below). A key is never reused.
 ///
 /// A bucket is readable for the resolution's retention after its end, by
 /// the reader's clock; older buckets are not read at all. Every write gives
@@ -517,13 +597,22 @@ struct Target {
 /// rather than a wrong sum or average; an open bucket is shown as read
 /// (omitted when it has no count or no min/max yet). Losses these checks
 /// cannot see: a bucket that lost every part (it reads as empty), or one
-/// whose surviving parts still agree. **Eviction can do that to a bucket
-/// still being written**: every record reads the min/max item, which keeps
-/// it hot in memcached's LRU while the counters may be evicted and
-/// recreated by later records (an adversarial review read count 23, sum 22
-/// for a true count of 151, sum 100, on a `-m 2` server under load). Give
-/// time series servers the memory they need, or `-M` (refuse rather than
-/// evict). Records into a bucket that is already closed (a backfill more
+/// whose surviving parts still agree.
+///
+/// **Eviction of a bucket still being written** is the case those checks
+/// see worst: memcached may evict its counters while the min/max item
+/// lives on, and later records re-create them (an adversarial review read
+/// count 23, sum 22 for a true count of 151, sum 100, on a `-m 2` server
+/// under load). So the count carries a *generation*: the min/max item keeps
+/// the generation of the count it was created beside, a re-created count
+/// gets a new one, and a bucket whose two generations differ is an
+/// [`Error::Corrupt`] naming the loss, open or closed (no record in flight
+/// looks like that; the chance that a new generation repeats the old is
+/// 2^−31). What still escapes: the count and the min/max item lost
+/// together (the bucket starts again, and reads what was recorded since),
+/// or only sum counters or only the min/max item lost while the sum still
+/// lies within the bounds above. Give time series servers the memory they
+/// need, or `-M` (refuse rather than evict). Records into a bucket that is already closed (a backfill more
 /// than 60 s late) race reads of it: a read between a record's two steps
 /// may report `Corrupt` for a healthy bucket. A bucket written to by more
 /// than 2^31 samples is an `Error::Corrupt` too. Bytes no record writes (another
@@ -650,8 +739,15 @@ impl TimeSeries {
             initial: delta,
             ttl,
         };
+        // A count this record creates starts at generation · 2^32 + 1.
+        let generation = new_generation() << GENERATION_SHIFT;
         for t in &targets {
-            ops.push(incr(&t.count, 1, t.ttl));
+            ops.push(Op::IncrOrInit {
+                key: &t.count,
+                delta: 1,
+                initial: generation | 1,
+                ttl: t.ttl,
+            });
             ops.extend(t.lo.as_ref().map(|k| incr(k, lo, t.ttl)));
             ops.extend(t.hi.as_ref().map(|k| incr(k, hi, t.ttl)));
             ops.push(Op::Get(&t.extremes));
@@ -659,11 +755,15 @@ impl TimeSeries {
         let mut replies = run(self.scope.store().as_ref(), &ops)?.into_iter();
         let mut failure = None;
         let mut reads = Vec::with_capacity(targets.len());
+        // Each target's count generation, as its count's reply gave it.
+        let mut generations = vec![None; targets.len()];
         for (i, t) in targets.iter().enumerate() {
             let counters = 1 + usize::from(t.lo.is_some()) + usize::from(t.hi.is_some());
-            for reply in replies.by_ref().take(counters) {
-                if let Err(e) = reply.and_then(Reply::value) {
-                    keep_first(&mut failure, e);
+            for (n, reply) in replies.by_ref().take(counters).enumerate() {
+                match reply.and_then(Reply::value) {
+                    Ok(count) if n == 0 => generations[i] = Some(split_count(count).1),
+                    Ok(_) => {}
+                    Err(e) => keep_first(&mut failure, e),
                 }
             }
             match replies.next().map(|r| r.and_then(Reply::item)) {
@@ -672,7 +772,7 @@ impl TimeSeries {
                 None => {}
             }
         }
-        if let Err(e) = self.widen(&targets, reads, value) {
+        if let Err(e) = self.widen(&targets, &generations, reads, value) {
             keep_first(&mut failure, e);
         }
         failure.map_or(Ok(()), Err)
@@ -684,10 +784,15 @@ impl TimeSeries {
     }
 
     /// Widen the min/max items of `targets` (read as `reads`: target index,
-    /// item) to take in `value`, by CAS, retrying the ones that lose.
+    /// item) to take in `value`, by CAS, retrying the ones that lose. A
+    /// min/max item this creates takes its target's count generation
+    /// (`generations`, `None` where the count's reply failed: then none is
+    /// created, since the generation it would carry is unknown); one it
+    /// widens keeps the generation it has.
     fn widen(
         &self,
         targets: &[Target],
+        generations: &[Option<u32>],
         mut reads: Vec<(usize, Option<Item>)>,
         value: i64,
     ) -> Result<()> {
@@ -699,16 +804,25 @@ impl TimeSeries {
             let mut writes = Vec::new();
             for (i, item) in reads.drain(..) {
                 let Some(item) = item else {
-                    writes.push((i, None, encode_extremes(value, value)));
+                    // A count of the first format (generation 0) gets a
+                    // min/max item without a check (generation 1 stands
+                    // for "unknown" there, and is never compared).
+                    if let Some(generation) = generations[i] {
+                        writes.push((i, None, encode_extremes(value, value, generation.max(1))));
+                    }
                     continue;
                 };
                 match decode_extremes(&item.value) {
                     Err(reason) => keep_first(&mut failure, corrupt(&targets[i].extremes, reason)),
-                    Ok((min, max)) if (min..=max).contains(&value) => {}
-                    Ok((min, max)) => writes.push((
+                    Ok(x) if (x.min..=x.max).contains(&value) => {}
+                    Ok(x) => writes.push((
                         i,
                         Some(item.cas),
-                        encode_extremes(min.min(value), max.max(value)),
+                        encode_extremes(
+                            x.min.min(value),
+                            x.max.max(value),
+                            x.generation.or(generations[i]).unwrap_or(1).max(1),
+                        ),
                     )),
                 }
             }
@@ -961,6 +1075,18 @@ fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
                 Decoded::Stats(stats) => {
                     found[p].insert(b, stats);
                 }
+                Decoded::Lost(reason) => {
+                    let plan = &plans[p];
+                    return Err(corrupt(
+                        &keys[0],
+                        format!(
+                            "bucket {b} of time series {} (step {} ms, from {} ms) lost samples: {reason} — read around it, and give time series servers the memory they need (or -M)",
+                            plan.series.name,
+                            plan.resolution.step_ms,
+                            b.saturating_mul(plan.resolution.step_ms)
+                        ),
+                    ));
+                }
                 Decoded::Suspect { reason, as_read } => {
                     if look < REREADS {
                         suspects.push((p, b));
@@ -1019,10 +1145,92 @@ mod tests {
 
     #[test]
     fn extremes_round_trip() {
-        let bytes = encode_extremes(i64::MIN, i64::MAX);
+        let bytes = encode_extremes(i64::MIN, i64::MAX, 7);
         assert_eq!(bytes.len(), EXTREMES_LEN);
-        assert_eq!(decode_extremes(&bytes), Ok((i64::MIN, i64::MAX)));
-        assert!(decode_extremes(&encode_extremes(2, 1)).is_err());
+        let x = decode_extremes(&bytes).unwrap();
+        assert_eq!((x.min, x.max, x.generation), (i64::MIN, i64::MAX, Some(7)));
+        assert!(decode_extremes(&encode_extremes(2, 1, 7)).is_err());
+        assert!(decode_extremes(&encode_extremes(1, 2, 0)).is_err());
+        // The first format (no generation) still reads.
+        let mut v1 = b"x1".to_vec();
+        v1.extend_from_slice(&(-4i64).to_le_bytes());
+        v1.extend_from_slice(&9i64.to_le_bytes());
+        assert_eq!(v1.len(), EXTREMES_V1_LEN);
+        let x = decode_extremes(&v1).unwrap();
+        assert_eq!((x.min, x.max, x.generation), (-4, 9, None));
+        // Each magic with the other's length is not either.
+        assert!(decode_extremes(&bytes[..EXTREMES_V1_LEN]).is_err());
+        v1.extend_from_slice(&7u32.to_le_bytes());
+        assert!(decode_extremes(&v1).is_err());
+    }
+
+    #[test]
+    fn count_generations_split_off() {
+        assert_eq!(split_count(5), (5, 0));
+        let g = new_generation();
+        assert!((1..1 << 31).contains(&g));
+        let count = (g << GENERATION_SHIFT) | 3;
+        assert!(
+            count < 1 << 63,
+            "memcached misreads counters of 2^63 or more"
+        );
+        assert_eq!(split_count(count), (3, u32::try_from(g).unwrap()));
+        let top = (((1u64 << 31) - 1) << GENERATION_SHIFT) | MAX_SAMPLES_PER_BUCKET;
+        assert!(top < 1 << 63);
+    }
+
+    /// The count re-created after the min/max item (an eviction of a bucket
+    /// still being written): the generations differ, and the bucket is
+    /// lost, whatever its sums say.
+    #[test]
+    fn a_recreated_count_is_lost() {
+        let count = |generation: u64, n: u64| (generation << GENERATION_SHIFT) | n;
+        // 2 samples of 10 since the count came back; the min/max item
+        // remembers an older generation. Sum and bounds agree: only the
+        // generation tells.
+        let items = [
+            item(count(9, 2).to_string().as_bytes()),
+            item(b"20"),
+            None,
+            None,
+            None,
+            item(&encode_extremes(10, 10, 4)),
+        ];
+        assert!(matches!(
+            decode_bucket(&keys(), &items).unwrap(),
+            Decoded::Lost(_)
+        ));
+        // Same generation: healthy.
+        let items = [
+            item(count(4, 2).to_string().as_bytes()),
+            item(b"20"),
+            None,
+            None,
+            None,
+            item(&encode_extremes(10, 10, 4)),
+        ];
+        assert_eq!(
+            decode_bucket(&keys(), &items).unwrap(),
+            Decoded::Stats(Stats {
+                count: 2,
+                sum: 20,
+                min: 10,
+                max: 10
+            })
+        );
+        // A count or min/max item of the first format is not compared.
+        let items = [
+            item(b"2"),
+            item(b"20"),
+            None,
+            None,
+            None,
+            item(&encode_extremes(10, 10, 4)),
+        ];
+        assert!(matches!(
+            decode_bucket(&keys(), &items).unwrap(),
+            Decoded::Stats(_)
+        ));
     }
 
     #[test]
@@ -1043,7 +1251,7 @@ mod tests {
             let _ = decode_extremes(&garbage);
             for part in 0..PARTS.len() {
                 let mut items = vec![item(b"1"), None, None, None, None, None];
-                items[5] = item(&encode_extremes(0, 5));
+                items[5] = item(&encode_extremes(0, 5, 1));
                 items[part] = item(&garbage);
                 match decode_bucket(&keys(), &items) {
                     Ok(_) => {}
@@ -1076,7 +1284,7 @@ mod tests {
             item((mag_max >> 32).to_string().as_bytes()),
             item((mag_min & 0xffff_ffff).to_string().as_bytes()),
             item((mag_min >> 32).to_string().as_bytes()),
-            item(&encode_extremes(min, max)),
+            item(&encode_extremes(min, max, 1)),
         ];
         assert_eq!(
             decode_bucket(&keys(), &items).unwrap(),
@@ -1108,7 +1316,7 @@ mod tests {
             None,
             None,
             None,
-            item(&encode_extremes(5, 10)),
+            item(&encode_extremes(5, 10, 1)),
         ];
         assert!(matches!(
             decode_bucket(&keys(), &out_of_bounds).unwrap(),
@@ -1123,7 +1331,7 @@ mod tests {
             None,
             None,
             None,
-            item(&encode_extremes(0, 0)),
+            item(&encode_extremes(0, 0, 1)),
         ];
         assert!(decode_bucket(&keys(), &too_many).is_err());
     }
