@@ -39,6 +39,14 @@ typedef struct mcds_bitmap mcds_bitmap;
 typedef struct mcds_bloom mcds_bloom;
 
 /*
+ Buckets returned by `mcds_timeseries_range`, `mcds_timeseries_union`
+ and `mcds_timeseries_intersection`, oldest first; read with
+ `mcds_bucket_list_len` and `mcds_bucket_list_get`, free with
+ `mcds_bucket_list_free`.
+ */
+typedef struct mcds_bucket_list mcds_bucket_list;
+
+/*
  A list of byte strings returned by mcds; read it with
  `mcds_bytes_list_len`/`mcds_bytes_list_get`, free it with
  `mcds_bytes_list_free`.
@@ -89,6 +97,12 @@ typedef struct mcds_lock mcds_lock;
 typedef struct mcds_log mcds_log;
 
 /*
+ A packed series: a saturating counter per time slot, many slots packed
+ into one item per period.
+ */
+typedef struct mcds_packed_series mcds_packed_series;
+
+/*
  A set of byte strings.
  */
 typedef struct mcds_set mcds_set;
@@ -105,6 +119,13 @@ typedef struct mcds_shadow_counter mcds_shadow_counter;
 typedef struct mcds_sharded_set mcds_sharded_set;
 
 /*
+ Slots returned by `mcds_packed_series_range`, oldest first; read with
+ `mcds_slot_list_len` and `mcds_slot_list_get`, free with
+ `mcds_slot_list_free`.
+ */
+typedef struct mcds_slot_list mcds_slot_list;
+
+/*
  A store: the embedded in-process store or real memcached, and the key
  prefix of the structures made from this handle.
  */
@@ -119,6 +140,12 @@ typedef struct mcds_store_builder mcds_store_builder;
  A table: O(1) membership through a key per member, with values.
  */
 typedef struct mcds_table mcds_table;
+
+/*
+ A time series: count, exact sum, min and max of `int64_t` samples per
+ time bucket, at one or more resolutions.
+ */
+typedef struct mcds_timeseries mcds_timeseries;
 
 /*
  The new value an updater chooses (`mcds_update_set`): opaque, valid only
@@ -196,6 +223,78 @@ typedef mcds_result (*mcds_updater)(void *ctx,
 typedef mcds_result (*mcds_loader)(void *ctx, uint64_t *out_value);
 
 /*
+ A signed 128-bit integer in two halves, for the exact sums of a time
+ series (C has no portable 128-bit type). The value is
+ `hi * 2^64 + lo`: with GCC or Clang,
+ `(__int128)x.hi * ((__int128)1 << 64) + x.lo` (not `x.hi << 64`, which
+ is undefined for a negative `hi`). It fits an `int64_t` exactly when
+ `hi` is the sign of `lo` read as an `int64_t`
+ (`x.hi == ((int64_t)x.lo < 0 ? -1 : 0)`), and is then `(int64_t)x.lo`.
+ */
+typedef struct {
+  /*
+   The high 64 bits, signed: the value divided by 2^64, rounded down.
+   */
+  int64_t hi;
+  /*
+   The low 64 bits: the value modulo 2^64.
+   */
+  uint64_t lo;
+} mcds_i128;
+
+/*
+ The aggregates of the samples of a bucket or a range: how many, their
+ exact sum, the smallest and the largest. All zeros when a read found no
+ sample (its `out_found` says so).
+ */
+typedef struct {
+  /*
+   How many samples.
+   */
+  uint64_t count;
+  /*
+   Their exact sum (see `mcds_i128`).
+   */
+  mcds_i128 sum;
+  /*
+   The smallest sample.
+   */
+  int64_t min;
+  /*
+   The largest sample.
+   */
+  int64_t max;
+} mcds_stats;
+
+/*
+ One non-empty bucket of a time series read.
+ */
+typedef struct {
+  /*
+   The bucket's start, Unix milliseconds (a multiple of the step).
+   */
+  uint64_t start_ms;
+  /*
+   Its samples' aggregates.
+   */
+  mcds_stats stats;
+} mcds_bucket;
+
+/*
+ One slot of a packed series read.
+ */
+typedef struct {
+  /*
+   The slot's start, Unix milliseconds (a multiple of the slot length).
+   */
+  uint64_t start_ms;
+  /*
+   Its count (0 when nothing was counted).
+   */
+  uint32_t value;
+} mcds_slot;
+
+/*
  The answer of `mcds_limiter_check` and `mcds_limiter_peek`.
  */
 typedef struct {
@@ -230,6 +329,22 @@ typedef struct {
    */
   uint64_t seen_at_ms;
 } mcds_cursor;
+
+/*
+ One resolution of a time series: buckets of `step_ms`, readable for
+ `retention_ms` after each bucket's end (at least one step, at most 100
+ years).
+ */
+typedef struct {
+  /*
+   The bucket length, whole milliseconds (at least 1).
+   */
+  uint64_t step_ms;
+  /*
+   How long a bucket stays readable after its end, milliseconds.
+   */
+  uint64_t retention_ms;
+} mcds_resolution;
 
 /*
  Success.
@@ -1472,6 +1587,56 @@ mcds_result mcds_event_list_get(const mcds_event_list *list,
 void mcds_event_list_free(mcds_event_list *list);
 
 /*
+ The number of buckets in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_bucket_list_len(const mcds_bucket_list *list, uintptr_t *out_len);
+
+/*
+ Bucket `index` of `list` (its start and aggregates, copied) in `*out`.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ # Safety
+ `list` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_bucket_list_get(const mcds_bucket_list *list, uintptr_t index, mcds_bucket *out);
+
+/*
+ Free a bucket list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_bucket_list_free(mcds_bucket_list *list);
+
+/*
+ The number of slots in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_slot_list_len(const mcds_slot_list *list, uintptr_t *out_len);
+
+/*
+ Slot `index` of `list` (its start and count, copied) in `*out`.
+ `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+
+ # Safety
+ `list` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_slot_list_get(const mcds_slot_list *list, uintptr_t index, mcds_slot *out);
+
+/*
+ Free a slot list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_slot_list_free(mcds_slot_list *list);
+
+/*
  Create the window counter `name` with `slots` slots (2 to 1000) of
  `slot_secs` seconds. `*out` is a new handle the caller owns: free it
  with `mcds_window_free`.
@@ -2036,6 +2201,320 @@ mcds_result mcds_bitmap_count(const mcds_bitmap *b, uint64_t first, uint64_t las
  `b` must be NULL or a live handle, not used after this call.
  */
 void mcds_bitmap_free(mcds_bitmap *b);
+
+/*
+ Create the time series `name`, recording at each of the `count`
+ resolutions at `resolutions` (1 to 8, distinct steps; the array is
+ borrowed for the call). Every process recording into or reading the
+ series must give the same resolutions. `MCDS_INVALID_ARGUMENT` for no
+ resolution or more than 8, a step or retention of 0 ms or beyond 100
+ years, a retention shorter than its step, or a step given twice;
+ `MCDS_INVALID_KEY` if the name makes a bad key. `*out` is a new handle
+ the caller owns: free it with `mcds_timeseries_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `resolutions` NULL
+ or `count` readable structs; `out` NULL or writable.
+ */
+mcds_result mcds_timeseries_new(const mcds_store *store,
+                                const char *name,
+                                const mcds_resolution *resolutions,
+                                uintptr_t count,
+                                mcds_timeseries **out);
+
+/*
+ The series' name, as a new NUL-terminated string in `*out_name` that
+ the caller owns: free it with `mcds_string_free`.
+
+ # Safety
+ `ts` NULL or live; `out_name` NULL or writable.
+ */
+mcds_result mcds_timeseries_name(const mcds_timeseries *ts, char **out_name);
+
+/*
+ The series' resolutions, finest first: written to the first of the
+ `capacity` structs at `out` (8 always suffice), their number in
+ `*out_len`. `MCDS_INVALID_ARGUMENT` (nothing written) if `capacity` is
+ below that number.
+
+ # Safety
+ `ts` NULL or live; `out` NULL or `capacity` writable structs; `out_len`
+ NULL or writable.
+ */
+mcds_result mcds_timeseries_resolutions(const mcds_timeseries *ts,
+                                        mcds_resolution *out,
+                                        uintptr_t capacity,
+                                        uintptr_t *out_len);
+
+/*
+ Record `value` at `ts_ms` (Unix ms) at every resolution whose bucket is
+ still within retention (none is not an error: nothing is written). 1
+ round trip per server when no bucket's min or max changes, 2 when some
+ does, 2 more per lost CAS race (up to 64 attempts, then
+ `MCDS_CONFLICT`). `MCDS_UNSUPPORTED` on a store without CAS (memcached
+ `-C`, a proxy). A failure may have applied some of the sample's
+ increments: see the Rust `TimeSeries` docs.
+
+ # Safety
+ `ts` NULL or live.
+ */
+mcds_result mcds_timeseries_record(const mcds_timeseries *ts, uint64_t ts_ms, int64_t value);
+
+/*
+ Record `value` now, by the system clock (as `mcds_timeseries_record`).
+
+ # Safety
+ `ts` NULL or live.
+ */
+mcds_result mcds_timeseries_record_now(const mcds_timeseries *ts, int64_t value);
+
+/*
+ The non-empty buckets of resolution `step_ms` (one of the series'
+ steps, else `MCDS_INVALID_ARGUMENT`) from the one containing `from_ms`
+ to the one containing `to_ms` (Unix ms, inclusive), oldest first, as a
+ new list in `*out` that the caller owns: free it with
+ `mcds_bucket_list_free`. Buckets past retention are not read; `from_ms`
+ after `to_ms` gives an empty list. At most 10 000 buckets within
+ retention, else `MCDS_INVALID_ARGUMENT`. `MCDS_CORRUPT` for a closed
+ bucket whose parts disagree (lost data) or bytes no record wrote. One
+ round trip per server (two more looks at buckets in flight).
+
+ # Safety
+ `ts` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_timeseries_range(const mcds_timeseries *ts,
+                                  uint64_t from_ms,
+                                  uint64_t to_ms,
+                                  uint64_t step_ms,
+                                  mcds_bucket_list **out);
+
+/*
+ The aggregates of every sample in the range (as in
+ `mcds_timeseries_range`, one read) in `*out_value`, and whether there
+ is any in `*out_found` (when none, `*out_value` is all zeros). The sum
+ is exact, in two halves (`mcds_i128`).
+
+ # Safety
+ `ts` NULL or live; `out_found` and `out_value` NULL or writable.
+ */
+mcds_result mcds_timeseries_aggregate(const mcds_timeseries *ts,
+                                      uint64_t from_ms,
+                                      uint64_t to_ms,
+                                      uint64_t step_ms,
+                                      bool *out_found,
+                                      mcds_stats *out_value);
+
+/*
+ How many samples the range holds (as in `mcds_timeseries_range`), in
+ `*out_count`.
+
+ # Safety
+ `ts` NULL or live; `out_count` NULL or writable.
+ */
+mcds_result mcds_timeseries_count(const mcds_timeseries *ts,
+                                  uint64_t from_ms,
+                                  uint64_t to_ms,
+                                  uint64_t step_ms,
+                                  uint64_t *out_count);
+
+/*
+ The exact sum of the range's samples (0 when none; as in
+ `mcds_timeseries_range`), in `*out_sum`: two halves, never truncated
+ (see `mcds_i128` for rebuilding it).
+
+ # Safety
+ `ts` NULL or live; `out_sum` NULL or writable.
+ */
+mcds_result mcds_timeseries_sum(const mcds_timeseries *ts,
+                                uint64_t from_ms,
+                                uint64_t to_ms,
+                                uint64_t step_ms,
+                                mcds_i128 *out_sum);
+
+/*
+ The mean of the range's samples (the exact sum over the count, rounded
+ to a `double`) in `*out_value`, and whether there is any sample in
+ `*out_found` (when none, `*out_value` is 0).
+
+ # Safety
+ `ts` NULL or live; `out_found` and `out_value` NULL or writable.
+ */
+mcds_result mcds_timeseries_avg(const mcds_timeseries *ts,
+                                uint64_t from_ms,
+                                uint64_t to_ms,
+                                uint64_t step_ms,
+                                bool *out_found,
+                                double *out_value);
+
+/*
+ The smallest sample of the range in `*out_value`, and whether there is
+ any in `*out_found` (when none, `*out_value` is 0).
+
+ # Safety
+ `ts` NULL or live; `out_found` and `out_value` NULL or writable.
+ */
+mcds_result mcds_timeseries_min(const mcds_timeseries *ts,
+                                uint64_t from_ms,
+                                uint64_t to_ms,
+                                uint64_t step_ms,
+                                bool *out_found,
+                                int64_t *out_value);
+
+/*
+ The largest sample of the range in `*out_value`, and whether there is
+ any in `*out_found` (when none, `*out_value` is 0).
+
+ # Safety
+ `ts` NULL or live; `out_found` and `out_value` NULL or writable.
+ */
+mcds_result mcds_timeseries_max(const mcds_timeseries *ts,
+                                uint64_t from_ms,
+                                uint64_t to_ms,
+                                uint64_t step_ms,
+                                bool *out_found,
+                                int64_t *out_value);
+
+/*
+ The buckets of resolution `step_ms` where *any* of the `count` series at
+ `series` has samples, each the merge of their samples there (counts and
+ sums add, min and max widen), oldest first, as a new list in `*out` that
+ the caller owns: free it with `mcds_bucket_list_free`. The series must
+ all be made from one store handle (or handles made from it with
+ `mcds_store_with_prefix`) and record at `step_ms`, else
+ `MCDS_INVALID_ARGUMENT`; they are read in one round trip per server.
+ The array is borrowed for the call and may be NULL when `count` is 0
+ (an empty list).
+
+ # Safety
+ `series` NULL or `count` readable pointers, each NULL or live; `out`
+ NULL or writable.
+ */
+mcds_result mcds_timeseries_union(const mcds_timeseries *const *series,
+                                  uintptr_t count,
+                                  uint64_t from_ms,
+                                  uint64_t to_ms,
+                                  uint64_t step_ms,
+                                  mcds_bucket_list **out);
+
+/*
+ The buckets where *every* one of the `count` series at `series` has
+ samples, each the merge of their samples there; otherwise as
+ `mcds_timeseries_union` (no series gives an empty list).
+
+ # Safety
+ `series` NULL or `count` readable pointers, each NULL or live; `out`
+ NULL or writable.
+ */
+mcds_result mcds_timeseries_intersection(const mcds_timeseries *const *series,
+                                         uintptr_t count,
+                                         uint64_t from_ms,
+                                         uint64_t to_ms,
+                                         uint64_t step_ms,
+                                         mcds_bucket_list **out);
+
+/*
+ Free a time series handle (NULL is a no-op); the data stays in the store.
+
+ # Safety
+ `ts` must be NULL or a live time series, not used after this call.
+ */
+void mcds_timeseries_free(mcds_timeseries *ts);
+
+/*
+ Create the packed series `name`: slots of `slot_ms` (whole ms, at least
+ 1), `slots_per_period` (1 to 65 536) of them per item, each
+ `width_bytes` wide (1, 2 or 4: counts saturate at 255, 65 535 or
+ 4 294 967 295), readable for `retention_ms` (at least one period, at
+ most 100 years) after their period ends. `MCDS_INVALID_ARGUMENT` for
+ any of these out of range; `MCDS_VALUE_TOO_LARGE` if a period's item
+ would not fit the store's item size limit (use fewer slots per period);
+ `MCDS_INVALID_KEY` if the name makes a bad key. `*out` is a new handle
+ the caller owns: free it with `mcds_packed_series_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_packed_series_new(const mcds_store *store,
+                                   const char *name,
+                                   uint64_t slot_ms,
+                                   uintptr_t slots_per_period,
+                                   uint32_t width_bytes,
+                                   uint64_t retention_ms,
+                                   mcds_packed_series **out);
+
+/*
+ Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at the
+ width's maximum; the slot's new value in `*out_value`. 2 round trips
+ (1 when the slot does not change), 2 more per lost CAS race (up to 64
+ attempts, then `MCDS_CONFLICT`). `MCDS_INVALID_ARGUMENT` if the slot is
+ past retention; `MCDS_CORRUPT` if the period's item is not one of this
+ series (another width, foreign bytes).
+
+ # Safety
+ `ps` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_packed_series_incr(const mcds_packed_series *ps,
+                                    uint64_t ts_ms,
+                                    uint32_t delta,
+                                    uint32_t *out_value);
+
+/*
+ `mcds_packed_series_incr` the slot of now, by the system clock.
+
+ # Safety
+ `ps` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_packed_series_incr_now(const mcds_packed_series *ps,
+                                        uint32_t delta,
+                                        uint32_t *out_value);
+
+/*
+ The count of the slot containing `ts_ms`, in `*out_value`: 1 round trip
+ (0 when past retention, without reading).
+
+ # Safety
+ `ps` NULL or live; `out_value` NULL or writable.
+ */
+mcds_result mcds_packed_series_get(const mcds_packed_series *ps,
+                                   uint64_t ts_ms,
+                                   uint32_t *out_value);
+
+/*
+ Every slot from the one containing `from_ms` to the one containing
+ `to_ms` (Unix ms, inclusive) whose period is within retention, oldest
+ first, zeros included, as a new list in `*out` that the caller owns:
+ free it with `mcds_slot_list_free`. `from_ms` after `to_ms` gives an
+ empty list. At most 100 000 slots, else `MCDS_INVALID_ARGUMENT`. One
+ round trip per server.
+
+ # Safety
+ `ps` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_packed_series_range(const mcds_packed_series *ps,
+                                     uint64_t from_ms,
+                                     uint64_t to_ms,
+                                     mcds_slot_list **out);
+
+/*
+ The sum of the slots of the range (as in `mcds_packed_series_range`),
+ in `*out_sum`.
+
+ # Safety
+ `ps` NULL or live; `out_sum` NULL or writable.
+ */
+mcds_result mcds_packed_series_sum(const mcds_packed_series *ps,
+                                   uint64_t from_ms,
+                                   uint64_t to_ms,
+                                   uint64_t *out_sum);
+
+/*
+ Free a packed series handle (NULL is a no-op); the data stays in the
+ store.
+
+ # Safety
+ `ps` must be NULL or a live packed series, not used after this call.
+ */
+void mcds_packed_series_free(mcds_packed_series *ps);
 
 #ifdef __cplusplus
 }  // extern "C"

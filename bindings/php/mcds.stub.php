@@ -131,6 +131,12 @@ namespace Mcds {
         public function bloomFilter(string $name, int $expectedItems, float $falsePositiveRate): BloomFilter {}
 
         public function activityBitmap(string $name, int $startUnixSeconds, int $unitMilliseconds): ActivityBitmap {}
+
+        /** A time series: see TimeSeries::__construct. */
+        public function timeSeries(string $name, array $resolutions): TimeSeries {}
+
+        /** A packed series: see PackedSeries::__construct. */
+        public function packedSeries(string $name, int $slotMs, int $slotsPerPeriod, int $width, int $retentionMs): PackedSeries {}
     }
 
     /**
@@ -855,6 +861,157 @@ namespace Mcds {
          * ValueError.
          */
         public function withTtl(int $seconds): ActivityBitmap {}
+    }
+
+    /**
+     * A time series: the count, exact sum, min and max of integer samples
+     * per time bucket, at 1 to 8 resolutions, all written by one record().
+     * Times are Unix milliseconds; "now" and retention follow the system
+     * clock.
+     *
+     * A bucket is ['start_ms' => int, 'count' => int, 'sum' => int|string,
+     * 'min' => int, 'max' => int]. Sums are exact: an int when they fit
+     * one (PHP_INT_MIN to PHP_INT_MAX), else a numeric string of their
+     * decimal digits (sums of 64-bit samples pass 2^63), which bcmath or
+     * GMP take as it is.
+     *
+     * Reads skip buckets past retention and cover at most 10000 buckets
+     * (else InvalidArgumentException); a closed bucket whose parts disagree
+     * (lost data) is a CorruptException.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class TimeSeries
+    {
+        /**
+         * $resolutions: 1 to 8 [stepMs, retentionMs] pairs of distinct
+         * steps (whole milliseconds; a retention of at least one step, at
+         * most 100 years), e.g. [[1000, 3600000], [60000, 86400000]].
+         * Every process must open the series with the same ones. Else an
+         * InvalidArgumentException (a ValueError for a negative number, a
+         * TypeError for what is not a pair of ints).
+         */
+        public function __construct(Store $store, string $name, array $resolutions) {}
+
+        /** The series' name. */
+        public function name(): string {}
+
+        /**
+         * Its resolutions, finest first, as [stepMs, retentionMs] pairs.
+         *
+         * @return list<array{0: int, 1: int}>
+         */
+        public function resolutions(): array {}
+
+        /**
+         * Record $value at $tsMs (Unix ms) at every resolution whose bucket
+         * is still within retention (none: nothing is written, no error).
+         * 1 round trip per server, 2 when a bucket's min or max moves.
+         */
+        public function record(int $tsMs, int $value): void {}
+
+        /** Record $value now. */
+        public function recordNow(int $value): void {}
+
+        /**
+         * The non-empty buckets of resolution $stepMs (one of the series'
+         * steps) from the one containing $fromMs to the one containing
+         * $toMs (inclusive), oldest first. One round trip per server.
+         *
+         * @return list<array{start_ms: int, count: int, sum: int|string, min: int, max: int}>
+         */
+        public function range(int $fromMs, int $toMs, int $stepMs): array {}
+
+        /**
+         * The aggregates of every sample of the range; null when none.
+         *
+         * @return array{count: int, sum: int|string, min: int, max: int}|null
+         */
+        public function aggregate(int $fromMs, int $toMs, int $stepMs): ?array {}
+
+        /** How many samples the range holds. */
+        public function count(int $fromMs, int $toMs, int $stepMs): int {}
+
+        /** The exact sum of the range's samples (0 when none): an int, or a numeric string past PHP_INT_MAX. */
+        public function sum(int $fromMs, int $toMs, int $stepMs): int|string {}
+
+        /** The mean of the range's samples; null when none. */
+        public function avg(int $fromMs, int $toMs, int $stepMs): ?float {}
+
+        /** The smallest sample of the range; null when none. */
+        public function min(int $fromMs, int $toMs, int $stepMs): ?int {}
+
+        /** The largest sample of the range; null when none. */
+        public function max(int $fromMs, int $toMs, int $stepMs): ?int {}
+
+        /**
+         * The buckets where any of $series (TimeSeries objects) has
+         * samples, each the merge of their samples there (counts and sums
+         * add, min and max widen). All must come from one store (or stores
+         * made from it by withPrefix) and record at $stepMs: else
+         * InvalidArgumentException. One round trip per server.
+         *
+         * @param TimeSeries[] $series
+         * @return list<array{start_ms: int, count: int, sum: int|string, min: int, max: int}>
+         */
+        public static function union(array $series, int $fromMs, int $toMs, int $stepMs): array {}
+
+        /**
+         * The buckets where every one of $series has samples, each the
+         * merge of their samples there (as union; no series: no bucket).
+         *
+         * @param TimeSeries[] $series
+         * @return list<array{start_ms: int, count: int, sum: int|string, min: int, max: int}>
+         */
+        public static function intersection(array $series, int $fromMs, int $toMs, int $stepMs): array {}
+    }
+
+    /**
+     * A packed series: a saturating counter per time slot of $slotMs,
+     * $slotsPerPeriod slots of $width bytes packed into one item per
+     * period (Redis's BITFIELD pattern), for counters dense in time.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class PackedSeries
+    {
+        /**
+         * $slotMs: whole milliseconds (at least 1); $slotsPerPeriod: 1 to
+         * 65536; $width: 1, 2 or 4 bytes (counts saturate at 255, 65535 or
+         * 4294967295); $retentionMs: at least one period, at most 100
+         * years. Else an InvalidArgumentException (a ValueError for a
+         * negative number); ValueTooLargeException if a period's item
+         * would not fit the store's item size limit.
+         */
+        public function __construct(Store $store, string $name, int $slotMs, int $slotsPerPeriod, int $width, int $retentionMs) {}
+
+        /**
+         * Add $delta (0 to 4294967295) to the slot containing $tsMs (Unix
+         * ms), saturating at the width's maximum; returns the slot's new
+         * value. 2 round trips (1 when the slot does not change). A slot
+         * past retention: InvalidArgumentException.
+         */
+        public function incr(int $tsMs, int $delta = 1): int {}
+
+        /** incr() the slot of now. */
+        public function incrNow(int $delta = 1): int {}
+
+        /** The count of the slot containing $tsMs (0 past retention). */
+        public function get(int $tsMs): int {}
+
+        /**
+         * Every slot from the one containing $fromMs to the one containing
+         * $toMs (inclusive) within retention, oldest first, zeros
+         * included; at most 100000. One round trip per server.
+         *
+         * @return list<array{start_ms: int, value: int}>
+         */
+        public function range(int $fromMs, int $toMs): array {}
+
+        /** The sum of the slots of the range. */
+        public function sum(int $fromMs, int $toMs): int {}
     }
 
     /**

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 3f9b0f5d183fba894be8ef23db49052b1208efb1 */
+ * Stub hash: ea3168c9157b714a6da5a78a8dfda60911f4d8b1 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -109,6 +109,19 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_activityBitmap, 
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, startUnixSeconds, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, unitMilliseconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_timeSeries, 0, 2, Mcds\\TimeSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, resolutions, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_packedSeries, 0, 5, Mcds\\PackedSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, slotMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, slotsPerPeriod, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, width, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, retentionMs, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Counter___construct, 0, 0, 2)
@@ -445,6 +458,102 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_ActivityBitmap_withTtl
 	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_TimeSeries___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, resolutions, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_TimeSeries_name arginfo_Mcds_version
+
+#define arginfo_class_Mcds_TimeSeries_resolutions arginfo_class_Mcds_Set_members
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_record, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_recordNow, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_range, 0, 3, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_aggregate, 0, 3, IS_ARRAY, 1)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_count, 0, 3, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_TimeSeries_sum, 0, 3, MAY_BE_LONG|MAY_BE_STRING)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_avg, 0, 3, IS_DOUBLE, 1)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_min, 0, 3, IS_LONG, 1)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_TimeSeries_max arginfo_class_Mcds_TimeSeries_min
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_union, 0, 4, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, series, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, stepMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_TimeSeries_intersection arginfo_class_Mcds_TimeSeries_union
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_PackedSeries___construct, 0, 0, 6)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, slotMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, slotsPerPeriod, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, width, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, retentionMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_incr, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_PackedSeries_incrNow arginfo_class_Mcds_Counter_incr
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_get, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_range, 0, 2, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_sum, 0, 2, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, fromMs, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_Mcds_Exception_getResultName arginfo_Mcds_version
 
 
@@ -469,6 +578,8 @@ ZEND_METHOD(Mcds_Store, table);
 ZEND_METHOD(Mcds_Store, hyperLogLog);
 ZEND_METHOD(Mcds_Store, bloomFilter);
 ZEND_METHOD(Mcds_Store, activityBitmap);
+ZEND_METHOD(Mcds_Store, timeSeries);
+ZEND_METHOD(Mcds_Store, packedSeries);
 ZEND_METHOD(Mcds_Counter, __construct);
 ZEND_METHOD(Mcds_Counter, withKey);
 ZEND_METHOD(Mcds_Counter, incr);
@@ -566,6 +677,26 @@ ZEND_METHOD(Mcds_ActivityBitmap, mark);
 ZEND_METHOD(Mcds_ActivityBitmap, get);
 ZEND_METHOD(Mcds_ActivityBitmap, count);
 ZEND_METHOD(Mcds_ActivityBitmap, withTtl);
+ZEND_METHOD(Mcds_TimeSeries, __construct);
+ZEND_METHOD(Mcds_TimeSeries, name);
+ZEND_METHOD(Mcds_TimeSeries, resolutions);
+ZEND_METHOD(Mcds_TimeSeries, record);
+ZEND_METHOD(Mcds_TimeSeries, recordNow);
+ZEND_METHOD(Mcds_TimeSeries, range);
+ZEND_METHOD(Mcds_TimeSeries, aggregate);
+ZEND_METHOD(Mcds_TimeSeries, count);
+ZEND_METHOD(Mcds_TimeSeries, sum);
+ZEND_METHOD(Mcds_TimeSeries, avg);
+ZEND_METHOD(Mcds_TimeSeries, min);
+ZEND_METHOD(Mcds_TimeSeries, max);
+ZEND_METHOD(Mcds_TimeSeries, union);
+ZEND_METHOD(Mcds_TimeSeries, intersection);
+ZEND_METHOD(Mcds_PackedSeries, __construct);
+ZEND_METHOD(Mcds_PackedSeries, incr);
+ZEND_METHOD(Mcds_PackedSeries, incrNow);
+ZEND_METHOD(Mcds_PackedSeries, get);
+ZEND_METHOD(Mcds_PackedSeries, range);
+ZEND_METHOD(Mcds_PackedSeries, sum);
 ZEND_METHOD(Mcds_Exception, getResultName);
 
 
@@ -596,6 +727,8 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, hyperLogLog, arginfo_class_Mcds_Store_hyperLogLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, bloomFilter, arginfo_class_Mcds_Store_bloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, timeSeries, arginfo_class_Mcds_Store_timeSeries, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, packedSeries, arginfo_class_Mcds_Store_packedSeries, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -773,6 +906,36 @@ static const zend_function_entry class_Mcds_ActivityBitmap_methods[] = {
 	ZEND_ME(Mcds_ActivityBitmap, get, arginfo_class_Mcds_ActivityBitmap_get, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, count, arginfo_class_Mcds_ActivityBitmap_count, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, withTtl, arginfo_class_Mcds_ActivityBitmap_withTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_TimeSeries_methods[] = {
+	ZEND_ME(Mcds_TimeSeries, __construct, arginfo_class_Mcds_TimeSeries___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, name, arginfo_class_Mcds_TimeSeries_name, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, resolutions, arginfo_class_Mcds_TimeSeries_resolutions, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, record, arginfo_class_Mcds_TimeSeries_record, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, recordNow, arginfo_class_Mcds_TimeSeries_recordNow, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, range, arginfo_class_Mcds_TimeSeries_range, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, aggregate, arginfo_class_Mcds_TimeSeries_aggregate, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, count, arginfo_class_Mcds_TimeSeries_count, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, sum, arginfo_class_Mcds_TimeSeries_sum, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, avg, arginfo_class_Mcds_TimeSeries_avg, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, min, arginfo_class_Mcds_TimeSeries_min, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, max, arginfo_class_Mcds_TimeSeries_max, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, union, arginfo_class_Mcds_TimeSeries_union, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_TimeSeries, intersection, arginfo_class_Mcds_TimeSeries_intersection, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_PackedSeries_methods[] = {
+	ZEND_ME(Mcds_PackedSeries, __construct, arginfo_class_Mcds_PackedSeries___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, incr, arginfo_class_Mcds_PackedSeries_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, incrNow, arginfo_class_Mcds_PackedSeries_incrNow, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, get, arginfo_class_Mcds_PackedSeries_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, range, arginfo_class_Mcds_PackedSeries_range, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, sum, arginfo_class_Mcds_PackedSeries_sum, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -1088,6 +1251,28 @@ static zend_class_entry *register_class_Mcds_ActivityBitmap(void)
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ActivityBitmap", class_Mcds_ActivityBitmap_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_TimeSeries(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "TimeSeries", class_Mcds_TimeSeries_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_PackedSeries(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "PackedSeries", class_Mcds_PackedSeries_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 

@@ -59,7 +59,8 @@ extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock
 	*php_mcds_set_ce, *php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce,
 	*php_mcds_log_ce, *php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce,
 	*php_mcds_bitmap_ce, *php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce,
-	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce;
+	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce,
+	*php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
 extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 
@@ -208,6 +209,12 @@ bool php_mcds_bloom_construct(zval *obj, zval *store, zend_string *name, zend_lo
 	double fp_rate, uint32_t arg);
 bool php_mcds_bitmap_construct(zval *obj, zval *store, zend_string *name, zend_long start_secs,
 	zend_long unit_ms, uint32_t arg);
+
+/* $resolutions: a list of [stepMs, retentionMs] pairs. */
+bool php_mcds_timeseries_construct(zval *obj, zval *store, zend_string *name, HashTable *resolutions,
+	uint32_t arg);
+bool php_mcds_packed_series_construct(zval *obj, zval *store, zend_string *name, zend_long slot_ms,
+	zend_long slots_per_period, zend_long width, zend_long retention_ms, uint32_t arg);
 
 
 #endif /* PHP_MCDS_H */

@@ -416,3 +416,30 @@ ZEND_METHOD(Mcds_Store, activityBitmap)
 	MCDS_FACTORY(php_mcds_bitmap_ce,
 		php_mcds_bitmap_construct(return_value, ZEND_THIS, name, start_secs, unit_ms, 2));
 }
+
+ZEND_METHOD(Mcds_Store, timeSeries)
+{
+	zend_string *name;
+	HashTable *resolutions;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_ARRAY_HT(resolutions)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_timeseries_ce,
+		php_mcds_timeseries_construct(return_value, ZEND_THIS, name, resolutions, 2));
+}
+
+ZEND_METHOD(Mcds_Store, packedSeries)
+{
+	zend_string *name;
+	zend_long slot_ms, slots, width, retention_ms;
+	ZEND_PARSE_PARAMETERS_START(5, 5)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(slot_ms)
+		Z_PARAM_LONG(slots)
+		Z_PARAM_LONG(width)
+		Z_PARAM_LONG(retention_ms)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_packed_series_ce,
+		php_mcds_packed_series_construct(return_value, ZEND_THIS, name, slot_ms, slots, width, retention_ms, 2));
+}

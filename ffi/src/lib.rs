@@ -5,7 +5,7 @@
 //!
 //! * Every name starts with `mcds_`. Handles (`mcds_store`, `mcds_counter`,
 //!   `mcds_lock`, `mcds_set`, `mcds_window`, `mcds_limiter`, `mcds_log`,
-//!   `mcds_table`, the sketches, the result lists, …) are opaque;
+//!   `mcds_table`, the sketches, the time series, the result lists, …) are opaque;
 //!   `mcds_<type>_new…` (or `mcds_<type>_with_…`, which derives a new handle
 //!   from another) creates one and `mcds_<type>_free` frees it (`NULL` is a
 //!   no-op; freeing twice is undefined behaviour). Strings mcds hands out are
@@ -42,12 +42,13 @@
 //! | `set`      | `mcds_set`                                                    |
 //! | `sharded_set` | `mcds_sharded_set`                                         |
 //! | `int_array` | `mcds_int_array`                                             |
-//! | `list`     | the result lists `mcds_bytes_list`, `mcds_int_list`, `mcds_event_list`; `mcds_string_free` |
+//! | `list`     | the result lists `mcds_bytes_list`, `mcds_int_list`, `mcds_event_list`, `mcds_bucket_list`, `mcds_slot_list`; `mcds_string_free` |
 //! | `window`   | `mcds_window`                                                 |
 //! | `limiter`  | `mcds_limiter`, `mcds_decision`                               |
 //! | `log`      | `mcds_log`, `mcds_cursor`                                     |
 //! | `table`    | `mcds_table`                                                  |
 //! | `sketch`   | `mcds_hll`, `mcds_bloom`, `mcds_bitmap`                       |
+//! | `timeseries` | `mcds_timeseries`, `mcds_packed_series`; their values `mcds_resolution`, `mcds_i128`, `mcds_stats`, `mcds_bucket`, `mcds_slot` |
 
 #![allow(non_camel_case_types)]
 // Everything that touches raw pointers lives in the small helpers of
@@ -95,6 +96,8 @@ mod table;
 
 mod sketch;
 
+mod timeseries;
+
 pub use boundary::mcds_last_error_message;
 pub use counter::*;
 pub use int_array::*;
@@ -110,6 +113,7 @@ pub use sketch::*;
 pub use store::*;
 pub use store_builder::*;
 pub use table::*;
+pub use timeseries::*;
 pub use view::*;
 pub use window::*;
 
@@ -152,5 +156,9 @@ mod tests {
         shared::<mcds_hll>();
         shared::<mcds_bloom>();
         shared::<mcds_bitmap>();
+        shared::<mcds_timeseries>();
+        shared::<mcds_packed_series>();
+        shared::<mcds_bucket_list>();
+        shared::<mcds_slot_list>();
     }
 }

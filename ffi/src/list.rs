@@ -1,7 +1,8 @@
 //! What calls hand back for the caller to own: the result lists
 //! `mcds_bytes_list` (set members, table keys and values), `mcds_int_list`
-//! (integer array members) and `mcds_event_list` (events fetched from a
-//! log), and strings (`mcds_string_free`). A list owns its items; the
+//! (integer array members), `mcds_event_list` (events fetched from a
+//! log), `mcds_bucket_list` and `mcds_slot_list` (time series reads), and
+//! strings (`mcds_string_free`). A list owns its items; the
 //! pointers `*_get` and `*_data` hand out stay valid until it is freed.
 //! Reading a list (`_len`, `_get`, `_data`) from several threads at once is
 //! safe.
@@ -9,9 +10,11 @@
 use std::ffi::{CString, c_char};
 
 use ::mcds_eventlog::Event;
+use ::mcds_timeseries::{Bucket, Slot};
 
 use crate::boundary::{Fail, boundary, free, handle, out_ptr, query, write};
 use crate::result::{MCDS_INVALID_ARGUMENT, mcds_result};
+use crate::timeseries::{mcds_bucket, mcds_slot};
 
 /// A list of byte strings returned by mcds; read it with
 /// `mcds_bytes_list_len`/`mcds_bytes_list_get`, free it with
@@ -255,6 +258,143 @@ pub unsafe extern "C" fn mcds_event_list_get(
 /// `list` must be NULL or a live list, not used after this call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcds_event_list_free(list: *mut mcds_event_list) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(list) }
+}
+
+/// Item `index` of a list of `len` items named `what` in messages, or
+/// `MCDS_INVALID_ARGUMENT` when out of range.
+fn item<T: Copy>(items: &[T], index: usize, what: &str) -> Result<T, Fail> {
+    items.get(index).copied().ok_or_else(|| {
+        Fail(
+            MCDS_INVALID_ARGUMENT,
+            format!(
+                "index {index} is out of range for a list of {} {what}",
+                items.len()
+            ),
+        )
+    })
+}
+
+/// Buckets returned by `mcds_timeseries_range`, `mcds_timeseries_union`
+/// and `mcds_timeseries_intersection`, oldest first; read with
+/// `mcds_bucket_list_len` and `mcds_bucket_list_get`, free with
+/// `mcds_bucket_list_free`.
+pub struct mcds_bucket_list {
+    buckets: Vec<mcds_bucket>,
+}
+
+impl mcds_bucket_list {
+    /// A new list for C, owned by the caller.
+    pub(crate) fn boxed(buckets: Vec<Bucket>) -> *mut mcds_bucket_list {
+        let buckets = buckets.into_iter().map(Into::into).collect();
+        Box::into_raw(Box::new(mcds_bucket_list { buckets }))
+    }
+}
+
+/// The number of buckets in `list`, in `*out_len`.
+///
+/// # Safety
+/// `list` NULL or live; `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bucket_list_len(
+    list: *const mcds_bucket_list,
+    out_len: *mut usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_len, "out_len", |list| {
+            Ok(list.buckets.len())
+        })
+    }
+}
+
+/// Bucket `index` of `list` (its start and aggregates, copied) in `*out`.
+/// `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+///
+/// # Safety
+/// `list` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bucket_list_get(
+    list: *const mcds_bucket_list,
+    index: usize,
+    out: *mut mcds_bucket,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out, "out", |list| {
+            item(&list.buckets, index, "buckets")
+        })
+    }
+}
+
+/// Free a bucket list (NULL is a no-op).
+///
+/// # Safety
+/// `list` must be NULL or a live list, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_bucket_list_free(list: *mut mcds_bucket_list) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(list) }
+}
+
+/// Slots returned by `mcds_packed_series_range`, oldest first; read with
+/// `mcds_slot_list_len` and `mcds_slot_list_get`, free with
+/// `mcds_slot_list_free`.
+pub struct mcds_slot_list {
+    slots: Vec<mcds_slot>,
+}
+
+impl mcds_slot_list {
+    /// A new list for C, owned by the caller.
+    pub(crate) fn boxed(slots: Vec<Slot>) -> *mut mcds_slot_list {
+        let slots = slots.into_iter().map(Into::into).collect();
+        Box::into_raw(Box::new(mcds_slot_list { slots }))
+    }
+}
+
+/// The number of slots in `list`, in `*out_len`.
+///
+/// # Safety
+/// `list` NULL or live; `out_len` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_slot_list_len(
+    list: *const mcds_slot_list,
+    out_len: *mut usize,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out_len, "out_len", |list| {
+            Ok(list.slots.len())
+        })
+    }
+}
+
+/// Slot `index` of `list` (its start and count, copied) in `*out`.
+/// `MCDS_INVALID_ARGUMENT` if `index` is out of range.
+///
+/// # Safety
+/// `list` NULL or live; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_slot_list_get(
+    list: *const mcds_slot_list,
+    index: usize,
+    out: *mut mcds_slot,
+) -> mcds_result {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        query(list, "list", out, "out", |list| {
+            item(&list.slots, index, "slots")
+        })
+    }
+}
+
+/// Free a slot list (NULL is a no-op).
+///
+/// # Safety
+/// `list` must be NULL or a live list, not used after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcds_slot_list_free(list: *mut mcds_slot_list) {
     // SAFETY: forwarded caller contract.
     unsafe { free(list) }
 }

@@ -2172,6 +2172,434 @@ static void nulls_everywhere(mcds_store *store) {
     mcds_int_array_free(NULL);
 }
 
+/* ---- Time series: exact aggregates, 128-bit sums, packed slots. ---- */
+
+/* Unix milliseconds now, by the system clock (what libmcds reads). */
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* A sum's two halves as the exact 128-bit value (GCC and Clang). */
+__extension__ typedef __int128 int128;
+static int128 rebuild(mcds_i128 x) {
+    return (int128)x.hi * ((int128)1 << 64) + (int128)x.lo;
+}
+
+/* Does `list` hold exactly these buckets (start, count, sum, min, max)? */
+static bool buckets_are(const mcds_bucket_list *list, size_t n, const uint64_t *starts,
+                        const uint64_t *counts, const int64_t *sums, const int64_t *mins,
+                        const int64_t *maxs) {
+    size_t len = 999;
+    mcds_bucket b;
+    if (mcds_bucket_list_len(list, &len) != MCDS_OK || len != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (mcds_bucket_list_get(list, i, &b) != MCDS_OK) return false;
+        if (b.start_ms != starts[i] || b.stats.count != counts[i] ||
+            rebuild(b.stats.sum) != sums[i] || b.stats.min != mins[i] || b.stats.max != maxs[i])
+            return false;
+    }
+    return true;
+}
+
+static void timeseries(mcds_store *store) {
+    /* Given coarsest first: the series keeps them finest first. */
+    const mcds_resolution res[2] = {{60000, 86400000}, {1000, 3600000}};
+    const uint64_t second = 1000, minute = 60000;
+    /* Ten minutes ago, on a minute: closed buckets, well within retention. */
+    const uint64_t t0 = now_ms() / minute * minute - 10 * minute;
+    mcds_timeseries *ts = NULL, *other = NULL, *prefixed_ts = NULL, *untouched = NULL;
+    mcds_store *prefixed = NULL, *elsewhere = NULL;
+    mcds_bucket_list *list = NULL;
+    mcds_bucket bucket;
+    mcds_resolution got[8];
+    mcds_stats stats;
+    mcds_i128 sum = {7, 7};
+    size_t len = 0;
+    uint64_t count = 0;
+    int64_t v = 0;
+    double avg = 0;
+    bool found = false;
+    char *name = NULL;
+
+    OK(mcds_timeseries_new(store, "c-latency", res, 2, &ts));
+    OK(mcds_timeseries_name(ts, &name));
+    EXPECT(name != NULL && strcmp(name, "c-latency") == 0);
+    mcds_string_free(name);
+    memset(got, 0, sizeof got);
+    OK(mcds_timeseries_resolutions(ts, got, 8, &len));
+    EXPECT(len == 2 && got[0].step_ms == 1000 && got[0].retention_ms == 3600000 &&
+           got[1].step_ms == 60000 && got[1].retention_ms == 86400000 && got[2].step_ms == 0);
+    len = 77;
+    EXPECT_CODE(mcds_timeseries_resolutions(ts, got, 1, &len), MCDS_INVALID_ARGUMENT);
+    EXPECT(len == 77);
+
+    /* Nothing yet: found is false, the outputs zeros. */
+    stats.count = 5;
+    OK(mcds_timeseries_aggregate(ts, t0, t0 + minute - 1, minute, &found, &stats));
+    EXPECT(!found && stats.count == 0 && stats.sum.hi == 0 && stats.sum.lo == 0);
+    v = 5;
+    OK(mcds_timeseries_min(ts, t0, t0, minute, &found, &v));
+    EXPECT(!found && v == 0);
+
+    OK(mcds_timeseries_record(ts, t0, 12));
+    OK(mcds_timeseries_record(ts, t0 + 500, -3)); /* same second */
+    OK(mcds_timeseries_record(ts, t0 + 1000, 40)); /* next second, same minute */
+    {
+        const uint64_t starts[] = {t0, t0 + second}, counts[] = {2, 1};
+        const int64_t sums[] = {9, 40}, mins[] = {-3, 40}, maxs[] = {12, 40};
+        OK(mcds_timeseries_range(ts, t0, t0 + minute - 1, second, &list));
+        EXPECT(buckets_are(list, 2, starts, counts, sums, mins, maxs));
+        bucket.start_ms = 1;
+        EXPECT_CODE(mcds_bucket_list_get(list, 2, &bucket), MCDS_INVALID_ARGUMENT);
+        EXPECT(bucket.start_ms == 1);
+        mcds_bucket_list_free(list);
+    }
+    OK(mcds_timeseries_aggregate(ts, t0, t0, minute, &found, &stats));
+    EXPECT(found && stats.count == 3 && stats.sum.hi == 0 && stats.sum.lo == 49 &&
+           stats.min == -3 && stats.max == 40);
+    OK(mcds_timeseries_count(ts, t0, t0 + minute - 1, second, &count));
+    EXPECT(count == 3);
+    OK(mcds_timeseries_sum(ts, t0, t0 + minute - 1, second, &sum));
+    EXPECT(sum.hi == 0 && sum.lo == 49);
+    OK(mcds_timeseries_avg(ts, t0, t0 + minute - 1, second, &found, &avg));
+    EXPECT(found && avg == 49.0 / 3.0);
+    OK(mcds_timeseries_min(ts, t0, t0 + minute - 1, minute, &found, &v));
+    EXPECT(found && v == -3);
+    OK(mcds_timeseries_max(ts, t0, t0 + minute - 1, minute, &found, &v));
+    EXPECT(found && v == 40);
+
+    /* Sums beyond 2^63 either way, exact in their halves: 3 x INT64_MAX is
+     * 2^64 + 2^63 - 3, 3 x INT64_MIN is -2 * 2^64 + 2^63. */
+    for (int i = 0; i < 3; i++) {
+        OK(mcds_timeseries_record(ts, t0 + 2000, INT64_MAX));
+        OK(mcds_timeseries_record(ts, t0 + 3000, INT64_MIN));
+    }
+    OK(mcds_timeseries_sum(ts, t0 + 2000, t0 + 2000, second, &sum));
+    EXPECT(sum.hi == 1 && sum.lo == 0x7ffffffffffffffdu);
+    EXPECT(rebuild(sum) == (int128)INT64_MAX * 3);
+    OK(mcds_timeseries_aggregate(ts, t0 + 3000, t0 + 3999, second, &found, &stats));
+    EXPECT(found && stats.count == 3 && stats.sum.hi == -2 && stats.sum.lo == 0x8000000000000000u &&
+           stats.min == INT64_MIN && stats.max == INT64_MIN);
+    EXPECT(rebuild(stats.sum) == (int128)INT64_MIN * 3);
+    /* The minute: 49 + 3 (2^63 - 1) - 3 * 2^63 = 46, over 9 samples. */
+    OK(mcds_timeseries_aggregate(ts, t0, t0, minute, &found, &stats));
+    EXPECT(found && stats.count == 9 && stats.sum.hi == 0 && stats.sum.lo == 46 &&
+           stats.min == INT64_MIN && stats.max == INT64_MAX);
+    OK(mcds_timeseries_sum(ts, t0, t0 + 2999, second, &sum));
+    EXPECT(rebuild(sum) == 49 + (int128)INT64_MAX * 3);
+
+    /* Union and intersection, with a series on a prefixed handle of the
+     * same store. */
+    OK(mcds_store_with_prefix(store, "c-other:", &prefixed));
+    OK(mcds_timeseries_new(prefixed, "c-latency", res, 2, &other));
+    OK(mcds_timeseries_record(other, t0, 100));
+    OK(mcds_timeseries_record(other, t0 + 5000, 7));
+    {
+        const mcds_timeseries *both[2] = {ts, other};
+        const uint64_t starts[] = {t0, t0 + 5000}, counts[] = {3, 1};
+        const int64_t sums[] = {109, 7}, mins[] = {-3, 7}, maxs[] = {100, 7};
+        OK(mcds_timeseries_intersection(both, 2, t0, t0 + minute - 1, second, &list));
+        EXPECT(buckets_are(list, 1, starts, counts, sums, mins, maxs));
+        mcds_bucket_list_free(list);
+        OK(mcds_timeseries_union(both, 2, t0, t0 + minute - 1, minute, &list));
+        {
+            const uint64_t m_starts[] = {t0}, m_counts[] = {11};
+            const int64_t m_sums[] = {46 + 107}, m_mins[] = {INT64_MIN}, m_maxs[] = {INT64_MAX};
+            EXPECT(buckets_are(list, 1, m_starts, m_counts, m_sums, m_mins, m_maxs));
+        }
+        mcds_bucket_list_free(list);
+        OK(mcds_timeseries_union(both + 1, 1, t0 + 4000, t0 + 5999, second, &list));
+        EXPECT(buckets_are(list, 1, starts + 1, counts + 1, sums + 1, mins + 1, maxs + 1));
+        mcds_bucket_list_free(list);
+        /* No series: an empty list. */
+        list = NULL;
+        OK(mcds_timeseries_union(NULL, 0, t0, t0, second, &list));
+        OK(mcds_bucket_list_len(list, &len));
+        EXPECT(len == 0);
+        mcds_bucket_list_free(list);
+        /* Another store entirely: refused. */
+        OK(mcds_store_new_memory(&elsewhere));
+        OK(mcds_timeseries_new(elsewhere, "c-latency", res, 2, &prefixed_ts));
+        both[1] = prefixed_ts;
+        list = NULL;
+        EXPECT_CODE(mcds_timeseries_union(both, 2, t0, t0, second, &list), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_intersection(both, 2, t0, t0, second, &list),
+                    MCDS_INVALID_ARGUMENT);
+        EXPECT(list == NULL);
+        both[1] = NULL;
+        EXPECT_CODE(mcds_timeseries_union(both, 2, t0, t0, second, &list), MCDS_NULL_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "series[1]") != NULL);
+        EXPECT_CODE(mcds_timeseries_intersection(NULL, 1, t0, t0, second, &list),
+                    MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_union(both, 1, t0, t0, second, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_union(both, SIZE_MAX, t0, t0, second, &list),
+                    MCDS_INVALID_ARGUMENT);
+        /* A step the series does not record at. */
+        EXPECT_CODE(mcds_timeseries_union(both, 1, t0, t0, 5000, &list), MCDS_INVALID_ARGUMENT);
+        EXPECT(list == NULL);
+    }
+
+    /* record_now lands between two readings of the clock. */
+    {
+        uint64_t before = now_ms(), after;
+        OK(mcds_timeseries_record_now(other, -8));
+        after = now_ms();
+        OK(mcds_timeseries_aggregate(other, before, after, second, &found, &stats));
+        EXPECT(found && stats.count == 1 && rebuild(stats.sum) == -8 && stats.sum.hi == -1 &&
+               stats.min == -8 && stats.max == -8);
+    }
+
+    /* Ranges: backwards is empty; past retention is skipped (not an error),
+     * and so is a record there; more than 10 000 buckets is refused. */
+    OK(mcds_timeseries_range(ts, t0 + second, t0, second, &list));
+    OK(mcds_bucket_list_len(list, &len));
+    EXPECT(len == 0);
+    mcds_bucket_list_free(list);
+    OK(mcds_timeseries_record(ts, 5000, 1));
+    OK(mcds_timeseries_count(ts, 0, 9999, second, &count));
+    EXPECT(count == 0);
+    count = 5;
+    EXPECT_CODE(mcds_timeseries_count(ts, 0, UINT64_MAX, second, &count), MCDS_INVALID_ARGUMENT);
+    EXPECT(count == 5);
+    EXPECT_CODE(mcds_timeseries_sum(ts, t0, t0, 0, &sum), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_timeseries_avg(ts, t0, t0, 30000, &found, &avg), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_timeseries_max(ts, t0, t0, UINT64_MAX, &found, &v), MCDS_INVALID_ARGUMENT);
+
+    /* Bad construction: nothing is written to out. */
+    {
+        const mcds_resolution nine[9] = {{1, 10},  {2, 10},  {3, 10},  {4, 10}, {5, 10},
+                                         {6, 10},  {7, 10},  {8, 10},  {9, 10}};
+        const mcds_resolution twice[2] = {{1000, 5000}, {1000, 9000}};
+        const mcds_resolution zero_step = {0, 1000}, short_retention = {60000, 1000};
+        const mcds_resolution absurd = {UINT64_MAX, UINT64_MAX};
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", res, 0, &untouched), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", NULL, 0, &untouched), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", nine, 9, &untouched), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", twice, 2, &untouched), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", &zero_step, 1, &untouched),
+                    MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", &short_retention, 1, &untouched),
+                    MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", &absurd, 1, &untouched),
+                    MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "c-bad", res, SIZE_MAX, &untouched),
+                    MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_timeseries_new(store, "\xff\xfe", res, 2, &untouched), MCDS_INVALID_UTF8);
+        EXPECT_CODE(mcds_timeseries_new(store, "bad name", res, 2, &untouched), MCDS_INVALID_KEY);
+        EXPECT(untouched == NULL);
+    }
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_timeseries_new(NULL, "t", res, 2, &untouched)),
+            NULL_CASE(mcds_timeseries_new(store, NULL, res, 2, &untouched)),
+            NULL_CASE(mcds_timeseries_new(store, "t", NULL, 2, &untouched)),
+            NULL_CASE(mcds_timeseries_new(store, "t", res, 2, NULL)),
+            NULL_CASE(mcds_timeseries_name(NULL, &name)),
+            NULL_CASE(mcds_timeseries_name(ts, NULL)),
+            NULL_CASE(mcds_timeseries_resolutions(NULL, got, 8, &len)),
+            NULL_CASE(mcds_timeseries_resolutions(ts, NULL, 8, &len)),
+            NULL_CASE(mcds_timeseries_resolutions(ts, got, 8, NULL)),
+            NULL_CASE(mcds_timeseries_record(NULL, t0, 1)),
+            NULL_CASE(mcds_timeseries_record_now(NULL, 1)),
+            NULL_CASE(mcds_timeseries_range(NULL, t0, t0, second, &list)),
+            NULL_CASE(mcds_timeseries_range(ts, t0, t0, second, NULL)),
+            NULL_CASE(mcds_timeseries_aggregate(NULL, t0, t0, second, &found, &stats)),
+            NULL_CASE(mcds_timeseries_aggregate(ts, t0, t0, second, NULL, &stats)),
+            NULL_CASE(mcds_timeseries_aggregate(ts, t0, t0, second, &found, NULL)),
+            NULL_CASE(mcds_timeseries_count(NULL, t0, t0, second, &count)),
+            NULL_CASE(mcds_timeseries_count(ts, t0, t0, second, NULL)),
+            NULL_CASE(mcds_timeseries_sum(NULL, t0, t0, second, &sum)),
+            NULL_CASE(mcds_timeseries_sum(ts, t0, t0, second, NULL)),
+            NULL_CASE(mcds_timeseries_avg(NULL, t0, t0, second, &found, &avg)),
+            NULL_CASE(mcds_timeseries_avg(ts, t0, t0, second, NULL, &avg)),
+            NULL_CASE(mcds_timeseries_avg(ts, t0, t0, second, &found, NULL)),
+            NULL_CASE(mcds_timeseries_min(NULL, t0, t0, second, &found, &v)),
+            NULL_CASE(mcds_timeseries_min(ts, t0, t0, second, NULL, &v)),
+            NULL_CASE(mcds_timeseries_min(ts, t0, t0, second, &found, NULL)),
+            NULL_CASE(mcds_timeseries_max(NULL, t0, t0, second, &found, &v)),
+            NULL_CASE(mcds_timeseries_max(ts, t0, t0, second, NULL, &v)),
+            NULL_CASE(mcds_timeseries_max(ts, t0, t0, second, &found, NULL)),
+            NULL_CASE(mcds_bucket_list_len(NULL, &len)),
+            NULL_CASE(mcds_bucket_list_get(NULL, 0, &bucket)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+        EXPECT(untouched == NULL);
+    }
+    OK(mcds_timeseries_range(ts, t0, t0, second, &list));
+    EXPECT_CODE(mcds_bucket_list_len(list, NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_bucket_list_get(list, 0, NULL), MCDS_NULL_ARGUMENT);
+    mcds_bucket_list_free(list);
+    mcds_bucket_list_free(NULL);
+    mcds_timeseries_free(NULL);
+    mcds_timeseries_free(ts);
+    mcds_timeseries_free(other);
+    mcds_timeseries_free(prefixed_ts);
+    mcds_store_free(prefixed);
+    mcds_store_free(elsewhere);
+}
+
+/* Does `list` hold slots from `start` on, `slot_ms` apart, with `values`? */
+static bool slots_are(const mcds_slot_list *list, uint64_t start, uint64_t slot_ms, size_t n,
+                      const uint32_t *values) {
+    size_t len = 999;
+    mcds_slot s;
+    if (mcds_slot_list_len(list, &len) != MCDS_OK || len != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (mcds_slot_list_get(list, i, &s) != MCDS_OK) return false;
+        if (s.start_ms != start + i * slot_ms || s.value != values[i]) return false;
+    }
+    return true;
+}
+
+static void packed_series(mcds_store *store) {
+    const uint64_t minute = 60000, week = 7 * 86400000ull;
+    const uint64_t t0 = now_ms() / minute * minute - 10 * minute;
+    mcds_packed_series *p = NULL, *wide = NULL, *widest = NULL, *reopened = NULL;
+    mcds_packed_series *untouched = NULL;
+    mcds_slot_list *list = NULL;
+    mcds_slot slot;
+    uint32_t v = 0;
+    uint64_t sum = 0;
+    size_t len = 0;
+
+    OK(mcds_packed_series_new(store, "c-logins", minute, 1440, 1, week, &p));
+    OK(mcds_packed_series_get(p, t0, &v));
+    EXPECT(v == 0);
+    OK(mcds_packed_series_incr(p, t0, 3, &v));
+    EXPECT(v == 3);
+    OK(mcds_packed_series_incr(p, t0 + 59000, 1, &v)); /* same minute */
+    EXPECT(v == 4);
+    OK(mcds_packed_series_incr(p, t0 + minute, 300, &v)); /* saturates at 255 */
+    EXPECT(v == 255);
+    OK(mcds_packed_series_incr(p, t0 + minute, 1, &v));
+    EXPECT(v == 255);
+    OK(mcds_packed_series_incr(p, t0, 0, &v));
+    EXPECT(v == 4);
+    {
+        const uint32_t values[] = {4, 255, 0};
+        OK(mcds_packed_series_range(p, t0, t0 + 2 * minute, &list));
+        EXPECT(slots_are(list, t0, minute, 3, values));
+        slot.value = 9;
+        EXPECT_CODE(mcds_slot_list_get(list, 3, &slot), MCDS_INVALID_ARGUMENT);
+        EXPECT(slot.value == 9);
+        EXPECT_CODE(mcds_slot_list_len(list, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_slot_list_get(list, 0, NULL), MCDS_NULL_ARGUMENT);
+        mcds_slot_list_free(list);
+    }
+    OK(mcds_packed_series_sum(p, t0, t0 + 2 * minute, &sum));
+    EXPECT(sum == 259);
+    OK(mcds_packed_series_get(p, t0 + 30000, &v));
+    EXPECT(v == 4);
+    {
+        uint64_t before = now_ms(), after;
+        OK(mcds_packed_series_incr_now(p, 2, &v));
+        after = now_ms();
+        EXPECT(v >= 2);
+        OK(mcds_packed_series_sum(p, before, after, &sum));
+        EXPECT(sum == v);
+    }
+    /* Backwards is empty; past retention reads nothing and counts nothing. */
+    OK(mcds_packed_series_range(p, t0 + minute, t0, &list));
+    OK(mcds_slot_list_len(list, &len));
+    EXPECT(len == 0);
+    mcds_slot_list_free(list);
+    v = 7;
+    EXPECT_CODE(mcds_packed_series_incr(p, 1000, 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT(v == 7);
+    OK(mcds_packed_series_get(p, 1000, &v));
+    EXPECT(v == 0);
+    /* A week of minutes is 10 080 slots: fine; a year is not. */
+    OK(mcds_packed_series_sum(p, 0, now_ms(), &sum));
+    EXPECT(sum >= 261);
+    sum = 1;
+    EXPECT_CODE(mcds_packed_series_sum(p, 0, t0 + 400 * 86400000ull, &sum), MCDS_INVALID_ARGUMENT);
+    EXPECT(sum == 1);
+
+    /* Other widths saturate at their maximum. */
+    OK(mcds_packed_series_new(store, "c-bytes", minute, 60, 2, week, &wide));
+    OK(mcds_packed_series_incr(wide, t0, 70000, &v));
+    EXPECT(v == 65535);
+    OK(mcds_packed_series_new(store, "c-bytes32", minute, 60, 4, week, &widest));
+    OK(mcds_packed_series_incr(widest, t0, UINT32_MAX - 1, &v));
+    EXPECT(v == UINT32_MAX - 1);
+    OK(mcds_packed_series_incr(widest, t0, 5, &v));
+    EXPECT(v == UINT32_MAX);
+    OK(mcds_packed_series_sum(widest, t0, t0 + 59 * minute, &sum));
+    EXPECT(sum == UINT32_MAX);
+    /* The same shape reopened with another width finds corrupt items. */
+    OK(mcds_packed_series_new(store, "c-logins", minute, 1440, 2, week, &reopened));
+    v = 7;
+    EXPECT_CODE(mcds_packed_series_get(reopened, t0, &v), MCDS_CORRUPT);
+    EXPECT_CODE(mcds_packed_series_incr(reopened, t0, 1, &v), MCDS_CORRUPT);
+    EXPECT(v == 7);
+
+    /* Bad construction: nothing is written to out. */
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, 60, 3, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, 60, 0, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", 0, 60, 1, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", UINT64_MAX, 60, 1, UINT64_MAX, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, 0, 1, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, 65537, 1, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, SIZE_MAX, 1, week, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "c-bad", minute, 60, 1, minute, &untouched),
+                MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_packed_series_new(store, "\xc3\x28", minute, 60, 1, week, &untouched),
+                MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_packed_series_new(store, "bad name", minute, 60, 1, week, &untouched),
+                MCDS_INVALID_KEY);
+    EXPECT(untouched == NULL);
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_packed_series_new(NULL, "p", minute, 60, 1, week, &untouched)),
+            NULL_CASE(mcds_packed_series_new(store, NULL, minute, 60, 1, week, &untouched)),
+            NULL_CASE(mcds_packed_series_new(store, "p", minute, 60, 1, week, NULL)),
+            NULL_CASE(mcds_packed_series_incr(NULL, t0, 1, &v)),
+            NULL_CASE(mcds_packed_series_incr(p, t0, 1, NULL)),
+            NULL_CASE(mcds_packed_series_incr_now(NULL, 1, &v)),
+            NULL_CASE(mcds_packed_series_incr_now(p, 1, NULL)),
+            NULL_CASE(mcds_packed_series_get(NULL, t0, &v)),
+            NULL_CASE(mcds_packed_series_get(p, t0, NULL)),
+            NULL_CASE(mcds_packed_series_range(NULL, t0, t0, &list)),
+            NULL_CASE(mcds_packed_series_range(p, t0, t0, NULL)),
+            NULL_CASE(mcds_packed_series_sum(NULL, t0, t0, &sum)),
+            NULL_CASE(mcds_packed_series_sum(p, t0, t0, NULL)),
+            NULL_CASE(mcds_slot_list_len(NULL, &len)),
+            NULL_CASE(mcds_slot_list_get(NULL, 0, &slot)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+        EXPECT(untouched == NULL);
+    }
+    mcds_slot_list_free(NULL);
+    mcds_packed_series_free(NULL);
+    mcds_packed_series_free(p);
+    mcds_packed_series_free(wide);
+    mcds_packed_series_free(widest);
+    mcds_packed_series_free(reopened);
+}
+
 /* 4 forked processes x 10 000 increments: exactly 40 000. */
 static void forked_counter(const char *servers) {
     mcds_store *store = NULL;
@@ -2325,6 +2753,10 @@ int main(void) {
     store_updates(memcached);
     nulls_everywhere(memory);
     nulls_everywhere(memcached);
+    timeseries(memory);
+    timeseries(memcached);
+    packed_series(memory);
+    packed_series(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }

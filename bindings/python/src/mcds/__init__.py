@@ -15,7 +15,8 @@ Structures: :class:`Counter`, :class:`ShadowCounter`,
 :class:`ViewCounter`, :class:`Lock`, :class:`Set`, :class:`ShardedSet`,
 :class:`IntArray`, :class:`WindowCounter`, :class:`RateLimiter`,
 :class:`EventLog`, :class:`Table`, :class:`HyperLogLog`,
-:class:`BloomFilter` and :class:`ActivityBitmap`, each made by a method of :class:`Store` or by its
+:class:`BloomFilter`, :class:`ActivityBitmap`, :class:`TimeSeries` and
+:class:`PackedSeries`, each made by a method of :class:`Store` or by its
 constructor (``mcds.Counter(store, "hits")``). Names, members and values
 take ``str`` (as UTF-8) or bytes; what comes back is ``bytes``. Errors are
 :class:`Error` subclasses, one per result code (see :mod:`mcds.errors`).
@@ -42,6 +43,7 @@ from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
 from ._store import Store
 from ._table import Table
+from ._timeseries import Bucket, PackedSeries, Resolution, Slot, Stats, TimeSeries
 from ._version import __version__
 from ._view import ViewCounter
 from ._window import WindowCounter
@@ -102,6 +104,12 @@ __all__ = [
     "HyperLogLog",
     "BloomFilter",
     "ActivityBitmap",
+    "TimeSeries",
+    "Resolution",
+    "Stats",
+    "Bucket",
+    "PackedSeries",
+    "Slot",
     "Error",
     "NullArgument",
     "InvalidUtf8",

@@ -20,6 +20,7 @@ from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
 from ._table import Table
+from ._timeseries import PackedSeries, Resolution, TimeSeries
 from ._update import Updater, run_update
 from ._view import Loader, ViewCounter
 from ._window import WindowCounter
@@ -321,3 +322,16 @@ class Store(Handle):
     def activity_bitmap(self, name: Data, start_unix_secs: int, unit_ms: int) -> ActivityBitmap:
         """The activity bitmap ``name``: see :class:`~mcds.ActivityBitmap`."""
         return ActivityBitmap(self, name, start_unix_secs=start_unix_secs, unit_ms=unit_ms)
+
+    def time_series(self, name: Data, resolutions: Iterable[Union[Resolution, Tuple[int, int]]]) -> TimeSeries:
+        """The time series ``name`` at ``resolutions``, ``(step_ms,
+        retention_ms)`` pairs: see :class:`~mcds.TimeSeries`."""
+        return TimeSeries(self, name, resolutions)
+
+    def packed_series(
+        self, name: Data, slot_ms: int, slots_per_period: int, width: int, retention_ms: int
+    ) -> PackedSeries:
+        """The packed series ``name``: see :class:`~mcds.PackedSeries`."""
+        return PackedSeries(
+            self, name, slot_ms=slot_ms, slots_per_period=slots_per_period, width=width, retention_ms=retention_ms
+        )
