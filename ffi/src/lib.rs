@@ -48,6 +48,8 @@
 //! | `log`      | `mcds_log`, `mcds_cursor`                                     |
 //! | `table`    | `mcds_table`                                                  |
 //! | `sketch`   | `mcds_hll`, `mcds_bloom`, `mcds_bitmap`                       |
+//! | `leaderboard` | `mcds_leaderboard`, `mcds_board_summary`, `mcds_entry_list` |
+//! | `scalable_bloom` | `mcds_scalable_bloom`                                  |
 
 #![allow(non_camel_case_types)]
 // Everything that touches raw pointers lives in the small helpers of
@@ -95,14 +97,20 @@ mod table;
 
 mod sketch;
 
+mod leaderboard;
+
+mod scalable_bloom;
+
 pub use boundary::mcds_last_error_message;
 pub use counter::*;
 pub use int_array::*;
+pub use leaderboard::*;
 pub use limiter::*;
 pub use list::*;
 pub use lock::*;
 pub use log::*;
 pub use result::*;
+pub use scalable_bloom::*;
 pub use set::*;
 pub use shadow::*;
 pub use sharded_set::*;
@@ -152,5 +160,8 @@ mod tests {
         shared::<mcds_hll>();
         shared::<mcds_bloom>();
         shared::<mcds_bitmap>();
+        shared::<mcds_leaderboard>();
+        shared::<mcds_entry_list>();
+        shared::<mcds_scalable_bloom>();
     }
 }
