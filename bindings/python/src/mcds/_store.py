@@ -14,8 +14,10 @@ from .errors import InvalidArgument
 from ._handle import U32_MAX, Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
 from ._hll import HyperLogLog
 from ._int_array import IntArray
+from ._leaderboard import Leaderboard
 from ._limiter import RateLimiter
 from ._lock import Lock
+from ._scalable_bloom import ScalableBloomFilter
 from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
@@ -321,3 +323,13 @@ class Store(Handle):
     def activity_bitmap(self, name: Data, start_unix_secs: int, unit_ms: int) -> ActivityBitmap:
         """The activity bitmap ``name``: see :class:`~mcds.ActivityBitmap`."""
         return ActivityBitmap(self, name, start_unix_secs=start_unix_secs, unit_ms=unit_ms)
+
+    def leaderboard(self, name: Data, capacity: int) -> Leaderboard:
+        """The leaderboard ``name``: see :class:`~mcds.Leaderboard`."""
+        return Leaderboard(self, name, capacity=capacity)
+
+    def scalable_bloom_filter(
+        self, name: Data, initial_capacity: int, error_rate: float = 0.01
+    ) -> ScalableBloomFilter:
+        """The scalable Bloom filter ``name``: see :class:`~mcds.ScalableBloomFilter`."""
+        return ScalableBloomFilter(self, name, initial_capacity=initial_capacity, error_rate=error_rate)
