@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 3f9b0f5d183fba894be8ef23db49052b1208efb1 */
+ * Stub hash: 4bbefb3eef0296cb788b5cda084c8ead6f8b5caf */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -109,6 +109,17 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_activityBitmap, 
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, startUnixSeconds, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, unitMilliseconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_leaderboard, 0, 2, Mcds\\Leaderboard, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, capacity, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_scalableBloomFilter, 0, 3, Mcds\\ScalableBloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, initialCapacity, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, errorRate, IS_DOUBLE, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Counter___construct, 0, 0, 2)
@@ -445,6 +456,64 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_ActivityBitmap_withTtl
 	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Leaderboard___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, capacity, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_key arginfo_Mcds_version
+
+#define arginfo_class_Mcds_Leaderboard_capacity arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_incr, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, by, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_incrMany, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, increments, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_summary arginfo_class_Mcds_Set_members
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_top, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, k, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_score, 0, 1, IS_ARRAY, 1)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Leaderboard_withTtl, 0, 1, Mcds\\Leaderboard, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ScalableBloomFilter___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, initialCapacity, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, errorRate, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_ScalableBloomFilter_withGrowth, 0, 1, Mcds\\ScalableBloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, growth, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ScalableBloomFilter_headerKey arginfo_Mcds_version
+
+#define arginfo_class_Mcds_ScalableBloomFilter_add arginfo_class_Mcds_HyperLogLog_add
+
+#define arginfo_class_Mcds_ScalableBloomFilter_contains arginfo_class_Mcds_HyperLogLog_add
+
+#define arginfo_class_Mcds_ScalableBloomFilter_containsMany arginfo_class_Mcds_BloomFilter_containsMany
+
+#define arginfo_class_Mcds_ScalableBloomFilter_layers arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_ScalableBloomFilter_clear arginfo_class_Mcds_Counter_reset
+
 #define arginfo_class_Mcds_Exception_getResultName arginfo_Mcds_version
 
 
@@ -469,6 +538,8 @@ ZEND_METHOD(Mcds_Store, table);
 ZEND_METHOD(Mcds_Store, hyperLogLog);
 ZEND_METHOD(Mcds_Store, bloomFilter);
 ZEND_METHOD(Mcds_Store, activityBitmap);
+ZEND_METHOD(Mcds_Store, leaderboard);
+ZEND_METHOD(Mcds_Store, scalableBloomFilter);
 ZEND_METHOD(Mcds_Counter, __construct);
 ZEND_METHOD(Mcds_Counter, withKey);
 ZEND_METHOD(Mcds_Counter, incr);
@@ -566,6 +637,24 @@ ZEND_METHOD(Mcds_ActivityBitmap, mark);
 ZEND_METHOD(Mcds_ActivityBitmap, get);
 ZEND_METHOD(Mcds_ActivityBitmap, count);
 ZEND_METHOD(Mcds_ActivityBitmap, withTtl);
+ZEND_METHOD(Mcds_Leaderboard, __construct);
+ZEND_METHOD(Mcds_Leaderboard, key);
+ZEND_METHOD(Mcds_Leaderboard, capacity);
+ZEND_METHOD(Mcds_Leaderboard, incr);
+ZEND_METHOD(Mcds_Leaderboard, incrMany);
+ZEND_METHOD(Mcds_Leaderboard, summary);
+ZEND_METHOD(Mcds_Leaderboard, top);
+ZEND_METHOD(Mcds_Leaderboard, score);
+ZEND_METHOD(Mcds_Leaderboard, clear);
+ZEND_METHOD(Mcds_Leaderboard, withTtl);
+ZEND_METHOD(Mcds_ScalableBloomFilter, __construct);
+ZEND_METHOD(Mcds_ScalableBloomFilter, withGrowth);
+ZEND_METHOD(Mcds_ScalableBloomFilter, headerKey);
+ZEND_METHOD(Mcds_ScalableBloomFilter, add);
+ZEND_METHOD(Mcds_ScalableBloomFilter, contains);
+ZEND_METHOD(Mcds_ScalableBloomFilter, containsMany);
+ZEND_METHOD(Mcds_ScalableBloomFilter, layers);
+ZEND_METHOD(Mcds_ScalableBloomFilter, clear);
 ZEND_METHOD(Mcds_Exception, getResultName);
 
 
@@ -596,6 +685,8 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, hyperLogLog, arginfo_class_Mcds_Store_hyperLogLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, bloomFilter, arginfo_class_Mcds_Store_bloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, leaderboard, arginfo_class_Mcds_Store_leaderboard, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, scalableBloomFilter, arginfo_class_Mcds_Store_scalableBloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -773,6 +864,34 @@ static const zend_function_entry class_Mcds_ActivityBitmap_methods[] = {
 	ZEND_ME(Mcds_ActivityBitmap, get, arginfo_class_Mcds_ActivityBitmap_get, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, count, arginfo_class_Mcds_ActivityBitmap_count, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_ActivityBitmap, withTtl, arginfo_class_Mcds_ActivityBitmap_withTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Leaderboard_methods[] = {
+	ZEND_ME(Mcds_Leaderboard, __construct, arginfo_class_Mcds_Leaderboard___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, key, arginfo_class_Mcds_Leaderboard_key, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, capacity, arginfo_class_Mcds_Leaderboard_capacity, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, incr, arginfo_class_Mcds_Leaderboard_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, incrMany, arginfo_class_Mcds_Leaderboard_incrMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, summary, arginfo_class_Mcds_Leaderboard_summary, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, top, arginfo_class_Mcds_Leaderboard_top, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, score, arginfo_class_Mcds_Leaderboard_score, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, clear, arginfo_class_Mcds_Leaderboard_clear, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, withTtl, arginfo_class_Mcds_Leaderboard_withTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ScalableBloomFilter_methods[] = {
+	ZEND_ME(Mcds_ScalableBloomFilter, __construct, arginfo_class_Mcds_ScalableBloomFilter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, withGrowth, arginfo_class_Mcds_ScalableBloomFilter_withGrowth, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, headerKey, arginfo_class_Mcds_ScalableBloomFilter_headerKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, add, arginfo_class_Mcds_ScalableBloomFilter_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, contains, arginfo_class_Mcds_ScalableBloomFilter_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, containsMany, arginfo_class_Mcds_ScalableBloomFilter_containsMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, layers, arginfo_class_Mcds_ScalableBloomFilter_layers, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, clear, arginfo_class_Mcds_ScalableBloomFilter_clear, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -1088,6 +1207,28 @@ static zend_class_entry *register_class_Mcds_ActivityBitmap(void)
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ActivityBitmap", class_Mcds_ActivityBitmap_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Leaderboard(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Leaderboard", class_Mcds_Leaderboard_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ScalableBloomFilter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ScalableBloomFilter", class_Mcds_ScalableBloomFilter_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
