@@ -137,6 +137,10 @@ namespace Mcds {
 
         /** A packed series: see PackedSeries::__construct. */
         public function packedSeries(string $name, int $slotMs, int $slotsPerPeriod, int $width, int $retentionMs): PackedSeries {}
+
+        public function leaderboard(string $name, int $capacity): Leaderboard {}
+
+        public function scalableBloomFilter(string $name, int $initialCapacity, float $errorRate): ScalableBloomFilter {}
     }
 
     /**
@@ -1012,6 +1016,144 @@ namespace Mcds {
 
         /** The sum of the slots of the range. */
         public function sum(int $fromMs, int $toMs): int {}
+    }
+
+    /**
+     * Counts per member, largest first (Redis's ZINCRBY and ZREVRANGE …
+     * WITHSCORES): exact while at most $capacity distinct members were
+     * counted, a Space-Saving sketch of $capacity counters past that, where
+     * each count overestimates by at most its 'error' (at most
+     * total / capacity) and every member counted more than
+     * total / capacity times is on the board. Members are at most 128
+     * bytes. Every client must use the same $capacity.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class Leaderboard
+    {
+        /**
+         * $capacity: 1 up to what a full board fits in one item (about
+         * 7 000 on memcached's default 1 MiB), else an
+         * InvalidArgumentException.
+         */
+        public function __construct(Store $store, string $name, int $capacity) {}
+
+        /** The memcached key the board lives under (the store's prefix included). */
+        public function key(): string {}
+
+        /** How many members the board keeps exactly, and counters once sketched. */
+        public function capacity(): int {}
+
+        /**
+         * ZINCRBY: add $by (at least 1) to $member's count; returns its new
+         * count (an upper bound once the board is sketched). Two round
+         * trips. A $by of 0, a member over 128 bytes or a total past
+         * 2^64 - 1 is an InvalidArgumentException, and nothing is counted.
+         */
+        public function incr(string $member, int $by = 1): int {}
+
+        /**
+         * Apply every increment of $increments (member => by), in order,
+         * in one update (two round trips). A bad increment is an
+         * InvalidArgumentException, and nothing is counted.
+         *
+         * @param int[] $increments by, keyed by member
+         */
+        public function incrMany(array $increments): void {}
+
+        /**
+         * The whole board, one round trip: its capacity, the total of every
+         * increment, whether every count is exact, the most a count may
+         * overestimate (and a member off the board have been counted), and
+         * how many members it holds.
+         *
+         * @return array{capacity: int, total: int, exact: bool, maxError: int, members: int}
+         */
+        public function summary(): array {}
+
+        /**
+         * ZREVRANGE 0 $k-1 WITHSCORES: the $k members with the largest
+         * counts, largest first (ties by member bytes), each with its count
+         * and how much that may overestimate its true count. One round trip.
+         *
+         * @return list<array{member: string, count: int, error: int}>
+         */
+        public function top(int $k): array {}
+
+        /**
+         * ZSCORE: $member's entry, or null if it is not on the board (its
+         * true count is then at most summary()['maxError']). One round trip.
+         *
+         * @return array{member: string, count: int, error: int}|null
+         */
+        public function score(string $member): ?array {}
+
+        /** Delete the board: it is empty again. */
+        public function clear(): void {}
+
+        /**
+         * A new object on the same board whose increments give its item a
+         * TTL of $seconds, counted again from each increment.
+         *
+         * 0 means never expires (as memcached's exptime 0, and as new).
+         * $seconds always counts from the write, 30 days and more too
+         * (memcached would read those as a Unix time: libmcds converts),
+         * capped at January 2038. memcached's clock ticks in whole seconds:
+         * an item lives between $seconds - 1 and $seconds + 1 seconds.
+         * This object is unchanged. $seconds: 0 to 4294967295, else a
+         * ValueError.
+         */
+        public function withTtl(int $seconds): Leaderboard {}
+    }
+
+    /**
+     * A Bloom filter that grows by layers (RedisBloom's scalable filter):
+     * a first layer for $initialCapacity elements, then layers twice as
+     * large (see withGrowth()), for a compound false-positive rate below
+     * $errorRate however many elements it takes. Every client must use the
+     * same numbers.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class ScalableBloomFilter
+    {
+        /** $errorRate: between 0 and 1, e.g. 0.01. */
+        public function __construct(Store $store, string $name, int $initialCapacity, float $errorRate) {}
+
+        /**
+         * A new object on the same filter whose layers each hold $growth
+         * (1 to 16, else an InvalidArgumentException) times the previous
+         * one's capacity (RedisBloom's EXPANSION). Every client must use
+         * the same growth. This object is unchanged.
+         */
+        public function withGrowth(int $growth): ScalableBloomFilter {}
+
+        /** The memcached key of the header item (the layer count; the store's prefix included). */
+        public function headerKey(): string {}
+
+        /** Add an element; returns whether it was new (in no layer yet). */
+        public function add(string $element): bool {}
+
+        /** Whether the element may have been added (no false negatives). */
+        public function contains(string $element): bool {}
+
+        /**
+         * Whether each element of $elements (strings) may have been added,
+         * as contains() says: one read of the header and the blocks they
+         * fall in, in every layer.
+         *
+         * @param string[] $elements
+         * @return list<bool> in the order of $elements
+         */
+        public function containsMany(array $elements): array {}
+
+        /** How many layers the filter has (1 until it first grows). One round trip. */
+        public function layers(): int {}
+
+        /** Delete the header and every layer's items: the filter is empty again. */
+        public function clear(): void {}
     }
 
     /**

@@ -61,6 +61,7 @@ extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock
 	*php_mcds_bitmap_ce, *php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce,
 	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce,
 	*php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
+extern zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce;
 extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 
@@ -209,6 +210,10 @@ bool php_mcds_bloom_construct(zval *obj, zval *store, zend_string *name, zend_lo
 	double fp_rate, uint32_t arg);
 bool php_mcds_bitmap_construct(zval *obj, zval *store, zend_string *name, zend_long start_secs,
 	zend_long unit_ms, uint32_t arg);
+bool php_mcds_leaderboard_construct(zval *obj, zval *store, zend_string *name, zend_long capacity,
+	uint32_t arg);
+bool php_mcds_scalable_bloom_construct(zval *obj, zval *store, zend_string *name,
+	zend_long initial_capacity, double error_rate, uint32_t arg);
 
 /* $resolutions: a list of [stepMs, retentionMs] pairs. */
 bool php_mcds_timeseries_construct(zval *obj, zval *store, zend_string *name, HashTable *resolutions,

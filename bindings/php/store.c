@@ -442,4 +442,28 @@ ZEND_METHOD(Mcds_Store, packedSeries)
 	ZEND_PARSE_PARAMETERS_END();
 	MCDS_FACTORY(php_mcds_packed_series_ce,
 		php_mcds_packed_series_construct(return_value, ZEND_THIS, name, slot_ms, slots, width, retention_ms, 2));
+ZEND_METHOD(Mcds_Store, leaderboard)
+{
+	zend_string *name;
+	zend_long capacity;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(capacity)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_leaderboard_ce,
+		php_mcds_leaderboard_construct(return_value, ZEND_THIS, name, capacity, 2));
+}
+
+ZEND_METHOD(Mcds_Store, scalableBloomFilter)
+{
+	zend_string *name;
+	zend_long initial_capacity;
+	double error_rate;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(initial_capacity)
+		Z_PARAM_DOUBLE(error_rate)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_scalable_bloom_ce,
+		php_mcds_scalable_bloom_construct(return_value, ZEND_THIS, name, initial_capacity, error_rate, 2));
 }

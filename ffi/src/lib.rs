@@ -49,6 +49,8 @@
 //! | `table`    | `mcds_table`                                                  |
 //! | `sketch`   | `mcds_hll`, `mcds_bloom`, `mcds_bitmap`                       |
 //! | `timeseries` | `mcds_timeseries`, `mcds_packed_series`; their values `mcds_resolution`, `mcds_i128`, `mcds_stats`, `mcds_bucket`, `mcds_slot` |
+//! | `leaderboard` | `mcds_leaderboard`, `mcds_board_summary`, `mcds_entry_list` |
+//! | `scalable_bloom` | `mcds_scalable_bloom`                                  |
 
 #![allow(non_camel_case_types)]
 // Everything that touches raw pointers lives in the small helpers of
@@ -97,15 +99,20 @@ mod table;
 mod sketch;
 
 mod timeseries;
+mod leaderboard;
+
+mod scalable_bloom;
 
 pub use boundary::mcds_last_error_message;
 pub use counter::*;
 pub use int_array::*;
+pub use leaderboard::*;
 pub use limiter::*;
 pub use list::*;
 pub use lock::*;
 pub use log::*;
 pub use result::*;
+pub use scalable_bloom::*;
 pub use set::*;
 pub use shadow::*;
 pub use sharded_set::*;
@@ -160,5 +167,8 @@ mod tests {
         shared::<mcds_packed_series>();
         shared::<mcds_bucket_list>();
         shared::<mcds_slot_list>();
+        shared::<mcds_leaderboard>();
+        shared::<mcds_entry_list>();
+        shared::<mcds_scalable_bloom>();
     }
 }

@@ -10,7 +10,7 @@ final class ReflectionTest extends TestCase
 {
     private const CLASSES = ['Store', 'Counter', 'ShadowCounter', 'ViewCounter', 'Lock', 'Set', 'ShardedSet',
         'IntArray', 'WindowCounter', 'Decision', 'RateLimiter', 'EventLog', 'Cursor', 'Table', 'HyperLogLog',
-        'BloomFilter', 'ActivityBitmap'];
+        'BloomFilter', 'ActivityBitmap', 'Leaderboard', 'ScalableBloomFilter'];
 
     public function testEveryParameterAndReturnHasAType(): void
     {

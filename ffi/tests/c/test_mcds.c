@@ -2581,6 +2581,212 @@ static void packed_series(mcds_store *store) {
             NULL_CASE(mcds_packed_series_sum(p, t0, t0, NULL)),
             NULL_CASE(mcds_slot_list_len(NULL, &len)),
             NULL_CASE(mcds_slot_list_get(NULL, 0, &slot)),
+/* ---- Leaderboard: exact below capacity, Space-Saving past it. ---- */
+
+static void expect_entry(const mcds_entry_list *list, size_t i, const char *member, uint64_t count,
+                         uint64_t error) {
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    uint64_t c = 0, e = 0;
+    OK(mcds_entry_list_get(list, i, &data, &len, &c, &e));
+    EXPECT(len == strlen(member) && memcmp(data, member, len) == 0);
+    EXPECT(c == count);
+    EXPECT(e == error);
+}
+
+static void leaderboards(mcds_store *store) {
+    mcds_leaderboard *lb = NULL, *other = NULL, *timed = NULL, *no_lb = (mcds_leaderboard *)0x1;
+    mcds_entry_list *top = NULL, *no_list = (mcds_entry_list *)0x1;
+    mcds_board_summary sum = {7, 7, false, 7, 7};
+    uint64_t v = 777, err = 777;
+    uint32_t cap = 0;
+    size_t n = 777;
+    bool found = true;
+    const uint8_t *data = NULL;
+    char long_member[130];
+    memset(long_member, 'm', sizeof long_member);
+
+    EXPECT_CODE(mcds_leaderboard_new(store, "c-board", 0, &no_lb), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "capacity") != NULL);
+    EXPECT_CODE(mcds_leaderboard_new(store, "c-board", UINT32_MAX, &no_lb), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_leaderboard_new(store, "", 3, &no_lb), MCDS_INVALID_KEY);
+    EXPECT_CODE(mcds_leaderboard_new(store, "c\xff", 3, &no_lb), MCDS_INVALID_UTF8);
+    EXPECT(no_lb == (mcds_leaderboard *)0x1); /* outputs only on success */
+    OK(mcds_leaderboard_new(store, "c-board", 3, &lb));
+    OK(mcds_leaderboard_capacity(lb, &cap));
+    EXPECT(cap == 3);
+    OK(mcds_leaderboard_key(lb, &data, &n));
+    EXPECT(n == strlen("topk:c-board:board") && memcmp(data, "topk:c-board:board", n) == 0);
+
+    /* Never counted: empty, exact. */
+    OK(mcds_leaderboard_summary(lb, &sum));
+    EXPECT(sum.capacity == 3 && sum.total == 0 && sum.exact && sum.max_error == 0 && sum.members == 0);
+    OK(mcds_leaderboard_score(lb, BYTES("ann"), 3, &found, &v, &err));
+    EXPECT(!found && v == 0 && err == 0);
+
+    /* Exact up to 3 members. */
+    OK(mcds_leaderboard_incr(lb, BYTES("ann"), 3, 5, &v));
+    EXPECT(v == 5);
+    OK(mcds_leaderboard_incr(lb, BYTES("bob"), 3, 3, &v));
+    EXPECT(v == 3);
+    OK(mcds_leaderboard_incr(lb, BYTES("cy"), 2, 1, &v));
+    EXPECT(v == 1);
+    OK(mcds_leaderboard_incr(lb, BYTES("ann"), 3, 2, &v));
+    EXPECT(v == 7);
+    OK(mcds_leaderboard_summary(lb, &sum));
+    EXPECT(sum.capacity == 3 && sum.total == 11 && sum.exact && sum.max_error == 0 && sum.members == 3);
+    OK(mcds_leaderboard_top(lb, 10, &top));
+    OK(mcds_entry_list_len(top, &n));
+    EXPECT(n == 3);
+    expect_entry(top, 0, "ann", 7, 0);
+    expect_entry(top, 1, "bob", 3, 0);
+    expect_entry(top, 2, "cy", 1, 0);
+    v = 777;
+    EXPECT_CODE(mcds_entry_list_get(top, 3, &data, &n, &v, &err), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_entry_list_get(top, SIZE_MAX, &data, &n, &v, &err), MCDS_INVALID_ARGUMENT);
+    EXPECT(v == 777);
+    mcds_entry_list_free(top);
+
+    /* Full: dan replaces cy (1) and starts at 1 + 2 with error 1. */
+    OK(mcds_leaderboard_incr(lb, BYTES("dan"), 3, 2, &v));
+    EXPECT(v == 3);
+    OK(mcds_leaderboard_score(lb, BYTES("dan"), 3, &found, &v, &err));
+    EXPECT(found && v == 3 && err == 1);
+    OK(mcds_leaderboard_score(lb, BYTES("cy"), 2, &found, &v, &err));
+    EXPECT(!found && v == 0 && err == 0);
+    OK(mcds_leaderboard_summary(lb, &sum));
+    EXPECT(sum.total == 13 && !sum.exact && sum.max_error == 3 && sum.members == 3);
+    EXPECT(sum.max_error <= sum.total / sum.capacity);
+    OK(mcds_leaderboard_top(lb, 2, &top)); /* bob and dan tie at 3: bob first */
+    OK(mcds_entry_list_len(top, &n));
+    EXPECT(n == 2);
+    expect_entry(top, 0, "ann", 7, 0);
+    expect_entry(top, 1, "bob", 3, 0);
+    mcds_entry_list_free(top);
+    OK(mcds_leaderboard_top(lb, 0, &top));
+    OK(mcds_entry_list_len(top, &n));
+    EXPECT(n == 0);
+    mcds_entry_list_free(top);
+    OK(mcds_leaderboard_top(lb, SIZE_MAX, &top));
+    OK(mcds_entry_list_len(top, &n));
+    EXPECT(n == 3);
+    expect_entry(top, 2, "dan", 3, 1);
+    mcds_entry_list_free(top);
+
+    /* Batches: in order, in one update; a bad increment counts nothing. */
+    {
+        const uint8_t *members[4] = {BYTES("ann"), BYTES("eve"), BYTES("ann"), NULL};
+        size_t lens[4] = {3, 3, 3, 0};
+        uint64_t bys[4] = {1, 10, 2, 1};
+        const uint8_t *with_null[2] = {BYTES("ann"), NULL};
+        size_t huge_lens[2] = {3, SIZE_MAX};
+        uint64_t zero_bys[2] = {1, 0};
+        const uint8_t *too_long[2] = {BYTES("ann"), BYTES(long_member)};
+        size_t long_lens[2] = {3, 129};
+        OK(mcds_leaderboard_incr_many(lb, members, lens, bys, 3));
+        OK(mcds_leaderboard_score(lb, BYTES("ann"), 3, &found, &v, &err));
+        EXPECT(found && v == 10 && err == 0);
+        /* eve replaced bob or dan (3): 3 + 10 with error 3. */
+        OK(mcds_leaderboard_score(lb, BYTES("eve"), 3, &found, &v, &err));
+        EXPECT(found && v == 13 && err == 3);
+        OK(mcds_leaderboard_incr_many(lb, NULL, NULL, NULL, 0));
+        OK(mcds_leaderboard_summary(lb, &sum));
+        EXPECT(sum.total == 26 && sum.members == 3);
+        EXPECT_CODE(mcds_leaderboard_incr_many(NULL, members, lens, bys, 3), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, NULL, lens, bys, 3), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, NULL, bys, 3), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, lens, NULL, 3), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, with_null, long_lens, bys, 2), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, huge_lens, bys, 2), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, lens, bys, SIZE_MAX), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, lens, bys, 1000001), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, members, lens, zero_bys, 2), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_leaderboard_incr_many(lb, too_long, long_lens, bys, 2), MCDS_INVALID_ARGUMENT);
+        EXPECT(strstr(mcds_last_error_message(), "128 bytes") != NULL);
+        OK(mcds_leaderboard_summary(lb, &sum));
+        EXPECT(sum.total == 26); /* nothing counted */
+    }
+
+    /* Bad single increments change nothing and write nothing. */
+    v = 777;
+    EXPECT_CODE(mcds_leaderboard_incr(lb, BYTES("ann"), 3, 0, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_leaderboard_incr(lb, BYTES(long_member), 129, 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_leaderboard_incr(lb, BYTES(long_member), SIZE_MAX, 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_leaderboard_incr(lb, BYTES("ann"), 3, UINT64_MAX, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "2^64") != NULL);
+    EXPECT(v == 777);
+    OK(mcds_leaderboard_summary(lb, &sum));
+    EXPECT(sum.total == 26);
+    EXPECT_CODE(mcds_leaderboard_score(lb, BYTES(long_member), SIZE_MAX, &found, &v, &err),
+                MCDS_INVALID_ARGUMENT);
+
+    /* Another capacity on the same board is refused, not misread. */
+    OK(mcds_leaderboard_new(store, "c-board", 5, &other));
+    EXPECT_CODE(mcds_leaderboard_summary(other, &sum), MCDS_CORRUPT);
+    EXPECT_CODE(mcds_leaderboard_incr(other, BYTES("ann"), 3, 1, &v), MCDS_CORRUPT);
+    EXPECT(strstr(mcds_last_error_message(), "capacity 3") != NULL);
+    mcds_leaderboard_free(other);
+
+    /* 128 bytes and the empty member are members. */
+    OK(mcds_leaderboard_new(store, "c-board-edge", 2, &other));
+    OK(mcds_leaderboard_incr(other, BYTES(long_member), 128, 4, &v));
+    EXPECT(v == 4);
+    OK(mcds_leaderboard_incr(other, NULL, 0, 1, &v));
+    EXPECT(v == 1);
+    OK(mcds_leaderboard_score(other, NULL, 0, &found, &v, &err));
+    EXPECT(found && v == 1 && err == 0);
+    OK(mcds_leaderboard_top(other, 1, &top));
+    OK(mcds_entry_list_get(top, 0, &data, &n, &v, &err));
+    EXPECT(n == 128 && v == 4 && memcmp(data, long_member, 128) == 0);
+    mcds_entry_list_free(top);
+    OK(mcds_leaderboard_clear(other));
+    mcds_leaderboard_free(other);
+
+    /* with_ttl: the same board. */
+    OK(mcds_leaderboard_with_ttl(lb, 3600, &timed));
+    OK(mcds_leaderboard_incr(timed, BYTES("ann"), 3, 1, &v));
+    EXPECT(v == 11);
+    OK(mcds_leaderboard_capacity(timed, &cap));
+    EXPECT(cap == 3);
+    mcds_leaderboard_free(timed);
+
+    OK(mcds_leaderboard_clear(lb));
+    OK(mcds_leaderboard_clear(lb)); /* already gone: fine */
+    OK(mcds_leaderboard_summary(lb, &sum));
+    EXPECT(sum.total == 0 && sum.exact && sum.members == 0);
+
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_leaderboard_new(NULL, "b", 3, &lb)),
+            NULL_CASE(mcds_leaderboard_new(store, NULL, 3, &lb)),
+            NULL_CASE(mcds_leaderboard_new(store, "b", 3, NULL)),
+            NULL_CASE(mcds_leaderboard_with_ttl(NULL, 1, &timed)),
+            NULL_CASE(mcds_leaderboard_with_ttl(lb, 1, NULL)),
+            NULL_CASE(mcds_leaderboard_key(NULL, &data, &n)),
+            NULL_CASE(mcds_leaderboard_key(lb, NULL, &n)),
+            NULL_CASE(mcds_leaderboard_key(lb, &data, NULL)),
+            NULL_CASE(mcds_leaderboard_capacity(NULL, &cap)),
+            NULL_CASE(mcds_leaderboard_capacity(lb, NULL)),
+            NULL_CASE(mcds_leaderboard_incr(NULL, BYTES("a"), 1, 1, &v)),
+            NULL_CASE(mcds_leaderboard_incr(lb, NULL, 1, 1, &v)),
+            NULL_CASE(mcds_leaderboard_incr(lb, BYTES("a"), 1, 1, NULL)),
+            NULL_CASE(mcds_leaderboard_summary(NULL, &sum)),
+            NULL_CASE(mcds_leaderboard_summary(lb, NULL)),
+            NULL_CASE(mcds_leaderboard_top(NULL, 1, &top)),
+            NULL_CASE(mcds_leaderboard_top(lb, 1, NULL)),
+            NULL_CASE(mcds_leaderboard_score(NULL, BYTES("a"), 1, &found, &v, &err)),
+            NULL_CASE(mcds_leaderboard_score(lb, NULL, 1, &found, &v, &err)),
+            NULL_CASE(mcds_leaderboard_score(lb, BYTES("a"), 1, NULL, &v, &err)),
+            NULL_CASE(mcds_leaderboard_score(lb, BYTES("a"), 1, &found, NULL, &err)),
+            NULL_CASE(mcds_leaderboard_score(lb, BYTES("a"), 1, &found, &v, NULL)),
+            NULL_CASE(mcds_leaderboard_clear(NULL)),
+            NULL_CASE(mcds_entry_list_len(NULL, &n)),
+            NULL_CASE(mcds_entry_list_len(no_list, NULL)),
+            NULL_CASE(mcds_entry_list_get(NULL, 0, &data, &n, &v, &err)),
+            NULL_CASE(mcds_entry_list_get(no_list, 0, NULL, &n, &v, &err)),
+            NULL_CASE(mcds_entry_list_get(no_list, 0, &data, NULL, &v, &err)),
+            NULL_CASE(mcds_entry_list_get(no_list, 0, &data, &n, NULL, &err)),
+            NULL_CASE(mcds_entry_list_get(no_list, 0, &data, &n, &v, NULL)),
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             checks++;
@@ -2598,6 +2804,155 @@ static void packed_series(mcds_store *store) {
     mcds_packed_series_free(wide);
     mcds_packed_series_free(widest);
     mcds_packed_series_free(reopened);
+    }
+    mcds_leaderboard_free(lb);
+    mcds_leaderboard_free(NULL);
+    mcds_entry_list_free(NULL);
+}
+
+/* ---- ScalableBloomFilter: grows layers, never forgets. ---- */
+
+#define SB_ADDED 1000
+
+static void scalable_blooms(mcds_store *store) {
+    mcds_scalable_bloom *sb = NULL, *g = NULL, *no_sb = (mcds_scalable_bloom *)0x1;
+    char names[2 * SB_ADDED][8];
+    const uint8_t *elements[2 * SB_ADDED];
+    size_t lens[2 * SB_ADDED], layers = 777, n = 0, new_count = 0, false_positives = 0;
+    bool contained[2 * SB_ADDED], b = false, all = true;
+    const uint8_t *data = NULL;
+
+    for (int i = 0; i < 2 * SB_ADDED; i++) {
+        lens[i] = (size_t)snprintf(names[i], sizeof names[i], "e%d", i);
+        elements[i] = BYTES(names[i]);
+    }
+    EXPECT_CODE(mcds_scalable_bloom_new(store, "c-sbloom", 0, 0.01, &no_sb), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_scalable_bloom_new(store, "c-sbloom", 100, 1.5, &no_sb), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_scalable_bloom_new(store, "c-sbloom", 100, 0.0, &no_sb), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_scalable_bloom_new(store, "", 100, 0.01, &no_sb), MCDS_INVALID_KEY);
+    EXPECT(no_sb == (mcds_scalable_bloom *)0x1);
+    OK(mcds_scalable_bloom_new(store, "c-sbloom", 100, 0.01, &sb));
+    OK(mcds_scalable_bloom_header_key(sb, &data, &n));
+    EXPECT(n == strlen("sbloom:c-sbloom:meta") && memcmp(data, "sbloom:c-sbloom:meta", n) == 0);
+    OK(mcds_scalable_bloom_layers(sb, &layers));
+    EXPECT(layers == 1);
+
+    /* 1000 elements into a first layer of 100: 100, 200, 400, 800. */
+    for (int i = 0; i < SB_ADDED; i++) {
+        OK(mcds_scalable_bloom_add(sb, elements[i], lens[i], &b));
+        new_count += b;
+    }
+    EXPECT(new_count > SB_ADDED - 20); /* a few false positives at most */
+    OK(mcds_scalable_bloom_layers(sb, &layers));
+    EXPECT(layers >= 4 && layers <= 6);
+    OK(mcds_scalable_bloom_add(sb, elements[7], lens[7], &b));
+    EXPECT(!b); /* already in */
+    OK(mcds_scalable_bloom_contains_many(sb, elements, lens, 2 * SB_ADDED, contained));
+    for (int i = 0; i < SB_ADDED; i++) {
+        all = all && contained[i];
+    }
+    EXPECT(all); /* no false negatives */
+    for (int i = SB_ADDED; i < 2 * SB_ADDED; i++) {
+        false_positives += contained[i];
+    }
+    EXPECT(false_positives < 30); /* rate 0.01: about 10 expected */
+    for (int i = 0; i < 2 * SB_ADDED; i += 97) {
+        OK(mcds_scalable_bloom_contains(sb, elements[i], lens[i], &b));
+        EXPECT(b == contained[i]);
+    }
+    OK(mcds_scalable_bloom_contains_many(sb, NULL, NULL, 0, NULL));
+
+    /* Growth: out of range is refused; a filter made with growth 2 is not
+     * misread with growth 4; a fresh one with 4 has fewer layers. */
+    EXPECT_CODE(mcds_scalable_bloom_with_growth(sb, 0, &g), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_scalable_bloom_with_growth(sb, 17, &g), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_scalable_bloom_with_growth(sb, UINT32_MAX, &g), MCDS_INVALID_ARGUMENT);
+    EXPECT(strstr(mcds_last_error_message(), "1 to 16") != NULL);
+    EXPECT(g == NULL);
+    OK(mcds_scalable_bloom_with_growth(sb, 4, &g));
+    EXPECT_CODE(mcds_scalable_bloom_contains(g, elements[0], lens[0], &b), MCDS_CORRUPT);
+    mcds_scalable_bloom_free(g);
+    {
+        mcds_scalable_bloom *fresh = NULL;
+        size_t g_layers = 0;
+        OK(mcds_scalable_bloom_new(store, "c-sbloom-g4", 100, 0.01, &fresh));
+        OK(mcds_scalable_bloom_with_growth(fresh, 4, &g));
+        mcds_scalable_bloom_free(fresh);
+        for (int i = 0; i < SB_ADDED; i++) {
+            OK(mcds_scalable_bloom_add(g, elements[i], lens[i], &b));
+        }
+        OK(mcds_scalable_bloom_layers(g, &g_layers));
+        EXPECT(g_layers >= 2 && g_layers < layers); /* 100, 400, 1600 */
+        OK(mcds_scalable_bloom_contains_many(g, elements, lens, SB_ADDED, contained));
+        all = true;
+        for (int i = 0; i < SB_ADDED; i++) {
+            all = all && contained[i];
+        }
+        EXPECT(all);
+        OK(mcds_scalable_bloom_clear(g));
+        mcds_scalable_bloom_free(g);
+    }
+
+    /* Batches: bad input in every position writes nothing. */
+    {
+        const uint8_t *with_null[2] = {BYTES("a"), NULL};
+        size_t null_lens[2] = {1, 1}, huge_lens[2] = {1, SIZE_MAX};
+        bool kept[2] = {true, true};
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(NULL, elements, lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, NULL, lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, elements, NULL, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, elements, lens, 2, NULL), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, with_null, null_lens, 2, kept), MCDS_NULL_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, elements, huge_lens, 2, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, elements, lens, SIZE_MAX, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_contains_many(sb, elements, lens, 1000001, kept), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_scalable_bloom_add(sb, BYTES("a"), SIZE_MAX, &b), MCDS_INVALID_ARGUMENT);
+        EXPECT(kept[0] && kept[1]);
+    }
+
+    /* The empty element is an element. */
+    OK(mcds_scalable_bloom_add(sb, NULL, 0, &b));
+    OK(mcds_scalable_bloom_contains(sb, NULL, 0, &b));
+    EXPECT(b);
+
+    OK(mcds_scalable_bloom_clear(sb));
+    OK(mcds_scalable_bloom_layers(sb, &layers));
+    EXPECT(layers == 1);
+    OK(mcds_scalable_bloom_contains(sb, elements[7], lens[7], &b));
+    EXPECT(!b);
+    OK(mcds_scalable_bloom_clear(sb)); /* already empty: fine */
+
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_scalable_bloom_new(NULL, "s", 100, 0.01, &sb)),
+            NULL_CASE(mcds_scalable_bloom_new(store, NULL, 100, 0.01, &sb)),
+            NULL_CASE(mcds_scalable_bloom_new(store, "s", 100, 0.01, NULL)),
+            NULL_CASE(mcds_scalable_bloom_with_growth(NULL, 4, &g)),
+            NULL_CASE(mcds_scalable_bloom_with_growth(sb, 4, NULL)),
+            NULL_CASE(mcds_scalable_bloom_header_key(NULL, &data, &n)),
+            NULL_CASE(mcds_scalable_bloom_header_key(sb, NULL, &n)),
+            NULL_CASE(mcds_scalable_bloom_header_key(sb, &data, NULL)),
+            NULL_CASE(mcds_scalable_bloom_add(NULL, BYTES("a"), 1, &b)),
+            NULL_CASE(mcds_scalable_bloom_add(sb, NULL, 1, &b)),
+            NULL_CASE(mcds_scalable_bloom_add(sb, BYTES("a"), 1, NULL)),
+            NULL_CASE(mcds_scalable_bloom_contains(NULL, BYTES("a"), 1, &b)),
+            NULL_CASE(mcds_scalable_bloom_contains(sb, NULL, 1, &b)),
+            NULL_CASE(mcds_scalable_bloom_contains(sb, BYTES("a"), 1, NULL)),
+            NULL_CASE(mcds_scalable_bloom_layers(NULL, &layers)),
+            NULL_CASE(mcds_scalable_bloom_layers(sb, NULL)),
+            NULL_CASE(mcds_scalable_bloom_clear(NULL)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+    }
+    mcds_scalable_bloom_free(sb);
+    mcds_scalable_bloom_free(NULL);
 }
 
 /* 4 forked processes x 10 000 increments: exactly 40 000. */
@@ -2757,6 +3112,10 @@ int main(void) {
     timeseries(memcached);
     packed_series(memory);
     packed_series(memcached);
+    leaderboards(memory);
+    leaderboards(memcached);
+    scalable_blooms(memory);
+    scalable_blooms(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }

@@ -15,8 +15,9 @@ Structures: :class:`Counter`, :class:`ShadowCounter`,
 :class:`ViewCounter`, :class:`Lock`, :class:`Set`, :class:`ShardedSet`,
 :class:`IntArray`, :class:`WindowCounter`, :class:`RateLimiter`,
 :class:`EventLog`, :class:`Table`, :class:`HyperLogLog`,
-:class:`BloomFilter`, :class:`ActivityBitmap`, :class:`TimeSeries` and
-:class:`PackedSeries`, each made by a method of :class:`Store` or by its
+:class:`BloomFilter`, :class:`ActivityBitmap`, :class:`TimeSeries`,
+:class:`PackedSeries`, :class:`Leaderboard` and
+:class:`ScalableBloomFilter`, each made by a method of :class:`Store` or by its
 constructor (``mcds.Counter(store, "hits")``). Names, members and values
 take ``str`` (as UTF-8) or bytes; what comes back is ``bytes``. Errors are
 :class:`Error` subclasses, one per result code (see :mod:`mcds.errors`).
@@ -36,8 +37,10 @@ from ._eventlog import Cursor, Event, EventLog
 from . import _ffi
 from ._hll import HyperLogLog
 from ._int_array import IntArray
+from ._leaderboard import BoardSummary, Entry, Leaderboard
 from ._limiter import Decision, RateLimiter
 from ._lock import Lock
+from ._scalable_bloom import ScalableBloomFilter
 from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
@@ -110,6 +113,10 @@ __all__ = [
     "Bucket",
     "PackedSeries",
     "Slot",
+    "Leaderboard",
+    "Entry",
+    "BoardSummary",
+    "ScalableBloomFilter",
     "Error",
     "NullArgument",
     "InvalidUtf8",

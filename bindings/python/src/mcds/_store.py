@@ -14,8 +14,10 @@ from .errors import InvalidArgument
 from ._handle import U32_MAX, Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
 from ._hll import HyperLogLog
 from ._int_array import IntArray
+from ._leaderboard import Leaderboard
 from ._limiter import RateLimiter
 from ._lock import Lock
+from ._scalable_bloom import ScalableBloomFilter
 from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
@@ -335,3 +337,12 @@ class Store(Handle):
         return PackedSeries(
             self, name, slot_ms=slot_ms, slots_per_period=slots_per_period, width=width, retention_ms=retention_ms
         )
+    def leaderboard(self, name: Data, capacity: int) -> Leaderboard:
+        """The leaderboard ``name``: see :class:`~mcds.Leaderboard`."""
+        return Leaderboard(self, name, capacity=capacity)
+
+    def scalable_bloom_filter(
+        self, name: Data, initial_capacity: int, error_rate: float = 0.01
+    ) -> ScalableBloomFilter:
+        """The scalable Bloom filter ``name``: see :class:`~mcds.ScalableBloomFilter`."""
+        return ScalableBloomFilter(self, name, initial_capacity=initial_capacity, error_rate=error_rate)
