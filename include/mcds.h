@@ -51,6 +51,37 @@ typedef struct mcds_bytes_list mcds_bytes_list;
 typedef struct mcds_counter mcds_counter;
 
 /*
+ A counter map: named fields, each an atomic signed counter, listed and
+ read all at once (Redis' HINCRBY, HINCRBYFLOAT, HGET, HGETALL, HKEYS,
+ HDEL, HLEN). What crosses the boundary, exactly:
+
+ * **Fields** are UTF-8 byte strings given as a pointer and a length (1
+   to 1024 bytes; any UTF-8, a NUL included), as they come back from
+   `mcds_counter_map_fields` and `mcds_counter_map_get_all` (items of an
+   `mcds_bytes_list`). Bytes that are not UTF-8 are `MCDS_INVALID_UTF8`;
+   an empty or longer field is `MCDS_INVALID_ARGUMENT`.
+ * **Whole values** (`_incr`, `_get`, `_get_all`) are `int64_t` counts
+   of the map's units, `10^-scale`: whole units (scale 0) unless the
+   handle came from `mcds_counter_map_with_scale`. A field holds −2^61 to
+   2^61 − 1 units.
+ * **Decimals** (`_incr_decimal`, `_get_decimal`, `_get_all_decimal`)
+   are text: an amount goes in as a NUL-terminated `[+-]digits[.digits]`
+   parsed exactly at the map's scale (more places than the scale, unless
+   zeros, is `MCDS_INVALID_ARGUMENT`: nothing is rounded), and a value
+   comes out as text with exactly `scale` places (`"100.0"`, `"-0.25"`).
+   Text carries every digit at any scale and no double is involved: 0.1
+   added 1000 times at scale 1 is exactly `"100.0"`. Bindings turn it
+   into their exact decimal type. Only `mcds_counter_map_incr_f64` takes
+   a `double`, rounded to the scale from its shortest decimal form.
+
+ Strings handed out (decimals, the name, keys) are the caller's, freed
+ with `mcds_string_free`; lists with `mcds_bytes_list_free` and
+ `mcds_int_list_free` (`get_all` gives two parallel lists, as
+ `mcds_table_entries` does).
+ */
+typedef struct mcds_counter_map mcds_counter_map;
+
+/*
  Events returned by `mcds_log_fetch` and `mcds_log_since`; read with `mcds_event_list_len` and
  `mcds_event_list_get`, free with `mcds_event_list_free`.
  */
@@ -735,6 +766,237 @@ mcds_result mcds_counter_reset(const mcds_counter *c);
  `c` must be NULL or a live counter, not used after this call.
  */
 void mcds_counter_free(mcds_counter *c);
+
+/*
+ Create the counter map `name` on `store`, counting whole units (scale
+ 0; see `mcds_counter_map_with_scale`). `*out` is a new handle the caller
+ owns: free it with `mcds_counter_map_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_new(const mcds_store *store, const char *name, mcds_counter_map **out);
+
+/*
+ A new handle on the same map counting units of `10^-places` (0 to 18,
+ else `MCDS_INVALID_ARGUMENT`): the decimal calls then read and write
+ text with `places` decimal places, and the whole-value calls count
+ those units. The scale is not stored: every client of a map must use
+ the same. `m` is unchanged and borrowed for the call. `*out` is a new
+ handle the caller owns: free it with `mcds_counter_map_free`.
+
+ # Safety
+ `m` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_with_scale(const mcds_counter_map *m,
+                                        uint32_t places,
+                                        mcds_counter_map **out);
+
+/*
+ The map's name, as a new NUL-terminated string in `*out_name` that the
+ caller owns: free it with `mcds_string_free`.
+
+ # Safety
+ `m` NULL or live; `out_name` NULL or writable.
+ */
+mcds_result mcds_counter_map_name(const mcds_counter_map *m, char **out_name);
+
+/*
+ The map's decimal places (0 to 18), in `*out_places`.
+
+ # Safety
+ `m` NULL or live; `out_places` NULL or writable.
+ */
+mcds_result mcds_counter_map_scale(const mcds_counter_map *m, uint32_t *out_places);
+
+/*
+ The memcached key of the map's field registry (with the store's
+ prefix), as a new NUL-terminated string in `*out_key` that the caller
+ owns: free it with `mcds_string_free`. For inspecting the map with
+ other tools.
+
+ # Safety
+ `m` NULL or live; `out_key` NULL or writable.
+ */
+mcds_result mcds_counter_map_registry_key(const mcds_counter_map *m, char **out_key);
+
+/*
+ The memcached key of `field`'s counter (`field_len` bytes, see the
+ module docs), as a new NUL-terminated string in `*out_key` that the
+ caller owns: free it with `mcds_string_free`. No round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes; `out_key`
+ NULL or writable.
+ */
+mcds_result mcds_counter_map_field_key(const mcds_counter_map *m,
+                                       const uint8_t *field,
+                                       uintptr_t field_len,
+                                       char **out_key);
+
+/*
+ HINCRBY: add `by` units (negative to subtract) to `field`, creating it
+ at `by` if it does not exist; the new value in `*out_value`. One round
+ trip, two on the field's first touch; atomic across every client.
+
+ A field holds −2^61 to 2^61 − 1 units; decrements stop at −2^61, and an
+ increment past 2^61 − 1 is undone and refused with
+ `MCDS_INVALID_ARGUMENT`. One call adds at most 2^56 − 1 either way,
+ else `MCDS_INVALID_ARGUMENT` before anything is sent. A counter another
+ program overwrote is `MCDS_NON_NUMERIC`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr(const mcds_counter_map *m,
+                                  const uint8_t *field,
+                                  uintptr_t field_len,
+                                  int64_t by,
+                                  int64_t *out_value);
+
+/*
+ HINCRBYFLOAT without float drift: add the exact decimal `amount` (a
+ NUL-terminated `[+-]digits[.digits]`, e.g. `"0.1"`, `"-3"`) at the
+ map's scale to `field`; the new value as a new NUL-terminated string in
+ `*out_value` (exactly `scale` places) that the caller owns: free it with
+ `mcds_string_free`. More places than the scale (unless zeros), any
+ other text, or an amount past the bounds of `mcds_counter_map_incr` is
+ `MCDS_INVALID_ARGUMENT`; `amount` not UTF-8 is `MCDS_INVALID_UTF8`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes; `amount`
+ NULL or NUL-terminated; `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr_decimal(const mcds_counter_map *m,
+                                          const uint8_t *field,
+                                          uintptr_t field_len,
+                                          const char *amount,
+                                          char **out_value);
+
+/*
+ Add `amount` to `field`, taking the double's shortest decimal form
+ (`0.1`, not 0.1000000000000000055…) rounded half away from zero to the
+ map's scale; the new value as text in `*out_value`, as
+ `mcds_counter_map_incr_decimal` gives it (free it with
+ `mcds_string_free`). NaN, infinities and amounts past the bounds are
+ `MCDS_INVALID_ARGUMENT`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr_f64(const mcds_counter_map *m,
+                                      const uint8_t *field,
+                                      uintptr_t field_len,
+                                      double amount,
+                                      char **out_value);
+
+/*
+ HGET: `field`'s value in units in `*out_value`, 0 if it does not exist.
+ One round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_get(const mcds_counter_map *m,
+                                 const uint8_t *field,
+                                 uintptr_t field_len,
+                                 int64_t *out_value);
+
+/*
+ `mcds_counter_map_get` as decimal text with exactly `scale` places
+ (`"0.0"` for a missing field at scale 1), a new NUL-terminated string in
+ `*out_value` that the caller owns: free it with `mcds_string_free`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_decimal(const mcds_counter_map *m,
+                                         const uint8_t *field,
+                                         uintptr_t field_len,
+                                         char **out_value);
+
+/*
+ HGETALL: every field with its value in units, in first-registration
+ order, as two parallel lists of the same length: the field names in
+ `*out_fields` (read with `mcds_bytes_list_get`) and the values in
+ `*out_values` (`mcds_int_list_get` or `mcds_int_list_data`). Both are
+ the caller's: free them with `mcds_bytes_list_free` and
+ `mcds_int_list_free`. A listed field whose counter is missing (removed
+ meanwhile, evicted) is left out. Two round trips (one for an empty
+ map); not a snapshot: increments between them may show for some fields.
+
+ # Safety
+ `m` NULL or live; `out_fields` and `out_values` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_all(const mcds_counter_map *m,
+                                     mcds_bytes_list **out_fields,
+                                     mcds_int_list **out_values);
+
+/*
+ `mcds_counter_map_get_all` with the values as decimal text (exactly
+ `scale` places, not NUL-terminated: each item has its length), in a
+ second `mcds_bytes_list` parallel to the fields. Both lists are the
+ caller's: free them with `mcds_bytes_list_free`.
+
+ # Safety
+ `m` NULL or live; `out_fields` and `out_values` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_all_decimal(const mcds_counter_map *m,
+                                             mcds_bytes_list **out_fields,
+                                             mcds_bytes_list **out_values);
+
+/*
+ HKEYS: the registered fields in first-registration order, as a new
+ list in `*out` that the caller owns (free it with
+ `mcds_bytes_list_free`). A field whose counter is missing is listed. One
+ round trip (two when it compacts the registry).
+
+ # Safety
+ `m` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_fields(const mcds_counter_map *m, mcds_bytes_list **out);
+
+/*
+ HLEN: how many fields are registered, in `*out_len`. One round trip.
+
+ # Safety
+ `m` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_counter_map_len(const mcds_counter_map *m, uintptr_t *out_len);
+
+/*
+ Whether no field is registered, in `*out_empty`. One round trip.
+
+ # Safety
+ `m` NULL or live; `out_empty` NULL or writable.
+ */
+mcds_result mcds_counter_map_is_empty(const mcds_counter_map *m, bool *out_empty);
+
+/*
+ HDEL: unregister `field` and delete its counter (in that order, one
+ batch); in `*out_existed` whether its counter existed. Removing a
+ missing field is not an error. One round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_existed` NULL or writable.
+ */
+mcds_result mcds_counter_map_remove(const mcds_counter_map *m,
+                                    const uint8_t *field,
+                                    uintptr_t field_len,
+                                    bool *out_existed);
+
+/*
+ Free a counter map (NULL is a no-op).
+
+ # Safety
+ `m` must be NULL or a live counter map, not used after this call.
+ */
+void mcds_counter_map_free(mcds_counter_map *m);
 
 /*
  Create the shadow counter `name` over periods of `period_secs` seconds
