@@ -22,6 +22,7 @@ zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *p
 	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce,
 	*php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce, *php_mcds_sharded_set_ce,
 	*php_mcds_int_array_ce, *php_mcds_cursor_ce;
+zend_class_entry *php_mcds_counter_map_ce;
 
 zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
@@ -406,6 +407,8 @@ static PHP_MINIT_FUNCTION(mcds)
 	php_mcds_view_counter_ce = register_class_Mcds_ViewCounter();
 	php_mcds_sharded_set_ce = register_class_Mcds_ShardedSet();
 	php_mcds_int_array_ce = register_class_Mcds_IntArray();
+	php_mcds_counter_map_ce = register_class_Mcds_CounterMap();
+	php_mcds_counter_map_ce->create_object = php_mcds_create_object;
 	zend_class_entry *with_handles[] = {
 		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
 		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,

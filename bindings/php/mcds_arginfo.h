@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 3f9b0f5d183fba894be8ef23db49052b1208efb1 */
+ * Stub hash: dca656e34e7f488f97ad7fa9489acbbbba30523f */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -37,6 +37,11 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counterMap, 0, 1, Mcds\\CounterMap, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, scale, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_lock, 0, 1, Mcds\\Lock, 0)
@@ -289,6 +294,61 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_IntArray_clear arginfo_class_Mcds_Counter_reset
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_CounterMap___construct, 0, 0, 2)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, scale, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_CounterMap_withScale, 0, 1, Mcds\\CounterMap, 0)
+	ZEND_ARG_TYPE_INFO(0, places, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_CounterMap_name arginfo_Mcds_version
+
+#define arginfo_class_Mcds_CounterMap_scale arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_CounterMap_registryKey arginfo_Mcds_version
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_fieldKey, 0, 1, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incr, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, by, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incrDecimal, 0, 2, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, amount, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incrF64, 0, 2, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, amount, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_get, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_CounterMap_getDecimal arginfo_class_Mcds_CounterMap_fieldKey
+
+#define arginfo_class_Mcds_CounterMap_getAll arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_getAllDecimal arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_fields arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_len arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_CounterMap_isEmpty arginfo_class_Mcds_Lock_isLost
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_remove, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_WindowCounter___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
@@ -456,6 +516,7 @@ ZEND_METHOD(Mcds_Store, fromUrl);
 ZEND_METHOD(Mcds_Store, withPrefix);
 ZEND_METHOD(Mcds_Store, update);
 ZEND_METHOD(Mcds_Store, counter);
+ZEND_METHOD(Mcds_Store, counterMap);
 ZEND_METHOD(Mcds_Store, lock);
 ZEND_METHOD(Mcds_Store, shadowCounter);
 ZEND_METHOD(Mcds_Store, viewCounter);
@@ -524,6 +585,23 @@ ZEND_METHOD(Mcds_IntArray, remove);
 ZEND_METHOD(Mcds_IntArray, contains);
 ZEND_METHOD(Mcds_IntArray, members);
 ZEND_METHOD(Mcds_IntArray, clear);
+ZEND_METHOD(Mcds_CounterMap, __construct);
+ZEND_METHOD(Mcds_CounterMap, withScale);
+ZEND_METHOD(Mcds_CounterMap, name);
+ZEND_METHOD(Mcds_CounterMap, scale);
+ZEND_METHOD(Mcds_CounterMap, registryKey);
+ZEND_METHOD(Mcds_CounterMap, fieldKey);
+ZEND_METHOD(Mcds_CounterMap, incr);
+ZEND_METHOD(Mcds_CounterMap, incrDecimal);
+ZEND_METHOD(Mcds_CounterMap, incrF64);
+ZEND_METHOD(Mcds_CounterMap, get);
+ZEND_METHOD(Mcds_CounterMap, getDecimal);
+ZEND_METHOD(Mcds_CounterMap, getAll);
+ZEND_METHOD(Mcds_CounterMap, getAllDecimal);
+ZEND_METHOD(Mcds_CounterMap, fields);
+ZEND_METHOD(Mcds_CounterMap, len);
+ZEND_METHOD(Mcds_CounterMap, isEmpty);
+ZEND_METHOD(Mcds_CounterMap, remove);
 ZEND_METHOD(Mcds_WindowCounter, __construct);
 ZEND_METHOD(Mcds_WindowCounter, incr);
 ZEND_METHOD(Mcds_WindowCounter, value);
@@ -583,6 +661,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, update, arginfo_class_Mcds_Store_update, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, counterMap, arginfo_class_Mcds_Store_counterMap, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, shadowCounter, arginfo_class_Mcds_Store_shadowCounter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, viewCounter, arginfo_class_Mcds_Store_viewCounter, ZEND_ACC_PUBLIC)
@@ -686,6 +765,28 @@ static const zend_function_entry class_Mcds_IntArray_methods[] = {
 	ZEND_ME(Mcds_IntArray, contains, arginfo_class_Mcds_IntArray_contains, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_IntArray, members, arginfo_class_Mcds_IntArray_members, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_IntArray, clear, arginfo_class_Mcds_IntArray_clear, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_CounterMap_methods[] = {
+	ZEND_ME(Mcds_CounterMap, __construct, arginfo_class_Mcds_CounterMap___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, withScale, arginfo_class_Mcds_CounterMap_withScale, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, name, arginfo_class_Mcds_CounterMap_name, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, scale, arginfo_class_Mcds_CounterMap_scale, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, registryKey, arginfo_class_Mcds_CounterMap_registryKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, fieldKey, arginfo_class_Mcds_CounterMap_fieldKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incr, arginfo_class_Mcds_CounterMap_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incrDecimal, arginfo_class_Mcds_CounterMap_incrDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incrF64, arginfo_class_Mcds_CounterMap_incrF64, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, get, arginfo_class_Mcds_CounterMap_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getDecimal, arginfo_class_Mcds_CounterMap_getDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getAll, arginfo_class_Mcds_CounterMap_getAll, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getAllDecimal, arginfo_class_Mcds_CounterMap_getAllDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, fields, arginfo_class_Mcds_CounterMap_fields, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, len, arginfo_class_Mcds_CounterMap_len, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, isEmpty, arginfo_class_Mcds_CounterMap_isEmpty, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, remove, arginfo_class_Mcds_CounterMap_remove, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -959,6 +1060,17 @@ static zend_class_entry *register_class_Mcds_IntArray(void)
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "IntArray", class_Mcds_IntArray_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_CounterMap(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "CounterMap", class_Mcds_CounterMap_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
