@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 from . import errors
 from ._ffi import ffi, lib
-from ._handle import Data, Handle, _bytes, data_arg, display, int_arg, name_arg, take_bytes_list
+from ._handle import U32_MAX, Data, Handle, _bytes, data_arg, display, int_arg, name_arg, take_bytes_list
 from ._int_array import I64_MAX, I64_MIN, _take_int_list
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class CounterMap(Handle):
     def with_scale(self, places: int) -> "CounterMap":
         """A new ``CounterMap`` on the same map counting units of
         ``10**-places`` (0 to 18). This object is unchanged."""
-        return self._twin(lib.mcds_counter_map_with_scale, int_arg(places, "places", 0, 2**32 - 1))
+        return self._twin(lib.mcds_counter_map_with_scale, int_arg(places, "places", 0, U32_MAX))
 
     @property
     def name(self) -> str:
