@@ -2312,9 +2312,12 @@ static void counter_maps(mcds_store *store) {
     OK(mcds_counter_map_scale(plain, &places));
     EXPECT(places == 0); /* unchanged */
     for (int i = 0; i < 1000; i++) {
-        OK(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "0.1", &s));
+        char *t = NULL;
+        OK(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "0.1", &t));
         if (i < 999) {
-            mcds_string_free(s);
+            mcds_string_free(t);
+        } else {
+            s = t;
         }
     }
     EXPECT_TEXT(s, "100.0");
