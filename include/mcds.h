@@ -59,6 +59,44 @@ typedef struct mcds_bytes_list mcds_bytes_list;
 typedef struct mcds_counter mcds_counter;
 
 /*
+ A counter map: named fields, each an atomic signed counter, listed and
+ read all at once (Redis' HINCRBY, HINCRBYFLOAT, HGET, HGETALL, HKEYS,
+ HDEL, HLEN). What crosses the boundary, exactly:
+
+ * **Fields** are UTF-8 byte strings given as a pointer and a length (1
+   to 1024 bytes; any UTF-8, a NUL included), as they come back from
+   `mcds_counter_map_fields` and `mcds_counter_map_get_all` (items of an
+   `mcds_bytes_list`). Bytes that are not UTF-8 are `MCDS_INVALID_UTF8`;
+   an empty or longer field is `MCDS_INVALID_ARGUMENT`.
+ * **Whole values** (`_incr`, `_get`, `_get_all`) are `int64_t` counts
+   of the map's units, `10^-scale`: whole units (scale 0) unless the
+   handle came from `mcds_counter_map_with_scale`. A field holds −2^61 to
+   2^61 − 1 units.
+ * **Decimals** (`_incr_decimal`, `_get_decimal`, `_get_all_decimal`)
+   are text: an amount goes in as a NUL-terminated `[+-]digits[.digits]`
+   parsed exactly at the map's scale (more places than the scale, unless
+   zeros, is `MCDS_INVALID_ARGUMENT`: nothing is rounded), and a value
+   comes out as text with exactly `scale` places (`"100.0"`, `"-0.25"`).
+   Text carries every digit at any scale and no double is involved: 0.1
+   added 1000 times at scale 1 is exactly `"100.0"`. Bindings turn it
+   into their exact decimal type. Only `mcds_counter_map_incr_f64` takes
+   a `double`, rounded to the scale from its shortest decimal form.
+
+ Strings handed out (decimals, the name, keys) are the caller's, freed
+ with `mcds_string_free`; lists with `mcds_bytes_list_free` and
+ `mcds_int_list_free` (`get_all` gives two parallel lists, as
+ `mcds_table_entries` does).
+ */
+typedef struct mcds_counter_map mcds_counter_map;
+
+/*
+ Leaderboard entries returned by `mcds_leaderboard_top`, largest count
+ first; read with `mcds_entry_list_len` and `mcds_entry_list_get`, free
+ with `mcds_entry_list_free`.
+ */
+typedef struct mcds_entry_list mcds_entry_list;
+
+/*
  Events returned by `mcds_log_fetch` and `mcds_log_since`; read with `mcds_event_list_len` and
  `mcds_event_list_get`, free with `mcds_event_list_free`.
  */
@@ -82,6 +120,12 @@ typedef struct mcds_int_array mcds_int_array;
 typedef struct mcds_int_list mcds_int_list;
 
 /*
+ A leaderboard: members with counts, exact while at most `capacity`
+ distinct members were counted, each count within its error past that.
+ */
+typedef struct mcds_leaderboard mcds_leaderboard;
+
+/*
  A rate limiter: at most `limit` requests per window.
  */
 typedef struct mcds_limiter mcds_limiter;
@@ -101,6 +145,13 @@ typedef struct mcds_log mcds_log;
  into one item per period.
  */
 typedef struct mcds_packed_series mcds_packed_series;
+
+/*
+ A scalable Bloom filter: a first layer for `initial_capacity` elements,
+ then larger layers as it fills, for a compound false-positive rate
+ below the one it was created with.
+ */
+typedef struct mcds_scalable_bloom mcds_scalable_bloom;
 
 /*
  A set of byte strings.
@@ -329,6 +380,35 @@ typedef struct {
    */
   uint64_t seen_at_ms;
 } mcds_cursor;
+
+/*
+ What `mcds_leaderboard_summary` reports about a whole board. A plain
+ value the caller owns.
+ */
+typedef struct {
+  /*
+   How many members the board keeps (its capacity).
+   */
+  uint32_t capacity;
+  /*
+   `N`: the sum of every increment ever applied.
+   */
+  uint64_t total;
+  /*
+   Whether every count is exact (no member was ever replaced).
+   */
+  bool exact;
+  /*
+   The most a count on the board overestimates, and the most a member
+   off the board can have been counted: 0 while exact, else at most
+   `total / capacity`.
+   */
+  uint64_t max_error;
+  /*
+   How many members are on the board.
+   */
+  uintptr_t members;
+} mcds_board_summary;
 
 /*
  One resolution of a time series: buckets of `step_ms`, readable for
@@ -850,6 +930,237 @@ mcds_result mcds_counter_reset(const mcds_counter *c);
  `c` must be NULL or a live counter, not used after this call.
  */
 void mcds_counter_free(mcds_counter *c);
+
+/*
+ Create the counter map `name` on `store`, counting whole units (scale
+ 0; see `mcds_counter_map_with_scale`). `*out` is a new handle the caller
+ owns: free it with `mcds_counter_map_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_new(const mcds_store *store, const char *name, mcds_counter_map **out);
+
+/*
+ A new handle on the same map counting units of `10^-places` (0 to 18,
+ else `MCDS_INVALID_ARGUMENT`): the decimal calls then read and write
+ text with `places` decimal places, and the whole-value calls count
+ those units. The scale is not stored: every client of a map must use
+ the same. `m` is unchanged and borrowed for the call. `*out` is a new
+ handle the caller owns: free it with `mcds_counter_map_free`.
+
+ # Safety
+ `m` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_with_scale(const mcds_counter_map *m,
+                                        uint32_t places,
+                                        mcds_counter_map **out);
+
+/*
+ The map's name, as a new NUL-terminated string in `*out_name` that the
+ caller owns: free it with `mcds_string_free`.
+
+ # Safety
+ `m` NULL or live; `out_name` NULL or writable.
+ */
+mcds_result mcds_counter_map_name(const mcds_counter_map *m, char **out_name);
+
+/*
+ The map's decimal places (0 to 18), in `*out_places`.
+
+ # Safety
+ `m` NULL or live; `out_places` NULL or writable.
+ */
+mcds_result mcds_counter_map_scale(const mcds_counter_map *m, uint32_t *out_places);
+
+/*
+ The memcached key of the map's field registry (with the store's
+ prefix), as a new NUL-terminated string in `*out_key` that the caller
+ owns: free it with `mcds_string_free`. For inspecting the map with
+ other tools.
+
+ # Safety
+ `m` NULL or live; `out_key` NULL or writable.
+ */
+mcds_result mcds_counter_map_registry_key(const mcds_counter_map *m, char **out_key);
+
+/*
+ The memcached key of `field`'s counter (`field_len` bytes, see the
+ module docs), as a new NUL-terminated string in `*out_key` that the
+ caller owns: free it with `mcds_string_free`. No round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes; `out_key`
+ NULL or writable.
+ */
+mcds_result mcds_counter_map_field_key(const mcds_counter_map *m,
+                                       const uint8_t *field,
+                                       uintptr_t field_len,
+                                       char **out_key);
+
+/*
+ HINCRBY: add `by` units (negative to subtract) to `field`, creating it
+ at `by` if it does not exist; the new value in `*out_value`. One round
+ trip, two on the field's first touch; atomic across every client.
+
+ A field holds −2^61 to 2^61 − 1 units; decrements stop at −2^61, and an
+ increment past 2^61 − 1 is undone and refused with
+ `MCDS_INVALID_ARGUMENT`. One call adds at most 2^56 − 1 either way,
+ else `MCDS_INVALID_ARGUMENT` before anything is sent. A counter another
+ program overwrote is `MCDS_NON_NUMERIC`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr(const mcds_counter_map *m,
+                                  const uint8_t *field,
+                                  uintptr_t field_len,
+                                  int64_t by,
+                                  int64_t *out_value);
+
+/*
+ HINCRBYFLOAT without float drift: add the exact decimal `amount` (a
+ NUL-terminated `[+-]digits[.digits]`, e.g. `"0.1"`, `"-3"`) at the
+ map's scale to `field`; the new value as a new NUL-terminated string in
+ `*out_value` (exactly `scale` places) that the caller owns: free it with
+ `mcds_string_free`. More places than the scale (unless zeros), any
+ other text, or an amount past the bounds of `mcds_counter_map_incr` is
+ `MCDS_INVALID_ARGUMENT`; `amount` not UTF-8 is `MCDS_INVALID_UTF8`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes; `amount`
+ NULL or NUL-terminated; `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr_decimal(const mcds_counter_map *m,
+                                          const uint8_t *field,
+                                          uintptr_t field_len,
+                                          const char *amount,
+                                          char **out_value);
+
+/*
+ Add `amount` to `field`, taking the double's shortest decimal form
+ (`0.1`, not 0.1000000000000000055…) rounded half away from zero to the
+ map's scale; the new value as text in `*out_value`, as
+ `mcds_counter_map_incr_decimal` gives it (free it with
+ `mcds_string_free`). NaN, infinities and amounts past the bounds are
+ `MCDS_INVALID_ARGUMENT`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_incr_f64(const mcds_counter_map *m,
+                                      const uint8_t *field,
+                                      uintptr_t field_len,
+                                      double amount,
+                                      char **out_value);
+
+/*
+ HGET: `field`'s value in units in `*out_value`, 0 if it does not exist.
+ One round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_get(const mcds_counter_map *m,
+                                 const uint8_t *field,
+                                 uintptr_t field_len,
+                                 int64_t *out_value);
+
+/*
+ `mcds_counter_map_get` as decimal text with exactly `scale` places
+ (`"0.0"` for a missing field at scale 1), a new NUL-terminated string in
+ `*out_value` that the caller owns: free it with `mcds_string_free`.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_decimal(const mcds_counter_map *m,
+                                         const uint8_t *field,
+                                         uintptr_t field_len,
+                                         char **out_value);
+
+/*
+ HGETALL: every field with its value in units, in first-registration
+ order, as two parallel lists of the same length: the field names in
+ `*out_fields` (read with `mcds_bytes_list_get`) and the values in
+ `*out_values` (`mcds_int_list_get` or `mcds_int_list_data`). Both are
+ the caller's: free them with `mcds_bytes_list_free` and
+ `mcds_int_list_free`. A listed field whose counter is missing (removed
+ meanwhile, evicted) is left out. Two round trips (one for an empty
+ map); not a snapshot: increments between them may show for some fields.
+
+ # Safety
+ `m` NULL or live; `out_fields` and `out_values` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_all(const mcds_counter_map *m,
+                                     mcds_bytes_list **out_fields,
+                                     mcds_int_list **out_values);
+
+/*
+ `mcds_counter_map_get_all` with the values as decimal text (exactly
+ `scale` places, not NUL-terminated: each item has its length), in a
+ second `mcds_bytes_list` parallel to the fields. Both lists are the
+ caller's: free them with `mcds_bytes_list_free`.
+
+ # Safety
+ `m` NULL or live; `out_fields` and `out_values` NULL or writable.
+ */
+mcds_result mcds_counter_map_get_all_decimal(const mcds_counter_map *m,
+                                             mcds_bytes_list **out_fields,
+                                             mcds_bytes_list **out_values);
+
+/*
+ HKEYS: the registered fields in first-registration order, as a new
+ list in `*out` that the caller owns (free it with
+ `mcds_bytes_list_free`). A field whose counter is missing is listed. One
+ round trip (two when it compacts the registry).
+
+ # Safety
+ `m` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_counter_map_fields(const mcds_counter_map *m, mcds_bytes_list **out);
+
+/*
+ HLEN: how many fields are registered, in `*out_len`. One round trip.
+
+ # Safety
+ `m` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_counter_map_len(const mcds_counter_map *m, uintptr_t *out_len);
+
+/*
+ Whether no field is registered, in `*out_empty`. One round trip.
+
+ # Safety
+ `m` NULL or live; `out_empty` NULL or writable.
+ */
+mcds_result mcds_counter_map_is_empty(const mcds_counter_map *m, bool *out_empty);
+
+/*
+ HDEL: unregister `field` and delete its counter (in that order, one
+ batch); in `*out_existed` whether its counter existed. Removing a
+ missing field is not an error. One round trip.
+
+ # Safety
+ `m` NULL or live; `field` NULL or `field_len` readable bytes;
+ `out_existed` NULL or writable.
+ */
+mcds_result mcds_counter_map_remove(const mcds_counter_map *m,
+                                    const uint8_t *field,
+                                    uintptr_t field_len,
+                                    bool *out_existed);
+
+/*
+ Free a counter map (NULL is a no-op).
+
+ # Safety
+ `m` must be NULL or a live counter map, not used after this call.
+ */
+void mcds_counter_map_free(mcds_counter_map *m);
 
 /*
  Create the shadow counter `name` over periods of `period_secs` seconds
@@ -2203,6 +2514,197 @@ mcds_result mcds_bitmap_count(const mcds_bitmap *b, uint64_t first, uint64_t las
 void mcds_bitmap_free(mcds_bitmap *b);
 
 /*
+ Create the leaderboard `name`, exact up to `capacity` distinct members
+ and a Space-Saving sketch of `capacity` counters past that. Every
+ client must use the same capacity. `MCDS_INVALID_ARGUMENT` if
+ `capacity` is 0 or a full board (`capacity` members of up to 128 bytes,
+ 145 bytes each) would not fit the store's item limit (about 7 000 on
+ memcached's default 1 MiB). `*out` is a new handle the caller owns:
+ free it with `mcds_leaderboard_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_new(const mcds_store *store,
+                                 const char *name,
+                                 uint32_t capacity,
+                                 mcds_leaderboard **out);
+
+/*
+ A new handle on the same leaderboard whose increments give its item a
+ TTL of `ttl_secs` seconds, counted again from each increment: the whole
+ board is gone once it passes. 0 means never expires, as memcached's
+ exptime 0 (and as `mcds_leaderboard_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `lb` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_leaderboard_free`.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_with_ttl(const mcds_leaderboard *lb,
+                                      uint32_t ttl_secs,
+                                      mcds_leaderboard **out);
+
+/*
+ The memcached key the board lives under (the store's prefix included):
+ a pointer to its bytes in `*out_data` (owned by the handle, valid until
+ it is freed; not NUL-terminated) and their length in `*out_len`.
+
+ # Safety
+ `lb` NULL or live; `out_data` and `out_len` NULL or writable.
+ */
+mcds_result mcds_leaderboard_key(const mcds_leaderboard *lb,
+                                 const uint8_t **out_data,
+                                 uintptr_t *out_len);
+
+/*
+ The capacity the handle was created with, in `*out`. No round trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_capacity(const mcds_leaderboard *lb, uint32_t *out);
+
+/*
+ ZINCRBY: add `by` (at least 1) to the count of the member of `len`
+ bytes at `member` (at most 128 bytes; NULL is allowed when `len` is 0);
+ its new count in `*out_count` (exact while the board is exact, an upper
+ bound once sketched). One CAS read-modify-write, 2 round trips.
+ `MCDS_INVALID_ARGUMENT` for `by` = 0, a longer member, or a total that
+ would pass 2^64 - 1 (nothing is counted).
+
+ # Safety
+ `lb` NULL or live; `member` NULL or `len` readable bytes; `out_count`
+ NULL or writable.
+ */
+mcds_result mcds_leaderboard_incr(const mcds_leaderboard *lb,
+                                  const uint8_t *member,
+                                  uintptr_t len,
+                                  uint64_t by,
+                                  uint64_t *out_count);
+
+/*
+ Apply `count` increments, in order, in one CAS update (2 round trips,
+ whatever the count): increment `i` adds `bys[i]` (at least 1) to the
+ member of `lens[i]` bytes at `members[i]` (at most 128 bytes; NULL is
+ allowed when `lens[i]` is 0). The arrays are borrowed for the call and
+ may be NULL when `count` is 0 (nothing changes). At most 1 000 000
+ increments per call. Any bad increment (`bys[i]` = 0, a longer member)
+ is `MCDS_INVALID_ARGUMENT` and nothing is counted; so is a total that
+ would pass 2^64 - 1. A NULL array or member with a non-zero length is
+ `MCDS_NULL_ARGUMENT`.
+
+ # Safety
+ `lb` NULL or live; `members`, `lens` and `bys` NULL or `count` readable
+ values; each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_leaderboard_incr_many(const mcds_leaderboard *lb,
+                                       const uint8_t *const *members,
+                                       const uintptr_t *lens,
+                                       const uint64_t *bys,
+                                       uintptr_t count);
+
+/*
+ The whole board in `*out`: its capacity, total, whether it is exact,
+ its largest possible error and how many members it holds (all zero but
+ the capacity, and exact, for a board never counted). One round trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_summary(const mcds_leaderboard *lb, mcds_board_summary *out);
+
+/*
+ ZREVRANGE 0 k-1 WITHSCORES: the `k` members with the largest counts
+ (fewer if fewer are on the board; none for `k` = 0), largest first,
+ ties by member bytes, each with its count and error, in `*out`: a new
+ list the caller owns, to free with `mcds_entry_list_free`. One round
+ trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_top(const mcds_leaderboard *lb, uintptr_t k, mcds_entry_list **out);
+
+/*
+ ZSCORE of the member of `len` bytes at `member` (NULL is allowed when
+ `len` is 0): in `*out_found` whether it is on the board, and if so its
+ count in `*out_count` and how much that may overestimate its true count
+ in `*out_error` (both 0 when it is not: its true count is then at most
+ the summary's `max_error`). One round trip. All three outputs are
+ written on success.
+
+ # Safety
+ `lb` NULL or live; `member` NULL or `len` readable bytes; the outputs
+ NULL or writable.
+ */
+mcds_result mcds_leaderboard_score(const mcds_leaderboard *lb,
+                                   const uint8_t *member,
+                                   uintptr_t len,
+                                   bool *out_found,
+                                   uint64_t *out_count,
+                                   uint64_t *out_error);
+
+/*
+ Delete the board: it is empty again. One round trip; clearing a missing
+ board is not an error.
+
+ # Safety
+ `lb` NULL or live.
+ */
+mcds_result mcds_leaderboard_clear(const mcds_leaderboard *lb);
+
+/*
+ Free a leaderboard handle (NULL is a no-op).
+
+ # Safety
+ `lb` must be NULL or a live handle, not used after this call.
+ */
+void mcds_leaderboard_free(mcds_leaderboard *lb);
+
+/*
+ The number of entries in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_entry_list_len(const mcds_entry_list *list, uintptr_t *out_len);
+
+/*
+ Entry `index` of `list`: a pointer to its member's bytes (owned by the
+ list, valid until it is freed; not NUL-terminated) and their length,
+ its count, and how much the count may overestimate the member's true
+ count (its true count is between `count - error` and `count`; the error
+ is 0 while the board is exact). `MCDS_INVALID_ARGUMENT` if `index` is
+ out of range.
+
+ # Safety
+ `list` NULL or live; the outputs NULL or writable.
+ */
+mcds_result mcds_entry_list_get(const mcds_entry_list *list,
+                                uintptr_t index,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len,
+                                uint64_t *out_count,
+                                uint64_t *out_error);
+
+/*
+ Free an entry list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_entry_list_free(mcds_entry_list *list);
+
+/*
  Create the time series `name`, recording at each of the `count`
  resolutions at `resolutions` (1 to 8, distinct steps; the array is
  borrowed for the call). Every process recording into or reading the
@@ -2515,6 +3017,129 @@ mcds_result mcds_packed_series_sum(const mcds_packed_series *ps,
  `ps` must be NULL or a live packed series, not used after this call.
  */
 void mcds_packed_series_free(mcds_packed_series *ps);
+
+/*
+ Create the scalable Bloom filter `name`: a first layer for
+ `initial_capacity` elements, then layers twice as large (see
+ `mcds_scalable_bloom_with_growth`), for a compound false-positive rate
+ below `error_rate` (between 0 and 1, e.g. 0.01) however many elements
+ it takes. Every client must use the same numbers. `MCDS_INVALID_ARGUMENT`
+ for a capacity of 0 or a rate out of range. `*out` is a new handle the
+ caller owns: free it with `mcds_scalable_bloom_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_scalable_bloom_new(const mcds_store *store,
+                                    const char *name,
+                                    uint64_t initial_capacity,
+                                    double error_rate,
+                                    mcds_scalable_bloom **out);
+
+/*
+ A new handle on the same filter whose layers each hold `growth` (1 to
+ 16) times the previous one's capacity instead of 2 (RedisBloom's
+ `EXPANSION`): fewer layers to read per query, more memory ahead of need.
+ Every client must use the same growth. `MCDS_INVALID_ARGUMENT` out of
+ range. `sb` is unchanged and borrowed for the call. `*out` is a new
+ handle the caller owns: free it with `mcds_scalable_bloom_free`.
+
+ # Safety
+ `sb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_scalable_bloom_with_growth(const mcds_scalable_bloom *sb,
+                                            uint32_t growth,
+                                            mcds_scalable_bloom **out);
+
+/*
+ The memcached key of the filter's header item (its layer count; the
+ store's prefix included): a pointer to its bytes in `*out_data` (owned
+ by the handle, valid until it is freed; not NUL-terminated) and their
+ length in `*out_len`.
+
+ # Safety
+ `sb` NULL or live; `out_data` and `out_len` NULL or writable.
+ */
+mcds_result mcds_scalable_bloom_header_key(const mcds_scalable_bloom *sb,
+                                           const uint8_t **out_data,
+                                           uintptr_t *out_len);
+
+/*
+ Add the element of `len` bytes at `element` (NULL is allowed when `len`
+ is 0); in `*out_new` whether it was new (in no layer yet). 2 round
+ trips, 1 when it was already in, 2 more when the add fills the newest
+ layer and grows the filter.
+
+ # Safety
+ `sb` NULL or live; `element` NULL or `len` readable bytes; `out_new`
+ NULL or writable.
+ */
+mcds_result mcds_scalable_bloom_add(const mcds_scalable_bloom *sb,
+                                    const uint8_t *element,
+                                    uintptr_t len,
+                                    bool *out_new);
+
+/*
+ Whether the element may have been added (no false negatives; false
+ positives below the filter's rate), in `*out`. 1 round trip (2 when
+ another client grew the filter since this handle last looked).
+
+ # Safety
+ `sb` NULL or live; `element` NULL or `len` readable bytes; `out` NULL or
+ writable.
+ */
+mcds_result mcds_scalable_bloom_contains(const mcds_scalable_bloom *sb,
+                                         const uint8_t *element,
+                                         uintptr_t len,
+                                         bool *out);
+
+/*
+ Whether each of `count` elements may have been added, as
+ `mcds_scalable_bloom_contains` says: `out_contained[i]` for element `i`.
+ One read of the header and the blocks they fall in, in every layer.
+ Element `i` is the `lens[i]` bytes at `elements[i]` (any bytes; NULL is
+ allowed when `lens[i]` is 0); both arrays are borrowed for the call.
+ `out_contained` is the caller's array of `count` slots, written only on
+ success. All three arrays may be NULL when `count` is 0. At most
+ 1 000 000 elements per call (`MCDS_INVALID_ARGUMENT`); a NULL array or
+ element with a non-zero length is `MCDS_NULL_ARGUMENT`.
+
+ # Safety
+ `sb` NULL or live; `elements` and `lens` NULL or `count` readable values;
+ each `elements[i]` NULL or `lens[i]` readable bytes; `out_contained`
+ NULL or `count` writable slots.
+ */
+mcds_result mcds_scalable_bloom_contains_many(const mcds_scalable_bloom *sb,
+                                              const uint8_t *const *elements,
+                                              const uintptr_t *lens,
+                                              uintptr_t count,
+                                              bool *out_contained);
+
+/*
+ How many layers the filter has, in `*out` (1 until it first grows).
+ One round trip.
+
+ # Safety
+ `sb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_scalable_bloom_layers(const mcds_scalable_bloom *sb, uintptr_t *out);
+
+/*
+ Delete the header and every block of every layer: the filter is empty,
+ with one layer, again. On an error some items may be deleted already.
+
+ # Safety
+ `sb` NULL or live.
+ */
+mcds_result mcds_scalable_bloom_clear(const mcds_scalable_bloom *sb);
+
+/*
+ Free a scalable Bloom filter handle (NULL is a no-op).
+
+ # Safety
+ `sb` must be NULL or a live handle, not used after this call.
+ */
+void mcds_scalable_bloom_free(mcds_scalable_bloom *sb);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -22,7 +22,7 @@ zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *p
 	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce,
 	*php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce, *php_mcds_sharded_set_ce,
 	*php_mcds_int_array_ce, *php_mcds_cursor_ce, *php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
-zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce;
+zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
 
 zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
@@ -411,13 +411,14 @@ static PHP_MINIT_FUNCTION(mcds)
 	php_mcds_packed_series_ce = register_class_Mcds_PackedSeries();
 	php_mcds_leaderboard_ce = register_class_Mcds_Leaderboard();
 	php_mcds_scalable_bloom_ce = register_class_Mcds_ScalableBloomFilter();
+	php_mcds_counter_map_ce = register_class_Mcds_CounterMap();
 	zend_class_entry *with_handles[] = {
 		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
 		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,
 		php_mcds_hll_ce, php_mcds_bloom_ce, php_mcds_bitmap_ce, php_mcds_shadow_counter_ce,
 		php_mcds_view_counter_ce, php_mcds_sharded_set_ce, php_mcds_int_array_ce,
 		php_mcds_timeseries_ce, php_mcds_packed_series_ce,
-		php_mcds_leaderboard_ce, php_mcds_scalable_bloom_ce,
+		php_mcds_leaderboard_ce, php_mcds_scalable_bloom_ce, php_mcds_counter_map_ce,
 	};
 	for (size_t i = 0; i < sizeof(with_handles) / sizeof(with_handles[0]); i++) {
 		with_handles[i]->create_object = php_mcds_create_object;

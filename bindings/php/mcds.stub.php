@@ -104,6 +104,9 @@ namespace Mcds {
 
         public function counter(string $name): Counter {}
 
+        /** The counter map $name counting units of 10^-$scale (0 to 18 places). */
+        public function counterMap(string $name, int $scale = 0): CounterMap {}
+
         /** A lock: see Lock::__construct for the options. */
         public function lock(string $name, float $ttl = 30.0, bool $fencing = false, ?string $ownerLabel = null, ?float $backoffMin = null, ?float $backoffMax = null): Lock {}
 
@@ -550,6 +553,96 @@ namespace Mcds {
 
         /** Delete the array (every value). */
         public function clear(): void {}
+    }
+
+    /**
+     * Named fields, each an atomic signed counter, listed and read all at
+     * once: Redis' HINCRBY, HINCRBYFLOAT (without float drift), HGET,
+     * HGETALL, HKEYS, HDEL and HLEN. A field is 1 to 1024 bytes of UTF-8
+     * (else InvalidArgumentException, or InvalidKeyException for bytes that
+     * are not UTF-8) and holds -2^61 to 2^61 - 1 units: decrements stop at
+     * the bottom, an increment past the top is refused
+     * (InvalidArgumentException), and one call adds at most 2^56 - 1 units
+     * either way. With $scale decimal places a unit is 10^-$scale, and the
+     * *Decimal methods take and give decimal strings exactly ("0.1" added
+     * 1000 times is "100.0"; more places than the scale is an
+     * InvalidArgumentException, never rounded). Every client of a map must
+     * use the same scale.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class CounterMap
+    {
+        /** $scale: 0 to 18 decimal places. */
+        public function __construct(Store $store, string $name, int $scale = 0) {}
+
+        /** A new object on the same map counting units of 10^-$places (0 to 18). */
+        public function withScale(int $places): CounterMap {}
+
+        public function name(): string {}
+
+        /** The decimal places. */
+        public function scale(): int {}
+
+        /** The memcached key of the field registry (with the store's prefix). */
+        public function registryKey(): string {}
+
+        /** The memcached key of $field's counter. No round trip. */
+        public function fieldKey(string $field): string {}
+
+        /**
+         * Add $by units (negative to subtract) to $field, creating it at $by
+         * if it does not exist; the new value. One round trip (two on the
+         * field's first touch), atomic across every client.
+         */
+        public function incr(string $field, int $by = 1): int {}
+
+        /**
+         * Add the exact decimal $amount ("0.1", "-3": [+-]digits[.digits])
+         * at the map's scale; the new value with exactly scale places.
+         */
+        public function incrDecimal(string $field, string $amount): string {}
+
+        /**
+         * Add the float $amount, taken as its shortest decimal form (0.1)
+         * rounded half away from zero to the scale; the new value.
+         */
+        public function incrF64(string $field, float $amount): string {}
+
+        /** $field's value in units, 0 if it does not exist. */
+        public function get(string $field): int {}
+
+        /** get() as a decimal string with exactly scale places. */
+        public function getDecimal(string $field): string {}
+
+        /**
+         * Every field with its value in units, field => value, in
+         * first-registration order (a field whose counter is gone is left
+         * out). As in any PHP array, a field such as "42" becomes the int
+         * key 42. Two round trips, not a snapshot.
+         *
+         * @return array<string, int>
+         */
+        public function getAll(): array {}
+
+        /**
+         * getAll() with decimal strings.
+         *
+         * @return array<string, string>
+         */
+        public function getAllDecimal(): array {}
+
+        /** @return list<string> the registered fields in first-registration order */
+        public function fields(): array {}
+
+        /** How many fields are registered. */
+        public function len(): int {}
+
+        public function isEmpty(): bool {}
+
+        /** Unregister $field and delete its counter; whether its counter existed. */
+        public function remove(string $field): bool {}
     }
 
     /**

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: ea3168c9157b714a6da5a78a8dfda60911f4d8b1 */
+ * Stub hash: 5f3e82e256ddc360ff1dc9906b919ca974f2db25 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -37,6 +37,11 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counterMap, 0, 1, Mcds\\CounterMap, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, scale, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_lock, 0, 1, Mcds\\Lock, 0)
@@ -122,6 +127,17 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_packedSeries, 0,
 	ZEND_ARG_TYPE_INFO(0, slotsPerPeriod, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, width, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, retentionMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_leaderboard, 0, 2, Mcds\\Leaderboard, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, capacity, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_scalableBloomFilter, 0, 3, Mcds\\ScalableBloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, initialCapacity, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, errorRate, IS_DOUBLE, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Counter___construct, 0, 0, 2)
@@ -301,6 +317,61 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Mcds_IntArray_members arginfo_class_Mcds_Set_members
 
 #define arginfo_class_Mcds_IntArray_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_CounterMap___construct, 0, 0, 2)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, scale, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_CounterMap_withScale, 0, 1, Mcds\\CounterMap, 0)
+	ZEND_ARG_TYPE_INFO(0, places, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_CounterMap_name arginfo_Mcds_version
+
+#define arginfo_class_Mcds_CounterMap_scale arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_CounterMap_registryKey arginfo_Mcds_version
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_fieldKey, 0, 1, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incr, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, by, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incrDecimal, 0, 2, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, amount, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_incrF64, 0, 2, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, amount, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_get, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_CounterMap_getDecimal arginfo_class_Mcds_CounterMap_fieldKey
+
+#define arginfo_class_Mcds_CounterMap_getAll arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_getAllDecimal arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_fields arginfo_class_Mcds_Set_members
+
+#define arginfo_class_Mcds_CounterMap_len arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_CounterMap_isEmpty arginfo_class_Mcds_Lock_isLost
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_remove, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_WindowCounter___construct, 0, 0, 4)
 	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
@@ -554,6 +625,64 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_sum, 0, 
 	ZEND_ARG_TYPE_INFO(0, toMs, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_Leaderboard___construct, 0, 0, 3)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, capacity, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_key arginfo_Mcds_version
+
+#define arginfo_class_Mcds_Leaderboard_capacity arginfo_class_Mcds_Counter_get
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_incr, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, by, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_incrMany, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, increments, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_summary arginfo_class_Mcds_Set_members
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_top, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, k, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Leaderboard_score, 0, 1, IS_ARRAY, 1)
+	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_Leaderboard_clear arginfo_class_Mcds_Counter_reset
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Leaderboard_withTtl, 0, 1, Mcds\\Leaderboard, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_ScalableBloomFilter___construct, 0, 0, 4)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, initialCapacity, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, errorRate, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_ScalableBloomFilter_withGrowth, 0, 1, Mcds\\ScalableBloomFilter, 0)
+	ZEND_ARG_TYPE_INFO(0, growth, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Mcds_ScalableBloomFilter_headerKey arginfo_Mcds_version
+
+#define arginfo_class_Mcds_ScalableBloomFilter_add arginfo_class_Mcds_HyperLogLog_add
+
+#define arginfo_class_Mcds_ScalableBloomFilter_contains arginfo_class_Mcds_HyperLogLog_add
+
+#define arginfo_class_Mcds_ScalableBloomFilter_containsMany arginfo_class_Mcds_BloomFilter_containsMany
+
+#define arginfo_class_Mcds_ScalableBloomFilter_layers arginfo_class_Mcds_Counter_get
+
+#define arginfo_class_Mcds_ScalableBloomFilter_clear arginfo_class_Mcds_Counter_reset
+
 #define arginfo_class_Mcds_Exception_getResultName arginfo_Mcds_version
 
 
@@ -565,6 +694,7 @@ ZEND_METHOD(Mcds_Store, fromUrl);
 ZEND_METHOD(Mcds_Store, withPrefix);
 ZEND_METHOD(Mcds_Store, update);
 ZEND_METHOD(Mcds_Store, counter);
+ZEND_METHOD(Mcds_Store, counterMap);
 ZEND_METHOD(Mcds_Store, lock);
 ZEND_METHOD(Mcds_Store, shadowCounter);
 ZEND_METHOD(Mcds_Store, viewCounter);
@@ -580,6 +710,8 @@ ZEND_METHOD(Mcds_Store, bloomFilter);
 ZEND_METHOD(Mcds_Store, activityBitmap);
 ZEND_METHOD(Mcds_Store, timeSeries);
 ZEND_METHOD(Mcds_Store, packedSeries);
+ZEND_METHOD(Mcds_Store, leaderboard);
+ZEND_METHOD(Mcds_Store, scalableBloomFilter);
 ZEND_METHOD(Mcds_Counter, __construct);
 ZEND_METHOD(Mcds_Counter, withKey);
 ZEND_METHOD(Mcds_Counter, incr);
@@ -635,6 +767,23 @@ ZEND_METHOD(Mcds_IntArray, remove);
 ZEND_METHOD(Mcds_IntArray, contains);
 ZEND_METHOD(Mcds_IntArray, members);
 ZEND_METHOD(Mcds_IntArray, clear);
+ZEND_METHOD(Mcds_CounterMap, __construct);
+ZEND_METHOD(Mcds_CounterMap, withScale);
+ZEND_METHOD(Mcds_CounterMap, name);
+ZEND_METHOD(Mcds_CounterMap, scale);
+ZEND_METHOD(Mcds_CounterMap, registryKey);
+ZEND_METHOD(Mcds_CounterMap, fieldKey);
+ZEND_METHOD(Mcds_CounterMap, incr);
+ZEND_METHOD(Mcds_CounterMap, incrDecimal);
+ZEND_METHOD(Mcds_CounterMap, incrF64);
+ZEND_METHOD(Mcds_CounterMap, get);
+ZEND_METHOD(Mcds_CounterMap, getDecimal);
+ZEND_METHOD(Mcds_CounterMap, getAll);
+ZEND_METHOD(Mcds_CounterMap, getAllDecimal);
+ZEND_METHOD(Mcds_CounterMap, fields);
+ZEND_METHOD(Mcds_CounterMap, len);
+ZEND_METHOD(Mcds_CounterMap, isEmpty);
+ZEND_METHOD(Mcds_CounterMap, remove);
 ZEND_METHOD(Mcds_WindowCounter, __construct);
 ZEND_METHOD(Mcds_WindowCounter, incr);
 ZEND_METHOD(Mcds_WindowCounter, value);
@@ -697,6 +846,24 @@ ZEND_METHOD(Mcds_PackedSeries, incrNow);
 ZEND_METHOD(Mcds_PackedSeries, get);
 ZEND_METHOD(Mcds_PackedSeries, range);
 ZEND_METHOD(Mcds_PackedSeries, sum);
+ZEND_METHOD(Mcds_Leaderboard, __construct);
+ZEND_METHOD(Mcds_Leaderboard, key);
+ZEND_METHOD(Mcds_Leaderboard, capacity);
+ZEND_METHOD(Mcds_Leaderboard, incr);
+ZEND_METHOD(Mcds_Leaderboard, incrMany);
+ZEND_METHOD(Mcds_Leaderboard, summary);
+ZEND_METHOD(Mcds_Leaderboard, top);
+ZEND_METHOD(Mcds_Leaderboard, score);
+ZEND_METHOD(Mcds_Leaderboard, clear);
+ZEND_METHOD(Mcds_Leaderboard, withTtl);
+ZEND_METHOD(Mcds_ScalableBloomFilter, __construct);
+ZEND_METHOD(Mcds_ScalableBloomFilter, withGrowth);
+ZEND_METHOD(Mcds_ScalableBloomFilter, headerKey);
+ZEND_METHOD(Mcds_ScalableBloomFilter, add);
+ZEND_METHOD(Mcds_ScalableBloomFilter, contains);
+ZEND_METHOD(Mcds_ScalableBloomFilter, containsMany);
+ZEND_METHOD(Mcds_ScalableBloomFilter, layers);
+ZEND_METHOD(Mcds_ScalableBloomFilter, clear);
 ZEND_METHOD(Mcds_Exception, getResultName);
 
 
@@ -714,6 +881,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, update, arginfo_class_Mcds_Store_update, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, counterMap, arginfo_class_Mcds_Store_counterMap, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, shadowCounter, arginfo_class_Mcds_Store_shadowCounter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, viewCounter, arginfo_class_Mcds_Store_viewCounter, ZEND_ACC_PUBLIC)
@@ -729,6 +897,8 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, timeSeries, arginfo_class_Mcds_Store_timeSeries, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, packedSeries, arginfo_class_Mcds_Store_packedSeries, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, leaderboard, arginfo_class_Mcds_Store_leaderboard, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, scalableBloomFilter, arginfo_class_Mcds_Store_scalableBloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -819,6 +989,28 @@ static const zend_function_entry class_Mcds_IntArray_methods[] = {
 	ZEND_ME(Mcds_IntArray, contains, arginfo_class_Mcds_IntArray_contains, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_IntArray, members, arginfo_class_Mcds_IntArray_members, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_IntArray, clear, arginfo_class_Mcds_IntArray_clear, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_CounterMap_methods[] = {
+	ZEND_ME(Mcds_CounterMap, __construct, arginfo_class_Mcds_CounterMap___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, withScale, arginfo_class_Mcds_CounterMap_withScale, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, name, arginfo_class_Mcds_CounterMap_name, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, scale, arginfo_class_Mcds_CounterMap_scale, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, registryKey, arginfo_class_Mcds_CounterMap_registryKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, fieldKey, arginfo_class_Mcds_CounterMap_fieldKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incr, arginfo_class_Mcds_CounterMap_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incrDecimal, arginfo_class_Mcds_CounterMap_incrDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, incrF64, arginfo_class_Mcds_CounterMap_incrF64, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, get, arginfo_class_Mcds_CounterMap_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getDecimal, arginfo_class_Mcds_CounterMap_getDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getAll, arginfo_class_Mcds_CounterMap_getAll, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, getAllDecimal, arginfo_class_Mcds_CounterMap_getAllDecimal, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, fields, arginfo_class_Mcds_CounterMap_fields, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, len, arginfo_class_Mcds_CounterMap_len, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, isEmpty, arginfo_class_Mcds_CounterMap_isEmpty, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_CounterMap, remove, arginfo_class_Mcds_CounterMap_remove, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -936,6 +1128,34 @@ static const zend_function_entry class_Mcds_PackedSeries_methods[] = {
 	ZEND_ME(Mcds_PackedSeries, get, arginfo_class_Mcds_PackedSeries_get, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, range, arginfo_class_Mcds_PackedSeries_range, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, sum, arginfo_class_Mcds_PackedSeries_sum, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_Leaderboard_methods[] = {
+	ZEND_ME(Mcds_Leaderboard, __construct, arginfo_class_Mcds_Leaderboard___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, key, arginfo_class_Mcds_Leaderboard_key, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, capacity, arginfo_class_Mcds_Leaderboard_capacity, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, incr, arginfo_class_Mcds_Leaderboard_incr, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, incrMany, arginfo_class_Mcds_Leaderboard_incrMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, summary, arginfo_class_Mcds_Leaderboard_summary, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, top, arginfo_class_Mcds_Leaderboard_top, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, score, arginfo_class_Mcds_Leaderboard_score, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, clear, arginfo_class_Mcds_Leaderboard_clear, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Leaderboard, withTtl, arginfo_class_Mcds_Leaderboard_withTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_ScalableBloomFilter_methods[] = {
+	ZEND_ME(Mcds_ScalableBloomFilter, __construct, arginfo_class_Mcds_ScalableBloomFilter___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, withGrowth, arginfo_class_Mcds_ScalableBloomFilter_withGrowth, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, headerKey, arginfo_class_Mcds_ScalableBloomFilter_headerKey, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, add, arginfo_class_Mcds_ScalableBloomFilter_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, contains, arginfo_class_Mcds_ScalableBloomFilter_contains, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, containsMany, arginfo_class_Mcds_ScalableBloomFilter_containsMany, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, layers, arginfo_class_Mcds_ScalableBloomFilter_layers, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_ScalableBloomFilter, clear, arginfo_class_Mcds_ScalableBloomFilter_clear, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -1128,6 +1348,17 @@ static zend_class_entry *register_class_Mcds_IntArray(void)
 	return class_entry;
 }
 
+static zend_class_entry *register_class_Mcds_CounterMap(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "CounterMap", class_Mcds_CounterMap_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
 static zend_class_entry *register_class_Mcds_WindowCounter(void)
 {
 	zend_class_entry ce, *class_entry;
@@ -1273,6 +1504,28 @@ static zend_class_entry *register_class_Mcds_PackedSeries(void)
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "PackedSeries", class_Mcds_PackedSeries_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_Leaderboard(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "Leaderboard", class_Mcds_Leaderboard_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_ScalableBloomFilter(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "ScalableBloomFilter", class_Mcds_ScalableBloomFilter_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 

@@ -61,7 +61,7 @@ extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock
 	*php_mcds_bitmap_ce, *php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce,
 	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce,
 	*php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
-extern zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce;
+extern zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
 extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 
@@ -179,6 +179,8 @@ double php_mcds_now(void);
  * of the first parameter after $name, for ValueErrors: 3 in
  * `new X($store, $name, ...)`, 2 in `$store->x($name, ...)`. */
 bool php_mcds_counter_construct(zval *obj, zval *store, zend_string *name);
+/* $scale: 0 to 18 decimal places (libmcds refuses more). */
+bool php_mcds_counter_map_construct(zval *obj, zval *store, zend_string *name, zend_long scale, uint32_t arg);
 /* The options of a lock (Mcds\Lock::__construct, Mcds\Store::lock). */
 typedef struct {
 	double ttl;

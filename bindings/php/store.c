@@ -253,6 +253,18 @@ ZEND_METHOD(Mcds_Store, counter)
 	MCDS_FACTORY(php_mcds_counter_ce, php_mcds_counter_construct(return_value, ZEND_THIS, name));
 }
 
+ZEND_METHOD(Mcds_Store, counterMap)
+{
+	zend_string *name;
+	zend_long scale = 0;
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(scale)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_counter_map_ce, php_mcds_counter_map_construct(return_value, ZEND_THIS, name, scale, 2));
+}
+
 ZEND_METHOD(Mcds_Store, lock)
 {
 	zend_string *name;

@@ -126,6 +126,19 @@ pub(crate) unsafe fn bytes<'a>(p: *const u8, len: usize, what: &str) -> Result<&
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
+/// Read `len` bytes at `p` as UTF-8 text (NULL is allowed when `len` is
+/// 0): `MCDS_INVALID_UTF8` if they are not, for strings that may hold any
+/// character, a NUL included (a counter map's field names).
+///
+/// # Safety
+/// `p` must be NULL or point to `len` readable bytes for the call.
+pub(crate) unsafe fn utf8<'a>(p: *const u8, len: usize, what: &str) -> Result<&'a str, Fail> {
+    // SAFETY: forwarded caller contract.
+    let raw = unsafe { bytes(p, len, what) }?;
+    std::str::from_utf8(raw)
+        .map_err(|_| Fail(MCDS_INVALID_UTF8, format!("{what} is not valid UTF-8")))
+}
+
 /// Read an array of `count` values at `p` (NULL is allowed when `count` is
 /// 0); more than `max` is refused as a caller's bug before `p` is read.
 ///

@@ -36,6 +36,7 @@
 //! | `store`    | `mcds_store`                                                  |
 //! | `store_builder` | `mcds_store_builder` (timeouts, item size, memory budget) |
 //! | `counter`  | `mcds_counter`                                                |
+//! | `counter_map` | `mcds_counter_map` (decimals cross as text)                |
 //! | `shadow`   | `mcds_shadow_counter`                                         |
 //! | `view`     | `mcds_view_counter`, `mcds_loader`                            |
 //! | `lock`     | `mcds_lock`                                                   |
@@ -74,6 +75,8 @@ mod update;
 
 mod counter;
 
+mod counter_map;
+
 mod shadow;
 
 mod view;
@@ -98,13 +101,14 @@ mod table;
 
 mod sketch;
 
-mod timeseries;
 mod leaderboard;
+mod timeseries;
 
 mod scalable_bloom;
 
 pub use boundary::mcds_last_error_message;
 pub use counter::*;
+pub use counter_map::*;
 pub use int_array::*;
 pub use leaderboard::*;
 pub use limiter::*;
@@ -147,6 +151,7 @@ mod tests {
         shared::<mcds_store>();
         shared::<mcds_store_builder>();
         shared::<mcds_counter>();
+        shared::<mcds_counter_map>();
         shared::<mcds_shadow_counter>();
         shared::<mcds_view_counter>();
         shared::<mcds_lock>();

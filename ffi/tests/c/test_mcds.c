@@ -3,6 +3,7 @@
  * MCDS_TEST_SERVERS=host:port. */
 #include "mcds.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2941,6 +2942,251 @@ static void scalable_blooms(mcds_store *store) {
             NULL_CASE(mcds_scalable_bloom_layers(NULL, &layers)),
             NULL_CASE(mcds_scalable_bloom_layers(sb, NULL)),
             NULL_CASE(mcds_scalable_bloom_clear(NULL)),
+/* A string mcds handed out: compared with `want`, then freed. */
+static void expect_text(int line, char *got, const char *want) {
+    checks++;
+    if (got == NULL || strcmp(got, want) != 0) {
+        failures++;
+        fprintf(stderr, "%s:%d: got \"%s\", expected \"%s\" (last error: %s)\n", __FILE__, line,
+                got != NULL ? got : "(NULL)", want, mcds_last_error_message());
+    }
+    mcds_string_free(got);
+}
+
+#define EXPECT_TEXT(got, want) expect_text(__LINE__, (got), (want))
+
+/* Whether item `i` of `list` is the `len` bytes at `want`. */
+static bool list_item_is(const mcds_bytes_list *list, size_t i, const void *want, size_t len) {
+    const uint8_t *data = NULL;
+    size_t n = 0;
+    return mcds_bytes_list_get(list, i, &data, &n) == MCDS_OK && n == len && memcmp(data, want, len) == 0;
+}
+
+/* mcds_counter_map: signed fields (HINCRBY), exact decimals as text
+ * (HINCRBYFLOAT without drift), the bounds, and bad input in every position. */
+static void counter_maps(mcds_store *store) {
+    mcds_counter_map *m = NULL, *plain = NULL, *money = NULL, *untouched = (mcds_counter_map *)0x1;
+    mcds_bytes_list *fields = NULL, *texts = NULL;
+    mcds_int_list *values = NULL;
+    const int64_t *ints = NULL;
+    const int64_t max_amount = ((int64_t)1 << 56) - 1;
+    const char nul_field[] = {'a', '\0', 'b'};
+    char long_field[1025];
+    char *s = NULL, *sentinel = (char *)0x1;
+    int64_t v = 0;
+    uint32_t places = 99;
+    size_t n = 0;
+    bool b = false;
+
+    OK(mcds_counter_map_new(store, "c-stock", &m));
+    OK(mcds_counter_map_is_empty(m, &b));
+    EXPECT(b);
+    OK(mcds_counter_map_incr(m, BYTES("apples"), 6, 10, &v));
+    EXPECT(v == 10);
+    OK(mcds_counter_map_incr(m, BYTES("pears"), 5, 3, &v));
+    EXPECT(v == 3);
+    OK(mcds_counter_map_incr(m, BYTES("apples"), 6, -12, &v));
+    EXPECT(v == -2);
+    OK(mcds_counter_map_incr(m, BYTES(nul_field), sizeof nul_field, -5, &v));
+    EXPECT(v == -5);
+    OK(mcds_counter_map_get(m, BYTES("apples"), 6, &v));
+    EXPECT(v == -2);
+    OK(mcds_counter_map_get(m, BYTES("plums"), 5, &v));
+    EXPECT(v == 0);
+    OK(mcds_counter_map_len(m, &n));
+    EXPECT(n == 3);
+    OK(mcds_counter_map_is_empty(m, &b));
+    EXPECT(!b);
+    /* HGETALL: two parallel lists, in first-registration order. */
+    OK(mcds_counter_map_get_all(m, &fields, &values));
+    OK(mcds_bytes_list_len(fields, &n));
+    EXPECT(n == 3);
+    OK(mcds_int_list_data(values, &ints, &n));
+    EXPECT(n == 3 && ints[0] == -2 && ints[1] == 3 && ints[2] == -5);
+    EXPECT(list_item_is(fields, 0, "apples", 6) && list_item_is(fields, 1, "pears", 5) &&
+           list_item_is(fields, 2, nul_field, sizeof nul_field));
+    mcds_bytes_list_free(fields);
+    mcds_int_list_free(values);
+    OK(mcds_counter_map_get_all_decimal(m, &fields, &texts));
+    EXPECT(list_item_is(texts, 0, "-2", 2) && list_item_is(texts, 1, "3", 1) && list_item_is(texts, 2, "-5", 2));
+    EXPECT(list_item_is(fields, 1, "pears", 5));
+    mcds_bytes_list_free(fields);
+    mcds_bytes_list_free(texts);
+    /* HDEL */
+    OK(mcds_counter_map_remove(m, BYTES("pears"), 5, &b));
+    EXPECT(b);
+    OK(mcds_counter_map_remove(m, BYTES("pears"), 5, &b));
+    EXPECT(!b);
+    OK(mcds_counter_map_fields(m, &fields));
+    OK(mcds_bytes_list_len(fields, &n));
+    EXPECT(n == 2 && list_item_is(fields, 0, "apples", 6) && list_item_is(fields, 1, nul_field, sizeof nul_field));
+    mcds_bytes_list_free(fields);
+    /* Accessors. */
+    OK(mcds_counter_map_name(m, &s));
+    EXPECT_TEXT(s, "c-stock");
+    OK(mcds_counter_map_scale(m, &places));
+    EXPECT(places == 0);
+    OK(mcds_counter_map_registry_key(m, &s));
+    EXPECT_TEXT(s, "cmap:c-stock:fields");
+    OK(mcds_counter_map_field_key(m, BYTES("apples"), 6, &s));
+    EXPECT(s != NULL && strncmp(s, "cmap:c-stock:v:", 15) == 0 && strlen(s) >= 15 + 32);
+    mcds_string_free(s);
+
+    /* Bounds: one call adds at most 2^56 - 1 either way; a field holds
+     * -2^61 .. 2^61 - 1; past the top is undone and refused, decrements
+     * stop at the bottom. */
+    v = 777;
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("big"), 3, max_amount + 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("big"), 3, -max_amount - 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("big"), 3, INT64_MIN, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT(v == 777);
+    for (int i = 0; i < 32; i++) {
+        OK(mcds_counter_map_incr(m, BYTES("big"), 3, max_amount, &v));
+    }
+    EXPECT(v == ((int64_t)1 << 61) - 32);
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("big"), 3, max_amount, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT(v == ((int64_t)1 << 61) - 32);
+    OK(mcds_counter_map_get(m, BYTES("big"), 3, &v));
+    EXPECT(v == ((int64_t)1 << 61) - 32); /* the refused increment was undone */
+    for (int i = 0; i < 33; i++) {
+        OK(mcds_counter_map_incr(m, BYTES("small"), 5, -max_amount, &v));
+    }
+    EXPECT(v == -((int64_t)1 << 61)); /* saturated */
+
+    /* Fields: 1 to 1024 bytes of UTF-8. */
+    memset(long_field, 'f', sizeof long_field);
+    OK(mcds_counter_map_incr(m, BYTES(long_field), 1024, 1, &v));
+    EXPECT(v == 1);
+    v = 777;
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES(long_field), 1025, 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_incr(m, NULL, 0, 1, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_get(m, BYTES(""), 0, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("\xff\xfe"), 2, 1, &v), MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_counter_map_remove(m, BYTES("\xc3\x28"), 2, &b), MCDS_INVALID_UTF8);
+    EXPECT_CODE(mcds_counter_map_field_key(m, BYTES("x"), SIZE_MAX, &sentinel), MCDS_INVALID_ARGUMENT);
+    EXPECT_CODE(mcds_counter_map_get(m, BYTES("x"), SIZE_MAX, &v), MCDS_INVALID_ARGUMENT);
+    EXPECT(v == 777 && sentinel == (char *)0x1);
+    /* A NULL output: refused before anything is sent. */
+    EXPECT_CODE(mcds_counter_map_incr(m, BYTES("apples"), 6, 100, NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_counter_map_get(m, BYTES("apples"), 6, &v));
+    EXPECT(v == -2);
+
+    /* Decimals at scale 1: exact, signed, as text. */
+    EXPECT_CODE(mcds_counter_map_with_scale(m, 19, &untouched), MCDS_INVALID_ARGUMENT);
+    EXPECT(untouched == (mcds_counter_map *)0x1);
+    OK(mcds_counter_map_new(store, "c-money", &plain));
+    OK(mcds_counter_map_with_scale(plain, 1, &money));
+    OK(mcds_counter_map_scale(money, &places));
+    EXPECT(places == 1);
+    OK(mcds_counter_map_scale(plain, &places));
+    EXPECT(places == 0); /* unchanged */
+    for (int i = 0; i < 1000; i++) {
+        char *t = NULL;
+        OK(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "0.1", &t));
+        if (i < 999) {
+            mcds_string_free(t);
+        } else {
+            s = t;
+        }
+    }
+    EXPECT_TEXT(s, "100.0");
+    OK(mcds_counter_map_get_decimal(money, BYTES("ann"), 3, &s));
+    EXPECT_TEXT(s, "100.0");
+    OK(mcds_counter_map_get(money, BYTES("ann"), 3, &v));
+    EXPECT(v == 1000);
+    OK(mcds_counter_map_get(plain, BYTES("ann"), 3, &v));
+    EXPECT(v == 1000); /* the same counter, in units */
+    OK(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "-0.50", &s)); /* zeros past the scale */
+    EXPECT_TEXT(s, "99.5");
+    OK(mcds_counter_map_incr_f64(money, BYTES("ann"), 3, 0.1, &s));
+    EXPECT_TEXT(s, "99.6");
+    OK(mcds_counter_map_incr_f64(money, BYTES("ann"), 3, -0.05, &s)); /* rounded away from zero */
+    EXPECT_TEXT(s, "99.5");
+    OK(mcds_counter_map_incr_decimal(money, BYTES("bob"), 3, "-1.5", &s));
+    EXPECT_TEXT(s, "-1.5");
+    OK(mcds_counter_map_incr_decimal(money, BYTES("bob"), 3, "+0.5", &s));
+    EXPECT_TEXT(s, "-1.0");
+    OK(mcds_counter_map_get_decimal(money, BYTES("carol"), 5, &s));
+    EXPECT_TEXT(s, "0.0");
+    OK(mcds_counter_map_get_all_decimal(money, &fields, &texts));
+    OK(mcds_bytes_list_len(texts, &n));
+    EXPECT(n == 2 && list_item_is(fields, 0, "ann", 3) && list_item_is(texts, 0, "99.5", 4) &&
+           list_item_is(fields, 1, "bob", 3) && list_item_is(texts, 1, "-1.0", 4));
+    mcds_bytes_list_free(fields);
+    mcds_bytes_list_free(texts);
+    {
+        /* Refused before anything is sent: nothing written, nothing added. */
+        const char *bad[] = {"0.05", "", "-", "1.", ".5", "1e3", "0x10", " 1", "1,5", "--1",
+                             "99999999999999999999", "1.0.0"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            EXPECT_CODE(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, bad[i], &sentinel),
+                        MCDS_INVALID_ARGUMENT);
+        }
+        EXPECT(strstr(mcds_last_error_message(), "1.0.0") != NULL);
+        EXPECT_CODE(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "\xff", &sentinel), MCDS_INVALID_UTF8);
+        EXPECT_CODE(mcds_counter_map_incr_decimal(money, BYTES("ann"), 3, "7205759403792794", &sentinel),
+                    MCDS_INVALID_ARGUMENT); /* 2^56 units at scale 1 */
+        EXPECT_CODE(mcds_counter_map_incr_f64(money, BYTES("ann"), 3, NAN, &sentinel), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_counter_map_incr_f64(money, BYTES("ann"), 3, -INFINITY, &sentinel), MCDS_INVALID_ARGUMENT);
+        EXPECT_CODE(mcds_counter_map_incr_f64(money, BYTES("ann"), 3, 1e300, &sentinel), MCDS_INVALID_ARGUMENT);
+        EXPECT(sentinel == (char *)0x1);
+        OK(mcds_counter_map_get_decimal(money, BYTES("ann"), 3, &s));
+        EXPECT_TEXT(s, "99.5");
+    }
+    {
+        mcds_counter_map *wide = NULL;
+        OK(mcds_counter_map_with_scale(plain, 18, &wide));
+        OK(mcds_counter_map_incr_decimal(wide, BYTES("tiny"), 4, "-0.000000000000000001", &s));
+        EXPECT_TEXT(s, "-0.000000000000000001");
+        mcds_counter_map_free(wide);
+    }
+    {
+        null_case cases[] = {
+            NULL_CASE(mcds_counter_map_new(NULL, "m", &m)),
+            NULL_CASE(mcds_counter_map_new(store, NULL, &m)),
+            NULL_CASE(mcds_counter_map_new(store, "m", NULL)),
+            NULL_CASE(mcds_counter_map_with_scale(NULL, 1, &money)),
+            NULL_CASE(mcds_counter_map_with_scale(m, 1, NULL)),
+            NULL_CASE(mcds_counter_map_name(NULL, &s)),
+            NULL_CASE(mcds_counter_map_name(m, NULL)),
+            NULL_CASE(mcds_counter_map_scale(NULL, &places)),
+            NULL_CASE(mcds_counter_map_scale(m, NULL)),
+            NULL_CASE(mcds_counter_map_registry_key(NULL, &s)),
+            NULL_CASE(mcds_counter_map_registry_key(m, NULL)),
+            NULL_CASE(mcds_counter_map_field_key(NULL, BYTES("f"), 1, &s)),
+            NULL_CASE(mcds_counter_map_field_key(m, NULL, 1, &s)),
+            NULL_CASE(mcds_counter_map_field_key(m, BYTES("f"), 1, NULL)),
+            NULL_CASE(mcds_counter_map_incr(NULL, BYTES("f"), 1, 1, &v)),
+            NULL_CASE(mcds_counter_map_incr(m, NULL, 1, 1, &v)),
+            NULL_CASE(mcds_counter_map_incr(m, BYTES("f"), 1, 1, NULL)),
+            NULL_CASE(mcds_counter_map_incr_decimal(NULL, BYTES("f"), 1, "1", &s)),
+            NULL_CASE(mcds_counter_map_incr_decimal(m, NULL, 1, "1", &s)),
+            NULL_CASE(mcds_counter_map_incr_decimal(m, BYTES("f"), 1, NULL, &s)),
+            NULL_CASE(mcds_counter_map_incr_decimal(m, BYTES("f"), 1, "1", NULL)),
+            NULL_CASE(mcds_counter_map_incr_f64(NULL, BYTES("f"), 1, 1.0, &s)),
+            NULL_CASE(mcds_counter_map_incr_f64(m, NULL, 1, 1.0, &s)),
+            NULL_CASE(mcds_counter_map_incr_f64(m, BYTES("f"), 1, 1.0, NULL)),
+            NULL_CASE(mcds_counter_map_get(NULL, BYTES("f"), 1, &v)),
+            NULL_CASE(mcds_counter_map_get(m, NULL, 1, &v)),
+            NULL_CASE(mcds_counter_map_get(m, BYTES("f"), 1, NULL)),
+            NULL_CASE(mcds_counter_map_get_decimal(NULL, BYTES("f"), 1, &s)),
+            NULL_CASE(mcds_counter_map_get_decimal(m, NULL, 1, &s)),
+            NULL_CASE(mcds_counter_map_get_decimal(m, BYTES("f"), 1, NULL)),
+            NULL_CASE(mcds_counter_map_get_all(NULL, &fields, &values)),
+            NULL_CASE(mcds_counter_map_get_all(m, NULL, &values)),
+            NULL_CASE(mcds_counter_map_get_all(m, &fields, NULL)),
+            NULL_CASE(mcds_counter_map_get_all_decimal(NULL, &fields, &texts)),
+            NULL_CASE(mcds_counter_map_get_all_decimal(m, NULL, &texts)),
+            NULL_CASE(mcds_counter_map_get_all_decimal(m, &fields, NULL)),
+            NULL_CASE(mcds_counter_map_fields(NULL, &fields)),
+            NULL_CASE(mcds_counter_map_fields(m, NULL)),
+            NULL_CASE(mcds_counter_map_len(NULL, &n)),
+            NULL_CASE(mcds_counter_map_len(m, NULL)),
+            NULL_CASE(mcds_counter_map_is_empty(NULL, &b)),
+            NULL_CASE(mcds_counter_map_is_empty(m, NULL)),
+            NULL_CASE(mcds_counter_map_remove(NULL, BYTES("f"), 1, &b)),
+            NULL_CASE(mcds_counter_map_remove(m, NULL, 1, &b)),
+            NULL_CASE(mcds_counter_map_remove(m, BYTES("f"), 1, NULL)),
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             checks++;
@@ -2953,6 +3199,15 @@ static void scalable_blooms(mcds_store *store) {
     }
     mcds_scalable_bloom_free(sb);
     mcds_scalable_bloom_free(NULL);
+    /* Nothing above created a field. */
+    OK(mcds_counter_map_fields(m, &fields));
+    OK(mcds_bytes_list_len(fields, &n));
+    EXPECT(n == 5); /* apples, a\0b, big, small, the 1024-byte field */
+    mcds_bytes_list_free(fields);
+    mcds_counter_map_free(m);
+    mcds_counter_map_free(plain);
+    mcds_counter_map_free(money);
+    mcds_counter_map_free(NULL);
 }
 
 /* 4 forked processes x 10 000 increments: exactly 40 000. */
@@ -3116,6 +3371,8 @@ int main(void) {
     leaderboards(memcached);
     scalable_blooms(memory);
     scalable_blooms(memcached);
+    counter_maps(memory);
+    counter_maps(memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }

@@ -13,13 +13,15 @@ from the shared library bundled in this package through cffi::
 
 Structures: :class:`Counter`, :class:`ShadowCounter`,
 :class:`ViewCounter`, :class:`Lock`, :class:`Set`, :class:`ShardedSet`,
-:class:`IntArray`, :class:`WindowCounter`, :class:`RateLimiter`,
+:class:`IntArray`, :class:`CounterMap`, :class:`WindowCounter`, :class:`RateLimiter`,
 :class:`EventLog`, :class:`Table`, :class:`HyperLogLog`,
 :class:`BloomFilter`, :class:`ActivityBitmap`, :class:`TimeSeries`,
 :class:`PackedSeries`, :class:`Leaderboard` and
 :class:`ScalableBloomFilter`, each made by a method of :class:`Store` or by its
 constructor (``mcds.Counter(store, "hits")``). Names, members and values
-take ``str`` (as UTF-8) or bytes; what comes back is ``bytes``. Errors are
+take ``str`` (as UTF-8) or bytes; what comes back is ``bytes`` (save a
+:class:`CounterMap`'s field names, UTF-8 text by design, which come back
+as ``str``, and its decimals, as :class:`decimal.Decimal`). Errors are
 :class:`Error` subclasses, one per result code (see :mod:`mcds.errors`).
 
 Every object can be shared between threads, and each call releases the GIL
@@ -33,6 +35,7 @@ from __future__ import annotations
 from ._bitmap import ActivityBitmap
 from ._bloom import BloomFilter
 from ._counter import Counter
+from ._counter_map import CounterMap
 from ._eventlog import Cursor, Event, EventLog
 from . import _ffi
 from ._hll import HyperLogLog
@@ -91,6 +94,7 @@ __all__ = [
     "result_name",
     "Store",
     "Counter",
+    "CounterMap",
     "ShadowCounter",
     "ViewCounter",
     "Lock",

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable, Optional, Tuple, Union
 from ._bitmap import ActivityBitmap
 from ._bloom import BloomFilter
 from ._counter import Counter
+from ._counter_map import CounterMap
 from ._eventlog import EventLog
 from ._ffi import ffi, lib
 from .errors import InvalidArgument
@@ -260,6 +261,15 @@ class Store(Handle):
     def counter(self, name: Data) -> Counter:
         """The exact shared counter ``name``: see :class:`~mcds.Counter`."""
         return Counter(self, name)
+
+    def counter_map(self, name: Data, scale: int = 0) -> CounterMap:
+        """The counter map ``name`` counting units of ``10**-scale``: see
+        :class:`~mcds.CounterMap`."""
+        m = CounterMap(self, name)
+        if scale == 0:
+            return m
+        with m:
+            return m.with_scale(scale)
 
     def shadow_counter(self, name: Data, period_secs: int) -> ShadowCounter:
         """The shadow counter ``name``: see :class:`~mcds.ShadowCounter`."""
