@@ -454,6 +454,8 @@ ZEND_METHOD(Mcds_Store, packedSeries)
 	ZEND_PARSE_PARAMETERS_END();
 	MCDS_FACTORY(php_mcds_packed_series_ce,
 		php_mcds_packed_series_construct(return_value, ZEND_THIS, name, slot_ms, slots, width, retention_ms, 2));
+}
+
 ZEND_METHOD(Mcds_Store, leaderboard)
 {
 	zend_string *name;

@@ -101,8 +101,9 @@ mod table;
 
 mod sketch;
 
-mod leaderboard;
 mod timeseries;
+
+mod leaderboard;
 
 mod scalable_bloom;
 

@@ -2582,6 +2582,25 @@ static void packed_series(mcds_store *store) {
             NULL_CASE(mcds_packed_series_sum(p, t0, t0, NULL)),
             NULL_CASE(mcds_slot_list_len(NULL, &len)),
             NULL_CASE(mcds_slot_list_get(NULL, 0, &slot)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+        EXPECT(untouched == NULL);
+    }
+    mcds_slot_list_free(NULL);
+    mcds_packed_series_free(NULL);
+    mcds_packed_series_free(p);
+    mcds_packed_series_free(wide);
+    mcds_packed_series_free(widest);
+    mcds_packed_series_free(reopened);
+}
+
 /* ---- Leaderboard: exact below capacity, Space-Saving past it. ---- */
 
 static void expect_entry(const mcds_entry_list *list, size_t i, const char *member, uint64_t count,
@@ -2797,14 +2816,6 @@ static void leaderboards(mcds_store *store) {
                         mcds_result_name(cases[i].got));
             }
         }
-        EXPECT(untouched == NULL);
-    }
-    mcds_slot_list_free(NULL);
-    mcds_packed_series_free(NULL);
-    mcds_packed_series_free(p);
-    mcds_packed_series_free(wide);
-    mcds_packed_series_free(widest);
-    mcds_packed_series_free(reopened);
     }
     mcds_leaderboard_free(lb);
     mcds_leaderboard_free(NULL);
@@ -2942,6 +2953,20 @@ static void scalable_blooms(mcds_store *store) {
             NULL_CASE(mcds_scalable_bloom_layers(NULL, &layers)),
             NULL_CASE(mcds_scalable_bloom_layers(sb, NULL)),
             NULL_CASE(mcds_scalable_bloom_clear(NULL)),
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            checks++;
+            if (cases[i].got != MCDS_NULL_ARGUMENT) {
+                failures++;
+                fprintf(stderr, "%s returned %s, expected MCDS_NULL_ARGUMENT\n", cases[i].call,
+                        mcds_result_name(cases[i].got));
+            }
+        }
+    }
+    mcds_scalable_bloom_free(sb);
+    mcds_scalable_bloom_free(NULL);
+}
+
 /* A string mcds handed out: compared with `want`, then freed. */
 static void expect_text(int line, char *got, const char *want) {
     checks++;
@@ -3197,8 +3222,6 @@ static void counter_maps(mcds_store *store) {
             }
         }
     }
-    mcds_scalable_bloom_free(sb);
-    mcds_scalable_bloom_free(NULL);
     /* Nothing above created a field. */
     OK(mcds_counter_map_fields(m, &fields));
     OK(mcds_bytes_list_len(fields, &n));

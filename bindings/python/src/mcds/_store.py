@@ -347,6 +347,7 @@ class Store(Handle):
         return PackedSeries(
             self, name, slot_ms=slot_ms, slots_per_period=slots_per_period, width=width, retention_ms=retention_ms
         )
+
     def leaderboard(self, name: Data, capacity: int) -> Leaderboard:
         """The leaderboard ``name``: see :class:`~mcds.Leaderboard`."""
         return Leaderboard(self, name, capacity=capacity)
