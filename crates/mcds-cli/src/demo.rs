@@ -5,11 +5,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcds_core::{Clock, CountingStore, ManualClock, MemoryStore, Scope, Store};
-use mcds_counter::{Counter, RateLimiter, ShadowCounter, Window, WindowCounter};
+use mcds_counter::{Counter, CounterMap, RateLimiter, ShadowCounter, Window, WindowCounter};
 use mcds_eventlog::EventLog;
 use mcds_lock::Lock;
 use mcds_set::{Set, Table};
-use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
+use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog, Leaderboard, ScalableBloomFilter};
+use mcds_timeseries::{Resolution, TimeSeries};
 
 fn title(text: &str) {
     println!("\n== {text}");
@@ -220,6 +221,73 @@ fn tour() -> mcds_core::Result<()> {
     println!(
         "   ann active on {} of the first 7 days (SETBIT/BITCOUNT)",
         logins.count_bits(0, 6)?
+    );
+
+    title("Time series: 4 threads record 1000 latencies, kept per second and per minute");
+    let minute = Duration::from_secs(60);
+    let latency = TimeSeries::new(
+        &scope,
+        "latency-ms",
+        &[
+            Resolution::new(Duration::from_secs(1), Duration::from_secs(3600))?,
+            Resolution::new(minute, Duration::from_secs(86_400))?,
+        ],
+    )?;
+    let t0 = clock.now_ms();
+    std::thread::scope(|s| {
+        for t in 0..4i64 {
+            let latency = &latency;
+            s.spawn(move || (0..250).try_for_each(|i| latency.record(t0, (t * 250 + i) % 100 + 1)));
+        }
+    });
+    if let Some(st) = latency.aggregate(t0, t0, minute)? {
+        println!(
+            "   this minute: count {}, sum {}, min {}, max {}, avg {:.1} (one batch per record)",
+            st.count,
+            st.sum,
+            st.min,
+            st.max,
+            st.avg()
+        );
+    }
+
+    title("Counter map: HINCRBY and HINCRBYFLOAT without float drift");
+    let cart = CounterMap::new(&scope, "cart-42")?.with_scale(2)?;
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let cart = &cart;
+            s.spawn(move || {
+                (0..25).try_for_each(|_| {
+                    cart.incr_decimal("total", "0.10")?;
+                    cart.incr_decimal("items", "1").map(drop)
+                })
+            });
+        }
+    });
+    let fields: Vec<String> = cart
+        .get_all_decimal()?
+        .into_iter()
+        .map(|(field, value)| format!("{field}={value}"))
+        .collect();
+    println!("   4 threads x 25 x 0.10: {}", fields.join(", "));
+
+    title("Leaderboard (ZINCRBY) and a scalable Bloom filter");
+    let board = Leaderboard::new(&scope, "top-pages", 100)?;
+    board.incr_many(&[("/home", 5), ("/docs", 3), ("/blog", 7), ("/home", 4)])?;
+    let top: Vec<String> = board
+        .top(3)?
+        .into_iter()
+        .map(|e| format!("{} {}", String::from_utf8_lossy(&e.member), e.count))
+        .collect();
+    println!("   top 3: {}", top.join(", "));
+    let seen = ScalableBloomFilter::new(&scope, "seen-ids", 100, 0.01)?;
+    for i in 0..1000 {
+        seen.add(format!("id{i}"))?;
+    }
+    println!(
+        "   1000 ids into a filter sized for 100: {} layers, id7 seen {}",
+        seen.layers()?,
+        seen.contains("id7")?
     );
 
     title("Round trips, as memcached would see them");

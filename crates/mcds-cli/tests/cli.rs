@@ -301,6 +301,15 @@ fn embedded_store_warns_and_demo_runs() {
     assert!(demo.status.success());
     let text = String::from_utf8_lossy(&demo.stdout);
     assert!(text.contains("page-hits = 10000"), "{text}");
+    for line in [
+        "count 1000, sum 50500, min 1, max 100, avg 50.5",
+        "total=10.00",
+        "items=100.00",
+        "top 3: /home 9, /blog 7, /docs 3",
+        "id7 seen true",
+    ] {
+        assert!(text.contains(line), "{line:?} not in {text}");
+    }
     assert!(demo.stderr.is_empty(), "demo prints no warning");
 }
 

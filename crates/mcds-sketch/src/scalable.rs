@@ -173,6 +173,11 @@ impl ScalableBloomFilter {
             )));
         }
         self.growth = growth;
+        // Layers past the first depend on the growth: this handle starts
+        // again from the first (which does not), in a cache of its own, so
+        // neither it nor the handle it was cloned from uses the other's.
+        let first = self.open_layer(0)?;
+        self.layers = Arc::new(Mutex::new(vec![first]));
         Ok(self)
     }
 
@@ -434,5 +439,28 @@ impl ScalableBloomFilter {
         }
         *self.layers.lock().unwrap_or_else(|e| e.into_inner()) = vec![layers[0].clone()];
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcds_core::MemoryStore;
+
+    /// A clone given another growth keeps no layer of the original's, and
+    /// the original none of its.
+    #[test]
+    fn with_growth_gives_a_cache_of_its_own() {
+        let store = Arc::new(MemoryStore::new());
+        let base = ScalableBloomFilter::new(store, "g", 10, 0.01).unwrap();
+        for i in 0..100 {
+            base.add(format!("e{i}")).unwrap();
+        }
+        let grown = base.layers.lock().unwrap().len();
+        assert!(grown >= 3, "{grown} layers");
+        let other = base.clone().with_growth(4).unwrap();
+        assert!(!Arc::ptr_eq(&base.layers, &other.layers));
+        assert_eq!(other.layers.lock().unwrap().len(), 1);
+        assert_eq!(base.layers.lock().unwrap().len(), grown);
     }
 }
