@@ -382,6 +382,22 @@ typedef struct {
 } mcds_cursor;
 
 /*
+ One resolution of a time series: buckets of `step_ms`, readable for
+ `retention_ms` after each bucket's end (at least one step, at most 100
+ years).
+ */
+typedef struct {
+  /*
+   The bucket length, whole milliseconds (at least 1).
+   */
+  uint64_t step_ms;
+  /*
+   How long a bucket stays readable after its end, milliseconds.
+   */
+  uint64_t retention_ms;
+} mcds_resolution;
+
+/*
  What `mcds_leaderboard_summary` reports about a whole board. A plain
  value the caller owns.
  */
@@ -409,22 +425,6 @@ typedef struct {
    */
   uintptr_t members;
 } mcds_board_summary;
-
-/*
- One resolution of a time series: buckets of `step_ms`, readable for
- `retention_ms` after each bucket's end (at least one step, at most 100
- years).
- */
-typedef struct {
-  /*
-   The bucket length, whole milliseconds (at least 1).
-   */
-  uint64_t step_ms;
-  /*
-   How long a bucket stays readable after its end, milliseconds.
-   */
-  uint64_t retention_ms;
-} mcds_resolution;
 
 /*
  Success.
@@ -2514,197 +2514,6 @@ mcds_result mcds_bitmap_count(const mcds_bitmap *b, uint64_t first, uint64_t las
 void mcds_bitmap_free(mcds_bitmap *b);
 
 /*
- Create the leaderboard `name`, exact up to `capacity` distinct members
- and a Space-Saving sketch of `capacity` counters past that. Every
- client must use the same capacity. `MCDS_INVALID_ARGUMENT` if
- `capacity` is 0 or a full board (`capacity` members of up to 128 bytes,
- 145 bytes each) would not fit the store's item limit (about 7 000 on
- memcached's default 1 MiB). `*out` is a new handle the caller owns:
- free it with `mcds_leaderboard_free`.
-
- # Safety
- `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
- */
-mcds_result mcds_leaderboard_new(const mcds_store *store,
-                                 const char *name,
-                                 uint32_t capacity,
-                                 mcds_leaderboard **out);
-
-/*
- A new handle on the same leaderboard whose increments give its item a
- TTL of `ttl_secs` seconds, counted again from each increment: the whole
- board is gone once it passes. 0 means never expires, as memcached's
- exptime 0 (and as `mcds_leaderboard_new`).
-
- memcached reads an exptime over 30 days (2 592 000 s) as an absolute
- Unix time; mcds converts, so `ttl_secs` always means seconds from the
- write (40 days is 40 days), capped at the last time memcached can parse
- (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
- whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
- seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
-
- `lb` is unchanged and borrowed for the call. `*out` is a new handle the
- caller owns: free it with `mcds_leaderboard_free`.
-
- # Safety
- `lb` NULL or live; `out` NULL or writable.
- */
-mcds_result mcds_leaderboard_with_ttl(const mcds_leaderboard *lb,
-                                      uint32_t ttl_secs,
-                                      mcds_leaderboard **out);
-
-/*
- The memcached key the board lives under (the store's prefix included):
- a pointer to its bytes in `*out_data` (owned by the handle, valid until
- it is freed; not NUL-terminated) and their length in `*out_len`.
-
- # Safety
- `lb` NULL or live; `out_data` and `out_len` NULL or writable.
- */
-mcds_result mcds_leaderboard_key(const mcds_leaderboard *lb,
-                                 const uint8_t **out_data,
-                                 uintptr_t *out_len);
-
-/*
- The capacity the handle was created with, in `*out`. No round trip.
-
- # Safety
- `lb` NULL or live; `out` NULL or writable.
- */
-mcds_result mcds_leaderboard_capacity(const mcds_leaderboard *lb, uint32_t *out);
-
-/*
- ZINCRBY: add `by` (at least 1) to the count of the member of `len`
- bytes at `member` (at most 128 bytes; NULL is allowed when `len` is 0);
- its new count in `*out_count` (exact while the board is exact, an upper
- bound once sketched). One CAS read-modify-write, 2 round trips.
- `MCDS_INVALID_ARGUMENT` for `by` = 0, a longer member, or a total that
- would pass 2^64 - 1 (nothing is counted).
-
- # Safety
- `lb` NULL or live; `member` NULL or `len` readable bytes; `out_count`
- NULL or writable.
- */
-mcds_result mcds_leaderboard_incr(const mcds_leaderboard *lb,
-                                  const uint8_t *member,
-                                  uintptr_t len,
-                                  uint64_t by,
-                                  uint64_t *out_count);
-
-/*
- Apply `count` increments, in order, in one CAS update (2 round trips,
- whatever the count): increment `i` adds `bys[i]` (at least 1) to the
- member of `lens[i]` bytes at `members[i]` (at most 128 bytes; NULL is
- allowed when `lens[i]` is 0). The arrays are borrowed for the call and
- may be NULL when `count` is 0 (nothing changes). At most 1 000 000
- increments per call. Any bad increment (`bys[i]` = 0, a longer member)
- is `MCDS_INVALID_ARGUMENT` and nothing is counted; so is a total that
- would pass 2^64 - 1. A NULL array or member with a non-zero length is
- `MCDS_NULL_ARGUMENT`.
-
- # Safety
- `lb` NULL or live; `members`, `lens` and `bys` NULL or `count` readable
- values; each `members[i]` NULL or `lens[i]` readable bytes.
- */
-mcds_result mcds_leaderboard_incr_many(const mcds_leaderboard *lb,
-                                       const uint8_t *const *members,
-                                       const uintptr_t *lens,
-                                       const uint64_t *bys,
-                                       uintptr_t count);
-
-/*
- The whole board in `*out`: its capacity, total, whether it is exact,
- its largest possible error and how many members it holds (all zero but
- the capacity, and exact, for a board never counted). One round trip.
-
- # Safety
- `lb` NULL or live; `out` NULL or writable.
- */
-mcds_result mcds_leaderboard_summary(const mcds_leaderboard *lb, mcds_board_summary *out);
-
-/*
- ZREVRANGE 0 k-1 WITHSCORES: the `k` members with the largest counts
- (fewer if fewer are on the board; none for `k` = 0), largest first,
- ties by member bytes, each with its count and error, in `*out`: a new
- list the caller owns, to free with `mcds_entry_list_free`. One round
- trip.
-
- # Safety
- `lb` NULL or live; `out` NULL or writable.
- */
-mcds_result mcds_leaderboard_top(const mcds_leaderboard *lb, uintptr_t k, mcds_entry_list **out);
-
-/*
- ZSCORE of the member of `len` bytes at `member` (NULL is allowed when
- `len` is 0): in `*out_found` whether it is on the board, and if so its
- count in `*out_count` and how much that may overestimate its true count
- in `*out_error` (both 0 when it is not: its true count is then at most
- the summary's `max_error`). One round trip. All three outputs are
- written on success.
-
- # Safety
- `lb` NULL or live; `member` NULL or `len` readable bytes; the outputs
- NULL or writable.
- */
-mcds_result mcds_leaderboard_score(const mcds_leaderboard *lb,
-                                   const uint8_t *member,
-                                   uintptr_t len,
-                                   bool *out_found,
-                                   uint64_t *out_count,
-                                   uint64_t *out_error);
-
-/*
- Delete the board: it is empty again. One round trip; clearing a missing
- board is not an error.
-
- # Safety
- `lb` NULL or live.
- */
-mcds_result mcds_leaderboard_clear(const mcds_leaderboard *lb);
-
-/*
- Free a leaderboard handle (NULL is a no-op).
-
- # Safety
- `lb` must be NULL or a live handle, not used after this call.
- */
-void mcds_leaderboard_free(mcds_leaderboard *lb);
-
-/*
- The number of entries in `list`, in `*out_len`.
-
- # Safety
- `list` NULL or live; `out_len` NULL or writable.
- */
-mcds_result mcds_entry_list_len(const mcds_entry_list *list, uintptr_t *out_len);
-
-/*
- Entry `index` of `list`: a pointer to its member's bytes (owned by the
- list, valid until it is freed; not NUL-terminated) and their length,
- its count, and how much the count may overestimate the member's true
- count (its true count is between `count - error` and `count`; the error
- is 0 while the board is exact). `MCDS_INVALID_ARGUMENT` if `index` is
- out of range.
-
- # Safety
- `list` NULL or live; the outputs NULL or writable.
- */
-mcds_result mcds_entry_list_get(const mcds_entry_list *list,
-                                uintptr_t index,
-                                const uint8_t **out_data,
-                                uintptr_t *out_len,
-                                uint64_t *out_count,
-                                uint64_t *out_error);
-
-/*
- Free an entry list (NULL is a no-op).
-
- # Safety
- `list` must be NULL or a live list, not used after this call.
- */
-void mcds_entry_list_free(mcds_entry_list *list);
-
-/*
  Create the time series `name`, recording at each of the `count`
  resolutions at `resolutions` (1 to 8, distinct steps; the array is
  borrowed for the call). Every process recording into or reading the
@@ -3017,6 +2826,197 @@ mcds_result mcds_packed_series_sum(const mcds_packed_series *ps,
  `ps` must be NULL or a live packed series, not used after this call.
  */
 void mcds_packed_series_free(mcds_packed_series *ps);
+
+/*
+ Create the leaderboard `name`, exact up to `capacity` distinct members
+ and a Space-Saving sketch of `capacity` counters past that. Every
+ client must use the same capacity. `MCDS_INVALID_ARGUMENT` if
+ `capacity` is 0 or a full board (`capacity` members of up to 128 bytes,
+ 145 bytes each) would not fit the store's item limit (about 7 000 on
+ memcached's default 1 MiB). `*out` is a new handle the caller owns:
+ free it with `mcds_leaderboard_free`.
+
+ # Safety
+ `store` NULL or live; `name` NULL or NUL-terminated; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_new(const mcds_store *store,
+                                 const char *name,
+                                 uint32_t capacity,
+                                 mcds_leaderboard **out);
+
+/*
+ A new handle on the same leaderboard whose increments give its item a
+ TTL of `ttl_secs` seconds, counted again from each increment: the whole
+ board is gone once it passes. 0 means never expires, as memcached's
+ exptime 0 (and as `mcds_leaderboard_new`).
+
+ memcached reads an exptime over 30 days (2 592 000 s) as an absolute
+ Unix time; mcds converts, so `ttl_secs` always means seconds from the
+ write (40 days is 40 days), capped at the last time memcached can parse
+ (a signed 32-bit Unix time: January 2038). memcached's clock ticks in
+ whole seconds: an item lives between `ttl_secs - 1` and `ttl_secs + 1`
+ seconds (the embedded store: between `ttl_secs - 1` and `ttl_secs`).
+
+ `lb` is unchanged and borrowed for the call. `*out` is a new handle the
+ caller owns: free it with `mcds_leaderboard_free`.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_with_ttl(const mcds_leaderboard *lb,
+                                      uint32_t ttl_secs,
+                                      mcds_leaderboard **out);
+
+/*
+ The memcached key the board lives under (the store's prefix included):
+ a pointer to its bytes in `*out_data` (owned by the handle, valid until
+ it is freed; not NUL-terminated) and their length in `*out_len`.
+
+ # Safety
+ `lb` NULL or live; `out_data` and `out_len` NULL or writable.
+ */
+mcds_result mcds_leaderboard_key(const mcds_leaderboard *lb,
+                                 const uint8_t **out_data,
+                                 uintptr_t *out_len);
+
+/*
+ The capacity the handle was created with, in `*out`. No round trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_capacity(const mcds_leaderboard *lb, uint32_t *out);
+
+/*
+ ZINCRBY: add `by` (at least 1) to the count of the member of `len`
+ bytes at `member` (at most 128 bytes; NULL is allowed when `len` is 0);
+ its new count in `*out_count` (exact while the board is exact, an upper
+ bound once sketched). One CAS read-modify-write, 2 round trips.
+ `MCDS_INVALID_ARGUMENT` for `by` = 0, a longer member, or a total that
+ would pass 2^64 - 1 (nothing is counted).
+
+ # Safety
+ `lb` NULL or live; `member` NULL or `len` readable bytes; `out_count`
+ NULL or writable.
+ */
+mcds_result mcds_leaderboard_incr(const mcds_leaderboard *lb,
+                                  const uint8_t *member,
+                                  uintptr_t len,
+                                  uint64_t by,
+                                  uint64_t *out_count);
+
+/*
+ Apply `count` increments, in order, in one CAS update (2 round trips,
+ whatever the count): increment `i` adds `bys[i]` (at least 1) to the
+ member of `lens[i]` bytes at `members[i]` (at most 128 bytes; NULL is
+ allowed when `lens[i]` is 0). The arrays are borrowed for the call and
+ may be NULL when `count` is 0 (nothing changes). At most 1 000 000
+ increments per call. Any bad increment (`bys[i]` = 0, a longer member)
+ is `MCDS_INVALID_ARGUMENT` and nothing is counted; so is a total that
+ would pass 2^64 - 1. A NULL array or member with a non-zero length is
+ `MCDS_NULL_ARGUMENT`.
+
+ # Safety
+ `lb` NULL or live; `members`, `lens` and `bys` NULL or `count` readable
+ values; each `members[i]` NULL or `lens[i]` readable bytes.
+ */
+mcds_result mcds_leaderboard_incr_many(const mcds_leaderboard *lb,
+                                       const uint8_t *const *members,
+                                       const uintptr_t *lens,
+                                       const uint64_t *bys,
+                                       uintptr_t count);
+
+/*
+ The whole board in `*out`: its capacity, total, whether it is exact,
+ its largest possible error and how many members it holds (all zero but
+ the capacity, and exact, for a board never counted). One round trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_summary(const mcds_leaderboard *lb, mcds_board_summary *out);
+
+/*
+ ZREVRANGE 0 k-1 WITHSCORES: the `k` members with the largest counts
+ (fewer if fewer are on the board; none for `k` = 0), largest first,
+ ties by member bytes, each with its count and error, in `*out`: a new
+ list the caller owns, to free with `mcds_entry_list_free`. One round
+ trip.
+
+ # Safety
+ `lb` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_leaderboard_top(const mcds_leaderboard *lb, uintptr_t k, mcds_entry_list **out);
+
+/*
+ ZSCORE of the member of `len` bytes at `member` (NULL is allowed when
+ `len` is 0): in `*out_found` whether it is on the board, and if so its
+ count in `*out_count` and how much that may overestimate its true count
+ in `*out_error` (both 0 when it is not: its true count is then at most
+ the summary's `max_error`). One round trip. All three outputs are
+ written on success.
+
+ # Safety
+ `lb` NULL or live; `member` NULL or `len` readable bytes; the outputs
+ NULL or writable.
+ */
+mcds_result mcds_leaderboard_score(const mcds_leaderboard *lb,
+                                   const uint8_t *member,
+                                   uintptr_t len,
+                                   bool *out_found,
+                                   uint64_t *out_count,
+                                   uint64_t *out_error);
+
+/*
+ Delete the board: it is empty again. One round trip; clearing a missing
+ board is not an error.
+
+ # Safety
+ `lb` NULL or live.
+ */
+mcds_result mcds_leaderboard_clear(const mcds_leaderboard *lb);
+
+/*
+ Free a leaderboard handle (NULL is a no-op).
+
+ # Safety
+ `lb` must be NULL or a live handle, not used after this call.
+ */
+void mcds_leaderboard_free(mcds_leaderboard *lb);
+
+/*
+ The number of entries in `list`, in `*out_len`.
+
+ # Safety
+ `list` NULL or live; `out_len` NULL or writable.
+ */
+mcds_result mcds_entry_list_len(const mcds_entry_list *list, uintptr_t *out_len);
+
+/*
+ Entry `index` of `list`: a pointer to its member's bytes (owned by the
+ list, valid until it is freed; not NUL-terminated) and their length,
+ its count, and how much the count may overestimate the member's true
+ count (its true count is between `count - error` and `count`; the error
+ is 0 while the board is exact). `MCDS_INVALID_ARGUMENT` if `index` is
+ out of range.
+
+ # Safety
+ `list` NULL or live; the outputs NULL or writable.
+ */
+mcds_result mcds_entry_list_get(const mcds_entry_list *list,
+                                uintptr_t index,
+                                const uint8_t **out_data,
+                                uintptr_t *out_len,
+                                uint64_t *out_count,
+                                uint64_t *out_error);
+
+/*
+ Free an entry list (NULL is a no-op).
+
+ # Safety
+ `list` must be NULL or a live list, not used after this call.
+ */
+void mcds_entry_list_free(mcds_entry_list *list);
 
 /*
  Create the scalable Bloom filter `name`: a first layer for

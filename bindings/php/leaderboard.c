@@ -22,13 +22,13 @@ bool php_mcds_leaderboard_construct(zval *obj, zval *store_zv, zend_string *name
 	return php_mcds_adopt(obj, lb, leaderboard_free, store_zv);
 }
 
-/* An entry as ['member' => string, 'count' => int, 'error' => int]. */
+/* An entry as ['member' => string, 'count' => int|string, 'error' =>
+ * int|string] (a count past PHP_INT_MAX as its numeric string). */
 static bool entry_result(const uint8_t *member, size_t len, uint64_t count, uint64_t error, zval *rv)
 {
 	zval c, e;
-	if (!php_mcds_u64_result(count, &c) || !php_mcds_u64_result(error, &e)) {
-		return false;
-	}
+	php_mcds_u64_int_or_string(count, &c);
+	php_mcds_u64_int_or_string(error, &e);
 	array_init_size(rv, 3);
 	add_assoc_stringl(rv, "member", (const char *)member, len);
 	add_assoc_zval(rv, "count", &c);
@@ -84,7 +84,9 @@ ZEND_METHOD(Mcds_Leaderboard, incr)
 	MCDS_GET_THIS(mcds_leaderboard, lb);
 	uint64_t count = 0;
 	MCDS_TRY(mcds_leaderboard_incr(lb, (const uint8_t *)ZSTR_VAL(member), ZSTR_LEN(member), n, &count));
-	MCDS_RETURN_U64(count);
+	/* Counted already: a count past PHP_INT_MAX is returned as a string,
+	 * never thrown (a caller retrying would count twice). */
+	php_mcds_u64_int_or_string(count, return_value);
 }
 
 ZEND_METHOD(Mcds_Leaderboard, incrMany)
@@ -147,9 +149,8 @@ ZEND_METHOD(Mcds_Leaderboard, summary)
 	mcds_board_summary s = {0};
 	MCDS_TRY(mcds_leaderboard_summary(lb, &s));
 	zval total, max_error;
-	if (!php_mcds_u64_result(s.total, &total) || !php_mcds_u64_result(s.max_error, &max_error)) {
-		RETURN_THROWS();
-	}
+	php_mcds_u64_int_or_string(s.total, &total);
+	php_mcds_u64_int_or_string(s.max_error, &max_error);
 	array_init_size(return_value, 5);
 	add_assoc_long(return_value, "capacity", (zend_long)s.capacity);
 	add_assoc_zval(return_value, "total", &total);

@@ -326,6 +326,15 @@ bool php_mcds_u64_result(uint64_t v, zval *rv)
 	return true;
 }
 
+void php_mcds_u64_int_or_string(uint64_t v, zval *rv)
+{
+	if (v > (uint64_t)ZEND_LONG_MAX) {
+		ZVAL_STR(rv, zend_strpprintf(0, "%" PRIu64, v));
+	} else {
+		ZVAL_LONG(rv, (zend_long)v);
+	}
+}
+
 bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv)
 {
 	uintptr_t len = 0;

@@ -1143,8 +1143,11 @@ namespace Mcds {
          * count (an upper bound once the board is sketched). Two round
          * trips. A $by of 0, a member over 128 bytes or a total past
          * 2^64 - 1 is an InvalidArgumentException, and nothing is counted.
+         * A count past PHP_INT_MAX comes back as the numeric string of its
+         * digits (bcmath or GMP take it as it is), here and in summary(),
+         * top() and score(): counted is counted, never an exception.
          */
-        public function incr(string $member, int $by = 1): int {}
+        public function incr(string $member, int $by = 1): int|string {}
 
         /**
          * Apply every increment of $increments (member => by), in order,
@@ -1161,7 +1164,7 @@ namespace Mcds {
          * overestimate (and a member off the board have been counted), and
          * how many members it holds.
          *
-         * @return array{capacity: int, total: int, exact: bool, maxError: int, members: int}
+         * @return array{capacity: int, total: int|string, exact: bool, maxError: int|string, members: int}
          */
         public function summary(): array {}
 
@@ -1170,7 +1173,7 @@ namespace Mcds {
          * counts, largest first (ties by member bytes), each with its count
          * and how much that may overestimate its true count. One round trip.
          *
-         * @return list<array{member: string, count: int, error: int}>
+         * @return list<array{member: string, count: int|string, error: int|string}>
          */
         public function top(int $k): array {}
 
@@ -1178,7 +1181,7 @@ namespace Mcds {
          * ZSCORE: $member's entry, or null if it is not on the board (its
          * true count is then at most summary()['maxError']). One round trip.
          *
-         * @return array{member: string, count: int, error: int}|null
+         * @return array{member: string, count: int|string, error: int|string}|null
          */
         public function score(string $member): ?array {}
 

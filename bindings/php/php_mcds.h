@@ -166,6 +166,11 @@ bool php_mcds_check_variadic(zval *args, uint32_t argc, zend_class_entry *ce, ui
 /* A uint64_t result as a PHP int; an Mcds\Exception past PHP_INT_MAX. */
 bool php_mcds_u64_result(uint64_t v, zval *rv);
 
+/* A uint64_t count as a PHP int, or past PHP_INT_MAX as the numeric string
+ * of its digits: for results of calls that already acted (an increment
+ * applied must not be reported as a failure). */
+void php_mcds_u64_int_or_string(uint64_t v, zval *rv);
+
 /* Copy a mcds_bytes_list into a PHP list of strings and free it. */
 bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv);
 

@@ -37,6 +37,25 @@ final class LeaderboardTest extends StoreTestCase
             $b->summary());
     }
 
+    /**
+     * Counts past PHP_INT_MAX come back as numeric strings: an increment
+     * that was applied is never reported as a failure (a retry would count
+     * it twice).
+     *
+     * @dataProvider backends
+     */
+    public function testCountsPastPhpIntMaxAreNumericStrings(string $backend): void
+    {
+        $b = self::store($backend)->leaderboard(self::name('board'), 3);
+        $this->assertSame(PHP_INT_MAX, $b->incr('big', PHP_INT_MAX));
+        $this->assertSame('9223372036854775808', $b->incr('big', 1));
+        $this->assertSame(['member' => 'big', 'count' => '9223372036854775808', 'error' => 0],
+            $b->score('big'));
+        $this->assertSame([['member' => 'big', 'count' => '9223372036854775808', 'error' => 0]],
+            $b->top(1));
+        $this->assertSame('9223372036854775808', $b->summary()['total']);
+    }
+
     /** @dataProvider backends */
     public function testLeaderboardReportsItsErrorPastItsCapacity(string $backend): void
     {

@@ -43,7 +43,9 @@
 //! * **Eviction, restart, flush** delete a sketch (or one Bloom block or
 //!   bitmap segment): it then reads as empty. A Bloom filter that lost a
 //!   block gives false *negatives* for that block's elements; use a store
-//!   with enough memory, or `-M`, for filters that must not forget.
+//!   with enough memory for filters that must not forget. Not `-M`:
+//!   memcached 1.6 deletes an item whose rewrite it cannot allocate, so a
+//!   refused CAS write of a block, register set or board deletes it.
 //! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
 //!   false-positive rate is about the configured one at `expected_items`
 //!   and grows beyond it; a scalable filter's stays below the configured

@@ -45,8 +45,9 @@
 //! was written to, and that layer is below the header's count (a layer is
 //! written only after the header named it), which every later query reads:
 //! no false negatives, as long as the store keeps the items. Eviction or a
-//! restart deletes blocks or the header (use `-M`, or enough memory, for a
-//! filter that must not forget); each handle remembers the most layers it
+//! restart deletes blocks or the header (give the servers enough memory
+//! for a filter that must not forget; `-M` does not help, since memcached
+//! deletes an item whose rewrite it refuses for lack of memory); each handle remembers the most layers it
 //! has seen, and an adder that finds the header missing writes it again.
 //! There is no TTL: layers stop being written once full, so per-item TTLs
 //! would expire old layers first.

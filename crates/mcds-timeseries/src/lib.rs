@@ -46,14 +46,18 @@
 //!   slots are CAS read-modify-writes whose merge commutes, so no
 //!   concurrent update is lost (64 attempts with backoff, then
 //!   [`Error::Conflict`](mcds_core::Error::Conflict)).
-//! * **Eviction, restart, flush** lose data: a bucket or period that lost
-//!   every item reads as empty. A time series bucket that lost only some of
-//!   its items (one server of a pool) is detected when its parts disagree
-//!   and read as [`Error::Corrupt`](mcds_core::Error::Corrupt) rather than
-//!   as a wrong sum; so is a bucket still being written whose count was
-//!   evicted and re-created (the count carries a generation that its
-//!   min/max item remembers). See [`TimeSeries`] for what the checks can
-//!   and cannot see. memcached is a cache: keep the source of truth elsewhere.
+//! * **Eviction, restart, flush** lose data, and a read does not always
+//!   notice: a bucket is six items that memcached loses one by one (on a
+//!   pool, on different servers). A read reports
+//!   [`Error::Corrupt`](mcds_core::Error::Corrupt) when a closed bucket's
+//!   parts disagree, and when a bucket's count was evicted and re-created
+//!   (the count carries a generation its min/max item remembers); a loss
+//!   that leaves consistent parts (sums lost alone, count and min/max lost
+//!   together, a pool server restarted under writers) reads as a wrong
+//!   count or sum without an error. See [`TimeSeries`]. A `PackedSeries`
+//!   period that memcached lost (or deleted when it refused its rewrite
+//!   for lack of memory, as it does under `-M`) reads as zeros. memcached
+//!   is a cache: keep the source of truth elsewhere.
 //! * **Partial failure**: a record is several ops in one batch, not a
 //!   transaction; one that fails reports the error, and some of its
 //!   increments may have been applied (see [`TimeSeries`]).

@@ -187,6 +187,24 @@ class Handle:
         finally:
             owner.exit()
 
+    def _call_bytes(self, fn: Callable[..., int]) -> bytes:
+        """Call ``fn(handle, &data, &len)``, which points into the handle,
+        and copy those bytes before the handle is released: a
+        :meth:`close` on another thread frees the handle as the call
+        returns, so a copy made after :meth:`_call` could read freed
+        memory."""
+        data = ffi.new("const uint8_t **")
+        length = ffi.new("uintptr_t *")
+        owner = self._owner
+        ptr = owner.enter()
+        try:
+            code = fn(ptr, data, length)
+            if code:
+                raise errors.from_code(code)
+            return copy_bytes(data[0], length[0])
+        finally:
+            owner.exit()
+
 
 def display(name: bytes) -> str:
     """A name for messages and reprs: as text if it is UTF-8, else as bytes."""

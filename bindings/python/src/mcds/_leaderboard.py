@@ -114,10 +114,7 @@ class Leaderboard(Handle):
     @property
     def key(self) -> bytes:
         """The memcached key the board lives under (the store's prefix included)."""
-        data = ffi.new("const uint8_t **")
-        length = ffi.new("uintptr_t *")
-        self._call(lib.mcds_leaderboard_key, data, length)
-        return copy_bytes(data[0], length[0])
+        return self._call_bytes(lib.mcds_leaderboard_key)
 
     def incr(self, member: Data, by: int = 1) -> int:
         """Add ``by`` (at least 1) to ``member``'s count; returns its new count

@@ -44,10 +44,7 @@ class ScalableBloomFilter(Handle):
     def header_key(self) -> bytes:
         """The memcached key of the header item (the layer count; the
         store's prefix included)."""
-        data = ffi.new("const uint8_t **")
-        length = ffi.new("uintptr_t *")
-        self._call(lib.mcds_scalable_bloom_header_key, data, length)
-        return copy_bytes(data[0], length[0])
+        return self._call_bytes(lib.mcds_scalable_bloom_header_key)
 
     def add(self, element: Data) -> bool:
         """Add ``element``; returns whether it was new (in no layer yet)."""

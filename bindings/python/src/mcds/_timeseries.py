@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from ._ffi import ffi, lib
 from ._handle import U32_MAX, Data, Handle, check, display, int_arg, name_arg, take_string
@@ -220,7 +220,7 @@ class TimeSeries(Handle):
         return int(out[0]) if found[0] else None
 
     @staticmethod
-    def union(series: Sequence["TimeSeries"], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
+    def union(series: Iterable["TimeSeries"], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
         """The buckets where *any* of ``series`` has samples, each the merge
         of their samples there (counts and sums add, min and max widen).
         All must come from one store (or stores made from it by
@@ -229,17 +229,19 @@ class TimeSeries(Handle):
         return _combine(lib.mcds_timeseries_union, series, from_ms, to_ms, step_ms)
 
     @staticmethod
-    def intersection(series: Sequence["TimeSeries"], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
+    def intersection(series: Iterable["TimeSeries"], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
         """The buckets where *every* one of ``series`` has samples, each the
         merge of their samples there (as :meth:`union`; no series gives no
         bucket)."""
         return _combine(lib.mcds_timeseries_intersection, series, from_ms, to_ms, step_ms)
 
 
-def _combine(fn: Any, series: Sequence[TimeSeries], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
+def _combine(fn: Any, series: Iterable[TimeSeries], from_ms: int, to_ms: int, step_ms: int) -> List[Bucket]:
     """Call a union or intersection with every series' handle held."""
     if isinstance(series, TimeSeries):
         raise TypeError("series must be a sequence of TimeSeries objects, not a single one")
+    # Read once: a generator would be empty by the second loop.
+    series = list(series)
     args = _range_args(from_ms, to_ms, step_ms)
     for s in series:
         if not isinstance(s, TimeSeries):
