@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any, List
+
 import pytest
 from conftest import unique
 
 import mcds
+from mcds import _leaderboard, _scalable_bloom
 
 
 def test_leaderboard_is_exact_below_its_capacity(store: mcds.Store) -> None:
@@ -140,3 +143,50 @@ def test_scalable_bloom_filter_refuses_bad_numbers(store: mcds.Store) -> None:
         store.scalable_bloom_filter(unique("sbloom"), initial_capacity=-1)
     with pytest.raises(TypeError):
         store.scalable_bloom_filter(unique("sbloom"), initial_capacity=100).contains_many("abc")
+
+
+class _CloseDuringCall:
+    """``lib`` with one function that closes ``victim`` while its call is in
+    flight: what another thread's ``close()`` does at that moment (the free
+    waits for the call to release the handle)."""
+
+    def __init__(self, real: Any, fn: str, victim: List[Any]) -> None:
+        self.real, self.fn, self.victim = real, fn, victim
+
+    def __getattr__(self, name: str) -> Any:
+        f = getattr(self.real, name)
+        if name != self.fn:
+            return f
+
+        def call(*args: Any) -> Any:
+            code = f(*args)
+            self.victim[0].close()
+            return code
+
+        return call
+
+
+@pytest.mark.parametrize("kind", ["leaderboard", "scalable_bloom"])
+def test_a_key_is_copied_before_a_concurrent_close_frees_the_handle(
+    store: mcds.Store, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key points into the C handle: it is copied while the handle is
+    held (it was once read after a close() on another thread freed it)."""
+    victim: List[Any] = [None]
+    long_name = unique("k") + "-" + "x" * 100
+    if kind == "leaderboard":
+        board = store.leaderboard(long_name, 3)
+        expected = board.key
+        victim[0] = board
+        monkeypatch.setattr(_leaderboard, "lib", _CloseDuringCall(_leaderboard.lib, "mcds_leaderboard_key", victim))
+        got = board.key
+    else:
+        bloom = store.scalable_bloom_filter(long_name, 100)
+        expected = bloom.header_key
+        victim[0] = bloom
+        monkeypatch.setattr(
+            _scalable_bloom, "lib", _CloseDuringCall(_scalable_bloom.lib, "mcds_scalable_bloom_header_key", victim)
+        )
+        got = bloom.header_key
+    assert victim[0].closed
+    assert got == expected, f"read after free: {got!r}"

@@ -202,3 +202,18 @@ def test_packed_series_refuses_bad_input(store: mcds.Store) -> None:
     # The same shape with another width finds items it cannot read.
     with pytest.raises(mcds.Corrupt):
         store.packed_series(name, MINUTE, 60, 1, DAY).get(t0)
+
+
+def test_union_and_intersection_take_any_iterable(store: mcds.Store) -> None:
+    """A generator is read once (it once came back as an empty union)."""
+    t0 = now_ms() // MINUTE * MINUTE - 5 * MINUTE
+    a = store.time_series(unique("ts"), [(SECOND, HOUR)])
+    b = store.time_series(unique("ts"), [(SECOND, HOUR)])
+    a.record(t0, 2)
+    b.record(t0, 5)
+    expected = mcds.TimeSeries.union([a, b], t0, t0, SECOND)
+    assert [bucket.stats.sum for bucket in expected] == [7]
+    assert mcds.TimeSeries.union((s for s in [a, b]), t0, t0, SECOND) == expected
+    assert mcds.TimeSeries.intersection(iter([a, b]), t0, t0, SECOND) == expected
+    with pytest.raises(mcds.InvalidArgument, match="given twice"):
+        mcds.TimeSeries.union([a, a], t0, t0, SECOND)

@@ -845,10 +845,12 @@ pub(crate) enum ShardedSetCmd {
 /// DURATION.
 #[derive(Args, Debug)]
 pub(crate) struct TimeRange {
-    /// The first Unix millisecond read (default: the oldest one kept)
+    /// A Unix millisecond in the first bucket (or slot) read: reads take
+    /// whole buckets (default: the oldest kept, at most the newest 10000
+    /// buckets or 100000 slots a read takes)
     #[arg(long, value_name = "MS", conflicts_with = "last")]
     pub(crate) from_ms: Option<u64>,
-    /// The last Unix millisecond read (default: now)
+    /// A Unix millisecond in the last bucket (or slot) read (default: now)
     #[arg(long, value_name = "MS")]
     pub(crate) to_ms: Option<u64>,
     /// Read from DURATION before --to-ms (or now) instead of from --from-ms
@@ -858,14 +860,32 @@ pub(crate) struct TimeRange {
 }
 
 impl TimeRange {
-    /// `(from_ms, to_ms)`, with `now_ms` for what is left out.
-    pub(crate) fn resolve(&self, now_ms: u64) -> (u64, u64) {
+    /// `(from_ms, to_ms)`, with `now_ms` for what is left out. Without a
+    /// start, the read starts `max_units - 1` units of `unit` before its end
+    /// (the most one read takes; the library skips what is past retention).
+    /// A start after the end is an error, not an empty range.
+    pub(crate) fn resolve(
+        &self,
+        now_ms: u64,
+        unit: std::time::Duration,
+        max_units: u64,
+    ) -> Result<(u64, u64), mcds_core::Error> {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let to = self.to_ms.unwrap_or(now_ms);
-        let from = match self.last {
-            Some(last) => to.saturating_sub(u64::try_from(last.as_millis()).unwrap_or(u64::MAX)),
-            None => self.from_ms.unwrap_or(0),
+        let from = match (self.last, self.from_ms) {
+            (Some(last), _) => to.saturating_sub(ms(last)),
+            (None, Some(from)) => from,
+            (None, None) => {
+                let unit = ms(unit).max(1);
+                (to / unit).saturating_sub(max_units.saturating_sub(1)) * unit
+            }
         };
-        (from, to)
+        if from > to {
+            return Err(mcds_core::Error::InvalidArgument(format!(
+                "--from-ms {from} is after --to-ms {to}: give the earlier time first"
+            )));
+        }
+        Ok((from, to))
     }
 }
 
@@ -1158,7 +1178,7 @@ pub(crate) enum LeaderboardCmd {
     Incr {
         /// The board
         name: String,
-        /// The member (1 to 128 bytes)
+        /// The member (at most 128 bytes; the empty member is one too)
         member: String,
         /// How much to add, at least 1 (default 1)
         by: Option<u64>,
@@ -1426,18 +1446,29 @@ mod tests {
     }
 
     #[test]
-    fn time_ranges_default_to_everything_up_to_now() {
+    fn time_ranges_default_to_the_most_one_read_takes_up_to_now() {
         use std::time::Duration;
         let range = |from_ms, to_ms, last: Option<u64>| TimeRange {
             from_ms,
             to_ms,
             last: last.map(Duration::from_secs),
         };
-        assert_eq!(range(None, None, None).resolve(5000), (0, 5000));
-        assert_eq!(range(Some(10), Some(20), None).resolve(5000), (10, 20));
-        assert_eq!(range(None, None, Some(2)).resolve(5000), (3000, 5000));
-        assert_eq!(range(None, Some(4000), Some(2)).resolve(5000), (2000, 4000));
-        assert_eq!(range(None, None, Some(60)).resolve(5000), (0, 5000));
+        let resolve = |r: TimeRange| r.resolve(5000, Duration::from_millis(10), 1000).unwrap();
+        assert_eq!(resolve(range(None, None, None)), (0, 5000));
+        assert_eq!(
+            range(None, None, None)
+                .resolve(5000, Duration::from_millis(10), 100)
+                .unwrap(),
+            (4010, 5000),
+            "100 units of 10 ms, the last one 5000's"
+        );
+        assert_eq!(resolve(range(Some(10), Some(20), None)), (10, 20));
+        assert_eq!(resolve(range(None, None, Some(2))), (3000, 5000));
+        assert_eq!(resolve(range(None, Some(4000), Some(2))), (2000, 4000));
+        assert_eq!(resolve(range(None, None, Some(60))), (0, 5000));
+        let reversed =
+            range(Some(30), Some(20), None).resolve(5000, Duration::from_millis(10), 1000);
+        assert!(reversed.unwrap_err().to_string().contains("after --to-ms"));
     }
 
     #[test]

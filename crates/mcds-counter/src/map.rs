@@ -79,6 +79,20 @@ impl Decimal {
         parse_units(text, scale, false).map(|units| Decimal { units, scale })
     }
 
+    /// Parse `text` as [`parse`](Self::parse) does, rounding half away from
+    /// zero at `scale` places instead of refusing more places: the digits
+    /// as written, never through a float (`9007199254740993` stays itself).
+    ///
+    /// ```
+    /// use mcds_counter::Decimal;
+    /// assert_eq!(Decimal::parse_rounded("0.125", 2)?.to_string(), "0.13");
+    /// assert_eq!(Decimal::parse_rounded("9007199254740993", 0)?.units, 9007199254740993);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn parse_rounded(text: &str, scale: u32) -> Result<Decimal> {
+        parse_units(text, scale, true).map(|units| Decimal { units, scale })
+    }
+
     /// The nearest `f64` (for display and arithmetic outside the map; the
     /// map itself never rounds).
     pub fn to_f64(self) -> f64 {

@@ -430,8 +430,49 @@ impl ScalableBloomFilter {
         Ok(self.probe(&[])?.layers.len())
     }
 
-    /// Delete the header and every block of every layer.
+    /// Delete the header and every block of every layer. A filter that has
+    /// grown (it has a header) is cleared with the parameters its header
+    /// records, whatever this handle was opened with: clearing is how a
+    /// filter opened with the wrong numbers is started again. A filter
+    /// still on its first layer has no header, and its blocks are found
+    /// from this handle's parameters: open it with the ones it was created
+    /// with, or blocks of a larger first layer stay behind.
     pub fn clear(&self) -> Result<()> {
+        if let Some(stored) = self.as_stored()? {
+            return stored.clear_as_opened();
+        }
+        self.clear_as_opened()
+    }
+
+    /// This filter opened with the parameters its header records, if it
+    /// has a header naming other ones (1 round trip).
+    fn as_stored(&self) -> Result<Option<ScalableBloomFilter>> {
+        let Some(item) = self.scope.store().get(&self.header)? else {
+            return Ok(None);
+        };
+        let b = &item.value;
+        if b.len() != HEADER_LEN || &b[..4] != MAGIC || b[8..] == self.encode_header(0)[8..] {
+            return Ok(None); // ours, or not a header: clear_as_opened reports it
+        }
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        let growth = u32::from_le_bytes(b[24..28].try_into().unwrap_or_default());
+        ScalableBloomFilter::new(
+            self.scope.clone(),
+            &self.name,
+            word(8),
+            f64::from_bits(word(16)),
+        )
+        .and_then(|f| f.with_growth(growth))
+        .map(Some)
+        .map_err(|e| {
+            corrupt(
+                &self.header,
+                format!("its recorded parameters do not open a filter: {e}"),
+            )
+        })
+    }
+
+    fn clear_as_opened(&self) -> Result<()> {
         let layers = self.probe(&[])?.layers;
         let mut ops: Vec<Op<'_>> = vec![Op::Delete(&self.header)];
         ops.extend(layers.iter().flat_map(|l| l.keys().iter().map(Op::Delete)));
@@ -447,6 +488,23 @@ impl ScalableBloomFilter {
 mod tests {
     use super::*;
     use mcds_core::MemoryStore;
+
+    /// A grown filter is cleared whatever parameters the clearing handle
+    /// was opened with: its header's.
+    #[test]
+    fn clear_uses_the_parameters_the_header_records() {
+        let store = Arc::new(MemoryStore::new());
+        let real = ScalableBloomFilter::new(store.clone(), "c", 10, 0.01).unwrap();
+        for i in 0..100 {
+            real.add(format!("e{i}")).unwrap();
+        }
+        assert!(real.layers().unwrap() >= 3);
+        let other = ScalableBloomFilter::new(store.clone(), "c", 51, 0.05).unwrap();
+        assert!(other.layers().is_err(), "other parameters are refused");
+        other.clear().unwrap();
+        assert_eq!(store.len(), 0, "every block and the header deleted");
+        assert!(!real.contains("e7").unwrap());
+    }
 
     /// A clone given another growth keeps no layer of the original's, and
     /// the original none of its.

@@ -403,6 +403,34 @@ pub(crate) fn decode_bucket(keys: &[Key], items: &[Option<Item>]) -> Result<Deco
     Ok(Decoded::Stats(stats))
 }
 
+/// A record's error: an op's "not applied, retrying is safe" error
+/// ([`Error::is_retryable`]) is not the record's when other ops of it were
+/// applied (on a pool, the servers that answered stored their parts), so it
+/// becomes [`Error::Ambiguous`]: a retry may count the sample twice.
+fn partial(e: Error, applied: bool, key: &Key) -> Error {
+    if !applied || !e.is_retryable() {
+        return e;
+    }
+    let server = match &e {
+        Error::Io { server, .. }
+        | Error::Timeout { server, .. }
+        | Error::ServerDown { server, .. } => server.clone(),
+        _ => String::new(),
+    };
+    Error::Ambiguous {
+        key: key.display(),
+        reason: format!(
+            "the record was applied in part: other servers stored their share of it, and {} did not take its own",
+            if server.is_empty() {
+                "one"
+            } else {
+                server.as_str()
+            }
+        ),
+        server,
+    }
+}
+
 /// Run a batch and check that the backend answered every op.
 fn run(store: &dyn Store, ops: &[Op<'_>]) -> Result<Vec<Result<Reply>>> {
     let replies = store.pipeline(ops);
@@ -771,6 +799,9 @@ impl TimeSeries {
         }
         let mut replies = run(self.scope.store().as_ref(), &ops)?.into_iter();
         let mut failure = None;
+        // Whether any op of the batch was applied: then a "not applied"
+        // error of another is not the record's (see `partial`).
+        let mut applied = false;
         let mut reads = Vec::with_capacity(targets.len());
         // Each target's count generation, as its count's reply gave it.
         let mut generations = vec![None; targets.len()];
@@ -778,8 +809,11 @@ impl TimeSeries {
             let counters = 1 + usize::from(t.lo.is_some()) + usize::from(t.hi.is_some());
             for (n, reply) in replies.by_ref().take(counters).enumerate() {
                 match reply.and_then(Reply::value) {
-                    Ok(count) if n == 0 => generations[i] = Some(split_count(count).1),
-                    Ok(_) => {}
+                    Ok(count) if n == 0 => {
+                        generations[i] = Some(split_count(count).1);
+                        applied = true;
+                    }
+                    Ok(_) => applied = true,
                     Err(e) => keep_first(&mut failure, e),
                 }
             }
@@ -792,7 +826,7 @@ impl TimeSeries {
         if let Err(e) = self.widen(&targets, &generations, reads, value) {
             keep_first(&mut failure, e);
         }
-        failure.map_or(Ok(()), Err)
+        failure.map_or(Ok(()), |e| Err(partial(e, applied, &targets[0].count)))
     }
 
     /// Record `value` now, by the scope's clock.

@@ -196,13 +196,14 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
             let map = open(&name, scale.scale)?;
             let by = by.as_deref().unwrap_or("1");
             let value = if round {
-                let amount = by.trim().parse::<f64>().map_err(|_| {
-                    Error::InvalidArgument(format!(
-                        "{by:?} is not a number to round to {} places: write it as [+-]digits[.digits]",
-                        scale.scale
-                    ))
-                })?;
-                map.incr_f64(&field, amount)?
+                // The digits as written, rounded at the scale: never through
+                // an f64 (which changed amounts past 2^53).
+                let amount = mcds_counter::Decimal::parse_rounded(by, scale.scale)?;
+                let units = map.incr(&field, amount.units)?;
+                mcds_counter::Decimal {
+                    units,
+                    scale: scale.scale,
+                }
             } else {
                 map.incr_decimal(&field, by)?
             };

@@ -41,7 +41,8 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
         SeriesCmd::Union(multi) => return combine(ctx, multi, TimeSeries::union),
         SeriesCmd::Intersection(multi) => return combine(ctx, multi, TimeSeries::intersection),
         SeriesCmd::Range(q) => {
-            let (series, from, to, step) = open(ctx, &q.name, &q.read)?;
+            let (series, from, to, step) =
+                open(ctx, &q.name, &q.read, mcds_timeseries::MAX_RANGE_BUCKETS)?;
             for bucket in series.range(from, to, step)? {
                 print_bucket(ctx, json!(q.name), &bucket);
             }
@@ -83,7 +84,7 @@ enum Aggregate {
 /// `count` and `sum` of an empty range are 0; the others have no value and
 /// exit 1, printing nothing (`--json`: nulls).
 fn aggregate(ctx: &Ctx, (what, q): (Aggregate, SeriesQuery)) -> CliResult {
-    let (series, from, to, step) = open(ctx, &q.name, &q.read)?;
+    let (series, from, to, step) = open(ctx, &q.name, &q.read, mcds_timeseries::MAX_RANGE_BUCKETS)?;
     let stats = series.aggregate(from, to, step)?;
     let name = q.name;
     let (text, value, field) = match (what, stats) {
@@ -149,8 +150,10 @@ type Combine = fn(&[&TimeSeries], u64, u64, Duration) -> mcds_core::Result<Vec<B
 fn combine(ctx: &Ctx, multi: SeriesMulti, read: Combine) -> CliResult {
     let mut series = Vec::with_capacity(multi.names.len());
     let mut window = None;
+    // A read takes at most MAX_RANGE_BUCKETS over all its series.
+    let budget = mcds_timeseries::MAX_RANGE_BUCKETS / multi.names.len().max(1) as u64;
     for name in &multi.names {
-        let (s, from, to, step) = open(ctx, name, &multi.read)?;
+        let (s, from, to, step) = open(ctx, name, &multi.read, budget)?;
         window = Some((from, to, step));
         series.push(s);
     }
@@ -170,13 +173,16 @@ fn open(
     ctx: &Ctx,
     name: &str,
     read: &SeriesRead,
+    budget: u64,
 ) -> Result<(TimeSeries, u64, u64, Duration), Error> {
     let series = TimeSeries::new(&ctx.scope, name, &read.shape.resolutions)?;
     let step = match read.step {
         Some(step) => step,
         None => series.resolutions()[0].step(),
     };
-    let (from, to) = read.range.resolve(ctx.scope.clock().now_ms());
+    let (from, to) = read
+        .range
+        .resolve(ctx.scope.clock().now_ms(), step, budget)?;
     Ok((series, from, to, step))
 }
 
@@ -236,7 +242,7 @@ pub(crate) fn packed(ctx: &Ctx, cmd: PackedCmd) -> CliResult {
             );
         }
         PackedCmd::Range { name, range, shape } => {
-            let (from, to) = range.resolve(now());
+            let (from, to) = range.resolve(now(), shape.slot, mcds_timeseries::MAX_RANGE_SLOTS)?;
             for slot in open_packed(ctx, &name, &shape)?.range(from, to)? {
                 ctx.print(
                     format!("{} {}", slot.start_ms, slot.value),
@@ -245,7 +251,7 @@ pub(crate) fn packed(ctx: &Ctx, cmd: PackedCmd) -> CliResult {
             }
         }
         PackedCmd::Sum { name, range, shape } => {
-            let (from, to) = range.resolve(now());
+            let (from, to) = range.resolve(now(), shape.slot, mcds_timeseries::MAX_RANGE_SLOTS)?;
             let sum = open_packed(ctx, &name, &shape)?.sum(from, to)?;
             ctx.print(
                 sum,
