@@ -2450,8 +2450,8 @@ mcds_result mcds_timeseries_sum(const mcds_timeseries *ts,
                                 mcds_i128 *out_sum);
 
 /*
- The mean of the range's samples (the exact sum over the count, rounded
- to a `double`) in `*out_value`, and whether there is any sample in
+ The mean of the range's samples (the sum rounded to a `double`, over the
+ count: as Rust's `Stats::avg`, so within an ulp of the exact mean) in `*out_value`, and whether there is any sample in
  `*out_found` (when none, `*out_value` is 0).
 
  `ts` NULL or live; `out_found` and `out_value` NULL or writable.
