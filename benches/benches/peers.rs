@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, run_rounds, thousands,
+    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, raw_incr_arm, run_rounds,
+    thousands,
 };
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
@@ -235,20 +236,11 @@ fn main() {
                 started.elapsed()
             }),
         ));
-        let mut raw = Raw::connect(&addr);
-        let raw_key = keys("raw:one", 1);
-        ma_create(&mut raw, &raw_key);
-        let command = ma_incr(&raw_key);
-        group.push(arm(
+        group.push(raw_incr_arm(
+            &addr,
+            &keys("raw:one", 1)[0],
             "raw incr",
             sizes.single,
-            Box::new(move |n| {
-                let started = Instant::now();
-                for _ in 0..n {
-                    black_box(raw.exchange(&command, 1));
-                }
-                started.elapsed()
-            }),
         ));
         let crate_client =
             memcache::Client::connect(format!("memcache://{addr}")).expect("memcache crate");

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, run_rounds, thousands,
+    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, raw_incr_arm, run_rounds,
+    thousands,
 };
 use mcds_core::Store;
 use mcds_memcached::MemcachedStore;
@@ -234,20 +235,11 @@ fn main() {
     let mut rows: Vec<Row> = Vec::new();
 
     // The round-trip probe: one raw meta-protocol increment per op.
-    let mut raw = Raw::connect(&addr);
-    let raw_key = vec!["raw:probe".to_string()];
-    ma_create(&mut raw, &raw_key);
-    let probe = ma_incr(&raw_key);
-    groups.push(vec![arm(
+    groups.push(vec![raw_incr_arm(
+        &addr,
+        "raw:probe",
         "raw incr",
         sizes.records,
-        Box::new(move |n| {
-            let started = Instant::now();
-            for _ in 0..n {
-                black_box(raw.exchange(&probe, 1));
-            }
-            started.elapsed()
-        }),
     )]);
 
     // Record: one sample per op, 10 ms apart, into the current minutes.

@@ -237,6 +237,27 @@ pub fn arm<'a>(id: &str, ops: u64, run: Run<'a>) -> Arm<'a> {
     }
 }
 
+/// The floor every bench compares with: an arm named `id` sending one raw
+/// meta-protocol increment of `key` per op, over a socket of its own to the
+/// memcached at `addr`, and reading its reply.
+pub fn raw_incr_arm(addr: &str, key: &str, id: &str, ops: u64) -> Arm<'static> {
+    let mut raw = Raw::connect(addr);
+    let key = vec![key.to_string()];
+    ma_create(&mut raw, &key);
+    let command = ma_incr(&key);
+    arm(
+        id,
+        ops,
+        Box::new(move |n| {
+            let started = Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(raw.exchange(&command, 1));
+            }
+            started.elapsed()
+        }),
+    )
+}
+
 /// A warm-up round (connections dialled, keys created, caches warm), then
 /// `rounds` measured rounds: the groups in a rotating order, and the arms
 /// of each group in a rotating order, back to back, so that every arm sees

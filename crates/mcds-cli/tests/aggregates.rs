@@ -8,32 +8,8 @@ use assert_cmd::Command;
 use mcds_testkit::MemcachedServer;
 use serde_json::{Value, json};
 
-fn mcds(server: &MemcachedServer) -> Command {
-    let mut cmd = Command::cargo_bin("mcds").unwrap();
-    cmd.env("MCDS_SERVERS", server.addr());
-    cmd
-}
-
-/// Stdout of a command that must exit `code`, with nothing on stderr.
-fn out(code: i32, cmd: &mut Command) -> String {
-    let out: Output = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{cmd:?}: {stderr}");
-    assert!(out.stderr.is_empty(), "{cmd:?}: {stderr}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Stdout of a successful command.
-fn ok(cmd: &mut Command) -> String {
-    out(0, cmd)
-}
-
-/// The JSON a command printed (one line), having exited `code`.
-fn json_out(code: i32, cmd: &mut Command) -> Value {
-    let text = out(code, cmd.arg("--json"));
-    assert_eq!(text.lines().count(), 1, "{text}");
-    serde_json::from_str(&text).unwrap()
-}
+mod common;
+use common::*;
 
 /// The one stderr line of a command that must exit `code` printing nothing
 /// on stdout.
@@ -44,13 +20,6 @@ fn fails(code: i32, cmd: &mut Command) -> String {
     assert!(out.stdout.is_empty(), "{cmd:?}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
-}
-
-/// A minute boundary half an hour ago, by the system clock: recent enough
-/// for every retention below, and with both of its minutes in the past.
-fn minute_half_an_hour_ago() -> u64 {
-    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
-    (now - 30 * 60_000) / 60_000 * 60_000
 }
 
 const RESOLUTIONS: [&str; 4] = ["--resolution", "1m:1d", "--resolution", "1h:30d"];

@@ -11,36 +11,8 @@ use assert_cmd::Command;
 use mcds_testkit::{MemcachedServer, ServerOptions, ServerPool};
 use serde_json::{Value, json};
 
-fn mcds(server: &MemcachedServer) -> Command {
-    let mut cmd = Command::cargo_bin("mcds").unwrap();
-    cmd.env("MCDS_SERVERS", server.addr());
-    cmd
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap()
-}
-
-/// Stdout of a command that must exit `code`, with nothing on stderr.
-fn out(code: i32, cmd: &mut Command) -> String {
-    let out = run(cmd);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{cmd:?}: {stderr}");
-    assert!(out.stderr.is_empty(), "{cmd:?}: {stderr}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Stdout of a successful command.
-fn ok(cmd: &mut Command) -> String {
-    out(0, cmd)
-}
-
-/// The one JSON line a command printed, having exited `code`.
-fn json_out(code: i32, cmd: &mut Command) -> Value {
-    let text = out(code, cmd.arg("--json"));
-    assert_eq!(text.lines().count(), 1, "{text}");
-    serde_json::from_str(&text).unwrap()
-}
+mod common;
+use common::*;
 
 /// The stderr of a command that must exit `code`.
 fn err(code: i32, cmd: &mut Command) -> String {

@@ -13,6 +13,9 @@ use assert_cmd::Command;
 use mcds_testkit::MemcachedServer;
 use serde_json::Value;
 
+mod common;
+use common::minute_half_an_hour_ago;
+
 fn mcds(servers: &str) -> Command {
     let mut cmd = Command::cargo_bin("mcds").unwrap();
     cmd.env("MCDS_SERVERS", servers);
@@ -34,13 +37,6 @@ fn ok(cmd: &mut Command) -> String {
     let (code, stdout, stderr) = run(cmd);
     assert_eq!(code, 0, "{cmd:?}: {stderr}");
     stdout
-}
-
-/// A minute boundary half an hour ago, by the system clock (as
-/// aggregates.rs picks it): within every retention used below.
-fn minute_half_an_hour_ago() -> u64 {
-    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
-    (now - 30 * 60_000) / 60_000 * 60_000
 }
 
 /// MEDIUM. A read with no --from-ms/--last reads "from the oldest one
