@@ -23,8 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, raw_incr_arm, run_rounds,
-    thousands,
+    Arm, RedisServer, arm, median, mode_line, raw_incr_arm, run_rounds, thousands,
 };
 use mcds_core::Store;
 use mcds_memcached::MemcachedStore;

@@ -2,8 +2,6 @@
 //! `leaderboard`, `sbloom`) run as the real binary against real memcached:
 //! what several invocations write, a later one reads back exactly.
 
-use std::process::Output;
-
 use assert_cmd::Command;
 use mcds_testkit::MemcachedServer;
 use serde_json::{Value, json};

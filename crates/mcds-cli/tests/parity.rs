@@ -3,7 +3,7 @@
 //! compact`, raw `kv` operations and `stats`), against real memcached.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
