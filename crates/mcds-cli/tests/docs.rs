@@ -11,9 +11,13 @@ fn mcds() -> Command {
 fn complete(words: &[&str]) -> Vec<String> {
     let script = mcds().args(["completions", "bash"]).output().unwrap();
     assert!(script.status.success());
+    // A file of its own per call: the tests run at once in one process, and
+    // a script rewritten while another bash sources it completes nothing.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("mcds-completion-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("mcds.bash");
+    let file = dir.join(format!("mcds-{call}.bash"));
     std::fs::write(&file, &script.stdout).unwrap();
     let words: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let probe = format!(
