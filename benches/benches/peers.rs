@@ -197,17 +197,19 @@ fn main() {
     };
 
     // Everything the arms borrow lives here, before them.
-    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
+    let store_mc = Arc::new(MemcachedStore::connect(&addr).unwrap());
+    let store: Arc<dyn Store> = store_mc.clone();
     let counter = Counter::new(Arc::clone(&store), "peers").unwrap();
-    let max_level = *LEVELS.iter().max().unwrap();
-    // The store keeps 8 idle connections by default; the same store with
-    // room for one per thread shows what the default costs at 16 and 64.
-    let roomy: Arc<dyn Store> = Arc::new(
+    // The store shares 2 connections per server by default; the same
+    // store with 4 shows what the choice costs at 16 and 64 callers.
+    const WIDE: usize = 4;
+    let wide_store = Arc::new(
         MemcachedStore::builder()
-            .max_idle(max_level)
+            .connections_per_server(WIDE)
             .connect([addr.as_str()])
             .unwrap(),
     );
+    let wide: Arc<dyn Store> = wide_store.clone();
     let many: Vec<Counter> = (0..100)
         .map(|i| Counter::new(Arc::clone(&store), &format!("many{i}")).unwrap())
         .collect();
@@ -314,9 +316,9 @@ fn main() {
         }
         let per = sizes.concurrent / n as u64;
         let mut group = Vec::new();
-        for (id, store) in [("mcds", &store), ("mcds roomy", &roomy)] {
-            if id == "mcds roomy" && n <= 8 {
-                continue; // the default pool already has room
+        for (id, store) in [("mcds", &store), ("mcds wide", &wide)] {
+            if id == "mcds wide" && n <= 8 {
+                continue;
             }
             let mut counters: Vec<Counter> = (0..n)
                 .map(|i| Counter::new(Arc::clone(store), &format!("t{n}-{i}")).unwrap())
@@ -359,9 +361,9 @@ fn main() {
         ));
         if n > 8 {
             rows.push(row(
-                &format!("{case} with `max_idle({max_level})`"),
+                &format!("{case} with `connections_per_server({WIDE})`"),
                 "N raw sockets `ma` (floor)",
-                Some(&format!("mcds roomy {n}")),
+                Some(&format!("mcds wide {n}")),
                 &format!("raw {n}"),
             ));
         }
@@ -638,5 +640,22 @@ fn main() {
                 a.new_connections as f64 * 1000.0 / ops as f64
             );
         }
+    }
+    println!();
+    println!("mcds's connections over the whole run (`MemcachedStore::connection_stats`):");
+    for (id, st) in [
+        ("default (2 a server)", &store_mc),
+        ("wide (4 a server)", &wide_store),
+    ] {
+        let c = st.connection_stats();
+        println!(
+            "  {id:<22} {} open, {} dialed; {} requests in {} writes ({:.1} a write), {} handoffs",
+            c.open,
+            c.dials,
+            c.requests,
+            c.writes,
+            c.requests as f64 / c.writes.max(1) as f64,
+            c.handoffs
+        );
     }
 }

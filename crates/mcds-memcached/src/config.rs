@@ -13,13 +13,17 @@ use crate::transport::{Credentials, Security, TlsOptions};
 /// How long a dial may take by default, and each exchange.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// Connections per server unless [`Builder::connections_per_server`] says
+/// otherwise.
+pub(crate) const DEFAULT_CONNECTIONS: usize = 2;
+
 /// Settings of a [`MemcachedStore`], set through [`Builder`].
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub(crate) connect_timeout: Duration,
     pub(crate) io_timeout: Duration,
     pub(crate) item_size_limit: usize,
-    pub(crate) max_idle: usize,
+    pub(crate) connections_per_server: usize,
     pub(crate) down_backoff_base: Duration,
     pub(crate) down_backoff_max: Duration,
     /// Treat servers as no newer than this (tests of older servers' paths).
@@ -37,7 +41,7 @@ impl Default for Config {
             connect_timeout: DEFAULT_TIMEOUT,
             io_timeout: DEFAULT_TIMEOUT,
             item_size_limit: mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
-            max_idle: 8,
+            connections_per_server: DEFAULT_CONNECTIONS,
             down_backoff_base: Duration::from_millis(50),
             down_backoff_max: Duration::from_secs(1),
             version_cap: None,
@@ -89,9 +93,21 @@ impl Builder {
         self
     }
 
-    /// Idle connections kept per server (default 8).
-    pub fn max_idle(mut self, n: usize) -> Builder {
-        self.config.max_idle = n;
+    /// How many connections each server gets (default 2, at least 1).
+    ///
+    /// Every thread and task using the store shares them: a caller's
+    /// request goes out on one of them, together with the requests of the
+    /// callers that arrived while the previous write was in flight (one
+    /// `write` for all, each reply routed back to its caller), so a store
+    /// never opens more than this many connections per server, whatever
+    /// the number of callers. More connections let more round trips be in
+    /// flight at once; fewer make larger batches. Two keep both cores of a
+    /// small machine busy; [`MemcachedStore::connection_stats`] shows how
+    /// full the writes are.
+    ///
+    /// [`MemcachedStore::connection_stats`]: crate::MemcachedStore::connection_stats
+    pub fn connections_per_server(mut self, n: usize) -> Builder {
+        self.config.connections_per_server = n.max(1);
         self
     }
 

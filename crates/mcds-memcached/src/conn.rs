@@ -7,7 +7,7 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
-use memcache::exp::{MetaCommand, MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
+use memcache::exp::{MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
 
 use crate::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
 use crate::transport::{self, Stream};
@@ -60,44 +60,18 @@ impl Conn {
         self.reader.get_mut().set_deadline(deadline);
     }
 
-    /// Write one command. On failure, also whether any byte of it reached
-    /// the socket (then it may have been applied).
-    pub(crate) fn send(
-        &mut self,
-        command: &MetaCommand,
-    ) -> Result<(), (memcache::exp::Error, bool)> {
-        let payload = command.encode().map_err(|e| (e, false))?;
-        let stream = self.reader.get_mut();
-        let before = stream.sent();
-        let outcome = stream.write_all(&payload).and_then(|()| stream.flush());
-        outcome.map_err(|e| (e.into(), stream.sent() != before))
-    }
-
     /// Read one reply (with its data block). `ERROR`/`CLIENT_ERROR`/
     /// `SERVER_ERROR` lines are `Err(Rejected | Server)`.
     pub(crate) fn receive(&mut self) -> Result<MetaCommandResult, memcache::exp::Error> {
         read_reply(&mut self.reader)
     }
 
-    /// Ask for the server's general-purpose statistics (`stats`) and read
-    /// the listing up to `END`, within the deadline: every `STAT` line's name
-    /// and value, in the server's order. The stream is quiet between
-    /// exchanges, so the reply is all there is to read, and anything past
-    /// `END` is an error.
-    pub(crate) fn stats(&mut self) -> io::Result<Vec<(String, String)>> {
-        let stream = self.reader.get_mut();
-        stream.write_all(b"stats\r\n")?;
-        stream.flush()?;
+    /// Read a `stats` listing (the reply to `stats`, up to `END`).
+    pub(crate) fn receive_stats(&mut self) -> io::Result<Vec<(String, String)>> {
         let mut stats = Vec::new();
         read_stats(&mut self.reader, |name, value| {
             stats.push((name.to_string(), value.to_string()));
         })?;
-        if !self.reader.buffer().is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the server sent more than the stats listing",
-            ));
-        }
         Ok(stats)
     }
 

@@ -109,8 +109,9 @@
 //! One op reads in one direction: [`MemcachedStore`] (`store.rs`, one
 //! function per protocol variant) picks the server (`route.rs`, and
 //! `ketama.rs` for [`Distribution::Ketama`]), checks
-//! out a session (`session.rs`: exchanges and what a failure means) on the
-//! server's pooled connection (`server.rs`: idle pool, health, backoff;
+//! out a session (`session.rs`: exchanges and what a failure means) on one
+//! of the server's shared connections (`mux.rs`: lanes, the automatic
+//! pipelining of concurrent callers; `server.rs`: health, backoff;
 //! `conn.rs`: one connection, its handshake and the reply framing, over a
 //! [`transport::Stream`]), and the session encodes
 //! the op and decodes its reply with the codec (`codec.rs`, a leaf over the
@@ -131,6 +132,7 @@ mod config;
 mod conn;
 pub mod incarnation;
 mod ketama;
+mod mux;
 mod pipeline;
 mod route;
 mod server;
@@ -146,5 +148,5 @@ pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
 pub use ketama::{Continuum, ketama};
 pub use route::{Distribution, route};
-pub use store::{MemcachedStore, Stats};
+pub use store::{ConnectionStats, MemcachedStore, Stats};
 pub use transport::{Credentials, TlsOptions};

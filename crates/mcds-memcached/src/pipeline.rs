@@ -12,15 +12,13 @@
 //! attributed exactly when that is determined, otherwise every candidate
 //! gets an [`Error::Ambiguous`].
 
-use std::time::Instant;
-
 use mcds_core::{Error, Op, Reply, Result, Store, Stored, traffic};
 use memcache::exp::{MetaCommandResult, ReturnCode};
 
 use crate::codec;
 use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
-use crate::session::{ErrorMap, SendError, Session};
+use crate::session::{ErrorMap, Session};
 use crate::store::MemcachedStore;
 
 /// Request bytes per pipelined payload (one round trip each): the whole
@@ -150,33 +148,74 @@ impl MemcachedStore {
         let mut chunks: Vec<Vec<&[Planned]>> = groups.iter().map(|g| chunk(g)).collect();
         let rounds = chunks.iter().map(Vec::len).max().unwrap_or(0);
         for round in 0..rounds {
-            let deadline = Instant::now() + self.config.io_timeout;
-            let mut sent = Vec::new();
+            // Every server's payload is queued (and written, where this
+            // caller drives the lane) before any reply is read; the tickets
+            // are then read in server order, which keeps two pipelines
+            // waiting on each other's lanes from waiting forever.
+            let mut tickets = Vec::new();
             for server in 0..self.servers.len() {
                 let Some(part) = chunks[server].get(round).copied() else {
                     continue;
                 };
-                match self.send_part(&mut sessions[server], server, part, deadline) {
-                    Ok(()) => {}
-                    Err(e) => {
-                        for p in part {
-                            outcomes[p.index] = Some(Outcome::Failed(e.for_op(&ops[p.index])));
+                let failed = match sessions[server].as_mut() {
+                    None => Error::Io {
+                        server: self.ids[server].clone(),
+                        source: std::io::Error::other("not sent: the server's session had failed"),
+                    },
+                    Some(session) => {
+                        let payload = payload(part);
+                        traffic::record(part.len() as u64);
+                        match session.submit_batch(payload.clone()) {
+                            Ok(ticket) => {
+                                tickets.push((server, part, ticket, payload));
+                                continue;
+                            }
+                            Err(e) => e,
                         }
-                        // The server failed: its later payloads are not sent.
-                        self.skip_later(&mut chunks[server], round, server, &mut outcomes);
-                        sessions[server] = None;
-                        continue;
                     }
+                };
+                for p in part {
+                    outcomes[p.index] = Some(Outcome::Failed(failed.duplicate()));
                 }
-                sent.push((server, part));
+                // The server failed: its later payloads are not sent.
+                self.skip_later(&mut chunks[server], round, server, &mut outcomes);
+                sessions[server] = None;
             }
-            for (server, part) in sent {
+            for (server, part, ticket, payload) in tickets {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let errors = session.errors();
-                let mut replies = SessionReplies { session, deadline };
-                let (replies, broken) = read_replies(&mut replies, &errors, part, ops);
+                let (replies, broken) = match session.batch_replies(ticket, &payload) {
+                    Ok(delivery) if !delivery.sent => {
+                        let error = PartError::Write {
+                            server: self.ids[server].clone(),
+                            error: unsent_reason(&delivery),
+                            sent: false,
+                            timeout: self.config.io_timeout,
+                        };
+                        let failed = part
+                            .iter()
+                            .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
+                            .collect();
+                        (failed, true)
+                    }
+                    Ok(delivery) => {
+                        let errors = session.errors();
+                        let mut replies = Delivered {
+                            generation: delivery.generation,
+                            replies: delivery.replies.into_iter(),
+                            session,
+                        };
+                        read_replies(&mut replies, &errors, part, ops)
+                    }
+                    Err(e) => {
+                        let failed = part
+                            .iter()
+                            .map(|_| Outcome::Failed(e.duplicate()))
+                            .collect();
+                        (failed, true)
+                    }
+                };
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
                 }
@@ -268,44 +307,30 @@ impl MemcachedStore {
         }
         chunks.truncate(round + 1);
     }
+}
 
-    /// Write one payload to `server` on its session (opened, and pinned to
-    /// the incarnation the payload was encoded for, before planning).
-    fn send_part(
-        &self,
-        session: &mut Option<Session<'_>>,
-        server: usize,
-        part: &[Planned],
-        deadline: Instant,
-    ) -> std::result::Result<(), PartError> {
-        let Some(s) = session.as_mut() else {
-            return Err(PartError::Open(Error::Io {
-                server: self.ids[server].clone(),
-                source: std::io::Error::other("not sent: the server's session had failed"),
-            }));
-        };
-        let mut payload = Vec::new();
-        for p in part {
-            payload.extend_from_slice(&p.wire);
-        }
-        payload.extend_from_slice(b"mn\r\n");
-        traffic::record(part.len() as u64);
-        s.send_payload(&payload, deadline).map_err(|e| match e {
-            SendError::Dial(e) => PartError::Open(e),
-            SendError::Io { error, sent } => PartError::Write {
-                server: self.ids[server].clone(),
-                error,
-                sent,
-                timeout: self.config.io_timeout,
-            },
-        })
+/// One payload's bytes: its commands, then `mn`, whose `MN` ends the
+/// replies.
+fn payload(part: &[Planned]) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(part.iter().map(|p| p.wire.len()).sum::<usize>() + 4);
+    for p in part {
+        payload.extend_from_slice(&p.wire);
+    }
+    payload.extend_from_slice(b"mn\r\n");
+    payload
+}
+
+/// Why a payload that never left was not sent (its delivery's one entry).
+fn unsent_reason(delivery: &crate::mux::Delivery) -> std::io::Error {
+    match delivery.replies.first() {
+        Some(Err(memcache::exp::Error::Io(e))) => std::io::Error::new(e.kind(), e.to_string()),
+        Some(Err(e)) => std::io::Error::other(e.to_string()),
+        _ => std::io::Error::other("not sent"),
     }
 }
 
 /// Why a payload could not be sent.
 enum PartError {
-    /// No session (server down, dial failed): nothing was sent.
-    Open(Error),
     /// The write failed, after `sent` some bytes had left or not.
     Write {
         server: String,
@@ -318,7 +343,6 @@ enum PartError {
 impl PartError {
     fn for_op(&self, op: &Op<'_>) -> Error {
         match self {
-            PartError::Open(e) => e.duplicate(),
             PartError::Write {
                 server,
                 error,
@@ -367,7 +391,7 @@ fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
 }
 
 /// Where the replies of one payload are read from: a session's connection
-/// ([`SessionReplies`]), or bytes in memory (the fuzz harness).
+/// ([`Delivered`]), or bytes in memory (the fuzz harness).
 pub(crate) trait Replies {
     /// The next reply. `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back
     /// as `Err(Rejected | Server)` with the stream still in step; after any
@@ -378,19 +402,27 @@ pub(crate) trait Replies {
     fn discard(&mut self);
 }
 
-/// The replies of a payload sent on `session`, read until `deadline`.
-struct SessionReplies<'s, 'a> {
-    session: &'s mut Session<'a>,
-    deadline: Instant,
+/// The replies of a payload as its lane delivered them (read by the
+/// lane's driver, up to `MN` or the failure that ended the connection).
+struct Delivered<'s, 'a> {
+    replies: std::vec::IntoIter<crate::mux::Read>,
+    session: &'s Session<'a>,
+    generation: u64,
 }
 
-impl Replies for SessionReplies<'_, '_> {
+impl Replies for Delivered<'_, '_> {
     fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error> {
-        self.session.receive(self.deadline)
+        self.replies.next().unwrap_or_else(|| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the connection ended before the batch's replies did",
+            )
+            .into())
+        })
     }
 
     fn discard(&mut self) {
-        self.session.discard();
+        self.session.retire(self.generation);
     }
 }
 

@@ -1,8 +1,10 @@
-//! One server of the pool: its addresses, its idle connections, its health
+//! One server of the pool: its addresses, its shared connections (lanes,
+//! `mux.rs`), its health
 //! (backoff while it is down), and what its handshakes found (the latest
 //! incarnation, the best estimate of its clock).
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
@@ -11,6 +13,7 @@ use parking_lot::Mutex;
 use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, ServerClock, Version};
+use crate::mux::Lane;
 use crate::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
@@ -24,7 +27,9 @@ struct Health {
 pub(crate) struct Server {
     pub(crate) addr: String,
     endpoint: Endpoint,
-    idle: Mutex<Vec<Conn>>,
+    /// The shared connections, a fixed number (see `mux.rs`).
+    pub(crate) lanes: Vec<Lane>,
+    next_lane: AtomicUsize,
     health: Mutex<Health>,
     /// What the most recently dialed connection found.
     incarnation: Mutex<Option<Incarnation>>,
@@ -34,11 +39,12 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(addr: String, endpoint: Endpoint) -> Server {
+    pub(crate) fn new(addr: String, endpoint: Endpoint, lanes: usize) -> Server {
         Server {
             addr,
             endpoint,
-            idle: Mutex::new(Vec::new()),
+            lanes: (0..lanes.max(1)).map(|_| Lane::new()).collect(),
+            next_lane: AtomicUsize::new(0),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
             clock: Mutex::new(None),
@@ -108,35 +114,31 @@ impl Server {
         self.incarnation.lock().map(|i| i.version)
     }
 
-    /// A connection: a pooled one that is still alive and whose clock
-    /// sample is fresh (`true`), or a new one (`false`).
-    pub(crate) fn checkout(&self, config: &Config) -> Result<(Conn, bool), Error> {
-        loop {
-            let Some(mut conn) = self.idle.lock().pop() else {
-                break;
-            };
-            let old = conn.incarnation.clock.is_some_and(|c| c.is_old());
-            if !old && conn.is_alive() {
-                return Ok((conn, true));
+    /// The incarnation the most recently dialed connection found.
+    pub(crate) fn incarnation(&self) -> Option<Incarnation> {
+        *self.incarnation.lock()
+    }
+
+    /// The lane for the next session: the first idle one (so one caller at
+    /// a time uses one connection, and a second connection is opened only
+    /// when two callers overlap), else the least loaded; in turn when every
+    /// lane's lock was held just then.
+    pub(crate) fn lane(&self) -> &Lane {
+        let mut best: Option<(usize, &Lane)> = None;
+        for lane in &self.lanes {
+            match lane.load() {
+                Some(0) => return lane,
+                Some(n) if best.is_none_or(|(b, _)| n < b) => best = Some((n, lane)),
+                _ => {}
             }
         }
-        self.dial(config).map(|c| (c, false))
-    }
-
-    pub(crate) fn put_back(&self, conn: Conn, config: &Config) {
-        if *self.incarnation.lock() != Some(conn.incarnation) {
-            return; // it read an older marker (see `dial`)
+        match best {
+            Some((_, lane)) => lane,
+            None => {
+                let n = self.next_lane.fetch_add(1, Ordering::Relaxed);
+                &self.lanes[n % self.lanes.len()]
+            }
         }
-        let mut idle = self.idle.lock();
-        if idle.len() < config.max_idle {
-            idle.push(conn);
-        }
-    }
-
-    /// Drop every pooled connection (after a failure that suggests the
-    /// server went away, they are all suspect).
-    pub(crate) fn drain(&self) {
-        self.idle.lock().clear();
     }
 
     /// A new connection, unless the server is in its backoff window
@@ -160,12 +162,12 @@ impl Server {
                 let mut health = self.health.lock();
                 health.down_until = None;
                 health.backoff = None;
-                if self.adopt(conn.incarnation) {
-                    // The marker changed (a restart, a flush, an eviction):
-                    // pooled connections read the old one. Retire them so
-                    // every connection masks CAS ids the same way again.
-                    self.drain();
-                }
+                // If the marker changed (a restart, a flush, an eviction),
+                // the other lanes' connections read the old one: each lane
+                // replaces its idle connection before its next request
+                // (`Lane::incarnation`), so every connection masks CAS ids
+                // the same way again.
+                self.adopt(conn.incarnation);
                 Ok(conn)
             }
             Err(source) => {
@@ -224,7 +226,11 @@ mod tests {
 
     #[test]
     fn a_stale_clock_sample_never_lowers_the_estimate() {
-        let server = Server::new("127.0.0.1:1".into(), Endpoint::Unix("/nonexistent".into()));
+        let server = Server::new(
+            "127.0.0.1:1".into(),
+            Endpoint::Unix("/nonexistent".into()),
+            1,
+        );
         let t0 = Instant::now();
         let fresh = ServerClock {
             secs: 1_800_000_000,
@@ -258,7 +264,11 @@ mod tests {
     #[test]
     fn a_new_incarnation_replaces_the_clock_estimate() {
         use crate::incarnation::{Incarnation, Version};
-        let server = Server::new("127.0.0.1:1".into(), Endpoint::Unix("/nonexistent".into()));
+        let server = Server::new(
+            "127.0.0.1:1".into(),
+            Endpoint::Unix("/nonexistent".into()),
+            1,
+        );
         let t0 = Instant::now();
         let at = |secs| {
             Some(ServerClock {

@@ -1,66 +1,68 @@
-//! A session: one server's connection, checked out for the length of one
-//! store operation; its exchanges (redialing a stale pooled connection
-//! where that is safe), and what a failure means for the request
-//! ([`ErrorMap`]): not sent (`Io`/`Timeout`, safe to retry), sent without
-//! a reply (`Ambiguous`), or answered with an error.
+//! A session: one store operation's use of one server, through one of its
+//! shared connections (a lane, `mux.rs`); its exchanges (sending again
+//! what never left, and reads whose connection failed), and what a
+//! failure means for the request ([`ErrorMap`]): not sent (`Io`/`Timeout`,
+//! safe to retry), sent without a reply (`Ambiguous`), or answered with an
+//! error.
 
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcds_core::{Error, Key, Op, Reply, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult};
 
 use crate::codec;
 use crate::config::Config;
-use crate::conn::{Conn, is_timeout};
+use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
+use crate::mux::{self, Delivery, Expect, Lane, Ticket};
 use crate::server::Server;
 
-/// A checked-out connection to one server for the length of one store
-/// operation (which may take several exchanges on old servers).
+/// How many times a request that never left (its connection was found
+/// dead before the write) is sent again on a new connection.
+const UNSENT_RETRIES: usize = 2;
+
+/// One store operation's use of one server (which may take several
+/// exchanges on old servers). Its exchanges go out on one lane, in order.
 pub(crate) struct Session<'a> {
     server: &'a Server,
     config: &'a Config,
-    conn: Option<Conn>,
-    /// Whether `conn` came from the pool and has not yet answered anything:
-    /// a failure before the request left means it was stale, redial once.
-    pooled: bool,
+    lane: &'a Lane,
     /// The incarnation the session's commands were encoded for (see
     /// [`incarnation`](Self::incarnation)).
     pinned: Option<Incarnation>,
 }
 
 impl<'a> Session<'a> {
+    /// A session on the server's next lane. Nothing is dialed yet.
     pub(crate) fn open(server: &'a Server, config: &'a Config) -> Result<Session<'a>, Error> {
-        let (conn, pooled) = server.checkout(config)?;
         Ok(Session {
             server,
             config,
-            conn: Some(conn),
-            pooled,
+            lane: server.lane(),
             pinned: None,
         })
     }
 
     /// One op in one exchange: encoded for this session's incarnation, sent,
-    /// and its reply decoded as a pipelined one would be. The connection
-    /// goes back to the pool before the reply is decoded.
+    /// and its reply decoded as a pipelined one would be.
     pub(crate) fn execute(mut self, op: &Op<'_>) -> Result<Reply, Error> {
         let incarnation = self.incarnation()?;
         let encoded = codec::encode(op, &incarnation, self.config.item_size_limit)?;
         let r = self.exchange(op.key(), &encoded.command)?;
-        let server = self.server;
-        drop(self);
-        codec::decode(op, Some(r), &incarnation, &server.addr)
+        codec::decode(op, Some(r), &incarnation, &self.server.addr)
     }
 
     /// The incarnation of the server this session talks to (dialing first
-    /// if needed). Commands carrying CAS ids are encoded for it, so the
-    /// session is pinned to it: if a redial (after a stale pooled
-    /// connection) reaches another incarnation, the command is not sent and
-    /// fails with [`Error::Io`], safe to retry.
+    /// if the lane has no connection). Commands carrying CAS ids are encoded
+    /// for it, so the session is pinned to it: if the connection fails and
+    /// its replacement reaches another incarnation, the command is not sent
+    /// and fails with [`Error::Io`], safe to retry.
     pub(crate) fn incarnation(&mut self) -> Result<Incarnation, Error> {
-        let mut incarnation = self.conn()?.incarnation;
+        let mut incarnation = match self.pinned {
+            Some(pinned) => pinned,
+            None => self.lane.incarnation(self.server, self.config)?,
+        };
         self.pinned = Some(incarnation);
         // The server's best clock estimate, not just this connection's.
         if let Some(clock) = self.server.clock() {
@@ -69,184 +71,137 @@ impl<'a> Session<'a> {
         Ok(incarnation)
     }
 
-    fn conn(&mut self) -> Result<&mut Conn, Error> {
-        let conn = match self.conn.take() {
-            Some(conn) => conn,
-            None => {
-                let conn = self.server.dial(self.config)?;
-                self.pooled = false;
-                if self.pinned.is_some_and(|p| p != conn.incarnation) {
-                    self.pinned = None;
-                    self.conn = Some(conn);
-                    return Err(Error::Io {
-                        server: self.server.addr.clone(),
-                        source: io::Error::other(
-                            "not sent: the server restarted or was flushed (its incarnation marker changed) while the command was being prepared",
-                        ),
-                    });
-                }
-                conn
-            }
-        };
-        Ok(self.conn.insert(conn))
+    /// Queue a request on the lane (see [`Lane::submit`]), for the pinned
+    /// incarnation.
+    fn submit(&mut self, payload: Vec<u8>, expect: Expect) -> Result<Ticket<'a>, Error> {
+        let pinned = self.incarnation()?;
+        self.lane
+            .submit(self.server, self.config, payload, expect, pinned)
     }
 
-    /// One request/response exchange, bounded by one `io_timeout` in all
-    /// (send and reply together). A failure before the request was sent is
-    /// `Io`/`Timeout` (not applied); after, it is `Ambiguous` when the
-    /// command has side effects.
+    /// One request/response exchange, bounded by one `io_timeout`. A failure
+    /// before the request was sent is `Io`/`Timeout` (not applied); after,
+    /// it is `Ambiguous` when the command has side effects. A request that
+    /// never left is sent again (up to [`UNSENT_RETRIES`] times), and so is
+    /// a read whose connection failed before its reply (once).
     pub(crate) fn exchange(
         &mut self,
         key: &Key,
         command: &MetaCommand,
     ) -> Result<MetaCommandResult, Error> {
         traffic::record(1);
-        let deadline = Instant::now() + self.config.io_timeout;
+        let opaque = self.lane.next_opaque();
+        let mut payload = Vec::with_capacity(64);
+        command
+            .encode_into(&mut payload)
+            .map_err(|e| Error::Internal(format!("cannot encode a command: {e}")))?;
+        mux::tag(&mut payload, opaque);
+        let effects = command.has_side_effect();
+        let mut unsent = 0;
+        let mut reread = 0;
         loop {
-            let was_pooled = self.pooled;
-            let sent = self.armed(deadline)?.send(command);
-            if let Err((e, some_left)) = sent {
-                let retry = self.pooled && !some_left && is_transport(&e);
-                self.discard();
-                if retry {
-                    continue;
-                }
-                // Part of the command (maybe all of it) left: it may have
-                // been applied.
-                return Err(self
-                    .errors()
-                    .map(key, e, some_left && command.has_side_effect()));
-            }
-            let received = self.armed(deadline)?.receive();
-            self.pooled = false;
-            let error = match received {
-                Ok(result) => return Ok(result),
+            let ticket = self.submit(payload.clone(), Expect::One { opaque })?;
+            let Delivery { replies, sent, .. } = ticket.wait();
+            let reply = replies
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err(io::Error::other("no reply was delivered").into()));
+            let error = match reply {
+                Ok(r) => return Ok(r),
                 Err(e) => e,
             };
-            // Whatever went wrong, this connection is no longer trusted: an
-            // error reply to a command with a data block may leave the data
-            // unread, and a transport error leaves the stream mid-reply.
-            self.discard();
-            if matches!(
-                error,
-                memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
-            ) {
+            if mux::is_error_line(&error) {
                 // The server answered: the command was refused, not lost.
                 return Err(self.errors().map(key, error, false));
             }
-            self.server.drain();
-            // A pooled connection the server closed while it sat idle (a
-            // restart): a read is safe to send again, once.
-            if was_pooled && is_transport(&error) && !command.has_side_effect() {
+            if !sent && unsent < UNSENT_RETRIES && !is_timeout_error(&error) {
+                unsent += 1;
                 continue;
             }
-            return Err(self.errors().map(key, error, command.has_side_effect()));
+            // A read that lost its reply with its connection may be sent
+            // again, once.
+            if sent && !effects && reread == 0 && is_transport(&error) {
+                reread += 1;
+                continue;
+            }
+            return Err(self.errors().map(key, error, sent && effects));
         }
     }
 
-    /// The server's `stats` listing ([`Conn::stats`]), each read and write
-    /// bounded by what is left of one `io_timeout` (the listing is one small
-    /// reply, a few KiB). A pooled connection that fails with a transport error
-    /// (the server closed it while it sat idle) is replaced once, as a read
-    /// may be sent again. A failure is [`Error::Timeout`], [`Error::Io`], or
-    /// [`Error::Protocol`] for a reply that is not a stats listing.
+    /// Queue a batch (commands ending in `mn`) and return the ticket to its
+    /// replies, written already if this caller drives the lane. A batch
+    /// that never left is sent again (up to [`UNSENT_RETRIES`] times) by
+    /// [`batch_replies`](Self::batch_replies).
+    pub(crate) fn submit_batch(&mut self, payload: Vec<u8>) -> Result<Ticket<'a>, Error> {
+        self.submit(payload, Expect::UntilMn)
+    }
+
+    /// Wait for a batch's replies; a batch that never left is submitted
+    /// again (`payload` is its bytes).
+    pub(crate) fn batch_replies(
+        &mut self,
+        ticket: Ticket<'a>,
+        payload: &[u8],
+    ) -> Result<Delivery, Error> {
+        let mut delivery = ticket.wait();
+        for _ in 0..UNSENT_RETRIES {
+            let retry = !delivery.sent
+                && !delivery
+                    .replies
+                    .first()
+                    .is_some_and(|r| matches!(r, Err(e) if is_timeout_error(e)));
+            if !retry {
+                break;
+            }
+            delivery = self.submit_batch(payload.to_vec())?.wait();
+        }
+        Ok(delivery)
+    }
+
+    /// Close the connection a delivery came on (its replies were out of
+    /// step, or carried an error line that may have left the stream so).
+    pub(crate) fn retire(&self, generation: u64) {
+        self.lane.retire(generation);
+    }
+
+    /// The server's `stats` listing, on the lane like any request (read up
+    /// to `END` by the driver). A failure is [`Error::Timeout`],
+    /// [`Error::Io`], or [`Error::Protocol`] for a reply that is not a stats
+    /// listing. `stats` has no effects: a request that never left, or whose
+    /// connection failed before the listing came, is sent again.
     pub(crate) fn stats(mut self) -> Result<crate::Stats, Error> {
         traffic::record(1);
-        let deadline = Instant::now() + self.config.io_timeout;
-        loop {
-            let was_pooled = self.pooled;
-            let error = match self.armed(deadline)?.stats() {
-                Ok(stats) => return Ok(stats),
-                Err(error) => error,
-            };
-            // The stream may be mid-reply: this connection is done.
-            self.discard();
-            self.server.drain();
-            if was_pooled && !is_timeout(&error) && error.kind() != io::ErrorKind::InvalidData {
-                continue;
+        let mut error = None;
+        for _ in 0..=UNSENT_RETRIES {
+            let delivery = self.submit(b"stats\r\n".to_vec(), Expect::Stats)?.wait();
+            if let Some(stats) = delivery.stats {
+                return Ok(stats);
             }
-            let server = self.server.addr.clone();
-            return Err(if is_timeout(&error) {
-                Error::Timeout {
-                    server,
-                    after: self.config.io_timeout,
-                }
-            } else if error.kind() == io::ErrorKind::InvalidData {
+            let e = delivery.replies.into_iter().next();
+            let timed_out = matches!(&e, Some(Err(e)) if is_timeout_error(e));
+            error = e;
+            if timed_out {
+                break;
+            }
+        }
+        let server = self.server.addr.clone();
+        Err(match error {
+            Some(Err(e)) if is_timeout_error(&e) => Error::Timeout {
+                server,
+                after: self.config.io_timeout,
+            },
+            Some(Err(memcache::exp::Error::Io(e))) if e.kind() == io::ErrorKind::InvalidData => {
                 Error::Protocol {
                     server,
-                    message: error.to_string(),
-                }
-            } else {
-                Error::Io {
-                    server,
-                    source: error,
-                }
-            });
-        }
-    }
-
-    /// The connection (dialed if needed), its reads and writes bounded by
-    /// `deadline` (at least a millisecond from now).
-    fn armed(&mut self, deadline: Instant) -> Result<&mut Conn, Error> {
-        let deadline = deadline.max(Instant::now() + Duration::from_millis(1));
-        let conn = self.conn()?;
-        conn.set_deadline(deadline);
-        Ok(conn)
-    }
-
-    /// Write a pre-encoded pipeline payload (one `write` loop on the
-    /// socket), redialing once if a pooled connection fails before any byte
-    /// left.
-    pub(crate) fn send_payload(
-        &mut self,
-        payload: &[u8],
-        deadline: Instant,
-    ) -> Result<(), SendError> {
-        loop {
-            let conn = self.armed(deadline).map_err(SendError::Dial)?;
-            let (outcome, written) = conn.write_payload(payload);
-            match outcome {
-                Ok(()) => return Ok(()),
-                Err(e) => {
-                    let retry = self.pooled && written == 0 && !is_timeout(&e);
-                    self.discard();
-                    if retry {
-                        continue;
-                    }
-                    self.server.drain();
-                    return Err(SendError::Io {
-                        error: e,
-                        sent: written > 0,
-                    });
+                    message: e.to_string(),
                 }
             }
-        }
-    }
-
-    /// Read one reply of a pipeline sent with [`send_payload`](Self::send_payload).
-    /// `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back as
-    /// `Err(Rejected | Server)` with the stream still in step; any other
-    /// error leaves it unusable (the connection is dropped).
-    pub(crate) fn receive(
-        &mut self,
-        deadline: Instant,
-    ) -> Result<MetaCommandResult, memcache::exp::Error> {
-        let conn = match self.armed(deadline) {
-            Ok(conn) => conn,
-            Err(_) => return Err(io::Error::from(io::ErrorKind::NotConnected).into()),
-        };
-        let received = conn.receive();
-        self.pooled = false;
-        if let Err(e) = &received
-            && !matches!(
-                e,
-                memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
-            )
-        {
-            self.discard();
-            self.server.drain();
-        }
-        received
+            Some(Err(memcache::exp::Error::Io(source))) => Error::Io { server, source },
+            other => Error::Protocol {
+                server,
+                message: format!("no stats listing: {other:?}"),
+            },
+        })
     }
 
     /// The server's address, as configured.
@@ -254,8 +209,7 @@ impl<'a> Session<'a> {
         &self.server.addr
     }
 
-    /// How this session's failures are reported: its server, its timeout,
-    /// its item size limit.
+    /// How failures are reported for this session's server.
     pub(crate) fn errors(&self) -> ErrorMap<'a> {
         ErrorMap {
             server: &self.server.addr,
@@ -263,28 +217,11 @@ impl<'a> Session<'a> {
             item_size_limit: self.config.item_size_limit,
         }
     }
-
-    /// Drop the connection instead of returning it to the pool.
-    pub(crate) fn discard(&mut self) {
-        self.conn = None;
-        self.pooled = false;
-    }
 }
 
-impl Drop for Session<'_> {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.server.put_back(conn, self.config);
-        }
-    }
-}
-
-/// Why [`Session::send_payload`] failed.
-pub(crate) enum SendError {
-    /// No connection could be made (nothing was sent).
-    Dial(Error),
-    /// Writing failed; `sent` if some bytes had left.
-    Io { error: io::Error, sent: bool },
+fn is_timeout_error(error: &memcache::exp::Error) -> bool {
+    matches!(error, memcache::exp::Error::Io(e) if is_timeout(e))
+        || matches!(error, memcache::exp::Error::Timeout { .. })
 }
 
 fn is_transport(error: &memcache::exp::Error) -> bool {

@@ -68,6 +68,32 @@ impl std::fmt::Debug for MemcachedStore {
 /// statistic's name and value, as the server sent them and in its order.
 pub type Stats = Vec<(String, String)>;
 
+/// How a store uses its connections ([`MemcachedStore::connection_stats`]):
+/// counts since the store was built, summed over its servers.
+///
+/// `requests / writes` is the mean number of callers' requests one `write`
+/// carried: 1 with one caller at a time, more as concurrent callers are
+/// pipelined together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    /// Connections open now (at most
+    /// [`connections_per_server`](crate::Builder::connections_per_server)
+    /// per server).
+    pub open: usize,
+    /// Connections dialed so far (each a handshake round trip).
+    pub dials: u64,
+    /// Writes of requests to the servers.
+    pub writes: u64,
+    /// Requests written (a single op or one pipeline's share for a server).
+    pub requests: u64,
+    /// Times a caller whose reply had come handed its connection to the
+    /// next waiting caller, which then wrote the requests queued meanwhile.
+    pub handoffs: u64,
+    /// Connections checked with a non-blocking peek before a write because
+    /// they had sat idle (see the crate docs).
+    pub idle_checks: u64,
+}
+
 /// Why an append answered NS.
 #[derive(Debug, PartialEq, Eq)]
 enum NotStored {
@@ -118,7 +144,7 @@ impl MemcachedStore {
     pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> MemcachedStore {
         let servers: Vec<Server> = servers
             .into_iter()
-            .map(|(addr, endpoint)| Server::new(addr, endpoint))
+            .map(|(addr, endpoint)| Server::new(addr, endpoint, config.connections_per_server))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
         MemcachedStore {
@@ -205,6 +231,48 @@ impl MemcachedStore {
     }
 
     /// A session with the server that owns `key`.
+    /// How the store has used its connections so far: how many are open
+    /// and how many requests each write carried ([`ConnectionStats`]).
+    ///
+    /// ```
+    /// use mcds_core::{Key, Store};
+    /// use mcds_memcached::MemcachedStore;
+    /// # let server = mcds_testserver::MemcachedServer::start_default();
+    /// let store = MemcachedStore::builder()
+    ///     .connections_per_server(2)
+    ///     .connect([server.addr()])?;
+    /// std::thread::scope(|s| {
+    ///     for t in 0..16 {
+    ///         let store = &store;
+    ///         s.spawn(move || {
+    ///             let key = Key::new(format!("k{t}")).unwrap();
+    ///             for _ in 0..100 {
+    ///                 store.set(&key, b"v", mcds_core::Ttl::Never).unwrap();
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// let stats = store.connection_stats();
+    /// assert!(stats.open <= 2);
+    /// assert_eq!(stats.requests, 1600);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn connection_stats(&self) -> ConnectionStats {
+        let mut stats = ConnectionStats::default();
+        for lane in self.servers.iter().flat_map(|s| &s.lanes) {
+            let c = &lane.counters;
+            let load =
+                |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+            stats.open += usize::from(lane.is_open());
+            stats.dials += load(&c.dials);
+            stats.writes += load(&c.writes);
+            stats.requests += load(&c.requests);
+            stats.handoffs += load(&c.handoffs);
+            stats.idle_checks += load(&c.idle_checks);
+        }
+        stats
+    }
+
     fn session(&self, key: &Key) -> Result<Session<'_>> {
         Session::open(&self.servers[self.server_for(key)], &self.config)
     }

@@ -1,0 +1,760 @@
+//! A server's shared connections ("lanes") and the automatic pipelining
+//! over them.
+//!
+//! Every caller of a store, whatever its thread, sends its requests on one
+//! of a small, fixed number of connections per server
+//! ([`Builder::connections_per_server`](crate::Builder::connections_per_server)),
+//! instead of holding a connection of its own for the length of a round
+//! trip. A lane is one such connection, with a queue:
+//!
+//! * A caller encodes its request (one command, or a batch ending in `mn`),
+//!   puts it in the lane's queue, and, if nobody is driving the lane,
+//!   becomes its **driver**: it takes everything queued, writes it in one
+//!   `write`, and reads the replies of every request in that write, in
+//!   order (memcached answers a connection's commands in order), handing
+//!   each request's replies to its caller. Callers that arrive while a
+//!   write is in flight wait in the queue and go out together in the next
+//!   write: under load, one write carries many callers' requests.
+//! * When the driver's own reply has come and others are queued, it hands
+//!   the lane to the first of them, which writes the next batch (so no
+//!   caller drives forever for others). With one caller and no contention
+//!   the caller drives every time: one `write`, one `read`, no thread hop.
+//! * Each single command carries an opaque (`O<n>`, fresh per request) and
+//!   its reply must echo it; a batch ends at its `MN`. A reply out of step
+//!   ends the connection: every request written on it and not yet answered
+//!   fails (as [`Error::Ambiguous`] when it has effects), and requests not
+//!   yet written are given back unsent, to be sent again on a new
+//!   connection.
+//! * **Liveness.** No probe per op: a dead connection shows as a failed
+//!   read or write. A connection that sat idle for more than
+//!   [`IDLE_CHECK`] (long enough for a server to have restarted and closed
+//!   it) is checked once before the next write, with one non-blocking peek,
+//!   so a request is not written into a connection already closed, where
+//!   a write with effects would end ambiguous.
+//! * **Timeouts.** Each request has a deadline; the driver bounds its reads
+//!   and writes by the earliest deadline of the requests in flight (the
+//!   socket's timeout, re-armed only when it changes by more than
+//!   [`SLACK`](crate::transport::SLACK): no system call per op).
+//!
+//! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mcds_core::Error;
+use memcache::exp::{MetaCommandResult, ReturnCode};
+use parking_lot::{Condvar, Mutex};
+
+use crate::config::Config;
+use crate::conn::Conn;
+use crate::incarnation::Incarnation;
+use crate::server::Server;
+
+/// How long a connection may sit unused before the next write checks it
+/// (one `recv(MSG_PEEK | MSG_DONTWAIT)`). A server that restarted closed
+/// its connections at least this long ago, since a restart takes longer:
+/// back-to-back requests, the hot path, never pay for the check.
+pub(crate) const IDLE_CHECK: Duration = Duration::from_millis(2);
+
+/// The most request bytes one write takes from the queue; more waits for
+/// the next write (a reply to a huge batch must not delay the rest).
+const MAX_WRITE: usize = 256 * 1024;
+
+/// Where a request's replies end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// One command: one reply line (an error line counts), which must echo
+    /// the opaque the command carries.
+    One {
+        /// The command's `O<n>`.
+        opaque: u32,
+    },
+    /// A batch of (possibly quiet) commands ending with `mn`: every reply
+    /// up to and including `MN`.
+    UntilMn,
+    /// `stats`: a listing up to `END` ([`Delivery::stats`]).
+    Stats,
+}
+
+/// A reply as read: a result, or an error line (`Server`/`Rejected`), or
+/// the failure that ended the connection (last).
+pub(crate) type Read = Result<MetaCommandResult, memcache::exp::Error>;
+
+/// What became of a request.
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    /// Its replies, in order. When the connection failed before they were
+    /// all read, the last entry is that failure (not an error line).
+    pub(crate) replies: Vec<Read>,
+    /// Whether any byte of the request was written. `false`: the request
+    /// never left (its one entry says why) and may be sent again.
+    pub(crate) sent: bool,
+    /// The connection it went out on (see [`Lane::retire`]).
+    pub(crate) generation: u64,
+    /// The listing, for [`Expect::Stats`] (`replies` is empty then, unless
+    /// it failed).
+    pub(crate) stats: Option<Vec<(String, String)>>,
+}
+
+/// A request waiting in a lane's queue.
+struct Job {
+    payload: Vec<u8>,
+    expect: Expect,
+    deadline: Instant,
+    slot: Arc<Slot>,
+}
+
+/// Where a waiting caller learns what became of its request.
+pub(crate) struct Slot {
+    state: Mutex<SlotState>,
+    ready: Condvar,
+}
+
+enum SlotState {
+    Waiting,
+    /// The lane was handed to this caller: it drives next.
+    Drive,
+    Done(Delivery),
+    Taken,
+}
+
+impl Slot {
+    fn new() -> Arc<Slot> {
+        Arc::new(Slot {
+            state: Mutex::new(SlotState::Waiting),
+            ready: Condvar::new(),
+        })
+    }
+
+    fn set(&self, state: SlotState) {
+        *self.state.lock() = state;
+        self.ready.notify_one();
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(*self.state.lock(), SlotState::Done(_))
+    }
+
+    fn take(&self) -> Option<Delivery> {
+        let mut state = self.state.lock();
+        match std::mem::replace(&mut *state, SlotState::Taken) {
+            SlotState::Done(d) => Some(d),
+            other => {
+                *state = other;
+                None
+            }
+        }
+    }
+}
+
+/// Counters of one lane, summed into [`ConnectionStats`](crate::ConnectionStats).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) dials: AtomicU64,
+    pub(crate) writes: AtomicU64,
+    pub(crate) requests: AtomicU64,
+    pub(crate) handoffs: AtomicU64,
+    pub(crate) idle_checks: AtomicU64,
+}
+
+/// One shared connection to a server and its queue (see the module docs).
+pub(crate) struct Lane {
+    state: Mutex<LaneState>,
+    opaque: AtomicU32,
+    pub(crate) counters: Counters,
+}
+
+struct LaneState {
+    /// The connection while nobody drives (the driver holds it otherwise);
+    /// `None` with `incarnation` `None`: no connection (never dialed, or it
+    /// failed).
+    conn: Option<Conn>,
+    /// The live connection's incarnation (whoever holds it).
+    incarnation: Option<Incarnation>,
+    /// Counts connections: which one a delivery came on.
+    generation: u64,
+    /// The connection is to be closed when its driver is done with it.
+    retire: bool,
+    driving: bool,
+    queue: VecDeque<Job>,
+    /// When the connection was last put down by a driver.
+    idle_since: Instant,
+}
+
+/// What submitting a request made of the caller.
+pub(crate) enum Ticket<'l> {
+    /// The lane was idle: the caller wrote the request (with whatever else
+    /// was queued) and must now read the replies ([`Driver::finish`]).
+    Drive(Driver<'l>),
+    /// Another caller drives: wait for the reply ([`Ticket::wait`]).
+    Wait(&'l Lane, Arc<Slot>),
+}
+
+impl Ticket<'_> {
+    /// Block until the request's replies (or its failure) are in.
+    pub(crate) fn wait(self) -> Delivery {
+        match self {
+            Ticket::Drive(driver) => driver.finish(),
+            Ticket::Wait(lane, slot) => lane.wait(slot),
+        }
+    }
+}
+
+impl Lane {
+    pub(crate) fn new() -> Lane {
+        Lane {
+            state: Mutex::new(LaneState {
+                conn: None,
+                incarnation: None,
+                generation: 0,
+                retire: false,
+                driving: false,
+                queue: VecDeque::new(),
+                idle_since: Instant::now(),
+            }),
+            opaque: AtomicU32::new(1),
+            counters: Counters::default(),
+        }
+    }
+
+    /// A fresh opaque for a single command's `O<n>`.
+    pub(crate) fn next_opaque(&self) -> u32 {
+        self.opaque.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// How busy the lane is, without waiting for its lock: `Some(0)` idle,
+    /// `Some(n)` driven with `n - 1` requests queued, `None` locked just now.
+    pub(crate) fn load(&self) -> Option<usize> {
+        let state = self.state.try_lock()?;
+        Some(if state.driving {
+            state.queue.len() + 1
+        } else {
+            0
+        })
+    }
+
+    /// Whether the lane has a live connection (for the stats).
+    pub(crate) fn is_open(&self) -> bool {
+        self.state.lock().incarnation.is_some()
+    }
+
+    /// The incarnation of the lane's connection, dialing one first if the
+    /// lane has none (or an idle one that must be replaced: its clock
+    /// sample is old, or the server has since been seen under another
+    /// incarnation).
+    pub(crate) fn incarnation(
+        &self,
+        server: &Server,
+        config: &Config,
+    ) -> Result<Incarnation, Error> {
+        let mut state = self.state.lock();
+        self.ensure(&mut state, server, config)
+    }
+
+    fn ensure(
+        &self,
+        state: &mut LaneState,
+        server: &Server,
+        config: &Config,
+    ) -> Result<Incarnation, Error> {
+        if !state.driving
+            && let Some(conn) = &state.conn
+        {
+            let mut stale = conn.incarnation.clock.is_some_and(|c| c.is_old())
+                || server.incarnation() != Some(conn.incarnation)
+                || state.retire;
+            // Idle long enough for the server to have closed it (a restart):
+            // peek before a request is encoded for its incarnation.
+            if !stale && state.idle_since.elapsed() > IDLE_CHECK {
+                self.counters.idle_checks.fetch_add(1, Ordering::Relaxed);
+                stale = state.conn.as_mut().is_none_or(|c| !c.is_alive());
+                state.idle_since = Instant::now();
+            }
+            if stale {
+                state.conn = None;
+                state.incarnation = None;
+                state.retire = false;
+            }
+        }
+        if let Some(incarnation) = state.incarnation {
+            return Ok(incarnation);
+        }
+        let conn = server.dial(config)?;
+        self.counters.dials.fetch_add(1, Ordering::Relaxed);
+        let incarnation = conn.incarnation;
+        state.conn = Some(conn);
+        state.incarnation = Some(incarnation);
+        state.generation += 1;
+        state.idle_since = Instant::now();
+        Ok(incarnation)
+    }
+
+    /// Queue a request encoded for `incarnation`. If nobody drives, the
+    /// caller becomes the driver and the request (with all else queued) is
+    /// written before this returns. `Err` when it cannot be sent: no
+    /// connection could be made, or the server's incarnation is no longer
+    /// the one the request was encoded for.
+    pub(crate) fn submit(
+        &self,
+        server: &Server,
+        config: &Config,
+        payload: Vec<u8>,
+        expect: Expect,
+        incarnation: Incarnation,
+    ) -> Result<Ticket<'_>, Error> {
+        let slot = Slot::new();
+        let job = Job {
+            payload,
+            expect,
+            deadline: Instant::now() + config.io_timeout,
+            slot: Arc::clone(&slot),
+        };
+        let mut state = self.state.lock();
+        let current = self.ensure(&mut state, server, config)?;
+        if current != incarnation {
+            return Err(restarted(&server.addr));
+        }
+        state.queue.push_back(job);
+        if state.driving {
+            return Ok(Ticket::Wait(self, slot));
+        }
+        state.driving = true;
+        let conn = state.conn.take();
+        let generation = state.generation;
+        drop(state);
+        let Some(conn) = conn else {
+            // `ensure` left a connection and nobody drove: unreachable, but
+            // a driver without one fails its batch cleanly.
+            return Ok(Ticket::Drive(Driver::broken(self, slot)));
+        };
+        let mut driver = Driver {
+            lane: self,
+            conn: Some(conn),
+            own: slot,
+            generation,
+            in_flight: Vec::new(),
+        };
+        driver.write();
+        Ok(Ticket::Drive(driver))
+    }
+
+    /// Wait for a queued request's delivery, taking the lane over if it is
+    /// handed to this caller.
+    fn wait(&self, slot: Arc<Slot>) -> Delivery {
+        let mut state = slot.state.lock();
+        loop {
+            match std::mem::replace(&mut *state, SlotState::Taken) {
+                SlotState::Done(d) => return d,
+                SlotState::Drive => {
+                    *state = SlotState::Waiting;
+                    drop(state);
+                    return self.take_over(slot);
+                }
+                other => {
+                    *state = other;
+                    slot.ready.wait(&mut state);
+                }
+            }
+        }
+    }
+
+    /// Drive a lane handed over by the previous driver (its connection was
+    /// left in the state, `driving` still set).
+    fn take_over(&self, own: Arc<Slot>) -> Delivery {
+        let mut state = self.state.lock();
+        let conn = state.conn.take();
+        let generation = state.generation;
+        drop(state);
+        let mut driver = Driver {
+            lane: self,
+            conn,
+            own,
+            generation,
+            in_flight: Vec::new(),
+        };
+        driver.write();
+        driver.finish()
+    }
+
+    /// Close the connection of `generation` (a batch's replies were out of
+    /// step): now if it is idle, else when its driver puts it down.
+    pub(crate) fn retire(&self, generation: u64) {
+        let mut state = self.state.lock();
+        if state.generation != generation || state.incarnation.is_none() {
+            return;
+        }
+        if state.driving {
+            state.retire = true;
+        } else {
+            state.conn = None;
+            state.incarnation = None;
+        }
+    }
+}
+
+fn restarted(server: &str) -> Error {
+    Error::Io {
+        server: server.to_string(),
+        source: io::Error::other(
+            "not sent: the server restarted or was flushed (its incarnation marker changed) while the command was being prepared",
+        ),
+    }
+}
+
+/// The caller driving a lane: it holds the connection, wrote a batch, and
+/// reads its replies.
+pub(crate) struct Driver<'l> {
+    lane: &'l Lane,
+    conn: Option<Conn>,
+    own: Arc<Slot>,
+    generation: u64,
+    /// The jobs of the current write, in order.
+    in_flight: Vec<Job>,
+}
+
+impl<'l> Driver<'l> {
+    fn broken(lane: &'l Lane, own: Arc<Slot>) -> Driver<'l> {
+        Driver {
+            lane,
+            conn: None,
+            own,
+            generation: 0,
+            in_flight: Vec::new(),
+        }
+    }
+
+    /// Take what is queued (up to [`MAX_WRITE`] bytes) and write it in one
+    /// write. On a failure every job of the batch is delivered at once
+    /// (sent or not, by how far the write got) and the connection is gone.
+    fn write(&mut self) {
+        let mut batch = Vec::new();
+        {
+            let mut state = self.lane.state.lock();
+            let mut bytes = 0;
+            while let Some(job) = state.queue.front() {
+                if bytes > 0 && bytes + job.payload.len() > MAX_WRITE {
+                    break;
+                }
+                bytes += job.payload.len();
+                batch.extend(state.queue.pop_front());
+            }
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            fail_unsent(
+                batch,
+                self.generation,
+                "not sent: the lane had no connection",
+            );
+            return;
+        };
+        let deadline = batch
+            .iter()
+            .map(|j| j.deadline)
+            .min()
+            .unwrap_or_else(Instant::now)
+            .max(Instant::now() + Duration::from_millis(1));
+        conn.set_deadline(deadline);
+        let counters = &self.lane.counters;
+        counters.writes.fetch_add(1, Ordering::Relaxed);
+        counters
+            .requests
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let (outcome, written) = if batch.len() == 1 {
+            conn.write_payload(&batch[0].payload)
+        } else {
+            let mut buf = Vec::with_capacity(batch.iter().map(|j| j.payload.len()).sum());
+            for job in &batch {
+                buf.extend_from_slice(&job.payload);
+            }
+            conn.write_payload(&buf)
+        };
+        if let Err(e) = outcome {
+            self.conn = None;
+            let mut start = 0;
+            for job in batch {
+                let end = start + job.payload.len();
+                let sent = written > start;
+                start = end;
+                let error = io::Error::new(e.kind(), e.to_string());
+                job.slot.set(SlotState::Done(Delivery {
+                    replies: vec![Err(error.into())],
+                    sent,
+                    generation: self.generation,
+                    stats: None,
+                }));
+            }
+            return;
+        }
+        self.in_flight = batch;
+    }
+
+    /// Read the replies of the batch in flight, deliver them, and then either
+    /// put the lane down (nothing queued), hand it to the next queued caller,
+    /// or, if this caller's own request is still queued, write and read
+    /// again. Returns this caller's delivery.
+    pub(crate) fn finish(mut self) -> Delivery {
+        loop {
+            self.read();
+            if let Some(own) = self.own.take() {
+                self.put_down(false);
+                return own;
+            }
+            if self.conn.is_none() {
+                // Failed, and this caller's request is still queued: give
+                // everything queued back unsent; each caller sends again.
+                self.put_down(true);
+                return self.own.take().unwrap_or_else(|| Delivery {
+                    replies: vec![Err(
+                        io::Error::other("not sent: the connection failed").into()
+                    )],
+                    sent: false,
+                    generation: self.generation,
+                    stats: None,
+                });
+            }
+            self.write();
+        }
+    }
+
+    /// Read and deliver the replies of every job in flight, in order.
+    fn read(&mut self) {
+        let jobs = std::mem::take(&mut self.in_flight);
+        let mut jobs = jobs.into_iter();
+        for job in jobs.by_ref() {
+            let Some(conn) = self.conn.as_mut() else {
+                deliver_lost(
+                    job,
+                    self.generation,
+                    "the connection failed before this reply",
+                );
+                continue;
+            };
+            let mut replies = Vec::with_capacity(1);
+            let mut stats = None;
+            let healthy = if job.expect == Expect::Stats {
+                match conn.receive_stats() {
+                    Ok(listing) => {
+                        stats = Some(listing);
+                        true
+                    }
+                    Err(e) => {
+                        replies.push(Err(e.into()));
+                        false
+                    }
+                }
+            } else {
+                read_job(conn, job.expect, &mut replies)
+            };
+            job.slot.set(SlotState::Done(Delivery {
+                replies,
+                sent: true,
+                generation: self.generation,
+                stats,
+            }));
+            if !healthy {
+                self.conn = None;
+            }
+        }
+    }
+
+    /// Let go of the lane: keep the connection for the next caller (or close
+    /// it if it failed or was retired), and either mark the lane idle or
+    /// hand it to the first queued caller. With `fail_queue` (the
+    /// connection failed) everything queued is given back unsent instead.
+    fn put_down(&mut self, fail_queue: bool) {
+        let mut state = self.lane.state.lock();
+        let alive = self.conn.is_some() && !state.retire;
+        if alive {
+            state.conn = self.conn.take();
+        } else {
+            self.conn = None;
+            state.conn = None;
+            state.incarnation = None;
+            state.retire = false;
+        }
+        state.idle_since = Instant::now();
+        if !alive || fail_queue {
+            let queued: Vec<Job> = state.queue.drain(..).collect();
+            state.driving = false;
+            drop(state);
+            fail_unsent(
+                queued,
+                self.generation,
+                "not sent: the connection failed before this request was written",
+            );
+            return;
+        }
+        match state.queue.front() {
+            None => state.driving = false,
+            Some(next) => {
+                // Still driving: the next caller takes the connection.
+                next.slot.set(SlotState::Drive);
+                self.lane.counters.handoffs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Drop for Driver<'_> {
+    /// A driver that unwinds (a panic) must not leave callers waiting: what
+    /// it had in flight is lost, the lane is put down.
+    fn drop(&mut self) {
+        let jobs = std::mem::take(&mut self.in_flight);
+        for job in jobs {
+            deliver_lost(
+                job,
+                self.generation,
+                "the caller reading this reply panicked",
+            );
+        }
+        if !self.own.is_done() && std::thread::panicking() {
+            self.conn = None;
+            self.put_down(true);
+        }
+    }
+}
+
+fn fail_unsent(jobs: Vec<Job>, generation: u64, why: &str) {
+    for job in jobs {
+        job.slot.set(SlotState::Done(Delivery {
+            replies: vec![Err(io::Error::new(io::ErrorKind::NotConnected, why).into())],
+            sent: false,
+            generation,
+            stats: None,
+        }));
+    }
+}
+
+fn deliver_lost(job: Job, generation: u64, why: &str) {
+    job.slot.set(SlotState::Done(Delivery {
+        replies: vec![Err(
+            io::Error::new(io::ErrorKind::ConnectionAborted, why).into()
+        )],
+        sent: true,
+        generation,
+        stats: None,
+    }));
+}
+
+/// Read one job's replies into `replies`. `false`: the connection is no
+/// longer usable (a transport failure, or replies out of step), and the
+/// failure is the last entry.
+fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
+    match expect {
+        Expect::One { opaque } => {
+            let r = conn.receive();
+            match r {
+                Ok(r) if echoes(&r, opaque) => {
+                    replies.push(Ok(r));
+                    true
+                }
+                Ok(r) => {
+                    replies.push(Err(memcache::exp::Error::Protocol(format!(
+                        "a reply out of step: it echoes opaque {:?}, the command sent O{opaque}",
+                        r.opaque
+                            .as_deref()
+                            .map(String::from_utf8_lossy)
+                            .unwrap_or_default()
+                    ))));
+                    false
+                }
+                // The server answered, and a `SERVER_ERROR` (out of memory,
+                // too large) comes after memcached swallowed the command's
+                // data: the stream is still in step.
+                Err(e @ memcache::exp::Error::Server(_)) => {
+                    replies.push(Err(e));
+                    true
+                }
+                // `CLIENT_ERROR`/`ERROR`: memcached may have read part of the
+                // command (its data block) as another command; what follows
+                // cannot be trusted to belong to the next request.
+                Err(e) => {
+                    replies.push(Err(e));
+                    false
+                }
+            }
+        }
+        Expect::Stats => true, // read by the caller of `read_job`
+        Expect::UntilMn => loop {
+            match conn.receive() {
+                Ok(r) => {
+                    let end = r.rc == ReturnCode::Mn;
+                    replies.push(Ok(r));
+                    if end {
+                        return true;
+                    }
+                }
+                Err(e) if is_error_line(&e) => replies.push(Err(e)),
+                Err(e) => {
+                    replies.push(Err(e));
+                    return false;
+                }
+            }
+        },
+    }
+}
+
+/// An error line (`SERVER_ERROR`, `CLIENT_ERROR`, `ERROR`): the server
+/// answered, the stream is still framed.
+pub(crate) fn is_error_line(e: &memcache::exp::Error) -> bool {
+    matches!(
+        e,
+        memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)
+    )
+}
+
+fn echoes(r: &MetaCommandResult, opaque: u32) -> bool {
+    let Some(echo) = r.opaque.as_deref() else {
+        return false;
+    };
+    let mut n: u64 = 0;
+    if echo.is_empty() || echo.len() > 10 {
+        return false;
+    }
+    for &b in echo {
+        if !b.is_ascii_digit() {
+            return false;
+        }
+        n = n * 10 + u64::from(b - b'0');
+    }
+    n == u64::from(opaque)
+}
+
+/// Insert ` O<opaque>` into an encoded single command, before the CRLF that
+/// ends its command line.
+pub(crate) fn tag(payload: &mut Vec<u8>, opaque: u32) {
+    let end = payload
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(payload.len());
+    let flag = format!(" O{opaque}");
+    payload.splice(end..end, flag.bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_opaque_goes_at_the_end_of_the_command_line() {
+        let mut p = b"ms k 2 T0\r\nhi\r\n".to_vec();
+        tag(&mut p, 42);
+        assert_eq!(p, b"ms k 2 T0 O42\r\nhi\r\n");
+        let mut p = b"ma k D1 v\r\n".to_vec();
+        tag(&mut p, 7);
+        assert_eq!(p, b"ma k D1 v O7\r\n");
+    }
+
+    #[test]
+    fn only_the_exact_opaque_is_an_echo() {
+        let with = |line: &str| crate::conn::read_reply(&mut line.as_bytes()).unwrap();
+        assert!(echoes(&with("HD O42\r\n"), 42));
+        assert!(!echoes(&with("HD O420\r\n"), 42));
+        assert!(!echoes(&with("HD\r\n"), 0));
+        assert!(!echoes(&with("HD O4x\r\n"), 4));
+        assert!(!echoes(&with("HD O99999999999999999999\r\n"), 42));
+    }
+}
