@@ -158,6 +158,29 @@ fn on_tasks(
     })
 }
 
+/// `Counter::incr_async(1)` `per_task` times on each counter, one tokio
+/// task per counter, all on one store.
+fn on_mcds_tasks(rt: &tokio::runtime::Runtime, counters: &[Counter], per_task: u64) -> Duration {
+    rt.block_on(async {
+        let started = Instant::now();
+        let tasks: Vec<_> = counters
+            .iter()
+            .map(|c| {
+                let c = c.clone();
+                tokio::spawn(async move {
+                    for _ in 0..per_task {
+                        black_box(c.incr_async(1).await.unwrap());
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        started.elapsed()
+    })
+}
+
 fn row(case: &str, peer: &'static str, mcds: Option<&str>, peer_arm: &str) -> Row {
     Row {
         case: case.to_string(),
@@ -289,6 +312,21 @@ fn main() {
                 "redis sync incr",
             ));
         }
+        {
+            let rt = &rt;
+            let one = vec![Counter::new(Arc::clone(&store), "async1").unwrap()];
+            group.push(arm(
+                "mcds async 1",
+                sizes.single,
+                Box::new(move |n| on_mcds_tasks(rt, &one, n)),
+            ));
+            rows.push(row(
+                "`Counter::incr_async`, 1 task",
+                "raw socket `ma` (floor)",
+                Some("mcds async 1"),
+                "raw incr",
+            ));
+        }
         if let Some(mux) = &mux {
             let rt = &rt;
             let task_keys = keys("task1:", 1);
@@ -298,9 +336,9 @@ fn main() {
                 Box::new(move |n| on_tasks(rt, mux, &task_keys, n)),
             ));
             rows.push(row(
-                "`incr`, 1 async task",
+                "`Counter::incr_async`, 1 task",
                 "redis-rs `INCR`, `MultiplexedConnection`",
-                None,
+                Some("mcds async 1"),
                 "redis mux 1",
             ));
         }
@@ -333,6 +371,17 @@ fn main() {
                 }),
             ));
         }
+        {
+            let rt = &rt;
+            let counters: Vec<Counter> = (0..n)
+                .map(|i| Counter::new(Arc::clone(&store), &format!("a{n}-{i}")).unwrap())
+                .collect();
+            group.push(arm(
+                &format!("mcds async {n}"),
+                per * n as u64,
+                Box::new(move |_| on_mcds_tasks(rt, &counters, per)),
+            ));
+        }
         let raw_keys = keys(&format!("raw:t{n}-"), n);
         let mut raws: Vec<(Raw, Vec<u8>)> = raw_keys
             .iter()
@@ -357,6 +406,12 @@ fn main() {
             &case,
             "N raw sockets `ma` (floor)",
             Some(&mcds),
+            &format!("raw {n}"),
+        ));
+        rows.push(row(
+            &format!("`Counter::incr_async`, {n} tasks, one store"),
+            "N raw sockets `ma` (floor)",
+            Some(&format!("mcds async {n}")),
             &format!("raw {n}"),
         ));
         if n > 8 {
@@ -404,9 +459,9 @@ fn main() {
                 &format!("redis mux {n}"),
             ));
             rows.push(row(
-                &format!("`incr`, {n} async tasks"),
+                &format!("`Counter::incr_async`, {n} tasks, one store"),
                 "redis-rs, one `MultiplexedConnection`, N tokio tasks",
-                None,
+                Some(&format!("mcds async {n}")),
                 &format!("redis mux {n}"),
             ));
         }
@@ -609,12 +664,7 @@ fn main() {
                 thousands(peer),
                 ours / peer
             ),
-            None => println!(
-                "| {} | {} | no async API yet | {} | – |",
-                r.case,
-                r.peer,
-                thousands(peer)
-            ),
+            None => println!("| {} | {} | – | {} | – |", r.case, r.peer, thousands(peer)),
         }
     }
     if std::env::var_os("PEERS_VERBOSE").is_some() {

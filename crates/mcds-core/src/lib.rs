@@ -4,8 +4,9 @@
 //! semantics: the [`Store`] trait every structure is written against, the
 //! validated [`Key`], [`Ttl`] and [`Clock`] types, the one [`Error`] type,
 //! the embedded [`MemoryStore`] (memcached semantics in process, the
-//! default backend), [`CountingStore`] for round-trip accounting, and the
-//! shared [`Backoff`].
+//! default backend), [`CountingStore`] for round-trip accounting, the
+//! shared [`Backoff`], and [`Access`], through which each structure's one
+//! algorithm serves both the blocking and the async API.
 //!
 //! The real-memcached backend lives in the `mcds-memcached` crate; structures
 //! (locks, counters, sets, the event log) live in their own crates and
@@ -32,6 +33,7 @@
 //! `flush_all`: structures built on a store document what each of these
 //! does to them.
 
+mod access;
 pub mod backend;
 mod backoff;
 mod clock;
@@ -47,6 +49,7 @@ mod store;
 pub mod traffic;
 mod ttl;
 
+pub use access::{Access, BoxFuture, Io, block_on};
 pub use backoff::Backoff;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use counting::{CountingStore, OpStats};

@@ -1,6 +1,7 @@
 //! The [`Store`] trait: memcached's operations, one object-safe interface for
 //! every backend.
 
+use crate::access::BoxFuture;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
@@ -61,6 +62,31 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Default: each op through [`execute`](Store::execute), in order.
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         ops.iter().map(|op| self.execute(op)).collect()
+    }
+
+    /// [`execute`](Store::execute) without blocking the calling thread: the
+    /// async API's way in (through [`Access`](crate::Access)).
+    ///
+    /// Default: `execute`, run when the future is first polled. That is
+    /// right for a store whose ops never wait (the embedded store, wrappers
+    /// of one); a store that does I/O (memcached) overrides it, so an async
+    /// caller never blocks its executor's thread.
+    fn execute_async<'a>(&'a self, op: &'a Op<'a>) -> BoxFuture<'a, Result<Reply>> {
+        Box::pin(async move { self.execute(op) })
+    }
+
+    /// [`pipeline`](Store::pipeline) without blocking the calling thread.
+    /// Default: `pipeline`, run when first polled (see
+    /// [`execute_async`](Store::execute_async)).
+    fn pipeline_async<'a>(&'a self, ops: &'a [Op<'a>]) -> BoxFuture<'a, Vec<Result<Reply>>> {
+        Box::pin(async move { self.pipeline(ops) })
+    }
+
+    /// [`supports_cas`](Store::supports_cas) without blocking the calling
+    /// thread (memcached may have to connect first). Default:
+    /// `supports_cas`, run when first polled.
+    fn supports_cas_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move { self.supports_cas(key) })
     }
 
     /// Whether the server behind `key` has CAS ids, so that [`cas`](Store::cas),
@@ -230,6 +256,15 @@ macro_rules! delegate_store {
             }
             fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
                 (**self).pipeline(ops)
+            }
+            fn execute_async<'a>(&'a self, op: &'a Op<'a>) -> BoxFuture<'a, Result<Reply>> {
+                (**self).execute_async(op)
+            }
+            fn pipeline_async<'a>(&'a self, ops: &'a [Op<'a>]) -> BoxFuture<'a, Vec<Result<Reply>>> {
+                (**self).pipeline_async(ops)
+            }
+            fn supports_cas_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<bool>> {
+                (**self).supports_cas_async(key)
             }
             fn supports_cas(&self, key: &Key) -> Result<bool> {
                 (**self).supports_cas(key)

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Error, Key, Op, Reply, Result, Scope, Store, Ttl};
+use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Store, Ttl, block_on};
 
 use crate::read_counter;
 
@@ -14,6 +14,8 @@ use crate::read_counter;
 /// * `decr(δ)` stops at 0; on a missing counter it returns 0 and creates
 ///   nothing.
 /// * `get()` is 0 when the counter does not exist.
+/// * Every method has an async twin (`incr_async`, …): the same algorithm
+///   (see [`Access`]), awaiting the store instead of blocking the thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -83,9 +85,36 @@ impl Counter {
         &self.key
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Add `delta`; the new value. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        self.store.incr_or_init(&self.key, delta, delta, self.ttl)
+        block_on(self.incr_io(Io::Blocking, delta))
+    }
+
+    /// [`incr`](Counter::incr) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_counter::Counter;
+    /// # mcds_core::block_on(async {
+    /// let c = Counter::new(Arc::new(MemoryStore::new()), "jobs")?;
+    /// assert_eq!(c.incr_async(2).await?, 2);
+    /// assert_eq!(c.get_async().await?, 2);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn incr_async(&self, delta: u64) -> Result<u64> {
+        self.incr_io(Io::Async, delta).await
+    }
+
+    async fn incr_io(&self, io: Io, delta: u64) -> Result<u64> {
+        self.access(io)
+            .incr_or_init(&self.key, delta, delta, self.ttl)
+            .await
     }
 
     /// Add to many counters at once: one pipelined batch, so one round trip
@@ -108,6 +137,15 @@ impl Counter {
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
     pub fn incr_many(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
+        block_on(Counter::incr_many_io(Io::Blocking, counters))
+    }
+
+    /// [`incr_many`](Counter::incr_many) without blocking the thread.
+    pub async fn incr_many_async(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
+        Counter::incr_many_io(Io::Async, counters).await
+    }
+
+    async fn incr_many_io(io: Io, counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
         let Some((first, _)) = counters.first() else {
             return Vec::new();
         };
@@ -133,8 +171,9 @@ impl Counter {
             })
             .collect();
         first
-            .store
+            .access(io)
             .pipeline(&ops)
+            .await
             .into_iter()
             .map(|r| r.and_then(Reply::value))
             .collect()
@@ -143,16 +182,43 @@ impl Counter {
     /// Subtract `delta`, stopping at 0; the new value (0 if the counter does
     /// not exist). One round trip.
     pub fn decr(&self, delta: u64) -> Result<u64> {
-        Ok(self.store.decr(&self.key, delta)?.unwrap_or(0))
+        block_on(self.decr_io(Io::Blocking, delta))
+    }
+
+    /// [`decr`](Counter::decr) without blocking the thread.
+    pub async fn decr_async(&self, delta: u64) -> Result<u64> {
+        self.decr_io(Io::Async, delta).await
+    }
+
+    async fn decr_io(&self, io: Io, delta: u64) -> Result<u64> {
+        Ok(self.access(io).decr(&self.key, delta).await?.unwrap_or(0))
     }
 
     /// The current value, 0 if the counter does not exist. One round trip.
     pub fn get(&self) -> Result<u64> {
-        read_counter(self.store.get(&self.key)?, &self.key)
+        block_on(self.get_io(Io::Blocking))
+    }
+
+    /// [`get`](Counter::get) without blocking the thread.
+    pub async fn get_async(&self) -> Result<u64> {
+        self.get_io(Io::Async).await
+    }
+
+    async fn get_io(&self, io: Io) -> Result<u64> {
+        read_counter(self.access(io).get(&self.key).await?, &self.key)
     }
 
     /// Delete the counter (it reads as 0 again).
     pub fn reset(&self) -> Result<()> {
-        self.store.delete(&self.key).map(drop)
+        block_on(self.reset_io(Io::Blocking))
+    }
+
+    /// [`reset`](Counter::reset) without blocking the thread.
+    pub async fn reset_async(&self) -> Result<()> {
+        self.reset_io(Io::Async).await
+    }
+
+    async fn reset_io(&self, io: Io) -> Result<()> {
+        self.access(io).delete(&self.key).await.map(drop)
     }
 }

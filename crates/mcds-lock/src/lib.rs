@@ -92,8 +92,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcds_core::{
-    Backoff, CasOutcome, Clock, DeleteOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored,
-    Ttl,
+    Access, Backoff, CasOutcome, Clock, DeleteOutcome, Error, Io, Key, Op, Reply, Result, Scope,
+    Store, Stored, Ttl, block_on,
 };
 
 /// Outcome of [`Guard::release`].
@@ -318,6 +318,21 @@ impl Lock {
     /// on a pool where the lock and its fence counter are on different
     /// servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
+        block_on(self.try_acquire_io(Io::Blocking))
+    }
+
+    /// [`try_acquire`](Lock::try_acquire) without blocking the thread. The
+    /// guard it returns releases without blocking too: see [`Guard`].
+    pub async fn try_acquire_async(&self) -> Result<Option<Guard>> {
+        self.try_acquire_io(Io::Async).await
+    }
+
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
+    async fn try_acquire_io(&self, io: Io) -> Result<Option<Guard>> {
+        let access = self.access(io);
         let started = Instant::now();
         let token = if self.label.is_empty() {
             mcds_core::random_token()
@@ -325,15 +340,15 @@ impl Lock {
             format!("{} {}", self.label, mcds_core::random_token())
         };
         let ttl = lease_ttl(self.ttl)?;
-        if !self.store.supports_cas(&self.key)? {
+        if !access.supports_cas(&self.key).await? {
             // Without CAS ids a release or extend could not tell our lock
             // from the next holder's: grant nothing.
             return Err(without_cas());
         }
         let (added, fencing_token) = if self.fencing {
-            self.add_fenced(&token, ttl)?
+            self.add_fenced(access, &token, ttl).await?
         } else {
-            (self.store.add(&self.key, token.as_bytes(), ttl)?, None)
+            (access.add(&self.key, token.as_bytes(), ttl).await?, None)
         };
         let cas = match added {
             // CAS id 0 is a server without CAS (`-C`): it restarted that way
@@ -349,7 +364,7 @@ impl Lock {
             store: Arc::clone(&self.store),
             key: self.key.clone(),
             token,
-            cas: Mutex::new(cas),
+            cas: async_lock::Mutex::new(cas),
             lost: AtomicBool::new(false),
             // The server wrote the item after `started`, with at least the TTL.
             lease_until: Mutex::new(started + self.ttl),
@@ -357,7 +372,7 @@ impl Lock {
         let fencing_token = match fencing_token {
             Some(Err(e)) => {
                 // Do not keep a lock we cannot fence.
-                let _ = state.release();
+                let _ = state.release(io).await;
                 return Err(e);
             }
             Some(Ok(t)) => Some(t),
@@ -368,6 +383,7 @@ impl Lock {
             fencing_token,
             renewer: None,
             done: false,
+            io,
         }))
     }
 
@@ -380,7 +396,12 @@ impl Lock {
     /// of the lock item then checks the lease was still ours while the
     /// increment ran (a client that paused between the two would otherwise
     /// take a token larger than the next holder's): 3 round trips.
-    fn add_fenced(&self, token: &str, ttl: Ttl) -> Result<(Stored, Option<Result<u64>>)> {
+    async fn add_fenced(
+        &self,
+        access: Access<'_>,
+        token: &str,
+        ttl: Ttl,
+    ) -> Result<(Stored, Option<Result<u64>>)> {
         let initial = self.clock.now_ms().saturating_mul(1000);
         let fence = Op::IncrOrInit {
             key: &self.fence_key,
@@ -389,19 +410,19 @@ impl Lock {
             ttl: Ttl::Never,
         };
         if !self.store.colocated(&self.key, &self.fence_key) {
-            let added = self.store.add(&self.key, token.as_bytes(), ttl)?;
+            let added = access.add(&self.key, token.as_bytes(), ttl).await?;
             let Stored::Stored(cas) = added else {
                 return Ok((added, None));
             };
-            let tok = self.store.execute(&fence).and_then(Reply::value);
+            let tok = access.execute(&fence).await.and_then(Reply::value);
             // The token is only ours if the lease still was when the
             // increment ran (this client may have paused in between):
             // check the lock item still holds our owner token.
-            return match self.store.get(&self.key) {
+            return match access.get(&self.key).await {
                 Ok(Some(item)) if item.value == token.as_bytes() => Ok((added, Some(tok))),
                 Ok(_) => Ok((Stored::NotStored, None)),
                 Err(e) => {
-                    let _ = self.store.delete_cas(&self.key, cas);
+                    let _ = access.delete_cas(&self.key, cas).await;
                     Err(e)
                 }
             };
@@ -411,7 +432,13 @@ impl Lock {
             value: token.as_bytes(),
             ttl,
         };
-        let [added, tok] = mcds_core::run_pipeline(self.store.as_ref(), [add, fence])?;
+        let replies = access.pipeline(&[add, fence]).await;
+        let Ok([added, tok]) = <[Result<Reply>; 2]>::try_from(replies) else {
+            return Err(Error::Internal(format!(
+                "the {} backend returned another number of results than the 2 ops of a batch",
+                self.store.backend_name()
+            )));
+        };
         let added = added?.stored()?;
         let tok = tok.and_then(Reply::value);
         // A failed add still bumped the counter: tokens skip a number, which
@@ -423,10 +450,36 @@ impl Lock {
     /// backoff. [`Error::WaitTimeout`] if it stays taken. A timeout too large
     /// to add to the current instant (`Duration::MAX`) waits for ever.
     pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
+        block_on(self.acquire_io(Io::Blocking, timeout))
+    }
+
+    /// [`acquire`](Lock::acquire) without blocking the thread: the waits
+    /// between tries are timers, and the guard releases without blocking
+    /// (see [`Guard`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::MemoryStore;
+    /// use mcds_lock::{Lock, Release};
+    ///
+    /// # mcds_core::block_on(async {
+    /// let lock = Lock::new(Arc::new(MemoryStore::new()), "report", Duration::from_secs(30))?;
+    /// let guard = lock.acquire_async(Duration::from_secs(5)).await?;
+    /// // ... the work ...
+    /// assert_eq!(guard.release_async().await?, Release::Released);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn acquire_async(&self, timeout: Duration) -> Result<Guard> {
+        self.acquire_io(Io::Async, timeout).await
+    }
+
+    async fn acquire_io(&self, io: Io, timeout: Duration) -> Result<Guard> {
         let deadline = Instant::now().checked_add(timeout);
         let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
-            if let Some(guard) = self.try_acquire()? {
+            if let Some(guard) = self.try_acquire_io(io).await? {
                 return Ok(guard);
             }
             let now = Instant::now();
@@ -441,7 +494,7 @@ impl Lock {
                 Some(deadline) => delay.min(deadline - now),
                 None => delay,
             };
-            std::thread::sleep(delay);
+            self.access(io).sleep(delay).await;
         }
     }
 
@@ -472,11 +525,51 @@ impl Lock {
         Ok((out, release))
     }
 
+    /// [`with_lock`](Lock::with_lock) for async work: wait up to `timeout`
+    /// for the lock without blocking, run `f`, then release.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use mcds_core::MemoryStore;
+    /// use mcds_lock::{Lock, Release};
+    ///
+    /// # mcds_core::block_on(async {
+    /// let lock = Lock::new(Arc::new(MemoryStore::new()), "cron", Duration::from_secs(60))?;
+    /// let (n, release) = lock
+    ///     .with_lock_async(Duration::from_secs(1), async |guard| guard.owner_token().len())
+    ///     .await?;
+    /// assert!(n > 0);
+    /// assert_eq!(release, Release::Released);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn with_lock_async<T>(
+        &self,
+        timeout: Duration,
+        f: impl AsyncFnOnce(&Guard) -> T,
+    ) -> Result<(T, Release)> {
+        let guard = self.acquire_async(timeout).await?;
+        let out = f(&guard).await;
+        let release = guard.release_async().await?;
+        Ok((out, release))
+    }
+
     /// The owner token of the current holder, if the lock is held.
     pub fn holder(&self) -> Result<Option<String>> {
+        block_on(self.holder_io(Io::Blocking))
+    }
+
+    /// [`holder`](Lock::holder) without blocking the thread.
+    pub async fn holder_async(&self) -> Result<Option<String>> {
+        self.holder_io(Io::Async).await
+    }
+
+    async fn holder_io(&self, io: Io) -> Result<Option<String>> {
         Ok(self
-            .store
-            .get(&self.key)?
+            .access(io)
+            .get(&self.key)
+            .await?
             .map(|item| String::from_utf8_lossy(&item.value).into_owned()))
     }
 }
@@ -487,8 +580,9 @@ struct GuardState {
     key: Key,
     token: String,
     /// The CAS id of our lock item; the mutex serializes release and extend
-    /// (including the renewer's) so neither uses a stale id.
-    cas: Mutex<u64>,
+    /// (including the renewer's) so neither uses a stale id. An async mutex:
+    /// held across the write's await, which must not block a thread.
+    cas: async_lock::Mutex<u64>,
     lost: AtomicBool,
     /// Until when the lease is certain: the TTL of the last successful
     /// write, counted from before it was sent.
@@ -506,38 +600,61 @@ impl GuardState {
     /// changed by a write of ours whose reply was lost" (an `Ambiguous`
     /// extend that the server applied): the owner token is random and
     /// unique, so a match is our lease and nothing else.
-    fn adopt(&self) -> Result<Option<u64>> {
-        Ok(self
-            .store
-            .get(&self.key)?
+    async fn adopt(&self, io: Io) -> Result<Option<u64>> {
+        Ok(Access::new(&*self.store, io)
+            .get(&self.key)
+            .await?
             .filter(|item| item.value == self.token.as_bytes())
             .map(|item| item.cas))
     }
 
-    /// Run one conditional `write` with the lock item's CAS id: `Some` when
-    /// it applied, `None` on a mismatch. After a mismatch the lock is read:
-    /// still our token means a write of ours was applied unseen, so its id
-    /// is adopted and `write` runs again; anything else means the lease is
-    /// over, and `lost` is the answer. The mutex serializes the guard's own
-    /// writes (including the renewer's).
-    fn with_cas<T>(
-        &self,
-        lost: T,
-        mut write: impl FnMut(&mut u64) -> Result<Option<T>>,
-    ) -> Result<T> {
-        let mut cas = self.cas.lock().unwrap_or_else(PoisonError::into_inner);
+    /// Run one conditional `write` with the lock item's CAS id: `true`
+    /// when it applied. After a mismatch the lock is read: still our token
+    /// means a write of ours was applied unseen, so its id is adopted and
+    /// the write runs again; anything else means the lease is over
+    /// (`false`). The mutex serializes the guard's own writes (including
+    /// the renewer's).
+    async fn with_cas(&self, io: Io, write: Write) -> Result<bool> {
+        let access = Access::new(&*self.store, io);
+        let mut cas = self.cas.lock().await;
         if self.lost.load(Ordering::SeqCst) {
-            return Ok(lost);
+            return Ok(false);
         }
         for _ in 0..ADOPT_ATTEMPTS {
-            if let Some(done) = write(&mut cas)? {
-                return Ok(done);
+            let applied = match write {
+                Write::Release => match access.delete_cas(&self.key, *cas).await? {
+                    DeleteOutcome::Deleted => {
+                        self.lost.store(true, Ordering::SeqCst); // no longer ours
+                        true
+                    }
+                    DeleteOutcome::Exists | DeleteOutcome::NotFound => false,
+                },
+                Write::Extend { ttl, lease } => {
+                    let sent = Instant::now();
+                    match access
+                        .cas(&self.key, self.token.as_bytes(), ttl, *cas)
+                        .await?
+                    {
+                        CasOutcome::Stored(new) => {
+                            *cas = new;
+                            *self
+                                .lease_until
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner) = sent + lease;
+                            true
+                        }
+                        CasOutcome::Exists | CasOutcome::NotFound => false,
+                    }
+                }
+            };
+            if applied {
+                return Ok(true);
             }
-            match self.adopt()? {
+            match self.adopt(io).await? {
                 Some(current) => *cas = current,
                 None => {
                     self.lost.store(true, Ordering::SeqCst);
-                    return Ok(lost);
+                    return Ok(false);
                 }
             }
         }
@@ -553,69 +670,84 @@ impl GuardState {
     /// as well have gone before it (a flush, an eviction, a restart) and
     /// another holder may have come and gone since, and those cannot be told
     /// apart. `Lost` is the answer that never hides an overlap.
-    fn release(&self) -> Result<Release> {
-        self.with_cas(Release::Lost, |cas| {
-            Ok(match self.store.delete_cas(&self.key, *cas)? {
-                DeleteOutcome::Deleted => {
-                    self.lost.store(true, Ordering::SeqCst); // no longer ours
-                    Some(Release::Released)
-                }
-                DeleteOutcome::Exists | DeleteOutcome::NotFound => None,
-            })
+    async fn release(&self, io: Io) -> Result<Release> {
+        Ok(if self.with_cas(io, Write::Release).await? {
+            Release::Released
+        } else {
+            Release::Lost
         })
     }
 
-    fn extend(&self, ttl: Duration) -> Result<Extend> {
+    async fn extend(&self, io: Io, ttl: Duration) -> Result<Extend> {
         // Written as TTL + 2 s (see `lease_ttl`): it lasts at least `ttl`.
-        let lease = ttl;
-        let ttl = lease_ttl(ttl)?;
-        self.with_cas(Extend::Lost, |cas| {
-            let sent = Instant::now();
-            Ok(
-                match self
-                    .store
-                    .cas(&self.key, self.token.as_bytes(), ttl, *cas)?
-                {
-                    CasOutcome::Stored(new) => {
-                        *cas = new;
-                        *self
-                            .lease_until
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner) = sent + lease;
-                        Some(Extend::Extended)
-                    }
-                    CasOutcome::Exists | CasOutcome::NotFound => None,
-                },
-            )
+        let write = Write::Extend {
+            ttl: lease_ttl(ttl)?,
+            lease: ttl,
+        };
+        Ok(if self.with_cas(io, write).await? {
+            Extend::Extended
+        } else {
+            Extend::Lost
         })
     }
 }
 
-/// The background thread of [`Guard::auto_extend`].
-struct Renewer {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: Option<JoinHandle<()>>,
+/// The conditional write of [`GuardState::with_cas`].
+#[derive(Clone, Copy)]
+enum Write {
+    /// `delete_cas` of the lock item.
+    Release,
+    /// A `cas` write of the owner token with the lease TTL `ttl` (a lease
+    /// certain for `lease` from when it was sent).
+    Extend { ttl: Ttl, lease: Duration },
+}
+
+/// The renewer of [`Guard::auto_extend`] (a thread) or
+/// [`Guard::auto_extend_async`] (a tokio task).
+enum Renewer {
+    Thread {
+        stop: Arc<(Mutex<bool>, Condvar)>,
+        thread: Option<JoinHandle<()>>,
+    },
+    Task(tokio::task::JoinHandle<()>),
 }
 
 impl Renewer {
     fn stop(&mut self) {
-        let (flag, wake) = &*self.stop;
-        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        wake.notify_all();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        match self {
+            Renewer::Thread { stop, thread } => {
+                let (flag, wake) = &**stop;
+                *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+                wake.notify_all();
+                if let Some(thread) = thread.take() {
+                    let _ = thread.join();
+                }
+            }
+            // Cancelled at its next await: between renewals it sleeps; an
+            // extend cut short leaves a CAS id that the release adopts
+            // (its token is still ours).
+            Renewer::Task(task) => task.abort(),
         }
     }
 }
 
 /// Proof of holding a [`Lock`]. Dropping it releases the lock best-effort
-/// (errors are ignored); call [`release`](Guard::release) to learn the
-/// outcome.
+/// (errors are ignored); call [`release`](Guard::release) (or
+/// [`release_async`](Guard::release_async)) to learn the outcome.
+///
+/// A guard from the async API ([`Lock::acquire_async`],
+/// [`Lock::try_acquire_async`]) never blocks in `Drop`: a dropped guard
+/// hands its release to a tokio task when a tokio runtime is running on
+/// the dropping thread, else to a short-lived thread of its own. Either
+/// way the release runs after `drop` returns; await
+/// [`release_async`](Guard::release_async) to know it is done.
 pub struct Guard {
     state: Arc<GuardState>,
     fencing_token: Option<u64>,
     renewer: Option<Renewer>,
     done: bool,
+    /// The API the guard came from: how its drop releases.
+    io: Io,
 }
 
 impl std::fmt::Debug for Guard {
@@ -655,7 +787,22 @@ impl Guard {
     /// overlap.
     pub fn try_release(&mut self) -> Result<Release> {
         self.stop_renewer();
-        let released = self.state.release()?;
+        let released = block_on(self.state.release(Io::Blocking))?;
+        self.done = true;
+        Ok(released)
+    }
+
+    /// [`release`](Guard::release) without blocking the thread.
+    pub async fn release_async(mut self) -> Result<Release> {
+        let released = self.try_release_async().await;
+        self.done = true;
+        released
+    }
+
+    /// [`try_release`](Guard::try_release) without blocking the thread.
+    pub async fn try_release_async(&mut self) -> Result<Release> {
+        self.stop_renewer();
+        let released = self.state.release(Io::Async).await?;
         self.done = true;
         Ok(released)
     }
@@ -665,7 +812,12 @@ impl Guard {
     /// the guard reads its lock, finds its own token and adopts the item's
     /// new CAS id; see [`try_release`](Guard::try_release)).
     pub fn extend(&self, ttl: Duration) -> Result<Extend> {
-        self.state.extend(ttl)
+        block_on(self.state.extend(Io::Blocking, ttl))
+    }
+
+    /// [`extend`](Guard::extend) without blocking the thread.
+    pub async fn extend_async(&self, ttl: Duration) -> Result<Extend> {
+        self.state.extend(Io::Async, ttl).await
     }
 
     /// The fencing token of this acquisition (with
@@ -735,10 +887,49 @@ impl Guard {
             .name(format!("mcds-lock renewer {}", state.key))
             .spawn(move || renew(&state, &signal, ttl, interval, on_lost))
             .map_err(|e| Error::InvalidArgument(format!("cannot start the renewer thread: {e}")))?;
-        self.renewer = Some(Renewer {
+        self.renewer = Some(Renewer::Thread {
             stop,
             thread: Some(thread),
         });
+        Ok(())
+    }
+
+    /// [`auto_extend`](Guard::auto_extend) as a tokio task instead of a
+    /// thread: the renewals are async, and stopping it (release, drop)
+    /// cancels the task. Needs a tokio runtime on the calling thread, else
+    /// [`Error::InvalidArgument`].
+    pub fn auto_extend_async(&mut self, ttl: Duration) -> Result<()> {
+        self.auto_extend_async_with(ttl, |_| {})
+    }
+
+    /// [`auto_extend_with`](Guard::auto_extend_with) as a tokio task (see
+    /// [`auto_extend_async`](Guard::auto_extend_async)); `on_lost` runs on
+    /// the task.
+    pub fn auto_extend_async_with(
+        &mut self,
+        ttl: Duration,
+        on_lost: impl FnOnce(Option<Error>) + Send + 'static,
+    ) -> Result<()> {
+        lease_ttl(ttl)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::InvalidArgument(
+                "auto_extend_async needs a tokio runtime on this thread; use auto_extend (a thread) outside one".into(),
+            )
+        })?;
+        self.stop_renewer();
+        let state = Arc::clone(&self.state);
+        let interval = ttl / 3;
+        let task = runtime.spawn(async move {
+            let access = Access::new(&*state.store, Io::Async);
+            loop {
+                access.sleep(interval).await;
+                match renewal(&state, state.extend(Io::Async, ttl).await, interval) {
+                    Some(outcome) => return on_lost(outcome),
+                    None => continue,
+                }
+            }
+        });
+        self.renewer = Some(Renewer::Task(task));
         Ok(())
     }
 
@@ -766,22 +957,37 @@ fn renew(
             return;
         }
         drop(guard);
-        match state.extend(ttl) {
-            Ok(Extend::Extended) => {}
-            Ok(Extend::Lost) => return on_lost(None),
-            Err(e) => {
-                // The lease is certain until the TTL of the last write that
-                // succeeded, counted from when it was sent. If the next try
-                // would come after that, give up now, while it still holds,
-                // so the holder can stop before another client can start.
-                let until = *state
-                    .lease_until
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                if Instant::now() + interval >= until {
-                    state.lost.store(true, Ordering::SeqCst);
-                    return on_lost(Some(e));
-                }
+        if let Some(outcome) = renewal(state, block_on(state.extend(Io::Blocking, ttl)), interval) {
+            return on_lost(outcome);
+        }
+    }
+}
+
+/// What one renewal's outcome means for the renewer: `None` to go on,
+/// `Some(error)` to stop and report the loss (`None` inside: the lease was
+/// found lost; an error: renewals kept failing).
+fn renewal(
+    state: &GuardState,
+    extended: Result<Extend>,
+    interval: Duration,
+) -> Option<Option<Error>> {
+    match extended {
+        Ok(Extend::Extended) => None,
+        Ok(Extend::Lost) => Some(None),
+        Err(e) => {
+            // The lease is certain until the TTL of the last write that
+            // succeeded, counted from when it was sent. If the next try
+            // would come after that, give up now, while it still holds,
+            // so the holder can stop before another client can start.
+            let until = *state
+                .lease_until
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if Instant::now() + interval >= until {
+                state.lost.store(true, Ordering::SeqCst);
+                Some(Some(e))
+            } else {
+                None
             }
         }
     }
@@ -790,8 +996,32 @@ fn renew(
 impl Drop for Guard {
     fn drop(&mut self) {
         self.stop_renewer();
-        if !self.done {
-            let _ = self.state.release();
+        if self.done {
+            return;
+        }
+        match self.io {
+            Io::Blocking => {
+                let _ = block_on(self.state.release(Io::Blocking));
+            }
+            // Never block in an async caller's drop: the release goes to a
+            // task (or a thread outside a tokio runtime).
+            Io::Async => {
+                let state = Arc::clone(&self.state);
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => {
+                        runtime.spawn(async move {
+                            let _ = state.release(Io::Async).await;
+                        });
+                    }
+                    Err(_) => {
+                        let _ = std::thread::Builder::new()
+                            .name("mcds-lock release".into())
+                            .spawn(move || {
+                                let _ = block_on(state.release(Io::Blocking));
+                            });
+                    }
+                }
+            }
         }
     }
 }

@@ -27,10 +27,10 @@
 //!   connection.
 //! * **Liveness.** No probe per op: a dead connection shows as a failed
 //!   read or write. A connection that sat idle for more than
-//!   [`IDLE_CHECK`] (long enough for a server to have restarted and closed
-//!   it) is checked once before the next write, with one non-blocking peek,
-//!   so a request is not written into a connection already closed, where
-//!   a write with effects would end ambiguous.
+//!   [`IDLE_CHECK`] is checked once before the next request is encoded for
+//!   it, with one non-blocking peek, so a request is not written into a
+//!   connection the server already closed, where a write with effects
+//!   would end ambiguous.
 //! * **Timeouts.** Each request has a deadline; the driver bounds its reads
 //!   and writes by the earliest deadline of the requests in flight (the
 //!   socket's timeout, re-armed only when it changes by more than
@@ -39,9 +39,12 @@
 //! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcds_core::Error;
@@ -53,11 +56,14 @@ use crate::conn::Conn;
 use crate::incarnation::Incarnation;
 use crate::server::Server;
 
-/// How long a connection may sit unused before the next write checks it
-/// (one `recv(MSG_PEEK | MSG_DONTWAIT)`). A server that restarted closed
-/// its connections at least this long ago, since a restart takes longer:
-/// back-to-back requests, the hot path, never pay for the check.
-pub(crate) const IDLE_CHECK: Duration = Duration::from_millis(2);
+/// How long a connection may sit unused before the next request checks it
+/// (one `recv(MSG_PEEK | MSG_DONTWAIT)`), so that a request is not written
+/// into a connection the server has closed (a restart, a kill), where it
+/// would end ambiguous. Back-to-back requests, the hot path, never pay for
+/// the check; a caller that pauses between requests pays one non-blocking
+/// system call. A server that dies within this window of a request still
+/// makes it ambiguous when it had effects (and a read is sent again).
+pub(crate) const IDLE_CHECK: Duration = Duration::from_micros(200);
 
 /// The most request bytes one write takes from the queue; more waits for
 /// the next write (a reply to a huge batch must not delay the rest).
@@ -105,6 +111,9 @@ struct Job {
     expect: Expect,
     deadline: Instant,
     slot: Arc<Slot>,
+    /// Its caller is a future (it never drives: the lane's helper thread
+    /// does it for it).
+    is_async: bool,
 }
 
 /// Where a waiting caller learns what became of its request.
@@ -114,7 +123,8 @@ pub(crate) struct Slot {
 }
 
 enum SlotState {
-    Waiting,
+    /// With the waker of an async caller that polled.
+    Waiting(Option<Waker>),
     /// The lane was handed to this caller: it drives next.
     Drive,
     Done(Delivery),
@@ -124,14 +134,17 @@ enum SlotState {
 impl Slot {
     fn new() -> Arc<Slot> {
         Arc::new(Slot {
-            state: Mutex::new(SlotState::Waiting),
+            state: Mutex::new(SlotState::Waiting(None)),
             ready: Condvar::new(),
         })
     }
 
     fn set(&self, state: SlotState) {
-        *self.state.lock() = state;
+        let before = std::mem::replace(&mut *self.state.lock(), state);
         self.ready.notify_one();
+        if let SlotState::Waiting(Some(waker)) = before {
+            waker.wake();
+        }
     }
 
     fn is_done(&self) -> bool {
@@ -165,6 +178,37 @@ pub(crate) struct Lane {
     state: Mutex<LaneState>,
     opaque: AtomicU32,
     pub(crate) counters: Counters,
+    /// The server the lane belongs to, for its helper thread.
+    server: Weak<Server>,
+    /// Its place in the server's lanes.
+    index: usize,
+    /// The thread that drives the lane for async callers.
+    helper: Arc<Helper>,
+}
+
+/// The signal between a lane and its helper thread, which drives the lane
+/// when an async caller's request is queued and no thread drives it (an
+/// async caller must not block on the socket). Started at the first async
+/// request; it ends when the lane is dropped with its store.
+#[derive(Default)]
+struct Helper {
+    state: Mutex<HelperState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct HelperState {
+    /// Drive the lane (it is marked driven, its connection in the state).
+    drive: bool,
+    started: bool,
+    closed: bool,
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        self.helper.state.lock().closed = true;
+        self.helper.wake.notify_one();
+    }
 }
 
 struct LaneState {
@@ -189,23 +233,56 @@ pub(crate) enum Ticket<'l> {
     /// The lane was idle: the caller wrote the request (with whatever else
     /// was queued) and must now read the replies ([`Driver::finish`]).
     Drive(Driver<'l>),
-    /// Another caller drives: wait for the reply ([`Ticket::wait`]).
+    /// Another caller drives: wait for the reply ([`Ticket::delivery`]).
     Wait(&'l Lane, Arc<Slot>),
+    /// An async caller's request: the reply comes through a waker.
+    Async(Reply),
+}
+
+/// The future of an async caller's request ([`Lane::submit_async`]).
+pub(crate) struct Reply(Arc<Slot>);
+
+impl Future for Reply {
+    type Output = Delivery;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Delivery> {
+        let mut state = self.0.state.lock();
+        match std::mem::replace(&mut *state, SlotState::Taken) {
+            SlotState::Done(d) => Poll::Ready(d),
+            SlotState::Waiting(_) | SlotState::Drive => {
+                // (An async request is never handed the lane.)
+                *state = SlotState::Waiting(Some(cx.waker().clone()));
+                Poll::Pending
+            }
+            SlotState::Taken => Poll::Ready(Delivery {
+                replies: vec![Err(io::Error::other("the reply was already taken").into())],
+                sent: true,
+                generation: 0,
+                stats: None,
+            }),
+        }
+    }
 }
 
 impl Ticket<'_> {
-    /// Block until the request's replies (or its failure) are in.
-    pub(crate) fn wait(self) -> Delivery {
+    /// The request's replies (or its failure): blocking for a
+    /// [`Drive`](Ticket::Drive) or [`Wait`](Ticket::Wait) ticket, awaited
+    /// for an [`Async`](Ticket::Async) one.
+    pub(crate) async fn delivery(self) -> Delivery {
         match self {
             Ticket::Drive(driver) => driver.finish(),
             Ticket::Wait(lane, slot) => lane.wait(slot),
+            Ticket::Async(reply) => reply.await,
         }
     }
 }
 
 impl Lane {
-    pub(crate) fn new() -> Lane {
+    pub(crate) fn new(server: Weak<Server>, index: usize) -> Lane {
         Lane {
+            server,
+            index,
+            helper: Arc::new(Helper::default()),
             state: Mutex::new(LaneState {
                 conn: None,
                 incarnation: None,
@@ -260,6 +337,24 @@ impl Lane {
         server: &Server,
         config: &Config,
     ) -> Result<Incarnation, Error> {
+        if let Some(incarnation) = self.check(state, server) {
+            return Ok(incarnation);
+        }
+        let conn = server.dial(config)?;
+        self.counters.dials.fetch_add(1, Ordering::Relaxed);
+        let incarnation = conn.incarnation;
+        state.conn = Some(conn);
+        state.incarnation = Some(incarnation);
+        state.generation += 1;
+        state.idle_since = Instant::now();
+        Ok(incarnation)
+    }
+
+    /// The live connection's incarnation, after closing an idle connection
+    /// that must be replaced (see [`incarnation`](Self::incarnation)); `None`
+    /// when the lane needs a dial. No blocking: at most one non-blocking
+    /// peek.
+    fn check(&self, state: &mut LaneState, server: &Server) -> Option<Incarnation> {
         if !state.driving
             && let Some(conn) = &state.conn
         {
@@ -279,17 +374,7 @@ impl Lane {
                 state.retire = false;
             }
         }
-        if let Some(incarnation) = state.incarnation {
-            return Ok(incarnation);
-        }
-        let conn = server.dial(config)?;
-        self.counters.dials.fetch_add(1, Ordering::Relaxed);
-        let incarnation = conn.incarnation;
-        state.conn = Some(conn);
-        state.incarnation = Some(incarnation);
-        state.generation += 1;
-        state.idle_since = Instant::now();
-        Ok(incarnation)
+        state.incarnation
     }
 
     /// Queue a request encoded for `incarnation`. If nobody drives, the
@@ -304,13 +389,15 @@ impl Lane {
         payload: Vec<u8>,
         expect: Expect,
         incarnation: Incarnation,
+        deadline: Instant,
     ) -> Result<Ticket<'_>, Error> {
         let slot = Slot::new();
         let job = Job {
             payload,
             expect,
-            deadline: Instant::now() + config.io_timeout,
+            deadline,
             slot: Arc::clone(&slot),
+            is_async: false,
         };
         let mut state = self.state.lock();
         let current = self.ensure(&mut state, server, config)?;
@@ -341,6 +428,138 @@ impl Lane {
         Ok(Ticket::Drive(driver))
     }
 
+    /// [`incarnation`](Self::incarnation) without blocking: a lane without
+    /// a connection is dialed on a thread of its own, awaited.
+    pub(crate) async fn incarnation_async(
+        &self,
+        server: &Server,
+        config: &Config,
+    ) -> Result<Incarnation, Error> {
+        {
+            let mut state = self.state.lock();
+            if let Some(incarnation) = self.check(&mut state, server) {
+                return Ok(incarnation);
+            }
+        }
+        // Down: fail at once, as a blocking dial would, without a thread.
+        if let Some(down) = server.down() {
+            return Err(down);
+        }
+        let Some(owner) = self.server.upgrade() else {
+            return Err(Error::Internal("the store was dropped".into()));
+        };
+        let config = config.clone();
+        let index = self.index;
+        let (done, result) = oneshot();
+        std::thread::Builder::new()
+            .name("mcds-dial".into())
+            .spawn(move || {
+                let lane = &owner.lanes[index];
+                done.send(lane.incarnation(&owner, &config));
+            })
+            .map_err(|e| Error::Io {
+                server: server.addr.clone(),
+                source: e,
+            })?;
+        result.await
+    }
+
+    /// Queue an async caller's request, encoded for `incarnation`. It never
+    /// blocks: if nobody drives the lane, its helper thread is woken to.
+    /// `Err` when it cannot be sent: the lane has no connection now (dial
+    /// with [`incarnation_async`](Self::incarnation_async) and encode
+    /// again), or not one to that incarnation.
+    pub(crate) fn submit_async(
+        &self,
+        server: &Server,
+        payload: Vec<u8>,
+        expect: Expect,
+        incarnation: Incarnation,
+        deadline: Instant,
+    ) -> Result<Ticket<'_>, Error> {
+        let slot = Slot::new();
+        let mut state = self.state.lock();
+        match self.check(&mut state, server) {
+            Some(current) if current == incarnation => {}
+            Some(_) => return Err(restarted(&server.addr)),
+            None => {
+                return Err(Error::Io {
+                    server: server.addr.clone(),
+                    source: io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "not sent: the connection closed before the request was queued",
+                    ),
+                });
+            }
+        }
+        state.queue.push_back(Job {
+            payload,
+            expect,
+            deadline,
+            slot: Arc::clone(&slot),
+            is_async: true,
+        });
+        if !state.driving {
+            state.driving = true;
+            drop(state);
+            self.wake_helper();
+        }
+        Ok(Ticket::Async(Reply(slot)))
+    }
+
+    /// Have the helper thread drive the lane (marked driven, its connection
+    /// left in the state), starting the thread if it is not running.
+    fn wake_helper(&self) {
+        let mut helper = self.helper.state.lock();
+        helper.drive = true;
+        if !helper.started {
+            helper.started = true;
+            let (signal, server, index) =
+                (Arc::clone(&self.helper), self.server.clone(), self.index);
+            let spawned = std::thread::Builder::new()
+                .name("mcds-lane".into())
+                .spawn(move || helper_main(&signal, &server, index));
+            if spawned.is_err() {
+                // No thread: fail what is queued rather than leave it.
+                helper.started = false;
+                helper.drive = false;
+                drop(helper);
+                let mut state = self.state.lock();
+                let queued: Vec<Job> = state.queue.drain(..).collect();
+                state.driving = false;
+                drop(state);
+                fail_unsent(
+                    queued,
+                    0,
+                    "not sent: no thread could be started to drive the connection",
+                );
+                return;
+            }
+        }
+        drop(helper);
+        self.helper.wake.notify_one();
+    }
+
+    /// One turn of the helper thread: drive the lane for what is queued,
+    /// then put it down (or hand it on).
+    fn drive_for_helper(&self) {
+        let mut state = self.state.lock();
+        let conn = state.conn.take();
+        let generation = state.generation;
+        drop(state);
+        let mut driver = Driver {
+            lane: self,
+            conn,
+            own: Slot::new(),
+            generation,
+            in_flight: Vec::new(),
+        };
+        driver.write();
+        driver.read();
+        let failed = driver.conn.is_none();
+        driver.put_down(failed);
+    }
+
     /// Wait for a queued request's delivery, taking the lane over if it is
     /// handed to this caller.
     fn wait(&self, slot: Arc<Slot>) -> Delivery {
@@ -349,7 +568,7 @@ impl Lane {
             match std::mem::replace(&mut *state, SlotState::Taken) {
                 SlotState::Done(d) => return d,
                 SlotState::Drive => {
-                    *state = SlotState::Waiting;
+                    *state = SlotState::Waiting(None);
                     drop(state);
                     return self.take_over(slot);
                 }
@@ -395,7 +614,7 @@ impl Lane {
     }
 }
 
-fn restarted(server: &str) -> Error {
+pub(crate) fn restarted(server: &str) -> Error {
     Error::Io {
         server: server.to_string(),
         source: io::Error::other(
@@ -441,6 +660,9 @@ impl<'l> Driver<'l> {
                 bytes += job.payload.len();
                 batch.extend(state.queue.pop_front());
             }
+        }
+        if batch.is_empty() {
+            return;
         }
         let Some(conn) = self.conn.as_mut() else {
             fail_unsent(
@@ -590,9 +812,15 @@ impl<'l> Driver<'l> {
         match state.queue.front() {
             None => state.driving = false,
             Some(next) => {
-                // Still driving: the next caller takes the connection.
-                next.slot.set(SlotState::Drive);
+                // Still driving: the next caller takes the connection, or
+                // the helper thread for an async one.
                 self.lane.counters.handoffs.fetch_add(1, Ordering::Relaxed);
+                if next.is_async {
+                    drop(state);
+                    self.lane.wake_helper();
+                } else {
+                    next.slot.set(SlotState::Drive);
+                }
             }
         }
     }
@@ -637,6 +865,71 @@ fn deliver_lost(job: Job, generation: u64, why: &str) {
         generation,
         stats: None,
     }));
+}
+
+/// The helper thread of lane `index`: drive the lane whenever asked, until
+/// the lane is dropped.
+fn helper_main(signal: &Helper, server: &Weak<Server>, index: usize) {
+    loop {
+        {
+            let mut state = signal.state.lock();
+            while !state.drive && !state.closed {
+                signal.wake.wait(&mut state);
+            }
+            if state.closed {
+                return;
+            }
+            state.drive = false;
+        }
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        server.lanes[index].drive_for_helper();
+    }
+}
+
+/// A value sent once from a thread to a future.
+struct Oneshot<T> {
+    state: Mutex<(Option<T>, Option<Waker>)>,
+}
+
+struct Sender<T>(Arc<Oneshot<T>>);
+
+struct Receiver<T>(Arc<Oneshot<T>>);
+
+fn oneshot<T>() -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Oneshot {
+        state: Mutex::new((None, None)),
+    });
+    (Sender(Arc::clone(&shared)), Receiver(shared))
+}
+
+impl<T> Sender<T> {
+    fn send(self, value: T) {
+        let waker = {
+            let mut state = self.0.state.lock();
+            state.0 = Some(value);
+            state.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> Future for Receiver<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let mut state = self.0.state.lock();
+        match state.0.take() {
+            Some(value) => Poll::Ready(value),
+            None => {
+                state.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
 }
 
 /// Read one job's replies into `replies`. `false`: the connection is no

@@ -12,7 +12,9 @@
 //! attributed exactly when that is determined, otherwise every candidate
 //! gets an [`Error::Ambiguous`].
 
-use mcds_core::{Error, Op, Reply, Result, Store, Stored, traffic};
+use std::time::Instant;
+
+use mcds_core::{Error, Io, Op, Reply, Result, Stored, traffic};
 use memcache::exp::{MetaCommandResult, ReturnCode};
 
 use crate::codec;
@@ -81,14 +83,14 @@ impl MemcachedStore {
     /// applied out of order: such a batch is cut into consecutive segments
     /// there (structures never repeat a key in a batch, so they never pay
     /// for this).
-    pub(crate) fn run_pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+    pub(crate) async fn run_pipeline(&self, io: Io, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         let mut out = Vec::with_capacity(ops.len());
         let mut start = 0;
         let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
         for (i, op) in ops.iter().enumerate() {
             let key = op.key().as_bytes();
             if late.contains(key) {
-                out.extend(self.run_segment(&ops[start..i]));
+                out.extend(self.run_segment(io, &ops[start..i]).await);
                 start = i;
                 late.clear();
             }
@@ -99,12 +101,12 @@ impl MemcachedStore {
                 late.insert(key);
             }
         }
-        out.extend(self.run_segment(&ops[start..]));
+        out.extend(self.run_segment(io, &ops[start..]).await);
         out
     }
 
     /// One segment of a batch: no key follows an op that may finish late.
-    fn run_segment(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+    async fn run_segment(&self, io: Io, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
         // Each server's session is opened first: its ops are encoded for the
@@ -152,6 +154,7 @@ impl MemcachedStore {
             // caller drives the lane) before any reply is read; the tickets
             // are then read in server order, which keeps two pipelines
             // waiting on each other's lanes from waiting forever.
+            let deadline = Instant::now() + self.config.io_timeout;
             let mut tickets = Vec::new();
             for server in 0..self.servers.len() {
                 let Some(part) = chunks[server].get(round).copied() else {
@@ -165,7 +168,7 @@ impl MemcachedStore {
                     Some(session) => {
                         let payload = payload(part);
                         traffic::record(part.len() as u64);
-                        match session.submit_batch(payload.clone()) {
+                        match session.submit_batch(io, payload.clone(), deadline).await {
                             Ok(ticket) => {
                                 tickets.push((server, part, ticket, payload));
                                 continue;
@@ -185,37 +188,38 @@ impl MemcachedStore {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let (replies, broken) = match session.batch_replies(ticket, &payload) {
-                    Ok(delivery) if !delivery.sent => {
-                        let error = PartError::Write {
-                            server: self.ids[server].clone(),
-                            error: unsent_reason(&delivery),
-                            sent: false,
-                            timeout: self.config.io_timeout,
-                        };
-                        let failed = part
-                            .iter()
-                            .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
-                            .collect();
-                        (failed, true)
-                    }
-                    Ok(delivery) => {
-                        let errors = session.errors();
-                        let mut replies = Delivered {
-                            generation: delivery.generation,
-                            replies: delivery.replies.into_iter(),
-                            session,
-                        };
-                        read_replies(&mut replies, &errors, part, ops)
-                    }
-                    Err(e) => {
-                        let failed = part
-                            .iter()
-                            .map(|_| Outcome::Failed(e.duplicate()))
-                            .collect();
-                        (failed, true)
-                    }
-                };
+                let (replies, broken) =
+                    match session.batch_replies(io, ticket, &payload, deadline).await {
+                        Ok(delivery) if !delivery.sent => {
+                            let error = PartError::Write {
+                                server: self.ids[server].clone(),
+                                error: unsent_reason(&delivery),
+                                sent: false,
+                                timeout: self.config.io_timeout,
+                            };
+                            let failed = part
+                                .iter()
+                                .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
+                                .collect();
+                            (failed, true)
+                        }
+                        Ok(delivery) => {
+                            let errors = session.errors();
+                            let mut replies = Delivered {
+                                generation: delivery.generation,
+                                replies: delivery.replies.into_iter(),
+                                session,
+                            };
+                            read_replies(&mut replies, &errors, part, ops)
+                        }
+                        Err(e) => {
+                            let failed = part
+                                .iter()
+                                .map(|_| Outcome::Failed(e.duplicate()))
+                                .collect();
+                            (failed, true)
+                        }
+                    };
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
                 }
@@ -251,39 +255,38 @@ impl MemcachedStore {
                     _ => None,
                 })
                 .collect();
-            for (&i, r) in adds.iter().zip(self.run_pipeline(&batch)) {
+            // (Boxed: an async fn that calls itself needs it.)
+            let results = Box::pin(self.run_pipeline(io, &batch)).await;
+            for (&i, r) in adds.iter().zip(results) {
                 added[i] = Some(match r {
                     Ok(Reply::Stored(Stored::Stored(_))) => Ok(Reply::Done),
                     // Created meanwhile (or too large): the whole loop.
-                    Ok(_) => self.finish_not_stored(&ops[i]),
+                    Ok(_) => self.finish_not_stored(io, &ops[i]).await,
                     Err(e) => Err(e),
                 });
             }
         }
-        ops.iter()
-            .zip(outcomes)
-            .zip(added)
-            .zip(&owner)
-            .map(|(((op, outcome), added), &server)| {
-                match (outcome, added, incarnations[server]) {
-                    (_, Some(result), _) => result,
-                    (Some(Outcome::Reply(r)), None, Some(i)) => {
-                        codec::decode(op, Some(r), &i, &self.ids[server])
-                    }
-                    (Some(Outcome::Quiet), None, Some(i)) => {
-                        codec::decode(op, None, &i, &self.ids[server])
-                    }
-                    (Some(Outcome::Failed(e)), None, _) => Err(e),
-                    (Some(Outcome::Again), None, _) => self.finish_not_stored(op),
-                    (None, None, _) => self.execute(op),
-                    // Replies come only from servers with a session.
-                    (Some(_), None, None) => Err(Error::Protocol {
-                        server: self.ids[server].clone(),
-                        message: "a reply from a server with no session".into(),
-                    }),
+        let mut results = Vec::with_capacity(ops.len());
+        for (((op, outcome), added), &server) in ops.iter().zip(outcomes).zip(added).zip(&owner) {
+            results.push(match (outcome, added, incarnations[server]) {
+                (_, Some(result), _) => result,
+                (Some(Outcome::Reply(r)), None, Some(i)) => {
+                    codec::decode(op, Some(r), &i, &self.ids[server])
                 }
-            })
-            .collect()
+                (Some(Outcome::Quiet), None, Some(i)) => {
+                    codec::decode(op, None, &i, &self.ids[server])
+                }
+                (Some(Outcome::Failed(e)), None, _) => Err(e),
+                (Some(Outcome::Again), None, _) => self.finish_not_stored(io, op).await,
+                (None, None, _) => self.execute_io(io, op).await,
+                // Replies come only from servers with a session.
+                (Some(_), None, None) => Err(Error::Protocol {
+                    server: self.ids[server].clone(),
+                    message: "a reply from a server with no session".into(),
+                }),
+            });
+        }
+        results
     }
 
     /// Fail the payloads after `round` of a server that failed, without

@@ -4,6 +4,7 @@
 //! incarnation, the best estimate of its clock).
 
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -39,16 +40,18 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(addr: String, endpoint: Endpoint, lanes: usize) -> Server {
-        Server {
+    pub(crate) fn new(addr: String, endpoint: Endpoint, lanes: usize) -> Arc<Server> {
+        Arc::new_cyclic(|me| Server {
             addr,
             endpoint,
-            lanes: (0..lanes.max(1)).map(|_| Lane::new()).collect(),
+            lanes: (0..lanes.max(1))
+                .map(|i| Lane::new(me.clone(), i))
+                .collect(),
             next_lane: AtomicUsize::new(0),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
             clock: Mutex::new(None),
-        }
+        })
     }
 
     /// Keep the clock sample that puts the server's clock highest (within
@@ -141,21 +144,23 @@ impl Server {
         }
     }
 
+    /// [`Error::ServerDown`] while the server is in its backoff window.
+    pub(crate) fn down(&self) -> Option<Error> {
+        let health = self.health.lock();
+        let until = health.down_until?;
+        let now = Instant::now();
+        (now < until).then(|| Error::ServerDown {
+            server: self.addr.clone(),
+            reason: health.reason.clone(),
+            retry_in: until - now,
+        })
+    }
+
     /// A new connection, unless the server is in its backoff window
     /// ([`Error::ServerDown`]). A failed dial starts or lengthens the window.
     pub(crate) fn dial(&self, config: &Config) -> Result<Conn, Error> {
-        {
-            let health = self.health.lock();
-            if let Some(until) = health.down_until {
-                let now = Instant::now();
-                if now < until {
-                    return Err(Error::ServerDown {
-                        server: self.addr.clone(),
-                        reason: health.reason.clone(),
-                        retry_in: until - now,
-                    });
-                }
-            }
+        if let Some(down) = self.down() {
+            return Err(down);
         }
         match self.try_dial(config) {
             Ok(conn) => {

@@ -6,9 +6,9 @@
 //! error.
 
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mcds_core::{Error, Key, Op, Reply, traffic};
+use mcds_core::{Error, Io, Key, Op, Reply, block_on, traffic};
 use memcache::exp::{MetaCommand, MetaCommandResult};
 
 use crate::codec;
@@ -46,10 +46,10 @@ impl<'a> Session<'a> {
 
     /// One op in one exchange: encoded for this session's incarnation, sent,
     /// and its reply decoded as a pipelined one would be.
-    pub(crate) fn execute(mut self, op: &Op<'_>) -> Result<Reply, Error> {
-        let incarnation = self.incarnation()?;
+    pub(crate) async fn execute(mut self, io: Io, op: &Op<'_>) -> Result<Reply, Error> {
+        let incarnation = self.incarnation_io(io).await?;
         let encoded = codec::encode(op, &incarnation, self.config.item_size_limit)?;
-        let r = self.exchange(op.key(), &encoded.command)?;
+        let r = self.exchange_io(io, op.key(), &encoded.command).await?;
         codec::decode(op, Some(r), &incarnation, &self.server.addr)
     }
 
@@ -59,9 +59,20 @@ impl<'a> Session<'a> {
     /// its replacement reaches another incarnation, the command is not sent
     /// and fails with [`Error::Io`], safe to retry.
     pub(crate) fn incarnation(&mut self) -> Result<Incarnation, Error> {
-        let mut incarnation = match self.pinned {
-            Some(pinned) => pinned,
-            None => self.lane.incarnation(self.server, self.config)?,
+        block_on(self.incarnation_io(Io::Blocking))
+    }
+
+    /// [`incarnation`](Self::incarnation), dialing without blocking the
+    /// thread when `io` is [`Io::Async`].
+    pub(crate) async fn incarnation_io(&mut self, io: Io) -> Result<Incarnation, Error> {
+        let mut incarnation = match (self.pinned, io) {
+            (Some(pinned), _) => pinned,
+            (None, Io::Blocking) => self.lane.incarnation(self.server, self.config)?,
+            (None, Io::Async) => {
+                self.lane
+                    .incarnation_async(self.server, self.config)
+                    .await?
+            }
         };
         self.pinned = Some(incarnation);
         // The server's best clock estimate, not just this connection's.
@@ -73,10 +84,33 @@ impl<'a> Session<'a> {
 
     /// Queue a request on the lane (see [`Lane::submit`]), for the pinned
     /// incarnation.
-    fn submit(&mut self, payload: Vec<u8>, expect: Expect) -> Result<Ticket<'a>, Error> {
-        let pinned = self.incarnation()?;
-        self.lane
-            .submit(self.server, self.config, payload, expect, pinned)
+    async fn submit(
+        &mut self,
+        io: Io,
+        payload: Vec<u8>,
+        expect: Expect,
+        deadline: Instant,
+    ) -> Result<Ticket<'a>, Error> {
+        let pinned = self.incarnation_io(io).await?;
+        match io {
+            Io::Blocking => {
+                self.lane
+                    .submit(self.server, self.config, payload, expect, pinned, deadline)
+            }
+            Io::Async => {
+                // The lane's connection may have failed since: dial again
+                // (without blocking), to the same incarnation only.
+                let current = self
+                    .lane
+                    .incarnation_async(self.server, self.config)
+                    .await?;
+                if current != pinned {
+                    return Err(mux::restarted(&self.server.addr));
+                }
+                self.lane
+                    .submit_async(self.server, payload, expect, pinned, deadline)
+            }
+        }
     }
 
     /// One request/response exchange, bounded by one `io_timeout`. A failure
@@ -89,7 +123,18 @@ impl<'a> Session<'a> {
         key: &Key,
         command: &MetaCommand,
     ) -> Result<MetaCommandResult, Error> {
+        block_on(self.exchange_io(Io::Blocking, key, command))
+    }
+
+    /// [`exchange`](Self::exchange), in `io` mode.
+    pub(crate) async fn exchange_io(
+        &mut self,
+        io: Io,
+        key: &Key,
+        command: &MetaCommand,
+    ) -> Result<MetaCommandResult, Error> {
         traffic::record(1);
+        let deadline = Instant::now() + self.config.io_timeout;
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
         command
@@ -100,8 +145,10 @@ impl<'a> Session<'a> {
         let mut unsent = 0;
         let mut reread = 0;
         loop {
-            let ticket = self.submit(payload.clone(), Expect::One { opaque })?;
-            let Delivery { replies, sent, .. } = ticket.wait();
+            let ticket = self
+                .submit(io, payload.clone(), Expect::One { opaque }, deadline)
+                .await?;
+            let Delivery { replies, sent, .. } = ticket.delivery().await;
             let reply = replies
                 .into_iter()
                 .next()
@@ -114,13 +161,17 @@ impl<'a> Session<'a> {
                 // The server answered: the command was refused, not lost.
                 return Err(self.errors().map(key, error, false));
             }
-            if !sent && unsent < UNSENT_RETRIES && !is_timeout_error(&error) {
+            if !sent
+                && unsent < UNSENT_RETRIES
+                && self.time_left(deadline)
+                && !is_timeout_error(&error)
+            {
                 unsent += 1;
                 continue;
             }
             // A read that lost its reply with its connection may be sent
             // again, once.
-            if sent && !effects && reread == 0 && is_transport(&error) {
+            if sent && !effects && reread == 0 && self.time_left(deadline) && is_transport(&error) {
                 reread += 1;
                 continue;
             }
@@ -132,20 +183,35 @@ impl<'a> Session<'a> {
     /// replies, written already if this caller drives the lane. A batch
     /// that never left is sent again (up to [`UNSENT_RETRIES`] times) by
     /// [`batch_replies`](Self::batch_replies).
-    pub(crate) fn submit_batch(&mut self, payload: Vec<u8>) -> Result<Ticket<'a>, Error> {
-        self.submit(payload, Expect::UntilMn)
+    pub(crate) async fn submit_batch(
+        &mut self,
+        io: Io,
+        payload: Vec<u8>,
+        deadline: Instant,
+    ) -> Result<Ticket<'a>, Error> {
+        self.submit(io, payload, Expect::UntilMn, deadline).await
+    }
+
+    /// Whether a request that failed unsent may be sent again: at least
+    /// half of its timeout is left (a new connection's handshake takes
+    /// time too).
+    fn time_left(&self, deadline: Instant) -> bool {
+        Instant::now() + self.config.io_timeout / 2 <= deadline
     }
 
     /// Wait for a batch's replies; a batch that never left is submitted
     /// again (`payload` is its bytes).
-    pub(crate) fn batch_replies(
+    pub(crate) async fn batch_replies(
         &mut self,
+        io: Io,
         ticket: Ticket<'a>,
         payload: &[u8],
+        deadline: Instant,
     ) -> Result<Delivery, Error> {
-        let mut delivery = ticket.wait();
+        let mut delivery = ticket.delivery().await;
         for _ in 0..UNSENT_RETRIES {
             let retry = !delivery.sent
+                && self.time_left(deadline)
                 && !delivery
                     .replies
                     .first()
@@ -153,7 +219,11 @@ impl<'a> Session<'a> {
             if !retry {
                 break;
             }
-            delivery = self.submit_batch(payload.to_vec())?.wait();
+            delivery = self
+                .submit_batch(io, payload.to_vec(), deadline)
+                .await?
+                .delivery()
+                .await;
         }
         Ok(delivery)
     }
@@ -173,7 +243,14 @@ impl<'a> Session<'a> {
         traffic::record(1);
         let mut error = None;
         for _ in 0..=UNSENT_RETRIES {
-            let delivery = self.submit(b"stats\r\n".to_vec(), Expect::Stats)?.wait();
+            let deadline = Instant::now() + self.config.io_timeout;
+            let ticket = block_on(self.submit(
+                Io::Blocking,
+                b"stats\r\n".to_vec(),
+                Expect::Stats,
+                deadline,
+            ))?;
+            let delivery = block_on(ticket.delivery());
             if let Some(stats) = delivery.stats {
                 return Ok(stats);
             }

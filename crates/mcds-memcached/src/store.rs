@@ -14,8 +14,9 @@
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Op, Reply, Result, Store, Ttl, backend};
+use mcds_core::{BoxFuture, Error, Io, Key, Op, Reply, Result, Store, Ttl, backend, block_on};
 use memcache::exp::MetaCommand;
+use std::sync::Arc;
 
 use crate::codec;
 use crate::config::{Builder, Config};
@@ -47,7 +48,7 @@ use crate::transport::Endpoint;
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 pub struct MemcachedStore {
-    pub(crate) servers: Vec<Server>,
+    pub(crate) servers: Vec<Arc<Server>>,
     pub(crate) ids: Vec<String>,
     /// Where keys go ([`Distribution`](crate::Distribution)), computed
     /// once.
@@ -142,7 +143,7 @@ impl MemcachedStore {
     /// The store over these servers (each its address as configured and
     /// what it resolved to), made by [`Builder::connect`].
     pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> MemcachedStore {
-        let servers: Vec<Server> = servers
+        let servers: Vec<Arc<Server>> = servers
             .into_iter()
             .map(|(addr, endpoint)| Server::new(addr, endpoint, config.connections_per_server))
             .collect();
@@ -169,7 +170,7 @@ impl MemcachedStore {
     /// The version the server at `index` reported on its latest connection,
     /// if one was made.
     pub fn server_version(&self, index: usize) -> Option<Version> {
-        self.servers.get(index).and_then(Server::version)
+        self.servers.get(index).and_then(|s| s.version())
     }
 
     /// The value of `key` and how long it has left before it expires, as
@@ -284,17 +285,22 @@ impl MemcachedStore {
     /// `append`/`prepend` (`op`, adding `value_len` bytes): NS is both
     /// "missing" and "the result would be too large", so it is followed by
     /// one probe.
-    fn concat(&self, op: &Op<'_>, value_len: usize) -> Result<bool> {
+    async fn concat(&self, io: Io, op: &Op<'_>, value_len: usize) -> Result<bool> {
         let key = op.key();
         let mut s = self.session(key)?;
-        let c = codec::encode(op, &s.incarnation()?, self.config.item_size_limit)?.command;
+        let c = codec::encode(
+            op,
+            &s.incarnation_io(io).await?,
+            self.config.item_size_limit,
+        )?
+        .command;
         let mut refusals = Refusals::default();
         for _ in 0..4 {
-            let r = s.exchange(key, &c)?;
+            let r = s.exchange_io(io, key, &c).await?;
             if codec::stored(&r, op.name(), s.server_addr())? {
                 return Ok(true);
             }
-            match self.not_stored_reason(&mut s, key, value_len)? {
+            match self.not_stored_reason(io, &mut s, key, value_len).await? {
                 NotStored::Missing => return Ok(false),
                 // Created meanwhile, or grown by others: again.
                 NotStored::Exists(cas) => refusals.seen(key, cas, self.config.item_size_limit)?,
@@ -310,8 +316,14 @@ impl MemcachedStore {
     /// missing, or it exists and the append would exceed the item limit
     /// ([`Error::ValueTooLarge`]), or it exists and fits (it was created
     /// between the two commands).
-    fn not_stored_reason(&self, s: &mut Session<'_>, key: &Key, added: usize) -> Result<NotStored> {
-        let r = s.exchange(key, &codec::probe(key))?;
+    async fn not_stored_reason(
+        &self,
+        io: Io,
+        s: &mut Session<'_>,
+        key: &Key,
+        added: usize,
+    ) -> Result<NotStored> {
+        let r = s.exchange_io(io, key, &codec::probe(key)).await?;
         let Some(current) = codec::probed_size(&r) else {
             return Ok(NotStored::Missing);
         };
@@ -321,15 +333,16 @@ impl MemcachedStore {
 
     /// `append_or_add` from the start: the protocol the server's version
     /// has.
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+    async fn append_or_add(&self, io: Io, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let incarnation = s.incarnation()?;
+        let incarnation = s.incarnation_io(io).await?;
         if incarnation.version.has_append_vivify() {
             let c = self.vivify_command(key, value, ttl, &incarnation)?;
-            self.append_vivify(&mut s, &c, key, value.len())
+            self.append_vivify(io, &mut s, &c, key, value.len()).await
         } else {
-            self.append_then_add(&mut s, &incarnation, key, value, ttl, AppendAdd::Start)
+            self.append_then_add(io, &mut s, &incarnation, key, value, ttl, AppendAdd::Start)
+                .await
         }
     }
 
@@ -337,16 +350,31 @@ impl MemcachedStore {
     /// pipeline) answered NS: on 1.6.20+ that is "too large" or a delete
     /// between two commands, so the probe comes first; before 1.6.20 it
     /// was a miss (these servers ignore `N`), so the add comes first.
-    fn append_or_add_after_not_stored(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+    async fn append_or_add_after_not_stored(
+        &self,
+        io: Io,
+        key: &Key,
+        value: &[u8],
+        ttl: Ttl,
+    ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let incarnation = s.incarnation()?;
+        let incarnation = s.incarnation_io(io).await?;
         if incarnation.version.has_append_vivify() {
             let c = self.vivify_command(key, value, ttl, &incarnation)?;
-            self.not_stored_reason(&mut s, key, value.len())?;
-            self.append_vivify(&mut s, &c, key, value.len())
+            self.not_stored_reason(io, &mut s, key, value.len()).await?;
+            self.append_vivify(io, &mut s, &c, key, value.len()).await
         } else {
-            self.append_then_add(&mut s, &incarnation, key, value, ttl, AppendAdd::AfterMiss)
+            self.append_then_add(
+                io,
+                &mut s,
+                &incarnation,
+                key,
+                value,
+                ttl,
+                AppendAdd::AfterMiss,
+            )
+            .await
         }
     }
 
@@ -364,8 +392,9 @@ impl MemcachedStore {
 
     /// `append_or_add` on 1.6.20 and later: `ms <k> <n> MA N<ttl>`
     /// creates a missing key, one round trip.
-    fn append_vivify(
+    async fn append_vivify(
         &self,
+        io: Io,
         s: &mut Session<'_>,
         c: &MetaCommand,
         key: &Key,
@@ -373,14 +402,14 @@ impl MemcachedStore {
     ) -> Result<()> {
         let mut refusals = Refusals::default();
         for _ in 0..4 {
-            let r = s.exchange(key, c)?;
+            let r = s.exchange_io(io, key, c).await?;
             if codec::stored(&r, "ms MA N", s.server_addr())? {
                 return Ok(());
             }
             // With N, NS means "too large" (an error here, or the server's
             // own smaller limit), or a delete between the two commands:
             // then try again.
-            if let NotStored::Exists(cas) = self.not_stored_reason(s, key, value_len)? {
+            if let NotStored::Exists(cas) = self.not_stored_reason(io, s, key, value_len).await? {
                 refusals.seen(key, cas, self.config.item_size_limit)?;
             }
         }
@@ -399,8 +428,9 @@ impl MemcachedStore {
     /// key has been seen to exist (an add answered NS, or a probe found
     /// it), NS may mean "too large": a probe tells, and a key that exists
     /// and fits is appended to again, with no add.
-    fn append_then_add(
+    async fn append_then_add(
         &self,
+        io: Io,
         s: &mut Session<'_>,
         incarnation: &Incarnation,
         key: &Key,
@@ -422,18 +452,19 @@ impl MemcachedStore {
         let mut refusals = Refusals::default();
         for _ in 0..16 {
             if !std::mem::take(&mut skip_append) {
-                let r = s.exchange(key, &append)?;
+                let r = s.exchange_io(io, key, &append).await?;
                 if codec::stored(&r, "ms MA", server)? {
                     return Ok(());
                 }
                 if seen_existing
-                    && let NotStored::Exists(cas) = self.not_stored_reason(s, key, value.len())?
+                    && let NotStored::Exists(cas) =
+                        self.not_stored_reason(io, s, key, value.len()).await?
                 {
                     refusals.seen(key, cas, self.config.item_size_limit)?;
                     continue;
                 }
             }
-            let r = s.exchange(key, &add)?;
+            let r = s.exchange_io(io, key, &add).await?;
             if codec::stored(&r, "ms ME", server)? {
                 return Ok(());
             }
@@ -447,21 +478,39 @@ impl MemcachedStore {
 
     /// Finish an op its pipeline could not: an append-like op that
     /// answered NS (missing, or too large).
-    pub(crate) fn finish_not_stored(&self, op: &Op<'_>) -> Result<Reply> {
+    /// One op in `io` mode: the blocking [`Store::execute`] and the async
+    /// [`Store::execute_async`] are this one function.
+    pub(crate) async fn execute_io(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
+        match *op {
+            Op::Append { value, .. } | Op::Prepend { value, .. } => {
+                self.concat(io, op, value.len()).await.map(Reply::Applied)
+            }
+            Op::AppendOrAdd { key, value, ttl } => self
+                .append_or_add(io, key, value, ttl)
+                .await
+                .map(|()| Reply::Done),
+            _ => self.session(op.key())?.execute(io, op).await,
+        }
+    }
+
+    pub(crate) async fn finish_not_stored(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
-                let reason = self.not_stored_reason(&mut self.session(key)?, key, value.len())?;
+                let reason = self
+                    .not_stored_reason(io, &mut self.session(key)?, key, value.len())
+                    .await?;
                 match reason {
                     NotStored::Missing => Ok(Reply::Applied(false)),
                     // The probe's connection is back in the pool first.
-                    NotStored::Exists(_) => self.execute(op),
+                    NotStored::Exists(_) => self.execute_io(io, op).await,
                 }
             }
             Op::AppendOrAdd { key, value, ttl } => {
-                self.append_or_add_after_not_stored(key, value, ttl)?;
+                self.append_or_add_after_not_stored(io, key, value, ttl)
+                    .await?;
                 Ok(Reply::Done)
             }
-            _ => self.execute(op),
+            _ => self.execute_io(io, op).await,
         }
     }
 }
@@ -487,21 +536,27 @@ impl Store for MemcachedStore {
     /// write of an item that is already expired (`ms <key> 0 C<cas> T-1`):
     /// one atomic command either way.
     fn execute(&self, op: &Op<'_>) -> Result<Reply> {
-        match *op {
-            Op::Append { value, .. } | Op::Prepend { value, .. } => {
-                self.concat(op, value.len()).map(Reply::Applied)
-            }
-            Op::AppendOrAdd { key, value, ttl } => {
-                self.append_or_add(key, value, ttl).map(|()| Reply::Done)
-            }
-            _ => self.session(op.key())?.execute(op),
-        }
+        block_on(self.execute_io(Io::Blocking, op))
+    }
+
+    /// The op, queued on a shared connection; its reply comes through a
+    /// waker, and no thread blocks (see the crate docs, "Async").
+    fn execute_async<'a>(&'a self, op: &'a Op<'a>) -> BoxFuture<'a, Result<Reply>> {
+        Box::pin(self.execute_io(Io::Async, op))
+    }
+
+    fn pipeline_async<'a>(&'a self, ops: &'a [Op<'a>]) -> BoxFuture<'a, Vec<Result<Reply>>> {
+        Box::pin(self.run_pipeline(Io::Async, ops))
+    }
+
+    fn supports_cas_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<bool>> {
+        Box::pin(async move { Ok(self.session(key)?.incarnation_io(Io::Async).await?.cas) })
     }
 
     /// Each server's share in one payload, all servers written before any
     /// reply is read: one round trip of latency for the batch.
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        self.run_pipeline(ops)
+        block_on(self.run_pipeline(Io::Blocking, ops))
     }
 
     /// `false` on a server started with `-C`, whose CAS ids are all 0, as

@@ -1,0 +1,275 @@
+//! One algorithm for the blocking and the async API: [`Access`], [`Io`] and
+//! [`block_on`].
+//!
+//! Each structure's algorithm is written once, as an `async fn` that
+//! reaches the store through an [`Access`]: a store and an [`Io`] mode.
+//!
+//! * **The async API** runs it with [`Io::Async`]: each store call is the
+//!   store's [`execute_async`](crate::Store::execute_async) (for memcached,
+//!   a request queued on a shared connection, its reply delivered by a
+//!   waker; no thread blocks), and a backoff is a timer.
+//! * **The blocking API** runs the same `async fn` with [`Io::Blocking`]
+//!   under [`block_on`]: each store call is the blocking
+//!   [`execute`](crate::Store::execute), done inline, so the future never
+//!   waits and `block_on` polls it exactly once. This costs no thread hop
+//!   and no allocation (the blocking API of a one-caller program sends its
+//!   request and reads its reply on its own thread, as before).
+//!
+//! So a sync facade sits over an async core, without a runtime under the
+//! sync API: there is no second copy of any algorithm, and the blocking API
+//! pays nothing for the async one.
+//!
+//! ```
+//! use mcds_core::{Access, Io, Key, MemoryStore, Result, Ttl, block_on};
+//!
+//! // An algorithm, written once.
+//! async fn bump_twice(access: Access<'_>, key: &Key) -> Result<u64> {
+//!     access.incr_or_init(key, 1, 1, Ttl::Never).await?;
+//!     access.incr_or_init(key, 1, 1, Ttl::Never).await
+//! }
+//!
+//! let store = MemoryStore::new();
+//! let key = Key::new("hits")?;
+//! // Blocking: no runtime needed.
+//! assert_eq!(block_on(bump_twice(Access::new(&store, Io::Blocking), &key))?, 2);
+//! // Async: the same function, awaited (here on a minimal executor).
+//! let async_way = bump_twice(Access::new(&store, Io::Async), &key);
+//! assert_eq!(block_on(async_way)?, 4);
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::item::{CasOutcome, DeleteOutcome, Item, Stored};
+use crate::key::Key;
+use crate::op::{Op, Reply};
+use crate::store::Store;
+use crate::ttl::Ttl;
+
+/// A boxed, sendable future: what [`Store`]'s async methods return (a trait
+/// object cannot return `impl Future`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How an algorithm may wait for the store (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Io {
+    /// Block the calling thread on each store call (the blocking API).
+    Blocking,
+    /// Never block: await the store's async methods and async timers (the
+    /// async API).
+    Async,
+}
+
+/// A store and the way to wait for it: what a structure's algorithm uses
+/// for every store call, so that one `async fn` serves both APIs.
+///
+/// Its methods mirror [`Store`]'s typed methods, as `async fn`s.
+#[derive(Clone, Copy, Debug)]
+pub struct Access<'s> {
+    store: &'s dyn Store,
+    io: Io,
+}
+
+impl<'s> Access<'s> {
+    /// `store`, reached in `io` mode.
+    pub fn new(store: &'s dyn Store, io: Io) -> Access<'s> {
+        Access { store, io }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &'s dyn Store {
+        self.store
+    }
+
+    /// The mode.
+    pub fn io(&self) -> Io {
+        self.io
+    }
+
+    /// Run one operation ([`Store::execute`] or [`Store::execute_async`]).
+    pub async fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        match self.io {
+            Io::Blocking => self.store.execute(op),
+            Io::Async => self.store.execute_async(op).await,
+        }
+    }
+
+    /// Run a batch ([`Store::pipeline`] or [`Store::pipeline_async`]).
+    pub async fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        match self.io {
+            Io::Blocking => self.store.pipeline(ops),
+            Io::Async => self.store.pipeline_async(ops).await,
+        }
+    }
+
+    /// [`Store::supports_cas`] (for memcached: may connect first, which the
+    /// async mode does without blocking).
+    pub async fn supports_cas(&self, key: &Key) -> Result<bool> {
+        match self.io {
+            Io::Blocking => self.store.supports_cas(key),
+            Io::Async => self.store.supports_cas_async(key).await,
+        }
+    }
+
+    /// Wait `delay`: a thread sleep when blocking, a timer when async.
+    pub async fn sleep(&self, delay: Duration) {
+        match self.io {
+            Io::Blocking => std::thread::sleep(delay),
+            Io::Async => futures_timer::Delay::new(delay).await,
+        }
+    }
+
+    /// [`Store::get`].
+    pub async fn get(&self, key: &Key) -> Result<Option<Item>> {
+        self.execute(&Op::Get(key)).await?.item()
+    }
+
+    /// [`Store::set`].
+    pub async fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
+        self.execute(&Op::Set { key, value, ttl }).await?.cas()
+    }
+
+    /// [`Store::add`].
+    pub async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.execute(&Op::Add { key, value, ttl }).await?.stored()
+    }
+
+    /// [`Store::replace`].
+    pub async fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.execute(&Op::Replace { key, value, ttl })
+            .await?
+            .stored()
+    }
+
+    /// [`Store::cas`].
+    pub async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        let op = Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
+        };
+        self.execute(&op).await?.cas_outcome()
+    }
+
+    /// [`Store::incr`].
+    pub async fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.execute(&Op::Incr { key, delta }).await?.counter()
+    }
+
+    /// [`Store::decr`].
+    pub async fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.execute(&Op::Decr { key, delta }).await?.counter()
+    }
+
+    /// [`Store::incr_or_init`].
+    pub async fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        let op = Op::IncrOrInit {
+            key,
+            delta,
+            initial,
+            ttl,
+        };
+        self.execute(&op).await?.value()
+    }
+
+    /// [`Store::delete`].
+    pub async fn delete(&self, key: &Key) -> Result<bool> {
+        self.execute(&Op::Delete(key)).await?.applied()
+    }
+
+    /// [`Store::delete_cas`].
+    pub async fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
+        self.execute(&Op::DeleteCas { key, cas }).await?.deleted()
+    }
+
+    /// [`Store::touch`].
+    pub async fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
+        self.execute(&Op::Touch { key, ttl }).await?.applied()
+    }
+}
+
+/// Run `future` to completion on the calling thread, parking it while the
+/// future waits. A future of the blocking mode ([`Io::Blocking`]) is ready
+/// at its first poll: then this is one poll, with no allocation and no
+/// system call. Any other future works too (its waker unparks the thread).
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    THREAD_WAKER.with(|waker| {
+        let mut cx = Context::from_waker(waker);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+            // A wake that came before this park makes it return at once.
+            std::thread::park();
+        }
+    })
+}
+
+/// Wakes a thread parked in [`block_on`].
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+thread_local! {
+    /// The calling thread's waker, made once per thread.
+    static THREAD_WAKER: Waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryStore;
+
+    #[test]
+    fn block_on_waits_for_a_future_woken_from_another_thread() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f = Arc::clone(&flag);
+        let waited = std::future::poll_fn(move |cx| {
+            if f.load(std::sync::atomic::Ordering::SeqCst) {
+                return Poll::Ready(7);
+            }
+            let waker = cx.waker().clone();
+            let f = Arc::clone(&f);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(5));
+                f.store(true, std::sync::atomic::Ordering::SeqCst);
+                waker.wake();
+                let _ = tx.send(());
+            });
+            Poll::Pending
+        });
+        assert_eq!(block_on(waited), 7);
+        rx.recv().unwrap();
+        assert!(flag.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    #[test]
+    fn both_modes_reach_the_same_store() {
+        let store = MemoryStore::new();
+        let key = Key::new("k").unwrap();
+        for io in [Io::Blocking, Io::Async] {
+            let access = Access::new(&store, io);
+            block_on(access.set(&key, b"v", Ttl::Never)).unwrap();
+            let item = block_on(access.get(&key)).unwrap().unwrap();
+            assert_eq!(item.value, b"v");
+            assert!(block_on(access.delete(&key)).unwrap());
+        }
+    }
+}
