@@ -13,6 +13,7 @@
 //! cargo test  -p mcds-benches --benches       # smoke: one tiny round of everything
 //! PEERS_FILTER="1 caller" cargo bench -p mcds-benches --bench peers   # only matching cases
 //! PEERS_VERBOSE=1 cargo bench -p mcds-benches --bench peers   # and every round's figures
+//! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into README.md
 //! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
 //! ```
 //!
@@ -179,6 +180,21 @@ fn on_mcds_tasks(rt: &tokio::runtime::Runtime, counters: &[Counter], per_task: u
         }
         started.elapsed()
     })
+}
+
+/// Replace the README's peers table (between `<!-- peers:begin -->` and
+/// `<!-- peers:end -->`) with `table`.
+fn write_readme(table: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md");
+    let (begin, end) = ("<!-- peers:begin -->\n", "<!-- peers:end -->");
+    let (Some(b), Some(e)) = (readme.find(begin), readme.find(end)) else {
+        println!("(PEERS_README: README.md has no peers markers; not written)");
+        return;
+    };
+    let updated = format!("{}{begin}{table}{}", &readme[..b], &readme[e..]);
+    std::fs::write(path, updated).expect("write README.md");
+    println!("(PEERS_README: the table is written into README.md)");
 }
 
 fn row(case: &str, peer: &'static str, mcds: Option<&str>, peer_arm: &str) -> Row {
@@ -640,31 +656,55 @@ fn main() {
             " (smoke run: tiny rounds, the figures mean nothing)"
         }
     );
+    // The table, as printed and (with $PEERS_README) as written into the
+    // README between its `peers:begin`/`peers:end` markers.
+    let mut table = String::new();
+    let mut line = |l: String| {
+        println!("{l}");
+        table.push_str(&l);
+        table.push('\n');
+    };
     match find("raw incr") {
-        Some(raw) => println!("{}", mode_line(&raw.samples)),
-        None => println!("mode: unknown (the 1-caller case did not run)"),
+        Some(raw) => line(format!(
+            "{} rounds, {}",
+            sizes.rounds,
+            mode_line(&raw.samples)
+        )),
+        None => line("mode: unknown (the 1-caller case did not run)".into()),
     }
     if redis.is_none() {
-        println!("(no redis-server: the redis rows are missing)");
+        line("(no redis-server: the redis rows are missing)".into());
     }
-    println!();
-    println!("| case | peer | mcds ops/s | peer ops/s | mcds / peer |");
-    println!("|---|---|---:|---:|---:|");
+    line(String::new());
+    line("| case | peer | mcds ops/s | peer ops/s | mcds / peer |".into());
+    line("|---|---|---:|---:|---:|".into());
     for r in &rows {
         let Some(peer) = rate(&r.peer_arm) else {
             continue; // left out by $PEERS_ARMS
         };
         match r.mcds.as_deref().map(rate) {
             Some(None) => continue,
-            Some(Some(ours)) => println!(
+            Some(Some(ours)) => line(format!(
                 "| {} | {} | {} | {} | {:.2}× |",
                 r.case,
                 r.peer,
                 thousands(ours),
                 thousands(peer),
                 ours / peer
-            ),
-            None => println!("| {} | {} | – | {} | – |", r.case, r.peer, thousands(peer)),
+            )),
+            None => line(format!(
+                "| {} | {} | – | {} | – |",
+                r.case,
+                r.peer,
+                thousands(peer)
+            )),
+        }
+    }
+    if std::env::var_os("PEERS_README").is_some() {
+        if is_bench_run() && std::env::var_os("PEERS_FILTER").is_none() {
+            write_readme(&table);
+        } else {
+            println!("(PEERS_README: not written: a smoke or filtered run)");
         }
     }
     if std::env::var_os("PEERS_VERBOSE").is_some() {

@@ -154,9 +154,10 @@ fn c_test_suite_under_valgrind() {
         .env("MCDS_TEST_SERVERS", server.addr())
         // Forked children would each be checked too; the plain run covers them.
         .env("MCDS_TEST_NO_FORK", "1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).trim().is_empty(),
-        "valgrind reported errors"
+        stderr.trim().is_empty(),
+        "valgrind reported errors:\n{stderr}"
     );
 }
 

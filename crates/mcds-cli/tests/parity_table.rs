@@ -371,7 +371,8 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-/// The `pub fn`s of `impl <ty> {` blocks in `src` (inherent impls only).
+/// The `pub fn`s of `impl <ty> {` blocks in `src` (inherent impls only),
+/// but for the async twins (`pub async fn` and `*_async*`).
 fn rust_methods(src: &str, ty: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
@@ -390,7 +391,12 @@ fn rust_methods(src: &str, ty: &str) -> Vec<String> {
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
-            out.push(name);
+            // An async twin (`incr_async`, `auto_extend_async_with`) is the
+            // same operation as its blocking method, which is what the other
+            // languages reach.
+            if !name.ends_with("_async") && !name.contains("_async_") {
+                out.push(name);
+            }
         }
     }
     out

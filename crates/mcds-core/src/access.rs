@@ -197,9 +197,22 @@ impl<'s> Access<'s> {
 /// Run `future` to completion on the calling thread, parking it while the
 /// future waits. A future of the blocking mode ([`Io::Blocking`]) is ready
 /// at its first poll: then this is one poll, with no allocation and no
-/// system call. Any other future works too (its waker unparks the thread).
+/// system call (not even the thread's waker is made). Any other future
+/// works too (its waker unparks the thread).
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
+    // First with a waker that does nothing: a blocking-mode future is ready
+    // now, and the thread's own waker (a handle on the thread, kept for the
+    // thread's life) is made only for a future that waits. One that returns
+    // `Pending` here is polled again with the real waker before the thread
+    // parks (a future arranges its wake-up for the waker of its latest
+    // poll, so no wake is lost in between).
+    if let Poll::Ready(output) = future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        return output;
+    }
     THREAD_WAKER.with(|waker| {
         let mut cx = Context::from_waker(waker);
         loop {

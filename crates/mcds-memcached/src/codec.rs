@@ -38,6 +38,11 @@ pub(crate) struct Encoded {
     pub(crate) command: MetaCommand,
     /// Its success reply carries nothing (no value, no CAS id), so in a
     /// pipeline it may be sent quiet (`q`): no reply then means success.
+    /// ([`encode_wire`] decides the same; a test holds the two together.)
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the pipeline encodes with encode_wire")
+    )]
     pub(crate) quiet: bool,
 }
 
@@ -153,6 +158,164 @@ pub(crate) fn encode(
         Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
     };
     Ok(Encoded { command, quiet })
+}
+
+/// Encode `op` for `incarnation` straight into `out` (no allocation of its
+/// own): the same command as [`encode`] gives, with ` O<opaque>` and, when
+/// `quiet_in_batch` and the op may be quiet in a pipeline, ` q`. Returns
+/// whether the command is quiet. On an error nothing is written.
+pub(crate) fn encode_wire(
+    op: &Op<'_>,
+    incarnation: &Incarnation,
+    item_size_limit: usize,
+    out: &mut Vec<u8>,
+    opaque: u32,
+    quiet_in_batch: bool,
+) -> Result<bool> {
+    if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
+        return Err(Error::Unsupported {
+            op: op.name(),
+            backend: "memcached started with -C (CAS disabled)",
+            hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
+        });
+    }
+    if let Op::Set { value, .. }
+    | Op::Add { value, .. }
+    | Op::Replace { value, .. }
+    | Op::Cas { value, .. }
+    | Op::Append { value, .. }
+    | Op::Prepend { value, .. }
+    | Op::AppendOrAdd { value, .. } = *op
+    {
+        check_size(op.key(), value.len(), item_size_limit)?;
+    }
+    let mut digits = itoa::Buffer::new();
+    let mut num = |out: &mut Vec<u8>, flag: &[u8], n: u64| {
+        out.extend_from_slice(flag);
+        out.extend_from_slice(digits.format(n).as_bytes());
+    };
+    let head = |out: &mut Vec<u8>, cmd: &[u8], key: &Key| {
+        out.extend_from_slice(cmd);
+        out.push(b' ');
+        out.extend_from_slice(key.as_bytes());
+    };
+    let exptime = |ttl| u64::from(incarnation.exptime(ttl));
+    let mut data: Option<&[u8]> = None;
+    let set = |out: &mut Vec<u8>, key: &Key, value: &'_ [u8]| {
+        head(out, b"ms", key);
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(value.len()).as_bytes());
+    };
+    let quiet = match *op {
+        Op::Get(key) => {
+            head(out, b"mg", key);
+            out.extend_from_slice(b" v f c");
+            true
+        }
+        Op::Set { key, value, ttl } => {
+            set(out, key, value);
+            num(out, b" T", exptime(ttl));
+            out.extend_from_slice(b" c");
+            data = Some(value);
+            false
+        }
+        Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
+            set(out, key, value);
+            out.extend_from_slice(if matches!(op, Op::Add { .. }) {
+                b" ME"
+            } else {
+                b" MR"
+            });
+            num(out, b" T", exptime(ttl));
+            out.extend_from_slice(b" c");
+            data = Some(value);
+            false
+        }
+        Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
+        } => {
+            set(out, key, value);
+            num(out, b" C", incarnation.cas_in(cas));
+            num(out, b" T", exptime(ttl));
+            out.extend_from_slice(b" c");
+            data = Some(value);
+            false
+        }
+        Op::Append { key, value } | Op::Prepend { key, value } => {
+            set(out, key, value);
+            out.extend_from_slice(if matches!(op, Op::Append { .. }) {
+                b" MA"
+            } else {
+                b" MP"
+            });
+            data = Some(value);
+            true
+        }
+        Op::AppendOrAdd { key, value, ttl } => {
+            set(out, key, value);
+            out.extend_from_slice(b" MA");
+            num(out, b" N", exptime(ttl));
+            data = Some(value);
+            true
+        }
+        Op::Incr { key, delta } | Op::Decr { key, delta } => {
+            head(out, b"ma", key);
+            num(out, b" D", delta);
+            out.extend_from_slice(b" v");
+            if matches!(op, Op::Decr { .. }) {
+                out.extend_from_slice(b" MD");
+            }
+            false
+        }
+        Op::IncrOrInit {
+            key,
+            delta,
+            initial,
+            ttl,
+        } => {
+            head(out, b"ma", key);
+            num(out, b" N", exptime(ttl));
+            num(out, b" J", initial);
+            num(out, b" D", delta);
+            out.extend_from_slice(b" v");
+            false
+        }
+        Op::Delete(key) => {
+            head(out, b"md", key);
+            true
+        }
+        Op::DeleteCas { key, cas } => {
+            if incarnation.version.has_delete_cas() {
+                head(out, b"md", key);
+                num(out, b" C", incarnation.cas_in(cas));
+            } else {
+                set(out, key, b"");
+                num(out, b" C", incarnation.cas_in(cas));
+                out.extend_from_slice(b" T-1");
+                data = Some(b"");
+            }
+            true
+        }
+        Op::Touch { key, ttl } => {
+            head(out, b"mg", key);
+            num(out, b" T", exptime(ttl));
+            false
+        }
+    };
+    num(out, b" O", u64::from(opaque));
+    let quiet = quiet && quiet_in_batch;
+    if quiet {
+        out.extend_from_slice(b" q");
+    }
+    out.extend_from_slice(b"\r\n");
+    if let Some(data) = data {
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+    }
+    Ok(quiet)
 }
 
 /// Decode the reply `r` to `op`'s command (`None`: a quiet success, no
@@ -304,5 +467,93 @@ fn unexpected(server: &str, what: &str, r: &MetaCommandResult) -> Error {
     Error::Protocol {
         server: server.to_string(),
         message: format!("unexpected reply {:?} to {what}", r.rc),
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+    use crate::incarnation::Version;
+
+    /// The direct encoder writes byte for byte what `encode` and the
+    /// `memcache` crate's encoder write, for every op, on servers with and
+    /// without `md … C`, quiet or not.
+    #[test]
+    fn the_direct_encoder_matches_the_command_builder() {
+        let k = Key::new("k:1").unwrap();
+        let v = b"value".as_slice();
+        let ttl = Ttl::secs(30);
+        let ops = [
+            Op::Get(&k),
+            Op::Set {
+                key: &k,
+                value: v,
+                ttl,
+            },
+            Op::Add {
+                key: &k,
+                value: v,
+                ttl: Ttl::Never,
+            },
+            Op::Replace {
+                key: &k,
+                value: v,
+                ttl,
+            },
+            Op::Cas {
+                key: &k,
+                value: v,
+                ttl,
+                cas: 77,
+            },
+            Op::Append { key: &k, value: v },
+            Op::Prepend { key: &k, value: v },
+            Op::AppendOrAdd {
+                key: &k,
+                value: v,
+                ttl,
+            },
+            Op::Incr { key: &k, delta: 5 },
+            Op::Decr { key: &k, delta: 5 },
+            Op::IncrOrInit {
+                key: &k,
+                delta: 2,
+                initial: 9,
+                ttl,
+            },
+            Op::Delete(&k),
+            Op::DeleteCas { key: &k, cas: 12 },
+            Op::Touch { key: &k, ttl },
+        ];
+        for version in [Version(1, 6, 18), Version(1, 6, 5)] {
+            let inc = Incarnation::new(version, b"marker", true, None);
+            for op in &ops {
+                for quiet_in_batch in [false, true] {
+                    let Encoded { command, quiet } = encode(op, &inc, 1 << 20).unwrap();
+                    let mut command = command.flag("O42");
+                    if quiet && quiet_in_batch {
+                        command = command.flag("q");
+                    }
+                    let mut wire = Vec::new();
+                    let q = encode_wire(op, &inc, 1 << 20, &mut wire, 42, quiet_in_batch).unwrap();
+                    assert_eq!(q, quiet && quiet_in_batch, "{op:?}");
+                    assert_eq!(
+                        String::from_utf8_lossy(&wire),
+                        String::from_utf8_lossy(&command.encode().unwrap()),
+                        "{op:?} on {version}"
+                    );
+                }
+            }
+        }
+        let mut wire = b"kept".to_vec();
+        let big = vec![0u8; 2 << 20];
+        let too_big = Op::Set {
+            key: &k,
+            value: &big,
+            ttl,
+        };
+        let inc = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
+        assert!(encode_wire(&too_big, &inc, 1 << 20, &mut wire, 1, false).is_err());
+        assert_eq!(wire, b"kept", "nothing written on an error");
     }
 }

@@ -103,6 +103,9 @@ pub(crate) struct Delivery {
     /// The listing, for [`Expect::Stats`] (`replies` is empty then, unless
     /// it failed).
     pub(crate) stats: Option<Vec<(String, String)>>,
+    /// The request's bytes, given back (to be sent again when `sent` is
+    /// false, without a copy kept meanwhile).
+    pub(crate) payload: Vec<u8>,
 }
 
 /// A request waiting in a lane's queue.
@@ -229,6 +232,10 @@ struct LaneState {
 }
 
 /// What submitting a request made of the caller.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a ticket lives on its caller's stack for one request: boxing the driver would allocate per op"
+)]
 pub(crate) enum Ticket<'l> {
     /// The lane was idle: the caller wrote the request (with whatever else
     /// was queued) and must now read the replies ([`Driver::finish`]).
@@ -259,6 +266,7 @@ impl Future for Reply {
                 sent: true,
                 generation: 0,
                 stats: None,
+                payload: Vec::new(),
             }),
         }
     }
@@ -706,6 +714,7 @@ impl<'l> Driver<'l> {
                     sent,
                     generation: self.generation,
                     stats: None,
+                    payload: job.payload,
                 }));
             }
             return;
@@ -735,6 +744,7 @@ impl<'l> Driver<'l> {
                     sent: false,
                     generation: self.generation,
                     stats: None,
+                    payload: Vec::new(),
                 });
             }
             self.write();
@@ -775,6 +785,7 @@ impl<'l> Driver<'l> {
                 sent: true,
                 generation: self.generation,
                 stats,
+                payload: job.payload,
             }));
             if !healthy {
                 self.conn = None;
@@ -852,6 +863,7 @@ fn fail_unsent(jobs: Vec<Job>, generation: u64, why: &str) {
             sent: false,
             generation,
             stats: None,
+            payload: job.payload,
         }));
     }
 }
@@ -864,6 +876,7 @@ fn deliver_lost(job: Job, generation: u64, why: &str) {
         sent: true,
         generation,
         stats: None,
+        payload: job.payload,
     }));
 }
 

@@ -47,17 +47,14 @@ impl Planned {
         incarnation: &Incarnation,
         item_size_limit: usize,
     ) -> Result<Planned> {
-        let codec::Encoded { command, quiet } = codec::encode(op, incarnation, item_size_limit)?;
-        let mut command = command.flag(format!("O{index}"));
-        if quiet {
-            command = command.flag("q");
-        }
-        // Keys, values and flags were validated before this point, so a
-        // command the encoder refuses is a bug in mcds, not the caller's
-        // input.
-        let wire = command
-            .encode()
-            .map_err(|e| Error::Internal(format!("cannot encode a pipelined command: {e}")))?;
+        let mut wire = Vec::with_capacity(48);
+        let opaque = u32::try_from(index).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "a pipeline of more than {} ops; split it",
+                u32::MAX
+            ))
+        })?;
+        let quiet = codec::encode_wire(op, incarnation, item_size_limit, &mut wire, opaque, true)?;
         Ok(Planned { index, wire, quiet })
     }
 }
@@ -168,9 +165,9 @@ impl MemcachedStore {
                     Some(session) => {
                         let payload = payload(part);
                         traffic::record(part.len() as u64);
-                        match session.submit_batch(io, payload.clone(), deadline).await {
+                        match session.submit_batch(io, payload, deadline).await {
                             Ok(ticket) => {
-                                tickets.push((server, part, ticket, payload));
+                                tickets.push((server, part, ticket));
                                 continue;
                             }
                             Err(e) => e,
@@ -184,42 +181,41 @@ impl MemcachedStore {
                 self.skip_later(&mut chunks[server], round, server, &mut outcomes);
                 sessions[server] = None;
             }
-            for (server, part, ticket, payload) in tickets {
+            for (server, part, ticket) in tickets {
                 let Some(session) = sessions[server].as_mut() else {
                     continue;
                 };
-                let (replies, broken) =
-                    match session.batch_replies(io, ticket, &payload, deadline).await {
-                        Ok(delivery) if !delivery.sent => {
-                            let error = PartError::Write {
-                                server: self.ids[server].clone(),
-                                error: unsent_reason(&delivery),
-                                sent: false,
-                                timeout: self.config.io_timeout,
-                            };
-                            let failed = part
-                                .iter()
-                                .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
-                                .collect();
-                            (failed, true)
-                        }
-                        Ok(delivery) => {
-                            let errors = session.errors();
-                            let mut replies = Delivered {
-                                generation: delivery.generation,
-                                replies: delivery.replies.into_iter(),
-                                session,
-                            };
-                            read_replies(&mut replies, &errors, part, ops)
-                        }
-                        Err(e) => {
-                            let failed = part
-                                .iter()
-                                .map(|_| Outcome::Failed(e.duplicate()))
-                                .collect();
-                            (failed, true)
-                        }
-                    };
+                let (replies, broken) = match session.batch_replies(io, ticket, deadline).await {
+                    Ok(delivery) if !delivery.sent => {
+                        let error = PartError::Write {
+                            server: self.ids[server].clone(),
+                            error: unsent_reason(&delivery),
+                            sent: false,
+                            timeout: self.config.io_timeout,
+                        };
+                        let failed = part
+                            .iter()
+                            .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
+                            .collect();
+                        (failed, true)
+                    }
+                    Ok(delivery) => {
+                        let errors = session.errors();
+                        let mut replies = Delivered {
+                            generation: delivery.generation,
+                            replies: delivery.replies.into_iter(),
+                            session,
+                        };
+                        read_replies(&mut replies, &errors, part, ops)
+                    }
+                    Err(e) => {
+                        let failed = part
+                            .iter()
+                            .map(|_| Outcome::Failed(e.duplicate()))
+                            .collect();
+                        (failed, true)
+                    }
+                };
                 for (p, outcome) in part.iter().zip(replies) {
                     outcomes[p.index] = Some(outcome);
                 }

@@ -48,8 +48,19 @@ impl<'a> Session<'a> {
     /// and its reply decoded as a pipelined one would be.
     pub(crate) async fn execute(mut self, io: Io, op: &Op<'_>) -> Result<Reply, Error> {
         let incarnation = self.incarnation_io(io).await?;
-        let encoded = codec::encode(op, &incarnation, self.config.item_size_limit)?;
-        let r = self.exchange_io(io, op.key(), &encoded.command).await?;
+        let opaque = self.lane.next_opaque();
+        let mut payload = Vec::with_capacity(64);
+        codec::encode_wire(
+            op,
+            &incarnation,
+            self.config.item_size_limit,
+            &mut payload,
+            opaque,
+            false,
+        )?;
+        let r = self
+            .send(io, op.key(), payload, opaque, op.has_side_effect())
+            .await?;
         codec::decode(op, Some(r), &incarnation, &self.server.addr)
     }
 
@@ -133,22 +144,43 @@ impl<'a> Session<'a> {
         key: &Key,
         command: &MetaCommand,
     ) -> Result<MetaCommandResult, Error> {
-        traffic::record(1);
-        let deadline = Instant::now() + self.config.io_timeout;
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
         command
             .encode_into(&mut payload)
             .map_err(|e| Error::Internal(format!("cannot encode a command: {e}")))?;
         mux::tag(&mut payload, opaque);
-        let effects = command.has_side_effect();
+        self.send(io, key, payload, opaque, command.has_side_effect())
+            .await
+    }
+
+    /// Send one encoded command (`payload`, carrying ` O<opaque>`) and
+    /// read its reply: the exchange of [`exchange`](Self::exchange), for a
+    /// command encoded by the caller. `effects`: whether it changes
+    /// anything on the server (then a lost reply is `Ambiguous`).
+    pub(crate) async fn send(
+        &mut self,
+        io: Io,
+        key: &Key,
+        mut payload: Vec<u8>,
+        opaque: u32,
+        effects: bool,
+    ) -> Result<MetaCommandResult, Error> {
+        traffic::record(1);
+        let deadline = Instant::now() + self.config.io_timeout;
         let mut unsent = 0;
         let mut reread = 0;
         loop {
             let ticket = self
-                .submit(io, payload.clone(), Expect::One { opaque }, deadline)
+                .submit(io, payload, Expect::One { opaque }, deadline)
                 .await?;
-            let Delivery { replies, sent, .. } = ticket.delivery().await;
+            let Delivery {
+                replies,
+                sent,
+                payload: back,
+                ..
+            } = ticket.delivery().await;
+            payload = back;
             let reply = replies
                 .into_iter()
                 .next()
@@ -205,7 +237,6 @@ impl<'a> Session<'a> {
         &mut self,
         io: Io,
         ticket: Ticket<'a>,
-        payload: &[u8],
         deadline: Instant,
     ) -> Result<Delivery, Error> {
         let mut delivery = ticket.delivery().await;
@@ -220,7 +251,7 @@ impl<'a> Session<'a> {
                 break;
             }
             delivery = self
-                .submit_batch(io, payload.to_vec(), deadline)
+                .submit_batch(io, std::mem::take(&mut delivery.payload), deadline)
                 .await?
                 .delivery()
                 .await;

@@ -428,6 +428,10 @@ impl MemcachedStore {
     /// key has been seen to exist (an add answered NS, or a probe found
     /// it), NS may mean "too large": a probe tells, and a key that exists
     /// and fits is appended to again, with no add.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the op's three parts, the session, its incarnation, where the loop starts, and the io mode every step of the algorithm carries"
+    )]
     async fn append_then_add(
         &self,
         io: Io,
