@@ -236,7 +236,17 @@ fn main() {
     };
 
     // Everything the arms borrow lives here, before them.
-    let store_mc = Arc::new(MemcachedStore::connect(&addr).unwrap());
+    // $PEERS_CONNECTIONS: another number of connections per server for the
+    // default store (to compare; the table then says so in its mode line).
+    let mut builder = MemcachedStore::builder();
+    if let Some(n) = std::env::var("PEERS_CONNECTIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        println!("the default store has {n} connections per server ($PEERS_CONNECTIONS)");
+        builder = builder.connections_per_server(n);
+    }
+    let store_mc = Arc::new(builder.connect([addr.as_str()]).unwrap());
     let store: Arc<dyn Store> = store_mc.clone();
     let counter = Counter::new(Arc::clone(&store), "peers").unwrap();
     // The store shares 2 connections per server by default; the same

@@ -364,7 +364,7 @@ impl Lock {
             store: Arc::clone(&self.store),
             key: self.key.clone(),
             token,
-            cas: async_lock::Mutex::new(cas),
+            cas: Mutex::new(cas),
             lost: AtomicBool::new(false),
             // The server wrote the item after `started`, with at least the TTL.
             lease_until: Mutex::new(started + self.ttl),
@@ -579,10 +579,14 @@ struct GuardState {
     store: Arc<dyn Store>,
     key: Key,
     token: String,
-    /// The CAS id of our lock item; the mutex serializes release and extend
-    /// (including the renewer's) so neither uses a stale id. An async mutex:
-    /// held across the write's await, which must not block a thread.
-    cas: async_lock::Mutex<u64>,
+    /// The CAS id of our lock item, as last written or adopted. Locked only
+    /// to read or replace it, never across a write: a release and an extend
+    /// (the renewer's) may run at once, and the one that uses an id made
+    /// stale by the other finds a mismatch, reads the item, still finds its
+    /// own token and adopts the new id (see [`with_cas`](Self::with_cas)).
+    /// (Held across a write, a blocking release inside a single-threaded
+    /// runtime would wait for a renewer task that only that thread can run.)
+    cas: Mutex<u64>,
     lost: AtomicBool,
     /// Until when the lease is certain: the TTL of the last successful
     /// write, counted from before it was sent.
@@ -610,19 +614,18 @@ impl GuardState {
 
     /// Run one conditional `write` with the lock item's CAS id: `true`
     /// when it applied. After a mismatch the lock is read: still our token
-    /// means a write of ours was applied unseen, so its id is adopted and
-    /// the write runs again; anything else means the lease is over
-    /// (`false`). The mutex serializes the guard's own writes (including
-    /// the renewer's).
+    /// means a write of ours was applied unseen (or the renewer's extend
+    /// ran meanwhile), so its id is adopted and the write runs again;
+    /// anything else means the lease is over (`false`).
     async fn with_cas(&self, io: Io, write: Write) -> Result<bool> {
         let access = Access::new(&*self.store, io);
-        let mut cas = self.cas.lock().await;
+        let mut cas = *self.cas.lock().unwrap_or_else(PoisonError::into_inner);
         if self.lost.load(Ordering::SeqCst) {
             return Ok(false);
         }
         for _ in 0..ADOPT_ATTEMPTS {
             let applied = match write {
-                Write::Release => match access.delete_cas(&self.key, *cas).await? {
+                Write::Release => match access.delete_cas(&self.key, cas).await? {
                     DeleteOutcome::Deleted => {
                         self.lost.store(true, Ordering::SeqCst); // no longer ours
                         true
@@ -632,11 +635,11 @@ impl GuardState {
                 Write::Extend { ttl, lease } => {
                     let sent = Instant::now();
                     match access
-                        .cas(&self.key, self.token.as_bytes(), ttl, *cas)
+                        .cas(&self.key, self.token.as_bytes(), ttl, cas)
                         .await?
                     {
                         CasOutcome::Stored(new) => {
-                            *cas = new;
+                            *self.cas.lock().unwrap_or_else(PoisonError::into_inner) = new;
                             *self
                                 .lease_until
                                 .lock()
@@ -651,7 +654,10 @@ impl GuardState {
                 return Ok(true);
             }
             match self.adopt(io).await? {
-                Some(current) => *cas = current,
+                Some(current) => {
+                    cas = current;
+                    *self.cas.lock().unwrap_or_else(PoisonError::into_inner) = current;
+                }
                 None => {
                     self.lost.store(true, Ordering::SeqCst);
                     return Ok(false);

@@ -78,6 +78,26 @@
 //!       .connect(["10.0.0.1:11211", "10.0.0.2:11211"])?;
 //!   # Ok::<(), mcds_core::Error>(())
 //!   ```
+//! * **Shared connections, automatic pipelining.** A store opens at most
+//!   [`Builder::connections_per_server`] connections to each server
+//!   (default 2), whatever the number of threads and tasks using it. A
+//!   caller that finds its connection idle writes its request and reads the
+//!   reply itself: one `write` and one `read`, no thread hop, no liveness
+//!   probe (a connection idle for more than 200 µs gets one non-blocking
+//!   peek first, so a request is not written into a connection a restarted
+//!   server closed). Requests that arrive while a write is in flight queue
+//!   and go out together in the next write; each reply is routed back by
+//!   order and checked against the opaque its command carried (`O<n>`), and
+//!   a pipeline's share keeps its order, its per-op errors and its `MN`
+//!   terminator. [`MemcachedStore::connection_stats`] shows the
+//!   connections and how full the writes are.
+//! * **Async.** [`Store::execute_async`] and [`Store::pipeline_async`] (and
+//!   every structure's `_async` methods built on them, see
+//!   [`mcds_core::Access`]) never block the calling thread: the request is
+//!   queued on a shared connection, the connection's helper thread writes
+//!   and reads it, and the caller's waker is woken with the reply. Any
+//!   executor works (no runtime is needed by this crate). The blocking
+//!   methods are the same code run under [`mcds_core::block_on`].
 //! * **Timeouts** (connect and exchange) default to 1 second. A request that
 //!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
 //!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to
@@ -120,6 +140,8 @@
 //!
 //! [`Store`]: mcds_core::Store
 //! [`Store::supports_cas`]: mcds_core::Store::supports_cas
+//! [`Store::execute_async`]: mcds_core::Store::execute_async
+//! [`Store::pipeline_async`]: mcds_core::Store::pipeline_async
 //! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
 //! [`Error::Io`]: mcds_core::Error::Io
 //! [`Error::ServerDown`]: mcds_core::Error::ServerDown

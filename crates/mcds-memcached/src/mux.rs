@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use mcds_core::Error;
 use memcache::exp::{MetaCommandResult, ReturnCode};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
@@ -77,6 +77,9 @@ pub(crate) enum Expect {
     One {
         /// The command's `O<n>`.
         opaque: u32,
+        /// Whether the command has a data block (`ms`): an error line to
+        /// it may mean memcached read the block as a command of its own.
+        data: bool,
     },
     /// A batch of (possibly quiet) commands ending with `mn`: every reply
     /// up to and including `MN`.
@@ -179,6 +182,8 @@ pub(crate) struct Counters {
 /// One shared connection to a server and its queue (see the module docs).
 pub(crate) struct Lane {
     state: Mutex<LaneState>,
+    /// Signalled when a dial ends (see [`Lane::ensure`]).
+    dialed: Condvar,
     opaque: AtomicU32,
     pub(crate) counters: Counters,
     /// The server the lane belongs to, for its helper thread.
@@ -225,6 +230,8 @@ struct LaneState {
     generation: u64,
     /// The connection is to be closed when its driver is done with it.
     retire: bool,
+    /// A caller is dialing the lane's connection (with the lock released).
+    dialing: bool,
     driving: bool,
     queue: VecDeque<Job>,
     /// When the connection was last put down by a driver.
@@ -291,11 +298,13 @@ impl Lane {
             server,
             index,
             helper: Arc::new(Helper::default()),
+            dialed: Condvar::new(),
             state: Mutex::new(LaneState {
                 conn: None,
                 incarnation: None,
                 generation: 0,
                 retire: false,
+                dialing: false,
                 driving: false,
                 queue: VecDeque::new(),
                 idle_since: Instant::now(),
@@ -339,16 +348,31 @@ impl Lane {
         self.ensure(&mut state, server, config)
     }
 
+    /// The live connection's incarnation, dialing one if the lane has none.
+    /// The dial runs with the lane's lock released (a connect and a
+    /// handshake take a round trip or more, up to the timeouts): callers
+    /// that need the connection meanwhile wait for that dial, and an async
+    /// caller that only looks finds no connection yet, without waiting.
     fn ensure(
         &self,
-        state: &mut LaneState,
+        state: &mut MutexGuard<'_, LaneState>,
         server: &Server,
         config: &Config,
     ) -> Result<Incarnation, Error> {
-        if let Some(incarnation) = self.check(state, server) {
-            return Ok(incarnation);
+        loop {
+            if let Some(incarnation) = self.check(state, server) {
+                return Ok(incarnation);
+            }
+            if !state.dialing {
+                break;
+            }
+            self.dialed.wait(state);
         }
-        let conn = server.dial(config)?;
+        state.dialing = true;
+        let dialed = MutexGuard::unlocked(state, || server.dial(config));
+        state.dialing = false;
+        self.dialed.notify_all();
+        let conn = dialed?;
         self.counters.dials.fetch_add(1, Ordering::Relaxed);
         let incarnation = conn.incarnation;
         state.conn = Some(conn);
@@ -950,7 +974,7 @@ impl<T> Future for Receiver<T> {
 /// failure is the last entry.
 fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
     match expect {
-        Expect::One { opaque } => {
+        Expect::One { opaque, data } => {
             let r = conn.receive();
             match r {
                 Ok(r) if echoes(&r, opaque) => {
@@ -974,9 +998,17 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
                     replies.push(Err(e));
                     true
                 }
-                // `CLIENT_ERROR`/`ERROR`: memcached may have read part of the
-                // command (its data block) as another command; what follows
-                // cannot be trusted to belong to the next request.
+                // `CLIENT_ERROR`/`ERROR` to a command without a data block
+                // (`ma` on a non-number, say): one line, the stream is in
+                // step, and the next request's reply comes next.
+                Err(e @ memcache::exp::Error::Rejected(_)) if !data => {
+                    replies.push(Err(e));
+                    true
+                }
+                // To a command with a data block, memcached may have read
+                // the block as a command of its own; what follows cannot be
+                // trusted to belong to the next request. Or a transport
+                // failure.
                 Err(e) => {
                     replies.push(Err(e));
                     false

@@ -115,12 +115,17 @@ impl MemcachedStore {
             (0..self.servers.len()).map(|_| None).collect();
         for &server in &owner {
             if opened[server].is_none() {
-                let session = Session::open(&self.servers[server], &self.config)
-                    .and_then(|mut s| s.incarnation().map(|i| (s, i)));
-                opened[server] = Some(session.map(|(session, incarnation)| {
-                    sessions[server] = Some(session);
-                    incarnation
-                }));
+                let opening = match Session::open(&self.servers[server], &self.config) {
+                    Ok(mut session) => match session.incarnation_io(io).await {
+                        Ok(incarnation) => {
+                            sessions[server] = Some(session);
+                            Ok(incarnation)
+                        }
+                        Err(e) => Err(e),
+                    },
+                    Err(e) => Err(e),
+                };
+                opened[server] = Some(opening);
             }
         }
         let incarnations: Vec<Option<Incarnation>> = opened
@@ -152,6 +157,13 @@ impl MemcachedStore {
             // are then read in server order, which keeps two pipelines
             // waiting on each other's lanes from waiting forever.
             let deadline = Instant::now() + self.config.io_timeout;
+            // A round that spans servers is queued on each server's
+            // connection as async requests, written and read by the
+            // connections' helper threads at once: a caller that drove one
+            // server's connection while waiting for another's reply would
+            // hold up every caller of the first behind a slow second one.
+            let spans = chunks.iter().filter(|c| c.get(round).is_some()).count() > 1;
+            let io = if spans { Io::Async } else { io };
             let mut tickets = Vec::new();
             for server in 0..self.servers.len() {
                 let Some(part) = chunks[server].get(round).copied() else {
@@ -476,7 +488,10 @@ pub(crate) fn read_replies(
                 last = Some(pos);
             }
             Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
-                had_error = true;
+                // A `SERVER_ERROR` (too large, out of memory) comes after
+                // memcached swallowed the command's data; a `CLIENT_ERROR`
+                // or `ERROR` may mean it read a data block as a command.
+                had_error |= matches!(e, memcache::exp::Error::Rejected(_));
                 error_lines.push(e);
             }
             Err(e) => {
@@ -513,7 +528,10 @@ pub(crate) fn read_replies(
         }
     }
     if had_error {
-        // In step, but do not reuse a connection that saw an error reply.
+        // In step as far as `MN` shows, but a connection that may have
+        // read a value as a command is not reused: the connection is
+        // retired (shared: callers queued on it are sent again on a new
+        // one).
         replies.discard();
     }
     let outcomes = outcomes

@@ -168,11 +168,13 @@ impl<'a> Session<'a> {
     ) -> Result<MetaCommandResult, Error> {
         traffic::record(1);
         let deadline = Instant::now() + self.config.io_timeout;
+        // `ms` is the one command with a data block.
+        let data = payload.starts_with(b"ms ");
         let mut unsent = 0;
         let mut reread = 0;
         loop {
             let ticket = self
-                .submit(io, payload, Expect::One { opaque }, deadline)
+                .submit(io, payload, Expect::One { opaque, data }, deadline)
                 .await?;
             let Delivery {
                 replies,
