@@ -56,7 +56,7 @@ fn an_async_release_after_a_restart_never_frees_the_next_holders_lock() {
         // Move the CAS counter up a little, so A's id is not tiny.
         for i in 0..20 {
             s1.set(
-                &mcds_core::Key::new(&format!("pump{i}")).unwrap(),
+                &mcds_core::Key::new(format!("pump{i}")).unwrap(),
                 b"x",
                 mcds_core::Ttl::Never,
             )
