@@ -45,7 +45,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::item::{CasOutcome, DeleteOutcome, Item, Stored};
+use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
 use crate::key::Key;
 use crate::op::{Op, Reply};
 use crate::store::Store;
@@ -192,6 +192,55 @@ impl<'s> Access<'s> {
     pub async fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
         self.execute(&Op::Touch { key, ttl }).await?.applied()
     }
+
+    /// [`Store::append`].
+    pub async fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.execute(&Op::Append { key, value }).await?.applied()
+    }
+
+    /// [`Store::prepend`].
+    pub async fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
+        self.execute(&Op::Prepend { key, value }).await?.applied()
+    }
+
+    /// [`Store::append_or_add`].
+    pub async fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
+        self.execute(&Op::AppendOrAdd { key, value, ttl })
+            .await?
+            .done()
+    }
+
+    /// [`Store::get_multi`]: one batch, one result per key; any failure
+    /// fails the whole call.
+    pub async fn get_multi(&self, keys: &[Key]) -> Result<Vec<Option<Item>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        self.pipeline(&ops)
+            .await
+            .into_iter()
+            .map(|r| r.and_then(Reply::item))
+            .collect()
+    }
+
+    /// [`Store::update`]: the blocking mode calls the store's own `update`
+    /// (a backend may refuse it); the async mode runs the same
+    /// read-modify-write loop with async calls and timer backoff. `f` is
+    /// `Send` so that the async future is (a task may move between
+    /// threads).
+    pub async fn update(
+        &self,
+        key: &Key,
+        ttl: Ttl,
+        max_attempts: u32,
+        f: &mut (dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + Send + '_),
+    ) -> Result<Updated> {
+        match self.io {
+            Io::Blocking => self.store.update(key, ttl, max_attempts, f),
+            Io::Async => crate::backend::update_loop(self, key, ttl, max_attempts, f).await,
+        }
+    }
 }
 
 /// Run `future` to completion on the calling thread, parking it while the
@@ -271,6 +320,22 @@ mod tests {
         assert_eq!(block_on(waited), 7);
         rx.recv().unwrap();
         assert!(flag.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    #[test]
+    fn update_runs_the_same_loop_in_both_modes() {
+        let store = MemoryStore::new();
+        let key = Key::new("u").unwrap();
+        for io in [Io::Blocking, Io::Async] {
+            let access = Access::new(&store, io);
+            let mut bump = |old: Option<&[u8]>| {
+                let n = old.map_or(0, |v| v.len());
+                Some(vec![b'x'; n + 1])
+            };
+            let updated = block_on(access.update(&key, Ttl::Never, 5, &mut bump)).unwrap();
+            assert!(matches!(updated, Updated::Stored { .. }));
+        }
+        assert_eq!(store.get(&key).unwrap().unwrap().value, b"xx");
     }
 
     #[test]

@@ -49,9 +49,12 @@
 //! writer's item. A backend without an atomic conditional delete answers
 //! [`Error::Unsupported`].
 
+use std::time::Duration;
+
+use crate::access::{Access, block_on};
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
-use crate::item::{CasOutcome, Stored, Updated};
+use crate::item::{CasOutcome, Item, Stored, Updated};
 use crate::key::Key;
 use crate::store::{Store, UpdateFn};
 use crate::ttl::Ttl;
@@ -117,28 +120,96 @@ pub fn update<S: Store + ?Sized>(
     max_attempts: u32,
     f: &mut UpdateFn<'_>,
 ) -> Result<Updated> {
+    block_on(update_loop(&Blocking(store), key, ttl, max_attempts, f))
+}
+
+/// The store calls of [`update_loop`]: blocking ones ([`Blocking`]) or an
+/// [`Access`] (either mode), so the loop is written once.
+pub(crate) trait Calls {
+    fn name(&self) -> &'static str;
+    async fn supports_cas(&self, key: &Key) -> Result<bool>;
+    async fn get(&self, key: &Key) -> Result<Option<Item>>;
+    async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome>;
+    async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored>;
+    async fn pause(&self, delay: Duration);
+}
+
+/// A store's blocking methods, as [`Calls`].
+pub(crate) struct Blocking<'a, S: ?Sized>(pub(crate) &'a S);
+
+impl<S: Store + ?Sized> Calls for Blocking<'_, S> {
+    fn name(&self) -> &'static str {
+        self.0.backend_name()
+    }
+    async fn supports_cas(&self, key: &Key) -> Result<bool> {
+        self.0.supports_cas(key)
+    }
+    async fn get(&self, key: &Key) -> Result<Option<Item>> {
+        self.0.get(key)
+    }
+    async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        self.0.cas(key, value, ttl, cas)
+    }
+    async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        self.0.add(key, value, ttl)
+    }
+    async fn pause(&self, delay: Duration) {
+        std::thread::sleep(delay);
+    }
+}
+
+impl Calls for Access<'_> {
+    fn name(&self) -> &'static str {
+        self.store().backend_name()
+    }
+    async fn supports_cas(&self, key: &Key) -> Result<bool> {
+        Access::supports_cas(self, key).await
+    }
+    async fn get(&self, key: &Key) -> Result<Option<Item>> {
+        Access::get(self, key).await
+    }
+    async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
+        Access::cas(self, key, value, ttl, cas).await
+    }
+    async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
+        Access::add(self, key, value, ttl).await
+    }
+    async fn pause(&self, delay: Duration) {
+        self.sleep(delay).await;
+    }
+}
+
+/// The read-modify-write loop of [`update`] (and of the async
+/// [`Access::update`]).
+pub(crate) async fn update_loop<C: Calls>(
+    store: &C,
+    key: &Key,
+    ttl: Ttl,
+    max_attempts: u32,
+    f: &mut UpdateFn<'_>,
+) -> Result<Updated> {
     // Refused before `f` runs: `f` may be a user's command with effects
     // of its own (the CLI's `kv update`), and a store without CAS could
     // only write a missing key.
-    if !store.supports_cas(key)? {
+    if !store.supports_cas(key).await? {
         return Err(Error::Unsupported {
             op: "update",
-            backend: store.backend_name(),
+            backend: store.name(),
             hint: "update is a CAS read-modify-write: use a memcached started without -C, connected directly (not through a proxy)",
         });
     }
     let mut backoff = Backoff::default();
     for _ in 0..max_attempts.max(1) {
-        let current = store.get(key)?;
+        let current = store.get(key).await?;
         let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
             return Ok(Updated::Unchanged);
         };
         let cas = match &current {
-            Some(item) => match store.cas(key, &new, ttl, item.cas)? {
+            Some(item) => match store.cas(key, &new, ttl, item.cas).await? {
                 CasOutcome::Stored(cas) => Some(cas),
                 CasOutcome::Exists | CasOutcome::NotFound => None,
             },
-            None => match store.add(key, &new, ttl)? {
+            None => match store.add(key, &new, ttl).await? {
                 Stored::Stored(cas) => Some(cas),
                 Stored::NotStored => None,
             },
@@ -146,7 +217,7 @@ pub fn update<S: Store + ?Sized>(
         if let Some(cas) = cas {
             return Ok(Updated::Stored { value: new, cas });
         }
-        backoff.sleep();
+        store.pause(backoff.next_delay()).await;
     }
     Err(Error::Conflict {
         key: key.display(),
