@@ -55,6 +55,10 @@ use crate::ttl::Ttl;
 /// object cannot return `impl Future`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The function [`Access::update`] calls: an [`UpdateFn`](crate::UpdateFn)
+/// that is also `Send`, so that an async structure's future is.
+pub type SendUpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + Send + 'a;
+
 /// How an algorithm may wait for the store (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Io {
@@ -234,7 +238,7 @@ impl<'s> Access<'s> {
         key: &Key,
         ttl: Ttl,
         max_attempts: u32,
-        f: &mut (dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + Send + '_),
+        f: &mut SendUpdateFn<'_>,
     ) -> Result<Updated> {
         match self.io {
             Io::Blocking => self.store.update(key, ttl, max_attempts, f),

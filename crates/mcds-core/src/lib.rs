@@ -49,7 +49,7 @@ mod store;
 pub mod traffic;
 mod ttl;
 
-pub use access::{Access, BoxFuture, Io, block_on};
+pub use access::{Access, BoxFuture, Io, SendUpdateFn, block_on};
 pub use backoff::Backoff;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
 pub use counting::{CountingStore, OpStats};
