@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Error, Result, Scope};
+use mcds_core::{Error, Io, Result, Scope, block_on};
 
 use crate::set::Set;
 
 /// A set of 64-bit integers (the array of the memcached data-structures article, part 2), written as decimal members
 /// of a text-codec [`Set`]: `+17 +42 -17 `. Same costs as [`Set`]: one
-/// append per batch, one read for the members.
+/// append per batch, one read for the members. Every method that reaches
+/// the store has an async twin (`add_async`, …).
 ///
 /// Key: `<prefix>ints:<name>:log`.
 ///
@@ -47,16 +48,48 @@ impl IntArray {
         self.set.add(&decimal(values))
     }
 
+    /// [`add`](IntArray::add) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_set::IntArray;
+    /// # mcds_core::block_on(async {
+    /// let ids = IntArray::new(Arc::new(MemoryStore::new()), "ids")?;
+    /// ids.add_async(&[3, -1]).await?;
+    /// assert_eq!(ids.members_async().await?, vec![3, -1]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn add_async(&self, values: &[i64]) -> Result<()> {
+        self.set.add_async(&decimal(values)).await
+    }
+
     /// Remove `values` (one append).
     pub fn remove(&self, values: &[i64]) -> Result<()> {
         self.set.remove(&decimal(values))
     }
 
+    /// [`remove`](IntArray::remove) without blocking the thread.
+    pub async fn remove_async(&self, values: &[i64]) -> Result<()> {
+        self.set.remove_async(&decimal(values)).await
+    }
+
     /// The values in first-insertion order. A member that is not a decimal
     /// `i64` (someone else wrote the key) is [`Error::Corrupt`].
     pub fn members(&self) -> Result<Vec<i64>> {
+        block_on(self.members_io(Io::Blocking))
+    }
+
+    /// [`members`](IntArray::members) without blocking the thread.
+    pub async fn members_async(&self) -> Result<Vec<i64>> {
+        self.members_io(Io::Async).await
+    }
+
+    async fn members_io(&self, io: Io) -> Result<Vec<i64>> {
         self.set
-            .members()?
+            .members_io(io)
+            .await?
             .into_iter()
             .map(|m| {
                 std::str::from_utf8(&m)
@@ -78,8 +111,18 @@ impl IntArray {
         self.set.contains(value.to_string())
     }
 
+    /// [`contains`](IntArray::contains) without blocking the thread.
+    pub async fn contains_async(&self, value: i64) -> Result<bool> {
+        self.set.contains_async(value.to_string()).await
+    }
+
     /// Delete the array.
     pub fn clear(&self) -> Result<()> {
         self.set.clear()
+    }
+
+    /// [`clear`](IntArray::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.set.clear_async().await
     }
 }

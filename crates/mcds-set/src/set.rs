@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use mcds_core::{CasOutcome, Error, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl};
+use mcds_core::{
+    Access, CasOutcome, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on,
+};
 
 pub(crate) use crate::codec::Op;
 use crate::codec::{Decoded, binary, text};
@@ -83,6 +85,9 @@ impl Compaction {
 /// * An add that would push the item past the size limit compacts and tries
 ///   once more, then fails with [`Error::ValueTooLarge`]: nothing is dropped
 ///   silently. Use [`ShardedSet`](crate::ShardedSet) for larger sets.
+/// * Every method that reaches the store has an async twin (`add_async`,
+///   …): the same algorithm (see [`Access`]), awaiting the store instead of
+///   blocking the thread.
 ///
 /// Key: `<prefix>set:<name>:log`.
 ///
@@ -161,23 +166,50 @@ impl Set {
         &self.key
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Add `members`: one append (creating the set if needed).
     pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        self.write(Op::Add, &as_slices(members))
+        block_on(self.write_io(Io::Blocking, Op::Add, &as_slices(members)))
+    }
+
+    /// [`add`](Set::add) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_set::Set;
+    /// # mcds_core::block_on(async {
+    /// let tags = Set::new(Arc::new(MemoryStore::new()), "tags")?;
+    /// tags.add_async(&["rust", "cas"]).await?;
+    /// assert_eq!(tags.members_utf8_async().await?, ["rust", "cas"]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn add_async<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write_io(Io::Async, Op::Add, &as_slices(members)).await
     }
 
     /// Remove `members`: one append; a missing set stays missing.
     pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        self.write(Op::Remove, &as_slices(members))
+        block_on(self.write_io(Io::Blocking, Op::Remove, &as_slices(members)))
     }
 
-    fn write(&self, op: Op, members: &[&[u8]]) -> Result<()> {
+    /// [`remove`](Set::remove) without blocking the thread.
+    pub async fn remove_async<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write_io(Io::Async, Op::Remove, &as_slices(members))
+            .await
+    }
+
+    async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
         if members.is_empty() {
             return Ok(());
         }
         let tokens = self.tokens(op, members);
-        let first = self.store.execute(&self.store_op(op, &tokens));
-        self.finish(op, &tokens, first)
+        let first = self.access(io).execute(&self.store_op(op, &tokens)).await;
+        self.finish(io, op, &tokens, first).await
     }
 
     /// The encoded tokens of an add or remove.
@@ -204,11 +236,24 @@ impl Set {
 
     /// Handle the result of [`store_op`](Self::store_op): when the item is
     /// full, compact and write once more.
-    pub(crate) fn finish(&self, op: Op, tokens: &[u8], result: Result<Reply>) -> Result<()> {
+    pub(crate) async fn finish(
+        &self,
+        io: Io,
+        op: Op,
+        tokens: &[u8],
+        result: Result<Reply>,
+    ) -> Result<()> {
         match result {
             Ok(_) => Ok(()),
-            Err(Error::ValueTooLarge { .. }) if self.compact()? => {
-                self.store.execute(&self.store_op(op, tokens)).map(drop)
+            Err(e @ Error::ValueTooLarge { .. }) => {
+                if self.compact_io(io).await? {
+                    self.access(io)
+                        .execute(&self.store_op(op, tokens))
+                        .await
+                        .map(drop)
+                } else {
+                    Err(e)
+                }
             }
             Err(e) => Err(e),
         }
@@ -216,7 +261,16 @@ impl Set {
 
     /// Read and decode, without compacting.
     pub fn decoded(&self) -> Result<Decoded> {
-        match self.store.get(&self.key)? {
+        block_on(self.decoded_io(Io::Blocking))
+    }
+
+    /// [`decoded`](Set::decoded) without blocking the thread.
+    pub async fn decoded_async(&self) -> Result<Decoded> {
+        self.decoded_io(Io::Async).await
+    }
+
+    async fn decoded_io(&self, io: Io) -> Result<Decoded> {
+        match self.access(io).get(&self.key).await? {
             None => Ok(Decoded::default()),
             Some(item) => self.codec.decode(&self.key, &item.value),
         }
@@ -225,26 +279,48 @@ impl Set {
     /// The members in first-insertion order. One round trip; two when the log
     /// is dirty enough to compact.
     pub fn members(&self) -> Result<Vec<Vec<u8>>> {
-        let Some(item) = self.store.get(&self.key)? else {
+        block_on(self.members_io(Io::Blocking))
+    }
+
+    /// [`members`](Set::members) without blocking the thread.
+    pub async fn members_async(&self) -> Result<Vec<Vec<u8>>> {
+        self.members_io(Io::Async).await
+    }
+
+    pub(crate) async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
+        let access = self.access(io);
+        let Some(item) = access.get(&self.key).await? else {
             return Ok(Vec::new());
         };
         let decoded = self.codec.decode(&self.key, &item.value)?;
         if self.compaction.due(&decoded) {
             // Best effort: losing the race to an append is harmless.
-            let _ = self.store.cas(
-                &self.key,
-                &self.encode_set(&decoded.members),
-                self.ttl,
-                item.cas,
-            );
+            let _ = access
+                .cas(
+                    &self.key,
+                    &self.encode_set(&decoded.members),
+                    self.ttl,
+                    item.cas,
+                )
+                .await;
         }
         Ok(decoded.members)
     }
 
     /// The members as text (lossy for non-UTF-8 members).
     pub fn members_utf8(&self) -> Result<Vec<String>> {
+        block_on(self.members_utf8_io(Io::Blocking))
+    }
+
+    /// [`members_utf8`](Set::members_utf8) without blocking the thread.
+    pub async fn members_utf8_async(&self) -> Result<Vec<String>> {
+        self.members_utf8_io(Io::Async).await
+    }
+
+    async fn members_utf8_io(&self, io: Io) -> Result<Vec<String>> {
         Ok(self
-            .members()?
+            .members_io(io)
+            .await?
             .into_iter()
             .map(|m| String::from_utf8_lossy(&m).into_owned())
             .collect())
@@ -252,30 +328,80 @@ impl Set {
 
     /// Whether `member` is in the set. One round trip.
     pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        let member = member.as_ref();
-        Ok(self.decoded()?.members.iter().any(|m| m == member))
+        block_on(self.contains_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`contains`](Set::contains) without blocking the thread.
+    pub async fn contains_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.contains_io(Io::Async, member.as_ref()).await
+    }
+
+    pub(crate) async fn contains_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+        Ok(self
+            .decoded_io(io)
+            .await?
+            .members
+            .iter()
+            .any(|m| m == member))
     }
 
     /// The number of members. One round trip.
     pub fn len(&self) -> Result<usize> {
-        Ok(self.decoded()?.members.len())
+        block_on(self.len_io(Io::Blocking))
+    }
+
+    /// [`len`](Set::len) without blocking the thread.
+    pub async fn len_async(&self) -> Result<usize> {
+        self.len_io(Io::Async).await
+    }
+
+    async fn len_io(&self, io: Io) -> Result<usize> {
+        Ok(self.decoded_io(io).await?.members.len())
     }
 
     /// Whether the set has no members.
     pub fn is_empty(&self) -> Result<bool> {
-        Ok(self.len()? == 0)
+        block_on(self.is_empty_io(Io::Blocking))
+    }
+
+    /// [`is_empty`](Set::is_empty) without blocking the thread.
+    pub async fn is_empty_async(&self) -> Result<bool> {
+        self.is_empty_io(Io::Async).await
+    }
+
+    async fn is_empty_io(&self, io: Io) -> Result<bool> {
+        Ok(self.len_io(io).await? == 0)
     }
 
     /// Delete the set.
     pub fn clear(&self) -> Result<()> {
-        self.store.delete(&self.key).map(drop)
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](Set::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    pub(crate) async fn clear_io(&self, io: Io) -> Result<()> {
+        self.access(io).delete(&self.key).await.map(drop)
     }
 
     /// Rewrite the log without dead tokens, by CAS. `Ok(true)` if it was
     /// rewritten, `Ok(false)` if there was nothing to do or a concurrent
     /// append won (nothing is lost either way).
     pub fn compact(&self) -> Result<bool> {
-        let Some(item) = self.store.get(&self.key)? else {
+        block_on(self.compact_io(Io::Blocking))
+    }
+
+    /// [`compact`](Set::compact) without blocking the thread.
+    pub async fn compact_async(&self) -> Result<bool> {
+        self.compact_io(Io::Async).await
+    }
+
+    pub(crate) async fn compact_io(&self, io: Io) -> Result<bool> {
+        let access = self.access(io);
+        let Some(item) = access.get(&self.key).await? else {
             return Ok(false);
         };
         let decoded = self.codec.decode(&self.key, &item.value)?;
@@ -284,7 +410,9 @@ impl Set {
         }
         let compacted = self.encode_set(&decoded.members);
         Ok(matches!(
-            self.store.cas(&self.key, &compacted, self.ttl, item.cas)?,
+            access
+                .cas(&self.key, &compacted, self.ttl, item.cas)
+                .await?,
             CasOutcome::Stored(_)
         ))
     }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Key, Result, Scope, Store, stable_hash};
+use mcds_core::{Access, Io, Key, Result, Scope, Store, block_on, stable_hash};
 
 use crate::set::{Codec, Op, Set};
 
@@ -14,6 +14,8 @@ use crate::set::{Codec, Op, Set};
 /// * `members` reads all shards in one `get_multi` (one round trip per
 ///   server) and returns them shard by shard, each in first-insertion order.
 /// * `contains` reads one shard.
+/// * Every method that reaches the store has an async twin (`add_async`,
+///   …), awaiting the store instead of blocking the thread.
 ///
 /// Keys: `<prefix>sset:<name>:<shard>`.
 ///
@@ -80,19 +82,46 @@ impl ShardedSet {
         groups
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Add `members`: one append per shard touched, all in one pipelined
     /// batch (one round trip per server).
     pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        self.write(Op::Add, members)
+        block_on(self.write_io(Io::Blocking, Op::Add, members))
+    }
+
+    /// [`add`](ShardedSet::add) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_set::ShardedSet;
+    /// # mcds_core::block_on(async {
+    /// let online = ShardedSet::new(Arc::new(MemoryStore::new()), "online", 8)?;
+    /// online.add_async(&["ann", "bob"]).await?;
+    /// assert!(online.contains_async("bob").await?);
+    /// assert_eq!(online.len_async().await?, 2);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn add_async<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write_io(Io::Async, Op::Add, members).await
     }
 
     /// Remove `members`: one append per shard touched, all in one pipelined
     /// batch (one round trip per server).
     pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
-        self.write(Op::Remove, members)
+        block_on(self.write_io(Io::Blocking, Op::Remove, members))
     }
 
-    fn write<M: AsRef<[u8]>>(&self, op: Op, members: &[M]) -> Result<()> {
+    /// [`remove`](ShardedSet::remove) without blocking the thread.
+    pub async fn remove_async<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
+        self.write_io(Io::Async, Op::Remove, members).await
+    }
+
+    async fn write_io<M: AsRef<[u8]>>(&self, io: Io, op: Op, members: &[M]) -> Result<()> {
         let writes: Vec<(&Set, Vec<u8>)> = self
             .shards
             .iter()
@@ -104,12 +133,12 @@ impl ShardedSet {
             .iter()
             .map(|(shard, tokens)| shard.store_op(op, tokens))
             .collect();
-        let results = self.store.pipeline(&ops);
+        let results = self.access(io).pipeline(&ops).await;
         // Finish every shard (compaction retries), then report the first
         // failure.
         let mut first_error = None;
         for ((shard, tokens), result) in writes.iter().zip(results) {
-            if let Err(e) = shard.finish(op, tokens, result) {
+            if let Err(e) = shard.finish(io, op, tokens, result).await {
                 first_error.get_or_insert(e);
             }
         }
@@ -118,8 +147,17 @@ impl ShardedSet {
 
     /// Every member, shard by shard: one `get_multi`.
     pub fn members(&self) -> Result<Vec<Vec<u8>>> {
+        block_on(self.members_io(Io::Blocking))
+    }
+
+    /// [`members`](ShardedSet::members) without blocking the thread.
+    pub async fn members_async(&self) -> Result<Vec<Vec<u8>>> {
+        self.members_io(Io::Async).await
+    }
+
+    async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
         let keys: Vec<Key> = self.shards.iter().map(|s| s.key().clone()).collect();
-        let items = self.store.get_multi(&keys)?;
+        let items = self.access(io).get_multi(&keys).await?;
         let mut out = Vec::new();
         for (shard, item) in self.shards.iter().zip(items) {
             if let Some(item) = item {
@@ -131,36 +169,84 @@ impl ShardedSet {
 
     /// Whether `member` is in the set: reads one shard.
     pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        self.shards[self.shard_of(member.as_ref())].contains(member)
+        block_on(self.contains_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`contains`](ShardedSet::contains) without blocking the thread.
+    pub async fn contains_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.contains_io(Io::Async, member.as_ref()).await
+    }
+
+    async fn contains_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+        self.shards[self.shard_of(member)]
+            .contains_io(io, member)
+            .await
     }
 
     /// The number of members: one `get_multi`.
     pub fn len(&self) -> Result<usize> {
-        Ok(self.members()?.len())
+        block_on(self.len_io(Io::Blocking))
+    }
+
+    /// [`len`](ShardedSet::len) without blocking the thread.
+    pub async fn len_async(&self) -> Result<usize> {
+        self.len_io(Io::Async).await
+    }
+
+    async fn len_io(&self, io: Io) -> Result<usize> {
+        Ok(self.members_io(io).await?.len())
     }
 
     /// Whether the set has no members.
     pub fn is_empty(&self) -> Result<bool> {
-        Ok(self.len()? == 0)
+        block_on(self.is_empty_io(Io::Blocking))
+    }
+
+    /// [`is_empty`](ShardedSet::is_empty) without blocking the thread.
+    pub async fn is_empty_async(&self) -> Result<bool> {
+        self.is_empty_io(Io::Async).await
+    }
+
+    async fn is_empty_io(&self, io: Io) -> Result<bool> {
+        Ok(self.len_io(io).await? == 0)
     }
 
     /// Compact every shard that has dead tokens.
     pub fn compact(&self) -> Result<()> {
+        block_on(self.compact_io(Io::Blocking))
+    }
+
+    /// [`compact`](ShardedSet::compact) without blocking the thread.
+    pub async fn compact_async(&self) -> Result<()> {
+        self.compact_io(Io::Async).await
+    }
+
+    async fn compact_io(&self, io: Io) -> Result<()> {
         for shard in &self.shards {
-            shard.compact()?;
+            shard.compact_io(io).await?;
         }
         Ok(())
     }
 
     /// Delete every shard: one pipelined batch (one round trip per server).
     pub fn clear(&self) -> Result<()> {
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](ShardedSet::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    async fn clear_io(&self, io: Io) -> Result<()> {
         let ops: Vec<mcds_core::Op<'_>> = self
             .shards
             .iter()
             .map(|s| mcds_core::Op::Delete(s.key()))
             .collect();
-        self.store
+        self.access(io)
             .pipeline(&ops)
+            .await
             .into_iter()
             .try_for_each(|r| r.map(drop))
     }

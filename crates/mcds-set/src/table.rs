@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Key, Op as StoreOp, Result, Scope, Store, Ttl, is_key_byte, stable_hash128};
+use mcds_core::{
+    Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on, is_key_byte,
+    stable_hash128,
+};
 
 use crate::set::{Op, Set};
 
@@ -17,6 +20,8 @@ use crate::set::{Op, Set};
 /// * `delete` deletes the member's key and appends a removal, pipelined: 1.
 /// * `keys` reads the list: 1. `entries` reads the list and then every
 ///   member's key in one `get_multi`: 2.
+/// * Every method that reaches the store has an async twin (`set_async`,
+///   …), awaiting the store instead of blocking the thread.
 ///
 /// Keys: `<prefix>table:<name>:members` for the list and
 /// `<prefix>table:<name>:v:<member>` per member, where a member that is not
@@ -88,15 +93,45 @@ impl Table {
         Key::parts(&self.prefix, "table", &self.name, part)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Add `member` with an empty value (a plain membership table).
     pub fn add(&self, member: impl AsRef<[u8]>) -> Result<()> {
-        self.set(member, b"")
+        block_on(self.set_io(Io::Blocking, member.as_ref(), b""))
+    }
+
+    /// [`add`](Table::add) without blocking the thread.
+    pub async fn add_async(&self, member: impl AsRef<[u8]>) -> Result<()> {
+        self.set_io(Io::Async, member.as_ref(), b"").await
     }
 
     /// Set `member`'s value, adding the member if it is new: the member's
     /// key and the list append go in one pipelined batch (one round trip).
     pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
-        let member = member.as_ref();
+        block_on(self.set_io(Io::Blocking, member.as_ref(), value))
+    }
+
+    /// [`set`](Table::set) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_set::Table;
+    /// # mcds_core::block_on(async {
+    /// let users = Table::new(Arc::new(MemoryStore::new()), "users")?;
+    /// users.set_async("ann", b"admin").await?;
+    /// assert_eq!(users.get_async("ann").await?, Some(b"admin".to_vec()));
+    /// assert_eq!(users.keys_async().await?, vec![b"ann".to_vec()]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn set_async(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
+        self.set_io(Io::Async, member.as_ref(), value).await
+    }
+
+    async fn set_io(&self, io: Io, member: &[u8], value: &[u8]) -> Result<()> {
         let key = self.member_key(member)?;
         // Refuse an oversized value before anything is written: the list
         // append goes in the same batch and would list a member that has no
@@ -108,61 +143,117 @@ impl Table {
             value,
             ttl: self.ttl,
         };
-        let [entry, list] = mcds_core::run_pipeline(
-            self.store.as_ref(),
-            [write, self.list.store_op(Op::Add, &tokens)],
-        )?;
+        let [entry, list] = self
+            .pipeline2(io, [write, self.list.store_op(Op::Add, &tokens)])
+            .await?;
         entry?;
-        self.list.finish(Op::Add, &tokens, list)
+        self.list.finish(io, Op::Add, &tokens, list).await
+    }
+
+    /// Two ops in one batch, one result each ([`mcds_core::run_pipeline`]
+    /// in either mode).
+    async fn pipeline2(&self, io: Io, ops: [StoreOp<'_>; 2]) -> Result<[Result<Reply>; 2]> {
+        let replies = self.access(io).pipeline(&ops).await;
+        let got = replies.len();
+        <[Result<Reply>; 2]>::try_from(replies).map_err(|_| {
+            Error::Internal(format!(
+                "the {} backend returned {got} results for a batch of 2 ops",
+                self.store.backend_name()
+            ))
+        })
     }
 
     /// Whether `member` is present: one round trip.
     pub fn has(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        block_on(self.has_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`has`](Table::has) without blocking the thread.
+    pub async fn has_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.has_io(Io::Async, member.as_ref()).await
+    }
+
+    async fn has_io(&self, io: Io, member: &[u8]) -> Result<bool> {
         Ok(self
-            .store
-            .get(&self.member_key(member.as_ref())?)?
+            .access(io)
+            .get(&self.member_key(member)?)
+            .await?
             .is_some())
     }
 
     /// `member`'s value.
     pub fn get(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        block_on(self.get_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`get`](Table::get) without blocking the thread.
+    pub async fn get_async(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_io(Io::Async, member.as_ref()).await
+    }
+
+    async fn get_io(&self, io: Io, member: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self
-            .store
-            .get(&self.member_key(member.as_ref())?)?
+            .access(io)
+            .get(&self.member_key(member)?)
+            .await?
             .map(|i| i.value))
     }
 
     /// Remove `member`; whether it was present. The delete and the list
     /// append go in one pipelined batch (one round trip).
     pub fn delete(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        let member = member.as_ref();
+        block_on(self.delete_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`delete`](Table::delete) without blocking the thread.
+    pub async fn delete_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
+        self.delete_io(Io::Async, member.as_ref()).await
+    }
+
+    async fn delete_io(&self, io: Io, member: &[u8]) -> Result<bool> {
         let key = self.member_key(member)?;
         let tokens = self.list.tokens(Op::Remove, &[member]);
-        let [existed, list] = mcds_core::run_pipeline(
-            self.store.as_ref(),
-            [
-                StoreOp::Delete(&key),
-                self.list.store_op(Op::Remove, &tokens),
-            ],
-        )?;
+        let [existed, list] = self
+            .pipeline2(
+                io,
+                [
+                    StoreOp::Delete(&key),
+                    self.list.store_op(Op::Remove, &tokens),
+                ],
+            )
+            .await?;
         let existed = existed?.applied()?;
-        self.list.finish(Op::Remove, &tokens, list)?;
+        self.list.finish(io, Op::Remove, &tokens, list).await?;
         Ok(existed)
     }
 
     /// The members, in insertion order.
     pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
-        self.list.members()
+        block_on(self.list.members_io(Io::Blocking))
+    }
+
+    /// [`keys`](Table::keys) without blocking the thread.
+    pub async fn keys_async(&self) -> Result<Vec<Vec<u8>>> {
+        self.list.members_io(Io::Async).await
     }
 
     /// Members with their values (members whose entry is gone are skipped).
     pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let members = self.list.members()?;
+        block_on(self.entries_io(Io::Blocking))
+    }
+
+    /// [`entries`](Table::entries) without blocking the thread.
+    pub async fn entries_async(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.entries_io(Io::Async).await
+    }
+
+    async fn entries_io(&self, io: Io) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let members = self.list.members_io(io).await?;
         let keys: Vec<Key> = members
             .iter()
             .map(|m| self.member_key(m))
             .collect::<Result<_>>()?;
-        let items = self.store.get_multi(&keys)?;
+        let items = self.access(io).get_multi(&keys).await?;
         Ok(members
             .into_iter()
             .zip(items)
