@@ -26,6 +26,14 @@
 //! # Ok::<(), mcds_core::Error>(())
 //! ```
 //!
+//! ## Async
+//!
+//! Every method that reaches the store has an async twin (`incr_async`,
+//! `value_async`, `check_async`, `get_all_async`, …): the same algorithm,
+//! written once (see [`Access`](mcds_core::Access)), awaiting the store
+//! instead of blocking the thread. Their futures are `Send`
+//! ([`ViewCounter`]'s when its async loader is).
+//!
 //! ## Time
 //!
 //! Time-based counters read their [`Scope`](mcds_core::Scope)'s [`Clock`](mcds_core::Clock) (the system clock by
@@ -79,6 +87,22 @@ pub use rate::{Decision, RateLimiter, Window};
 pub use shadow::ShadowCounter;
 pub use view::ViewCounter;
 pub use window::WindowCounter;
+
+/// [`mcds_core::run_pipeline`] through an [`Access`](mcds_core::Access):
+/// one batch of `N` ops, one result per op, awaited in either I/O mode.
+pub(crate) async fn pipeline_n<const N: usize>(
+    access: mcds_core::Access<'_>,
+    ops: [mcds_core::Op<'_>; N],
+) -> mcds_core::Result<[mcds_core::Result<mcds_core::Reply>; N]> {
+    let replies = access.pipeline(&ops).await;
+    let got = replies.len();
+    <[mcds_core::Result<mcds_core::Reply>; N]>::try_from(replies).map_err(|_| {
+        mcds_core::Error::Internal(format!(
+            "the {} backend returned {got} results for a batch of {N} ops",
+            access.store().backend_name()
+        ))
+    })
+}
 
 /// Read a stored counter: 0 when absent, `Corrupt` when not a number.
 pub(crate) fn read_counter(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use mcds_core::{
-    Error, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, run_pipeline, stable_hash128,
+    Access, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, block_on, stable_hash128,
 };
 
 /// The longest field name, in bytes.
@@ -296,6 +296,10 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// Every method that reaches the store has an async twin (`incr_async`,
+/// `get_all_async`, …): the same algorithm (see [`Access`]), awaiting the
+/// store instead of blocking the thread.
+///
 /// ## Keys and the field registry
 ///
 /// A map `name` keeps
@@ -488,11 +492,36 @@ impl CounterMap {
         key(0)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(self.scope.store().as_ref(), io)
+    }
+
     /// Add `by` (negative to subtract) to `field`, creating it at `by` if it
     /// does not exist; the new value, in units. 1 round trip, 2 on the
     /// field's first touch. Bounds and failures: see the
     /// [type docs](CounterMap).
     pub fn incr(&self, field: &str, by: i64) -> Result<i64> {
+        block_on(self.incr_io(Io::Blocking, field, by))
+    }
+
+    /// [`incr`](CounterMap::incr) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_counter::CounterMap;
+    /// # mcds_core::block_on(async {
+    /// let stock = CounterMap::new(Arc::new(MemoryStore::new()), "stock")?;
+    /// assert_eq!(stock.incr_async("apples", 10).await?, 10);
+    /// assert_eq!(stock.get_all_async().await?, [("apples".to_string(), 10)]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn incr_async(&self, field: &str, by: i64) -> Result<i64> {
+        self.incr_io(Io::Async, field, by).await
+    }
+
+    async fn incr_io(&self, io: Io, field: &str, by: i64) -> Result<i64> {
         let magnitude = by.unsigned_abs();
         if magnitude > MAX_AMOUNT {
             return Err(Error::InvalidArgument(format!(
@@ -500,17 +529,17 @@ impl CounterMap {
             )));
         }
         let key = self.field_key(field)?;
-        let store = self.scope.store().as_ref();
+        let access = self.access(io);
         for _ in 0..MAX_ATTEMPTS {
             let stored = if by >= 0 {
-                store.incr(&key, magnitude)?
+                access.incr(&key, magnitude).await?
             } else {
-                store.decr(&key, magnitude)?
+                access.decr(&key, magnitude).await?
             };
             if let Some(stored) = stored {
-                return self.checked(field, &key, by, stored);
+                return self.checked(access, field, &key, by, stored).await;
             }
-            if self.create(field, &key, by)? {
+            if self.create(access, field, &key, by).await? {
                 return Ok(by);
             }
         }
@@ -522,11 +551,18 @@ impl CounterMap {
 
     /// The new value of an increment whose reply was `stored`; an
     /// increment that went past [`MAX_VALUE`] is undone and refused.
-    fn checked(&self, field: &str, key: &Key, by: i64, stored: u64) -> Result<i64> {
+    async fn checked(
+        &self,
+        access: Access<'_>,
+        field: &str,
+        key: &Key,
+        by: i64,
+        stored: u64,
+    ) -> Result<i64> {
         // Compared stored, not decoded: a counter that racing increments
         // took to 2^63 or more must be undone too.
         if by > 0 && stored > encode_value(MAX_VALUE) {
-            self.scope.store().decr(key, by.unsigned_abs())?;
+            access.decr(key, by.unsigned_abs()).await?;
             return Err(Error::InvalidArgument(format!(
                 "adding {by} to field {field:?} of counter map {} would pass {MAX_VALUE} (2^61 − 1), the most a field holds; it was undone",
                 self.name
@@ -538,8 +574,7 @@ impl CounterMap {
     /// The first touch: create the counter at `by` and register the field,
     /// in one batch (counter first: see the guarantees). `false` if another
     /// client created the counter first.
-    fn create(&self, field: &str, key: &Key, by: i64) -> Result<bool> {
-        let store = self.scope.store().as_ref();
+    async fn create(&self, access: Access<'_>, field: &str, key: &Key, by: i64) -> Result<bool> {
         // A first touch starts at `by`, within the bounds like any value.
         if !(MIN_VALUE..=MAX_VALUE).contains(&by) {
             return Err(Error::InvalidArgument(format!(
@@ -555,8 +590,8 @@ impl CounterMap {
             value: &token,
             ttl: Ttl::Never,
         };
-        let [added, registered] = run_pipeline(
-            store,
+        let [added, registered] = crate::pipeline_n(
+            access,
             [
                 Op::Add {
                     key,
@@ -565,13 +600,14 @@ impl CounterMap {
                 },
                 register,
             ],
-        )?;
+        )
+        .await?;
         let added = added.and_then(Reply::stored)?;
         if let Err(e) = registered.and_then(Reply::done) {
             if added == Stored::NotStored {
                 return Err(e); // the winner registers it
             }
-            store.execute(&register)?.done()?;
+            access.execute(&register).await?.done()?;
         }
         Ok(added.is_stored())
     }
@@ -581,8 +617,20 @@ impl CounterMap {
     /// scale (unless zeros) is [`Error::InvalidArgument`]: nothing is
     /// rounded.
     pub fn incr_decimal(&self, field: &str, amount: &str) -> Result<Decimal> {
+        block_on(self.incr_decimal_io(Io::Blocking, field, amount))
+    }
+
+    /// [`incr_decimal`](CounterMap::incr_decimal) without blocking the
+    /// thread.
+    pub async fn incr_decimal_async(&self, field: &str, amount: &str) -> Result<Decimal> {
+        self.incr_decimal_io(Io::Async, field, amount).await
+    }
+
+    async fn incr_decimal_io(&self, io: Io, field: &str, amount: &str) -> Result<Decimal> {
         let units = parse_units(amount, self.scale, false)?;
-        self.incr(field, units).map(|units| self.decimal(units))
+        self.incr_io(io, field, units)
+            .await
+            .map(|units| self.decimal(units))
     }
 
     /// [`incr`](Self::incr) by `amount`'s shortest decimal form (the digits
@@ -590,13 +638,24 @@ impl CounterMap {
     /// from zero to the map's scale; the new value. NaN, infinities and
     /// amounts beyond `i64` units are [`Error::InvalidArgument`].
     pub fn incr_f64(&self, field: &str, amount: f64) -> Result<Decimal> {
+        block_on(self.incr_f64_io(Io::Blocking, field, amount))
+    }
+
+    /// [`incr_f64`](CounterMap::incr_f64) without blocking the thread.
+    pub async fn incr_f64_async(&self, field: &str, amount: f64) -> Result<Decimal> {
+        self.incr_f64_io(Io::Async, field, amount).await
+    }
+
+    async fn incr_f64_io(&self, io: Io, field: &str, amount: f64) -> Result<Decimal> {
         if !amount.is_finite() {
             return Err(Error::InvalidArgument(format!(
                 "a counter map adds finite amounts; got {amount}"
             )));
         }
         let units = parse_units(&amount.to_string(), self.scale, true)?;
-        self.incr(field, units).map(|units| self.decimal(units))
+        self.incr_io(io, field, units)
+            .await
+            .map(|units| self.decimal(units))
     }
 
     fn decimal(&self, units: i64) -> Decimal {
@@ -608,15 +667,29 @@ impl CounterMap {
 
     /// `field`'s value in units, 0 if it does not exist. 1 round trip.
     pub fn get(&self, field: &str) -> Result<i64> {
+        block_on(self.get_io(Io::Blocking, field))
+    }
+
+    /// [`get`](CounterMap::get) without blocking the thread.
+    pub async fn get_async(&self, field: &str) -> Result<i64> {
+        self.get_io(Io::Async, field).await
+    }
+
+    async fn get_io(&self, io: Io, field: &str) -> Result<i64> {
         let key = self.field_key(field)?;
-        Ok(self
-            .value(&key, self.scope.store().get(&key)?)?
-            .unwrap_or(0))
+        let item = self.access(io).get(&key).await?;
+        Ok(self.value(&key, item)?.unwrap_or(0))
     }
 
     /// [`get`](Self::get) as a [`Decimal`] at the map's scale.
     pub fn get_decimal(&self, field: &str) -> Result<Decimal> {
         self.get(field).map(|units| self.decimal(units))
+    }
+
+    /// [`get_decimal`](CounterMap::get_decimal) without blocking the
+    /// thread.
+    pub async fn get_decimal_async(&self, field: &str) -> Result<Decimal> {
+        self.get_async(field).await.map(|units| self.decimal(units))
     }
 
     /// A counter item's value: `None` when missing, `Corrupt` when not one.
@@ -639,7 +712,16 @@ impl CounterMap {
     /// round trips (1 when the map is empty): see the
     /// [type docs](CounterMap).
     pub fn get_all(&self) -> Result<Vec<(String, i64)>> {
-        let fields = self.fields()?;
+        block_on(self.get_all_io(Io::Blocking))
+    }
+
+    /// [`get_all`](CounterMap::get_all) without blocking the thread.
+    pub async fn get_all_async(&self) -> Result<Vec<(String, i64)>> {
+        self.get_all_io(Io::Async).await
+    }
+
+    async fn get_all_io(&self, io: Io) -> Result<Vec<(String, i64)>> {
+        let fields = self.fields_io(io).await?;
         if fields.is_empty() {
             return Ok(Vec::new());
         }
@@ -647,7 +729,7 @@ impl CounterMap {
             .iter()
             .map(|f| self.field_key(f))
             .collect::<Result<_>>()?;
-        let items = self.scope.store().get_multi(&keys)?;
+        let items = self.access(io).get_multi(&keys).await?;
         let mut all = Vec::with_capacity(fields.len());
         for ((field, key), item) in fields.into_iter().zip(&keys).zip(items) {
             if let Some(value) = self.value(key, item)? {
@@ -659,8 +741,19 @@ impl CounterMap {
 
     /// [`get_all`](Self::get_all) as [`Decimal`]s at the map's scale.
     pub fn get_all_decimal(&self) -> Result<Vec<(String, Decimal)>> {
+        block_on(self.get_all_decimal_io(Io::Blocking))
+    }
+
+    /// [`get_all_decimal`](CounterMap::get_all_decimal) without blocking
+    /// the thread.
+    pub async fn get_all_decimal_async(&self) -> Result<Vec<(String, Decimal)>> {
+        self.get_all_decimal_io(Io::Async).await
+    }
+
+    async fn get_all_decimal_io(&self, io: Io) -> Result<Vec<(String, Decimal)>> {
         Ok(self
-            .get_all()?
+            .get_all_io(io)
+            .await?
             .into_iter()
             .map(|(field, units)| (field, self.decimal(units)))
             .collect())
@@ -669,8 +762,17 @@ impl CounterMap {
     /// The registered fields, in first-registration order. 1 round trip
     /// (2 when it compacts the registry).
     pub fn fields(&self) -> Result<Vec<String>> {
-        let store = self.scope.store();
-        let Some(item) = store.get(&self.registry)? else {
+        block_on(self.fields_io(Io::Blocking))
+    }
+
+    /// [`fields`](CounterMap::fields) without blocking the thread.
+    pub async fn fields_async(&self) -> Result<Vec<String>> {
+        self.fields_io(Io::Async).await
+    }
+
+    async fn fields_io(&self, io: Io) -> Result<Vec<String>> {
+        let access = self.access(io);
+        let Some(item) = access.get(&self.registry).await? else {
             return Ok(Vec::new());
         };
         let registry = decode_registry(&item.value).map_err(|r| corrupt(&self.registry, r))?;
@@ -681,7 +783,9 @@ impl CounterMap {
             }
             // Best effort: a concurrent append makes it fail, harmlessly,
             // and an error leaves the log as it was (or compacted).
-            let _ = store.cas(&self.registry, &compacted, Ttl::Never, item.cas);
+            let _ = access
+                .cas(&self.registry, &compacted, Ttl::Never, item.cas)
+                .await;
         }
         Ok(registry.fields)
     }
@@ -691,19 +795,38 @@ impl CounterMap {
         self.fields().map(|f| f.len())
     }
 
+    /// [`len`](CounterMap::len) without blocking the thread.
+    pub async fn len_async(&self) -> Result<usize> {
+        self.fields_async().await.map(|f| f.len())
+    }
+
     /// Whether no field is registered. 1 round trip.
     pub fn is_empty(&self) -> Result<bool> {
         self.len().map(|n| n == 0)
     }
 
+    /// [`is_empty`](CounterMap::is_empty) without blocking the thread.
+    pub async fn is_empty_async(&self) -> Result<bool> {
+        self.len_async().await.map(|n| n == 0)
+    }
+
     /// Remove `field`: unregister it and delete its counter (in that order,
     /// one batch). Whether its counter existed. 1 round trip.
     pub fn remove(&self, field: &str) -> Result<bool> {
+        block_on(self.remove_io(Io::Blocking, field))
+    }
+
+    /// [`remove`](CounterMap::remove) without blocking the thread.
+    pub async fn remove_async(&self, field: &str) -> Result<bool> {
+        self.remove_io(Io::Async, field).await
+    }
+
+    async fn remove_io(&self, io: Io, field: &str) -> Result<bool> {
         let key = self.field_key(field)?;
         let mut token = Vec::with_capacity(field.len() + 2);
         encode_token(b'-', field, &mut token);
-        let [unregistered, deleted] = run_pipeline(
-            self.scope.store().as_ref(),
+        let [unregistered, deleted] = crate::pipeline_n(
+            self.access(io),
             [
                 Op::Append {
                     key: &self.registry,
@@ -711,7 +834,8 @@ impl CounterMap {
                 },
                 Op::Delete(&key),
             ],
-        )?;
+        )
+        .await?;
         unregistered.and_then(Reply::applied)?;
         deleted.and_then(Reply::applied)
     }

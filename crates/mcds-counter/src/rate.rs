@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Op, Result, Scope, Ttl};
+use mcds_core::{Access, Error, Io, Key, Op, Result, Scope, Ttl, block_on};
 
 use crate::read_counter;
 
@@ -101,8 +101,22 @@ impl RateLimiter {
         self.scope.key("rate", &self.name, window_no)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(self.scope.store().as_ref(), io)
+    }
+
     /// Count this request and decide whether it is allowed.
     pub fn check(&self) -> Result<Decision> {
+        block_on(self.check_io(Io::Blocking))
+    }
+
+    /// [`check`](RateLimiter::check) without blocking the thread.
+    pub async fn check_async(&self) -> Result<Decision> {
+        self.check_io(Io::Async).await
+    }
+
+    async fn check_io(&self, io: Io) -> Result<Decision> {
+        let access = self.access(io);
         let now_ms = self.scope.clock().now_ms();
         let w = now_ms / 1000 / self.window;
         let current_key = self.key(w)?;
@@ -113,14 +127,12 @@ impl RateLimiter {
             ttl: Ttl::from(Duration::from_secs(2 * self.window)),
         };
         let (current, previous) = match self.mode {
-            Window::Fixed => (self.scope.store().execute(&count)?.value()?, 0),
+            Window::Fixed => (access.execute(&count).await?.value()?, 0),
             Window::Sliding => {
                 // Both in one pipelined batch: one round trip.
                 let previous_key = self.key(w.wrapping_sub(1))?;
-                let [current, previous] = mcds_core::run_pipeline(
-                    self.scope.store().as_ref(),
-                    [count, Op::Get(&previous_key)],
-                )?;
+                let [current, previous] =
+                    crate::pipeline_n(access, [count, Op::Get(&previous_key)]).await?;
                 let current = current?.value()?;
                 let previous = read_counter(previous?.item()?, &previous_key)?;
                 (current, previous)
@@ -132,24 +144,33 @@ impl RateLimiter {
     /// Decide whether a request would be allowed now, without counting one.
     /// One round trip.
     pub fn peek(&self) -> Result<Decision> {
+        block_on(self.peek_io(Io::Blocking))
+    }
+
+    /// [`peek`](RateLimiter::peek) without blocking the thread.
+    pub async fn peek_async(&self) -> Result<Decision> {
+        self.peek_io(Io::Async).await
+    }
+
+    async fn peek_io(&self, io: Io) -> Result<Decision> {
+        let access = self.access(io);
         let now_ms = self.scope.clock().now_ms();
         let w = now_ms / 1000 / self.window;
         let current_key = self.key(w)?;
         let (previous, current) = match self.mode {
             Window::Fixed => (
                 0,
-                read_counter(self.scope.store().get(&current_key)?, &current_key)?,
+                read_counter(access.get(&current_key).await?, &current_key)?,
             ),
             Window::Sliding => {
                 let previous_key = self.key(w.wrapping_sub(1))?;
-                let items = self
-                    .scope
-                    .store()
-                    .get_multi(&[previous_key.clone(), current_key.clone()])?;
+                let keys = [previous_key, current_key];
+                let items = access.get_multi(&keys).await?;
+                let [previous_key, current_key] = &keys;
                 let mut items = items.into_iter();
                 (
-                    read_counter(items.next().flatten(), &previous_key)?,
-                    read_counter(items.next().flatten(), &current_key)?,
+                    read_counter(items.next().flatten(), previous_key)?,
+                    read_counter(items.next().flatten(), current_key)?,
                 )
             }
         };

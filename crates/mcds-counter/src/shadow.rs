@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Key, Result, Scope, Ttl};
+use mcds_core::{Access, Io, Key, Result, Scope, Ttl, block_on};
 
 use crate::read_counter;
 
@@ -64,21 +64,42 @@ impl ShadowCounter {
         self.scope.key("shadow", &self.name, number)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(self.scope.store().as_ref(), io)
+    }
+
     /// Count `delta` events in this period. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
+        block_on(self.incr_io(Io::Blocking, delta))
+    }
+
+    /// [`incr`](ShadowCounter::incr) without blocking the thread.
+    pub async fn incr_async(&self, delta: u64) -> Result<u64> {
+        self.incr_io(Io::Async, delta).await
+    }
+
+    async fn incr_io(&self, io: Io, delta: u64) -> Result<u64> {
         let number = self.scope.clock().now_secs() / self.period;
         let ttl = Ttl::from(Duration::from_secs(3 * self.period));
-        self.scope
-            .store()
-            .incr_or_init(&self.key(number)?, delta, delta, ttl)
+        let key = self.key(number)?;
+        self.access(io).incr_or_init(&key, delta, delta, ttl).await
     }
 
     /// The number of events in the previous period. One round trip.
     pub fn value(&self) -> Result<u64> {
+        block_on(self.value_io(Io::Blocking))
+    }
+
+    /// [`value`](ShadowCounter::value) without blocking the thread.
+    pub async fn value_async(&self) -> Result<u64> {
+        self.value_io(Io::Async).await
+    }
+
+    async fn value_io(&self, io: Io) -> Result<u64> {
         let Some(previous) = (self.scope.clock().now_secs() / self.period).checked_sub(1) else {
             return Ok(0);
         };
         let key = self.key(previous)?;
-        read_counter(self.scope.store().get(&key)?, &key)
+        read_counter(self.access(io).get(&key).await?, &key)
     }
 }

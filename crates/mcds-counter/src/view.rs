@@ -1,8 +1,9 @@
 //! [`ViewCounter`]: a cached view counter seeded from the database.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use mcds_core::{Key, Result, Scope, Store, Stored, Ttl};
+use mcds_core::{Access, Io, Key, Result, Scope, Store, Stored, Ttl, block_on};
 
 use crate::read_counter;
 
@@ -15,6 +16,12 @@ use crate::read_counter;
 /// counted: the loser of the race increments the winner's value instead of
 /// overwriting it.
 /// Key: `<prefix>views:<name>:value`.
+///
+/// Every method has an async twin (`view_async`, …): the same algorithm
+/// (see [`Access`]), awaiting the store instead of blocking the thread. The
+/// twins take an *async* loader (a closure returning a future, such as an
+/// async database query), so loading does not block the thread either; the
+/// twin's future is `Send` when the loader and its future are.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -52,6 +59,10 @@ impl ViewCounter {
         self
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Count one view; the new total. One round trip on a hit; on a miss
     /// the loader runs and the cache is seeded with `incr_or_init` (2 round
     /// trips, also when another client seeded it first).
@@ -59,34 +70,106 @@ impl ViewCounter {
         self.view_by(1, loader)
     }
 
+    /// [`view`](ViewCounter::view) without blocking the thread; `loader`
+    /// is async (see the [type docs](ViewCounter)).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_counter::ViewCounter;
+    /// # mcds_core::block_on(async {
+    /// let views = ViewCounter::new(Arc::new(MemoryStore::new()), "photo:9")?;
+    /// let from_db = || async { Ok(1000) }; // an async database query
+    /// assert_eq!(views.view_async(from_db).await?, 1001);
+    /// assert_eq!(views.view_async(from_db).await?, 1002);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn view_async<L, F>(&self, loader: L) -> Result<u64>
+    where
+        L: FnOnce() -> F,
+        F: Future<Output = Result<u64>>,
+    {
+        self.view_by_async(1, loader).await
+    }
+
     /// Count `delta` views; the new total.
     pub fn view_by(&self, delta: u64, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
-        if let Some(n) = self.store.incr(&self.key, delta)? {
+        block_on(self.view_by_io(Io::Blocking, delta, || std::future::ready(loader())))
+    }
+
+    /// [`view_by`](ViewCounter::view_by) without blocking the thread;
+    /// `loader` is async (see the [type docs](ViewCounter)).
+    pub async fn view_by_async<L, F>(&self, delta: u64, loader: L) -> Result<u64>
+    where
+        L: FnOnce() -> F,
+        F: Future<Output = Result<u64>>,
+    {
+        self.view_by_io(Io::Async, delta, loader).await
+    }
+
+    async fn view_by_io<L, F>(&self, io: Io, delta: u64, loader: L) -> Result<u64>
+    where
+        L: FnOnce() -> F,
+        F: Future<Output = Result<u64>>,
+    {
+        let access = self.access(io);
+        if let Some(n) = access.incr(&self.key, delta).await? {
             return Ok(n);
         }
-        let seeded = loader()?.saturating_add(delta);
+        let seeded = loader().await?.saturating_add(delta);
         // Seeds the cache, or counts on top of a client that seeded it first.
-        self.store.incr_or_init(&self.key, delta, seeded, self.ttl)
+        access
+            .incr_or_init(&self.key, delta, seeded, self.ttl)
+            .await
     }
 
     /// The current total: the cached value, or on a miss the loader's value
     /// (which then seeds the cache with `add`).
     pub fn get(&self, loader: impl FnOnce() -> Result<u64>) -> Result<u64> {
-        if let Some(item) = self.store.get(&self.key)? {
+        block_on(self.get_io(Io::Blocking, || std::future::ready(loader())))
+    }
+
+    /// [`get`](ViewCounter::get) without blocking the thread; `loader` is
+    /// async (see the [type docs](ViewCounter)).
+    pub async fn get_async<L, F>(&self, loader: L) -> Result<u64>
+    where
+        L: FnOnce() -> F,
+        F: Future<Output = Result<u64>>,
+    {
+        self.get_io(Io::Async, loader).await
+    }
+
+    async fn get_io<L, F>(&self, io: Io, loader: L) -> Result<u64>
+    where
+        L: FnOnce() -> F,
+        F: Future<Output = Result<u64>>,
+    {
+        let access = self.access(io);
+        if let Some(item) = access.get(&self.key).await? {
             return read_counter(Some(item), &self.key);
         }
-        let loaded = loader()?;
-        match self
-            .store
-            .add(&self.key, loaded.to_string().as_bytes(), self.ttl)?
+        let loaded = loader().await?;
+        match access
+            .add(&self.key, loaded.to_string().as_bytes(), self.ttl)
+            .await?
         {
             Stored::Stored(_) => Ok(loaded),
-            Stored::NotStored => read_counter(self.store.get(&self.key)?, &self.key),
+            Stored::NotStored => read_counter(access.get(&self.key).await?, &self.key),
         }
     }
 
     /// Drop the cached value (the next view reloads it).
     pub fn invalidate(&self) -> Result<()> {
-        self.store.delete(&self.key).map(drop)
+        block_on(self.invalidate_io(Io::Blocking))
+    }
+
+    /// [`invalidate`](ViewCounter::invalidate) without blocking the thread.
+    pub async fn invalidate_async(&self) -> Result<()> {
+        self.invalidate_io(Io::Async).await
+    }
+
+    async fn invalidate_io(&self, io: Io) -> Result<()> {
+        self.access(io).delete(&self.key).await.map(drop)
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Result, Scope, Ttl};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, block_on};
 
 use crate::read_counter;
 
@@ -80,23 +80,44 @@ impl WindowCounter {
         self.scope.key("window", &self.name, number)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(self.scope.store().as_ref(), io)
+    }
+
     /// Count `delta` events now. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
+        block_on(self.incr_io(Io::Blocking, delta))
+    }
+
+    /// [`incr`](WindowCounter::incr) without blocking the thread.
+    pub async fn incr_async(&self, delta: u64) -> Result<u64> {
+        self.incr_io(Io::Async, delta).await
+    }
+
+    async fn incr_io(&self, io: Io, delta: u64) -> Result<u64> {
         let number = self.scope.clock().now_secs() / self.slot;
         let ttl = Ttl::from(Duration::from_secs((self.slots + 1) * self.slot));
-        self.scope
-            .store()
-            .incr_or_init(&self.key(number)?, delta, delta, ttl)
+        let key = self.key(number)?;
+        self.access(io).incr_or_init(&key, delta, delta, ttl).await
     }
 
     /// The events of the last N−1 complete slots. One round trip.
     pub fn value(&self) -> Result<u64> {
+        block_on(self.value_io(Io::Blocking))
+    }
+
+    /// [`value`](WindowCounter::value) without blocking the thread.
+    pub async fn value_async(&self) -> Result<u64> {
+        self.value_io(Io::Async).await
+    }
+
+    async fn value_io(&self, io: Io) -> Result<u64> {
         let current = self.scope.clock().now_secs() / self.slot;
         let others: Vec<Key> = (1..self.slots)
             .filter_map(|back| current.checked_sub(back))
             .map(|number| self.key(number))
             .collect::<Result<_>>()?;
-        let items = self.scope.store().get_multi(&others)?;
+        let items = self.access(io).get_multi(&others).await?;
         let mut sum: u64 = 0;
         for (item, key) in items.into_iter().zip(&others) {
             sum = sum.saturating_add(read_counter(item, key)?);
