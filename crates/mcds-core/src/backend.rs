@@ -181,13 +181,16 @@ impl Calls for Access<'_> {
 
 /// The read-modify-write loop of [`update`] (and of the async
 /// [`Access::update`]).
-pub(crate) async fn update_loop<C: Calls>(
+pub(crate) async fn update_loop<C: Calls, F>(
     store: &C,
     key: &Key,
     ttl: Ttl,
     max_attempts: u32,
-    f: &mut UpdateFn<'_>,
-) -> Result<Updated> {
+    f: &mut F,
+) -> Result<Updated>
+where
+    F: FnMut(Option<&[u8]>) -> Option<Vec<u8>> + ?Sized,
+{
     // Refused before `f` runs: `f` may be a user's command with effects
     // of its own (the CLI's `kv update`), and a store without CAS could
     // only write a missing key.
