@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Result, Scope, Ttl};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, block_on};
 
 use crate::{corrupt, update_checked};
 
@@ -62,6 +62,10 @@ pub(crate) fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// * [`is_marked`](Self::is_marked) / [`get`](Self::get): 1 round trip.
 /// * [`count`](Self::count) / [`count_bits`](Self::count_bits): BITCOUNT
 ///   over an inclusive range, 1 round trip per server (`get_multi`).
+/// * Every method that reaches the store has an async twin
+///   ([`set_async`](Self::set_async), [`count_async`](Self::count_async),
+///   …): the same algorithm, awaiting the store instead of blocking the
+///   thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -138,39 +142,81 @@ impl ActivityBitmap {
         Ok((at_ms - self.start_ms) / self.unit_ms)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&**self.scope.store(), io)
+    }
+
     /// SETBIT index 1: the previous bit.
     pub fn set(&self, index: u64) -> Result<bool> {
+        block_on(self.set_io(Io::Blocking, index))
+    }
+
+    /// [`set`](ActivityBitmap::set) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_sketch::ActivityBitmap;
+    /// # mcds_core::block_on(async {
+    /// let day = Duration::from_secs(86_400);
+    /// let logins = ActivityBitmap::new(Arc::new(MemoryStore::new()), "user:8:logins", 1_767_225_600, day)?;
+    /// assert!(!logins.set_async(3).await?, "was clear");
+    /// assert!(logins.get_async(3).await?);
+    /// assert_eq!(logins.count_bits_async(0, 30).await?, 1);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn set_async(&self, index: u64) -> Result<bool> {
+        self.set_io(Io::Async, index).await
+    }
+
+    async fn set_io(&self, io: Io, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
         let i = index % SEGMENT_BITS;
         // Unchanged exactly when the bit was already set.
-        let stored = update_checked(
-            self.scope.store().as_ref(),
-            &key,
-            self.ttl,
-            &mut |current| {
-                let mut bytes = check_segment(current.unwrap_or_default())?.to_vec();
-                if bit(&bytes, i) {
-                    return Ok(None);
-                }
-                let byte = (i / 8) as usize;
-                if bytes.len() <= byte {
-                    bytes.resize(byte + 1, 0);
-                }
-                bytes[byte] |= 0x80 >> (i % 8);
-                Ok(Some(bytes))
-            },
-        )?;
+        let stored = update_checked(self.access(io), &key, self.ttl, &mut |current| {
+            let mut bytes = check_segment(current.unwrap_or_default())?.to_vec();
+            if bit(&bytes, i) {
+                return Ok(None);
+            }
+            let byte = (i / 8) as usize;
+            if bytes.len() <= byte {
+                bytes.resize(byte + 1, 0);
+            }
+            bytes[byte] |= 0x80 >> (i % 8);
+            Ok(Some(bytes))
+        })
+        .await?;
         Ok(!stored)
     }
 
     /// Mark the unit containing `at_ms`: the previous bit.
     pub fn mark(&self, at_ms: u64) -> Result<bool> {
-        self.set(self.index_of(at_ms)?)
+        block_on(self.mark_io(Io::Blocking, at_ms))
+    }
+
+    /// [`mark`](ActivityBitmap::mark) without blocking the thread.
+    pub async fn mark_async(&self, at_ms: u64) -> Result<bool> {
+        self.mark_io(Io::Async, at_ms).await
+    }
+
+    async fn mark_io(&self, io: Io, at_ms: u64) -> Result<bool> {
+        self.set_io(io, self.index_of(at_ms)?).await
     }
 
     /// Mark the current unit (by the bitmap's clock).
     pub fn mark_now(&self) -> Result<bool> {
-        self.mark(self.scope.clock().now_ms())
+        block_on(self.mark_now_io(Io::Blocking))
+    }
+
+    /// [`mark_now`](ActivityBitmap::mark_now) without blocking the thread.
+    pub async fn mark_now_async(&self) -> Result<bool> {
+        self.mark_now_io(Io::Async).await
+    }
+
+    async fn mark_now_io(&self, io: Io) -> Result<bool> {
+        self.mark_io(io, self.scope.clock().now_ms()).await
     }
 
     fn read(&self, key: &Key, bytes: Vec<u8>) -> Result<Vec<u8>> {
@@ -180,8 +226,17 @@ impl ActivityBitmap {
 
     /// GETBIT. 1 round trip.
     pub fn get(&self, index: u64) -> Result<bool> {
+        block_on(self.get_io(Io::Blocking, index))
+    }
+
+    /// [`get`](ActivityBitmap::get) without blocking the thread.
+    pub async fn get_async(&self, index: u64) -> Result<bool> {
+        self.get_io(Io::Async, index).await
+    }
+
+    async fn get_io(&self, io: Io, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
-        match self.scope.store().get(&key)? {
+        match self.access(io).get(&key).await? {
             None => Ok(false),
             Some(item) => Ok(bit(&self.read(&key, item.value)?, index % SEGMENT_BITS)),
         }
@@ -189,12 +244,31 @@ impl ActivityBitmap {
 
     /// Whether the unit containing `at_ms` is marked.
     pub fn is_marked(&self, at_ms: u64) -> Result<bool> {
-        self.get(self.index_of(at_ms)?)
+        block_on(self.is_marked_io(Io::Blocking, at_ms))
+    }
+
+    /// [`is_marked`](ActivityBitmap::is_marked) without blocking the thread.
+    pub async fn is_marked_async(&self, at_ms: u64) -> Result<bool> {
+        self.is_marked_io(Io::Async, at_ms).await
+    }
+
+    async fn is_marked_io(&self, io: Io, at_ms: u64) -> Result<bool> {
+        self.get_io(io, self.index_of(at_ms)?).await
     }
 
     /// BITCOUNT of bits `first..=last`: one `get_multi` of their segments
     /// (at most 10 000 segments, 655 million bits, per call).
     pub fn count_bits(&self, first: u64, last: u64) -> Result<u64> {
+        block_on(self.count_bits_io(Io::Blocking, first, last))
+    }
+
+    /// [`count_bits`](ActivityBitmap::count_bits) without blocking the
+    /// thread.
+    pub async fn count_bits_async(&self, first: u64, last: u64) -> Result<u64> {
+        self.count_bits_io(Io::Async, first, last).await
+    }
+
+    async fn count_bits_io(&self, io: Io, first: u64, last: u64) -> Result<u64> {
         if first > last {
             return Ok(0);
         }
@@ -210,11 +284,9 @@ impl ActivityBitmap {
         let keys: Vec<Key> = (s0..=s1)
             .map(|s| self.segment_key(s))
             .collect::<Result<_>>()?;
+        let items = self.access(io).get_multi(&keys).await?;
         let mut total = 0;
-        for ((segment, key), item) in (s0..=s1)
-            .zip(&keys)
-            .zip(self.scope.store().get_multi(&keys)?)
-        {
+        for ((segment, key), item) in (s0..=s1).zip(&keys).zip(items) {
             let Some(item) = item else { continue };
             let bytes = self.read(key, item.value)?;
             let base = segment * SEGMENT_BITS;
@@ -228,6 +300,16 @@ impl ActivityBitmap {
     /// BITCOUNT of the units from the one containing `from_ms` to the one
     /// containing `to_ms`, inclusive.
     pub fn count(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
-        self.count_bits(self.index_of(from_ms)?, self.index_of(to_ms)?)
+        block_on(self.count_io(Io::Blocking, from_ms, to_ms))
+    }
+
+    /// [`count`](ActivityBitmap::count) without blocking the thread.
+    pub async fn count_async(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+        self.count_io(Io::Async, from_ms, to_ms).await
+    }
+
+    async fn count_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<u64> {
+        self.count_bits_io(io, self.index_of(from_ms)?, self.index_of(to_ms)?)
+            .await
     }
 }

@@ -25,7 +25,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcds_core::{
-    CasOutcome, Error, Key, Op, Reply, Result, Scope, Store, Stored, Ttl, stable_hash128,
+    Access, CasOutcome, Error, Io, Key, Op, Reply, Result, Scope, Store, Stored, Ttl, block_on,
+    stable_hash128,
 };
 
 use crate::{corrupt, update_checked};
@@ -222,6 +223,9 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
 /// * [`contains`](Self::contains): 1 round trip; [`contains_many`](Self::contains_many)
 ///   1 for any number. No false negatives; false positives at about the
 ///   configured rate once `expected_items` are in.
+/// * Every method that reaches the store has an async twin
+///   ([`add_async`](Self::add_async), …): the same algorithm, awaiting the
+///   store instead of blocking the thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -316,15 +320,51 @@ impl BloomFilter {
         Ok(&bytes[HEADER_LEN..])
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// Add an element; whether it was new (some bit was clear).
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        let (block, positions) = self.shape.locate(element.as_ref());
-        Ok(self.add_to_block(block, &[positions.collect()])? > 0)
+        block_on(self.add_io(Io::Blocking, element.as_ref()))
+    }
+
+    /// [`add`](BloomFilter::add) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_sketch::BloomFilter;
+    /// # mcds_core::block_on(async {
+    /// let names = BloomFilter::new(Arc::new(MemoryStore::new()), "usernames", 1000, 0.01)?;
+    /// assert!(names.add_async("ann").await?);
+    /// assert!(names.contains_async("ann").await?);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        self.add_io(Io::Async, element.as_ref()).await
+    }
+
+    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+        let (block, positions) = self.shape.locate(element);
+        let elements: [Vec<u64>; 1] = [positions.collect()];
+        Ok(self.add_to_block(self.access(io), block, &elements).await? > 0)
     }
 
     /// Add many elements: one read of the blocks they touch and one
     /// pipelined batch of CAS writes. Returns how many were new.
     pub fn add_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<usize> {
+        block_on(self.add_many_io(Io::Blocking, elements))
+    }
+
+    /// [`add_many`](BloomFilter::add_many) without blocking the thread.
+    pub async fn add_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<usize> {
+        self.add_many_io(Io::Async, elements).await
+    }
+
+    async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<usize> {
+        let access = self.access(io);
         let mut by_block: BTreeMap<usize, Vec<Vec<u64>>> = BTreeMap::new();
         for e in elements {
             let (block, positions) = self.shape.locate(e.as_ref());
@@ -332,7 +372,7 @@ impl BloomFilter {
         }
         let blocks: Vec<usize> = by_block.keys().copied().collect();
         let keys: Vec<Key> = blocks.iter().map(|&b| self.keys[b].clone()).collect();
-        let items = self.store.get_multi(&keys)?;
+        let items = access.get_multi(&keys).await?;
         let mut new_elements = 0;
         // (block, CAS read, new value, elements new in it)
         let mut writes: Vec<(usize, Option<u64>, Vec<u8>, usize)> = Vec::new();
@@ -353,13 +393,14 @@ impl BloomFilter {
             .iter()
             .map(|(block, cas, value, _)| self.write_op(*block, *cas, value))
             .collect();
-        for ((block, _, _, new_here), result) in writes.iter().zip(self.store.pipeline(&ops)) {
+        let results = access.pipeline(&ops).await;
+        for ((block, _, _, new_here), result) in writes.iter().zip(results) {
             if stored(&result?) {
                 new_elements += new_here;
             } else {
                 // Another writer changed the block: redo its elements in one
                 // read-modify-write (OR commutes), counting anew.
-                new_elements += self.add_to_block(*block, &by_block[block])?;
+                new_elements += self.add_to_block(access, *block, &by_block[block]).await?;
             }
         }
         Ok(new_elements)
@@ -388,32 +429,42 @@ impl BloomFilter {
     /// Set the bits of `elements` (each its positions) in `block` by one CAS
     /// read-modify-write; how many elements had a clear bit in the value
     /// that was stored.
-    fn add_to_block(&self, block: usize, elements: &[Vec<u64>]) -> Result<usize> {
+    async fn add_to_block(
+        &self,
+        access: Access<'_>,
+        block: usize,
+        elements: &[Vec<u64>],
+    ) -> Result<usize> {
         let mut new_elements = 0;
-        let stored = update_checked(
-            self.store.as_ref(),
-            &self.keys[block],
-            self.ttl,
-            &mut |current| {
-                let mut value = match current {
-                    None => self.shape.empty_block(),
-                    Some(bytes) => {
-                        self.shape.check_block(bytes)?;
-                        bytes.to_vec()
-                    }
-                };
-                new_elements = set_elements(&mut value, elements);
-                Ok((new_elements > 0).then_some(value))
-            },
-        )?;
+        let stored = update_checked(access, &self.keys[block], self.ttl, &mut |current| {
+            let mut value = match current {
+                None => self.shape.empty_block(),
+                Some(bytes) => {
+                    self.shape.check_block(bytes)?;
+                    bytes.to_vec()
+                }
+            };
+            new_elements = set_elements(&mut value, elements);
+            Ok((new_elements > 0).then_some(value))
+        })
+        .await?;
         Ok(if stored { new_elements } else { 0 })
     }
 
     /// Whether the element may have been added (false positives at about
     /// the configured rate; never a false negative). 1 round trip.
     pub fn contains(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        let (block, mut positions) = self.shape.locate(element.as_ref());
-        match self.store.get(&self.keys[block])? {
+        block_on(self.contains_io(Io::Blocking, element.as_ref()))
+    }
+
+    /// [`contains`](BloomFilter::contains) without blocking the thread.
+    pub async fn contains_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        self.contains_io(Io::Async, element.as_ref()).await
+    }
+
+    async fn contains_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+        let (block, mut positions) = self.shape.locate(element);
+        match self.access(io).get(&self.keys[block]).await? {
             None => Ok(false),
             Some(item) => {
                 let bits = self.checked(block, &item.value)?;
@@ -425,6 +476,16 @@ impl BloomFilter {
     /// [`contains`](Self::contains) for many elements: one `get_multi` of
     /// the blocks they fall in (1 round trip per server).
     pub fn contains_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
+        block_on(self.contains_many_io(Io::Blocking, elements))
+    }
+
+    /// [`contains_many`](BloomFilter::contains_many) without blocking the
+    /// thread.
+    pub async fn contains_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
+        self.contains_many_io(Io::Async, elements).await
+    }
+
+    async fn contains_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<Vec<bool>> {
         let located: Vec<(usize, Vec<u64>)> = elements
             .iter()
             .map(|e| {
@@ -437,7 +498,8 @@ impl BloomFilter {
         blocks.dedup();
         let keys: Vec<Key> = blocks.iter().map(|&b| self.keys[b].clone()).collect();
         let mut bits: Vec<Option<Vec<u8>>> = vec![None; self.keys.len()];
-        for (&block, item) in blocks.iter().zip(self.store.get_multi(&keys)?) {
+        let items = self.access(io).get_multi(&keys).await?;
+        for (&block, item) in blocks.iter().zip(items) {
             if let Some(item) = item {
                 self.checked(block, &item.value)?;
                 bits[block] = Some(item.value);
@@ -459,8 +521,17 @@ impl BloomFilter {
 
     /// Delete every block.
     pub fn clear(&self) -> Result<()> {
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](BloomFilter::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    async fn clear_io(&self, io: Io) -> Result<()> {
         let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
-        for r in self.store.pipeline(&ops) {
+        for r in self.access(io).pipeline(&ops).await {
             r?;
         }
         Ok(())

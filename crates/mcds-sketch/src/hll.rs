@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Key, Result, Scope, Store, Ttl, stable_hash};
+use mcds_core::{Access, Io, Key, Result, Scope, Store, Ttl, block_on, stable_hash};
 
 use crate::{corrupt, update_checked};
 
@@ -238,6 +238,10 @@ fn tau(mut x: f64) -> f64 {
 /// * [`merge`](Self::merge): the union of others written into this one.
 /// * [`buffer`](Self::buffer): an [`HllBuffer`] that adds locally and
 ///   flushes with one CAS.
+/// * Every method that reaches the store has an async twin
+///   ([`add_async`](Self::add_async), [`count_async`](Self::count_async),
+///   …): the same algorithm, awaiting the store instead of blocking the
+///   thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -291,9 +295,22 @@ impl HyperLogLog {
         Registers::decode(bytes).map_err(|e| corrupt(&self.key, e.0))
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// The stored registers (empty if the key is missing). 1 round trip.
     pub fn registers(&self) -> Result<Registers> {
-        match self.store.get(&self.key)? {
+        block_on(self.registers_io(Io::Blocking))
+    }
+
+    /// [`registers`](HyperLogLog::registers) without blocking the thread.
+    pub async fn registers_async(&self) -> Result<Registers> {
+        self.registers_io(Io::Async).await
+    }
+
+    async fn registers_io(&self, io: Io) -> Result<Registers> {
+        match self.access(io).get(&self.key).await? {
             None => Ok(Registers::new()),
             Some(item) => self.decode(&item.value),
         }
@@ -301,54 +318,98 @@ impl HyperLogLog {
 
     /// Merge `change` into the stored registers by CAS; whether a register
     /// changed.
-    fn update(&self, change: &dyn Fn(&mut Registers) -> bool) -> Result<bool> {
-        update_checked(self.store.as_ref(), &self.key, self.ttl, &mut |current| {
+    async fn update(
+        &self,
+        access: Access<'_>,
+        change: &(dyn Fn(&mut Registers) -> bool + Sync),
+    ) -> Result<bool> {
+        update_checked(access, &self.key, self.ttl, &mut |current| {
             let mut registers = match current {
                 None => Registers::new(),
                 Some(bytes) => Registers::decode(bytes).map_err(|e| e.0)?,
             };
             Ok(change(&mut registers).then(|| registers.encode()))
         })
+        .await
     }
 
     /// PFADD of one element: whether the estimate may have changed.
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        let hash = stable_hash(element.as_ref());
-        self.update(&|r| r.insert_hash(hash))
+        block_on(self.add_io(Io::Blocking, element.as_ref()))
+    }
+
+    /// [`add`](HyperLogLog::add) without blocking the thread.
+    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        self.add_io(Io::Async, element.as_ref()).await
+    }
+
+    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+        let hash = stable_hash(element);
+        self.update(self.access(io), &|r| r.insert_hash(hash)).await
     }
 
     /// PFADD of many elements in one read-modify-write.
     pub fn add_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<bool> {
+        block_on(self.add_many_io(Io::Blocking, elements))
+    }
+
+    /// [`add_many`](HyperLogLog::add_many) without blocking the thread.
+    pub async fn add_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<bool> {
+        self.add_many_io(Io::Async, elements).await
+    }
+
+    async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<bool> {
         let hashes: Vec<u64> = elements.iter().map(|e| stable_hash(e.as_ref())).collect();
-        self.update(&|r| {
+        self.update(self.access(io), &|r| {
             let mut changed = false;
             for &h in &hashes {
                 changed |= r.insert_hash(h);
             }
             changed
         })
+        .await
     }
 
     /// PFCOUNT: the estimated number of distinct elements added. 1 round
     /// trip.
     pub fn count(&self) -> Result<u64> {
-        Ok(self.registers()?.count())
+        block_on(self.count_io(Io::Blocking))
+    }
+
+    /// [`count`](HyperLogLog::count) without blocking the thread.
+    pub async fn count_async(&self) -> Result<u64> {
+        self.count_io(Io::Async).await
+    }
+
+    async fn count_io(&self, io: Io) -> Result<u64> {
+        Ok(self.registers_io(io).await?.count())
     }
 
     /// PFCOUNT of several keys: the estimated size of their union, without
     /// writing anything. 1 round trip per server (`get_multi`); all must
     /// use the same store.
     pub fn count_union(sketches: &[&HyperLogLog]) -> Result<u64> {
-        Ok(HyperLogLog::union(sketches)?.count())
+        block_on(HyperLogLog::count_union_io(Io::Blocking, sketches))
     }
 
-    fn union(sketches: &[&HyperLogLog]) -> Result<Registers> {
+    /// [`count_union`](HyperLogLog::count_union) without blocking the
+    /// thread.
+    pub async fn count_union_async(sketches: &[&HyperLogLog]) -> Result<u64> {
+        HyperLogLog::count_union_io(Io::Async, sketches).await
+    }
+
+    async fn count_union_io(io: Io, sketches: &[&HyperLogLog]) -> Result<u64> {
+        Ok(HyperLogLog::union(io, sketches).await?.count())
+    }
+
+    async fn union(io: Io, sketches: &[&HyperLogLog]) -> Result<Registers> {
         let mut union = Registers::new();
         let Some(first) = sketches.first() else {
             return Ok(union);
         };
         let keys: Vec<Key> = sketches.iter().map(|h| h.key.clone()).collect();
-        for (h, item) in sketches.iter().zip(first.store.get_multi(&keys)?) {
+        let items = first.access(io).get_multi(&keys).await?;
+        for (h, item) in sketches.iter().zip(items) {
             if let Some(item) = item {
                 union.merge(&h.decode(&item.value)?);
             }
@@ -360,18 +421,48 @@ impl HyperLogLog {
     /// One `get_multi` of the others, then a CAS update of this one (3
     /// round trips). All must use the same store.
     pub fn merge(&self, others: &[&HyperLogLog]) -> Result<()> {
-        let union = HyperLogLog::union(others)?;
-        self.update(&|r| r.merge(&union)).map(drop)
+        block_on(self.merge_io(Io::Blocking, others))
+    }
+
+    /// [`merge`](HyperLogLog::merge) without blocking the thread.
+    pub async fn merge_async(&self, others: &[&HyperLogLog]) -> Result<()> {
+        self.merge_io(Io::Async, others).await
+    }
+
+    async fn merge_io(&self, io: Io, others: &[&HyperLogLog]) -> Result<()> {
+        let union = HyperLogLog::union(io, others).await?;
+        self.update(self.access(io), &|r| r.merge(&union))
+            .await
+            .map(drop)
     }
 
     /// Add the registers `other` (built locally) in one CAS update.
     pub fn merge_registers(&self, other: &Registers) -> Result<bool> {
-        self.update(&|r| r.merge(other))
+        block_on(self.merge_registers_io(Io::Blocking, other))
+    }
+
+    /// [`merge_registers`](HyperLogLog::merge_registers) without blocking
+    /// the thread.
+    pub async fn merge_registers_async(&self, other: &Registers) -> Result<bool> {
+        self.merge_registers_io(Io::Async, other).await
+    }
+
+    async fn merge_registers_io(&self, io: Io, other: &Registers) -> Result<bool> {
+        self.update(self.access(io), &|r| r.merge(other)).await
     }
 
     /// Delete the sketch (it counts 0 again).
     pub fn clear(&self) -> Result<()> {
-        self.store.delete(&self.key).map(drop)
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](HyperLogLog::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    async fn clear_io(&self, io: Io) -> Result<()> {
+        self.access(io).delete(&self.key).await.map(drop)
     }
 
     /// A local buffer for hot paths: adds cost nothing until
@@ -427,10 +518,21 @@ impl HllBuffer {
     /// round trips; none when nothing is pending) and start over. On error
     /// the local registers are kept, so a later flush retries them.
     pub fn flush(&mut self) -> Result<bool> {
+        block_on(self.flush_io(Io::Blocking))
+    }
+
+    /// [`flush`](HllBuffer::flush) without blocking the thread. Cancelled
+    /// (dropped) before it finishes, it keeps the local registers, as on
+    /// error.
+    pub async fn flush_async(&mut self) -> Result<bool> {
+        self.flush_io(Io::Async).await
+    }
+
+    async fn flush_io(&mut self, io: Io) -> Result<bool> {
         if self.pending == 0 {
             return Ok(false);
         }
-        let changed = self.hll.merge_registers(&self.local)?;
+        let changed = self.hll.merge_registers_io(io, &self.local).await?;
         self.local = Registers::new();
         self.pending = 0;
         Ok(changed)

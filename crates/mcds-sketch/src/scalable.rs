@@ -55,7 +55,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use mcds_core::{Backoff, Error, Item, Key, Op, Result, Scope, Store};
+use mcds_core::{Access, Backoff, Error, Io, Item, Key, Op, Result, Scope, block_on};
 
 use crate::bloom::{BloomFilter, check_rate, set_elements, stored, test_bit};
 use crate::{MAX_ATTEMPTS, corrupt, update_checked};
@@ -108,6 +108,11 @@ impl Probe {
 /// * [`contains`](Self::contains): 1 round trip (2 when another client
 ///   grew the filter since this handle last looked);
 ///   [`contains_many`](Self::contains_many) the same for any number.
+/// * Every method that reaches the store has an async twin
+///   ([`add_async`](Self::add_async), [`contains_async`](Self::contains_async),
+///   …): the same algorithm, awaiting the store and its backoff timer
+///   instead of blocking the thread. The handle's cache of layers is behind
+///   a mutex that is never held across an await.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -259,15 +264,22 @@ impl ScalableBloomFilter {
         Ok(layers)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&**self.scope.store(), io)
+    }
+
     /// Read the header and each element's block in every layer.
-    fn probe(&self, elements: &[&[u8]]) -> Result<Probe> {
+    async fn probe(&self, access: Access<'_>, elements: &[&[u8]]) -> Result<Probe> {
+        // A copy of the cache: its lock is never held across an await.
         let mut layers = self.known();
         let mut probe = Probe {
             layers: Vec::new(),
             header_count: 0,
             blocks: BTreeMap::new(),
         };
-        let header = self.read_blocks(&layers, 0, elements, Some(&self.header), &mut probe)?;
+        let header = self
+            .read_blocks(access, &layers, 0, elements, Some(&self.header), &mut probe)
+            .await?;
         if let Some(item) = header {
             probe.header_count =
                 self.decode_header(&item.value)
@@ -277,7 +289,8 @@ impl ScalableBloomFilter {
             let from = layers.len();
             layers = self.layers_up_to(probe.header_count)?;
             self.remember(layers.clone());
-            self.read_blocks(&layers, from, elements, None, &mut probe)?;
+            self.read_blocks(access, &layers, from, elements, None, &mut probe)
+                .await?;
         }
         probe.layers = layers;
         Ok(probe)
@@ -285,8 +298,9 @@ impl ScalableBloomFilter {
 
     /// One `get_multi` of `header` (if any) and each element's block in
     /// `layers[from..]`, checked, into `probe`; the header's item.
-    fn read_blocks(
+    async fn read_blocks(
         &self,
+        access: Access<'_>,
         layers: &[Arc<BloomFilter>],
         from: usize,
         elements: &[&[u8]],
@@ -303,7 +317,7 @@ impl ScalableBloomFilter {
         wanted.dedup();
         let mut keys: Vec<Key> = header.into_iter().cloned().collect();
         keys.extend(wanted.iter().map(|&(l, b)| layers[l].keys()[b].clone()));
-        let mut items = self.scope.store().get_multi(&keys)?.into_iter();
+        let mut items = access.get_multi(&keys).await?.into_iter();
         let header = if header.is_some() {
             items.next().flatten()
         } else {
@@ -321,11 +335,33 @@ impl ScalableBloomFilter {
     /// Add an element; whether it was new (in no layer yet). See the type's
     /// docs for the round trips.
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        let element = element.as_ref();
+        block_on(self.add_io(Io::Blocking, element.as_ref()))
+    }
+
+    /// [`add`](ScalableBloomFilter::add) without blocking the thread (the
+    /// backoff after a lost race is a timer).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_sketch::ScalableBloomFilter;
+    /// # mcds_core::block_on(async {
+    /// let seen = ScalableBloomFilter::new(Arc::new(MemoryStore::new()), "seen", 100, 0.01)?;
+    /// assert!(seen.add_async("user7").await?);
+    /// assert!(seen.contains_async("user7").await?);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        self.add_io(Io::Async, element.as_ref()).await
+    }
+
+    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+        let access = self.access(io);
         let mut backoff = Backoff::default();
         let mut attempts = 0;
         loop {
-            let probe = self.probe(&[element])?;
+            let probe = self.probe(access, &[element]).await?;
             if (0..probe.layers.len()).any(|l| probe.contains(l, element)) {
                 return Ok(false);
             }
@@ -334,7 +370,7 @@ impl ScalableBloomFilter {
                 // This handle knows of layers the header does not name (it
                 // was evicted, or cleared): name them before writing to the
                 // newest, or other readers would not look there.
-                self.ensure_layers(newest + 1)?;
+                self.ensure_layers(access, newest + 1).await?;
             }
             let layer = &probe.layers[newest];
             let (block, positions) = layer.shape.locate(element);
@@ -347,7 +383,7 @@ impl ScalableBloomFilter {
                 // one.
                 if growable
                     && layer.shape.fill_of(&item.value) >= limit
-                    && self.ensure_layers(newest + 2).is_ok()
+                    && self.ensure_layers(access, newest + 2).await.is_ok()
                 {
                     continue;
                 }
@@ -358,13 +394,13 @@ impl ScalableBloomFilter {
             };
             set_elements(&mut value, &[positions.collect()]);
             let write = layer.write_op(block, read.as_ref().map(|i| i.cas), &value);
-            if stored(&layer.store.execute(&write)?) {
+            if stored(&Access::new(&*layer.store, io).execute(&write).await?) {
                 if growable && layer.shape.fill_of(&value) >= limit {
                     // The element is in a layer the header names: a grow
                     // that fails (a lost reply, a conflict) is done again
                     // by the next add that finds the layer full, so its
                     // error is not the caller's.
-                    let _ = self.ensure_layers(newest + 2);
+                    let _ = self.ensure_layers(access, newest + 2).await;
                 }
                 return Ok(true);
             }
@@ -377,7 +413,7 @@ impl ScalableBloomFilter {
                     attempts,
                 });
             }
-            backoff.sleep();
+            access.sleep(backoff.next_delay()).await;
         }
     }
 
@@ -389,11 +425,11 @@ impl ScalableBloomFilter {
 
     /// Make the header name at least `count` layers (CAS; idempotent), if
     /// that many are allowed and the newest can be built.
-    fn ensure_layers(&self, count: usize) -> Result<()> {
+    async fn ensure_layers(&self, access: Access<'_>, count: usize) -> Result<()> {
         let count = count.min(MAX_LAYERS as usize);
         let layers = self.layers_up_to(count)?;
         update_checked(
-            self.scope.store().as_ref(),
+            access,
             &self.header,
             mcds_core::Ttl::Never,
             &mut |current| {
@@ -403,7 +439,8 @@ impl ScalableBloomFilter {
                 };
                 Ok((stored < count).then(|| self.encode_header(count as u32)))
             },
-        )?;
+        )
+        .await?;
         self.remember(layers);
         Ok(())
     }
@@ -411,14 +448,34 @@ impl ScalableBloomFilter {
     /// Whether the element may have been added (no false negatives; false
     /// positives below the configured rate). 1 round trip.
     pub fn contains(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        Ok(self.contains_many(&[element])?[0])
+        block_on(self.contains_io(Io::Blocking, element.as_ref()))
+    }
+
+    /// [`contains`](ScalableBloomFilter::contains) without blocking the
+    /// thread.
+    pub async fn contains_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
+        self.contains_io(Io::Async, element.as_ref()).await
+    }
+
+    async fn contains_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+        Ok(self.contains_many_io(io, &[element]).await?[0])
     }
 
     /// [`contains`](Self::contains) for many elements: one `get_multi` of
     /// the header and the blocks they fall in, in every layer.
     pub fn contains_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
+        block_on(self.contains_many_io(Io::Blocking, elements))
+    }
+
+    /// [`contains_many`](ScalableBloomFilter::contains_many) without
+    /// blocking the thread.
+    pub async fn contains_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
+        self.contains_many_io(Io::Async, elements).await
+    }
+
+    async fn contains_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<Vec<bool>> {
         let elements: Vec<&[u8]> = elements.iter().map(AsRef::as_ref).collect();
-        let probe = self.probe(&elements)?;
+        let probe = self.probe(self.access(io), &elements).await?;
         Ok(elements
             .iter()
             .map(|e| (0..probe.layers.len()).any(|l| probe.contains(l, e)))
@@ -427,7 +484,16 @@ impl ScalableBloomFilter {
 
     /// How many layers the filter has (the header's count; 1 round trip).
     pub fn layers(&self) -> Result<usize> {
-        Ok(self.probe(&[])?.layers.len())
+        block_on(self.layers_io(Io::Blocking))
+    }
+
+    /// [`layers`](ScalableBloomFilter::layers) without blocking the thread.
+    pub async fn layers_async(&self) -> Result<usize> {
+        self.layers_io(Io::Async).await
+    }
+
+    async fn layers_io(&self, io: Io) -> Result<usize> {
+        Ok(self.probe(self.access(io), &[]).await?.layers.len())
     }
 
     /// Delete the header and every block of every layer. A filter that has
@@ -438,16 +504,25 @@ impl ScalableBloomFilter {
     /// from this handle's parameters: open it with the ones it was created
     /// with, or blocks of a larger first layer stay behind.
     pub fn clear(&self) -> Result<()> {
-        if let Some(stored) = self.as_stored()? {
-            return stored.clear_as_opened();
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](ScalableBloomFilter::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    async fn clear_io(&self, io: Io) -> Result<()> {
+        if let Some(stored) = self.as_stored(io).await? {
+            return stored.clear_as_opened(io).await;
         }
-        self.clear_as_opened()
+        self.clear_as_opened(io).await
     }
 
     /// This filter opened with the parameters its header records, if it
     /// has a header naming other ones (1 round trip).
-    fn as_stored(&self) -> Result<Option<ScalableBloomFilter>> {
-        let Some(item) = self.scope.store().get(&self.header)? else {
+    async fn as_stored(&self, io: Io) -> Result<Option<ScalableBloomFilter>> {
+        let Some(item) = self.access(io).get(&self.header).await? else {
             return Ok(None);
         };
         let b = &item.value;
@@ -472,13 +547,16 @@ impl ScalableBloomFilter {
         })
     }
 
-    fn clear_as_opened(&self) -> Result<()> {
-        let layers = self.probe(&[])?.layers;
+    async fn clear_as_opened(&self, io: Io) -> Result<()> {
+        let access = self.access(io);
+        let layers = self.probe(access, &[]).await?.layers;
         let mut ops: Vec<Op<'_>> = vec![Op::Delete(&self.header)];
         ops.extend(layers.iter().flat_map(|l| l.keys().iter().map(Op::Delete)));
-        for r in self.scope.store().pipeline(&ops) {
+        for r in access.pipeline(&ops).await {
             r?;
         }
+        // Taken after the last await, and dropped at the end of the
+        // statement.
         *self.layers.lock().unwrap_or_else(|e| e.into_inner()) = vec![layers[0].clone()];
         Ok(())
     }

@@ -35,7 +35,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mcds_core::{Error, Key, Result, Scope, Store, Ttl, stable_hash};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Store, Ttl, block_on, stable_hash};
 
 use crate::{corrupt, update_checked};
 
@@ -344,6 +344,9 @@ impl<'a> Reader<'a> {
 ///   trips; [`incr_many`](Self::incr_many) likewise for any batch.
 /// * [`top`](Self::top), [`score`](Self::score), [`summary`](Self::summary):
 ///   1 round trip.
+/// * Every method that reaches the store has an async twin
+///   ([`incr_async`](Self::incr_async), [`top_async`](Self::top_async), …):
+///   the same algorithm, awaiting the store instead of blocking the thread.
 ///
 /// **Concurrency and failures.** Writers never lose each other's
 /// increments: a write that lost a race is redone on the new board.
@@ -438,24 +441,63 @@ impl Leaderboard {
         Ok(board)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
     /// ZINCRBY: add `by` (at least 1) to `member`'s count; its new count
     /// (exact in exact mode, an upper bound once sketched). 2 round trips.
     pub fn incr(&self, member: impl AsRef<[u8]>, by: u64) -> Result<u64> {
-        let member = member.as_ref();
+        block_on(self.incr_io(Io::Blocking, member.as_ref(), by))
+    }
+
+    /// [`incr`](Leaderboard::incr) without blocking the thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_sketch::Leaderboard;
+    /// # mcds_core::block_on(async {
+    /// let scores = Leaderboard::new(Arc::new(MemoryStore::new()), "game:43", 100)?;
+    /// scores.incr_async("ann", 10).await?;
+    /// assert_eq!(scores.score_async("ann").await?.unwrap().count, 10);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn incr_async(&self, member: impl AsRef<[u8]>, by: u64) -> Result<u64> {
+        self.incr_io(Io::Async, member.as_ref(), by).await
+    }
+
+    async fn incr_io(&self, io: Io, member: &[u8], by: u64) -> Result<u64> {
         let mut count = 0;
-        self.update(&[(member, by)], &mut |c| count = c)?;
+        self.update(self.access(io), &[(member, by)], &mut |c| count = c)
+            .await?;
         Ok(count)
     }
 
     /// Apply many increments, in order, in one CAS update (2 round trips):
     /// for a local buffer of a hot path's increments.
     pub fn incr_many<M: AsRef<[u8]>>(&self, increments: &[(M, u64)]) -> Result<()> {
-        let increments: Vec<(&[u8], u64)> =
-            increments.iter().map(|(m, by)| (m.as_ref(), *by)).collect();
-        self.update(&increments, &mut |_| {})
+        block_on(self.incr_many_io(Io::Blocking, increments))
     }
 
-    fn update(&self, increments: &[(&[u8], u64)], counted: &mut dyn FnMut(u64)) -> Result<()> {
+    /// [`incr_many`](Leaderboard::incr_many) without blocking the thread.
+    pub async fn incr_many_async<M: AsRef<[u8]>>(&self, increments: &[(M, u64)]) -> Result<()> {
+        self.incr_many_io(Io::Async, increments).await
+    }
+
+    async fn incr_many_io<M: AsRef<[u8]>>(&self, io: Io, increments: &[(M, u64)]) -> Result<()> {
+        let increments: Vec<(&[u8], u64)> =
+            increments.iter().map(|(m, by)| (m.as_ref(), *by)).collect();
+        self.update(self.access(io), &increments, &mut |_| {}).await
+    }
+
+    async fn update(
+        &self,
+        access: Access<'_>,
+        increments: &[(&[u8], u64)],
+        counted: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<()> {
         for (member, by) in increments {
             if *by == 0 || member.len() > MAX_MEMBER_LEN {
                 return Err(Error::InvalidArgument(format!(
@@ -465,7 +507,7 @@ impl Leaderboard {
             }
         }
         let mut refused = None;
-        update_checked(self.store.as_ref(), &self.key, self.ttl, &mut |current| {
+        update_checked(access, &self.key, self.ttl, &mut |current| {
             let mut board = match current {
                 None => SpaceSaving::new(self.capacity),
                 Some(bytes) => self.decode(bytes)?,
@@ -480,7 +522,8 @@ impl Leaderboard {
                 }
             }
             Ok(Some(board.encode()))
-        })?;
+        })
+        .await?;
         match refused {
             Some(overflow) => Err(Error::InvalidArgument(overflow)),
             None => Ok(()),
@@ -489,7 +532,16 @@ impl Leaderboard {
 
     /// The whole stored board (empty if missing). 1 round trip.
     pub fn summary(&self) -> Result<SpaceSaving> {
-        match self.store.get(&self.key)? {
+        block_on(self.summary_io(Io::Blocking))
+    }
+
+    /// [`summary`](Leaderboard::summary) without blocking the thread.
+    pub async fn summary_async(&self) -> Result<SpaceSaving> {
+        self.summary_io(Io::Async).await
+    }
+
+    async fn summary_io(&self, io: Io) -> Result<SpaceSaving> {
+        match self.access(io).get(&self.key).await? {
             None => Ok(SpaceSaving::new(self.capacity)),
             Some(item) => self
                 .decode(&item.value)
@@ -500,17 +552,44 @@ impl Leaderboard {
     /// ZREVRANGE 0 k−1 WITHSCORES: the `k` members with the largest counts,
     /// largest first, each with its error. 1 round trip.
     pub fn top(&self, k: usize) -> Result<Vec<Entry>> {
-        Ok(self.summary()?.top(k))
+        block_on(self.top_io(Io::Blocking, k))
+    }
+
+    /// [`top`](Leaderboard::top) without blocking the thread.
+    pub async fn top_async(&self, k: usize) -> Result<Vec<Entry>> {
+        self.top_io(Io::Async, k).await
+    }
+
+    async fn top_io(&self, io: Io, k: usize) -> Result<Vec<Entry>> {
+        Ok(self.summary_io(io).await?.top(k))
     }
 
     /// ZSCORE: the member's entry, `None` if it is not on the board (then
     /// its true count is at most [`SpaceSaving::max_error`]). 1 round trip.
     pub fn score(&self, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
-        Ok(self.summary()?.get(member.as_ref()))
+        block_on(self.score_io(Io::Blocking, member.as_ref()))
+    }
+
+    /// [`score`](Leaderboard::score) without blocking the thread.
+    pub async fn score_async(&self, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
+        self.score_io(Io::Async, member.as_ref()).await
+    }
+
+    async fn score_io(&self, io: Io, member: &[u8]) -> Result<Option<Entry>> {
+        Ok(self.summary_io(io).await?.get(member))
     }
 
     /// Delete the board.
     pub fn clear(&self) -> Result<()> {
-        self.store.delete(&self.key).map(drop)
+        block_on(self.clear_io(Io::Blocking))
+    }
+
+    /// [`clear`](Leaderboard::clear) without blocking the thread.
+    pub async fn clear_async(&self) -> Result<()> {
+        self.clear_io(Io::Async).await
+    }
+
+    async fn clear_io(&self, io: Io) -> Result<()> {
+        self.access(io).delete(&self.key).await.map(drop)
     }
 }
