@@ -37,6 +37,9 @@
 //! * **trim(before)** deletes the chunks that end at or before `before`
 //!   in one pipelined batch of deletes; a chunk straddling `before` keeps
 //!   all its events.
+//! * **Async:** every method that reaches the store has an async twin
+//!   (`put_async`, `fetch_async`, …): the same algorithm (see [`Access`]),
+//!   awaiting the store instead of blocking the thread.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -89,7 +92,7 @@ mod tests;
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Op, Reply, Result, Scope, Ttl};
+use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, block_on};
 
 pub use frame::Event;
 
@@ -173,10 +176,23 @@ impl EventLog {
         self.scope.key("log", &self.name, w)
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&**self.scope.store(), io)
+    }
+
     /// Record `payload` now. One round trip. Returns the event as stored.
     pub fn put(&self, payload: &[u8]) -> Result<Event> {
+        block_on(self.put_io(Io::Blocking, payload))
+    }
+
+    /// [`put`](EventLog::put) without blocking the thread.
+    pub async fn put_async(&self, payload: &[u8]) -> Result<Event> {
+        self.put_io(Io::Async, payload).await
+    }
+
+    async fn put_io(&self, io: Io, payload: &[u8]) -> Result<Event> {
         let at_ms = self.scope.clock().now_ms();
-        self.put_at(at_ms, payload)?;
+        self.put_at_io(io, at_ms, payload).await?;
         Ok(Event {
             at_ms,
             payload: payload.to_vec(),
@@ -186,6 +202,15 @@ impl EventLog {
     /// Record `payload` with timestamp `at_ms`, which must lie within the
     /// log's capacity and not after the current chunk.
     pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+        block_on(self.put_at_io(Io::Blocking, at_ms, payload))
+    }
+
+    /// [`put_at`](EventLog::put_at) without blocking the thread.
+    pub async fn put_at_async(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+        self.put_at_io(Io::Async, at_ms, payload).await
+    }
+
+    async fn put_at_io(&self, io: Io, at_ms: u64, payload: &[u8]) -> Result<()> {
         let now_ms = self.scope.clock().now_ms();
         let n = self.chunks;
         let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
@@ -200,11 +225,13 @@ impl EventLog {
         let ttl = (n + 1) * self.chunk_secs;
         let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
         frame::encode(at_ms, payload, &mut frame);
-        self.scope.store().append_or_add(
-            &self.key_for_chunk(w)?,
-            &frame,
-            Ttl::from(Duration::from_secs(ttl)),
-        )
+        self.access(io)
+            .append_or_add(
+                &self.key_for_chunk(w)?,
+                &frame,
+                Ttl::from(Duration::from_secs(ttl)),
+            )
+            .await
     }
 
     /// The chunks a read of `[first_ms, last_ms]` covers (oldest first, the
@@ -233,8 +260,9 @@ impl EventLog {
     /// for each intact frame that belongs to the chunk its key is read for
     /// and lies in `[first, last]`, chunk by chunk in `chunks`' order, in
     /// log order within a chunk; the damaged bytes skipped.
-    fn read(
+    async fn read(
         &self,
+        io: Io,
         chunks: &[u64],
         first: u64,
         last: u64,
@@ -244,7 +272,7 @@ impl EventLog {
             .iter()
             .map(|&w| self.key_for_chunk(w))
             .collect::<Result<_>>()?;
-        let items = self.scope.store().get_multi(&keys)?;
+        let items = self.access(io).get_multi(&keys).await?;
         let mut damaged = 0;
         for (&w, item) in chunks.iter().zip(items) {
             let Some(item) = item else { continue };
@@ -261,14 +289,22 @@ impl EventLog {
 
     /// Read `chunks` and return their events in `[first, last]` in time
     /// order (same-ms events in append order), and the damaged bytes.
-    fn events(&self, chunks: &[u64], first: u64, last: u64) -> Result<(Vec<Event>, usize)> {
+    async fn events(
+        &self,
+        io: Io,
+        chunks: &[u64],
+        first: u64,
+        last: u64,
+    ) -> Result<(Vec<Event>, usize)> {
         let mut events = Vec::new();
-        let damaged = self.read(chunks, first, last, |at_ms, payload| {
-            events.push(Event {
-                at_ms,
-                payload: payload.to_vec(),
+        let damaged = self
+            .read(io, chunks, first, last, |at_ms, payload| {
+                events.push(Event {
+                    at_ms,
+                    payload: payload.to_vec(),
+                })
             })
-        })?;
+            .await?;
         events.sort_by_key(|e| e.at_ms); // stable: same-ms events keep append order
         Ok((events, damaged))
     }
@@ -276,15 +312,43 @@ impl EventLog {
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
     /// in time order. One `get_multi`.
     pub fn fetch(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
-        Ok(self.fetch_checked(first_ms, last_ms)?.0)
+        block_on(self.fetch_io(Io::Blocking, first_ms, last_ms))
+    }
+
+    /// [`fetch`](EventLog::fetch) without blocking the thread.
+    pub async fn fetch_async(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        self.fetch_io(Io::Async, first_ms, last_ms).await
+    }
+
+    async fn fetch_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        Ok(self.fetch_checked_io(io, first_ms, last_ms).await?.0)
     }
 
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
     pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
+        block_on(self.fetch_checked_io(Io::Blocking, first_ms, last_ms))
+    }
+
+    /// [`fetch_checked`](EventLog::fetch_checked) without blocking the
+    /// thread.
+    pub async fn fetch_checked_async(
+        &self,
+        first_ms: u64,
+        last_ms: u64,
+    ) -> Result<(Vec<Event>, usize)> {
+        self.fetch_checked_io(Io::Async, first_ms, last_ms).await
+    }
+
+    async fn fetch_checked_io(
+        &self,
+        io: Io,
+        first_ms: u64,
+        last_ms: u64,
+    ) -> Result<(Vec<Event>, usize)> {
         match self.plan(first_ms, last_ms) {
             None => Ok((Vec::new(), 0)),
-            Some(plan) => self.events(&plan.chunks, plan.first, plan.last),
+            Some(plan) => self.events(io, &plan.chunks, plan.first, plan.last).await,
         }
     }
 
@@ -306,7 +370,16 @@ impl EventLog {
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
     pub fn fetch_rev(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
-        let mut events = self.fetch(first_ms, last_ms)?;
+        block_on(self.fetch_rev_io(Io::Blocking, first_ms, last_ms))
+    }
+
+    /// [`fetch_rev`](EventLog::fetch_rev) without blocking the thread.
+    pub async fn fetch_rev_async(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        self.fetch_rev_io(Io::Async, first_ms, last_ms).await
+    }
+
+    async fn fetch_rev_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+        let mut events = self.fetch_io(io, first_ms, last_ms).await?;
         events.reverse();
         Ok(events)
     }
@@ -332,6 +405,15 @@ impl EventLog {
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
     pub fn latest(&self, n: usize) -> Result<Vec<Event>> {
+        block_on(self.latest_io(Io::Blocking, n))
+    }
+
+    /// [`latest`](EventLog::latest) without blocking the thread.
+    pub async fn latest_async(&self, n: usize) -> Result<Vec<Event>> {
+        self.latest_io(Io::Async, n).await
+    }
+
+    async fn latest_io(&self, io: Io, n: usize) -> Result<Vec<Event>> {
         let Some(plan) = self.plan(0, u64::MAX).filter(|_| n > 0) else {
             return Ok(Vec::new());
         };
@@ -344,7 +426,7 @@ impl EventLog {
             }
             // Chunks partition time: every event of `newest` is newer than
             // every event of `older`.
-            let (mut events, _) = self.events(batch, plan.first, plan.last)?;
+            let (mut events, _) = self.events(io, batch, plan.first, plan.last).await?;
             events.reverse();
             newest_first.extend(events);
         }
@@ -366,11 +448,21 @@ impl EventLog {
     /// walks their frames' headers and checks, allocating nothing per
     /// event.
     pub fn count(&self, first_ms: u64, last_ms: u64) -> Result<u64> {
+        block_on(self.count_io(Io::Blocking, first_ms, last_ms))
+    }
+
+    /// [`count`](EventLog::count) without blocking the thread.
+    pub async fn count_async(&self, first_ms: u64, last_ms: u64) -> Result<u64> {
+        self.count_io(Io::Async, first_ms, last_ms).await
+    }
+
+    async fn count_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<u64> {
         let Some(plan) = self.plan(first_ms, last_ms) else {
             return Ok(0);
         };
         let mut count = 0;
-        self.read(&plan.chunks, plan.first, plan.last, |_, _| count += 1)?;
+        self.read(io, &plan.chunks, plan.first, plan.last, |_, _| count += 1)
+            .await?;
         Ok(count)
     }
 
@@ -405,6 +497,15 @@ impl EventLog {
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
     pub fn trim(&self, before_ms: u64) -> Result<usize> {
+        block_on(self.trim_io(Io::Blocking, before_ms))
+    }
+
+    /// [`trim`](EventLog::trim) without blocking the thread.
+    pub async fn trim_async(&self, before_ms: u64) -> Result<usize> {
+        self.trim_io(Io::Async, before_ms).await
+    }
+
+    async fn trim_io(&self, io: Io, before_ms: u64) -> Result<usize> {
         let w_now = self.scope.clock().now_ms() / self.chunk_ms();
         let Some(last) = (before_ms / self.chunk_ms()).checked_sub(1) else {
             return Ok(0);
@@ -421,7 +522,7 @@ impl EventLog {
             .collect::<Result<_>>()?;
         let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
         let mut deleted = 0;
-        for reply in self.scope.store().pipeline(&ops) {
+        for reply in self.access(io).pipeline(&ops).await {
             deleted += usize::from(reply.and_then(Reply::applied)?);
         }
         Ok(deleted)
@@ -430,7 +531,16 @@ impl EventLog {
     /// The events after `cursor` (up to now), and the cursor to use next.
     /// One `get_multi`.
     pub fn since(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
-        let events = self.fetch(cursor.at_ms, u64::MAX)?;
+        block_on(self.since_io(Io::Blocking, cursor))
+    }
+
+    /// [`since`](EventLog::since) without blocking the thread.
+    pub async fn since_async(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
+        self.since_io(Io::Async, cursor).await
+    }
+
+    async fn since_io(&self, io: Io, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
+        let events = self.fetch_io(io, cursor.at_ms, u64::MAX).await?;
         let mut skip = cursor.seen_at_ms;
         let new: Vec<Event> = events
             .into_iter()

@@ -28,6 +28,11 @@
 //! # Ok::<(), mcds_core::Error>(())
 //! ```
 //!
+//! Every method that reaches the store has an async twin (`record_async`,
+//! `range_async`, `incr_async`, …): the same algorithm (see
+//! [`Access`](mcds_core::Access)), awaiting the store instead of blocking
+//! the thread.
+//!
 //! ## Time and retention
 //!
 //! Buckets and slots are aligned to Unix time and named by their number

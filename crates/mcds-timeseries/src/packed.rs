@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Error, Key, Result, Scope};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, block_on};
 
 use crate::period::{corrupt, first_readable, ttl_for, whole_ms};
 
@@ -195,6 +195,10 @@ impl PackedSeries {
         )
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&**self.scope.store(), io)
+    }
+
     fn item_len(&self) -> usize {
         HEADER + self.slots as usize * self.width.bytes()
     }
@@ -258,6 +262,15 @@ impl PackedSeries {
     /// the width's maximum; the slot's new value. 2 round trips (1 when the
     /// slot does not change); see the [type docs](PackedSeries).
     pub fn incr(&self, ts_ms: u64, delta: u32) -> Result<u32> {
+        block_on(self.incr_io(Io::Blocking, ts_ms, delta))
+    }
+
+    /// [`incr`](PackedSeries::incr) without blocking the thread.
+    pub async fn incr_async(&self, ts_ms: u64, delta: u32) -> Result<u32> {
+        self.incr_io(Io::Async, ts_ms, delta).await
+    }
+
+    async fn incr_io(&self, io: Io, ts_ms: u64, delta: u32) -> Result<u32> {
         let index = ts_ms / self.slot_ms;
         let (period, i) = (index / self.slots, (index % self.slots) as usize);
         let end = period.saturating_add(1).saturating_mul(self.period_ms());
@@ -271,8 +284,10 @@ impl PackedSeries {
         let key = self.key(period)?;
         let mut failure = None;
         let mut value = 0;
-        self.scope
-            .store()
+        // The closure is `Send`, as `Access::update` asks; the async future
+        // is still not `Send` while mcds-core's `update_loop` takes it as a
+        // plain `&mut UpdateFn` (see tests/async_api.rs).
+        self.access(io)
             .update(&key, ttl, MAX_ATTEMPTS, &mut |current| {
                 let mut bytes = match current {
                     None => self.fresh_item(),
@@ -290,7 +305,8 @@ impl PackedSeries {
                     return None; // a delta of 0, a saturated slot: no write
                 }
                 Some(bytes)
-            })?;
+            })
+            .await?;
         if let Some(reason) = failure {
             return Err(corrupt(&key, reason));
         }
@@ -299,13 +315,35 @@ impl PackedSeries {
 
     /// [`incr`](Self::incr) the slot of now, by the scope's clock.
     pub fn incr_now(&self, delta: u32) -> Result<u32> {
-        self.incr(self.scope.clock().now_ms(), delta)
+        block_on(self.incr_now_io(Io::Blocking, delta))
+    }
+
+    /// [`incr_now`](PackedSeries::incr_now) without blocking the thread.
+    pub async fn incr_now_async(&self, delta: u32) -> Result<u32> {
+        self.incr_now_io(Io::Async, delta).await
+    }
+
+    async fn incr_now_io(&self, io: Io, delta: u32) -> Result<u32> {
+        self.incr_io(io, self.scope.clock().now_ms(), delta).await
     }
 
     /// The count of the slot containing `ts_ms`: 1 round trip (0 when past
     /// retention, without reading).
     pub fn get(&self, ts_ms: u64) -> Result<u32> {
-        Ok(self.range(ts_ms, ts_ms)?.first().map_or(0, |s| s.value))
+        block_on(self.get_io(Io::Blocking, ts_ms))
+    }
+
+    /// [`get`](PackedSeries::get) without blocking the thread.
+    pub async fn get_async(&self, ts_ms: u64) -> Result<u32> {
+        self.get_io(Io::Async, ts_ms).await
+    }
+
+    async fn get_io(&self, io: Io, ts_ms: u64) -> Result<u32> {
+        Ok(self
+            .range_io(io, ts_ms, ts_ms)
+            .await?
+            .first()
+            .map_or(0, |s| s.value))
     }
 
     /// Every slot from the one containing `from_ms` to the one containing
@@ -314,6 +352,15 @@ impl PackedSeries {
     /// (1 round trip per server). At most [`MAX_RANGE_SLOTS`] slots per
     /// call, else [`Error::InvalidArgument`].
     pub fn range(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
+        block_on(self.range_io(Io::Blocking, from_ms, to_ms))
+    }
+
+    /// [`range`](PackedSeries::range) without blocking the thread.
+    pub async fn range_async(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
+        self.range_io(Io::Async, from_ms, to_ms).await
+    }
+
+    async fn range_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
         let now = self.scope.clock().now_ms();
         let oldest = first_readable(self.period_ms(), self.retention_ms, now);
         let first = (from_ms / self.slot_ms).max(oldest.saturating_mul(self.slots));
@@ -332,7 +379,7 @@ impl PackedSeries {
             .clone()
             .map(|p| self.key(p))
             .collect::<Result<_>>()?;
-        let items = self.scope.store().get_multi(&keys)?;
+        let items = self.access(io).get_multi(&keys).await?;
         let mut out = Vec::with_capacity(n as usize);
         for ((period, key), item) in periods.zip(&keys).zip(items) {
             let slots = match &item {
@@ -353,8 +400,18 @@ impl PackedSeries {
 
     /// The sum of the slots of the range (as in [`range`](Self::range)).
     pub fn sum(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+        block_on(self.sum_io(Io::Blocking, from_ms, to_ms))
+    }
+
+    /// [`sum`](PackedSeries::sum) without blocking the thread.
+    pub async fn sum_async(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+        self.sum_io(Io::Async, from_ms, to_ms).await
+    }
+
+    async fn sum_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<u64> {
         Ok(self
-            .range(from_ms, to_ms)?
+            .range_io(io, from_ms, to_ms)
+            .await?
             .iter()
             .map(|s| u64::from(s.value))
             .sum())

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Backoff, CasOutcome, Error, Item, Key, Op, Reply, Result, Scope, Store, Ttl};
+use mcds_core::{
+    Access, Backoff, CasOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Ttl, block_on,
+};
 
 use crate::period::{SLACK_MS, corrupt, first_readable, ttl_for, whole_ms};
 
@@ -432,12 +434,12 @@ fn partial(e: Error, applied: bool, key: &Key) -> Error {
 }
 
 /// Run a batch and check that the backend answered every op.
-fn run(store: &dyn Store, ops: &[Op<'_>]) -> Result<Vec<Result<Reply>>> {
-    let replies = store.pipeline(ops);
+async fn run(access: Access<'_>, ops: &[Op<'_>]) -> Result<Vec<Result<Reply>>> {
+    let replies = access.pipeline(ops).await;
     if replies.len() != ops.len() {
         return Err(Error::Internal(format!(
             "the {} backend returned {} results for a batch of {} ops",
-            store.backend_name(),
+            access.store().backend_name(),
             replies.len(),
             ops.len()
         )));
@@ -719,6 +721,10 @@ impl TimeSeries {
         )
     }
 
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&**self.scope.store(), io)
+    }
+
     fn resolution(&self, step: Duration) -> Result<Resolution> {
         self.resolutions
             .iter()
@@ -742,6 +748,15 @@ impl TimeSeries {
     /// CAS race (see the [type docs](TimeSeries) for the protocol and for
     /// what a failure may have applied).
     pub fn record(&self, ts_ms: u64, value: i64) -> Result<()> {
+        block_on(self.record_io(Io::Blocking, ts_ms, value))
+    }
+
+    /// [`record`](TimeSeries::record) without blocking the thread.
+    pub async fn record_async(&self, ts_ms: u64, value: i64) -> Result<()> {
+        self.record_io(Io::Async, ts_ms, value).await
+    }
+
+    async fn record_io(&self, io: Io, ts_ms: u64, value: i64) -> Result<()> {
         let now = self.scope.clock().now_ms();
         let [(lo_part, lo), (hi_part, hi)] = sum_halves(value);
         let mut targets = Vec::with_capacity(self.resolutions.len());
@@ -765,15 +780,15 @@ impl TimeSeries {
         // touched, not half applied (memcached -C, a proxy).
         // Every target's: on a pool, each min/max item may live on another
         // server, and one of them may have been started with -C.
-        let store = self.scope.store();
+        let access = self.access(io);
         let mut cas_less = false;
         for t in &targets {
-            cas_less |= !store.supports_cas(&t.extremes)?;
+            cas_less |= !access.supports_cas(&t.extremes).await?;
         }
         if cas_less {
             return Err(Error::Unsupported {
                 op: "TimeSeries::record",
-                backend: self.scope.store().backend_name(),
+                backend: access.store().backend_name(),
                 hint: "a time series widens min/max by CAS: use a memcached started without -C, connected directly (not through a proxy)",
             });
         }
@@ -797,7 +812,7 @@ impl TimeSeries {
             ops.extend(t.hi.as_ref().map(|k| incr(k, hi, t.ttl)));
             ops.push(Op::Get(&t.extremes));
         }
-        let mut replies = run(self.scope.store().as_ref(), &ops)?.into_iter();
+        let mut replies = run(access, &ops).await?.into_iter();
         let mut failure = None;
         // Whether any op of the batch was applied: then a "not applied"
         // error of another is not the record's (see `partial`).
@@ -823,7 +838,10 @@ impl TimeSeries {
                 None => {}
             }
         }
-        if let Err(e) = self.widen(&targets, &generations, reads, value) {
+        if let Err(e) = self
+            .widen(access, &targets, &generations, reads, value)
+            .await
+        {
             keep_first(&mut failure, e);
         }
         failure.map_or(Ok(()), |e| Err(partial(e, applied, &targets[0].count)))
@@ -831,7 +849,16 @@ impl TimeSeries {
 
     /// Record `value` now, by the scope's clock.
     pub fn record_now(&self, value: i64) -> Result<()> {
-        self.record(self.scope.clock().now_ms(), value)
+        block_on(self.record_now_io(Io::Blocking, value))
+    }
+
+    /// [`record_now`](TimeSeries::record_now) without blocking the thread.
+    pub async fn record_now_async(&self, value: i64) -> Result<()> {
+        self.record_now_io(Io::Async, value).await
+    }
+
+    async fn record_now_io(&self, io: Io, value: i64) -> Result<()> {
+        self.record_io(io, self.scope.clock().now_ms(), value).await
     }
 
     /// Widen the min/max items of `targets` (read as `reads`: target index,
@@ -840,14 +867,14 @@ impl TimeSeries {
     /// (`generations`, `None` where the count's reply failed: then none is
     /// created, since the generation it would carry is unknown); one it
     /// widens keeps the generation it has.
-    fn widen(
+    async fn widen(
         &self,
+        access: Access<'_>,
         targets: &[Target],
         generations: &[Option<u32>],
         mut reads: Vec<(usize, Option<Item>)>,
         value: i64,
     ) -> Result<()> {
-        let store = self.scope.store().as_ref();
         let mut failure = None;
         let mut backoff = Backoff::default();
         for attempt in 1..=MAX_ATTEMPTS {
@@ -900,7 +927,7 @@ impl TimeSeries {
                 })
                 .collect();
             let mut lost = Vec::new();
-            for ((i, cas, _), reply) in writes.iter().zip(run(store, &ops)?) {
+            for ((i, cas, _), reply) in writes.iter().zip(run(access, &ops).await?) {
                 let stored = match cas {
                     None => reply.and_then(Reply::stored).map(|s| s.is_stored()),
                     Some(_) => reply
@@ -926,12 +953,12 @@ impl TimeSeries {
                 );
                 break;
             }
-            backoff.sleep();
+            access.sleep(backoff.next_delay()).await;
             let gets: Vec<Op<'_>> = lost
                 .iter()
                 .map(|&i| Op::Get(&targets[i].extremes))
                 .collect();
-            for (&i, reply) in lost.iter().zip(run(store, &gets)?) {
+            for (&i, reply) in lost.iter().zip(run(access, &gets).await?) {
                 match reply.and_then(Reply::item) {
                     Ok(item) => reads.push((i, item)),
                     Err(e) => keep_first(&mut failure, e),
@@ -966,40 +993,160 @@ impl TimeSeries {
     /// `get_multi` (1 round trip per server), plus a second look at buckets
     /// whose parts disagree (see the [type docs](TimeSeries)).
     pub fn range(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Vec<Bucket>> {
+        block_on(self.range_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`range`](TimeSeries::range) without blocking the thread.
+    pub async fn range_async(
+        &self,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Vec<Bucket>> {
+        self.range_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn range_io(
+        &self,
+        io: Io,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Vec<Bucket>> {
         let plan = self.plan(from_ms, to_ms, step)?;
-        let store = Arc::clone(self.scope.store());
-        Ok(read(store.as_ref(), &[plan])?.pop().unwrap_or_default())
+        Ok(read(self.access(io), &[plan])
+            .await?
+            .pop()
+            .unwrap_or_default())
     }
 
     /// The aggregates of every sample in the range (as in
     /// [`range`](Self::range)); `None` when it has none.
     pub fn aggregate(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<Stats>> {
-        Ok(merge_all(self.range(from_ms, to_ms, step)?))
+        block_on(self.aggregate_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`aggregate`](TimeSeries::aggregate) without blocking the thread.
+    pub async fn aggregate_async(
+        &self,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Option<Stats>> {
+        self.aggregate_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn aggregate_io(
+        &self,
+        io: Io,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Option<Stats>> {
+        Ok(merge_all(self.range_io(io, from_ms, to_ms, step).await?))
     }
 
     /// How many samples the range holds (as in [`range`](Self::range)).
     pub fn count(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
-        Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.count))
+        block_on(self.count_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`count`](TimeSeries::count) without blocking the thread.
+    pub async fn count_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
+        self.count_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn count_io(&self, io: Io, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
+        Ok(self
+            .aggregate_io(io, from_ms, to_ms, step)
+            .await?
+            .map_or(0, |s| s.count))
     }
 
     /// The exact sum of the range's samples (0 when none).
     pub fn sum(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
-        Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.sum))
+        block_on(self.sum_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`sum`](TimeSeries::sum) without blocking the thread.
+    pub async fn sum_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
+        self.sum_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn sum_io(&self, io: Io, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
+        Ok(self
+            .aggregate_io(io, from_ms, to_ms, step)
+            .await?
+            .map_or(0, |s| s.sum))
     }
 
     /// The mean of the range's samples; `None` when none.
     pub fn avg(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
-        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.avg()))
+        block_on(self.avg_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`avg`](TimeSeries::avg) without blocking the thread.
+    pub async fn avg_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
+        self.avg_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn avg_io(
+        &self,
+        io: Io,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Option<f64>> {
+        Ok(self
+            .aggregate_io(io, from_ms, to_ms, step)
+            .await?
+            .map(|s| s.avg()))
     }
 
     /// The smallest sample of the range; `None` when none.
     pub fn min(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.min))
+        block_on(self.min_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`min`](TimeSeries::min) without blocking the thread.
+    pub async fn min_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+        self.min_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn min_io(
+        &self,
+        io: Io,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .aggregate_io(io, from_ms, to_ms, step)
+            .await?
+            .map(|s| s.min))
     }
 
     /// The largest sample of the range; `None` when none.
     pub fn max(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.max))
+        block_on(self.max_io(Io::Blocking, from_ms, to_ms, step))
+    }
+
+    /// [`max`](TimeSeries::max) without blocking the thread.
+    pub async fn max_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+        self.max_io(Io::Async, from_ms, to_ms, step).await
+    }
+
+    async fn max_io(
+        &self,
+        io: Io,
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .aggregate_io(io, from_ms, to_ms, step)
+            .await?
+            .map(|s| s.max))
     }
 
     /// The buckets where *any* of `series` has samples, each the merge
@@ -1014,7 +1161,17 @@ impl TimeSeries {
         to_ms: u64,
         step: Duration,
     ) -> Result<Vec<Bucket>> {
-        combine(series, from_ms, to_ms, step, 1)
+        block_on(combine(Io::Blocking, series, from_ms, to_ms, step, 1))
+    }
+
+    /// [`union`](TimeSeries::union) without blocking the thread.
+    pub async fn union_async(
+        series: &[&TimeSeries],
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Vec<Bucket>> {
+        combine(Io::Async, series, from_ms, to_ms, step, 1).await
     }
 
     /// The buckets where *every* one of `series` has samples, each the merge
@@ -1026,7 +1183,20 @@ impl TimeSeries {
         to_ms: u64,
         step: Duration,
     ) -> Result<Vec<Bucket>> {
-        combine(series, from_ms, to_ms, step, series.len().max(1))
+        let quorum = series.len().max(1);
+        block_on(combine(Io::Blocking, series, from_ms, to_ms, step, quorum))
+    }
+
+    /// [`intersection`](TimeSeries::intersection) without blocking the
+    /// thread.
+    pub async fn intersection_async(
+        series: &[&TimeSeries],
+        from_ms: u64,
+        to_ms: u64,
+        step: Duration,
+    ) -> Result<Vec<Bucket>> {
+        let quorum = series.len().max(1);
+        combine(Io::Async, series, from_ms, to_ms, step, quorum).await
     }
 }
 
@@ -1040,7 +1210,8 @@ fn merge_all(buckets: Vec<Bucket>) -> Option<Stats> {
 
 /// The buckets where at least `quorum` of `series` have samples, each the
 /// merge of their samples there.
-fn combine(
+async fn combine(
+    io: Io,
     series: &[&TimeSeries],
     from_ms: u64,
     to_ms: u64,
@@ -1078,7 +1249,11 @@ fn combine(
         }
     }
     let mut merged: BTreeMap<u64, (Stats, usize)> = BTreeMap::new();
-    for bucket in read(store.as_ref(), &plans)?.into_iter().flatten() {
+    for bucket in read(Access::new(&**store, io), &plans)
+        .await?
+        .into_iter()
+        .flatten()
+    {
         merged
             .entry(bucket.start_ms)
             .and_modify(|(stats, seen)| {
@@ -1096,7 +1271,7 @@ fn combine(
 
 /// Read the buckets of `plans` in one `get_multi`, look again at the ones
 /// whose parts disagree, and give each plan's non-empty buckets in order.
-fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
+async fn read(access: Access<'_>, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
     let total = plans
         .iter()
         .map(Plan::len)
@@ -1119,7 +1294,7 @@ fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
             break;
         }
         if look > 0 {
-            backoff.sleep();
+            access.sleep(backoff.next_delay()).await;
         }
         let mut keys = Vec::with_capacity(wanted.len() * PARTS.len());
         for &(p, b) in &wanted {
@@ -1127,7 +1302,8 @@ fn read(store: &dyn Store, plans: &[Plan<'_>]) -> Result<Vec<Vec<Bucket>>> {
         }
         // get_multi, with the check that every key got its answer.
         let gets: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
-        let items = run(store, &gets)?
+        let items = run(access, &gets)
+            .await?
             .into_iter()
             .map(|r| r.and_then(Reply::item))
             .collect::<Result<Vec<_>>>()?;
