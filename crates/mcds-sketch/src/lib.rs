@@ -99,8 +99,8 @@ const MAX_ATTEMPTS: u32 = 64;
 /// async API's futures are.
 type CheckedChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>, String> + Send + 'a;
 
-/// [`Store::update`](mcds_core::Store::update) (blocking) or its async
-/// read-modify-write loop, with a change that may find the stored bytes
+/// [`Access::update`](mcds_core::Access::update) (the store's own
+/// `update` when blocking, the same loop awaited when async), with a change that may find the stored bytes
 /// unreadable: `change` returns the new value, `None` to leave the item as
 /// it is, or why the bytes are not what it expects
 /// ([`Error::Corrupt`](mcds_core::Error::Corrupt)). Whether a new value was
@@ -118,71 +118,14 @@ async fn update_checked(
             None
         })
     };
-    let stored = match access.io() {
-        // What `Access::update` does when blocking (called directly: see
-        // `update_async` for why not through `Access`).
-        mcds_core::Io::Blocking => matches!(
-            access.store().update(key, ttl, MAX_ATTEMPTS, &mut f)?,
-            mcds_core::Updated::Stored { .. }
-        ),
-        mcds_core::Io::Async => update_async(access, key, ttl, &mut f).await?,
-    };
+    let stored = matches!(
+        access.update(key, ttl, MAX_ATTEMPTS, &mut f).await?,
+        mcds_core::Updated::Stored { .. }
+    );
     match failure {
         Some(reason) => Err(corrupt(key, reason)),
         None => Ok(stored),
     }
-}
-
-/// [`mcds_core::UpdateFn`], `Send`.
-type SendUpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + Send + 'a;
-
-/// The async mode of [`update_checked`]: `mcds_core`'s own CAS
-/// read-modify-write loop (get; `f`; `cas`, or `add` on a missing key;
-/// backoff; at most [`MAX_ATTEMPTS`], then `Conflict`), awaiting the store
-/// and a timer. Whether a new value was stored.
-///
-/// TEMPORARY: this and the blocking arm of [`update_checked`] should be
-/// one `access.update(..).await`, but that future is not `Send` today: `Access::update` hands its `Send`
-/// closure to mcds-core's private `backend::update_loop` as a plain
-/// `&mut UpdateFn` (a `dyn FnMut` without `Send`), held across awaits, so
-/// no task calling it could be `tokio::spawn`ed. Once `update_loop` takes
-/// `f: &mut F` with `F: FnMut(..) + ?Sized` (no public change), delete this
-/// function and call `access.update` in both modes.
-async fn update_async(
-    access: mcds_core::Access<'_>,
-    key: &mcds_core::Key,
-    ttl: mcds_core::Ttl,
-    f: &mut SendUpdateFn<'_>,
-) -> mcds_core::Result<bool> {
-    if !access.supports_cas(key).await? {
-        return Err(mcds_core::Error::Unsupported {
-            op: "update",
-            backend: access.store().backend_name(),
-            hint: "update is a CAS read-modify-write: use a memcached started without -C, connected directly (not through a proxy)",
-        });
-    }
-    let mut backoff = mcds_core::Backoff::default();
-    for _ in 0..MAX_ATTEMPTS {
-        let current = access.get(key).await?;
-        let Some(new) = f(current.as_ref().map(|i| i.value.as_slice())) else {
-            return Ok(false);
-        };
-        let stored = match &current {
-            Some(item) => matches!(
-                access.cas(key, &new, ttl, item.cas).await?,
-                mcds_core::CasOutcome::Stored(_)
-            ),
-            None => access.add(key, &new, ttl).await?.is_stored(),
-        };
-        if stored {
-            return Ok(true);
-        }
-        access.sleep(backoff.next_delay()).await;
-    }
-    Err(mcds_core::Error::Conflict {
-        key: key.display(),
-        attempts: MAX_ATTEMPTS,
-    })
 }
 
 fn corrupt(key: &mcds_core::Key, reason: impl Into<String>) -> mcds_core::Error {

@@ -284,9 +284,8 @@ impl PackedSeries {
         let key = self.key(period)?;
         let mut failure = None;
         let mut value = 0;
-        // The closure is `Send`, as `Access::update` asks; the async future
-        // is still not `Send` while mcds-core's `update_loop` takes it as a
-        // plain `&mut UpdateFn` (see tests/async_api.rs).
+        // The closure is `Send`, as `Access::update` asks, so that the async
+        // future is.
         self.access(io)
             .update(&key, ttl, MAX_ATTEMPTS, &mut |current| {
                 let mut bytes = match current {

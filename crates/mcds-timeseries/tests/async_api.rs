@@ -3,15 +3,6 @@
 //! task on a multi-thread runtime (so its future is `Send`), and 16 tasks
 //! recording at once leave counts, sums, min and max (and packed slots)
 //! equal to the acknowledged records.
-//!
-//! Except `PackedSeries::incr_async` and `incr_now_async`: their future is
-//! not `Send` yet, through no fault of theirs. They go through
-//! `Access::update`, whose async path runs mcds-core's `update_loop`, and
-//! that takes the closure as `&mut UpdateFn` (`dyn FnMut` without `Send`),
-//! dropping the `Send` that `Access::update` asks for. Until `update_loop`
-//! is generic over the closure, these two run as `spawn_local` tasks on a
-//! `LocalSet` of the same multi-thread runtime: still 16 concurrent tasks,
-//! on one thread. Then move them into `tokio::spawn` with the rest.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -71,22 +62,20 @@ fn memcached() -> (MemcachedServer, Arc<dyn Store>) {
     (server, store)
 }
 
-/// Run `tasks` (not `Send`: see the module docs) concurrently as
-/// `spawn_local` tasks on a `LocalSet` of `rt`, and collect their outputs in
-/// order.
-fn run_local<T: 'static>(
+/// Run `tasks` concurrently as `tokio::spawn`ed tasks on `rt` (so their
+/// futures are `Send`), and collect their outputs in order.
+fn run_spawned<T: Send + 'static>(
     rt: &tokio::runtime::Runtime,
-    tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T>>>>,
+    tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
 ) -> Vec<T> {
-    let local = tokio::task::LocalSet::new();
-    rt.block_on(local.run_until(async {
-        let handles: Vec<_> = tasks.into_iter().map(tokio::task::spawn_local).collect();
+    rt.block_on(async {
+        let handles: Vec<_> = tasks.into_iter().map(tokio::spawn).collect();
         let mut out = Vec::with_capacity(handles.len());
         for h in handles {
             out.push(h.await.unwrap());
         }
         out
-    }))
+    })
 }
 
 fn stats(count: u64, sum: i128, min: i64, max: i64) -> Stats {
@@ -105,11 +94,10 @@ fn every_async_method((clock, scope, t0): (ManualClock, Scope, u64)) {
     let b = TimeSeries::new(&scope, "async-b", &resolutions()).unwrap();
     let packed = PackedSeries::new(&scope, "async-p", SEC, 60, SlotWidth::U8, HOUR).unwrap();
     let rt = runtime();
-    // PackedSeries: incr_async, incr_now_async (on a LocalSet, see the
-    // module docs).
+    // PackedSeries: incr_async, incr_now_async.
     let incremented = {
         let (packed, clock) = (packed.clone(), clock.clone());
-        run_local(
+        run_spawned(
             &rt,
             vec![Box::pin(async move {
                 let mut got = vec![packed.incr_async(t0, 3).await.unwrap()];
@@ -228,8 +216,7 @@ fn every_async_method_on_memcached() {
 }
 
 /// 16 tasks each `record_async` 200 random samples into the same few
-/// buckets (4 seconds, one minute), then 16 tasks (on a `LocalSet`, see the
-/// module docs) `incr_async` the packed slot of each of those samples; then every bucket's count, sum, min and max equal those of the
+/// buckets (4 seconds, one minute), then 16 tasks `incr_async` the packed slot of each of those samples; then every bucket's count, sum, min and max equal those of the
 /// acknowledged records, at both resolutions, and the packed slots count
 /// the acknowledged increments.
 fn sixteen_tasks_exact((_clock, scope, t0): (ManualClock, Scope, u64), label: &str) {
@@ -265,7 +252,7 @@ fn sixteen_tasks_exact((_clock, scope, t0): (ManualClock, Scope, u64), label: &s
         all
     });
     // The packed increments: the same timestamps, 16 tasks at once.
-    let incremented = run_local(
+    let incremented = run_spawned(
         &rt,
         acknowledged
             .iter()
@@ -276,7 +263,8 @@ fn sixteen_tasks_exact((_clock, scope, t0): (ManualClock, Scope, u64), label: &s
                     for ts in stamps {
                         packed.incr_async(ts, 1).await.unwrap();
                     }
-                }) as std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>
+                })
+                    as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
             })
             .collect(),
     );
