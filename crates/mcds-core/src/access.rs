@@ -59,7 +59,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// that is also `Send`, so that an async structure's future is.
 pub type SendUpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + Send + 'a;
 
-/// How an algorithm may wait for the store (see the [module docs](self)).
+/// How an algorithm may wait for the store (see [`Access`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Io {
     /// Block the calling thread on each store call (the blocking API).
