@@ -3,6 +3,7 @@
 //! exact, share a fixed number of connections, and faults (kill -9,
 //! SIGSTOP) reach them as clear errors within the timeout, never a hang.
 
+use mcds_testkit::runtime;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,14 +14,6 @@ use mcds_testkit::{MemcachedServer, ServerOptions, ServerPool};
 
 const TASKS: usize = 64;
 const PER_TASK: u64 = 200;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// 64 tasks × 200 `incr_async` on one counter, plus one `incr_many_async`
 /// per task on its own counters: every increment is counted once.

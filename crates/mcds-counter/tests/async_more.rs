@@ -5,6 +5,7 @@
 //! a structure promises exact counts under concurrency. Time is a
 //! `ManualClock`: no sleeps.
 
+use mcds_testkit::runtime;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -21,14 +22,6 @@ use mcds_testkit::MemcachedServer;
 /// 1_800_000_000 is a multiple of 10, 20 and 60: periods start there.
 const EPOCH_MS: u64 = 1_800_000_000_000;
 const TASKS: usize = 16;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// Run `scenario` as a spawned task on a fresh 2-worker runtime.
 fn run(scenario: impl Future<Output = ()> + Send + 'static) {

@@ -4,6 +4,7 @@
 //! once get every acknowledged event back exactly once, by `fetch_async`,
 //! `count_async` and a concurrent `since_async` poller.
 
+use mcds_testkit::runtime;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,14 +19,6 @@ use mcds_testkit::MemcachedServer;
 const EPOCH_MS: u64 = 1_800_000_000_000;
 const TASKS: usize = 16;
 const PER_TASK: usize = 200;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The embedded store on a manual clock at `EPOCH_MS`, and a scope on both.
 fn memory() -> (ManualClock, Scope) {

@@ -3,6 +3,7 @@
 //! release of a dropped guard handed to the runtime, and faults (kill -9,
 //! SIGSTOP) reaching async callers as errors within the timeout.
 
+use mcds_testkit::runtime;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -11,14 +12,6 @@ use mcds_core::{MemoryStore, Store};
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// 16 tasks × 10 turns through `with_lock_async`; inside, a read-yield-write
 /// of a plain counter: any overlap would lose an update, and the count of

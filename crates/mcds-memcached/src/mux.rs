@@ -572,20 +572,26 @@ impl Lane {
         self.helper.wake.notify_one();
     }
 
-    /// One turn of the helper thread: drive the lane for what is queued,
-    /// then put it down (or hand it on).
-    fn drive_for_helper(&self) {
+    /// The driver of a lane handed over to `own`'s caller (or the helper
+    /// thread): marked driven already, its connection left in the state.
+    fn handed_over(&self, own: Arc<Slot>) -> Driver<'_> {
         let mut state = self.state.lock();
         let conn = state.conn.take();
         let generation = state.generation;
         drop(state);
-        let mut driver = Driver {
+        Driver {
             lane: self,
             conn,
-            own: Slot::new(),
+            own,
             generation,
             in_flight: Vec::new(),
-        };
+        }
+    }
+
+    /// One turn of the helper thread: drive the lane for what is queued,
+    /// then put it down (or hand it on).
+    fn drive_for_helper(&self) {
+        let mut driver = self.handed_over(Slot::new());
         driver.write();
         driver.read();
         let failed = driver.conn.is_none();
@@ -615,17 +621,7 @@ impl Lane {
     /// Drive a lane handed over by the previous driver (its connection was
     /// left in the state, `driving` still set).
     fn take_over(&self, own: Arc<Slot>) -> Delivery {
-        let mut state = self.state.lock();
-        let conn = state.conn.take();
-        let generation = state.generation;
-        drop(state);
-        let mut driver = Driver {
-            lane: self,
-            conn,
-            own,
-            generation,
-            in_flight: Vec::new(),
-        };
+        let mut driver = self.handed_over(own);
         driver.write();
         driver.finish()
     }

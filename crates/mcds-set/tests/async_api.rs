@@ -3,6 +3,7 @@
 //! runtime (so its future is `Send`), agrees with the blocking API, and
 //! concurrent adds from many tasks all land.
 
+use mcds_testkit::runtime;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -13,14 +14,6 @@ use mcds_testkit::MemcachedServer;
 
 const TASKS: usize = 16;
 const PER_TASK: usize = 25;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// Run `f` as a spawned task on a 2-worker runtime and wait for it.
 fn spawned<F>(f: F)

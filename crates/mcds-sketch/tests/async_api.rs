@@ -4,6 +4,7 @@
 //! the blocking API, and 16 tasks adding to one HyperLogLog, Bloom filter
 //! and scalable Bloom filter at once lose nothing.
 
+use mcds_testkit::runtime;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,14 +16,6 @@ use mcds_testkit::MemcachedServer;
 
 const TASKS: usize = 16;
 const PER_TASK: usize = 250;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn memcached(server: &MemcachedServer) -> Arc<dyn Store> {
     Arc::new(MemcachedStore::connect(&server.addr()).unwrap())

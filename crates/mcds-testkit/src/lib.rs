@@ -32,6 +32,17 @@ pub use mcds_testserver::{
     MemcachedServer, NutcrackerServer, ServerOptions, ServerPool, process_alive, spawn_tied,
 };
 
+/// The tokio runtime of the async tests: 2 worker threads (the CI machine
+/// has 2 cores), timers and I/O on. Tasks spawned on it must be `Send`, so
+/// a test that spawns an async structure call also shows its future is.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime for the async tests")
+}
+
 /// The embedded store on a [`ManualClock`](mcds_core::ManualClock)
 /// standing at `unix_ms`, and a [`Scope`](mcds_core::Scope) on it with the
 /// same clock: the setup of every structure test that moves time by hand

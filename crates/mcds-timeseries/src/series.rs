@@ -1048,103 +1048,65 @@ impl TimeSeries {
 
     /// How many samples the range holds (as in [`range`](Self::range)).
     pub fn count(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
-        block_on(self.count_io(Io::Blocking, from_ms, to_ms, step))
+        Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.count))
     }
 
     /// [`count`](TimeSeries::count) without blocking the thread.
     pub async fn count_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
-        self.count_io(Io::Async, from_ms, to_ms, step).await
-    }
-
-    async fn count_io(&self, io: Io, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
         Ok(self
-            .aggregate_io(io, from_ms, to_ms, step)
+            .aggregate_async(from_ms, to_ms, step)
             .await?
             .map_or(0, |s| s.count))
     }
 
     /// The exact sum of the range's samples (0 when none).
     pub fn sum(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
-        block_on(self.sum_io(Io::Blocking, from_ms, to_ms, step))
+        Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.sum))
     }
 
     /// [`sum`](TimeSeries::sum) without blocking the thread.
     pub async fn sum_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
-        self.sum_io(Io::Async, from_ms, to_ms, step).await
-    }
-
-    async fn sum_io(&self, io: Io, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
         Ok(self
-            .aggregate_io(io, from_ms, to_ms, step)
+            .aggregate_async(from_ms, to_ms, step)
             .await?
             .map_or(0, |s| s.sum))
     }
 
     /// The mean of the range's samples; `None` when none.
     pub fn avg(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
-        block_on(self.avg_io(Io::Blocking, from_ms, to_ms, step))
+        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.avg()))
     }
 
     /// [`avg`](TimeSeries::avg) without blocking the thread.
     pub async fn avg_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
-        self.avg_io(Io::Async, from_ms, to_ms, step).await
-    }
-
-    async fn avg_io(
-        &self,
-        io: Io,
-        from_ms: u64,
-        to_ms: u64,
-        step: Duration,
-    ) -> Result<Option<f64>> {
         Ok(self
-            .aggregate_io(io, from_ms, to_ms, step)
+            .aggregate_async(from_ms, to_ms, step)
             .await?
             .map(|s| s.avg()))
     }
 
     /// The smallest sample of the range; `None` when none.
     pub fn min(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        block_on(self.min_io(Io::Blocking, from_ms, to_ms, step))
+        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.min))
     }
 
     /// [`min`](TimeSeries::min) without blocking the thread.
     pub async fn min_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        self.min_io(Io::Async, from_ms, to_ms, step).await
-    }
-
-    async fn min_io(
-        &self,
-        io: Io,
-        from_ms: u64,
-        to_ms: u64,
-        step: Duration,
-    ) -> Result<Option<i64>> {
         Ok(self
-            .aggregate_io(io, from_ms, to_ms, step)
+            .aggregate_async(from_ms, to_ms, step)
             .await?
             .map(|s| s.min))
     }
 
     /// The largest sample of the range; `None` when none.
     pub fn max(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        block_on(self.max_io(Io::Blocking, from_ms, to_ms, step))
+        Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.max))
     }
 
     /// [`max`](TimeSeries::max) without blocking the thread.
     pub async fn max_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
-        self.max_io(Io::Async, from_ms, to_ms, step).await
-    }
-
-    async fn max_io(
-        &self,
-        io: Io,
-        from_ms: u64,
-        to_ms: u64,
-        step: Duration,
-    ) -> Result<Option<i64>> {
         Ok(self
-            .aggregate_io(io, from_ms, to_ms, step)
+            .aggregate_async(from_ms, to_ms, step)
             .await?
             .map(|s| s.max))
     }

@@ -4,6 +4,7 @@
 //! recording at once leave counts, sums, min and max (and packed slots)
 //! equal to the acknowledged records.
 
+use mcds_testkit::runtime;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,14 +23,6 @@ const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(86_400);
 const TASKS: u64 = 16;
 const PER_TASK: u64 = 200;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn resolutions() -> Vec<Resolution> {
     vec![
