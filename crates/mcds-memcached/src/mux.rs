@@ -31,6 +31,13 @@
 //!   it, with one non-blocking peek, so a request is not written into a
 //!   connection the server already closed, where a write with effects
 //!   would end ambiguous.
+//! * **Async callers** never drive: an async request is queued and, if
+//!   nobody drives the lane, the lane's helper thread (started at the
+//!   first async request, ended with the store) takes the lane, writes and
+//!   reads for it, and wakes the caller's waker. A sync driver whose next
+//!   queued caller is async hands the lane to the helper thread the same
+//!   way. An async caller whose lane has no connection dials on a thread
+//!   of its own; a dial never holds the lane's lock.
 //! * **Timeouts.** Each request has a deadline; the driver bounds its reads
 //!   and writes by the earliest deadline of the requests in flight (the
 //!   socket's timeout, re-armed only when it changes by more than
