@@ -32,6 +32,11 @@ pub struct OpStats {
 /// shows up as more than one), and it stays exact when several threads share
 /// the store.
 ///
+/// It is for tests and accounting, and blocking: its async methods are the
+/// defaults of [`Store`] (the blocking method, run when first polled), so
+/// that its counts stay per thread. Around a store that does I/O, an async
+/// caller through it blocks its thread.
+///
 /// ```
 /// use mcds_core::{CountingStore, Key, MemoryStore, Store, Ttl};
 ///
