@@ -111,6 +111,16 @@ impl<'s> Access<'s> {
         }
     }
 
+    /// [`run_pipeline`](crate::run_pipeline): exactly `N` ops in one
+    /// batch, their `N` results.
+    pub async fn run_pipeline<const N: usize>(
+        &self,
+        ops: [Op<'_>; N],
+    ) -> Result<[Result<Reply>; N]> {
+        let replies = self.pipeline(&ops).await;
+        crate::op::exactly(replies, self.store.backend_name())
+    }
+
     /// [`Store::supports_cas`] (for memcached: may connect first, which the
     /// async mode does without blocking).
     pub async fn supports_cas(&self, key: &Key) -> Result<bool> {

@@ -322,12 +322,20 @@ pub fn run_pipeline<S: Store + ?Sized, const N: usize>(
     store: &S,
     ops: [Op<'_>; N],
 ) -> Result<[Result<Reply>; N]> {
-    let replies = store.pipeline(&ops);
+    exactly(store.pipeline(&ops), store.backend_name())
+}
+
+/// A batch's results as an array of `N`, or [`Error::Internal`] naming the
+/// backend when it answered with another number (shared by
+/// [`run_pipeline`] and [`Access::run_pipeline`](crate::Access::run_pipeline)).
+pub(crate) fn exactly<const N: usize>(
+    replies: Vec<Result<Reply>>,
+    backend: &str,
+) -> Result<[Result<Reply>; N]> {
     let got = replies.len();
     <[Result<Reply>; N]>::try_from(replies).map_err(|_| {
         Error::Internal(format!(
-            "the {} backend returned {got} results for a batch of {N} ops",
-            store.backend_name()
+            "the {backend} backend returned {got} results for a batch of {N} ops"
         ))
     })
 }

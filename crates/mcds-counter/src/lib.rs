@@ -88,22 +88,6 @@ pub use shadow::ShadowCounter;
 pub use view::ViewCounter;
 pub use window::WindowCounter;
 
-/// [`mcds_core::run_pipeline`] through an [`Access`](mcds_core::Access):
-/// one batch of `N` ops, one result per op, awaited in either I/O mode.
-pub(crate) async fn pipeline_n<const N: usize>(
-    access: mcds_core::Access<'_>,
-    ops: [mcds_core::Op<'_>; N],
-) -> mcds_core::Result<[mcds_core::Result<mcds_core::Reply>; N]> {
-    let replies = access.pipeline(&ops).await;
-    let got = replies.len();
-    <[mcds_core::Result<mcds_core::Reply>; N]>::try_from(replies).map_err(|_| {
-        mcds_core::Error::Internal(format!(
-            "the {} backend returned {got} results for a batch of {N} ops",
-            access.store().backend_name()
-        ))
-    })
-}
-
 /// Read a stored counter: 0 when absent, `Corrupt` when not a number.
 pub(crate) fn read_counter(
     item: Option<mcds_core::Item>,

@@ -590,18 +590,16 @@ impl CounterMap {
             value: &token,
             ttl: Ttl::Never,
         };
-        let [added, registered] = crate::pipeline_n(
-            access,
-            [
+        let [added, registered] = access
+            .run_pipeline([
                 Op::Add {
                     key,
                     value: initial.as_bytes(),
                     ttl: Ttl::Never,
                 },
                 register,
-            ],
-        )
-        .await?;
+            ])
+            .await?;
         let added = added.and_then(Reply::stored)?;
         if let Err(e) = registered.and_then(Reply::done) {
             if added == Stored::NotStored {
@@ -825,17 +823,16 @@ impl CounterMap {
         let key = self.field_key(field)?;
         let mut token = Vec::with_capacity(field.len() + 2);
         encode_token(b'-', field, &mut token);
-        let [unregistered, deleted] = crate::pipeline_n(
-            self.access(io),
-            [
+        let [unregistered, deleted] = self
+            .access(io)
+            .run_pipeline([
                 Op::Append {
                     key: &self.registry,
                     value: &token,
                 },
                 Op::Delete(&key),
-            ],
-        )
-        .await?;
+            ])
+            .await?;
         unregistered.and_then(Reply::applied)?;
         deleted.and_then(Reply::applied)
     }

@@ -132,7 +132,7 @@ impl RateLimiter {
                 // Both in one pipelined batch: one round trip.
                 let previous_key = self.key(w.wrapping_sub(1))?;
                 let [current, previous] =
-                    crate::pipeline_n(access, [count, Op::Get(&previous_key)]).await?;
+                    access.run_pipeline([count, Op::Get(&previous_key)]).await?;
                 let current = current?.value()?;
                 let previous = read_counter(previous?.item()?, &previous_key)?;
                 (current, previous)

@@ -432,13 +432,7 @@ impl Lock {
             value: token.as_bytes(),
             ttl,
         };
-        let replies = access.pipeline(&[add, fence]).await;
-        let Ok([added, tok]) = <[Result<Reply>; 2]>::try_from(replies) else {
-            return Err(Error::Internal(format!(
-                "the {} backend returned another number of results than the 2 ops of a batch",
-                self.store.backend_name()
-            )));
-        };
+        let [added, tok] = access.run_pipeline([add, fence]).await?;
         let added = added?.stored()?;
         let tok = tok.and_then(Reply::value);
         // A failed add still bumped the counter: tokens skip a number, which

@@ -312,6 +312,7 @@ fn single(fixture: &Fixture, data: &[u8]) {
 fn pipelined(fixture: &Fixture, data: &[u8]) {
     let inc = &fixture.incarnation;
     let batch = fixture.batch();
+    let mut wires = Vec::new();
     let part: Vec<Planned> = (0..KINDS)
         .map(|i| {
             let index = position(i);
@@ -320,6 +321,7 @@ fn pipelined(fixture: &Fixture, data: &[u8]) {
                 index,
                 inc,
                 mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+                &mut wires,
             )
             .unwrap_or_else(|e| panic!("encoding {}: {e}", batch[index].name()))
         })
@@ -489,10 +491,18 @@ mod tests {
     /// This server's part of the fixture batch, encoded.
     fn part(fixture: &Fixture) -> Vec<Planned> {
         let batch = fixture.batch();
+        let mut wires = Vec::new();
         (0..KINDS)
             .map(|i| {
                 let index = position(i);
-                Planned::new(&batch[index], index, &fixture.incarnation, 1 << 20).unwrap()
+                Planned::new(
+                    &batch[index],
+                    index,
+                    &fixture.incarnation,
+                    1 << 20,
+                    &mut wires,
+                )
+                .unwrap()
             })
             .collect()
     }

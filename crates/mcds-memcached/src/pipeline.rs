@@ -28,34 +28,42 @@ use crate::store::MemcachedStore;
 /// socket buffer and a server busy writing replies can always read the rest.
 const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
 
-/// One op, encoded for its server.
+/// One op, encoded for its server into that server's buffer.
 pub(crate) struct Planned {
     /// Position in the caller's batch.
     pub(crate) index: usize,
-    /// The command on the wire, with its `O<index>` (and `q`) flags.
-    pub(crate) wire: Vec<u8>,
+    /// Where its command (with its `O<index>` and `q` flags) stands in the
+    /// server's buffer.
+    pub(crate) wire: std::ops::Range<usize>,
     pub(crate) quiet: bool,
 }
 
 impl Planned {
     /// `op`, at `index` in its batch, encoded for a server `incarnation`:
     /// tagged `O<index>`, and quiet where its success reply carries nothing.
-    /// Encoded once: the bytes both size the payloads and are sent.
+    /// Encoded once, at the end of `buf` (one buffer for all the ops of a
+    /// server: no allocation per op): the bytes both size the payloads and
+    /// are sent.
     pub(crate) fn new(
         op: &Op<'_>,
         index: usize,
         incarnation: &Incarnation,
         item_size_limit: usize,
+        buf: &mut Vec<u8>,
     ) -> Result<Planned> {
-        let mut wire = Vec::with_capacity(48);
         let opaque = u32::try_from(index).map_err(|_| {
             Error::InvalidArgument(format!(
                 "a pipeline of more than {} ops; split it",
                 u32::MAX
             ))
         })?;
-        let quiet = codec::encode_wire(op, incarnation, item_size_limit, &mut wire, opaque, true)?;
-        Ok(Planned { index, wire, quiet })
+        let start = buf.len();
+        let quiet = codec::encode_wire(op, incarnation, item_size_limit, buf, opaque, true)?;
+        Ok(Planned {
+            index,
+            wire: start..buf.len(),
+            quiet,
+        })
     }
 }
 
@@ -106,6 +114,8 @@ impl MemcachedStore {
     async fn run_segment(&self, io: Io, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         let mut groups: Vec<Vec<Planned>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
+        // Each server's commands, one after the other (see `Planned::wire`).
+        let mut wires: Vec<Vec<u8>> = (0..self.servers.len()).map(|_| Vec::new()).collect();
         // Each server's session is opened first: its ops are encoded for the
         // incarnation it reaches (CAS ids, version), and pinned to it.
         let owner: Vec<usize> = ops.iter().map(|op| self.server_for(op.key())).collect();
@@ -142,7 +152,13 @@ impl MemcachedStore {
                 }
                 None => continue, // every owner was opened above
             };
-            match Planned::new(op, index, &incarnation, self.config.item_size_limit) {
+            match Planned::new(
+                op,
+                index,
+                &incarnation,
+                self.config.item_size_limit,
+                &mut wires[server],
+            ) {
                 Ok(p) => groups[server].push(p),
                 Err(e) => outcomes[index] = Some(Outcome::Failed(e)),
             }
@@ -175,7 +191,7 @@ impl MemcachedStore {
                         source: std::io::Error::other("not sent: the server's session had failed"),
                     },
                     Some(session) => {
-                        let payload = payload(part);
+                        let payload = payload(part, &wires[server]);
                         traffic::record(part.len() as u64);
                         match session.submit_batch(io, payload, deadline).await {
                             Ok(ticket) => {
@@ -322,11 +338,14 @@ impl MemcachedStore {
 
 /// One payload's bytes: its commands, then `mn`, whose `MN` ends the
 /// replies.
-fn payload(part: &[Planned]) -> Vec<u8> {
-    let mut payload = Vec::with_capacity(part.iter().map(|p| p.wire.len()).sum::<usize>() + 4);
-    for p in part {
-        payload.extend_from_slice(&p.wire);
-    }
+fn payload(part: &[Planned], wires: &[u8]) -> Vec<u8> {
+    let (Some(first), Some(last)) = (part.first(), part.last()) else {
+        return b"mn\r\n".to_vec();
+    };
+    // A part is a run of one server's ops, encoded one after the other.
+    let commands = &wires[first.wire.start..last.wire.end];
+    let mut payload = Vec::with_capacity(commands.len() + 4);
+    payload.extend_from_slice(commands);
     payload.extend_from_slice(b"mn\r\n");
     payload
 }

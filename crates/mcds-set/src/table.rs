@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use mcds_core::{
-    Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on, is_key_byte,
+    Access, Io, Key, Op as StoreOp, Result, Scope, Store, Ttl, block_on, is_key_byte,
     stable_hash128,
 };
 
@@ -144,23 +144,11 @@ impl Table {
             ttl: self.ttl,
         };
         let [entry, list] = self
-            .pipeline2(io, [write, self.list.store_op(Op::Add, &tokens)])
+            .access(io)
+            .run_pipeline([write, self.list.store_op(Op::Add, &tokens)])
             .await?;
         entry?;
         self.list.finish(io, Op::Add, &tokens, list).await
-    }
-
-    /// Two ops in one batch, one result each ([`mcds_core::run_pipeline`]
-    /// in either mode).
-    async fn pipeline2(&self, io: Io, ops: [StoreOp<'_>; 2]) -> Result<[Result<Reply>; 2]> {
-        let replies = self.access(io).pipeline(&ops).await;
-        let got = replies.len();
-        <[Result<Reply>; 2]>::try_from(replies).map_err(|_| {
-            Error::Internal(format!(
-                "the {} backend returned {got} results for a batch of 2 ops",
-                self.store.backend_name()
-            ))
-        })
     }
 
     /// Whether `member` is present: one round trip.
@@ -214,13 +202,11 @@ impl Table {
         let key = self.member_key(member)?;
         let tokens = self.list.tokens(Op::Remove, &[member]);
         let [existed, list] = self
-            .pipeline2(
-                io,
-                [
-                    StoreOp::Delete(&key),
-                    self.list.store_op(Op::Remove, &tokens),
-                ],
-            )
+            .access(io)
+            .run_pipeline([
+                StoreOp::Delete(&key),
+                self.list.store_op(Op::Remove, &tokens),
+            ])
             .await?;
         let existed = existed?.applied()?;
         self.list.finish(io, Op::Remove, &tokens, list).await?;
