@@ -320,10 +320,12 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
 
     let hll = HyperLogLog::new(s(), "report").unwrap();
-    r.row("`HyperLogLog::add` (first: creates it)", || {
-        hll.add("a").unwrap()
-    });
-    r.row("`HyperLogLog::add`", || hll.add("b").unwrap());
+    r.row(
+        "`HyperLogLog::add` (first of its segment: creates it)",
+        || hll.add("a").unwrap(),
+    );
+    let b = same_hll_segment("a");
+    r.row("`HyperLogLog::add`", || hll.add(&b).unwrap());
     r.row("`HyperLogLog::add` (no register changes)", || {
         hll.add("a").unwrap()
     });
@@ -477,4 +479,23 @@ fn check_readme(table: &str) {
 
 fn server_version(server: &MemcachedServer) -> String {
     server.stats().get("version").cloned().unwrap_or_default()
+}
+
+/// An element whose HyperLogLog register is another one of `e`'s segment
+/// (so that adding it after `e` is an add to an existing segment).
+fn same_hll_segment(e: &str) -> String {
+    use mcds_sketch::hll::{REGISTERS, Registers, SEGMENT_REGISTERS};
+    let register = |x: &str| {
+        let mut r = Registers::new();
+        r.insert(x.as_bytes());
+        (0..REGISTERS).position(|i| r.get(i) != 0).unwrap()
+    };
+    let target = register(e);
+    (0u64..)
+        .map(|i| format!("b{i}"))
+        .find(|c| {
+            let r = register(c);
+            r != target && r / SEGMENT_REGISTERS == target / SEGMENT_REGISTERS
+        })
+        .unwrap()
 }

@@ -16,7 +16,7 @@
 //! | `set_text` | [`set_text_codec`] | `mcds-set`'s text codec (`+a -b `, `%XX` escapes) |
 //! | `set_binary` | [`set_binary_codec`] | `mcds-set`'s length-prefixed binary codec |
 //! | `event_frames` | [`event_frames`] | `mcds-eventlog`'s checksummed frames |
-//! | `hll_registers` | [`hll_registers`] | `mcds-sketch`'s HyperLogLog registers |
+//! | `hll_registers` | [`hll_registers`] | `mcds-sketch`'s HyperLogLog registers and segment items (sparse or dense base, append log) |
 //! | `bloom_blocks` | [`bloom_blocks`] | `mcds-sketch`'s Bloom filter blocks |
 //! | `bitmap_bits` | [`bitmap_bits`] | `mcds-sketch`'s activity bitmap bits |
 //! | `topk_board` | [`topk_board`] | `mcds-sketch`'s leaderboard board (Space-Saving counters, checksummed) |

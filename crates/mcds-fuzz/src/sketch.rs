@@ -17,7 +17,8 @@ fn elements(data: &[u8]) -> Vec<&[u8]> {
 /// The HyperLogLog register codec: arbitrary bytes decode or are refused
 /// without panicking, and what decodes re-encodes to the same bytes; the
 /// same bytes read as elements build registers that round-trip, ignore a
-/// second insertion, and merge commutatively.
+/// second insertion, and merge commutatively. Then the stored segment
+/// items ([`hll_segment`]).
 pub fn hll_registers(data: &[u8]) {
     use mcds_sketch::fuzzing::hll::{ENCODED_LEN, MAX_RANK};
     use mcds_sketch::hll::{REGISTERS, Registers};
@@ -55,6 +56,39 @@ pub fn hll_registers(data: &[u8]) {
     assert_eq!(ab, ba, "merge commutes");
     if items.is_empty() {
         assert_eq!(ab.count(), 0);
+    }
+    hll_segment(data);
+}
+
+/// The HyperLogLog segment item (base and log): arbitrary bytes decode or
+/// are refused without panicking; what decodes has valid ranks, and its
+/// compacted form decodes to the same registers with an empty log; the
+/// bytes with a record appended decode to the registers raised by it.
+fn hll_segment(data: &[u8]) {
+    use mcds_sketch::fuzzing::hll::{MAX_RANK, decode_segment, encode_segment};
+    use mcds_sketch::hll::{SEGMENT_MAGIC, SEGMENT_REGISTERS};
+    // As given, and behind the magic (so the forms themselves are reached).
+    let mut framed = SEGMENT_MAGIC.to_vec();
+    framed.extend_from_slice(data);
+    for bytes in [data, &framed] {
+        let Ok((registers, log)) = decode_segment(bytes) else {
+            continue;
+        };
+        assert_eq!(registers.len(), SEGMENT_REGISTERS);
+        assert!(registers.iter().all(|&r| r <= MAX_RANK));
+        assert!(2 * log <= bytes.len());
+        let compact = encode_segment(&registers);
+        assert_eq!(decode_segment(&compact), Ok((registers.clone(), 0)));
+        // An appended record raises exactly its register.
+        let (local, rank) = (
+            usize::from(data.len() as u16 % 1024),
+            data.len() as u8 % MAX_RANK + 1,
+        );
+        let mut appended = compact;
+        appended.extend_from_slice(&(((local as u16) << 6) | u16::from(rank)).to_le_bytes());
+        let mut expected = registers;
+        expected[local] = expected[local].max(rank);
+        assert_eq!(decode_segment(&appended), Ok((expected, 1)));
     }
 }
 

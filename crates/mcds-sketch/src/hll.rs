@@ -8,16 +8,61 @@
 //! one Redis uses), which needs no bias tables and is accurate from 0 to
 //! billions: standard error 1.04/√16384 ≈ 0.81 %.
 //!
-//! **Storage.** One item, `<prefix>hll:<name>:regs`: the magic `MHL1`, then
-//! the registers packed 6 bits each, little-endian (12 288 bytes). Updates
-//! are read-modify-write by CAS ([`Store::update`]); taking the maximum
-//! commutes, so a retried update never loses another writer's elements.
+//! **Storage: 16 segments, each sparse or dense, each with an append log.**
+//! The registers are split into [`SEGMENTS`] items of [`SEGMENT_REGISTERS`]
+//! (register `i` lives in segment `i / 1024`), under
+//! `<prefix>hll:<name>:s0` … `:sf`. A segment item is the magic `MHS1`, a
+//! base, then a log:
+//!
+//! * the base is *sparse* (`S`, a `u16` count, then one 2-byte record per
+//!   non-zero register) while that is smaller than the *dense* form (`D`,
+//!   the 1 024 registers packed 6 bits each: 768 bytes). Like Redis's sparse
+//!   encoding, a small sketch is small: 3 elements take 3 items of 9 bytes;
+//! * the log is 2-byte records appended by [`HyperLogLog::add`]. A record is
+//!   a little-endian `u16`: the register's index in its segment (10 bits)
+//!   above its rank (6 bits).
+//!
+//! A missing segment is all zero registers. A segment's registers are the
+//! maximum over its base and its log.
+//!
+//! **Why this layout (segments, and an append log).** An add must not move
+//! 12 KiB twice, and should cost one round trip, like `PFADD`. memcached
+//! has no "maximum" command, but `append` commutes just as the maximum does,
+//! and needs no CAS: [`add`](HyperLogLog::add) sends, in one batch, a `get`
+//! of its segment and an `append` of its record. The `get` runs first on
+//! the same connection, so it shows the registers *before* this add, which
+//! answers `PFADD`'s question (did a register change?). One round trip, a
+//! few hundred bytes read, 2 bytes written. A retried or duplicated append
+//! is harmless (the maximum is idempotent), so a lost reply loses nothing.
+//! The log is folded into the base ("compacted") by a CAS write once it
+//! holds [`COMPACT_AT`] records: an append between that read and that write
+//! changes the CAS id, so a compaction never drops a record; it is tried
+//! by one adder in [`COMPACT_EVERY`] and, past [`LOG_LIMIT`] records, by
+//! every adder until it succeeds. Segments keep both the compaction and
+//! every read small (a segment is at most 773 bytes plus its log), and let
+//! writers to different segments never conflict.
+//! [`HllBuffer::flush`], [`merge`](HyperLogLog::merge) and
+//! [`merge_registers`](HyperLogLog::merge_registers) write whole segments:
+//! one `get_multi` of the segments they raise, then one batch of CAS writes
+//! (2 round trips), retrying the segments whose CAS lost.
+//!
+//! A server started with `-C` (no CAS) cannot compact: the first add of a
+//! segment, and every merge, is refused with
+//! [`Error::Unsupported`](mcds_core::Error::Unsupported), as every CAS
+//! update is.
+//!
+//! [`Registers::encode`] is the whole sketch in one blob (`MHL1`, the 16 384
+//! registers packed 6 bits each), for moving registers around; it is not
+//! what the store holds.
 
 use std::sync::Arc;
 
-use mcds_core::{Access, Io, Key, Result, Scope, Store, Ttl, block_on, stable_hash};
+use mcds_core::{
+    Access, Backoff, CasOutcome, Error, Io, Key, Op, Result, Scope, Store, Stored, Ttl, block_on,
+    stable_hash,
+};
 
-use crate::{corrupt, update_checked};
+use crate::{MAX_ATTEMPTS, corrupt, update_checked_with};
 
 /// log2 of the number of registers.
 pub const P: u32 = 14;
@@ -25,12 +70,35 @@ pub const P: u32 = 14;
 pub const REGISTERS: usize = 1 << P;
 /// Bytes of packed 6-bit registers.
 pub const REGISTER_BYTES: usize = REGISTERS * 6 / 8;
-/// The stored form's first bytes.
+/// The first bytes of [`Registers::encode`]'s blob.
 pub const MAGIC: &[u8; 4] = b"MHL1";
-/// Bytes of the stored form: magic plus packed registers.
+/// Bytes of [`Registers::encode`]'s blob: magic plus packed registers.
 pub(crate) const ENCODED_LEN: usize = MAGIC.len() + REGISTER_BYTES;
 /// The largest rank a register can hold (50 hash bits plus the sentinel).
 pub(crate) const MAX_RANK: u8 = (64 - P + 1) as u8;
+/// The items a sketch is stored in.
+pub const SEGMENTS: usize = 16;
+/// Registers per segment item.
+pub const SEGMENT_REGISTERS: usize = REGISTERS / SEGMENTS;
+/// A segment item's first bytes.
+pub const SEGMENT_MAGIC: &[u8; 4] = b"MHS1";
+/// Bytes of a dense segment's packed registers.
+const DENSE_BYTES: usize = SEGMENT_REGISTERS * 6 / 8;
+/// The form byte of a sparse base (a count, then records).
+const SPARSE: u8 = b'S';
+/// The form byte of a dense base (packed registers).
+const DENSE: u8 = b'D';
+/// Log records after which an add tries to compact its segment (256
+/// records: 512 bytes, so a segment read stays under about 1.3 KiB).
+pub const COMPACT_AT: usize = 256;
+/// Between [`COMPACT_AT`] and [`LOG_LIMIT`], an add compacts (one CAS
+/// attempt) only when the log it read holds a multiple of this many
+/// records: concurrent adders do not all try at once.
+pub const COMPACT_EVERY: usize = 64;
+/// Log records past which every add compacts its segment before it returns
+/// (CAS attempts with backoff, as any update), so a log stays bounded
+/// however many compactions lost their race.
+pub const LOG_LIMIT: usize = 4096;
 
 /// Why stored bytes are not a sketch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +148,39 @@ fn index_and_rank(hash: u64) -> (usize, u8) {
     (index, rest.trailing_zeros() as u8 + 1)
 }
 
+/// Pack `registers` 6 bits each, little-endian, into `out` (zeroed, 3/4 of
+/// their count long).
+fn pack(registers: &[u8], out: &mut [u8]) {
+    for (i, &r) in registers.iter().enumerate() {
+        let bit = i * 6;
+        let (byte, shift) = (bit / 8, bit % 8);
+        let v = u16::from(r & 63) << shift;
+        out[byte] |= v as u8;
+        if let Some(next) = out.get_mut(byte + 1) {
+            *next |= (v >> 8) as u8;
+        }
+    }
+}
+
+/// Unpack [`pack`]'s bytes into `registers` (4/3 of their length); the index
+/// of a register above the largest rank is an error.
+fn unpack(packed: &[u8], registers: &mut [u8]) -> std::result::Result<(), DecodeError> {
+    for (i, r) in registers.iter_mut().enumerate() {
+        let bit = i * 6;
+        let (byte, shift) = (bit / 8, bit % 8);
+        let lo = u16::from(packed[byte]);
+        let hi = u16::from(packed.get(byte + 1).copied().unwrap_or(0));
+        let v = (((hi << 8) | lo) >> shift) as u8 & 63;
+        if v > MAX_RANK {
+            return Err(DecodeError(format!(
+                "register {i} holds {v}, above the largest rank {MAX_RANK}"
+            )));
+        }
+        *r = v;
+    }
+    Ok(())
+}
+
 impl Registers {
     /// All zero: the empty set.
     pub fn new() -> Registers {
@@ -115,14 +216,17 @@ impl Registers {
     /// Take the register-wise maximum with `other` (PFMERGE); whether a
     /// register changed.
     pub fn merge(&mut self, other: &Registers) -> bool {
-        let mut changed = false;
-        for (mine, theirs) in self.0.iter_mut().zip(other.0.iter()) {
-            if *theirs > *mine {
-                *mine = *theirs;
-                changed = true;
-            }
-        }
-        changed
+        max_into(&mut self.0, &other.0)
+    }
+
+    /// Segment `s`'s registers.
+    fn segment(&self, s: usize) -> &[u8] {
+        &self.0[s * SEGMENT_REGISTERS..(s + 1) * SEGMENT_REGISTERS]
+    }
+
+    /// Segment `s`'s registers, to change.
+    fn segment_mut(&mut self, s: usize) -> &mut [u8] {
+        &mut self.0[s * SEGMENT_REGISTERS..(s + 1) * SEGMENT_REGISTERS]
     }
 
     /// The estimated number of distinct elements (PFCOUNT): Ertl's improved
@@ -144,25 +248,18 @@ impl Registers {
         (alpha_inf * m * m / z).round() as u64
     }
 
-    /// The stored form: [`MAGIC`] and the registers packed 6 bits each.
+    /// The whole sketch as one blob: [`MAGIC`] and the registers packed 6
+    /// bits each (12 292 bytes). For moving registers between programs; the
+    /// store holds segments (see the [module docs](self)).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![0u8; ENCODED_LEN];
         out[..MAGIC.len()].copy_from_slice(MAGIC);
-        let packed = &mut out[MAGIC.len()..];
-        for (i, &r) in self.0.iter().enumerate() {
-            let bit = i * 6;
-            let (byte, shift) = (bit / 8, bit % 8);
-            let v = u16::from(r & 63) << shift;
-            packed[byte] |= v as u8;
-            if let Some(next) = packed.get_mut(byte + 1) {
-                *next |= (v >> 8) as u8;
-            }
-        }
+        pack(&self.0, &mut out[MAGIC.len()..]);
         out
     }
 
-    /// Read the stored form. Wrong length, wrong magic or a register above
-    /// the largest rank (51) is an error (never a panic).
+    /// Read [`encode`](Self::encode)'s blob. Wrong length, wrong magic or a
+    /// register above the largest rank (51) is an error (never a panic).
     pub fn decode(bytes: &[u8]) -> std::result::Result<Registers, DecodeError> {
         if bytes.len() != ENCODED_LEN {
             return Err(DecodeError(format!(
@@ -173,23 +270,22 @@ impl Registers {
         if &bytes[..MAGIC.len()] != MAGIC {
             return Err(DecodeError("not a HyperLogLog (no MHL1 magic)".into()));
         }
-        let packed = &bytes[MAGIC.len()..];
         let mut r = Registers::new();
-        for i in 0..REGISTERS {
-            let bit = i * 6;
-            let (byte, shift) = (bit / 8, bit % 8);
-            let lo = u16::from(packed[byte]);
-            let hi = u16::from(packed.get(byte + 1).copied().unwrap_or(0));
-            let v = (((hi << 8) | lo) >> shift) as u8 & 63;
-            if v > MAX_RANK {
-                return Err(DecodeError(format!(
-                    "register {i} holds {v}, above the largest rank {MAX_RANK}"
-                )));
-            }
-            r.0[i] = v;
-        }
+        unpack(&bytes[MAGIC.len()..], &mut r.0)?;
         Ok(r)
     }
+}
+
+/// `mine = max(mine, theirs)` register by register; whether one rose.
+fn max_into(mine: &mut [u8], theirs: &[u8]) -> bool {
+    let mut changed = false;
+    for (m, &t) in mine.iter_mut().zip(theirs) {
+        if t > *m {
+            *m = t;
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Ertl's σ(x) = x + Σ_{k≥1} x^(2^k) 2^(k−1).
@@ -228,20 +324,136 @@ fn tau(mut x: f64) -> f64 {
     }
 }
 
+/// One segment's registers read from its item, and the length of its log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    /// The registers: the maximum over the base and the log.
+    pub(crate) registers: [u8; SEGMENT_REGISTERS],
+    /// Records in the log (appended since the last compaction).
+    pub(crate) log: usize,
+}
+
+/// The log record of register `local` (an index in its segment) at `rank`.
+fn record(local: usize, rank: u8) -> [u8; 2] {
+    (((local as u16) << 6) | u16::from(rank)).to_le_bytes()
+}
+
+/// Raise `registers` by 2-byte records; a rank of 0 or above the largest
+/// is an error.
+fn apply_records(
+    records: &[u8],
+    registers: &mut [u8; SEGMENT_REGISTERS],
+) -> std::result::Result<(), DecodeError> {
+    for pair in records.chunks_exact(2) {
+        let v = u16::from_le_bytes([pair[0], pair[1]]);
+        let (local, rank) = (usize::from(v >> 6), (v & 63) as u8);
+        if rank == 0 || rank > MAX_RANK {
+            return Err(DecodeError(format!(
+                "a record of register {local} holds rank {rank}, outside 1..={MAX_RANK}"
+            )));
+        }
+        registers[local] = registers[local].max(rank);
+    }
+    Ok(())
+}
+
+/// Read a segment item (see the [module docs](self)). Anything else is an
+/// error, never a panic.
+pub(crate) fn decode_segment(bytes: &[u8]) -> std::result::Result<Segment, DecodeError> {
+    let rest = bytes
+        .strip_prefix(SEGMENT_MAGIC)
+        .ok_or_else(|| DecodeError("not a HyperLogLog segment (no MHS1 magic)".into()))?;
+    let mut registers = [0u8; SEGMENT_REGISTERS];
+    let log = match rest.split_first() {
+        Some((&DENSE, body)) => {
+            let packed = body.get(..DENSE_BYTES).ok_or_else(|| {
+                DecodeError(format!(
+                    "a dense segment holds {DENSE_BYTES} bytes of registers; found {}",
+                    body.len()
+                ))
+            })?;
+            unpack(packed, &mut registers)?;
+            &body[DENSE_BYTES..]
+        }
+        Some((&SPARSE, body)) => {
+            let [lo, hi, body @ ..] = body else {
+                return Err(DecodeError("a sparse segment lacks its count".into()));
+            };
+            let n = usize::from(u16::from_le_bytes([*lo, *hi]));
+            let base = body.get(..2 * n).ok_or_else(|| {
+                DecodeError(format!(
+                    "a sparse segment of {n} registers holds only {} bytes",
+                    body.len()
+                ))
+            })?;
+            apply_records(base, &mut registers)?;
+            &body[2 * n..]
+        }
+        _ => {
+            return Err(DecodeError(
+                "a HyperLogLog segment of an unknown form".into(),
+            ));
+        }
+    };
+    if log.len() % 2 != 0 {
+        return Err(DecodeError(format!(
+            "a segment's log of {} bytes is not whole 2-byte records",
+            log.len()
+        )));
+    }
+    apply_records(log, &mut registers)?;
+    Ok(Segment {
+        registers,
+        log: log.len() / 2,
+    })
+}
+
+/// A segment item holding `registers` with an empty log: sparse while that
+/// is smaller than dense. `registers` is [`SEGMENT_REGISTERS`] long.
+pub(crate) fn encode_segment(registers: &[u8]) -> Vec<u8> {
+    let set = registers.iter().filter(|&&r| r != 0).count();
+    let head = SEGMENT_MAGIC.len() + 1;
+    if 2 + 2 * set < DENSE_BYTES {
+        let mut out = Vec::with_capacity(head + 2 + 2 * set);
+        out.extend_from_slice(SEGMENT_MAGIC);
+        out.push(SPARSE);
+        out.extend_from_slice(&(set as u16).to_le_bytes());
+        for (local, &rank) in registers.iter().enumerate() {
+            if rank != 0 {
+                out.extend_from_slice(&record(local, rank));
+            }
+        }
+        out
+    } else {
+        let mut out = vec![0u8; head + DENSE_BYTES];
+        out[..SEGMENT_MAGIC.len()].copy_from_slice(SEGMENT_MAGIC);
+        out[SEGMENT_MAGIC.len()] = DENSE;
+        pack(registers, &mut out[head..]);
+        out
+    }
+}
+
 /// A distributed HyperLogLog (PFADD/PFCOUNT/PFMERGE, as in the Redis best-practices article).
 ///
-/// * [`add`](Self::add) / [`add_many`](Self::add_many): read, take the
-///   maximum, write by CAS: 2 round trips when a register changes, 1 when
-///   none does (nothing is written).
-/// * [`count`](Self::count): 1 round trip. [`count_union`](Self::count_union)
-///   of several: 1 (`get_multi`).
-/// * [`merge`](Self::merge): the union of others written into this one.
+/// * [`add`](Self::add): 1 round trip (a `get` and an `append` of 2 bytes
+///   in one batch); 3 the first time a segment is written (the append
+///   answers "not stored", then the segment is created), and 2 more about
+///   once in [`COMPACT_AT`] adds to a segment (the compaction). Whether a register changed is exact for one writer; for
+///   concurrent writers of the same element both may answer `true`.
+/// * [`add_many`](Self::add_many): one CAS write of the segments the
+///   elements raise (2 round trips, 1 when none rises).
+/// * [`count`](Self::count): 1 round trip (`get_multi` of the 16
+///   segments). [`count_union`](Self::count_union) of several: 1.
+/// * [`merge`](Self::merge): the union of others written into this one (3
+///   round trips).
 /// * [`buffer`](Self::buffer): an [`HllBuffer`] that adds locally and
-///   flushes with one CAS.
+///   flushes with one batch of CAS writes.
 /// * Every method that reaches the store has an async twin
 ///   ([`add_async`](Self::add_async), [`count_async`](Self::count_async),
 ///   …): the same algorithm, awaiting the store instead of blocking the
 ///   thread.
+///
+/// The [module docs](self) give the stored layout and why.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -264,8 +476,19 @@ fn tau(mut x: f64) -> f64 {
 #[derive(Clone, Debug)]
 pub struct HyperLogLog {
     store: Arc<dyn Store>,
-    key: Key,
+    keys: Arc<[Key]>,
     ttl: Ttl,
+}
+
+/// A segment's registers from its item (all zero when it is missing).
+fn registers_of(item: Option<&mcds_core::Item>) -> std::result::Result<Segment, DecodeError> {
+    match item {
+        None => Ok(Segment {
+            registers: [0; SEGMENT_REGISTERS],
+            log: 0,
+        }),
+        Some(item) => decode_segment(&item.value),
+    }
 }
 
 impl HyperLogLog {
@@ -273,33 +496,38 @@ impl HyperLogLog {
     /// key prefix), never expiring.
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<HyperLogLog> {
         let scope = scope.into();
+        let keys = (0..SEGMENTS)
+            .map(|s| scope.key("hll", name, format_args!("s{s:x}")))
+            .collect::<Result<Vec<Key>>>()?;
         Ok(HyperLogLog {
-            key: scope.key("hll", name, "regs")?,
+            keys: keys.into(),
             store: Arc::clone(scope.store()),
             ttl: Ttl::Never,
         })
     }
 
-    /// Expire the sketch `ttl` after each write.
+    /// Expire the sketch `ttl` after its last write. Each add, merge and
+    /// flush also touches the segments it does not write, in the same round
+    /// trip, so that the 16 items expire together.
     pub fn with_ttl(mut self, ttl: Ttl) -> HyperLogLog {
         self.ttl = ttl;
         self
     }
 
-    /// The key the sketch lives under.
-    pub fn key(&self) -> &Key {
-        &self.key
+    /// The keys of the sketch's [`SEGMENTS`] items, segment 0 first.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
     }
 
-    fn decode(&self, bytes: &[u8]) -> Result<Registers> {
-        Registers::decode(bytes).map_err(|e| corrupt(&self.key, e.0))
+    fn segment(&self, s: usize, item: Option<&mcds_core::Item>) -> Result<Segment> {
+        registers_of(item).map_err(|e| corrupt(&self.keys[s], e.0))
     }
 
     fn access(&self, io: Io) -> Access<'_> {
         Access::new(&*self.store, io)
     }
 
-    /// The stored registers (empty if the key is missing). 1 round trip.
+    /// The stored registers (all zero if no segment exists). 1 round trip.
     pub fn registers(&self) -> Result<Registers> {
         block_on(self.registers_io(Io::Blocking))
     }
@@ -310,30 +538,13 @@ impl HyperLogLog {
     }
 
     async fn registers_io(&self, io: Io) -> Result<Registers> {
-        match self.access(io).get(&self.key).await? {
-            None => Ok(Registers::new()),
-            Some(item) => self.decode(&item.value),
-        }
+        HyperLogLog::union(io, &[self]).await
     }
 
-    /// Merge `change` into the stored registers by CAS; whether a register
-    /// changed.
-    async fn update(
-        &self,
-        access: Access<'_>,
-        change: &(dyn Fn(&mut Registers) -> bool + Sync),
-    ) -> Result<bool> {
-        update_checked(access, &self.key, self.ttl, &mut |current| {
-            let mut registers = match current {
-                None => Registers::new(),
-                Some(bytes) => Registers::decode(bytes).map_err(|e| e.0)?,
-            };
-            Ok(change(&mut registers).then(|| registers.encode()))
-        })
-        .await
-    }
-
-    /// PFADD of one element: whether the estimate may have changed.
+    /// PFADD of one element: whether a register changed (see the type's
+    /// docs for concurrent writers). An error may come after the element
+    /// was recorded (a lost reply, a compaction that failed); adding it
+    /// again is always safe.
     pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
         block_on(self.add_io(Io::Blocking, element.as_ref()))
     }
@@ -344,11 +555,110 @@ impl HyperLogLog {
     }
 
     async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
-        let hash = stable_hash(element);
-        self.update(self.access(io), &|r| r.insert_hash(hash)).await
+        let (index, rank) = index_and_rank(stable_hash(element));
+        let (s, local) = (index / SEGMENT_REGISTERS, index % SEGMENT_REGISTERS);
+        let key = &self.keys[s];
+        let rec = record(local, rank);
+        let access = self.access(io);
+        // The get first: on one connection, it reads the segment as it was
+        // before this append. With a TTL, every segment is touched too.
+        let mut ops = Vec::with_capacity(if self.ttl == Ttl::Never {
+            2
+        } else {
+            2 + SEGMENTS
+        });
+        if self.ttl != Ttl::Never {
+            ops.push(Op::Touch { key, ttl: self.ttl });
+        }
+        let get = ops.len();
+        ops.push(Op::Get(key));
+        ops.push(Op::Append { key, value: &rec });
+        if self.ttl != Ttl::Never {
+            ops.extend(self.keys.iter().filter(|k| *k != key).map(|k| Op::Touch {
+                key: k,
+                ttl: self.ttl,
+            }));
+        }
+        let mut replies = access.pipeline(&ops).await.into_iter();
+        let mut before = None;
+        let mut appended = false;
+        for (i, reply) in replies.by_ref().enumerate() {
+            let reply = reply?;
+            if i == get {
+                before = Some(reply.item()?);
+            } else if i == get + 1 {
+                appended = reply.applied()?;
+            } else {
+                reply.applied()?;
+            }
+        }
+        let Some(before) = before else {
+            return Err(Error::Internal("a pipeline answered too few ops".into()));
+        };
+        let segment = self.segment(s, before.as_ref())?;
+        if !appended {
+            // The segment did not exist (or vanished since the get).
+            self.create(access, s, local, rank).await?;
+            return Ok(true);
+        }
+        let log = segment.log;
+        if log >= LOG_LIMIT {
+            self.compact(access, s, MAX_ATTEMPTS).await?;
+        } else if log >= COMPACT_AT && log % COMPACT_EVERY == 0 {
+            self.compact(access, s, 1).await?;
+        }
+        Ok(segment.registers[local] < rank)
     }
 
-    /// PFADD of many elements in one read-modify-write.
+    /// Create segment `s` holding one register (or append its record to a
+    /// segment created meanwhile).
+    async fn create(&self, access: Access<'_>, s: usize, local: usize, rank: u8) -> Result<()> {
+        let key = &self.keys[s];
+        if !access.supports_cas(key).await? {
+            return Err(no_cas(access.store()));
+        }
+        let mut registers = [0u8; SEGMENT_REGISTERS];
+        registers[local] = rank;
+        let value = encode_segment(&registers);
+        let rec = record(local, rank);
+        let mut backoff = Backoff::default();
+        for _ in 0..MAX_ATTEMPTS {
+            if let Stored::Stored(_) = access.add(key, &value, self.ttl).await? {
+                return Ok(());
+            }
+            if access.append(key, &rec).await? {
+                return Ok(());
+            }
+            // Created and deleted again between the two: once more.
+            access.sleep(backoff.next_delay()).await;
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+
+    /// Fold segment `s`'s log into its base by CAS, in up to `attempts`
+    /// tries. A single try that loses its race is not an error (another
+    /// adder compacts later).
+    async fn compact(&self, access: Access<'_>, s: usize, attempts: u32) -> Result<()> {
+        let result =
+            update_checked_with(access, &self.keys[s], self.ttl, attempts, &mut |current| {
+                let Some(bytes) = current else {
+                    return Ok(None);
+                };
+                let segment = decode_segment(bytes).map_err(|e| e.0)?;
+                Ok((segment.log > 0).then(|| encode_segment(&segment.registers)))
+            })
+            .await;
+        match result {
+            Err(Error::Conflict { .. }) if attempts == 1 => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    /// PFADD of many elements: one CAS write of the segments they raise
+    /// (2 round trips; 1 when none rises).
     pub fn add_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<bool> {
         block_on(self.add_many_io(Io::Blocking, elements))
     }
@@ -359,15 +669,103 @@ impl HyperLogLog {
     }
 
     async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<bool> {
-        let hashes: Vec<u64> = elements.iter().map(|e| stable_hash(e.as_ref())).collect();
-        self.update(self.access(io), &|r| {
-            let mut changed = false;
-            for &h in &hashes {
-                changed |= r.insert_hash(h);
+        let mut local = Registers::new();
+        for e in elements {
+            local.insert(e.as_ref());
+        }
+        self.write_registers(self.access(io), &local).await
+    }
+
+    /// Raise the stored registers to `other` by CAS, segment by segment:
+    /// one `get_multi` of the segments `other` could raise, one batch of
+    /// CAS writes (or adds) of those it does, again for those whose CAS
+    /// lost. Whether a register changed.
+    async fn write_registers(&self, access: Access<'_>, other: &Registers) -> Result<bool> {
+        let mut pending: Vec<usize> = (0..SEGMENTS)
+            .filter(|&s| other.segment(s).iter().any(|&r| r != 0))
+            .collect();
+        for &s in &pending {
+            if !access.supports_cas(&self.keys[s]).await? {
+                return Err(no_cas(access.store()));
             }
-            changed
+        }
+        let mut changed = false;
+        // With a TTL, the segments left alone are touched in the first
+        // write (so all expire together).
+        let mut touch = self.ttl != Ttl::Never;
+        let mut backoff = Backoff::default();
+        for _ in 0..MAX_ATTEMPTS {
+            let keys: Vec<Key> = pending.iter().map(|&s| self.keys[s].clone()).collect();
+            let items = if keys.is_empty() {
+                Vec::new()
+            } else {
+                access.get_multi(&keys).await?
+            };
+            // (segment, new value, CAS id of the item read, if any)
+            let mut writes: Vec<(usize, Vec<u8>, Option<u64>)> = Vec::new();
+            for (&s, item) in pending.iter().zip(&items) {
+                let mut segment = self.segment(s, item.as_ref())?;
+                if max_into(&mut segment.registers, other.segment(s)) {
+                    let value = encode_segment(&segment.registers);
+                    writes.push((s, value, item.as_ref().map(|i| i.cas)));
+                }
+            }
+            let mut ops: Vec<Op<'_>> = writes
+                .iter()
+                .map(|(s, value, cas)| {
+                    let (key, ttl) = (&self.keys[*s], self.ttl);
+                    match *cas {
+                        Some(cas) => Op::Cas {
+                            key,
+                            value,
+                            ttl,
+                            cas,
+                        },
+                        None => Op::Add { key, value, ttl },
+                    }
+                })
+                .collect();
+            if touch {
+                touch = false;
+                ops.extend(
+                    (0..SEGMENTS)
+                        .filter(|s| !writes.iter().any(|w| w.0 == *s))
+                        .map(|s| Op::Touch {
+                            key: &self.keys[s],
+                            ttl: self.ttl,
+                        }),
+                );
+            }
+            if ops.is_empty() {
+                return Ok(changed);
+            }
+            let mut again = Vec::new();
+            for (i, reply) in access.pipeline(&ops).await.into_iter().enumerate() {
+                let reply = reply?;
+                let Some((s, _, cas)) = writes.get(i) else {
+                    reply.applied()?;
+                    continue;
+                };
+                let stored = match cas {
+                    Some(_) => matches!(reply.cas_outcome()?, CasOutcome::Stored(_)),
+                    None => matches!(reply.stored()?, Stored::Stored(_)),
+                };
+                if stored {
+                    changed = true;
+                } else {
+                    again.push(*s);
+                }
+            }
+            if again.is_empty() {
+                return Ok(changed);
+            }
+            pending = again;
+            access.sleep(backoff.next_delay()).await;
+        }
+        Err(Error::Conflict {
+            key: self.keys[pending[0]].display(),
+            attempts: MAX_ATTEMPTS,
         })
-        .await
     }
 
     /// PFCOUNT: the estimated number of distinct elements added. 1 round
@@ -402,24 +800,32 @@ impl HyperLogLog {
         Ok(HyperLogLog::union(io, sketches).await?.count())
     }
 
+    /// The union of `sketches`' registers: one `get_multi` of all their
+    /// segments.
     async fn union(io: Io, sketches: &[&HyperLogLog]) -> Result<Registers> {
         let mut union = Registers::new();
         let Some(first) = sketches.first() else {
             return Ok(union);
         };
-        let keys: Vec<Key> = sketches.iter().map(|h| h.key.clone()).collect();
+        let keys: Vec<Key> = sketches
+            .iter()
+            .flat_map(|h| h.keys.iter().cloned())
+            .collect();
         let items = first.access(io).get_multi(&keys).await?;
-        for (h, item) in sketches.iter().zip(items) {
-            if let Some(item) = item {
-                union.merge(&h.decode(&item.value)?);
+        for (i, item) in items.iter().enumerate() {
+            let (h, s) = (sketches[i / SEGMENTS], i % SEGMENTS);
+            if item.is_some() {
+                let segment = h.segment(s, item.as_ref())?;
+                max_into(union.segment_mut(s), &segment.registers);
             }
         }
         Ok(union)
     }
 
     /// PFMERGE: write the union of this sketch and `others` into this one.
-    /// One `get_multi` of the others, then a CAS update of this one (3
-    /// round trips). All must use the same store.
+    /// One `get_multi` of the others, then the CAS writes of
+    /// [`merge_registers`](Self::merge_registers) (3 round trips). All must
+    /// use the same store.
     pub fn merge(&self, others: &[&HyperLogLog]) -> Result<()> {
         block_on(self.merge_io(Io::Blocking, others))
     }
@@ -431,12 +837,14 @@ impl HyperLogLog {
 
     async fn merge_io(&self, io: Io, others: &[&HyperLogLog]) -> Result<()> {
         let union = HyperLogLog::union(io, others).await?;
-        self.update(self.access(io), &|r| r.merge(&union))
+        self.write_registers(self.access(io), &union)
             .await
             .map(drop)
     }
 
-    /// Add the registers `other` (built locally) in one CAS update.
+    /// Add the registers `other` (built locally): one `get_multi` of the
+    /// segments it could raise, one batch of CAS writes of those it does
+    /// (2 round trips; 1 when none rises). Whether a register changed.
     pub fn merge_registers(&self, other: &Registers) -> Result<bool> {
         block_on(self.merge_registers_io(Io::Blocking, other))
     }
@@ -448,10 +856,10 @@ impl HyperLogLog {
     }
 
     async fn merge_registers_io(&self, io: Io, other: &Registers) -> Result<bool> {
-        self.update(self.access(io), &|r| r.merge(other)).await
+        self.write_registers(self.access(io), other).await
     }
 
-    /// Delete the sketch (it counts 0 again).
+    /// Delete the sketch (it counts 0 again): its 16 items in one batch.
     pub fn clear(&self) -> Result<()> {
         block_on(self.clear_io(Io::Blocking))
     }
@@ -462,7 +870,11 @@ impl HyperLogLog {
     }
 
     async fn clear_io(&self, io: Io) -> Result<()> {
-        self.access(io).delete(&self.key).await.map(drop)
+        let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
+        for reply in self.access(io).pipeline(&ops).await {
+            reply?.applied()?;
+        }
+        Ok(())
     }
 
     /// A local buffer for hot paths: adds cost nothing until
@@ -476,9 +888,19 @@ impl HyperLogLog {
     }
 }
 
+/// [`Error::Unsupported`] for a store without CAS.
+fn no_cas(store: &dyn Store) -> Error {
+    Error::Unsupported {
+        op: "HyperLogLog write",
+        backend: store.backend_name(),
+        hint: "a HyperLogLog compacts its segments by CAS: use a memcached started without -C, connected directly (not through a proxy)",
+    }
+}
+
 /// Accumulates elements in local registers and flushes them into the
-/// stored [`HyperLogLog`] with one CAS update (2 round trips), however many
-/// elements were added. Not flushed on drop: call [`flush`](Self::flush).
+/// stored [`HyperLogLog`] with one batch of CAS writes (2 round trips),
+/// however many elements were added. Not flushed on drop: call
+/// [`flush`](Self::flush).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -514,9 +936,9 @@ impl HllBuffer {
         self.pending
     }
 
-    /// Merge the local registers into the stored sketch (one CAS update: 2
-    /// round trips; none when nothing is pending) and start over. On error
-    /// the local registers are kept, so a later flush retries them.
+    /// Merge the local registers into the stored sketch (2 round trips;
+    /// none when nothing is pending) and start over. On error the local
+    /// registers are kept, so a later flush retries them.
     pub fn flush(&mut self) -> Result<bool> {
         block_on(self.flush_io(Io::Blocking))
     }

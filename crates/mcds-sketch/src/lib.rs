@@ -6,12 +6,14 @@
 //! | type | Redis analogue | size | add | query |
 //! |---|---|---|---|---|
 //! | [`BloomFilter`] | ReBloom `BF.ADD`/`BF.EXISTS` | `−n·ln p/(ln 2)²` bits, split into blocks past the item limit | 2 round trips (1 if nothing changes) | `contains`: 1 |
-//! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 12 KiB (16 384 six-bit registers) | 2 (1 if nothing changes); [`HllBuffer`] flush: 2 | `count`: 1 |
+//! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 16 384 six-bit registers in 16 items, each sparse (2 bytes a register) until dense (768 bytes), plus an append log | 1 (a `get` and a 2-byte `append` in one batch); [`HllBuffer`] flush: 2 | `count`: 1 |
 //! | [`ActivityBitmap`] | `SETBIT`/`BITCOUNT` | 1 bit per time unit, 8 KiB segments | 2 (1 if already set) | `count`: 1 |
 //! | [`ScalableBloomFilter`] | RedisBloom's scalable `BF.ADD`/`BF.EXISTS` | layers of [`BloomFilter`]s, each `g` times larger at half the rate, and an item naming how many | 2 (1 if already in; 4 when it grows the filter) | `contains`: 1 |
 //! | [`Leaderboard`] | `ZINCRBY`/`ZREVRANGE … WITHSCORES` | up to `m` members (exact), then `m` Space-Saving counters: one item of ≤ 145 bytes per member | `incr`: 2 | `top`, `score`: 1 |
 //!
-//! Every update is a read-modify-write by CAS. For the Bloom filters,
+//! Every update is a read-modify-write by CAS, except
+//! [`HyperLogLog::add`], which appends a 2-byte record to its segment and
+//! folds the log in by CAS now and then (see [`hll`]). For the Bloom filters,
 //! HyperLogLog and the bitmap the merge commutes (OR for bits, maximum for
 //! registers), so concurrent writers never lose each other's elements and a
 //! retry is always safe. A leaderboard's increments are not idempotent: a
@@ -61,8 +63,9 @@
 //!
 //! * **No element is lost by concurrency**: updates are CAS loops (64
 //!   attempts with backoff, then [`Error::Conflict`](mcds_core::Error::Conflict)).
-//! * **Eviction, restart, flush** delete a sketch (or one Bloom block or
-//!   bitmap segment): it then reads as empty. A Bloom filter that lost a
+//! * **Eviction, restart, flush** delete a sketch (or one Bloom block,
+//!   HyperLogLog segment or bitmap segment): it then reads as empty (that
+//!   part of it, for a block or segment). A Bloom filter that lost a
 //!   block gives false *negatives* for that block's elements; use a store
 //!   with enough memory for filters that must not forget. Not `-M`:
 //!   memcached 1.6 deletes an item whose rewrite it cannot allocate, so a
@@ -111,6 +114,17 @@ async fn update_checked(
     ttl: mcds_core::Ttl,
     change: &mut CheckedChange<'_>,
 ) -> mcds_core::Result<bool> {
+    update_checked_with(access, key, ttl, MAX_ATTEMPTS, change).await
+}
+
+/// [`update_checked`] in up to `attempts` CAS attempts.
+async fn update_checked_with(
+    access: mcds_core::Access<'_>,
+    key: &mcds_core::Key,
+    ttl: mcds_core::Ttl,
+    attempts: u32,
+    change: &mut CheckedChange<'_>,
+) -> mcds_core::Result<bool> {
     let mut failure = None;
     let mut f = |current: Option<&[u8]>| {
         change(current).unwrap_or_else(|reason| {
@@ -119,7 +133,7 @@ async fn update_checked(
         })
     };
     let stored = matches!(
-        access.update(key, ttl, MAX_ATTEMPTS, &mut f).await?,
+        access.update(key, ttl, attempts, &mut f).await?,
         mcds_core::Updated::Stored { .. }
     );
     match failure {

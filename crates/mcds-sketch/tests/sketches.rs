@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcds_core::{Error, Key, MemoryStore, Store, Ttl, traffic};
 use mcds_memcached::MemcachedStore;
-use mcds_sketch::hll::Registers;
+use mcds_sketch::hll::{REGISTERS, Registers, SEGMENT_REGISTERS};
 use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog};
 use mcds_testkit::MemcachedServer;
 use proptest::prelude::*;
@@ -182,14 +182,40 @@ fn concurrent_adds_lose_nothing() {
     );
 }
 
+/// The segment of the register an element raises.
+fn segment_of(element: &[u8]) -> usize {
+    let mut r = Registers::new();
+    r.insert(element);
+    (0..REGISTERS).position(|i| r.get(i) != 0).unwrap() / SEGMENT_REGISTERS
+}
+
+/// An element other than `e` whose register is in `e`'s segment, and not
+/// `e`'s register.
+fn same_segment(e: &str) -> Vec<u8> {
+    let mut first = Registers::new();
+    first.insert(e.as_bytes());
+    (0u64..)
+        .map(|i| item("same", i))
+        .find(|c| {
+            let mut both = first.clone();
+            segment_of(c) == segment_of(e.as_bytes()) && both.insert(c)
+        })
+        .unwrap()
+}
+
 #[test]
 fn round_trips_on_memcached() {
     let server = MemcachedServer::start_default();
     let store = mcds_testkit::counting_memcached(&server);
     let rt = |f: &dyn Fn()| mcds_testkit::round_trips(f);
     let hll = HyperLogLog::new(Arc::clone(&store), "rt").unwrap();
-    assert_eq!(rt(&|| assert!(hll.add("a").unwrap())), 2, "HLL add (first)");
-    assert_eq!(rt(&|| assert!(hll.add("b").unwrap())), 2, "HLL add");
+    assert_eq!(
+        rt(&|| assert!(hll.add("a").unwrap())),
+        3,
+        "HLL add (first of its segment: the append's NS, then an add)"
+    );
+    let b = same_segment("a");
+    assert_eq!(rt(&|| assert!(hll.add(&b).unwrap())), 1, "HLL add");
     assert_eq!(
         rt(&|| assert!(!hll.add("a").unwrap())),
         1,
@@ -233,7 +259,7 @@ fn round_trips_on_memcached() {
         "bitmap count"
     );
     println!(
-        "sketch round trips on memcached: HLL add 2 (1 if unchanged), count 1, HllBuffer flush 2; Bloom add 2 (1 if seen), contains 1, add_many(100) 2; bitmap set 2 (1 if set), count 1"
+        "sketch round trips on memcached: HLL add 1 (3 for a segment's first), count 1, HllBuffer flush 2; Bloom add 2 (1 if seen), contains 1, add_many(100) 2; bitmap set 2 (1 if set), count 1"
     );
 }
 
@@ -284,13 +310,36 @@ fn garbage_and_reopened_filters_are_corrupt() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let hll = HyperLogLog::new(Arc::clone(&store), "junk").unwrap();
-    for junk in [&b""[..], b"MHL1", b"garbage", &[0xff; 12292]] {
-        store.set(hll.key(), junk, Ttl::Never).unwrap();
+    for junk in [
+        &b""[..],
+        b"MHL1",
+        b"garbage",
+        &[0xff; 12292],
+        b"MHS1",
+        b"MHS1X",
+        b"MHS1S\x05\x00\x41\x00",
+        b"MHS1S\x00",
+        b"MHS1S\x00\x00\x01",
+        b"MHS1S\x00\x00\x00\x04",
+        b"MHS1S\x00\x00\x3f\x00",
+        b"MHS1D\x00\x00",
+        &[b"MHS1D".as_slice(), &[0xff; 768]].concat(),
+    ] {
+        for key in hll.keys() {
+            store.set(key, junk, Ttl::Never).unwrap();
+        }
         assert!(
             matches!(hll.count(), Err(Error::Corrupt { .. })),
             "{junk:?}"
         );
-        assert!(matches!(hll.add("x"), Err(Error::Corrupt { .. })));
+        assert!(
+            matches!(hll.add("x"), Err(Error::Corrupt { .. })),
+            "{junk:?}"
+        );
+        assert!(
+            matches!(hll.add_many(&["x", "y"]), Err(Error::Corrupt { .. })),
+            "{junk:?}"
+        );
     }
     let bloom = BloomFilter::new(Arc::clone(&store), "junk", 1000, 0.01).unwrap();
     store
