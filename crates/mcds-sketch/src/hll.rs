@@ -23,7 +23,11 @@
 //!   above its rank (6 bits).
 //!
 //! A missing segment is all zero registers. A segment's registers are the
-//! maximum over its base and its log.
+//! maximum over its base and its log. On a pool, the 16 segments live on
+//! one server, like a Redis key on one node: segment `s`'s key is `:s<s>`,
+//! or `:s<s>.<salt>` with the first salt (of 64) that ketama places on
+//! segment 0's server. Clients must agree on the pool (as for any key), or
+//! they name different items.
 //!
 //! **Why this layout (segments, and an append log).** An add must not move
 //! 12 KiB twice, and should cost one round trip, like `PFADD`. memcached
@@ -38,9 +42,12 @@
 //! holds [`COMPACT_AT`] records: an append between that read and that write
 //! changes the CAS id, so a compaction never drops a record; it is tried
 //! by one adder in [`COMPACT_EVERY`] and, past [`LOG_LIMIT`] records, by
-//! every adder until it succeeds. Segments keep both the compaction and
-//! every read small (a segment is at most 773 bytes plus its log), and let
-//! writers to different segments never conflict.
+//! every adder (with backoff, which slows a hot segment's adders down until
+//! one compaction wins). Segments keep both the compaction and every read
+//! small (a segment is at most 773 bytes plus its log: about 1.3 KiB at
+//! most while writers do not contend; a segment written by 16 threads at
+//! once was seen at 9 KiB), and let writers to different segments never
+//! conflict.
 //! [`HllBuffer::flush`], [`merge`](HyperLogLog::merge) and
 //! [`merge_registers`](HyperLogLog::merge_registers) write whole segments:
 //! one `get_multi` of the segments they raise, then one batch of CAS writes
@@ -51,15 +58,29 @@
 //! [`Error::Unsupported`](mcds_core::Error::Unsupported), as every CAS
 //! update is.
 //!
+//! **Item size and memory.** A log must not reach the item size limit,
+//! where memcached refuses the append: besides [`COMPACT_AT`], an add
+//! compacts when the log has used half of the room the store's
+//! [`item_size_limit`](mcds_core::Store::item_size_limit) leaves above the
+//! compacted segment, and must compact at three quarters; an add whose
+//! append is refused as too large (a server `-I` smaller than the store
+//! was told) compacts and appends again. memcached 1.6 *deletes* an item
+//! whose append or CAS write it cannot allocate (its meta `ms` command
+//! unlinks the old item when the new one cannot be made): on a server out
+//! of memory with `-M`, any add may delete its segment, as any write of the
+//! other sketches may: give sketches that must not forget a store with
+//! room.
+//!
 //! [`Registers::encode`] is the whole sketch in one blob (`MHL1`, the 16 384
 //! registers packed 6 bits each), for moving registers around; it is not
 //! what the store holds.
 
 use std::sync::Arc;
 
+use mcds_core::backend::item_size;
 use mcds_core::{
-    Access, Backoff, CasOutcome, Error, Io, Key, Op, Result, Scope, Store, Stored, Ttl, block_on,
-    stable_hash,
+    Access, Backoff, CasOutcome, Error, Io, Key, Op, Reply, Result, Scope, Store, Stored, Ttl,
+    block_on, stable_hash,
 };
 
 use crate::{MAX_ATTEMPTS, corrupt, update_checked_with};
@@ -89,16 +110,24 @@ const SPARSE: u8 = b'S';
 /// The form byte of a dense base (packed registers).
 const DENSE: u8 = b'D';
 /// Log records after which an add tries to compact its segment (256
-/// records: 512 bytes, so a segment read stays under about 1.3 KiB).
+/// records: 512 bytes, so a segment read stays under about 1.3 KiB while
+/// writers do not contend).
 pub const COMPACT_AT: usize = 256;
 /// Between [`COMPACT_AT`] and [`LOG_LIMIT`], an add compacts (one CAS
 /// attempt) only when the log it read holds a multiple of this many
 /// records: concurrent adders do not all try at once.
 pub const COMPACT_EVERY: usize = 64;
-/// Log records past which every add compacts its segment before it returns
-/// (CAS attempts with backoff, as any update), so a log stays bounded
-/// however many compactions lost their race.
+/// Log records past which every add tries to compact its segment before
+/// it returns (up to 8 CAS attempts with backoff), which keeps a hot
+/// segment's log near this size.
 pub const LOG_LIMIT: usize = 4096;
+/// CAS attempts (with backoff: at most about 0.2 s) of an add that must
+/// compact. They also slow the adders of a hot segment down, so that one
+/// compaction wins; if none does, the add still succeeds (its record is in
+/// the log) and the next one tries.
+const MUST_ATTEMPTS: u32 = 8;
+/// Salts tried to place a segment on segment 0's server of a pool.
+const PLACEMENT_TRIES: u32 = 64;
 
 /// Why stored bytes are not a sketch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -496,9 +525,23 @@ impl HyperLogLog {
     /// key prefix), never expiring.
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<HyperLogLog> {
         let scope = scope.into();
-        let keys = (0..SEGMENTS)
-            .map(|s| scope.key("hll", name, format_args!("s{s:x}")))
-            .collect::<Result<Vec<Key>>>()?;
+        let first = scope.key("hll", name, "s0")?;
+        let mut keys = vec![first.clone()];
+        for s in 1..SEGMENTS {
+            // The first salt that puts the segment on segment 0's server.
+            let salted = |salt: u32| match salt {
+                0 => scope.key("hll", name, format_args!("s{s:x}")),
+                salt => scope.key("hll", name, format_args!("s{s:x}.{salt}")),
+            };
+            let mut key = salted(0)?;
+            for salt in 1..PLACEMENT_TRIES {
+                if scope.store().colocated(&key, &first) {
+                    break;
+                }
+                key = salted(salt)?;
+            }
+            keys.push(key);
+        }
         Ok(HyperLogLog {
             keys: keys.into(),
             store: Arc::clone(scope.store()),
@@ -507,8 +550,13 @@ impl HyperLogLog {
     }
 
     /// Expire the sketch `ttl` after its last write. Each add, merge and
-    /// flush also touches the segments it does not write, in the same round
-    /// trip, so that the 16 items expire together.
+    /// flush also touches the segments it does not write, in the same batch
+    /// on the same server (a sketch's segments live on one server of a
+    /// pool), so the 16 items get the same expiry time on one memcached
+    /// clock and expire together. The one exception: memcached's clock
+    /// ticks once a second, and a tick that falls inside the batch (a few
+    /// microseconds) gives the items processed after it an expiry one
+    /// second later; an add in that second finds part of the sketch.
     pub fn with_ttl(mut self, ttl: Ttl) -> HyperLogLog {
         self.ttl = ttl;
         self
@@ -579,35 +627,90 @@ impl HyperLogLog {
                 ttl: self.ttl,
             }));
         }
-        let mut replies = access.pipeline(&ops).await.into_iter();
-        let mut before = None;
-        let mut appended = false;
-        for (i, reply) in replies.by_ref().enumerate() {
-            let reply = reply?;
-            if i == get {
-                before = Some(reply.item()?);
-            } else if i == get + 1 {
-                appended = reply.applied()?;
-            } else {
-                reply.applied()?;
+        let mut tries = 0;
+        let (before, appended) = loop {
+            let mut before = None;
+            let mut appended = Ok(false);
+            for (i, reply) in access.pipeline(&ops).await.into_iter().enumerate() {
+                if i == get + 1 {
+                    appended = reply.and_then(Reply::applied);
+                    continue;
+                }
+                let reply = reply?;
+                if i == get {
+                    before = Some(reply.item()?);
+                } else {
+                    reply.applied()?;
+                }
             }
-        }
-        let Some(before) = before else {
-            return Err(Error::Internal("a pipeline answered too few ops".into()));
+            let Some(before) = before else {
+                return Err(Error::Internal("a pipeline answered too few ops".into()));
+            };
+            tries += 1;
+            match appended {
+                // The log reached the server's item limit (smaller than the
+                // store was told): compact, then append again, once.
+                Err(Error::ValueTooLarge { .. }) if tries == 1 => {
+                    self.segment(s, before.as_ref())?;
+                    if !self.compact(access, s, MAX_ATTEMPTS).await? {
+                        return Err(Error::Conflict {
+                            key: key.display(),
+                            attempts: MAX_ATTEMPTS,
+                        });
+                    }
+                }
+                appended => break (before, appended),
+            }
         };
         let segment = self.segment(s, before.as_ref())?;
-        if !appended {
+        let changed = segment.registers[local] < rank;
+        if !appended? {
             // The segment did not exist (or vanished since the get).
             self.create(access, s, local, rank).await?;
             return Ok(true);
         }
-        let log = segment.log;
-        if log >= LOG_LIMIT {
-            self.compact(access, s, MAX_ATTEMPTS).await?;
-        } else if log >= COMPACT_AT && log % COMPACT_EVERY == 0 {
-            self.compact(access, s, 1).await?;
+        let size = before.map_or(0, |item| item.value.len());
+        match self.compaction(size, &segment) {
+            Compaction::None => {}
+            Compaction::Try => {
+                self.compact(access, s, 1).await?;
+            }
+            Compaction::Must => {
+                self.compact(access, s, MUST_ATTEMPTS).await?;
+            }
         }
-        Ok(segment.registers[local] < rank)
+        Ok(changed)
+    }
+
+    /// Whether an add that read a segment of `size` bytes (`segment`)
+    /// compacts it. By records ([`COMPACT_AT`], [`LOG_LIMIT`]) and by the
+    /// room an item has under the store's item size limit: the log may
+    /// fill half of what the compacted segment leaves free before one try,
+    /// three quarters before every adder must. A log must not reach the
+    /// limit: memcached refuses the append (then the add compacts and
+    /// appends again).
+    fn compaction(&self, size: usize, segment: &Segment) -> Compaction {
+        let log = segment.log;
+        if log == 0 {
+            return Compaction::None;
+        }
+        let room = self
+            .store
+            .item_size_limit()
+            .saturating_sub(item_size(self.keys[0].len() + 8, 0));
+        let base = size.saturating_sub(2 * log);
+        let headroom = room.saturating_sub(base);
+        if log >= LOG_LIMIT || 4 * (size - base) >= 3 * headroom {
+            return Compaction::Must;
+        }
+        // One adder in `every` tries, `every` sized to the headroom (so
+        // small item limits still get their tries in time).
+        let every = COMPACT_EVERY.min(headroom / 16).max(1);
+        if (log >= COMPACT_AT || 2 * (size - base) >= headroom) && log % every == 0 {
+            Compaction::Try
+        } else {
+            Compaction::None
+        }
     }
 
     /// Create segment `s` holding one register (or append its record to a
@@ -639,9 +742,9 @@ impl HyperLogLog {
     }
 
     /// Fold segment `s`'s log into its base by CAS, in up to `attempts`
-    /// tries. A single try that loses its race is not an error (another
-    /// adder compacts later).
-    async fn compact(&self, access: Access<'_>, s: usize, attempts: u32) -> Result<()> {
+    /// tries; whether it is compact now. Losing every race is not an
+    /// error: this add's record is in the log, and a later add compacts.
+    async fn compact(&self, access: Access<'_>, s: usize, attempts: u32) -> Result<bool> {
         let result =
             update_checked_with(access, &self.keys[s], self.ttl, attempts, &mut |current| {
                 let Some(bytes) = current else {
@@ -652,8 +755,8 @@ impl HyperLogLog {
             })
             .await;
         match result {
-            Err(Error::Conflict { .. }) if attempts == 1 => Ok(()),
-            other => other.map(drop),
+            Err(Error::Conflict { .. }) => Ok(false),
+            other => other.map(|_| true),
         }
     }
 
@@ -886,6 +989,16 @@ impl HyperLogLog {
             pending: 0,
         }
     }
+}
+
+/// What an add does about its segment's log.
+enum Compaction {
+    /// Nothing yet.
+    None,
+    /// One CAS try (losing the race is fine).
+    Try,
+    /// CAS attempts with backoff until it is done.
+    Must,
 }
 
 /// [`Error::Unsupported`] for a store without CAS.

@@ -69,7 +69,8 @@
 //!   block gives false *negatives* for that block's elements; use a store
 //!   with enough memory for filters that must not forget. Not `-M`:
 //!   memcached 1.6 deletes an item whose rewrite it cannot allocate, so a
-//!   refused CAS write of a block, register set or board deletes it.
+//!   refused CAS write of a block, register segment or board deletes it,
+//!   and so does a refused HyperLogLog append (every `add` appends).
 //! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
 //!   false-positive rate is about the configured one at `expected_items`
 //!   and grows beyond it; a scalable filter's stays below the configured

@@ -281,3 +281,57 @@ fn adds_after_a_restart_are_kept() {
     assert!(n > 1000, "only {n} adds after the restart");
     println!("hll, kill -9 + restart under 4 writers: all {n} elements added after it are kept");
 }
+
+/// On a pool, a sketch's 16 segments live on one server (so `count` is one
+/// round trip to one server, and a TTL's touches stay there): a TTL sketch
+/// keeps working while another server of the pool is paused (SIGSTOP).
+#[test]
+fn a_sketch_lives_on_one_server_of_a_pool() {
+    let pool = mcds_testkit::ServerPool::start(3, ServerOptions::default());
+    let probe = MemcachedStore::connect(&pool.servers_arg()).unwrap();
+    let mut homes = std::collections::BTreeSet::new();
+    for n in 0..30 {
+        let hll = HyperLogLog::new(
+            Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap()) as Arc<dyn Store>,
+            &format!("placed{n}"),
+        )
+        .unwrap();
+        let servers: std::collections::BTreeSet<usize> =
+            hll.keys().iter().map(|k| probe.server_for(k)).collect();
+        assert_eq!(servers.len(), 1, "placed{n}: segments on {servers:?}");
+        homes.extend(servers);
+    }
+    assert_eq!(homes.len(), 3, "30 sketches spread over the pool");
+    // A TTL sketch on server 0 while server 1 is paused.
+    let store: Arc<dyn Store> = Arc::new(
+        MemcachedStore::builder()
+            .io_timeout(Duration::from_millis(500))
+            .connect(pool.addrs())
+            .unwrap(),
+    );
+    let name = (0..)
+        .map(|n| format!("home0-{n}"))
+        .find(|name| {
+            let hll = HyperLogLog::new(Arc::clone(&store), name).unwrap();
+            probe.server_for(&hll.keys()[0]) == 0
+        })
+        .unwrap();
+    let hll = HyperLogLog::new(Arc::clone(&store), &name)
+        .unwrap()
+        .with_ttl(Ttl::secs(60));
+    let mut model = Registers::new();
+    pool.servers[1].pause();
+    let started = Instant::now();
+    for i in 0..50 {
+        let e = item("p", i);
+        assert_eq!(hll.add(&e).unwrap(), model.insert(&e));
+    }
+    assert!(hll.add_many(&[b"q".to_vec()]).unwrap());
+    model.insert(b"q");
+    let took = started.elapsed();
+    pool.servers[1].resume();
+    assert_eq!(hll.registers().unwrap(), model);
+    println!(
+        "hll on a pool of 3: 30 sketches, each on one server (all 3 used); 51 adds with a TTL while another server was paused took {took:?}"
+    );
+}
