@@ -18,7 +18,7 @@ fn elements(data: &[u8]) -> Vec<&[u8]> {
 /// without panicking, and what decodes re-encodes to the same bytes; the
 /// same bytes read as elements build registers that round-trip, ignore a
 /// second insertion, and merge commutatively. Then the stored segment
-/// items ([`hll_segment`]).
+/// items (`hll_segment`).
 pub fn hll_registers(data: &[u8]) {
     use mcds_sketch::fuzzing::hll::{ENCODED_LEN, MAX_RANK};
     use mcds_sketch::hll::{REGISTERS, Registers};
