@@ -3,10 +3,13 @@
 //!
 //! [`replies`] takes arbitrary bytes as what a server sent back and decodes
 //! them for every op kind, alone and inside a pipeline, through the code
-//! the store runs: the reply framing of the `memcache` crate
-//! (`MetaResponse::parse_header`, `parse_meta_result`; the line and data
-//! block split is mirrored here for bytes in memory, see `frame`), the
-//! pipeline's attribution of replies to ops, and the codec's decoder.
+//! the store runs: the reply parser (`reply::read_reply`, on bytes in
+//! memory, see `frame`), the pipeline's attribution of replies to ops, and
+//! the codec's decoder.
+//!
+//! [`reply_parser`] checks that parser against the `memcache` crate's
+//! (`MetaResponse::parse_header` and `parse_meta_result`, which mcds used
+//! before it had its own, kept here as `reference_reply`).
 //!
 //! What it asserts, besides never panicking:
 //!
@@ -483,11 +486,11 @@ pub(crate) fn frame(rest: &mut &[u8]) -> Result<MetaReply, memcache::exp::Error>
 }
 
 /// The differential harness of the reply parser: `data` read as a stream
-/// of replies, up to its end, by [`read_reply`] (mcds's parser) and by
-/// [`reference_reply`] (memcache's `MetaResponse::parse_header` and
+/// of replies, up to its end, by `read_reply` (mcds's parser) and by
+/// `reference_reply` (memcache's `MetaResponse::parse_header` and
 /// `parse_meta_result`, framed as mcds framed them before it had a parser
 /// of its own). Both must accept and reject the same replies, with the same
-/// error, the same fields (see [`agree`]), and leave the stream at the same
+/// error, the same fields (see `agree`), and leave the stream at the same
 /// byte; reading goes on after an error, as far as the bytes go.
 pub fn reply_parser(data: &[u8]) {
     let mut ours = data;
