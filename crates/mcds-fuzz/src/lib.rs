@@ -25,6 +25,7 @@
 //! | `countermap_registry` | [`countermap_registry`] | `mcds-counter`'s field registry (`+f -f`, `%XX` escapes) |
 //! | `countermap_values` | [`countermap_values`] | `mcds-counter`'s stored counters (`v + 2^61`) and `Decimal` parse/display |
 //! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
+//! | `memcached_reply_parser` | [`memcached_reply_parser`] | `mcds-memcached`'s allocation-free meta reply parser, differentially against the `memcache` crate's `parse_header` + `parse_meta_result` |
 //!
 //! The codecs are private to their crates. Each crate opens them to this one
 //! through a cargo feature named `fuzzing` (a `#[doc(hidden)]` module
@@ -61,6 +62,17 @@ pub use timeseries::{packed_periods, timeseries_buckets};
 /// exactly, and that no op takes a reply tagged for another.
 pub use mcds_memcached::fuzzing::replies as memcached_replies;
 
+/// `mcds-memcached`'s reply parser against the `memcache` crate's, on
+/// arbitrary bytes read as a stream of meta replies: both accept and reject
+/// the same replies, with the same errors and fields, and stop at the same
+/// byte.
+pub use mcds_memcached::fuzzing::reply_parser as memcached_reply_parser;
+
+/// Read a stream of valid meta replies as a connection reads them, its
+/// line buffer `line` reused (for the allocation count test): the number
+/// of replies and of data blocks.
+pub use mcds_memcached::fuzzing::read_valid_replies;
+
 /// A harness: checks one input, panicking on a bug.
 pub type Harness = fn(&[u8]);
 
@@ -79,4 +91,5 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("countermap_registry", countermap_registry),
     ("countermap_values", countermap_values),
     ("memcached_replies", memcached_replies),
+    ("memcached_reply_parser", memcached_reply_parser),
 ];

@@ -27,9 +27,10 @@ use std::time::Duration;
 use mcds_core::{
     CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, backend,
 };
-use memcache::exp::{MetaCommand, MetaCommandResult, MetaOp, ReturnCode};
+use memcache::exp::{MetaCommand, MetaOp, ReturnCode};
 
 use crate::incarnation::Incarnation;
+use crate::reply::MetaReply;
 
 /// An op encoded for one server incarnation.
 #[derive(Debug)]
@@ -324,7 +325,7 @@ pub(crate) fn encode_wire(
 /// [`Error::Protocol`] naming `server`.
 pub(crate) fn decode(
     op: &Op<'_>,
-    r: Option<MetaCommandResult>,
+    r: Option<MetaReply>,
     incarnation: &Incarnation,
     server: &str,
 ) -> Result<Reply> {
@@ -342,7 +343,7 @@ pub(crate) fn decode(
             }
         });
     };
-    let cas = |r: &MetaCommandResult| incarnation.cas_out(r.cas.unwrap_or(0));
+    let cas = |r: &MetaReply| incarnation.cas_out(r.cas.unwrap_or(0));
     Ok(match (op, r.rc) {
         (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
             flags: r.client_flags.unwrap_or(0),
@@ -381,7 +382,7 @@ pub(crate) fn decode(
 /// prepend, `append_or_add`, the add of the append/add loop) stored (`HD`)
 /// or not (`NS`). Any other reply is [`Error::Protocol`], naming the
 /// command as `what`.
-pub(crate) fn stored(r: &MetaCommandResult, what: &str, server: &str) -> Result<bool> {
+pub(crate) fn stored(r: &MetaReply, what: &str, server: &str) -> Result<bool> {
     match r.rc {
         ReturnCode::Hd => Ok(true),
         ReturnCode::Ns => Ok(false),
@@ -413,13 +414,13 @@ pub(crate) fn probe(key: &Key) -> MetaCommand {
 /// The raw CAS id of a [`probe`]'s reply (0 if it did not say, as on a
 /// server without CAS ids): identifies this version of the item, which
 /// any write or re-creation changes.
-pub(crate) fn probed_cas(r: &MetaCommandResult) -> u64 {
+pub(crate) fn probed_cas(r: &MetaReply) -> u64 {
     r.cas.unwrap_or(0)
 }
 
 /// The reply to [`probe`]: `None` if the key is missing (`EN`), else the
 /// item's size (0 if the reply did not say).
-pub(crate) fn probed_size(r: &MetaCommandResult) -> Option<usize> {
+pub(crate) fn probed_size(r: &MetaReply) -> Option<usize> {
     if r.rc == ReturnCode::En {
         return None;
     }
@@ -436,7 +437,7 @@ pub(crate) fn get_with_ttl(key: &Key) -> MetaCommand {
 /// A hit without a `t` flag, or a negative TTL other than -1, is
 /// [`Error::Protocol`].
 pub(crate) fn value_and_ttl(
-    r: &MetaCommandResult,
+    r: &MetaReply,
     server: &str,
 ) -> Result<Option<(Vec<u8>, Option<Duration>)>> {
     if r.rc == ReturnCode::En {
@@ -456,14 +457,14 @@ pub(crate) fn value_and_ttl(
     Ok(Some((value.clone(), left)))
 }
 
-fn counter_value(r: &MetaCommandResult, server: &str) -> Result<u64> {
+fn counter_value(r: &MetaReply, server: &str) -> Result<u64> {
     r.value
         .as_deref()
         .and_then(backend::parse_counter)
         .ok_or_else(|| unexpected(server, "ma (value is not a number)", r))
 }
 
-fn unexpected(server: &str, what: &str, r: &MetaCommandResult) -> Error {
+fn unexpected(server: &str, what: &str, r: &MetaReply) -> Error {
     Error::Protocol {
         server: server.to_string(),
         message: format!("unexpected reply {:?} to {what}", r.rc),

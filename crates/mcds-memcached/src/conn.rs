@@ -7,9 +7,8 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
-use memcache::exp::{MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
-
 use crate::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
+use crate::reply::{MetaReply, read_reply};
 use crate::transport::{self, Stream};
 
 pub(crate) use crate::transport::is_timeout;
@@ -17,16 +16,11 @@ pub(crate) use crate::transport::is_timeout;
 /// One open connection and what its server said it is.
 pub(crate) struct Conn {
     reader: BufReader<Stream>,
+    /// The reply line being parsed, kept across replies (see
+    /// [`read_reply`]).
+    line: Vec<u8>,
     pub(crate) incarnation: Incarnation,
 }
-
-/// The longest reply line read (a meta reply line is its code and flags:
-/// a key of up to 250 bytes, base64-encoded if binary, an opaque, a few
-/// numbers). Past it the stream is given up as not memcached's.
-const MAX_LINE: usize = 8 * 1024;
-
-/// The longest data block read: memcached's largest item (`-I`) is 1 GiB.
-const MAX_VALUE: usize = 1 << 30;
 
 impl Conn {
     /// Set up a freshly connected `stream` and run the handshake (within
@@ -44,6 +38,7 @@ impl Conn {
         let incarnation = handshake(&mut reader, version_cap, server)?;
         Ok(Conn {
             reader,
+            line: Vec::with_capacity(128),
             incarnation,
         })
     }
@@ -62,8 +57,8 @@ impl Conn {
 
     /// Read one reply (with its data block). `ERROR`/`CLIENT_ERROR`/
     /// `SERVER_ERROR` lines are `Err(Rejected | Server)`.
-    pub(crate) fn receive(&mut self) -> Result<MetaCommandResult, memcache::exp::Error> {
-        read_reply(&mut self.reader)
+    pub(crate) fn receive(&mut self) -> Result<MetaReply, memcache::exp::Error> {
+        read_reply(&mut self.reader, &mut self.line)
     }
 
     /// Read a `stats` listing (the reply to `stats`, up to `END`).
@@ -94,67 +89,6 @@ impl Conn {
         // Bytes that reached the socket, not bytes queued (TLS queues all).
         (outcome, (stream.sent() - before) as usize)
     }
-}
-
-/// One meta reply from `reader`: a line up to `\n` (one trailing `\r`
-/// dropped, at most [`MAX_LINE`] bytes) parsed by memcache's
-/// `MetaResponse::parse_header`, then for `VA` a data block of the
-/// announced length and `\r\n`, then the flags parsed by
-/// `parse_meta_result`. The end of the stream is `UnexpectedEof`. The data
-/// block grows as its bytes arrive: nothing is allocated from a length the
-/// reply claims. The fuzz harness frames replies from memory with the same
-/// function.
-pub(crate) fn read_reply(
-    reader: &mut impl BufRead,
-) -> Result<MetaCommandResult, memcache::exp::Error> {
-    let mut line = Vec::with_capacity(64);
-    reader
-        .take(MAX_LINE as u64 + 1)
-        .read_until(b'\n', &mut line)?;
-    if line.last() != Some(&b'\n') {
-        if line.len() > MAX_LINE {
-            return Err(memcache::exp::Error::Protocol(format!(
-                "a reply line longer than {MAX_LINE} bytes"
-            )));
-        }
-        return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
-    }
-    line.pop();
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    let header = MetaResponse::parse_header(&line)?;
-    let mut value = None;
-    if header.rc() == ReturnCode::Va {
-        let len = va_length(&line)
-            .filter(|&n| n <= MAX_VALUE)
-            .ok_or_else(|| memcache::exp::Error::Protocol("VA with a bad data length".into()))?;
-        let mut block = Vec::new();
-        reader.take(len as u64 + 2).read_to_end(&mut block)?;
-        if block.len() < len + 2 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
-        }
-        if &block[len..] != b"\r\n" {
-            return Err(memcache::exp::Error::Protocol(
-                "data block missing CRLF terminator".into(),
-            ));
-        }
-        block.truncate(len);
-        value = Some(block);
-    }
-    let mut result = parse_meta_result(header)?;
-    result.value = value;
-    Ok(result)
-}
-
-/// The data length of a `VA` line that `parse_header` accepted (it keeps
-/// the length to itself).
-fn va_length(line: &[u8]) -> Option<usize> {
-    let token = line
-        .split(|&b| b == b' ')
-        .filter(|t| !t.is_empty())
-        .nth(1)?;
-    std::str::from_utf8(token).ok()?.parse().ok()
 }
 
 /// Read one reply line of the handshake or of a `stats` listing (without

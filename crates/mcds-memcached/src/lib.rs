@@ -156,6 +156,7 @@ pub mod incarnation;
 mod ketama;
 mod mux;
 mod pipeline;
+mod reply;
 mod route;
 mod server;
 mod session;

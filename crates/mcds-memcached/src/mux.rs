@@ -55,12 +55,13 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcds_core::Error;
-use memcache::exp::{MetaCommandResult, ReturnCode};
+use memcache::exp::ReturnCode;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
 use crate::incarnation::Incarnation;
+use crate::reply::MetaReply;
 use crate::server::Server;
 
 /// How long a connection may sit unused before the next request checks it
@@ -97,7 +98,7 @@ pub(crate) enum Expect {
 
 /// A reply as read: a result, or an error line (`Server`/`Rejected`), or
 /// the failure that ended the connection (last).
-pub(crate) type Read = Result<MetaCommandResult, memcache::exp::Error>;
+pub(crate) type Read = Result<MetaReply, memcache::exp::Error>;
 
 /// What became of a request.
 #[derive(Debug)]
@@ -988,8 +989,8 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
                     replies.push(Err(memcache::exp::Error::Protocol(format!(
                         "a reply out of step: it echoes opaque {:?}, the command sent O{opaque}",
                         r.opaque
-                            .as_deref()
-                            .map(String::from_utf8_lossy)
+                            .as_ref()
+                            .map(ToString::to_string)
                             .unwrap_or_default()
                     ))));
                     false
@@ -1047,15 +1048,15 @@ pub(crate) fn is_error_line(e: &memcache::exp::Error) -> bool {
     )
 }
 
-fn echoes(r: &MetaCommandResult, opaque: u32) -> bool {
-    let Some(echo) = r.opaque.as_deref() else {
+fn echoes(r: &MetaReply, opaque: u32) -> bool {
+    let Some(echo) = &r.opaque else {
         return false;
     };
     let mut n: u64 = 0;
-    if echo.is_empty() || echo.len() > 10 {
+    if !(1..=10).contains(&echo.len()) {
         return false;
     }
-    for &b in echo {
+    for &b in echo.bytes() {
         if !b.is_ascii_digit() {
             return false;
         }
@@ -1091,7 +1092,8 @@ mod tests {
 
     #[test]
     fn only_the_exact_opaque_is_an_echo() {
-        let with = |line: &str| crate::conn::read_reply(&mut line.as_bytes()).unwrap();
+        let with =
+            |line: &str| crate::reply::read_reply(&mut line.as_bytes(), &mut Vec::new()).unwrap();
         assert!(echoes(&with("HD O42\r\n"), 42));
         assert!(!echoes(&with("HD O420\r\n"), 42));
         assert!(!echoes(&with("HD\r\n"), 0));

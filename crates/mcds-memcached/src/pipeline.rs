@@ -15,11 +15,12 @@
 use std::time::Instant;
 
 use mcds_core::{Error, Io, Op, Reply, Result, Stored, traffic};
-use memcache::exp::{MetaCommandResult, ReturnCode};
+use memcache::exp::ReturnCode;
 
 use crate::codec;
 use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
+use crate::reply::MetaReply;
 use crate::session::{ErrorMap, Session};
 use crate::store::MemcachedStore;
 
@@ -70,7 +71,7 @@ impl Planned {
 /// What happened to one op on the wire.
 pub(crate) enum Outcome {
     /// A reply line (with its data block).
-    Reply(MetaCommandResult),
+    Reply(MetaReply),
     /// No reply before `MN`: a quiet success.
     Quiet,
     /// Run it again on its own, through the ordinary method (an `NS` that
@@ -426,7 +427,7 @@ pub(crate) trait Replies {
     /// The next reply. `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR` lines come back
     /// as `Err(Rejected | Server)` with the stream still in step; after any
     /// other error the stream is unusable.
-    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error>;
+    fn next_reply(&mut self) -> std::result::Result<MetaReply, memcache::exp::Error>;
 
     /// Stop using the stream: it is out of step, or saw an error reply.
     fn discard(&mut self);
@@ -441,7 +442,7 @@ struct Delivered<'s, 'a> {
 }
 
 impl Replies for Delivered<'_, '_> {
-    fn next_reply(&mut self) -> std::result::Result<MetaCommandResult, memcache::exp::Error> {
+    fn next_reply(&mut self) -> std::result::Result<MetaReply, memcache::exp::Error> {
         self.replies.next().unwrap_or_else(|| {
             Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
@@ -468,11 +469,8 @@ pub(crate) fn read_replies(
     ops: &[Op<'_>],
 ) -> (Vec<Outcome>, bool) {
     let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
-    let position_of = |r: &MetaCommandResult| -> Option<usize> {
-        let index: usize = std::str::from_utf8(r.opaque.as_deref()?)
-            .ok()?
-            .parse()
-            .ok()?;
+    let position_of = |r: &MetaReply| -> Option<usize> {
+        let index = r.opaque.as_ref()?.index()?;
         // A part's indices increase.
         part.binary_search_by_key(&index, |p| p.index).ok()
     };
@@ -664,7 +662,7 @@ fn settle_gap(
 /// An `NS` to an append-like op needs the ordinary method (a probe tells
 /// "missing" from "too large"; on servers before 1.6.20 `append_or_add`
 /// then adds); everything else is its reply.
-fn classify(op: &Op<'_>, r: MetaCommandResult) -> Outcome {
+fn classify(op: &Op<'_>, r: MetaReply) -> Outcome {
     match (op, r.rc) {
         (Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }, ReturnCode::Ns) => {
             Outcome::Again

@@ -9,13 +9,14 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use mcds_core::{Error, Io, Key, Op, Reply, block_on, traffic};
-use memcache::exp::{MetaCommand, MetaCommandResult};
+use memcache::exp::MetaCommand;
 
 use crate::codec;
 use crate::config::Config;
 use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
 use crate::mux::{self, Delivery, Expect, Lane, Ticket};
+use crate::reply::MetaReply;
 use crate::server::Server;
 
 /// How many times a request that never left (its connection was found
@@ -133,7 +134,7 @@ impl<'a> Session<'a> {
         &mut self,
         key: &Key,
         command: &MetaCommand,
-    ) -> Result<MetaCommandResult, Error> {
+    ) -> Result<MetaReply, Error> {
         block_on(self.exchange_io(Io::Blocking, key, command))
     }
 
@@ -143,7 +144,7 @@ impl<'a> Session<'a> {
         io: Io,
         key: &Key,
         command: &MetaCommand,
-    ) -> Result<MetaCommandResult, Error> {
+    ) -> Result<MetaReply, Error> {
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
         command
@@ -165,7 +166,7 @@ impl<'a> Session<'a> {
         mut payload: Vec<u8>,
         opaque: u32,
         effects: bool,
-    ) -> Result<MetaCommandResult, Error> {
+    ) -> Result<MetaReply, Error> {
         traffic::record(1);
         let deadline = Instant::now() + self.config.io_timeout;
         // `ms` is the one command with a data block.
