@@ -55,7 +55,7 @@
 //!
 //! A server started with `-C` (no CAS) cannot compact: the first add of a
 //! segment, and every merge, is refused with
-//! [`Error::Unsupported`](mcds_core::Error::Unsupported), as every CAS
+//! [`Error::Unsupported`], as every CAS
 //! update is.
 //!
 //! **Item size and memory.** A log must not reach the item size limit,
