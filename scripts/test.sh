@@ -80,8 +80,20 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
-step "cargo test"
-cargo test --workspace -- --show-output
+# cargo-nextest, where the machine has it, runs every test binary's tests
+# in one pool: a binary that waits on real memcached expiry or on valgrind
+# no longer holds the next binary back (about two minutes less on 2 cores).
+# It runs each test in a process of its own and skips doctests, which
+# `cargo test --doc` then runs. Either way every test's output is shown.
+if cargo nextest --version >/dev/null 2>&1; then
+  step "cargo nextest run (then the doctests)"
+  cargo nextest run --workspace --no-fail-fast --success-output final --status-level fail \
+    --final-status-level slow
+  cargo test --workspace --doc
+else
+  step "cargo test"
+  cargo test --workspace -- --show-output
+fi
 
 step "cargo test --benches (every criterion bench once, as a smoke test)"
 cargo test --workspace --benches
@@ -101,7 +113,10 @@ rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/mcds-* \
 pkg_log=$(mktemp)
 # mcds-benches (publish = false) is left out: its library takes the test
 # kit, which has no version to package against.
-if ! CARGO_TARGET_DIR="$verify_dir" cargo package --workspace --exclude mcds-benches --allow-dirty >"$pkg_log" 2>&1; then
+# Nothing there is debugged or rebuilt incrementally: no debug info and no
+# incremental state make its builds and links faster.
+if ! CARGO_TARGET_DIR="$verify_dir" CARGO_PROFILE_DEV_DEBUG=0 CARGO_INCREMENTAL=0 \
+  cargo package --workspace --exclude mcds-benches --allow-dirty >"$pkg_log" 2>&1; then
   cat "$pkg_log"
   exit 1
 fi
