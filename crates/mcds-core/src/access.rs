@@ -262,7 +262,11 @@ impl<'s> Access<'s> {
 /// at its first poll: then this is one poll, with no allocation and no
 /// system call (not even the thread's waker is made). Any other future
 /// works too (its waker unparks the thread).
+#[inline]
 pub fn block_on<F: Future>(future: F) -> F::Output {
+    // Inlined, so that the future is pinned where the caller builds it
+    // rather than copied into this frame (a blocking call's future holds
+    // its whole chain of calls, and the copy showed in profiles).
     let mut future = std::pin::pin!(future);
     // First with a waker that does nothing: a blocking-mode future is ready
     // now, and the thread's own waker (a handle on the thread, kept for the
@@ -270,12 +274,19 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     // `Pending` here is polled again with the real waker before the thread
     // parks (a future arranges its wake-up for the waker of its latest
     // poll, so no wake is lost in between).
-    if let Poll::Ready(output) = future
+    match future
         .as_mut()
         .poll(&mut Context::from_waker(Waker::noop()))
     {
-        return output;
+        Poll::Ready(output) => output,
+        Poll::Pending => wait_for(future),
     }
+}
+
+/// The rest of [`block_on`], for a future that waits: poll it with the
+/// thread's waker, parking the thread in between.
+#[inline(never)]
+fn wait_for<F: Future>(mut future: Pin<&mut F>) -> F::Output {
     THREAD_WAKER.with(|waker| {
         let mut cx = Context::from_waker(waker);
         loop {
