@@ -96,6 +96,7 @@ impl<'s> Access<'s> {
     }
 
     /// Run one operation ([`Store::execute`] or [`Store::execute_async`]).
+    #[inline]
     pub async fn execute(&self, op: &Op<'_>) -> Result<Reply> {
         match self.io {
             Io::Blocking => self.store.execute(op),
@@ -139,21 +140,25 @@ impl<'s> Access<'s> {
     }
 
     /// [`Store::get`].
+    #[inline]
     pub async fn get(&self, key: &Key) -> Result<Option<Item>> {
         self.execute(&Op::Get(key)).await?.item()
     }
 
     /// [`Store::set`].
+    #[inline]
     pub async fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
         self.execute(&Op::Set { key, value, ttl }).await?.cas()
     }
 
     /// [`Store::add`].
+    #[inline]
     pub async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
         self.execute(&Op::Add { key, value, ttl }).await?.stored()
     }
 
     /// [`Store::replace`].
+    #[inline]
     pub async fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
         self.execute(&Op::Replace { key, value, ttl })
             .await?
@@ -161,6 +166,7 @@ impl<'s> Access<'s> {
     }
 
     /// [`Store::cas`].
+    #[inline]
     pub async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
         let op = Op::Cas {
             key,
@@ -172,16 +178,19 @@ impl<'s> Access<'s> {
     }
 
     /// [`Store::incr`].
+    #[inline]
     pub async fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
         self.execute(&Op::Incr { key, delta }).await?.counter()
     }
 
     /// [`Store::decr`].
+    #[inline]
     pub async fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
         self.execute(&Op::Decr { key, delta }).await?.counter()
     }
 
     /// [`Store::incr_or_init`].
+    #[inline]
     pub async fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
         let op = Op::IncrOrInit {
             key,
@@ -193,31 +202,37 @@ impl<'s> Access<'s> {
     }
 
     /// [`Store::delete`].
+    #[inline]
     pub async fn delete(&self, key: &Key) -> Result<bool> {
         self.execute(&Op::Delete(key)).await?.applied()
     }
 
     /// [`Store::delete_cas`].
+    #[inline]
     pub async fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
         self.execute(&Op::DeleteCas { key, cas }).await?.deleted()
     }
 
     /// [`Store::touch`].
+    #[inline]
     pub async fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
         self.execute(&Op::Touch { key, ttl }).await?.applied()
     }
 
     /// [`Store::append`].
+    #[inline]
     pub async fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
         self.execute(&Op::Append { key, value }).await?.applied()
     }
 
     /// [`Store::prepend`].
+    #[inline]
     pub async fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
         self.execute(&Op::Prepend { key, value }).await?.applied()
     }
 
     /// [`Store::append_or_add`].
+    #[inline]
     pub async fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
         self.execute(&Op::AppendOrAdd { key, value, ttl })
             .await?
@@ -262,7 +277,11 @@ impl<'s> Access<'s> {
 /// at its first poll: then this is one poll, with no allocation and no
 /// system call (not even the thread's waker is made). Any other future
 /// works too (its waker unparks the thread).
+#[inline]
 pub fn block_on<F: Future>(future: F) -> F::Output {
+    // Inlined, so that the future is pinned where the caller builds it
+    // rather than copied into this frame (a blocking call's future holds
+    // its whole chain of calls, and the copy showed in profiles).
     let mut future = std::pin::pin!(future);
     // First with a waker that does nothing: a blocking-mode future is ready
     // now, and the thread's own waker (a handle on the thread, kept for the
@@ -270,12 +289,19 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     // `Pending` here is polled again with the real waker before the thread
     // parks (a future arranges its wake-up for the waker of its latest
     // poll, so no wake is lost in between).
-    if let Poll::Ready(output) = future
+    match future
         .as_mut()
         .poll(&mut Context::from_waker(Waker::noop()))
     {
-        return output;
+        Poll::Ready(output) => output,
+        Poll::Pending => wait_for(future),
     }
+}
+
+/// The rest of [`block_on`], for a future that waits: poll it with the
+/// thread's waker, parking the thread in between.
+#[inline(never)]
+fn wait_for<F: Future>(mut future: Pin<&mut F>) -> F::Output {
     THREAD_WAKER.with(|waker| {
         let mut cx = Context::from_waker(waker);
         loop {

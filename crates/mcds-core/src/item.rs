@@ -84,6 +84,17 @@ pub enum Updated {
 /// number is refused when the text holds a `-` (so `"-0"` is 0 but `"-5"`
 /// is refused), as in memcached.
 pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
+    // What a counter holds after an incr or decr first: 1 to 19 digits
+    // (too few to overflow), then nothing or the spaces of a shortened
+    // number. Read with no checks to make.
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if (1..=19).contains(&digits) && bytes[digits..].iter().all(|&b| b == b' ') {
+        return Some(
+            bytes[..digits]
+                .iter()
+                .fold(0, |n, &b| n * 10 + u64::from(b - b'0')),
+        );
+    }
     let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
     let mut i = bytes.iter().position(|&b| !is_space(b))?;
     let negative = match bytes[i] {

@@ -230,6 +230,7 @@ fn mismatch(want: &str, got: &Reply) -> Error {
 
 impl Reply {
     /// The item of a [`Reply::Item`].
+    #[inline]
     pub fn item(self) -> Result<Option<Item>> {
         match self {
             Reply::Item(item) => Ok(item),
@@ -238,6 +239,7 @@ impl Reply {
     }
 
     /// The CAS id of a [`Reply::Cas`].
+    #[inline]
     pub fn cas(self) -> Result<u64> {
         match self {
             Reply::Cas(cas) => Ok(cas),
@@ -246,6 +248,7 @@ impl Reply {
     }
 
     /// The outcome of a [`Reply::Stored`].
+    #[inline]
     pub fn stored(self) -> Result<Stored> {
         match self {
             Reply::Stored(s) => Ok(s),
@@ -254,6 +257,7 @@ impl Reply {
     }
 
     /// The outcome of a [`Reply::CasOutcome`].
+    #[inline]
     pub fn cas_outcome(self) -> Result<CasOutcome> {
         match self {
             Reply::CasOutcome(c) => Ok(c),
@@ -262,6 +266,7 @@ impl Reply {
     }
 
     /// The flag of a [`Reply::Applied`].
+    #[inline]
     pub fn applied(self) -> Result<bool> {
         match self {
             Reply::Applied(b) => Ok(b),
@@ -270,6 +275,7 @@ impl Reply {
     }
 
     /// Check that this is a [`Reply::Done`].
+    #[inline]
     pub fn done(self) -> Result<()> {
         match self {
             Reply::Done => Ok(()),
@@ -278,6 +284,7 @@ impl Reply {
     }
 
     /// The value of a [`Reply::Counter`].
+    #[inline]
     pub fn counter(self) -> Result<Option<u64>> {
         match self {
             Reply::Counter(v) => Ok(v),
@@ -286,6 +293,7 @@ impl Reply {
     }
 
     /// The value of a [`Reply::Value`].
+    #[inline]
     pub fn value(self) -> Result<u64> {
         match self {
             Reply::Value(v) => Ok(v),
@@ -294,6 +302,7 @@ impl Reply {
     }
 
     /// The outcome of a [`Reply::Deleted`].
+    #[inline]
     pub fn deleted(self) -> Result<DeleteOutcome> {
         match self {
             Reply::Deleted(d) => Ok(d),
