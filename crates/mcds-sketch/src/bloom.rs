@@ -414,16 +414,7 @@ impl BloomFilter {
         cas: Option<u64>,
         value: &'a [u8],
     ) -> Op<'a> {
-        let (key, ttl) = (&self.keys[block], self.ttl);
-        match cas {
-            Some(cas) => Op::Cas {
-                key,
-                value,
-                ttl,
-                cas,
-            },
-            None => Op::Add { key, value, ttl },
-        }
+        crate::cas_or_add(&self.keys[block], value, self.ttl, cas)
     }
 
     /// Set the bits of `elements` (each its positions) in `block` by one CAS

@@ -83,7 +83,7 @@ use mcds_core::{
     block_on, stable_hash,
 };
 
-use crate::{MAX_ATTEMPTS, corrupt, update_checked_with};
+use crate::{MAX_ATTEMPTS, cas_or_add, corrupt, update_checked_with};
 
 /// log2 of the number of registers.
 pub const P: u32 = 14;
@@ -815,18 +815,7 @@ impl HyperLogLog {
             }
             let mut ops: Vec<Op<'_>> = writes
                 .iter()
-                .map(|(s, value, cas)| {
-                    let (key, ttl) = (&self.keys[*s], self.ttl);
-                    match *cas {
-                        Some(cas) => Op::Cas {
-                            key,
-                            value,
-                            ttl,
-                            cas,
-                        },
-                        None => Op::Add { key, value, ttl },
-                    }
-                })
+                .map(|(s, value, cas)| cas_or_add(&self.keys[*s], value, self.ttl, *cas))
                 .collect();
             if touch {
                 touch = false;

@@ -143,6 +143,25 @@ async fn update_checked_with(
     }
 }
 
+/// The write of `value` to `key` read with CAS id `cas`: a `cas`, or an
+/// `add` where the item was missing (a batch of read-modify-writes).
+fn cas_or_add<'a>(
+    key: &'a mcds_core::Key,
+    value: &'a [u8],
+    ttl: mcds_core::Ttl,
+    cas: Option<u64>,
+) -> mcds_core::Op<'a> {
+    match cas {
+        Some(cas) => mcds_core::Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
+        },
+        None => mcds_core::Op::Add { key, value, ttl },
+    }
+}
+
 fn corrupt(key: &mcds_core::Key, reason: impl Into<String>) -> mcds_core::Error {
     mcds_core::Error::Corrupt {
         key: key.display(),

@@ -230,30 +230,36 @@ fn a_ttl_expires_the_segments_together() {
     );
 }
 
-/// kill -9 and restart under 4 writers: every element whose add started
-/// after the restart and succeeded is in the sketch (a compaction that read
-/// before the restart never overwrites the new items: CAS ids restart at 1).
-#[test]
-fn adds_after_a_restart_are_kept() {
+/// kill -9 and restart under 4 writer threads, each calling `write(hll,
+/// thread, round)` in a loop (the elements it wrote, or `None` if it
+/// failed): the elements of every write that started after the restart
+/// and succeeded are all in the sketch (a compaction or CAS write that read
+/// before the restart never overwrites the new items: CAS ids restart at
+/// 1). How many there were.
+fn kept_after_a_restart(
+    name: &str,
+    write: impl Fn(&HyperLogLog, u64, u64) -> Option<Vec<Vec<u8>>> + Sync,
+) -> usize {
     let mut server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let hll = HyperLogLog::new(Arc::clone(&store), "restart").unwrap();
+    let hll = HyperLogLog::new(Arc::clone(&store), name).unwrap();
     let stop = AtomicBool::new(false);
     let restarted: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
     let kept: Vec<Vec<Vec<u8>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4u64)
             .map(|t| {
-                let (hll, stop, restarted) = (&hll, &stop, &restarted);
+                let (hll, stop, restarted, write) = (&hll, &stop, &restarted, &write);
                 s.spawn(move || {
                     let mut after = Vec::new();
-                    let mut i = 0u64;
+                    let mut round = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        let e = item(&format!("r{t}"), i);
-                        i += 1;
                         let started = Instant::now();
-                        let ok = hll.add(&e).is_ok();
-                        if ok && restarted.lock().unwrap().is_some_and(|r| started > r) {
-                            after.push(e);
+                        let wrote = write(hll, t, round);
+                        round += 1;
+                        if let Some(elements) = wrote
+                            && restarted.lock().unwrap().is_some_and(|r| started > r)
+                        {
+                            after.extend(elements);
                         }
                     }
                     after
@@ -275,11 +281,42 @@ fn adds_after_a_restart_are_kept() {
     let mut union = stored.clone();
     assert!(
         !union.merge(&model),
-        "an element added after the restart was lost"
+        "an element written after the restart was lost"
     );
     let n: usize = kept.iter().map(Vec::len).sum();
-    assert!(n > 1000, "only {n} adds after the restart");
+    assert!(n > 1000, "only {n} elements written after the restart");
+    n
+}
+
+#[test]
+fn adds_after_a_restart_are_kept() {
+    let n = kept_after_a_restart("restart", |hll, t, i| {
+        let e = item(&format!("r{t}"), i);
+        hll.add(&e).ok().map(|_| vec![e])
+    });
     println!("hll, kill -9 + restart under 4 writers: all {n} elements added after it are kept");
+}
+
+/// The same through `add_many` and buffer flushes (CAS writes of whole
+/// segments). From the review of the segmented layout.
+#[test]
+fn flushes_after_a_restart_are_kept() {
+    let n = kept_after_a_restart("rflush", |hll, t, round| {
+        let batch: Vec<Vec<u8>> = (0..40).map(|i| item(&format!("w{t}r{round}"), i)).collect();
+        let ok = if round % 2 == 0 {
+            hll.add_many(&batch).is_ok()
+        } else {
+            let mut b = hll.buffer();
+            for e in &batch {
+                b.add(e);
+            }
+            b.flush().is_ok()
+        };
+        ok.then_some(batch)
+    });
+    println!(
+        "hll, kill -9 + restart under 4 flushing threads: all {n} elements flushed after it are kept"
+    );
 }
 
 /// On a pool, a sketch's 16 segments live on one server (so `count` is one
