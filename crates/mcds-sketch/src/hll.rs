@@ -528,19 +528,16 @@ impl HyperLogLog {
         let first = scope.key("hll", name, "s0")?;
         let mut keys = vec![first.clone()];
         for s in 1..SEGMENTS {
-            // The first salt that puts the segment on segment 0's server.
+            // The first salt that puts the segment on segment 0's server
+            // (salt 0 when none does, or behind a proxy).
             let salted = |salt: u32| match salt {
                 0 => scope.key("hll", name, format_args!("s{s:x}")),
                 salt => scope.key("hll", name, format_args!("s{s:x}.{salt}")),
             };
-            let mut key = salted(0)?;
-            for salt in 1..PLACEMENT_TRIES {
-                if scope.store().colocated(&key, &first) {
-                    break;
-                }
-                key = salted(salt)?;
-            }
-            keys.push(key);
+            let placed = (0..PLACEMENT_TRIES)
+                .map(salted)
+                .find(|k| k.as_ref().is_ok_and(|k| scope.store().colocated(k, &first)));
+            keys.push(placed.unwrap_or_else(|| salted(0))?);
         }
         Ok(HyperLogLog {
             keys: keys.into(),
@@ -670,7 +667,7 @@ impl HyperLogLog {
             return Ok(true);
         }
         let size = before.map_or(0, |item| item.value.len());
-        match self.compaction(size, &segment) {
+        match self.compaction(key, size, &segment) {
             Compaction::None => {}
             Compaction::Try => {
                 self.compact(access, s, 1).await?;
@@ -682,14 +679,14 @@ impl HyperLogLog {
         Ok(changed)
     }
 
-    /// Whether an add that read a segment of `size` bytes (`segment`)
+    /// Whether an add that read segment `key`, `size` bytes (`segment`),
     /// compacts it. By records ([`COMPACT_AT`], [`LOG_LIMIT`]) and by the
     /// room an item has under the store's item size limit: the log may
     /// fill half of what the compacted segment leaves free before one try,
     /// three quarters before every adder must. A log must not reach the
     /// limit: memcached refuses the append (then the add compacts and
     /// appends again).
-    fn compaction(&self, size: usize, segment: &Segment) -> Compaction {
+    fn compaction(&self, key: &Key, size: usize, segment: &Segment) -> Compaction {
         let log = segment.log;
         if log == 0 {
             return Compaction::None;
@@ -697,7 +694,7 @@ impl HyperLogLog {
         let room = self
             .store
             .item_size_limit()
-            .saturating_sub(item_size(self.keys[0].len() + 8, 0));
+            .saturating_sub(item_size(key.len(), 0));
         let base = size.saturating_sub(2 * log);
         let headroom = room.saturating_sub(base);
         if log >= LOG_LIMIT || 4 * (size - base) >= 3 * headroom {
