@@ -706,7 +706,10 @@ impl MemoryStore {
         };
         let (old_len, new_len) = (e.value.len(), decimal_len(new));
         if new_len > old_len {
-            // More digits than the value holds: room for them first.
+            // More digits than the value holds: within the item size limit
+            // (where memcached fails to allocate the longer item), and
+            // room for them first.
+            self.check_size(key, new_len)?;
             self.reserve(shard, key, new_len - old_len, now)?;
             let Some(again) = entry(&mut shard.map, hash, key) else {
                 return Err(Error::Internal(format!(
@@ -1065,6 +1068,24 @@ mod tests {
             "{} items kept",
             store.len()
         );
+    }
+
+    /// An increment that needs more digits than the value has stays within
+    /// the item size limit, as `set` does (found by review: `"9"` + 1 under
+    /// a limit that fits one digit became `"10"`).
+    #[test]
+    fn incr_never_grows_an_item_past_the_limit() {
+        let store = MemoryStore::builder()
+            .item_size_limit(crate::item::item_size(1, 1))
+            .build();
+        store.set(&k("k"), b"9", Ttl::Never).unwrap();
+        assert!(store.set(&k("k"), b"10", Ttl::Never).is_err());
+        assert!(matches!(
+            store.incr(&k("k"), 1),
+            Err(Error::ValueTooLarge { .. })
+        ));
+        assert_eq!(store.get(&k("k")).unwrap().unwrap().value, b"9");
+        assert_eq!(store.incr(&k("k"), 0).unwrap(), Some(9));
     }
 
     #[test]
