@@ -444,3 +444,45 @@ fn latest_takes_any_n() {
     log.put(b"a").unwrap();
     assert_eq!(log.latest(usize::MAX).unwrap().len(), 1);
 }
+
+/// On a `memcached -M` whose memory is full, a put fails with
+/// `OutOfMemory` and every event stored before it is still there. (With
+/// meta `ms … MA` appends, memcached deleted the chunk an append could
+/// not grow: every earlier event of the chunk was lost.)
+#[test]
+fn a_full_no_evict_server_refuses_a_put_and_keeps_the_log() {
+    let server = MemcachedServer::start(
+        mcds_testkit::ServerOptions::default()
+            .memory_mb(2)
+            .no_evict(),
+    );
+    let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let log = EventLog::new(
+        Arc::clone(&store) as Arc<dyn Store>,
+        "audit",
+        Duration::from_secs(3600),
+        4,
+    )
+    .unwrap();
+    let mut kept = Vec::new();
+    for i in 0..200 {
+        kept.push(log.put(format!("event {i}").as_bytes()).unwrap());
+    }
+    mcds_testkit::fill_until_out_of_memory(&*store);
+    let mut refused = 0;
+    for i in 0..20 {
+        match log.put(format!("late {i}").as_bytes()) {
+            Ok(event) => kept.push(event),
+            Err(Error::OutOfMemory { .. }) => refused += 1,
+            Err(e) => panic!("a put on a full server: {e}"),
+        }
+    }
+    let all = log.fetch(0, u64::MAX).unwrap();
+    println!(
+        "full -M server: {refused} of 20 late puts refused; {} of {} stored events fetched",
+        all.len(),
+        kept.len()
+    );
+    assert!(refused > 0, "the server was not full");
+    assert_eq!(all, kept, "events stored before the failed puts were lost");
+}

@@ -12,27 +12,43 @@
 //! |---|---|---|
 //! | `get` | `mg <k> v f c` | yes (`EN` suppressed) |
 //! | `set` | `ms <k> <n> T<exp> c` | no (the reply carries the CAS) |
-//! | `add`, `replace` | `ms <k> <n> ME`/`MR T<exp> c` | no |
-//! | `cas` | `ms <k> <n> C<cas> T<exp> c` | no |
-//! | `append`, `prepend` | `ms <k> <n> MA`/`MP` | yes |
-//! | `append_or_add` | `ms <k> <n> MA N<exp>` | yes |
+//! | `add`, `replace` | `add`/`replace <k> 0 <exp> <n>`, then `mg <k> v c` | no |
+//! | `cas` | `cas <k> 0 <exp> <n> <cas>`, then `mg <k> v c` | no |
+//! | `append`, `prepend` | `append`/`prepend <k> 0 0 <n>`, then `mg <k>` | no |
+//! | `append_or_add` | `append <k> 0 0 <n>`, then `mg <k>`; on a miss `add` (the append/add loop) | no |
 //! | `incr`, `decr` | `ma <k> D<d> v` (`MD`) | no |
 //! | `incr_or_init` | `ma <k> N<exp> J<init> D<d> v` | no |
 //! | `delete` | `md <k>` | yes |
 //! | `delete_cas` | `md <k> C<cas>`, before 1.6.13 `ms <k> 0 C<cas> T-1` | yes |
 //! | `touch` | `mg <k> T<exp>` | no |
+//!
+//! **Why the conditional writes are text commands.** When memcached
+//! cannot allocate the item an `ms` would store (memory full under `-M`,
+//! or a value over its `-I`), it answers `SERVER_ERROR` *and unlinks the
+//! key's existing item*, whatever the mode (1.6.18 through current
+//! releases: "NOTE: only if SET mode?" in `process_mset_command`). A failed
+//! `ms ME` deleted the lock it failed to take, and the next add took it
+//! again (two holders); a failed `ms MA` deleted the event log or sketch
+//! segment it appended to. Its text commands unlink only for `set`. So
+//! `add`, `replace`, `cas`, `append` and `prepend` go as text commands,
+//! each followed, in the same write, by a tagged `mg` whose reply carries
+//! the opaque (and, after `add`/`replace`/`cas`, the item's CAS id, which
+//! the text reply lacks: see [`merge_pair`]). The two replies come back
+//! together: still one round trip. `append_or_add` gives up `ms MA N`
+//! (create on a miss, 1.6.20+) for the same reason: on a miss the append
+//! is followed by an `add`, as on servers before 1.6.20.
 
 use std::time::Duration;
 
-use mcds_core::{
-    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, Ttl, backend,
-};
+use mcds_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, backend};
 use memcache::exp::{MetaCommand, MetaOp, ReturnCode};
 
 use crate::incarnation::Incarnation;
 use crate::reply::MetaReply;
 
-/// An op encoded for one server incarnation.
+/// An op encoded for one server incarnation by `memcache`'s command
+/// builder (see [`encode`]).
+#[cfg(test)]
 #[derive(Debug)]
 pub(crate) struct Encoded {
     /// The command, without the `O<opaque>`/`q` flags a pipeline adds.
@@ -40,10 +56,6 @@ pub(crate) struct Encoded {
     /// Its success reply carries nothing (no value, no CAS id), so in a
     /// pipeline it may be sent quiet (`q`): no reply then means success.
     /// ([`encode_wire`] decides the same; a test holds the two together.)
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the pipeline encodes with encode_wire")
-    )]
     pub(crate) quiet: bool,
 }
 
@@ -56,10 +68,13 @@ fn check_size(key: &Key, value_len: usize, item_size_limit: usize) -> Result<()>
 }
 
 /// Encode `op` for a server `incarnation` (its version's commands, its
-/// CAS ids, its clock) and say whether it can be quiet. Values whose item
-/// would exceed `item_size_limit` are [`Error::ValueTooLarge`], and `cas`
-/// and `delete_cas` on a server without CAS ids are
-/// [`Error::Unsupported`]: nothing is sent for either.
+/// CAS ids, its clock) and say whether it can be quiet, with `memcache`'s
+/// command builder: the reference of the tests of [`encode_wire`], for the
+/// ops sent as meta commands. Values whose item would exceed
+/// `item_size_limit` are [`Error::ValueTooLarge`], and `cas` and
+/// `delete_cas` on a server without CAS ids are [`Error::Unsupported`]:
+/// nothing is sent for either.
+#[cfg(test)]
 pub(crate) fn encode(
     op: &Op<'_>,
     incarnation: &Incarnation,
@@ -81,44 +96,16 @@ pub(crate) fn encode(
             let c = cmd(MetaOp::Set, key).value(value).flag(ttl_flag(ttl));
             (c.flag("c"), false)
         }
-        Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
-            size(key, value)?;
-            let mode = if matches!(op, Op::Add { .. }) {
-                "ME"
-            } else {
-                "MR"
-            };
-            let c = cmd(MetaOp::Set, key).value(value).flag(mode);
-            (c.flag(ttl_flag(ttl)).flag("c"), false)
-        }
-        Op::Cas {
-            key,
-            value,
-            ttl,
-            cas,
-        } => {
-            size(key, value)?;
-            let c = cmd(MetaOp::Set, key)
-                .value(value)
-                .flag(format!("C{}", incarnation.cas_in(cas)));
-            (c.flag(ttl_flag(ttl)).flag("c"), false)
-        }
-        Op::Append { key, value } | Op::Prepend { key, value } => {
-            size(key, value)?;
-            let mode = if matches!(op, Op::Append { .. }) {
-                "MA"
-            } else {
-                "MP"
-            };
-            (cmd(MetaOp::Set, key).value(value).flag(mode), true)
-        }
-        // `N` (create on a miss) is sent to every server: 1.6.20 and
-        // later honour it, older ones answer NS and the op is finished
-        // by the append/add loop afterwards.
-        Op::AppendOrAdd { key, value, ttl } => {
-            size(key, value)?;
-            let c = cmd(MetaOp::Set, key).value(value).flag("MA");
-            (c.flag(format!("N{}", incarnation.exptime(ttl))), true)
+        Op::Add { .. }
+        | Op::Replace { .. }
+        | Op::Cas { .. }
+        | Op::Append { .. }
+        | Op::Prepend { .. }
+        | Op::AppendOrAdd { .. } => {
+            return Err(Error::Internal(format!(
+                "{} is sent as a text command (encode_wire), not a meta command",
+                op.name()
+            )));
         }
         Op::Incr { key, delta } | Op::Decr { key, delta } => {
             let mut c = cmd(MetaOp::Arithmetic, key)
@@ -161,10 +148,62 @@ pub(crate) fn encode(
     Ok(Encoded { command, quiet })
 }
 
+/// Whether `op` goes out as a text-protocol write followed by a tagged
+/// `mg` (`add`, `replace`, `cas`, `append`, `prepend`, `append_or_add`:
+/// see the module docs), two replies, instead of one meta command.
+pub(crate) fn is_pair(op: &Op<'_>) -> bool {
+    matches!(
+        op,
+        Op::Add { .. }
+            | Op::Replace { .. }
+            | Op::Cas { .. }
+            | Op::Append { .. }
+            | Op::Prepend { .. }
+            | Op::AppendOrAdd { .. }
+    )
+}
+
+/// The reply a pair's two replies amount to (see [`is_pair`]): the text
+/// reply `text` (`STORED` as `HD`, …) with the `mg`'s opaque and, for
+/// `add`, `replace` and `cas`, the CAS id of the item stored. That id comes from the `mg` that followed (`mg`) when the item
+/// there holds the value just written; if it holds another value or none,
+/// the item was replaced or removed between the two commands (by another
+/// client, an eviction, an expiry), its id is unknown, and the id given is
+/// one that no item of the key can have now or later: one below the
+/// current item's (ids only grow), or 1 when the key is gone. A CAS write
+/// or delete with it fails, as it would with the real, stale, id. An item
+/// replaced in between by one holding the very same bytes is taken for
+/// the one written: structures that must tell writers apart (a lock's
+/// owner token) write values unique to the writer.
+pub(crate) fn merge_pair(
+    op: &Op<'_>,
+    text: MetaReply,
+    mg: &MetaReply,
+    incarnation: &Incarnation,
+) -> MetaReply {
+    let mut r = text;
+    r.opaque.clone_from(&mg.opaque);
+    let (Op::Add { value, .. } | Op::Replace { value, .. } | Op::Cas { value, .. }) = *op else {
+        return r;
+    };
+    if r.rc == ReturnCode::Hd {
+        let current = mg.cas.unwrap_or(0);
+        r.cas = Some(match (mg.rc, mg.value.as_deref()) {
+            (ReturnCode::Va, Some(v)) if v == value => current,
+            (ReturnCode::Va, _) => current.saturating_sub(1),
+            _ if incarnation.cas => 1,
+            _ => 0,
+        });
+    }
+    r
+}
+
 /// Encode `op` for `incarnation` straight into `out` (no allocation of its
-/// own): the same command as [`encode`] gives, with ` O<opaque>` and, when
-/// `quiet_in_batch` and the op may be quiet in a pipeline, ` q`. Returns
-/// whether the command is quiet. On an error nothing is written.
+/// own): the meta command (as `memcache`'s builder would write it), with
+/// ` O<opaque>` and, when `quiet_in_batch` and the op may be quiet in a
+/// pipeline, ` q`; for a pair ([`is_pair`]), the text command and then
+/// the `mg` tagged ` O<opaque>`.
+/// Returns whether the command is quiet. On an error nothing is written.
 pub(crate) fn encode_wire(
     op: &Op<'_>,
     incarnation: &Incarnation,
@@ -220,47 +259,50 @@ pub(crate) fn encode_wire(
             data = Some(value);
             false
         }
-        Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
-            set(out, key, value);
-            out.extend_from_slice(if matches!(op, Op::Add { .. }) {
-                b" ME"
-            } else {
-                b" MR"
-            });
-            num(out, b" T", exptime(ttl));
-            out.extend_from_slice(b" c");
-            data = Some(value);
-            false
-        }
-        Op::Cas {
-            key,
-            value,
-            ttl,
-            cas,
+        Op::Add { key, value, ttl }
+        | Op::Replace { key, value, ttl }
+        | Op::Cas {
+            key, value, ttl, ..
         } => {
-            set(out, key, value);
-            num(out, b" C", incarnation.cas_in(cas));
-            num(out, b" T", exptime(ttl));
-            out.extend_from_slice(b" c");
-            data = Some(value);
-            false
-        }
-        Op::Append { key, value } | Op::Prepend { key, value } => {
-            set(out, key, value);
-            out.extend_from_slice(if matches!(op, Op::Append { .. }) {
-                b" MA"
-            } else {
-                b" MP"
+            out.extend_from_slice(match op {
+                Op::Add { .. } => b"add ",
+                Op::Replace { .. } => b"replace ",
+                _ => b"cas ",
             });
-            data = Some(value);
-            true
+            out.extend_from_slice(key.as_bytes());
+            num(out, b" 0 ", exptime(ttl));
+            num(out, b" ", value.len() as u64);
+            if let Op::Cas { cas, .. } = *op {
+                num(out, b" ", incarnation.cas_in(cas));
+            }
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+            head(out, b"mg", key);
+            out.extend_from_slice(b" v c");
+            num(out, b" O", u64::from(opaque));
+            out.extend_from_slice(b"\r\n");
+            return Ok(false);
         }
-        Op::AppendOrAdd { key, value, ttl } => {
-            set(out, key, value);
-            out.extend_from_slice(b" MA");
-            num(out, b" N", exptime(ttl));
-            data = Some(value);
-            true
+        // The exptime of an append is ignored; an `append_or_add` that
+        // misses is finished by an add that carries it.
+        Op::Append { key, value }
+        | Op::Prepend { key, value }
+        | Op::AppendOrAdd { key, value, .. } => {
+            out.extend_from_slice(if matches!(op, Op::Prepend { .. }) {
+                b"prepend "
+            } else {
+                b"append "
+            });
+            out.extend_from_slice(key.as_bytes());
+            num(out, b" 0 0 ", value.len() as u64);
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+            head(out, b"mg", key);
+            num(out, b" O", u64::from(opaque));
+            out.extend_from_slice(b"\r\n");
+            return Ok(false);
         }
         Op::Incr { key, delta } | Op::Decr { key, delta } => {
             head(out, b"ma", key);
@@ -390,21 +432,6 @@ pub(crate) fn stored(r: &MetaReply, what: &str, server: &str) -> Result<bool> {
     }
 }
 
-/// The add of the append/add loop (servers before 1.6.20, where `ms MA N`
-/// answers NS on a missing key): `ms <k> <n> ME T<exp>`, with no CAS asked
-/// for. The caller has checked the value's size.
-pub(crate) fn add_for_append(
-    key: &Key,
-    value: &[u8],
-    ttl: Ttl,
-    incarnation: &Incarnation,
-) -> MetaCommand {
-    cmd(MetaOp::Set, key)
-        .value(value)
-        .flag("ME")
-        .flag(format!("T{}", incarnation.exptime(ttl)))
-}
-
 /// The probe after an append-like write answered NS: `mg <k> s c`, the
 /// size and CAS id of the item if it exists.
 pub(crate) fn probe(key: &Key) -> MetaCommand {
@@ -475,6 +502,7 @@ fn unexpected(server: &str, what: &str, r: &MetaReply) -> Error {
 mod wire_tests {
     use super::*;
     use crate::incarnation::Version;
+    use mcds_core::Ttl;
 
     /// The direct encoder writes byte for byte what `encode` and the
     /// `memcache` crate's encoder write, for every op, on servers with and
@@ -529,6 +557,10 @@ mod wire_tests {
         for version in [Version(1, 6, 18), Version(1, 6, 5)] {
             let inc = Incarnation::new(version, b"marker", true, None);
             for op in &ops {
+                if is_pair(op) {
+                    assert!(encode(op, &inc, 1 << 20).is_err(), "{op:?}");
+                    continue;
+                }
                 for quiet_in_batch in [false, true] {
                     let Encoded { command, quiet } = encode(op, &inc, 1 << 20).unwrap();
                     let mut command = command.flag("O42");
@@ -546,6 +578,59 @@ mod wire_tests {
                 }
             }
         }
+        // The conditional writes: the text command, then the tagged `mg`,
+        // never quiet.
+        let inc = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
+        let pairs = [
+            (
+                Op::Add {
+                    key: &k,
+                    value: v,
+                    ttl: Ttl::Never,
+                },
+                "add k:1 0 0 5\r\nvalue\r\nmg k:1 v c O42\r\n",
+            ),
+            (
+                Op::Replace {
+                    key: &k,
+                    value: v,
+                    ttl: Ttl::Never,
+                },
+                "replace k:1 0 0 5\r\nvalue\r\nmg k:1 v c O42\r\n",
+            ),
+            (
+                Op::Cas {
+                    key: &k,
+                    value: v,
+                    ttl: Ttl::Never,
+                    cas: inc.cas_out(77),
+                },
+                "cas k:1 0 0 5 77\r\nvalue\r\nmg k:1 v c O42\r\n",
+            ),
+            (
+                Op::Append { key: &k, value: v },
+                "append k:1 0 0 5\r\nvalue\r\nmg k:1 O42\r\n",
+            ),
+            (
+                Op::Prepend { key: &k, value: v },
+                "prepend k:1 0 0 5\r\nvalue\r\nmg k:1 O42\r\n",
+            ),
+            (
+                Op::AppendOrAdd {
+                    key: &k,
+                    value: v,
+                    ttl: Ttl::secs(30),
+                },
+                "append k:1 0 0 5\r\nvalue\r\nmg k:1 O42\r\n",
+            ),
+        ];
+        for (op, expected) in pairs {
+            for quiet_in_batch in [false, true] {
+                let mut wire = Vec::new();
+                assert!(!encode_wire(&op, &inc, 1 << 20, &mut wire, 42, quiet_in_batch).unwrap());
+                assert_eq!(String::from_utf8_lossy(&wire), expected);
+            }
+        }
         let mut wire = b"kept".to_vec();
         let big = vec![0u8; 2 << 20];
         let too_big = Op::Set {
@@ -556,5 +641,45 @@ mod wire_tests {
         let inc = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
         assert!(encode_wire(&too_big, &inc, 1 << 20, &mut wire, 1, false).is_err());
         assert_eq!(wire, b"kept", "nothing written on an error");
+    }
+
+    fn reply(bytes: &str) -> MetaReply {
+        crate::reply::read_reply(&mut bytes.as_bytes(), &mut Vec::new()).unwrap()
+    }
+
+    /// The CAS id a pair reports: the `mg`'s when the item holds the value
+    /// written, else one no item of the key can have.
+    #[test]
+    fn a_pair_reports_the_id_of_the_item_it_wrote_or_one_that_never_matches() {
+        let inc = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
+        let k = Key::new("k").unwrap();
+        let add = Op::Add {
+            key: &k,
+            value: b"mine",
+            ttl: Ttl::Never,
+        };
+        let merge = |text: &str, mg: &str| merge_pair(&add, reply(text), &reply(mg), &inc);
+        let ours = merge("STORED\r\n", "VA 4 c9 O1\r\nmine\r\n");
+        assert_eq!(
+            (ours.rc, ours.cas, ours.text),
+            (ReturnCode::Hd, Some(9), true)
+        );
+        assert_eq!(merge("STORED\r\n", "VA 6 c9\r\ntheirs\r\n").cas, Some(8));
+        assert_eq!(merge("STORED\r\n", "EN O1\r\n").cas, Some(1));
+        let refused = merge("NOT_STORED\r\n", "VA 6 c9\r\ntheirs\r\n");
+        assert_eq!((refused.rc, refused.cas), (ReturnCode::Ns, None));
+        let exists = merge("EXISTS\r\n", "VA 6 c9\r\ntheirs\r\n");
+        assert_eq!((exists.rc, exists.cas), (ReturnCode::Ex, None));
+        let no_cas = Incarnation::new(Version(1, 6, 18), b"marker", false, None);
+        let gone = merge_pair(&add, reply("STORED\r\n"), &reply("EN\r\n"), &no_cas);
+        assert_eq!(gone.cas, Some(0));
+        // An append's reply carries no CAS id.
+        let append = Op::Append {
+            key: &k,
+            value: b"mine",
+        };
+        let appended = merge_pair(&append, reply("STORED\r\n"), &reply("HD O3\r\n"), &inc);
+        assert_eq!((appended.rc, appended.cas), (ReturnCode::Hd, None));
+        assert_eq!(appended.opaque.map(|o| o.index()), Some(Some(3)));
     }
 }

@@ -200,21 +200,22 @@ fn valid_reply(op: &Op<'_>, position: usize, incarnation: &Incarnation) -> (Stri
             }))),
         ),
         Op::Set { .. } => (format!("HD c{cas} {o}\r\n"), Some(Reply::Cas(out))),
+        // Add, replace and cas: the text write's reply, then the `mg`'s.
         Op::Add { .. } => (
-            format!("NS {o}\r\n"),
+            format!("NOT_STORED\r\nVA 1 c{cas} {o}\r\nx\r\n"),
             Some(Reply::Stored(Stored::NotStored)),
         ),
         Op::Replace { .. } => (
-            format!("HD c{cas} {o}\r\n"),
+            format!("STORED\r\nVA 1 c{cas} {o}\r\nv\r\n"),
             Some(Reply::Stored(Stored::Stored(out))),
         ),
         Op::Cas { .. } => (
-            format!("EX {o}\r\n"),
+            format!("EXISTS\r\nEN {o}\r\n"),
             Some(Reply::CasOutcome(CasOutcome::Exists)),
         ),
-        Op::Append { .. } => (format!("HD {o}\r\n"), Some(Reply::Applied(true))),
-        Op::Prepend { .. } => (format!("NS {o}\r\n"), None),
-        Op::AppendOrAdd { .. } => (format!("HD {o}\r\n"), Some(Reply::Done)),
+        Op::Append { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Applied(true))),
+        Op::Prepend { .. } => (format!("NOT_STORED\r\nEN {o}\r\n"), None),
+        Op::AppendOrAdd { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Done)),
         Op::Incr { .. } => (
             format!("VA 2 {o}\r\n42\r\n"),
             Some(Reply::Counter(Some(42))),
@@ -283,6 +284,16 @@ fn single(fixture: &Fixture, data: &[u8]) {
             check_reply(i, op, &reply, None, inc);
         }
         let mut rest = data;
+        if codec::is_pair(op) {
+            // The text write's reply and the `mg`'s, as one reply.
+            let mut both = data;
+            if let (Ok(text), Ok(mg)) = (frame(&mut both), frame(&mut both)) {
+                let r = codec::merge_pair(op, text, &mg, inc);
+                if let Ok(reply) = codec::decode(op, Some(r.clone()), inc, SERVER) {
+                    check_reply(i, op, &reply, Some(&r), inc);
+                }
+            }
+        }
         match frame(&mut rest) {
             Ok(r) => {
                 if let Ok(reply) = codec::decode(op, Some(r.clone()), inc, SERVER) {
@@ -429,7 +440,13 @@ fn read(
         rest: stream,
         state: State::Open,
     };
-    read_replies(&mut replies, &fixture.errors(), part, batch)
+    read_replies(
+        &mut replies,
+        &fixture.errors(),
+        &fixture.incarnation,
+        part,
+        batch,
+    )
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -572,8 +589,11 @@ pub(crate) fn reference_reply(
 /// return code, data block, CAS id, TTL, client flags, size and opaque
 /// (whole, or for a long token its first bytes, length and number); or
 /// both errors of the same kind (io errors of the same kind) and message.
-/// One difference is allowed: an error line that starts with a space
-/// (`  SERVER_ERROR x`), whose message memcache cuts at the wrong place.
+/// Two differences are allowed: an error line that starts with a space
+/// (`  SERVER_ERROR x`), whose message memcache cuts at the wrong place;
+/// and the text-protocol storage replies (`STORED` …), which memcache's
+/// meta parser refuses and mcds reads (its non-`set` writes are text
+/// commands).
 fn agree(
     ours: &Result<MetaReply, memcache::exp::Error>,
     theirs: &Result<MetaCommandResult, memcache::exp::Error>,
@@ -581,6 +601,17 @@ fn agree(
 ) {
     use memcache::exp::Error as E;
     match (ours, theirs) {
+        (Ok(a), Err(E::Protocol(_))) if a.text => {
+            let line = data.strip_suffix(b"\n").unwrap_or(data);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // (`data` is empty where the caller does not have the bytes.)
+            assert!(
+                data.is_empty()
+                    || [&b"STORED"[..], b"NOT_STORED", b"EXISTS", b"NOT_FOUND"].contains(&line),
+                "{data:?}: read as a text reply"
+            );
+            assert!(a.opaque.is_none() && a.value.is_none(), "{data:?}");
+        }
         (Ok(a), Ok(b)) => {
             assert_eq!(a.rc, b.rc, "{data:?}");
             assert_eq!(a.value, b.value, "{data:?}");
@@ -700,7 +731,11 @@ mod tests {
     fn quiet_ops_without_a_reply_succeed() {
         // memcached 1.6.18's replies to the fixture batch when the writes
         // succeed and the get misses: only loud ops answer.
-        let stream = "HD c30 O2\r\nHD c31 O4\r\nHD c32 O6\r\nEX c0 O8\r\nVA 2 O16\r\n42\r\n\
+        // (The conditional writes answer twice: their text write, then
+        // `mg`.)
+        let stream = "HD c30 O2\r\nSTORED\r\nVA 1 c31 O4\r\nv\r\nSTORED\r\nVA 1 c32 O6\r\nv\r\n\
+                      EXISTS\r\nVA 1 c33 O8\r\nw\r\nSTORED\r\nHD O10\r\nSTORED\r\nHD O12\r\n\
+                      STORED\r\nHD O14\r\nVA 2 O16\r\n42\r\n\
                       VA 1 O18\r\n4\r\nVA 1 O20\r\n1\r\nEN O26\r\nMN\r\n";
         let (outcomes, broken) = read_stream(stream.as_bytes());
         assert!(!broken);
@@ -809,12 +844,37 @@ mod tests {
         // Two error lines before the cas's reply: the quiet get and the
         // loud set, add, replace could each own one; quiet mode does not
         // say which, so all four fail as ambiguous.
-        let stream =
-            "CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR bad data chunk\r\nEX O8\r\nMN\r\n";
+        let stream = "CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR bad data chunk\r\n\
+                      EXISTS\r\nEN O8\r\nMN\r\n";
         let (outcomes, broken) = read_stream(stream.as_bytes());
         assert!(!broken);
         assert!(outcomes[..4].iter().all(|o| failed(o).is_some()));
         assert!(matches!(&outcomes[4], Outcome::Reply(_)));
+        // The line just before a pair's `mg` reply is its text write's:
+        // here the add's (position 4) failed; the quiet get succeeded.
+        let stream = "HD c5 O2\r\nSERVER_ERROR out of memory storing object\r\nEN O4\r\nMN\r\n";
+        let (outcomes, broken) = read_stream(stream.as_bytes());
+        assert!(!broken);
+        assert!(matches!(outcomes[0], Outcome::Quiet));
+        assert!(matches!(
+            failed(&outcomes[2]),
+            Some(Error::OutOfMemory { .. })
+        ));
+        // A pair's `mg` reply without its text reply, or a text reply
+        // no pair owns: out of step.
+        for stream in [
+            "HD c5 O2\r\nEN O4\r\nMN\r\n",
+            "STORED\r\nHD c5 O2\r\nMN\r\n",
+            "HD c5 O2\r\nSTORED\r\nMN\r\n",
+            "STORED\r\nSTORED\r\nEN O4\r\nMN\r\n",
+        ] {
+            let (outcomes, broken) = read_stream(stream.as_bytes());
+            assert!(broken, "{stream:?}");
+            assert!(
+                outcomes[2..].iter().all(|o| failed(o).is_some()),
+                "{stream:?}"
+            );
+        }
     }
 
     /// The seed corpus of the fuzz target.

@@ -1,21 +1,30 @@
 //! # mcds-memcached
 //!
 //! The real-memcached backend of **mcds**: a [`Store`] over one memcached
-//! server or a pool, speaking the meta protocol (the `memcache` crate's
-//! command encoder and reply parser, mcds's own framing) over TCP, TLS
+//! server or a pool, speaking the meta protocol (mcds's own encoder, reply
+//! parser and framing), with text-protocol commands for the conditional
+//! writes (see below), over TCP, TLS
 //! ([`Builder::tls`]), or a unix socket (`unix:/path`), with memcached's
 //! ASCII authentication when asked ([`Builder::credentials`]); see
 //! [`transport`].
 //!
 //! * **One round trip per op** where the server allows: `incr_or_init` is
-//!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (`ms … ME c`),
-//!   `delete_cas` is `md <k> C<cas>`, `touch` is `mg <k> T<ttl>`.
+//!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (a text
+//!   `add` and an `mg <k> v c` in one write), `delete_cas` is
+//!   `md <k> C<cas>`, `touch` is `mg <k> T<ttl>`.
+//! * **A write that fails changes nothing.** `add`, `replace`, `cas`,
+//!   `append` and `prepend` are text commands, because memcached's meta
+//!   `ms` unlinks the existing item when it cannot allocate the new one
+//!   (memory full under `-M`, a value over `-I`): a failed lock `add` would
+//!   delete the holder's lock. Each is followed in the same write by a
+//!   tagged `mg`, which brings the CAS id and keeps replies in step (the
+//!   codec's module docs have the details).
 //! * **Capabilities by version.** Each new connection asks the server's
 //!   version once (`version`) and the best path is used:
 //!
 //!   | op | memcached ≥ 1.6.20 | 1.6.13 – 1.6.19 (Debian 12: 1.6.18) | older |
 //!   |---|---|---|---|
-//!   | `append_or_add` | `ms <k> <n> MA N<ttl>`: 1 round trip | append, then add on a miss (2 on first touch, then 1) | same |
+//!   | `append_or_add` | append, then add on a miss (2 on first touch, then 1): `ms … MA N` would do it in 1, but a meta write that fails deletes the item | same | same |
 //!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | `ms <k> 0 C<cas> T-1` (a CAS write of an item that is already expired): 1 |
 //!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
 //!

@@ -89,6 +89,14 @@ pub(crate) enum Expect {
         /// it may mean memcached read the block as a command of its own.
         data: bool,
     },
+    /// A text-protocol write and the `mg` that follows it (see
+    /// [`codec::is_pair`](crate::codec::is_pair)): the write's reply (a
+    /// text reply or an error line, without an opaque), then the `mg`'s,
+    /// which must echo the opaque.
+    Pair {
+        /// The `mg`'s `O<n>`.
+        opaque: u32,
+    },
     /// A batch of (possibly quiet) commands ending with `mn`: every reply
     /// up to and including `MN`.
     UntilMn,
@@ -986,13 +994,7 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
                     true
                 }
                 Ok(r) => {
-                    replies.push(Err(memcache::exp::Error::Protocol(format!(
-                        "a reply out of step: it echoes opaque {:?}, the command sent O{opaque}",
-                        r.opaque
-                            .as_ref()
-                            .map(ToString::to_string)
-                            .unwrap_or_default()
-                    ))));
+                    replies.push(Err(out_of_step(&r, opaque)));
                     false
                 }
                 // The server answered, and a `SERVER_ERROR` (out of memory,
@@ -1019,6 +1021,32 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
                 }
             }
         }
+        Expect::Pair { opaque } => {
+            match conn.receive() {
+                Ok(r) if r.text => replies.push(Ok(r)),
+                // Out of memory, too large: memcached swallowed the data
+                // block and answers the `mg` next.
+                Err(e @ memcache::exp::Error::Server(_)) => replies.push(Err(e)),
+                Ok(r) => {
+                    replies.push(Err(out_of_step(&r, opaque)));
+                    return false;
+                }
+                // A `CLIENT_ERROR` to a command with a data block, or a
+                // transport failure: nothing after it can be trusted.
+                Err(e) => {
+                    replies.push(Err(e));
+                    return false;
+                }
+            }
+            read_job(
+                conn,
+                Expect::One {
+                    opaque,
+                    data: false,
+                },
+                replies,
+            )
+        }
         Expect::Stats => true, // read by the caller of `read_job`
         Expect::UntilMn => loop {
             match conn.receive() {
@@ -1037,6 +1065,18 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
             }
         },
     }
+}
+
+/// The error for a reply `r` that is not the answer to the command sent
+/// with `O<opaque>`.
+fn out_of_step(r: &MetaReply, opaque: u32) -> memcache::exp::Error {
+    memcache::exp::Error::Protocol(format!(
+        "a reply out of step: it echoes opaque {:?}, the command sent O{opaque}",
+        r.opaque
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    ))
 }
 
 /// An error line (`SERVER_ERROR`, `CLIENT_ERROR`, `ERROR`): the server

@@ -37,6 +37,9 @@ pub(crate) struct Planned {
     /// server's buffer.
     pub(crate) wire: std::ops::Range<usize>,
     pub(crate) quiet: bool,
+    /// A text write and its tagged `mg` ([`codec::is_pair`]): two replies,
+    /// the first without an opaque.
+    pub(crate) pair: bool,
 }
 
 impl Planned {
@@ -64,6 +67,7 @@ impl Planned {
             index,
             wire: start..buf.len(),
             quiet,
+            pair: codec::is_pair(op),
         })
     }
 }
@@ -211,7 +215,10 @@ impl MemcachedStore {
                 sessions[server] = None;
             }
             for (server, part, ticket) in tickets {
-                let Some(session) = sessions[server].as_mut() else {
+                // (A server with a ticket has both.)
+                let (Some(session), Some(incarnation)) =
+                    (sessions[server].as_mut(), incarnations[server])
+                else {
                     continue;
                 };
                 let (replies, broken) = match session.batch_replies(io, ticket, deadline).await {
@@ -235,7 +242,7 @@ impl MemcachedStore {
                             replies: delivery.replies.into_iter(),
                             session,
                         };
-                        read_replies(&mut replies, &errors, part, ops)
+                        read_replies(&mut replies, &errors, &incarnation, part, ops)
                     }
                     Err(e) => {
                         let failed = part
@@ -257,17 +264,13 @@ impl MemcachedStore {
             }
         }
         drop(sessions);
-        // On servers before 1.6.20, `append_or_add` of a missing key answered
-        // NS: add all of them in a second batch (one more round trip, not
-        // one per key), in order, so a later op on the same key still
-        // appends after the add.
+        // `append_or_add` of a missing key answered NS (its append has no
+        // create-on-miss, see `codec`): add all of them in a second batch
+        // (one more round trip, not one per key), in order, so a later op
+        // on the same key still appends after the add.
         let mut adds: Vec<usize> = Vec::new();
         for (i, (op, outcome)) in ops.iter().zip(&outcomes).enumerate() {
-            if let (Op::AppendOrAdd { key, .. }, Some(Outcome::Again)) = (op, outcome)
-                && !self
-                    .server_version(self.server_for(key))
-                    .is_some_and(|v| v.has_append_vivify())
-            {
+            if let (Op::AppendOrAdd { .. }, Some(Outcome::Again)) = (op, outcome) {
                 adds.push(i);
             }
         }
@@ -457,14 +460,25 @@ impl Replies for Delivered<'_, '_> {
     }
 }
 
+/// A reply line without an opaque.
+enum Untagged {
+    /// An error line (`SERVER_ERROR`, `CLIENT_ERROR`, `ERROR`).
+    Line(memcache::exp::Error),
+    /// A text write's reply (`STORED` …).
+    Text(MetaReply),
+}
+
 /// Read the replies of one payload up to `MN` and say what happened to each
 /// op of `part`, and whether the connection broke (the server's later
 /// payloads must then not be sent). A reply is attributed by the opaque it
 /// echoes (`O<index>`), only to an op of `part` after the last one
-/// answered; `errors` says what a failure means.
+/// answered; the line without an opaque just before the tagged `mg` of a
+/// pair ([`codec::is_pair`]) is its text write's reply. `errors` says what
+/// a failure means; CAS ids are those of `incarnation`.
 pub(crate) fn read_replies(
     replies: &mut impl Replies,
     errors: &ErrorMap<'_>,
+    incarnation: &Incarnation,
     part: &[Planned],
     ops: &[Op<'_>],
 ) -> (Vec<Outcome>, bool) {
@@ -474,23 +488,42 @@ pub(crate) fn read_replies(
         // A part's indices increase.
         part.binary_search_by_key(&index, |p| p.index).ok()
     };
-    // Error lines since the last reply, and where that reply was.
-    let mut error_lines: Vec<memcache::exp::Error> = Vec::new();
+    // Lines without an opaque since the last reply, and where that reply was.
+    let mut untagged: Vec<Untagged> = Vec::new();
     let mut last: Option<usize> = None;
     let mut had_error = false;
     loop {
         match replies.next_reply() {
+            Ok(r) if r.text => untagged.push(Untagged::Text(r)),
             Ok(r) => {
                 let pos = if r.rc == ReturnCode::Mn {
                     Some(part.len())
                 } else {
                     position_of(&r).filter(|&p| last.is_none_or(|l| p > l) && outcomes[p].is_none())
                 };
-                // A reply we cannot place, or an error line no command can
-                // own: the stream is out of step.
-                let in_step = pos.is_some_and(|p| {
-                    settle_gap(errors, part, ops, &mut outcomes, last, p, &mut error_lines)
-                });
+                // A pair's own line is the last one before its `mg`'s reply.
+                let own = match pos {
+                    Some(p) if p < part.len() && part[p].pair => untagged.pop(),
+                    _ => None,
+                };
+                let owned = pos.is_some_and(|p| p == part.len() || !part[p].pair || own.is_some());
+                // The rest are error lines of the commands in between.
+                let mut error_lines = Vec::with_capacity(untagged.len());
+                let mut stray_text = false;
+                for u in untagged.drain(..) {
+                    match u {
+                        Untagged::Line(e) => error_lines.push(e),
+                        Untagged::Text(_) => stray_text = true,
+                    }
+                }
+                // A reply we cannot place, a pair's `mg` without its text
+                // reply, a text reply or an error line no command can own:
+                // the stream is out of step.
+                let in_step = owned
+                    && !stray_text
+                    && pos.is_some_and(|p| {
+                        settle_gap(errors, part, ops, &mut outcomes, last, p, &mut error_lines)
+                    });
                 let Some(pos) = pos.filter(|_| in_step) else {
                     replies.discard();
                     let failed = finish_failed(part, ops, outcomes, |op| {
@@ -501,7 +534,14 @@ pub(crate) fn read_replies(
                 if pos == part.len() {
                     break;
                 }
-                outcomes[pos] = Some(classify(&ops[part[pos].index], r));
+                let op = &ops[part[pos].index];
+                outcomes[pos] = Some(match own {
+                    None => classify(op, r),
+                    Some(Untagged::Text(text)) => {
+                        classify(op, codec::merge_pair(op, text, &r, incarnation))
+                    }
+                    Some(Untagged::Line(e)) => Outcome::Failed(errors.map(op.key(), e, false)),
+                });
                 last = Some(pos);
             }
             Err(e @ (memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_))) => {
@@ -509,7 +549,7 @@ pub(crate) fn read_replies(
                 // memcached swallowed the command's data; a `CLIENT_ERROR`
                 // or `ERROR` may mean it read a data block as a command.
                 had_error |= matches!(e, memcache::exp::Error::Rejected(_));
-                error_lines.push(e);
+                untagged.push(Untagged::Line(e));
             }
             Err(e) => {
                 let server = errors.server;

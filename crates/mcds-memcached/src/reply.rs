@@ -43,6 +43,11 @@ pub(crate) struct MetaReply {
     pub(crate) size: Option<u64>,
     /// `O`: the opaque token the command sent, echoed.
     pub(crate) opaque: Option<Opaque>,
+    /// A text-protocol storage reply (`STORED`, `NOT_STORED`, `EXISTS`,
+    /// `NOT_FOUND`, read as `HD`, `NS`, `EX`, `NF`): the answer to a write
+    /// mcds sends as a text command (see [`codec`](crate::codec)). It
+    /// carries no flags and no opaque.
+    pub(crate) text: bool,
 }
 
 /// How many bytes of an opaque token are kept inline: mcds sends at most
@@ -162,8 +167,9 @@ struct Parsed {
     flags: Result<(), Error>,
 }
 
-/// Parse a reply line (without its line end). `ERROR`/`CLIENT_ERROR` lines
-/// are [`Error::Rejected`], `SERVER_ERROR` lines [`Error::Server`] (with the
+/// Parse a reply line (without its line end). The four text-protocol
+/// storage replies, alone on their line, are [`MetaReply::text`] replies.
+/// `ERROR`/`CLIENT_ERROR` lines are [`Error::Rejected`], `SERVER_ERROR` lines [`Error::Server`] (with the
 /// rest of the line, trimmed, as the message), an empty line, an unknown
 /// code or a `VA` without a valid length [`Error::Protocol`]. Allocates
 /// only for an error.
@@ -172,6 +178,29 @@ fn parse_line(line: &[u8]) -> Result<Parsed, Error> {
     let Some(code) = tokens.next() else {
         return Err(Error::Protocol("empty response line".into()));
     };
+    let text = match line {
+        b"STORED" => Some(ReturnCode::Hd),
+        b"NOT_STORED" => Some(ReturnCode::Ns),
+        b"EXISTS" => Some(ReturnCode::Ex),
+        b"NOT_FOUND" => Some(ReturnCode::Nf),
+        _ => None,
+    };
+    if let Some(rc) = text {
+        return Ok(Parsed {
+            reply: MetaReply {
+                rc,
+                value: None,
+                cas: None,
+                ttl: None,
+                client_flags: None,
+                size: None,
+                opaque: None,
+                text: true,
+            },
+            data_len: None,
+            flags: Ok(()),
+        });
+    }
     let rc = match code {
         b"HD" => ReturnCode::Hd,
         b"VA" => ReturnCode::Va,
@@ -222,6 +251,7 @@ fn parse_line(line: &[u8]) -> Result<Parsed, Error> {
         client_flags: None,
         size: None,
         opaque: None,
+        text: false,
     };
     let mut key: Option<&[u8]> = None;
     let mut base64 = false;
@@ -357,6 +387,23 @@ mod tests {
             (ReturnCode::Hd, None, None, None)
         );
         assert_eq!(read(b"MN\n").unwrap().rc, ReturnCode::Mn);
+    }
+
+    #[test]
+    fn text_storage_replies() {
+        for (line, rc) in [
+            (&b"STORED\r\n"[..], ReturnCode::Hd),
+            (b"NOT_STORED\r\n", ReturnCode::Ns),
+            (b"EXISTS\n", ReturnCode::Ex),
+            (b"NOT_FOUND\r\n", ReturnCode::Nf),
+        ] {
+            let r = read(line).unwrap();
+            assert_eq!((r.rc, r.text, r.opaque), (rc, true, None), "{line:?}");
+        }
+        // Only the bare word: anything else on the line is not memcached's.
+        assert!(matches!(read(b"STORED x\r\n"), Err(Error::Protocol(_))));
+        assert!(matches!(read(b" STORED\r\n"), Err(Error::Protocol(_))));
+        assert!(!read(b"HD\r\n").unwrap().text);
     }
 
     #[test]

@@ -48,6 +48,18 @@ impl<'a> Session<'a> {
     /// One op in one exchange: encoded for this session's incarnation, sent,
     /// and its reply decoded as a pipelined one would be.
     pub(crate) async fn execute(mut self, io: Io, op: &Op<'_>) -> Result<Reply, Error> {
+        let (r, incarnation) = self.exchange_op(io, op).await?;
+        codec::decode(op, Some(r), &incarnation, &self.server.addr)
+    }
+
+    /// One op in one exchange, its reply not yet decoded (a pair's two
+    /// replies merged, see [`codec::merge_pair`]), and the incarnation it
+    /// was encoded for.
+    pub(crate) async fn exchange_op(
+        &mut self,
+        io: Io,
+        op: &Op<'_>,
+    ) -> Result<(MetaReply, Incarnation), Error> {
         let incarnation = self.incarnation_io(io).await?;
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
@@ -59,10 +71,16 @@ impl<'a> Session<'a> {
             opaque,
             false,
         )?;
-        let r = self
-            .send(io, op.key(), payload, opaque, op.has_side_effect())
-            .await?;
-        codec::decode(op, Some(r), &incarnation, &self.server.addr)
+        let effects = op.has_side_effect();
+        let r = if codec::is_pair(op) {
+            let [text, mg] = self
+                .send_expecting(io, op.key(), payload, Expect::Pair { opaque }, effects)
+                .await?;
+            codec::merge_pair(op, text, &mg, &incarnation)
+        } else {
+            self.send(io, op.key(), payload, opaque, effects).await?
+        };
+        Ok((r, incarnation))
     }
 
     /// The incarnation of the server this session talks to (dialing first
@@ -163,20 +181,36 @@ impl<'a> Session<'a> {
         &mut self,
         io: Io,
         key: &Key,
-        mut payload: Vec<u8>,
+        payload: Vec<u8>,
         opaque: u32,
         effects: bool,
     ) -> Result<MetaReply, Error> {
+        // `ms` is the one meta command with a data block.
+        let data = payload.starts_with(b"ms ");
+        let [r] = self
+            .send_expecting(io, key, payload, Expect::One { opaque, data }, effects)
+            .await?;
+        Ok(r)
+    }
+
+    /// [`send`](Self::send) for a request of `N` replies, read as `expect`
+    /// says (one command, or a text write and its `mg`): all of them, or
+    /// the first failure among them (an error line to the text write comes
+    /// first, and is the answer).
+    async fn send_expecting<const N: usize>(
+        &mut self,
+        io: Io,
+        key: &Key,
+        mut payload: Vec<u8>,
+        expect: Expect,
+        effects: bool,
+    ) -> Result<[MetaReply; N], Error> {
         traffic::record(1);
         let deadline = Instant::now() + self.config.io_timeout;
-        // `ms` is the one command with a data block.
-        let data = payload.starts_with(b"ms ");
         let mut unsent = 0;
         let mut reread = 0;
         loop {
-            let ticket = self
-                .submit(io, payload, Expect::One { opaque, data }, deadline)
-                .await?;
+            let ticket = self.submit(io, payload, expect, deadline).await?;
             let Delivery {
                 replies,
                 sent,
@@ -184,13 +218,23 @@ impl<'a> Session<'a> {
                 ..
             } = ticket.delivery().await;
             payload = back;
-            let reply = replies
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| Err(io::Error::other("no reply was delivered").into()));
-            let error = match reply {
-                Ok(r) => return Ok(r),
-                Err(e) => e,
+            let mut ok = Vec::with_capacity(N);
+            let mut failure = None;
+            for reply in replies {
+                match reply {
+                    Ok(r) => ok.push(r),
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            let error = match failure {
+                None => match <[MetaReply; N]>::try_from(ok) {
+                    Ok(replies) => return Ok(replies),
+                    Err(_) => io::Error::other("not every reply was delivered").into(),
+                },
+                Some(e) => e,
             };
             if mux::is_error_line(&error) {
                 // The server answered: the command was refused, not lost.

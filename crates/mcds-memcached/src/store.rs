@@ -3,10 +3,14 @@
 //!
 //! | variant | function | round trips |
 //! |---|---|---|
-//! | one command, one reply (all but the three below) | [`Session::execute`] | 1 |
+//! | one command, one reply (all but the two below) | [`Session::execute`] | 1 |
 //! | `append`/`prepend`, a probe after `NS` | [`concat`](MemcachedStore::concat) | 1, 2 on `NS` |
-//! | `append_or_add` on 1.6.20+ (`ms MA N`) | [`append_vivify`](MemcachedStore::append_vivify) | 1 |
-//! | `append_or_add` before 1.6.20 (append, then add) | [`append_then_add`](MemcachedStore::append_then_add) | 2 on first touch, then 1 |
+//! | `append_or_add` (append, then add) | [`append_then_add`](MemcachedStore::append_then_add) | 2 on first touch, then 1 |
+//!
+//! `append_or_add` does not use `ms MA N` (create on a miss, 1.6.20+):
+//! a meta write memcached cannot allocate deletes the item it would have
+//! changed (see [`codec`](crate::codec)), so appends are text commands,
+//! which have no create-on-miss.
 //!
 //! [`Store::pipeline`] is in [`pipeline`](crate::pipeline); an append-like
 //! op that answered `NS` there is finished here
@@ -15,12 +19,11 @@
 use std::time::Duration;
 
 use mcds_core::{BoxFuture, Error, Io, Key, Op, Reply, Result, Store, Ttl, backend, block_on};
-use memcache::exp::MetaCommand;
 use std::sync::Arc;
 
 use crate::codec;
 use crate::config::{Builder, Config};
-use crate::incarnation::{Incarnation, Version};
+use crate::incarnation::Version;
 use crate::route::Router;
 use crate::server::Server;
 use crate::session::Session;
@@ -288,15 +291,9 @@ impl MemcachedStore {
     async fn concat(&self, io: Io, op: &Op<'_>, value_len: usize) -> Result<bool> {
         let key = op.key();
         let mut s = self.session(key)?;
-        let c = codec::encode(
-            op,
-            &s.incarnation_io(io).await?,
-            self.config.item_size_limit,
-        )?
-        .command;
         let mut refusals = Refusals::default();
         for _ in 0..4 {
-            let r = s.exchange_io(io, key, &c).await?;
+            let (r, _) = s.exchange_op(io, op).await?;
             if codec::stored(&r, op.name(), s.server_addr())? {
                 return Ok(true);
             }
@@ -331,25 +328,16 @@ impl MemcachedStore {
         Ok(NotStored::Exists(codec::probed_cas(&r)))
     }
 
-    /// `append_or_add` from the start: the protocol the server's version
-    /// has.
+    /// `append_or_add` from the start: the append/add loop.
     async fn append_or_add(&self, io: Io, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let incarnation = s.incarnation_io(io).await?;
-        if incarnation.version.has_append_vivify() {
-            let c = self.vivify_command(key, value, ttl, &incarnation)?;
-            self.append_vivify(io, &mut s, &c, key, value.len()).await
-        } else {
-            self.append_then_add(io, &mut s, &incarnation, key, value, ttl, AppendAdd::Start)
-                .await
-        }
+        self.append_then_add(io, &mut s, key, value, ttl, AppendAdd::Start)
+            .await
     }
 
-    /// `append_or_add` whose `ms MA N` (sent to every server by the
-    /// pipeline) answered NS: on 1.6.20+ that is "too large" or a delete
-    /// between two commands, so the probe comes first; before 1.6.20 it
-    /// was a miss (these servers ignore `N`), so the add comes first.
+    /// `append_or_add` whose pipelined append answered NS: the loop,
+    /// starting with the add.
     async fn append_or_add_after_not_stored(
         &self,
         io: Io,
@@ -359,105 +347,38 @@ impl MemcachedStore {
     ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        let incarnation = s.incarnation_io(io).await?;
-        if incarnation.version.has_append_vivify() {
-            let c = self.vivify_command(key, value, ttl, &incarnation)?;
-            self.not_stored_reason(io, &mut s, key, value.len()).await?;
-            self.append_vivify(io, &mut s, &c, key, value.len()).await
-        } else {
-            self.append_then_add(
-                io,
-                &mut s,
-                &incarnation,
-                key,
-                value,
-                ttl,
-                AppendAdd::AfterMiss,
-            )
+        self.append_then_add(io, &mut s, key, value, ttl, AppendAdd::AfterMiss)
             .await
-        }
     }
 
-    /// `ms <k> <n> MA N<ttl>`, the command of [`append_vivify`](Self::append_vivify).
-    fn vivify_command(
-        &self,
-        key: &Key,
-        value: &[u8],
-        ttl: Ttl,
-        incarnation: &Incarnation,
-    ) -> Result<MetaCommand> {
-        let op = Op::AppendOrAdd { key, value, ttl };
-        Ok(codec::encode(&op, incarnation, self.config.item_size_limit)?.command)
-    }
-
-    /// `append_or_add` on 1.6.20 and later: `ms <k> <n> MA N<ttl>`
-    /// creates a missing key, one round trip.
-    async fn append_vivify(
-        &self,
-        io: Io,
-        s: &mut Session<'_>,
-        c: &MetaCommand,
-        key: &Key,
-        value_len: usize,
-    ) -> Result<()> {
-        let mut refusals = Refusals::default();
-        for _ in 0..4 {
-            let r = s.exchange_io(io, key, c).await?;
-            if codec::stored(&r, "ms MA N", s.server_addr())? {
-                return Ok(());
-            }
-            // With N, NS means "too large" (an error here, or the server's
-            // own smaller limit), or a delete between the two commands:
-            // then try again.
-            if let NotStored::Exists(cas) = self.not_stored_reason(io, s, key, value_len).await? {
-                refusals.seen(key, cas, self.config.item_size_limit)?;
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 4,
-        })
-    }
-
-    /// `append_or_add` before 1.6.20 (1.6.18 answers NS to `ms MA N`):
-    /// append; on a miss add; if the add lost (the key exists now), append
-    /// again. Up to 16 rounds of append-then-add.
+    /// `append_or_add`: append; on a miss add; if the add lost (the key
+    /// exists now), append again. Up to 16 rounds of append-then-add.
     ///
     /// On the first append of a fresh start, NS is taken as a miss: the
     /// add follows at once (2 round trips on first touch, then 1). Once the
     /// key has been seen to exist (an add answered NS, or a probe found
     /// it), NS may mean "too large": a probe tells, and a key that exists
     /// and fits is appended to again, with no add.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the op's three parts, the session, its incarnation, where the loop starts, and the io mode every step of the algorithm carries"
-    )]
     async fn append_then_add(
         &self,
         io: Io,
         s: &mut Session<'_>,
-        incarnation: &Incarnation,
         key: &Key,
         value: &[u8],
         ttl: Ttl,
         from: AppendAdd,
     ) -> Result<()> {
         let server = s.server_addr();
-        let append = codec::encode(
-            &Op::Append { key, value },
-            incarnation,
-            self.config.item_size_limit,
-        )?
-        .command;
-        let add = codec::add_for_append(key, value, ttl, incarnation);
+        let append = Op::Append { key, value };
+        let add = Op::Add { key, value, ttl };
         // After a pipelined append missed, the first round is the add alone.
         let mut skip_append = from == AppendAdd::AfterMiss;
         let mut seen_existing = false;
         let mut refusals = Refusals::default();
         for _ in 0..16 {
             if !std::mem::take(&mut skip_append) {
-                let r = s.exchange_io(io, key, &append).await?;
-                if codec::stored(&r, "ms MA", server)? {
+                let (r, _) = s.exchange_op(io, &append).await?;
+                if codec::stored(&r, "append", server)? {
                     return Ok(());
                 }
                 if seen_existing
@@ -468,8 +389,8 @@ impl MemcachedStore {
                     continue;
                 }
             }
-            let r = s.exchange_io(io, key, &add).await?;
-            if codec::stored(&r, "ms ME", server)? {
+            let (r, _) = s.exchange_op(io, &add).await?;
+            if codec::stored(&r, "add", server)? {
                 return Ok(());
             }
             seen_existing = true;
@@ -524,7 +445,7 @@ impl MemcachedStore {
 enum AppendAdd {
     /// With the append.
     Start,
-    /// With the add: a pipelined append (`ms MA N`) already answered NS.
+    /// With the add: a pipelined append already answered NS.
     AfterMiss,
 }
 

@@ -64,12 +64,11 @@
 //! [`item_size_limit`](mcds_core::Store::item_size_limit) leaves above the
 //! compacted segment, and must compact at three quarters; an add whose
 //! append is refused as too large (a server `-I` smaller than the store
-//! was told) compacts and appends again. memcached 1.6 *deletes* an item
-//! whose append or CAS write it cannot allocate (its meta `ms` command
-//! unlinks the old item when the new one cannot be made): on a server out
-//! of memory with `-M`, any add may delete its segment, as any write of the
-//! other sketches may: give sketches that must not forget a store with
-//! room.
+//! was told) compacts and appends again. On a server out of memory with
+//! `-M`, an add or flush fails with [`Error::OutOfMemory`] and the segment
+//! keeps what it had: mcds-memcached sends appends and CAS writes as text
+//! commands, because memcached's meta `ms` deletes the item it cannot
+//! replace (see `mcds_memcached`'s codec).
 //!
 //! [`Registers::encode`] is the whole sketch in one blob (`MHL1`, the 16 384
 //! registers packed 6 bits each), for moving registers around; it is not

@@ -25,14 +25,12 @@ fn missing(stored: &Registers, model: &Registers) -> usize {
 /// append, CAS, add), when it cannot allocate the new item, *unlinks the
 /// existing item* ("Avoid stale data persisting in cache because we failed
 /// alloc. NOTE: only if SET mode?", proto_text.c process_mset_command). The
-/// text `append`/`cas` commands do that only for `set`. So an `add` whose
-/// 2-byte `ms ... MA` append finds memory full deletes the whole segment:
-/// every element earlier adds recorded there (and that returned Ok) is
-/// gone. Known and documented (`mcds_sketch::hll`, "Item size and
-/// memory"); the fix is in mcds-memcached: text `append`/`cas` for these
-/// writes.
+/// text `append`/`cas` commands do that only for `set`. With `ms ... MA`
+/// appends, an `add` that found memory full deleted the whole segment:
+/// every element earlier adds recorded there (and that returned Ok) was
+/// gone. mcds-memcached now sends these writes as text commands; this test
+/// holds that nothing of an earlier Ok add is lost.
 #[test]
-#[ignore = "known: memcached 1.6's meta ms deletes the item it cannot allocate (-M); documented"]
 fn memory_full_add_does_not_delete_earlier_elements() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
@@ -81,10 +79,9 @@ fn memory_full_add_does_not_delete_earlier_elements() {
     );
 }
 
-/// Same, through `HllBuffer::flush` (CAS writes): a CAS write that cannot
-/// allocate deletes the segment it was to replace. Known, as above.
+/// Same, through `HllBuffer::flush` (CAS writes): a meta CAS write that
+/// could not allocate deleted the segment it was to replace.
 #[test]
-#[ignore = "known: memcached 1.6's meta ms deletes the item it cannot allocate (-M); documented"]
 fn memory_full_flush_does_not_delete_earlier_elements() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());

@@ -22,6 +22,8 @@
 //!   measure of the round-trip tests.
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
+//! * [`fill_until_out_of_memory`] fills a `memcached -M` until every small
+//!   write is refused, for the tests of what a full server does.
 //!
 //! The fuzz harnesses are in the crate `mcds-fuzz`.
 
@@ -97,6 +99,52 @@ pub fn counting_memcached(server: &MemcachedServer) -> std::sync::Arc<dyn mcds_c
 /// on this thread.
 pub fn round_trips(f: impl FnOnce()) -> u64 {
     mcds_core::traffic::measure(f).1.round_trips
+}
+
+/// Fill `store` (a `memcached -M`, no eviction) with items of every value
+/// size from 1 to 400 bytes, in pipelined rounds, until a whole round is
+/// refused with [`OutOfMemory`](mcds_core::Error::OutOfMemory): every slab
+/// class an item of that size range falls in is then full, and the next
+/// write of such an item fails. Returns the keys stored (`fill:<round>:<i>`),
+/// so a test can make room again by deleting some.
+///
+/// # Panics
+///
+/// On any other error, or if the server still takes writes after 10,000
+/// rounds (it is not `-M`, or has far more memory than a test needs).
+pub fn fill_until_out_of_memory(store: &dyn mcds_core::Store) -> Vec<mcds_core::Key> {
+    use mcds_core::{Error, Key, Op, Ttl};
+    let mut stored = Vec::new();
+    let values: Vec<Vec<u8>> = (1..=400).map(|n| vec![b'x'; n]).collect();
+    for round in 0..10_000 {
+        let keys: Vec<Key> = (0..values.len())
+            .map(|i| Key::new(format!("fill:{round}:{i}")).expect("a valid key"))
+            .collect();
+        let ops: Vec<Op<'_>> = keys
+            .iter()
+            .zip(&values)
+            .map(|(key, value)| Op::Set {
+                key,
+                value,
+                ttl: Ttl::Never,
+            })
+            .collect();
+        let mut any = false;
+        for (key, result) in keys.iter().zip(store.pipeline(&ops)) {
+            match result {
+                Ok(_) => {
+                    any = true;
+                    stored.push(key.clone());
+                }
+                Err(Error::OutOfMemory { .. }) => {}
+                Err(e) => panic!("filling the server: {e}"),
+            }
+        }
+        if !any {
+            return stored;
+        }
+    }
+    panic!("the server never filled up: is it memcached -M with a small -m?");
 }
 
 #[cfg(test)]
