@@ -67,10 +67,11 @@
 //!   HyperLogLog segment or bitmap segment): it then reads as empty (that
 //!   part of it, for a block or segment). A Bloom filter that lost a
 //!   block gives false *negatives* for that block's elements; use a store
-//!   with enough memory for filters that must not forget. Not `-M`:
-//!   memcached 1.6 deletes an item whose rewrite it cannot allocate, so a
-//!   refused CAS write of a block, register segment or board deletes it,
-//!   and so does a refused HyperLogLog append (every `add` appends).
+//!   with enough memory for filters that must not forget. With `-M`, a
+//!   write refused for memory is [`Error::OutOfMemory`](mcds_core::Error::OutOfMemory)
+//!   and leaves the block, segment or board as it was (mcds-memcached
+//!   sends CAS writes and appends as text commands: memcached's meta `ms`
+//!   would delete the item it cannot replace).
 //! * **Accuracy**: HyperLogLog's standard error is 0.81 %; a Bloom filter's
 //!   false-positive rate is about the configured one at `expected_items`
 //!   and grows beyond it; a scalable filter's stays below the configured

@@ -46,8 +46,8 @@
 //! written only after the header named it), which every later query reads:
 //! no false negatives, as long as the store keeps the items. Eviction or a
 //! restart deletes blocks or the header (give the servers enough memory
-//! for a filter that must not forget; `-M` does not help, since memcached
-//! deletes an item whose rewrite it refuses for lack of memory); each handle remembers the most layers it
+//! for a filter that must not forget; with `-M`, an add refused for memory
+//! fails and changes nothing); each handle remembers the most layers it
 //! has seen, and an adder that finds the header missing writes it again.
 //! There is no TTL: layers stop being written once full, so per-item TTLs
 //! would expire old layers first.

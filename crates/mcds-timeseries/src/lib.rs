@@ -60,8 +60,8 @@
 //!   that leaves consistent parts (sums lost alone, count and min/max lost
 //!   together, a pool server restarted under writers) reads as a wrong
 //!   count or sum without an error. See [`TimeSeries`]. A `PackedSeries`
-//!   period that memcached lost (or deleted when it refused its rewrite
-//!   for lack of memory, as it does under `-M`) reads as zeros. memcached
+//!   period that memcached lost reads as zeros (an increment refused for
+//!   lack of memory under `-M` is an error and keeps the period). memcached
 //!   is a cache: keep the source of truth elsewhere.
 //! * **Partial failure**: a record is several ops in one batch, not a
 //!   transaction; one that fails reports the error, and some of its

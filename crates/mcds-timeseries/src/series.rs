@@ -648,10 +648,10 @@ struct Target {
 /// restarted under writers (a review's run: of 36 live buckets, 11 read
 /// exactly, 8 as `Corrupt`, 17 wrong without an error); a record that
 /// failed partway (it returned the error; the bucket it tore may read as
-/// `Ok`). Give time series servers the memory they need, keep an
-/// authoritative copy elsewhere, and do not count on `-M`: memcached 1.6
-/// deletes an item whose rewrite it refuses for lack of memory, so a
-/// refused min/max widening deletes the min/max item.
+/// `Ok`). Give time series servers the memory they need and keep an
+/// authoritative copy elsewhere. Under `-M`, a record refused for lack of
+/// memory is an error and may be partly applied (its count, not its
+/// min/max), as any failed record; nothing acknowledged is deleted.
 /// Records into a bucket that is already closed (a backfill more
 /// than 60 s late) race reads of it: a read between a record's two steps
 /// may report `Corrupt` for a healthy bucket. A bucket written to by more
