@@ -51,7 +51,9 @@ fn review_stale_delete_cas_on_a_full_server_keeps_the_item_pre_1_6_13() {
     let after = store.get(&key).unwrap();
     println!(
         "item after the stale delete_cas: {:?}",
-        after.as_ref().map(|i| String::from_utf8_lossy(&i.value).into_owned())
+        after
+            .as_ref()
+            .map(|i| String::from_utf8_lossy(&i.value).into_owned())
     );
     assert_eq!(
         after.map(|i| i.value),
@@ -82,7 +84,10 @@ fn review_a_stale_release_on_a_full_server_never_frees_anothers_lock_pre_1_6_13(
         if let Some(b) = lock("b", 60).try_acquire().unwrap() {
             break b;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "a's lease never ended");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "a's lease never ended"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     println!("b acquired after a's lease ended ({:?})", started.elapsed());
@@ -91,7 +96,10 @@ fn review_a_stale_release_on_a_full_server_never_frees_anothers_lock_pre_1_6_13(
     let released = a.release();
     println!("a's stale release on a full server: {released:?}");
     let holder = lock("c", 60).holder().unwrap();
-    println!("holder after a's release: {holder:?} (b is {})", b.owner_token());
+    println!(
+        "holder after a's release: {holder:?} (b is {})",
+        b.owner_token()
+    );
     let c = lock("c", 60).try_acquire();
     if let Ok(Some(c)) = &c {
         panic!(
@@ -111,7 +119,9 @@ fn review_full_server_pipeline_of_pairs_keeps_every_item() {
     use mcds_core::{CasOutcome, Op, Reply, Stored};
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let keys: Vec<Key> = (0..6).map(|i| Key::new(format!("review:full:{i}")).unwrap()).collect();
+    let keys: Vec<Key> = (0..6)
+        .map(|i| Key::new(format!("review:full:{i}")).unwrap())
+        .collect();
     let mut ids = Vec::new();
     for key in &keys {
         ids.push(store.set(key, b"original-value", Ttl::Never).unwrap());
@@ -120,35 +130,74 @@ fn review_full_server_pipeline_of_pairs_keeps_every_item() {
     println!("{} items fill the server", filled.len());
     let big = vec![b'q'; 300];
     let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
-    for round in 0..50 {
+    for (round, filler) in filled.iter().take(50).enumerate() {
         let ops = [
-            Op::Add { key: &keys[0], value: &big, ttl: Ttl::Never },
-            Op::Get(&filled[round]),
-            Op::Replace { key: &keys[1], value: &big, ttl: Ttl::Never },
-            Op::Cas { key: &keys[2], value: &big, ttl: Ttl::Never, cas: ids[2] },
+            Op::Add {
+                key: &keys[0],
+                value: &big,
+                ttl: Ttl::Never,
+            },
+            Op::Get(filler),
+            Op::Replace {
+                key: &keys[1],
+                value: &big,
+                ttl: Ttl::Never,
+            },
+            Op::Cas {
+                key: &keys[2],
+                value: &big,
+                ttl: Ttl::Never,
+                cas: ids[2],
+            },
             Op::Delete(&Key::new(format!("review:missing:{round}")).unwrap()),
-            Op::Append { key: &keys[3], value: &big },
-            Op::Prepend { key: &keys[4], value: &big },
-            Op::AppendOrAdd { key: &keys[5], value: &big, ttl: Ttl::Never },
+            Op::Append {
+                key: &keys[3],
+                value: &big,
+            },
+            Op::Prepend {
+                key: &keys[4],
+                value: &big,
+            },
+            Op::AppendOrAdd {
+                key: &keys[5],
+                value: &big,
+                ttl: Ttl::Never,
+            },
         ];
         let r = store.pipeline(&ops);
         for (op, res) in ops.iter().zip(&r) {
             let label = match res {
-                Ok(Reply::Stored(Stored::Stored(_))) | Ok(Reply::CasOutcome(CasOutcome::Stored(_))) | Ok(Reply::Done) | Ok(Reply::Applied(true)) if !matches!(op, Op::Get(_) | Op::Delete(_)) => {
+                Ok(Reply::Stored(Stored::Stored(_)))
+                | Ok(Reply::CasOutcome(CasOutcome::Stored(_)))
+                | Ok(Reply::Done)
+                | Ok(Reply::Applied(true))
+                    if !matches!(op, Op::Get(_) | Op::Delete(_)) =>
+                {
                     format!("{} APPLIED", op.name())
                 }
                 Ok(x) => format!("{} {x:?}", op.name()).chars().take(40).collect(),
-                Err(e) => format!("{} err {}", op.name(), format!("{e:?}").split([' ', '{', '(']).next().unwrap()),
+                Err(e) => format!(
+                    "{} err {}",
+                    op.name(),
+                    format!("{e:?}").split([' ', '{', '(']).next().unwrap()
+                ),
             };
             *outcomes.entry(label).or_default() += 1;
         }
         for (i, key) in keys.iter().enumerate() {
             let it = store.get(key).unwrap();
-            assert!(it.is_some(), "round {round}: a failed write removed {key:?} ({:?})", r);
+            assert!(
+                it.is_some(),
+                "round {round}: a failed write removed {key:?} ({:?})",
+                r
+            );
             let it = it.unwrap();
             if i != 0 {
                 // Nothing could be allocated: no pair may have applied.
-                assert_eq!(it.value, b"original-value", "round {round}: {key:?} changed: {r:?}");
+                assert_eq!(
+                    it.value, b"original-value",
+                    "round {round}: {key:?} changed: {r:?}"
+                );
             }
         }
     }

@@ -19,7 +19,7 @@
 //! | `incr`, `decr` | `ma <k> D<d> v` (`MD`) | no |
 //! | `incr_or_init` | `ma <k> N<exp> J<init> D<d> v` | no |
 //! | `delete` | `md <k>` | yes |
-//! | `delete_cas` | `md <k> C<cas>`, before 1.6.13 `ms <k> 0 C<cas> T-1` | yes |
+//! | `delete_cas` | `md <k> C<cas>`; before 1.6.13 (whose `md` ignores `C`) `cas <k> 0 -1 0 <cas>`, an empty item already expired, then `mg <k>` | yes (`md`); no |
 //! | `touch` | `mg <k> T<exp>` | no |
 //!
 //! **Why the conditional writes are text commands.** When memcached
@@ -30,7 +30,8 @@
 //! `ms ME` deleted the lock it failed to take, and the next add took it
 //! again (two holders); a failed `ms MA` deleted the event log or sketch
 //! segment it appended to. Its text commands unlink only for `set`. So
-//! `add`, `replace`, `cas`, `append` and `prepend` go as text commands,
+//! `add`, `replace`, `cas`, `append` and `prepend` (and, before 1.6.13,
+//! the CAS write that stands for `delete_cas`) go as text commands,
 //! each followed, in the same write, by a tagged `mg` whose reply carries
 //! the opaque (and, after `add`/`replace`/`cas`, the item's CAS id, which
 //! the text reply lacks: see [`merge_pair`]). The two replies come back
@@ -130,37 +131,35 @@ pub(crate) fn encode(
             (c, false)
         }
         Op::Delete(key) => (cmd(MetaOp::Delete, key), true),
-        Op::DeleteCas { key, cas } => {
+        Op::DeleteCas { key, cas } if incarnation.version.has_delete_cas() => {
             let cas = format!("C{}", incarnation.cas_in(cas));
-            if incarnation.version.has_delete_cas() {
-                (cmd(MetaOp::Delete, key).flag(cas), true)
-            } else {
-                // `md` ignores C before 1.6.13. A CAS write of an empty
-                // item that is already expired (T-1) is the same
-                // conditional delete, atomic, in one command: HD, EX and
-                // NF mean what they mean for `md`.
-                let c = cmd(MetaOp::Set, key).value(b"").flag(cas).flag("T-1");
-                (c, true)
-            }
+            (cmd(MetaOp::Delete, key).flag(cas), true)
+        }
+        Op::DeleteCas { .. } => {
+            return Err(Error::Internal(
+                "delete_cas before 1.6.13 is sent as a text command (encode_wire)".into(),
+            ));
         }
         Op::Touch { key, ttl } => (cmd(MetaOp::Get, key).flag(ttl_flag(ttl)), false),
     };
     Ok(Encoded { command, quiet })
 }
 
-/// Whether `op` goes out as a text-protocol write followed by a tagged
-/// `mg` (`add`, `replace`, `cas`, `append`, `prepend`, `append_or_add`:
-/// see the module docs), two replies, instead of one meta command.
-pub(crate) fn is_pair(op: &Op<'_>) -> bool {
-    matches!(
-        op,
+/// Whether `op` goes out to a server `incarnation` as a text-protocol
+/// write followed by a tagged `mg` (`add`, `replace`, `cas`, `append`,
+/// `prepend`, `append_or_add`, and `delete_cas` before 1.6.13: see the
+/// module docs), two replies, instead of one meta command.
+pub(crate) fn is_pair(op: &Op<'_>, incarnation: &Incarnation) -> bool {
+    match op {
         Op::Add { .. }
-            | Op::Replace { .. }
-            | Op::Cas { .. }
-            | Op::Append { .. }
-            | Op::Prepend { .. }
-            | Op::AppendOrAdd { .. }
-    )
+        | Op::Replace { .. }
+        | Op::Cas { .. }
+        | Op::Append { .. }
+        | Op::Prepend { .. }
+        | Op::AppendOrAdd { .. } => true,
+        Op::DeleteCas { .. } => !incarnation.version.has_delete_cas(),
+        _ => false,
+    }
 }
 
 /// The reply a pair's two replies amount to (see [`is_pair`]): the text
@@ -330,17 +329,25 @@ pub(crate) fn encode_wire(
             head(out, b"md", key);
             true
         }
-        Op::DeleteCas { key, cas } => {
-            if incarnation.version.has_delete_cas() {
-                head(out, b"md", key);
-                num(out, b" C", incarnation.cas_in(cas));
-            } else {
-                set(out, key, b"");
-                num(out, b" C", incarnation.cas_in(cas));
-                out.extend_from_slice(b" T-1");
-                data = Some(b"");
-            }
+        Op::DeleteCas { key, cas } if incarnation.version.has_delete_cas() => {
+            head(out, b"md", key);
+            num(out, b" C", incarnation.cas_in(cas));
             true
+        }
+        // `md` ignores C before 1.6.13. A CAS write of an empty item that
+        // is already expired (exptime -1) is the same conditional delete,
+        // atomic, in one command: STORED, EXISTS and NOT_FOUND mean what
+        // HD, EX and NF mean for `md`. As a text command: a meta `ms` that
+        // memcached cannot allocate would delete the item whatever its CAS.
+        Op::DeleteCas { key, cas } => {
+            out.extend_from_slice(b"cas ");
+            out.extend_from_slice(key.as_bytes());
+            num(out, b" 0 -1 0 ", incarnation.cas_in(cas));
+            out.extend_from_slice(b"\r\n\r\n");
+            head(out, b"mg", key);
+            num(out, b" O", u64::from(opaque));
+            out.extend_from_slice(b"\r\n");
+            return Ok(false);
         }
         Op::Touch { key, ttl } => {
             head(out, b"mg", key);
@@ -557,7 +564,7 @@ mod wire_tests {
         for version in [Version(1, 6, 18), Version(1, 6, 5)] {
             let inc = Incarnation::new(version, b"marker", true, None);
             for op in &ops {
-                if is_pair(op) {
+                if is_pair(op, &inc) {
                     assert!(encode(op, &inc, 1 << 20).is_err(), "{op:?}");
                     continue;
                 }
@@ -624,6 +631,17 @@ mod wire_tests {
                 "append k:1 0 0 5\r\nvalue\r\nmg k:1 O42\r\n",
             ),
         ];
+        let old = Incarnation::new(Version(1, 6, 12), b"marker", true, None);
+        let mut wire = Vec::new();
+        let delete_cas = Op::DeleteCas {
+            key: &k,
+            cas: old.cas_out(12),
+        };
+        assert!(!encode_wire(&delete_cas, &old, 1 << 20, &mut wire, 42, true).unwrap());
+        assert_eq!(
+            String::from_utf8_lossy(&wire),
+            "cas k:1 0 -1 0 12\r\n\r\nmg k:1 O42\r\n"
+        );
         for (op, expected) in pairs {
             for quiet_in_batch in [false, true] {
                 let mut wire = Vec::new();

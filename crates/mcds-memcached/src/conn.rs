@@ -211,13 +211,21 @@ fn handshake(
             break;
         }
         let token = mcds_core::random_token();
+        // A text `add` (a meta `ms` refused for memory would delete a
+        // marker another client just made), then `mg … c` for whether the
+        // server has CAS ids (`-C`: c0).
         send(
             reader,
-            format!("ms {INCARNATION_KEY} {} ME c\r\n{token}\r\n", token.len()).as_bytes(),
+            format!(
+                "add {INCARNATION_KEY} 0 0 {}\r\n{token}\r\nmg {INCARNATION_KEY} c\r\n",
+                token.len()
+            )
+            .as_bytes(),
         )?;
         let stored = read_line(reader)?;
-        if stored.starts_with("HD") {
-            found = Some(incarnation(token.as_bytes(), cas_flag(&stored) != Some(0)));
+        let fetched = read_line(reader)?;
+        if stored == "STORED" {
+            found = Some(incarnation(token.as_bytes(), cas_flag(&fetched) != Some(0)));
             break;
         }
         if stored.starts_with("SERVER_ERROR") {
@@ -234,7 +242,7 @@ fn handshake(
             found = Some(incarnation(token.as_bytes(), cas));
             break;
         }
-        if !stored.starts_with("NS") {
+        if stored != "NOT_STORED" {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("unexpected reply to the incarnation marker add: {stored:?}"),

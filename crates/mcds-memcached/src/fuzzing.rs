@@ -284,7 +284,7 @@ fn single(fixture: &Fixture, data: &[u8]) {
             check_reply(i, op, &reply, None, inc);
         }
         let mut rest = data;
-        if codec::is_pair(op) {
+        if codec::is_pair(op, inc) {
             // The text write's reply and the `mg`'s, as one reply.
             let mut both = data;
             if let (Ok(text), Ok(mg)) = (frame(&mut both), frame(&mut both)) {

@@ -25,7 +25,7 @@
 //!   | op | memcached ≥ 1.6.20 | 1.6.13 – 1.6.19 (Debian 12: 1.6.18) | older |
 //!   |---|---|---|---|
 //!   | `append_or_add` | append, then add on a miss (2 on first touch, then 1): `ms … MA N` would do it in 1, but a meta write that fails deletes the item | same | same |
-//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | `ms <k> 0 C<cas> T-1` (a CAS write of an item that is already expired): 1 |
+//!   | `delete_cas` | `md <k> C<cas>`: 1 | `md <k> C<cas>`: 1 | `cas <k> 0 -1 0 <cas>` (a CAS write of an item that is already expired; a text command, as a meta `ms` refused for memory would delete the item whatever its CAS): 1 |
 //!   | `incr_or_init` | `ma … N J D`: 1 | 1 | 1 |
 //!
 //!   "Older" means 1.6.0 to 1.6.12. Servers before 1.6 have no meta

@@ -67,7 +67,7 @@ impl Planned {
             index,
             wire: start..buf.len(),
             quiet,
-            pair: codec::is_pair(op),
+            pair: codec::is_pair(op, incarnation),
         })
     }
 }

@@ -50,6 +50,23 @@ pub(crate) struct MetaReply {
     pub(crate) text: bool,
 }
 
+impl MetaReply {
+    /// An `EN` with no flags: what a pair's `mg` is taken to have said
+    /// when it got an error line instead (see `Session::send_expecting`).
+    pub(crate) fn nothing() -> MetaReply {
+        MetaReply {
+            rc: ReturnCode::En,
+            value: None,
+            cas: None,
+            ttl: None,
+            client_flags: None,
+            size: None,
+            opaque: None,
+            text: false,
+        }
+    }
+}
+
 /// How many bytes of an opaque token are kept inline: mcds sends at most
 /// 10 digits, so a longer echo is never one of its own.
 const OPAQUE_INLINE: usize = 32;

@@ -455,10 +455,10 @@ impl Store for MemcachedStore {
     }
 
     /// One command and one round trip, except: `append`/`prepend` add a
-    /// probe after `NS` (missing, or too large?), and `append_or_add` on
-    /// servers before 1.6.20 is the append/add loop. `delete_cas` is
+    /// probe after `NS` (missing, or too large?), and `append_or_add` is
+    /// the append/add loop. `delete_cas` is
     /// `md <key> C<cas>`, or before 1.6.13 (whose `md` ignores `C`) a CAS
-    /// write of an item that is already expired (`ms <key> 0 C<cas> T-1`):
+    /// write of an item that is already expired (`cas <key> 0 -1 0 <cas>`):
     /// one atomic command either way.
     fn execute(&self, op: &Op<'_>) -> Result<Reply> {
         block_on(self.execute_io(Io::Blocking, op))

@@ -108,7 +108,10 @@ fn review_many_threads_pairs_never_cross_replies() {
         errors += e;
         for (c, id, v) in ids {
             let prev = ids_per_key.entry(c).or_default().insert(id, v.clone());
-            assert!(prev.is_none(), "two Stored replies with the same CAS id {id} on key {c}: {prev:?} and {v:?}");
+            assert!(
+                prev.is_none(),
+                "two Stored replies with the same CAS id {id} on key {c}: {prev:?} and {v:?}"
+            );
         }
         appended_all.extend(appended);
     }
@@ -133,7 +136,11 @@ fn review_many_threads_pairs_never_cross_replies() {
         .collect();
     for (l, token, ok) in &appended_all {
         let n = finals[*l].matches(token.as_str()).count();
-        assert_eq!(n, usize::from(*ok), "token {token} in log {l}: {n} times, append said {ok}");
+        assert_eq!(
+            n,
+            usize::from(*ok),
+            "token {token} in log {l}: {n} times, append said {ok}"
+        );
     }
     let tokens: usize = finals.iter().map(|f| f.matches('<').count()).sum();
     assert_eq!(tokens, appended_all.iter().filter(|a| a.2).count());
@@ -199,7 +206,8 @@ fn review_tokio_tasks_pairs_get_their_own_ids() {
                     // If the item still has our id, it must hold our value;
                     // if it holds our value with another id, someone wrote
                     // the same bytes (never here: values are unique).
-                    if let Reply::Item(Some(it)) = store.execute_async(&Op::Get(&key)).await.unwrap()
+                    if let Reply::Item(Some(it)) =
+                        store.execute_async(&Op::Get(&key)).await.unwrap()
                     {
                         checked.fetch_add(1, Ordering::SeqCst);
                         if (it.cas == id) != (it.value == mine) {
@@ -250,21 +258,58 @@ fn review_pipeline_pairs_with_oversized_values_on_a_pool() {
         }
         let cas0 = store.get(&keys[2]).unwrap().unwrap().cas;
         let ops = [
-            Op::Add { key: &keys[0], value: &big, ttl: Ttl::Never }, // too large
-            Op::Get(&keys[5]),                                         // quiet miss
-            Op::Replace { key: &keys[1], value: &big, ttl: Ttl::Never }, // too large
-            Op::Delete(&keys[6]),                                      // quiet? NF
-            Op::Cas { key: &keys[2], value: &bad, ttl: Ttl::Never, cas: cas0 }, // ok
-            Op::Append { key: &keys[3], value: &big },                 // too large
-            Op::Add { key: &keys[4], value: &bad, ttl: Ttl::Never },   // ok
-            Op::Prepend { key: &keys[3], value: b"P" },                // ok
+            Op::Add {
+                key: &keys[0],
+                value: &big,
+                ttl: Ttl::Never,
+            }, // too large
+            Op::Get(&keys[5]), // quiet miss
+            Op::Replace {
+                key: &keys[1],
+                value: &big,
+                ttl: Ttl::Never,
+            }, // too large
+            Op::Delete(&keys[6]), // quiet? NF
+            Op::Cas {
+                key: &keys[2],
+                value: &bad,
+                ttl: Ttl::Never,
+                cas: cas0,
+            }, // ok
+            Op::Append {
+                key: &keys[3],
+                value: &big,
+            }, // too large
+            Op::Add {
+                key: &keys[4],
+                value: &bad,
+                ttl: Ttl::Never,
+            }, // ok
+            Op::Prepend {
+                key: &keys[3],
+                value: b"P",
+            }, // ok
             Op::Get(&keys[4]),
-            Op::Set { key: &keys[7], value: &big, ttl: Ttl::Never },   // too large
+            Op::Set {
+                key: &keys[7],
+                value: &big,
+                ttl: Ttl::Never,
+            }, // too large
             Op::Get(&keys[0]),
-            Op::Append { key: &keys[5], value: b"z" },                 // NS: missing
+            Op::Append {
+                key: &keys[5],
+                value: b"z",
+            }, // NS: missing
         ];
         let r = store.pipeline(&ops);
-        let too_large = |x: &mcds_core::Result<Reply>| matches!(x, Err(Error::ValueTooLarge { .. }) | Err(Error::Server { .. }) | Err(Error::OutOfMemory { .. }));
+        let too_large = |x: &mcds_core::Result<Reply>| {
+            matches!(
+                x,
+                Err(Error::ValueTooLarge { .. })
+                    | Err(Error::Server { .. })
+                    | Err(Error::OutOfMemory { .. })
+            )
+        };
         let expect = [
             too_large(&r[0]),
             matches!(r[1], Ok(Reply::Item(None))),
@@ -280,7 +325,11 @@ fn review_pipeline_pairs_with_oversized_values_on_a_pool() {
             matches!(r[11], Ok(Reply::Applied(false))),
         ];
         for (i, ok) in expect.iter().enumerate() {
-            assert!(ok, "round {round} op {i} {:?}: {:?}\nall: {r:?}", ops[i], r[i]);
+            assert!(
+                ok,
+                "round {round} op {i} {:?}: {:?}\nall: {r:?}",
+                ops[i], r[i]
+            );
         }
         // The ids the pairs reported are the items' own.
         if let Ok(Reply::CasOutcome(CasOutcome::Stored(id))) = r[4] {
@@ -326,7 +375,13 @@ fn review_pauses_never_misreport_pairs() {
                 let r = store.append(&log, token.as_bytes());
                 let add_key = k(&format!("rv:pause:add:{t}:{i}"));
                 let a = store.add(&add_key, token.as_bytes(), Ttl::secs(300));
-                out.push((token, r.map_err(|e| matches!(e, Error::Ambiguous { .. })), add_key, a.map(|s| matches!(s, Stored::Stored(_))).map_err(|e| matches!(e, Error::Ambiguous { .. }))));
+                out.push((
+                    token,
+                    r.map_err(|e| matches!(e, Error::Ambiguous { .. })),
+                    add_key,
+                    a.map(|s| matches!(s, Stored::Stored(_)))
+                        .map_err(|e| matches!(e, Error::Ambiguous { .. })),
+                ));
                 i += 1;
             }
             out
@@ -340,7 +395,10 @@ fn review_pauses_never_misreport_pairs() {
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
     stop.store(true, Ordering::SeqCst);
-    let all: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let all: Vec<_> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let value = String::from_utf8(store.get(&log).unwrap().unwrap().value).unwrap();
     let (mut ok, mut amb, mut failed, mut add_amb) = (0, 0, 0, 0);
@@ -358,7 +416,10 @@ fn review_pauses_never_misreport_pairs() {
             }
             Err(false) => {
                 failed += 1;
-                assert_eq!(n, 0, "append {token} reported failed (not ambiguous) but present");
+                assert_eq!(
+                    n, 0,
+                    "append {token} reported failed (not ambiguous) but present"
+                );
             }
         }
         let present = store.get(add_key).unwrap().map(|it| it.value);
@@ -369,7 +430,10 @@ fn review_pauses_never_misreport_pairs() {
             Err(false) => assert_eq!(present, None, "add {add_key:?} reported failed but present"),
         }
     }
-    println!("appends: {ok} applied, {amb} ambiguous, {failed} failed; adds ambiguous {add_amb}; total {}", all.len());
+    println!(
+        "appends: {ok} applied, {amb} ambiguous, {failed} failed; adds ambiguous {add_amb}; total {}",
+        all.len()
+    );
 }
 
 /// A proxy to a real memcached that adds an unknown flag to the pair's
@@ -441,12 +505,18 @@ fn review_an_error_line_to_the_mg_of_a_stored_pair_is_not_a_refusal() {
     let key = k("rv:inject:lock");
     let added = store.add(&key, b"owner-token-1", Ttl::secs(60));
     let now = direct.get(&key).unwrap().map(|i| i.value);
-    println!("add through the proxy: {added:?}; the server holds {:?}", now.as_deref().map(String::from_utf8_lossy));
+    println!(
+        "add through the proxy: {added:?}; the server holds {:?}",
+        now.as_deref().map(String::from_utf8_lossy)
+    );
     let log = k("rv:inject:log");
     direct.set(&log, b"", Ttl::Never).unwrap();
     let appended = store.append(&log, b"<event>");
     let value = direct.get(&log).unwrap().unwrap().value;
-    println!("append through the proxy: {appended:?}; the log holds {:?}", String::from_utf8_lossy(&value));
+    println!(
+        "append through the proxy: {appended:?}; the log holds {:?}",
+        String::from_utf8_lossy(&value)
+    );
     let misreported = |r: bool, applied: bool| applied && !r;
     let add_ok = matches!(added, Ok(Stored::Stored(_)) | Err(Error::Ambiguous { .. }));
     let append_ok = matches!(appended, Ok(true) | Err(Error::Ambiguous { .. }));
