@@ -51,8 +51,9 @@ pub(crate) struct MetaReply {
 }
 
 impl MetaReply {
-    /// An `EN` with no flags: what a pair's `mg` is taken to have said
-    /// when it got an error line instead (see `Session::send_expecting`).
+    /// An `EN` with no flags and no data: what a pair's `mg` is taken to
+    /// have said when it got an error line instead (see
+    /// `Session::send_expecting`), and the base every parsed reply fills in.
     pub(crate) fn nothing() -> MetaReply {
         MetaReply {
             rc: ReturnCode::En,
@@ -206,13 +207,8 @@ fn parse_line(line: &[u8]) -> Result<Parsed, Error> {
         return Ok(Parsed {
             reply: MetaReply {
                 rc,
-                value: None,
-                cas: None,
-                ttl: None,
-                client_flags: None,
-                size: None,
-                opaque: None,
                 text: true,
+                ..MetaReply::nothing()
             },
             data_len: None,
             flags: Ok(()),
@@ -262,13 +258,7 @@ fn parse_line(line: &[u8]) -> Result<Parsed, Error> {
     }
     let mut reply = MetaReply {
         rc,
-        value: None,
-        cas: None,
-        ttl: None,
-        client_flags: None,
-        size: None,
-        opaque: None,
-        text: false,
+        ..MetaReply::nothing()
     };
     let mut key: Option<&[u8]> = None;
     let mut base64 = false;

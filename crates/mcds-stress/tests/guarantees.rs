@@ -205,8 +205,9 @@ fn a_lock_is_refused_after_a_restart_with_dash_c() {
 // ---- 3. older servers' paths ----
 
 /// Before 1.6.13 `md` ignores `C`; `delete_cas` is then a CAS write of an
-/// item that is already expired: one atomic command, so no pause of the
-/// releaser can make it delete the next holder's lock. Forced on the
+/// item that is already expired: one atomic command (a text `cas`, sent
+/// with the `mg` that keeps replies in step, in one write), so no pause of
+/// the releaser can make it delete the next holder's lock. Forced on the
 /// installed server with `version_cap`.
 #[test]
 fn delete_cas_on_servers_before_1_6_13_is_one_atomic_command() {
@@ -226,7 +227,11 @@ fn delete_cas_on_servers_before_1_6_13_is_one_atomic_command() {
     );
     assert_eq!(old.delete_cas(&key, cas).unwrap(), DeleteOutcome::Deleted);
     assert_eq!(old.delete_cas(&key, cas).unwrap(), DeleteOutcome::NotFound);
-    assert_eq!(server.command_count() - before, 3, "one command each");
+    assert_eq!(
+        server.command_count() - before,
+        6,
+        "one text cas and its mg each"
+    );
     assert!(old.get(&key).unwrap().is_none());
     assert!(old.add(&key, b"again", Ttl::Never).unwrap().is_stored());
     // The lock on that path: A's lease ends (deleted behind its back), B
