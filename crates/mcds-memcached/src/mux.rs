@@ -248,6 +248,10 @@ struct LaneState {
     retire: bool,
     /// A caller is dialing the lane's connection (with the lock released).
     dialing: bool,
+    /// How many dials of this lane have failed: a caller that waited for
+    /// another's dial, which failed, fails too instead of dialing again
+    /// (two dials in a row against a frozen server took twice the timeout).
+    dial_failures: u64,
     driving: bool,
     queue: VecDeque<Job>,
     /// When the connection was last put down by a driver.
@@ -321,6 +325,7 @@ impl Lane {
                 generation: 0,
                 retire: false,
                 dialing: false,
+                dial_failures: 0,
                 driving: false,
                 queue: VecDeque::new(),
                 idle_since: Instant::now(),
@@ -375,18 +380,31 @@ impl Lane {
         server: &Server,
         config: &Config,
     ) -> Result<Incarnation, Error> {
+        let mut waited = None;
         loop {
             if let Some(incarnation) = self.check(state, server) {
                 return Ok(incarnation);
             }
+            if waited.is_some_and(|failures| failures != state.dial_failures) {
+                return Err(server.down().unwrap_or_else(|| Error::Io {
+                    server: server.addr.clone(),
+                    source: io::Error::other(
+                        "not sent: the dial of this connection, made by another caller meanwhile, failed",
+                    ),
+                }));
+            }
             if !state.dialing {
                 break;
             }
+            waited.get_or_insert(state.dial_failures);
             self.dialed.wait(state);
         }
         state.dialing = true;
         let dialed = MutexGuard::unlocked(state, || server.dial(config));
         state.dialing = false;
+        if dialed.is_err() {
+            state.dial_failures += 1;
+        }
         self.dialed.notify_all();
         let conn = dialed?;
         self.counters.dials.fetch_add(1, Ordering::Relaxed);
