@@ -459,7 +459,10 @@ impl MemoryStore {
     /// Append or prepend `value` to the live entry of `key` (held in
     /// `shard`, its value `old_len` bytes long), within the item limit and
     /// the memory budget.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the shard, the key and its hash, the old length, the bytes and where they go, and the operation's time"
+    )]
     fn extend_live(
         &self,
         shard: &mut Shard,
@@ -610,7 +613,6 @@ impl MemoryStore {
     /// Store a whole new value under `key` (present, expired or not), as
     /// its most recently used item. An entry already there keeps its key
     /// and, unless it is more than twice as large as needed, its buffer.
-    #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
         shard: &mut Shard,

@@ -164,8 +164,9 @@ pub(crate) fn is_pair(op: &Op<'_>, incarnation: &Incarnation) -> bool {
 
 /// The reply a pair's two replies amount to (see [`is_pair`]): the text
 /// reply `text` (`STORED` as `HD`, …) with the `mg`'s opaque and, for
-/// `add`, `replace` and `cas`, the CAS id of the item stored. That id comes from the `mg` that followed (`mg`) when the item
-/// there holds the value just written; if it holds another value or none,
+/// `add`, `replace` and `cas`, the CAS id of the item stored. That id
+/// comes from the `mg` that followed (`mg`) when the item there holds the
+/// value just written; if it holds another value or none,
 /// the item was replaced or removed between the two commands (by another
 /// client, an eviction, an expiry), its id is unknown, and the id given is
 /// one that no item of the key can have now or later: one below the
@@ -258,29 +259,24 @@ pub(crate) fn encode_wire(
             data = Some(value);
             false
         }
-        Op::Add { key, value, ttl }
-        | Op::Replace { key, value, ttl }
-        | Op::Cas {
-            key, value, ttl, ..
+        Op::Add { key, value, ttl } | Op::Replace { key, value, ttl } => {
+            let command = if matches!(op, Op::Add { .. }) {
+                &b"add"[..]
+            } else {
+                &b"replace"[..]
+            };
+            let exptime = i64::from(incarnation.exptime(ttl));
+            text_pair(out, command, key, exptime, value, None, b" v c", opaque);
+            return Ok(false);
+        }
+        Op::Cas {
+            key,
+            value,
+            ttl,
+            cas,
         } => {
-            out.extend_from_slice(match op {
-                Op::Add { .. } => b"add ",
-                Op::Replace { .. } => b"replace ",
-                _ => b"cas ",
-            });
-            out.extend_from_slice(key.as_bytes());
-            num(out, b" 0 ", exptime(ttl));
-            num(out, b" ", value.len() as u64);
-            if let Op::Cas { cas, .. } = *op {
-                num(out, b" ", incarnation.cas_in(cas));
-            }
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(value);
-            out.extend_from_slice(b"\r\n");
-            head(out, b"mg", key);
-            out.extend_from_slice(b" v c");
-            num(out, b" O", u64::from(opaque));
-            out.extend_from_slice(b"\r\n");
+            let (exptime, cas) = (i64::from(incarnation.exptime(ttl)), incarnation.cas_in(cas));
+            text_pair(out, b"cas", key, exptime, value, Some(cas), b" v c", opaque);
             return Ok(false);
         }
         // The exptime of an append is ignored; an `append_or_add` that
@@ -288,19 +284,12 @@ pub(crate) fn encode_wire(
         Op::Append { key, value }
         | Op::Prepend { key, value }
         | Op::AppendOrAdd { key, value, .. } => {
-            out.extend_from_slice(if matches!(op, Op::Prepend { .. }) {
-                b"prepend "
+            let command = if matches!(op, Op::Prepend { .. }) {
+                &b"prepend"[..]
             } else {
-                b"append "
-            });
-            out.extend_from_slice(key.as_bytes());
-            num(out, b" 0 0 ", value.len() as u64);
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(value);
-            out.extend_from_slice(b"\r\n");
-            head(out, b"mg", key);
-            num(out, b" O", u64::from(opaque));
-            out.extend_from_slice(b"\r\n");
+                &b"append"[..]
+            };
+            text_pair(out, command, key, 0, value, None, b"", opaque);
             return Ok(false);
         }
         Op::Incr { key, delta } | Op::Decr { key, delta } => {
@@ -340,13 +329,8 @@ pub(crate) fn encode_wire(
         // HD, EX and NF mean for `md`. As a text command: a meta `ms` that
         // memcached cannot allocate would delete the item whatever its CAS.
         Op::DeleteCas { key, cas } => {
-            out.extend_from_slice(b"cas ");
-            out.extend_from_slice(key.as_bytes());
-            num(out, b" 0 -1 0 ", incarnation.cas_in(cas));
-            out.extend_from_slice(b"\r\n\r\n");
-            head(out, b"mg", key);
-            num(out, b" O", u64::from(opaque));
-            out.extend_from_slice(b"\r\n");
+            let cas = Some(incarnation.cas_in(cas));
+            text_pair(out, b"cas", key, -1, b"", cas, b"", opaque);
             return Ok(false);
         }
         Op::Touch { key, ttl } => {
@@ -366,6 +350,45 @@ pub(crate) fn encode_wire(
         out.extend_from_slice(b"\r\n");
     }
     Ok(quiet)
+}
+
+/// A pair's bytes (see [`is_pair`]): the text write `<command> <key> 0
+/// <exptime> <length>[ <cas>]` with its data block, then
+/// `mg <key><mg_flags> O<opaque>`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the text command's five fields, the mg's flags and opaque, and the buffer"
+)]
+fn text_pair(
+    out: &mut Vec<u8>,
+    command: &[u8],
+    key: &Key,
+    exptime: i64,
+    value: &[u8],
+    cas: Option<u64>,
+    mg_flags: &[u8],
+    opaque: u32,
+) {
+    let mut digits = itoa::Buffer::new();
+    out.extend_from_slice(command);
+    out.push(b' ');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b" 0 ");
+    out.extend_from_slice(digits.format(exptime).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(digits.format(value.len()).as_bytes());
+    if let Some(cas) = cas {
+        out.push(b' ');
+        out.extend_from_slice(digits.format(cas).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\nmg ");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(mg_flags);
+    out.extend_from_slice(b" O");
+    out.extend_from_slice(digits.format(opaque).as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Decode the reply `r` to `op`'s command (`None`: a quiet success, no

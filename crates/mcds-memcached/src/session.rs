@@ -73,10 +73,14 @@ impl<'a> Session<'a> {
         )?;
         let effects = op.has_side_effect();
         let r = if codec::is_pair(op, &incarnation) {
-            let [text, mg] = self
-                .send_expecting(io, op.key(), payload, Expect::Pair { opaque }, effects)
-                .await?;
-            codec::merge_pair(op, text, &mg, &incarnation)
+            let expect = Expect::Pair { opaque };
+            match self
+                .send_expecting(io, op.key(), payload, expect, effects)
+                .await?
+            {
+                (text, Some(mg)) => codec::merge_pair(op, text, &mg, &incarnation),
+                (text, None) => text,
+            }
         } else {
             self.send(io, op.key(), payload, opaque, effects).await?
         };
@@ -187,24 +191,24 @@ impl<'a> Session<'a> {
     ) -> Result<MetaReply, Error> {
         // `ms` is the one meta command with a data block.
         let data = payload.starts_with(b"ms ");
-        let [r] = self
+        let (r, _) = self
             .send_expecting(io, key, payload, Expect::One { opaque, data }, effects)
             .await?;
         Ok(r)
     }
 
-    /// [`send`](Self::send) for a request of `N` replies, read as `expect`
-    /// says (one command, or a text write and its `mg`): all of them, or
+    /// [`send`](Self::send) for a request read as `expect` says: one
+    /// command's reply, or a text write's and its `mg`'s (the second), or
     /// the first failure among them (an error line to the text write comes
     /// first, and is the answer).
-    async fn send_expecting<const N: usize>(
+    async fn send_expecting(
         &mut self,
         io: Io,
         key: &Key,
         mut payload: Vec<u8>,
         expect: Expect,
         effects: bool,
-    ) -> Result<[MetaReply; N], Error> {
+    ) -> Result<(MetaReply, Option<MetaReply>), Error> {
         traffic::record(1);
         let deadline = Instant::now() + self.config.io_timeout;
         let mut unsent = 0;
@@ -218,35 +222,9 @@ impl<'a> Session<'a> {
                 ..
             } = ticket.delivery().await;
             payload = back;
-            let mut ok = Vec::with_capacity(N);
-            let mut failure = None;
-            for reply in replies {
-                match reply {
-                    Ok(r) => ok.push(r),
-                    // A pair's text write answered, and its `mg` got an
-                    // error line (memcached refuses a fetch on a refcount
-                    // overflow): the write's outcome is known, only the
-                    // CAS id is not. Taken as an `mg` that found nothing,
-                    // which gives an id that never matches.
-                    Err(e)
-                        if matches!(expect, Expect::Pair { .. })
-                            && ok.len() == 1
-                            && mux::is_error_line(&e) =>
-                    {
-                        ok.push(MetaReply::nothing());
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
-            let error = match failure {
-                None => match <[MetaReply; N]>::try_from(ok) {
-                    Ok(replies) => return Ok(replies),
-                    Err(_) => io::Error::other("not every reply was delivered").into(),
-                },
-                Some(e) => e,
+            let error = match taken(replies, matches!(expect, Expect::Pair { .. })) {
+                Ok(replies) => return Ok(replies),
+                Err(e) => e,
             };
             if mux::is_error_line(&error) {
                 // The server answered: the command was refused, not lost.
@@ -383,6 +361,30 @@ impl<'a> Session<'a> {
             io_timeout: self.config.io_timeout,
             item_size_limit: self.config.item_size_limit,
         }
+    }
+}
+
+/// A request's replies as delivered: the first, and for a `pair` the
+/// second, or the first failure. When a pair's text write answered and its
+/// `mg` got an error line (memcached refuses a fetch on a refcount
+/// overflow), the write's outcome is known and only the CAS id is not: the
+/// `mg` is taken to have found nothing, which gives an id that never
+/// matches.
+fn taken(
+    replies: Vec<mux::Read>,
+    pair: bool,
+) -> Result<(MetaReply, Option<MetaReply>), memcache::exp::Error> {
+    let missing = || io::Error::other("not every reply was delivered").into();
+    let mut replies = replies.into_iter();
+    let first = replies.next().unwrap_or_else(|| Err(missing()))?;
+    if !pair {
+        return Ok((first, None));
+    }
+    match replies.next() {
+        Some(Ok(mg)) => Ok((first, Some(mg))),
+        Some(Err(e)) if mux::is_error_line(&e) => Ok((first, Some(MetaReply::nothing()))),
+        Some(Err(e)) => Err(e),
+        None => Err(missing()),
     }
 }
 

@@ -328,26 +328,19 @@ impl MemcachedStore {
         Ok(NotStored::Exists(codec::probed_cas(&r)))
     }
 
-    /// `append_or_add` from the start: the append/add loop.
-    async fn append_or_add(&self, io: Io, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.check_size(key, value.len())?;
-        let mut s = self.session(key)?;
-        self.append_then_add(io, &mut s, key, value, ttl, AppendAdd::Start)
-            .await
-    }
-
-    /// `append_or_add` whose pipelined append answered NS: the loop,
-    /// starting with the add.
-    async fn append_or_add_after_not_stored(
+    /// `append_or_add`: the append/add loop, from the append, or from the
+    /// add when a pipelined append already answered NS.
+    async fn append_or_add(
         &self,
         io: Io,
         key: &Key,
         value: &[u8],
         ttl: Ttl,
+        from: AppendAdd,
     ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        self.append_then_add(io, &mut s, key, value, ttl, AppendAdd::AfterMiss)
+        self.append_then_add(io, &mut s, key, value, ttl, from)
             .await
     }
 
@@ -411,7 +404,7 @@ impl MemcachedStore {
                 self.concat(io, op, value.len()).await.map(Reply::Applied)
             }
             Op::AppendOrAdd { key, value, ttl } => self
-                .append_or_add(io, key, value, ttl)
+                .append_or_add(io, key, value, ttl, AppendAdd::Start)
                 .await
                 .map(|()| Reply::Done),
             _ => self.session(op.key())?.execute(io, op).await,
@@ -431,7 +424,7 @@ impl MemcachedStore {
                 }
             }
             Op::AppendOrAdd { key, value, ttl } => {
-                self.append_or_add_after_not_stored(io, key, value, ttl)
+                self.append_or_add(io, key, value, ttl, AppendAdd::AfterMiss)
                     .await?;
                 Ok(Reply::Done)
             }
