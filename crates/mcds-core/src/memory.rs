@@ -90,6 +90,7 @@ impl MemoryStoreBuilder {
                             shards: self.shards as u64,
                             sequence: 0,
                         },
+                        soonest: 0,
                     })
                 })
                 .collect(),
@@ -179,6 +180,21 @@ struct Shard {
     /// In order of use: `Entry::used` increases from front to back.
     map: Map,
     cas: CasIds,
+    /// No item of the shard expires before this Unix second (0: none
+    /// expires). A lower bound, lowered as expiry times are set and made
+    /// exact by each sweep, so that freeing memory under
+    /// [`Eviction::Error`] skips shards with nothing expired instead of
+    /// scanning every item of every shard on each refused write.
+    soonest: u64,
+}
+
+impl Shard {
+    /// Record that an item of this shard now expires at `exptime`.
+    fn note_expiry(&mut self, exptime: u64) {
+        if exptime != 0 && (self.soonest == 0 || exptime < self.soonest) {
+            self.soonest = exptime;
+        }
+    }
 }
 
 /// The embedded, in-process store: memcached's semantics without a server.
@@ -493,6 +509,16 @@ impl MemoryStore {
     /// can be evicted) fails with OutOfMemory. Other shards are only ever
     /// `try_lock`ed, so two writers cannot deadlock.
     fn reserve(&self, shard: &mut Shard, key: &Key, grow: usize, now: &Now<'_>) -> Result<()> {
+        // How often to look again when nothing was freed because other
+        // shards were locked. An LRU store looks hard: it must not refuse a
+        // write while anything can be evicted. A no-evict store refuses
+        // after a few looks, as memcached -M gives up after checking a few
+        // items at the tail of its LRU: a full server's refusals must stay
+        // cheap, and a locked shard seldom holds the only expired items.
+        let max_busy_rounds = match self.eviction {
+            Eviction::Error => 4,
+            Eviction::Lru => 1000,
+        };
         let mut busy_rounds = 0;
         loop {
             let used = self.used.load(Ordering::Relaxed);
@@ -515,7 +541,7 @@ impl MemoryStore {
             match freed {
                 Freed::Some => busy_rounds = 0,
                 // Other shards were locked for a moment: look again.
-                Freed::Busy if busy_rounds < 1000 => {
+                Freed::Busy if busy_rounds < max_busy_rounds => {
                     busy_rounds += 1;
                     std::thread::yield_now();
                 }
@@ -532,16 +558,28 @@ impl MemoryStore {
     }
 
     /// Drop expired items from every shard that is not locked right now.
+    /// A shard whose [`Shard::soonest`] is still ahead is not scanned.
     fn reclaim_expired(&self, own: &mut Shard, keep: &Key, now: &Now<'_>) -> Freed {
         let mut freed = false;
         let mut locked = 0;
         let mut sweep = |shard: &mut Shard| {
+            if shard.soonest == 0 || shard.soonest > now.secs() {
+                return;
+            }
+            let mut soonest = 0;
             let expired: Vec<Box<[u8]>> = shard
                 .map
                 .iter()
-                .filter(|(k, e)| e.expired(now) && &***k != keep.as_bytes())
+                .filter(|(k, e)| {
+                    let gone = e.expired(now) && &***k != keep.as_bytes();
+                    if !gone && e.exptime != 0 && (soonest == 0 || e.exptime < soonest) {
+                        soonest = e.exptime;
+                    }
+                    gone
+                })
                 .map(|(k, _)| k.clone())
                 .collect();
+            shard.soonest = soonest;
             for k in &expired {
                 if let Some(e) = shard.map.remove(k) {
                     self.forget(k, &e);
@@ -646,6 +684,7 @@ impl MemoryStore {
                 e.exptime = exptime;
                 e.used = used;
                 entry.to_back();
+                shard.note_expiry(exptime);
             }
             RawEntryMut::Vacant(entry) => {
                 let e = Entry {
@@ -656,6 +695,7 @@ impl MemoryStore {
                     used,
                 };
                 entry.insert_hashed_nocheck(hash, key.as_bytes().into(), e);
+                shard.note_expiry(exptime);
             }
         }
         Ok(cas)
@@ -860,7 +900,9 @@ impl MemoryStore {
             let Some(e) = self.live(&mut shard.map, hash, key, now) else {
                 return Ok(false);
             };
-            e.exptime = now.exptime(ttl);
+            let exptime = now.exptime(ttl);
+            e.exptime = exptime;
+            shard.note_expiry(exptime);
             Ok(true)
         })
     }
@@ -1041,6 +1083,42 @@ mod tests {
             0,
             "expired items are reclaimed, not evicted"
         );
+    }
+
+    /// Each shard's `soonest` bound lets a sweep skip it; check that the
+    /// bound follows every way an expiry time is set (a write, a later
+    /// write, a touch) and is raised, not lost, by a sweep.
+    #[test]
+    fn no_evict_mode_reclaims_items_as_each_expires() {
+        let clock = ManualClock::new(1_000_000);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .shards(1)
+            .memory_limit(3 * item_size(2, 100))
+            .eviction(Eviction::Error)
+            .build();
+        store.set(&k("a0"), &[b'x'; 100], Ttl::secs(10)).unwrap();
+        store.set(&k("b0"), &[b'x'; 100], Ttl::secs(5)).unwrap();
+        store.set(&k("c0"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.set(&k("d0"), &[b'x'; 100], Ttl::Never).is_err());
+        clock.advance(Duration::from_secs(5));
+        // b0 is reclaimed; the sweep leaves the bound at a0's second (1010).
+        store.set(&k("d0"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.set(&k("e0"), &[b'x'; 100], Ttl::Never).is_err());
+        // c0 gets a TTL by touch, d0 by a new write: both before a0's.
+        assert!(store.touch(&k("c0"), Ttl::secs(1)).unwrap());
+        store.set(&k("d0"), &[b'y'; 100], Ttl::secs(2)).unwrap();
+        clock.advance(Duration::from_secs(1));
+        store.set(&k("e0"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.get(&k("c0")).unwrap().is_none());
+        clock.advance(Duration::from_secs(1));
+        store.set(&k("f0"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.get(&k("d0")).unwrap().is_none());
+        assert!(store.set(&k("g0"), &[b'x'; 100], Ttl::Never).is_err());
+        clock.advance(Duration::from_secs(3));
+        store.set(&k("g0"), &[b'x'; 100], Ttl::Never).unwrap();
+        assert!(store.get(&k("a0")).unwrap().is_none());
+        assert_eq!(store.evictions(), 0);
     }
 
     #[test]
