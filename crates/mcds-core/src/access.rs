@@ -192,6 +192,11 @@ impl<'s> Access<'s> {
     /// [`Store::incr_or_init`].
     #[inline]
     pub async fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        if self.io == Io::Blocking {
+            // The store's own method: the embedded store answers it
+            // without building an `Op` and a `Reply`.
+            return self.store.incr_or_init(key, delta, initial, ttl);
+        }
         let op = Op::IncrOrInit {
             key,
             delta,

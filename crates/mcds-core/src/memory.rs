@@ -949,6 +949,12 @@ impl Store for MemoryStore {
         })
     }
 
+    /// Directly, without an `Op` and a `Reply`: the hot path of
+    /// `Counter::incr` on the embedded store.
+    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+        self.op_incr_or_init(key, delta, initial, ttl)
+    }
+
     /// Applied in order, counted as one round trip with one command per op
     /// (as a server would see one pipelined payload).
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {

@@ -243,8 +243,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 /// `Box<dyn Store>` and `Arc<dyn Store>` can be used (and wrapped, e.g. in a
 /// [`CountingStore`](crate::CountingStore)) wherever a store is expected.
 /// Only the methods a backend may override are forwarded (`update`
-/// among them: a backend may refuse it outright); the typed ones reach the
-/// inner store through `execute`.
+/// among them: a backend may refuse it outright, and `incr_or_init`: the
+/// embedded store answers it without an `Op`); the other typed ones reach
+/// the inner store through `execute`.
 macro_rules! delegate_store {
     ($($ptr:ty),*) => {$(
         impl<S: Store + ?Sized> Store for $ptr {
@@ -274,6 +275,9 @@ macro_rules! delegate_store {
             }
             fn item_size_limit(&self) -> usize {
                 (**self).item_size_limit()
+            }
+            fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
+                (**self).incr_or_init(key, delta, initial, ttl)
             }
             fn update(
                 &self,

@@ -91,7 +91,9 @@ impl Counter {
 
     /// Add `delta`; the new value. One round trip.
     pub fn incr(&self, delta: u64) -> Result<u64> {
-        block_on(self.incr_io(Io::Blocking, delta))
+        // The one store call of `incr_io`, made directly: no future to
+        // build and poll on the hottest path of the embedded store.
+        self.store.incr_or_init(&self.key, delta, delta, self.ttl)
     }
 
     /// [`incr`](Counter::incr) without blocking the thread.
