@@ -351,6 +351,23 @@ fn decimal_len(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
+/// Whether `n` has more than `len` decimal digits: one comparison with a
+/// power of ten, where counting `n`'s digits takes a logarithm (this is on
+/// every increment's path).
+fn wider_than(n: u64, len: usize) -> bool {
+    const POWERS: [u64; 20] = {
+        let mut powers = [1; 20];
+        let mut i = 1;
+        while i < 20 {
+            powers[i] = powers[i - 1] * 10;
+            i += 1;
+        }
+        powers
+    };
+    // Lengths 20 and up hold every u64; length 0 holds none.
+    POWERS.get(len).is_some_and(|&power| n >= power) || len == 0
+}
+
 impl MemoryStore {
     /// A store with the defaults: system clock, 1 MiB items, 64 MiB budget
     /// with LRU eviction.
@@ -426,6 +443,7 @@ impl MemoryStore {
 
     /// The live entry of `key`, now the most recently used; an expired one
     /// is removed (and `None`).
+    #[inline]
     fn live<'m>(
         &self,
         map: &'m mut Map,
@@ -451,6 +469,7 @@ impl MemoryStore {
     /// and the back of its shard. An entry that holds the latest number
     /// already is left as it is (nothing was used since, so it is at the
     /// back): a counter bumped in a loop writes nothing shared.
+    #[inline]
     fn use_entry(&self, entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>) {
         if entry.get().used != self.uses.load(Ordering::Relaxed) {
             entry.get_mut().used = self.next_use();
@@ -726,6 +745,7 @@ impl MemoryStore {
     /// result is kept as a number ([`Entry::counter`]): one lookup, no
     /// parsing or formatting, and no allocation unless it needs more
     /// digits than the value has.
+    #[inline]
     fn apply_delta(
         &self,
         shard: &mut Shard,
@@ -746,8 +766,9 @@ impl MemoryStore {
         } else {
             current.saturating_sub(delta)
         };
-        let (old_len, new_len) = (e.value.len(), decimal_len(new));
-        if new_len > old_len {
+        let old_len = e.value.len();
+        if wider_than(new, old_len) {
+            let new_len = decimal_len(new);
             // More digits than the value holds: within the item size limit
             // (where memcached fails to allocate the longer item), and
             // room for them first.
@@ -1032,6 +1053,20 @@ mod tests {
         }
         for i in 40..80 {
             assert!(store.get(&key(i)).unwrap().is_some(), "{i} was evicted");
+        }
+    }
+
+    #[test]
+    fn wider_than_agrees_with_counting_digits() {
+        let mut values = vec![0, 1, 9, u64::MAX, u64::MAX - 1];
+        for p in 1..20 {
+            let power = 10u64.pow(p);
+            values.extend([power - 1, power, power + 1]);
+        }
+        for n in values {
+            for len in 0..=22 {
+                assert_eq!(wider_than(n, len), decimal_len(n) > len, "{n} in {len}");
+            }
         }
     }
 
