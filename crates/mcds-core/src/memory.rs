@@ -221,7 +221,11 @@ impl Shard {
 ///   least recently used of the other shards); uses by concurrent threads
 ///   are ordered as they take their numbers.
 /// * incr/decr parse values as memcached does and pad a shortened number
-///   with spaces in place (`"10"` decremented is `"9 "`).
+///   with spaces in place (`"10"` decremented is `"9 "`). memcached pads
+///   only while nothing else holds a reference to the item (an
+///   asynchronous LRU bump after a repeated read holds one for a moment),
+///   and writes the bare digits otherwise: read a counter as a number,
+///   ignoring trailing spaces, as memcached's own incr does.
 ///
 /// It is sharded (32 locks) and safe to share between threads.
 ///

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use mcds_core::{
-    Access, Io, Key, Op as StoreOp, Result, Scope, Store, Ttl, block_on, is_key_byte,
+    Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on, is_key_byte,
     stable_hash128,
 };
 
@@ -15,7 +15,11 @@ use crate::set::{Op, Set};
 ///
 /// * `set(member, value)` (and `add(member)`) writes the member's key and
 ///   appends to the list in one pipelined batch: 1 round trip (on memcached
-///   before 1.6.20, 2 the first time, when the list is created).
+///   before 1.6.20, 2 the first time, when the list is created). The key
+///   is written with a `replace` and an `add`, not a `set`: a `set` that
+///   memcached refuses for memory (`-M`) deletes the old value, and these
+///   leave it. A value over 4 KiB goes in the `replace` alone first, so
+///   that it is not sent twice: 2 round trips for a new member.
 /// * `has`/`get` read the member's key: 1 round trip.
 /// * `delete` deletes the member's key and appends a removal, pipelined: 1.
 /// * `keys` reads the list: 1. `entries` reads the list and then every
@@ -138,16 +142,60 @@ impl Table {
         // value.
         mcds_core::backend::check_item_size(&key, value.len(), self.store.item_size_limit())?;
         let tokens = self.list.tokens(Op::Add, &[member]);
-        let write = StoreOp::Set {
+        // A `replace` and an `add`, not a `set`: memcached unlinks the old
+        // item when it cannot allocate a `set`'s new one (memory full under
+        // `-M`), so a refused `set` would lose the row's previous value.
+        // `replace` and `add` (text commands, see mcds-memcached) leave it.
+        // One of the two stores the value; a small value goes out in both
+        // at once (one round trip), a large one in the replace first (the
+        // add only for a new row: the value is not sent twice).
+        let replace = StoreOp::Replace {
             key: &key,
             value,
             ttl: self.ttl,
         };
-        let [entry, list] = self
-            .access(io)
-            .run_pipeline([write, self.list.store_op(Op::Add, &tokens)])
-            .await?;
-        entry?;
+        let add = StoreOp::Add {
+            key: &key,
+            value,
+            ttl: self.ttl,
+        };
+        let both = value.len() <= BOTH_AT_ONCE;
+        let access = self.access(io);
+        let (mut writes, list) = if both {
+            let [replaced, added, list] = access
+                .run_pipeline([replace, add, self.list.store_op(Op::Add, &tokens)])
+                .await?;
+            (vec![replaced, added], list)
+        } else {
+            let [replaced, list] = access
+                .run_pipeline([replace, self.list.store_op(Op::Add, &tokens)])
+                .await?;
+            (vec![replaced], list)
+        };
+        // Neither stored, and no error: the row appeared (for the add) or
+        // went (for the replace) in between. Again, within bounds.
+        let mut rounds = 1;
+        let mut alone = add;
+        while !stored(writes)? {
+            if rounds == MAX_ROUNDS {
+                return Err(Error::Conflict {
+                    key: key.display(),
+                    attempts: rounds,
+                });
+            }
+            rounds += 1;
+            writes = if both {
+                access.pipeline(&[replace, add]).await
+            } else {
+                let write = access.execute(&alone).await;
+                alone = if matches!(alone, StoreOp::Add { .. }) {
+                    replace
+                } else {
+                    add
+                };
+                vec![write]
+            };
+        }
         self.list.finish(io, Op::Add, &tokens, list).await
     }
 
@@ -246,4 +294,30 @@ impl Table {
             .filter_map(|(m, item)| item.map(|i| (m, i.value)))
             .collect())
     }
+}
+
+/// Values up to this size go out in a `replace` and an `add` together (one
+/// round trip for any row); larger ones in the `replace` alone first, so
+/// that they are not sent twice (a second round trip for a new row).
+const BOTH_AT_ONCE: usize = 4096;
+
+/// Rounds of `replace`/`add` before [`Error::Conflict`]: each round that
+/// stores nothing saw another writer create or delete the row in between.
+const MAX_ROUNDS: u32 = 10;
+
+/// Whether one of a row's writes (its `replace`, its `add`) stored the
+/// value. If none did, the first error, if any: a write that failed and one
+/// that found the row in the other state say the value was not stored.
+fn stored(writes: Vec<Result<Reply>>) -> Result<bool> {
+    let mut error = None;
+    for write in writes {
+        match write.and_then(Reply::stored) {
+            Ok(s) if s.is_stored() => return Ok(true),
+            Ok(_) => {}
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    error.map_or(Ok(false), Err)
 }
