@@ -222,10 +222,10 @@ impl Shard {
 ///   are ordered as they take their numbers.
 /// * incr/decr parse values as memcached does and pad a shortened number
 ///   with spaces in place (`"10"` decremented is `"9 "`). memcached pads
-///   only while nothing else holds a reference to the item (an
-///   asynchronous LRU bump after a repeated read holds one for a moment),
-///   and writes the bare digits otherwise: read a counter as a number,
-///   ignoring trailing spaces, as memcached's own incr does.
+///   only while nothing else holds a reference to the item (a read whose
+///   reply is still being sent holds one), and writes the bare digits
+///   otherwise: read a counter as a number, ignoring trailing spaces, as
+///   memcached's own incr does.
 ///
 /// It is sharded (32 locks) and safe to share between threads.
 ///

@@ -235,13 +235,15 @@ fn memcached_quirk(reference: &dyn Store, keys: &[Key], op: &Op) -> bool {
 /// the old digits and pads it with spaces ("10" → "0 "), as memcached's
 /// `do_add_delta` does in place, but memcached does that only while no one
 /// else holds a reference to the item (`refcount == 2`); otherwise it links
-/// a new item of the exact length ("0"). A reference is held for a moment
-/// after a repeated fetch, until memcached's LRU maintainer thread has
-/// processed the item's asynchronous bump, so after an `add` and a `cas`
-/// (each followed by an `mg` that reads the value) a `decr` sometimes
-/// pads and sometimes not. The number is the same either way; only the
-/// later bytes (an append after it) would differ, so the states are
-/// aligned here and every op is still compared exactly.
+/// a new item of the exact length ("0"). A read holds a reference for a
+/// while: on a raw socket to memcached 1.6.18, `add`, `mg`, `cas`, `mg`
+/// and a shortening `ma` in one write never padded (200 of 200), and the
+/// same commands each awaited padded 300 of 300; this test, where each
+/// `add` and `cas` is followed by an `mg` that reads the value, saw both
+/// (for example after an async LRU bump, which also holds a reference).
+/// The number is the same either way; only later bytes (an append after
+/// it) would differ, so the states are aligned here and every op is
+/// still compared exactly.
 fn align_padding(a: &dyn Store, b: &dyn Store, key: &Key) -> Result<(), String> {
     let (Ok(Some(va)), Ok(Some(vb))) = (a.get(key), b.get(key)) else {
         return Ok(());
