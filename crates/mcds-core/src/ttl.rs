@@ -73,7 +73,7 @@ impl Ttl {
 impl From<Duration> for Ttl {
     /// Rounds up to whole seconds; saturates at `u32::MAX` seconds.
     fn from(d: Duration) -> Ttl {
-        let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+        let secs = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
         Ttl::secs(u32::try_from(secs).unwrap_or(u32::MAX))
     }
 }

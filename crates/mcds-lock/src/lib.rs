@@ -145,14 +145,29 @@ pub struct Lock {
 /// last at least `ttl`. (An adversarial test found `n + 1` short: a 1 s
 /// pause half a second into a 3 s lease let another client in after
 /// 2.5 s.)
+///
+/// A TTL over [`MAX_LEASE`] is refused: memcached takes an expiry beyond
+/// 30 days as an absolute Unix time, a signed 32-bit one, so a lease
+/// reaching past January 2038 would be cut short on the server while its
+/// holder still counted on it (and `Duration::MAX`, "for ever", overflowed
+/// the lease's deadline).
 fn lease_ttl(ttl: Duration) -> Result<Ttl> {
     if ttl < Duration::from_secs(1) {
         return Err(Error::InvalidArgument(format!(
             "lock TTL {ttl:?} is under memcached's 1-second resolution; use at least 1 s"
         )));
     }
+    if ttl > MAX_LEASE {
+        return Err(Error::InvalidArgument(format!(
+            "lock TTL {ttl:?} is over the longest lease, {} days; hold a shorter lease and renew it (Guard::auto_extend)",
+            MAX_LEASE.as_secs() / 86_400
+        )));
+    }
     Ok(Ttl::from(ttl.saturating_add(Duration::from_secs(2))))
 }
+
+/// The longest lock TTL (and extension) accepted: 365 days.
+pub const MAX_LEASE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// A lock refused on a store without CAS ids (memcached `-C`, or the text
 /// protocol behind a proxy): a release or extend could not tell our lock
