@@ -339,7 +339,27 @@ impl Lock {
     /// [`try_acquire`](Lock::try_acquire) without blocking the thread. The
     /// guard it returns releases without blocking too: see [`Guard`].
     pub async fn try_acquire_async(&self) -> Result<Option<Guard>> {
-        self.try_acquire_io(Io::Async).await
+        self.try_acquire_detached().await
+    }
+
+    /// One async attempt, run as a task of its own on the current tokio
+    /// runtime, so that it finishes even when its caller is cancelled (its
+    /// future dropped by `tokio::time::timeout` or `select!`) after the
+    /// `add` was queued: the add may still be applied, and the guard it
+    /// makes, which nobody receives, is then dropped and released. Without
+    /// the task, the lock would stay held by nobody until its TTL ran out.
+    /// Outside a tokio runtime the attempt runs in place.
+    async fn try_acquire_detached(&self) -> Result<Option<Guard>> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let lock = self.clone();
+                runtime
+                    .spawn(async move { lock.try_acquire_io(Io::Async).await })
+                    .await
+                    .map_err(|e| Error::Internal(format!("the lock's acquire task ended: {e}")))?
+            }
+            Err(_) => self.try_acquire_io(Io::Async).await,
+        }
     }
 
     fn access(&self, io: Io) -> Access<'_> {
@@ -488,7 +508,11 @@ impl Lock {
         let deadline = Instant::now().checked_add(timeout);
         let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
-            if let Some(guard) = self.try_acquire_io(io).await? {
+            let attempt = match io {
+                Io::Blocking => self.try_acquire_io(io).await?,
+                Io::Async => self.try_acquire_detached().await?,
+            };
+            if let Some(guard) = attempt {
                 return Ok(guard);
             }
             let now = Instant::now();
@@ -1008,6 +1032,29 @@ fn renewal(
     }
 }
 
+/// A dropped async guard's release, handed to a runtime task. If the
+/// runtime drops the task before the release is done (it is shutting down:
+/// the guard was dropped as a `#[tokio::main]` function's future ended,
+/// and the task never ran or was cut short), this releases in its own
+/// drop, blocking, so a finished program does not leave its lock held
+/// until the TTL runs out. A second release after an interrupted first is
+/// harmless: it finds the item gone, or no longer ours.
+struct PendingRelease(Option<Arc<GuardState>>);
+
+impl PendingRelease {
+    fn done(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for PendingRelease {
+    fn drop(&mut self) {
+        if let Some(state) = self.0.take() {
+            let _ = block_on(state.release(Io::Blocking));
+        }
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         self.stop_renewer();
@@ -1024,8 +1071,10 @@ impl Drop for Guard {
                 let state = Arc::clone(&self.state);
                 match tokio::runtime::Handle::try_current() {
                     Ok(runtime) => {
+                        let pending = PendingRelease(Some(Arc::clone(&state)));
                         runtime.spawn(async move {
                             let _ = state.release(Io::Async).await;
+                            pending.done();
                         });
                     }
                     Err(_) => {

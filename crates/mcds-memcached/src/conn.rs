@@ -232,14 +232,15 @@ fn handshake(
             // Out of memory (-M): no marker can be stored. A mask of this
             // connection's own keeps stale ids from matching (ids then only
             // work on the connection that read them: spurious mismatches,
-            // never a false match). Whether CAS is on is then read from the
+            // never a false match), and the server's sessions keep to one
+            // connection meanwhile (`Server::lane`), so that they match. Whether CAS is on is then read from the
             // server's settings (`cas_enabled yes`: started without -C).
             send(reader, b"stats settings\r\n")?;
             let mut cas = false;
             read_stats(reader, |name, value| {
                 cas |= name == "cas_enabled" && value == "yes";
             })?;
-            found = Some(incarnation(token.as_bytes(), cas));
+            found = Some(incarnation(token.as_bytes(), cas).without_marker());
             break;
         }
         if stored != "NOT_STORED" {

@@ -87,6 +87,11 @@ pub struct Incarnation {
     /// The server's clock as this connection's handshake read it (`None`:
     /// its `stats` had no `time`; relative TTLs are sent then).
     pub clock: Option<ServerClock>,
+    /// No marker could be stored (the server is full and may not evict,
+    /// `-M`): the mask is this connection's own, so CAS ids read on it
+    /// match only on it. The server's sessions then all use one connection
+    /// (see `Server::lane`).
+    pub markerless: bool,
 }
 
 impl PartialEq for Incarnation {
@@ -111,6 +116,16 @@ impl Incarnation {
             mask: mcds_core::stable_hash(marker),
             cas,
             clock,
+            markerless: false,
+        }
+    }
+
+    /// This incarnation, marked as one whose marker could not be stored
+    /// (its mask is one connection's own: see [`Incarnation::markerless`]).
+    pub fn without_marker(self) -> Incarnation {
+        Incarnation {
+            markerless: true,
+            ..self
         }
     }
 
