@@ -779,7 +779,15 @@ impl Renewer {
 /// hands its release to a tokio task when a tokio runtime is running on
 /// the dropping thread, else to a short-lived thread of its own. Either
 /// way the release runs after `drop` returns; await
-/// [`release_async`](Guard::release_async) to know it is done.
+/// [`release_async`](Guard::release_async) to know it is done. If the
+/// runtime shuts down before its task has released (a guard dropped as a
+/// `#[tokio::main]` function returns), the release runs, blocking, as the
+/// runtime drops the task: a finished program leaves no lock held.
+///
+/// An async acquire that is cancelled (its future dropped, by
+/// `tokio::time::timeout` or `select!`) after its write was queued does
+/// not strand the lock: each attempt runs as a task of its own, and a
+/// guard that nobody received is dropped, and so released.
 pub struct Guard {
     state: Arc<GuardState>,
     fencing_token: Option<u64>,
