@@ -55,7 +55,7 @@ fn restarts_under_mixed_load_neither_hang_nor_cross_replies() {
                     0 => vec![
                         store
                             .add(&key, v.as_bytes(), Ttl::secs(60))
-                            .map(|s| Reply::Stored(s)),
+                            .map(Reply::Stored),
                     ],
                     1 => {
                         let ops = [
