@@ -8,40 +8,21 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
 use mcds_core::backend::item_size;
 use mcds_core::{Error, Eviction, Key, ManualClock, MemoryStore, Store, Ttl};
 
-fn seed() -> u64 {
-    let seed = std::env::var("MCDS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("seed: {seed} (MCDS_SEED={seed} replays it)");
-    seed
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        let mut x = self.0 | 1;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-    }
-}
-
 #[test]
 fn no_evict_store_expiry_bound_against_a_model() {
-    let seed = seed();
-    let mut rng = Rng(seed);
+    // The workspace's replay variable (see `mcds_testkit::seed`).
+    let seed = std::env::var("MCDS_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    println!("seed: {seed} (MCDS_TEST_SEED={seed} replays it)");
+    let mut rng = StdRng::seed_from_u64(seed);
     let mut refusals_checked = 0;
     let mut ops = 0;
     for run in 0..40 {
@@ -59,7 +40,7 @@ fn no_evict_store_expiry_bound_against_a_model() {
         let mut now = 1_000_000u64;
         for _ in 0..3000 {
             ops += 1;
-            let key = format!("k{:03}", rng.below(120));
+            let key = format!("k{:03}", rng.random_range(0..120));
             let k = Key::new(&key).unwrap();
             let live = |m: &std::collections::HashMap<String, (usize, u64)>, now: u64| {
                 m.iter()
@@ -67,12 +48,12 @@ fn no_evict_store_expiry_bound_against_a_model() {
                     .map(|(k, (len, _))| item_size(k.len(), *len))
                     .sum::<usize>()
             };
-            match rng.below(10) {
+            match rng.random_range(0..10) {
                 0..=4 => {
-                    let len = 1 + rng.below(50) as usize;
-                    let ttl = match rng.below(4) {
+                    let len = 1 + rng.random_range(0..50) as usize;
+                    let ttl = match rng.random_range(0..4) {
                         0 => Ttl::Never,
-                        n => Ttl::secs(n as u32 * (1 + rng.below(3) as u32)),
+                        n => Ttl::secs(n as u32 * (1 + rng.random_range(0..3) as u32)),
                     };
                     let exp = ttl.as_secs().map_or(0, |s| now + u64::from(s));
                     match store.set(&k, &vec![b'v'; len], ttl) {
@@ -108,7 +89,7 @@ fn no_evict_store_expiry_bound_against_a_model() {
                     );
                 }
                 7 => {
-                    let ttl = Ttl::secs(1 + rng.below(5) as u32);
+                    let ttl = Ttl::secs(1 + rng.random_range(0..5) as u32);
                     let touched = store.touch(&k, ttl).unwrap();
                     let alive = model
                         .get(&key)
@@ -127,7 +108,7 @@ fn no_evict_store_expiry_bound_against_a_model() {
                     model.remove(&key);
                 }
                 _ => {
-                    let secs = rng.below(3);
+                    let secs = rng.random_range(0..3);
                     clock.advance(Duration::from_secs(secs));
                     now += secs;
                 }

@@ -3,47 +3,20 @@
 //! that look like protocol replies. Afterwards every reply must still be
 //! its own caller's: logs hold each acknowledged token exactly once, no
 //! token twice, no other task's bytes. Random: prints its seed
-//! (`MCDS_SEED=<n>` replays it).
+//! (`MCDS_TEST_SEED=<n>` replays it).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+mod support;
+
+use support::{Rng, k, seed};
+
 use mcds_core::{CasOutcome, Key, Op, Reply, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_testserver::{ServerOptions, ServerPool};
-
-fn k(s: &str) -> Key {
-    Key::new(s).unwrap()
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("MCDS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("seed: {seed} (MCDS_SEED={seed} replays it)");
-    seed
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        let mut x = self.0 | 1;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-    }
-}
 
 const NOISE: &str = "\r\nSTORED\r\nmn\r\nVA 2 O3\r\nEN\r\nHD O1\r\nMN\r\n";
 

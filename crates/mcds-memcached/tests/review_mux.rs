@@ -1,49 +1,18 @@
 //! Adversarial review of the shared connections (lanes, `mux.rs`) and the
 //! async path, against real memcached. Each test prints what it measured;
-//! random tests print their seed (`MCDS_SEED=<n>` replays one).
+//! random tests print their seed (`MCDS_TEST_SEED=<n>` replays one).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod support;
+
+use support::{Rng, k, seed};
+
 use mcds_core::{Error, Key, Op, Reply, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_testserver::{MemcachedServer, ServerOptions, ServerPool};
-
-fn k(s: &str) -> Key {
-    Key::new(s).unwrap()
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("MCDS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("seed: {seed} (MCDS_SEED={seed} replays it)");
-    seed
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.0 | 1;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// A key of the given server of a pool store.
 fn key_on(store: &MemcachedStore, server: usize, tag: &str) -> Key {
