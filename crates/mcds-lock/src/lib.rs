@@ -339,27 +339,7 @@ impl Lock {
     /// [`try_acquire`](Lock::try_acquire) without blocking the thread. The
     /// guard it returns releases without blocking too: see [`Guard`].
     pub async fn try_acquire_async(&self) -> Result<Option<Guard>> {
-        self.try_acquire_detached().await
-    }
-
-    /// One async attempt, run as a task of its own on the current tokio
-    /// runtime, so that it finishes even when its caller is cancelled (its
-    /// future dropped by `tokio::time::timeout` or `select!`) after the
-    /// `add` was queued: the add may still be applied, and the guard it
-    /// makes, which nobody receives, is then dropped and released. Without
-    /// the task, the lock would stay held by nobody until its TTL ran out.
-    /// Outside a tokio runtime the attempt runs in place.
-    async fn try_acquire_detached(&self) -> Result<Option<Guard>> {
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                let lock = self.clone();
-                runtime
-                    .spawn(async move { lock.try_acquire_io(Io::Async).await })
-                    .await
-                    .map_err(|e| Error::Internal(format!("the lock's acquire task ended: {e}")))?
-            }
-            Err(_) => self.try_acquire_io(Io::Async).await,
-        }
+        self.try_acquire_io(Io::Async).await
     }
 
     fn access(&self, io: Io) -> Access<'_> {
@@ -380,11 +360,18 @@ impl Lock {
             // from the next holder's: grant nothing.
             return Err(without_cas());
         }
+        // An async caller may be cancelled (this future dropped) while the
+        // add is in flight; the add can still be applied, with no guard to
+        // release it. Then this cleans up (see `Abandoned`).
+        let abandoned = (io == Io::Async).then(|| Abandoned::new(self, &token));
         let (added, fencing_token) = if self.fencing {
             self.add_fenced(access, &token, ttl).await?
         } else {
             (access.add(&self.key, token.as_bytes(), ttl).await?, None)
         };
+        if let Some(abandoned) = abandoned {
+            abandoned.disarm();
+        }
         let cas = match added {
             // CAS id 0 is a server without CAS (`-C`): it restarted that way
             // between the check above and the add. Grant nothing; the item
@@ -508,11 +495,7 @@ impl Lock {
         let deadline = Instant::now().checked_add(timeout);
         let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
-            let attempt = match io {
-                Io::Blocking => self.try_acquire_io(io).await?,
-                Io::Async => self.try_acquire_detached().await?,
-            };
-            if let Some(guard) = attempt {
+            if let Some(guard) = self.try_acquire_io(io).await? {
                 return Ok(guard);
             }
             let now = Instant::now();
@@ -786,8 +769,9 @@ impl Renewer {
 ///
 /// An async acquire that is cancelled (its future dropped, by
 /// `tokio::time::timeout` or `select!`) after its write was queued does
-/// not strand the lock: each attempt runs as a task of its own, and a
-/// guard that nobody received is dropped, and so released.
+/// not strand the lock: a cleanup, run in the background, deletes the lock
+/// item if the cancelled attempt's write took it (looking for about 6 s;
+/// a write applied later than that strands the lock until its TTL).
 pub struct Guard {
     state: Arc<GuardState>,
     fencing_token: Option<u64>,
@@ -1035,6 +1019,74 @@ fn renewal(
                 Some(Some(e))
             } else {
                 None
+            }
+        }
+    }
+}
+
+/// An async acquire attempt in flight. Dropped armed (its future was
+/// cancelled, by `tokio::time::timeout` or `select!`, between queueing the
+/// `add` and reading its reply), it releases the lock if the add took it:
+/// in a runtime task (or a thread outside a tokio runtime), nobody waiting
+/// on it, it deletes the lock item if it holds this attempt's random owner
+/// token, looking again with growing pauses for about 6 s, since the add
+/// may still be queued. Without it the lock stayed held by nobody until
+/// its TTL ran out (an adversarial review's finding). An add applied even
+/// later (a server frozen for longer) still strands the lock for its TTL.
+///
+/// (A first fix ran each attempt as a task of its own and awaited it; a
+/// caller driving the future with another executor on a runtime thread
+/// then waited for ever, on current-thread and multi-thread runtimes.)
+struct Abandoned {
+    lock: Option<(Arc<dyn Store>, Key, String)>,
+}
+
+impl Abandoned {
+    fn new(lock: &Lock, token: &str) -> Abandoned {
+        Abandoned {
+            lock: Some((Arc::clone(&lock.store), lock.key.clone(), token.to_string())),
+        }
+    }
+
+    fn disarm(mut self) {
+        self.lock = None;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((store, key, token)) = self.lock.take() else {
+            return;
+        };
+        let cleanup = async move {
+            let mut pause = Duration::from_millis(25);
+            for _ in 0..8 {
+                // A state that holds no CAS id of the item: its release
+                // meets a mismatch, reads the item and deletes it only if
+                // it holds our token (`GuardState::with_cas`).
+                let state = GuardState {
+                    store: Arc::clone(&store),
+                    key: key.clone(),
+                    token: token.clone(),
+                    cas: Mutex::new(u64::MAX),
+                    lost: AtomicBool::new(false),
+                    lease_until: Mutex::new(Instant::now()),
+                };
+                if let Ok(Release::Released) = state.release(Io::Async).await {
+                    return;
+                }
+                Access::new(&*store, Io::Async).sleep(pause).await;
+                pause *= 2;
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(cleanup);
+            }
+            Err(_) => {
+                let _ = std::thread::Builder::new()
+                    .name("mcds-lock cleanup".into())
+                    .spawn(move || block_on(cleanup));
             }
         }
     }
