@@ -16,11 +16,10 @@ use crate::set::{Op, Set};
 /// * `set(member, value)` (and `add(member)`) writes the member's key and
 ///   appends to the list in one pipelined batch: 1 round trip (on memcached
 ///   before 1.6.20, 2 the first time, when the list is created). The key
-///   is written with a `replace` and an `add`, not a `set`: a `set` that
-///   memcached refuses for memory (`-M`) deletes the old value, and these
-///   leave it. A value over 4 KiB goes in the `replace` alone first, so
-///   that it is not sent twice: 2 round trips for a new member (the
-///   `add` alone; if others change the row meanwhile, both together).
+///   is written with an `add`, and, if that stores nothing (the member
+///   exists), with a `replace` in one more round trip: a new value for an
+///   existing member takes 2. Not with a `set`: a `set` that memcached
+///   refuses for memory (`-M`) deletes the old value, and these leave it.
 /// * `has`/`get` read the member's key: 1 round trip.
 /// * `delete` deletes the member's key and appends a removal, pipelined: 1.
 /// * `keys` reads the list: 1. `entries` reads the list and then every
@@ -143,13 +142,15 @@ impl Table {
         // value.
         mcds_core::backend::check_item_size(&key, value.len(), self.store.item_size_limit())?;
         let tokens = self.list.tokens(Op::Add, &[member]);
-        // A `replace` and an `add`, not a `set`: memcached unlinks the old
+        // A `replace` or an `add`, not a `set`: memcached unlinks the old
         // item when it cannot allocate a `set`'s new one (memory full under
-        // `-M`), so a refused `set` would lose the row's previous value.
+        // `-M`), so a refused `set` would lose the row's previous value;
         // `replace` and `add` (text commands, see mcds-memcached) leave it.
-        // One of the two stores the value; a small value goes out in both
-        // at once (one round trip), a large one in the replace first (the
-        // add only for a new row: the value is not sent twice).
+        // One write at a time, the next only when the last stored nothing
+        // (the row went, or came, in between), so the value is stored once:
+        // sent together, a `replace` and an `add` both stored when another
+        // client deleted the row between them, and the deleted value came
+        // back (an adversarial review saw it within 0.3 s of racing).
         let replace = StoreOp::Replace {
             key: &key,
             value,
@@ -160,23 +161,16 @@ impl Table {
             value,
             ttl: self.ttl,
         };
-        let both = value.len() <= BOTH_AT_ONCE;
+        // The add first: a new member takes 1 round trip, a new value for
+        // an existing one 2.
+        let (mut next, mut then) = (add, replace);
         let access = self.access(io);
-        let (mut writes, list) = if both {
-            let [replaced, added, list] = access
-                .run_pipeline([replace, add, self.list.store_op(Op::Add, &tokens)])
-                .await?;
-            (vec![replaced, added], list)
-        } else {
-            let [replaced, list] = access
-                .run_pipeline([replace, self.list.store_op(Op::Add, &tokens)])
-                .await?;
-            (vec![replaced], list)
-        };
-        // Neither stored, and no error: the row appeared (for the add) or
-        // went (for the replace) in between. Again, within bounds.
+        let [written, list] = access
+            .run_pipeline([next, self.list.store_op(Op::Add, &tokens)])
+            .await?;
+        let mut written = written;
         let mut rounds = 1;
-        while !stored(writes)? {
+        while !stored(written)? {
             if rounds == MAX_ROUNDS {
                 return Err(Error::Conflict {
                     key: key.display(),
@@ -184,17 +178,8 @@ impl Table {
                 });
             }
             rounds += 1;
-            // A large value's next round is its add alone; from the third
-            // on both go together, as for a small value: alone, each write
-            // can lose to a row that others delete and set again between
-            // our rounds (an adversarial review saw `Conflict` 58 times in
-            // 3000 such sets), while two writes sent together leave only
-            // the moment between them.
-            writes = if both || rounds > 2 {
-                access.pipeline(&[replace, add]).await
-            } else {
-                vec![access.execute(&add).await]
-            };
+            std::mem::swap(&mut next, &mut then);
+            written = access.execute(&next).await;
         }
         self.list.finish(io, Op::Add, &tokens, list).await
     }
@@ -296,28 +281,12 @@ impl Table {
     }
 }
 
-/// Values up to this size go out in a `replace` and an `add` together (one
-/// round trip for any row); larger ones in the `replace` alone first, so
-/// that they are not sent twice (a second round trip for a new row).
-const BOTH_AT_ONCE: usize = 4096;
-
 /// Rounds of `replace`/`add` before [`Error::Conflict`]: each round that
-/// stores nothing saw another writer create or delete the row in between.
-const MAX_ROUNDS: u32 = 10;
+/// stores nothing saw another writer create or delete the row since the
+/// round before.
+const MAX_ROUNDS: u32 = 64;
 
-/// Whether one of a row's writes (its `replace`, its `add`) stored the
-/// value. If none did, the first error, if any: a write that failed and one
-/// that found the row in the other state say the value was not stored.
-fn stored(writes: Vec<Result<Reply>>) -> Result<bool> {
-    let mut error = None;
-    for write in writes {
-        match write.and_then(Reply::stored) {
-            Ok(s) if s.is_stored() => return Ok(true),
-            Ok(_) => {}
-            Err(e) => {
-                error.get_or_insert(e);
-            }
-        }
-    }
-    error.map_or(Ok(false), Err)
+/// Whether a row's write stored the value, or its error.
+fn stored(write: Result<Reply>) -> Result<bool> {
+    Ok(write?.stored()?.is_stored())
 }

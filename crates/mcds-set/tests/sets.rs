@@ -87,6 +87,11 @@ fn round_trips_on_memcached() {
     let table_first = rt(|| table.set("ann", b"1").unwrap());
     assert!(table_first <= 2, "first Table::set: {table_first}");
     assert_eq!(rt(|| table.set("bob", b"2").unwrap()), 1, "Table::set");
+    assert_eq!(
+        rt(|| table.set("bob", b"3").unwrap()),
+        2,
+        "Table::set of an existing member: its add, then its replace"
+    );
     assert_eq!(rt(|| table.add("cy").unwrap()), 1, "Table::add");
     assert_eq!(
         rt(|| assert!(table.delete("bob").unwrap())),
