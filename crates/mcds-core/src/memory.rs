@@ -447,7 +447,6 @@ impl MemoryStore {
 
     /// The live entry of `key`, now the most recently used; an expired one
     /// is removed (and `None`).
-    #[inline]
     fn live<'m>(
         &self,
         map: &'m mut Map,
@@ -473,7 +472,6 @@ impl MemoryStore {
     /// and the back of its shard. An entry that holds the latest number
     /// already is left as it is (nothing was used since, so it is at the
     /// back): a counter bumped in a loop writes nothing shared.
-    #[inline]
     fn use_entry(&self, entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>) {
         if entry.get().used != self.uses.load(Ordering::Relaxed) {
             entry.get_mut().used = self.next_use();
@@ -749,7 +747,6 @@ impl MemoryStore {
     /// result is kept as a number ([`Entry::counter`]): one lookup, no
     /// parsing or formatting, and no allocation unless it needs more
     /// digits than the value has.
-    #[inline]
     fn apply_delta(
         &self,
         shard: &mut Shard,

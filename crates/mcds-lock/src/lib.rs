@@ -382,15 +382,14 @@ impl Lock {
             Stored::Stored(cas) => cas,
             Stored::NotStored => return Ok(None),
         };
-        let state = Arc::new(GuardState {
-            store: Arc::clone(&self.store),
-            key: self.key.clone(),
+        // The server wrote the item after `started`, with at least the TTL.
+        let state = Arc::new(GuardState::new(
+            Arc::clone(&self.store),
+            self.key.clone(),
             token,
-            cas: Mutex::new(cas),
-            lost: AtomicBool::new(false),
-            // The server wrote the item after `started`, with at least the TTL.
-            lease_until: Mutex::new(started + self.ttl),
-        });
+            cas,
+            started + self.ttl,
+        ));
         let fencing_token = match fencing_token {
             Some(Err(e)) => {
                 // Do not keep a lock we cannot fence.
@@ -615,6 +614,25 @@ struct GuardState {
 const ADOPT_ATTEMPTS: usize = 3;
 
 impl GuardState {
+    /// The state of a lock item holding `token`, with CAS id `cas`, the
+    /// lease certain until `lease_until`.
+    fn new(
+        store: Arc<dyn Store>,
+        key: Key,
+        token: String,
+        cas: u64,
+        lease_until: Instant,
+    ) -> GuardState {
+        GuardState {
+            store,
+            key,
+            token,
+            cas: Mutex::new(cas),
+            lost: AtomicBool::new(false),
+            lease_until: Mutex::new(lease_until),
+        }
+    }
+
     /// The CAS id of the lock item if it still holds our owner token. After a
     /// CAS mismatch this tells "someone else's lock now" (or none) from "ours,
     /// changed by a write of ours whose reply was lost" (an `Ambiguous`
@@ -1058,36 +1076,47 @@ impl Drop for Abandoned {
         let Some((store, key, token)) = self.lock.take() else {
             return;
         };
-        let cleanup = async move {
+        in_background("mcds-lock cleanup", move |io| async move {
             let mut pause = Duration::from_millis(25);
             for _ in 0..8 {
                 // A state that holds no CAS id of the item: its release
                 // meets a mismatch, reads the item and deletes it only if
                 // it holds our token (`GuardState::with_cas`).
-                let state = GuardState {
-                    store: Arc::clone(&store),
-                    key: key.clone(),
-                    token: token.clone(),
-                    cas: Mutex::new(u64::MAX),
-                    lost: AtomicBool::new(false),
-                    lease_until: Mutex::new(Instant::now()),
-                };
-                if let Ok(Release::Released) = state.release(Io::Async).await {
+                let state = GuardState::new(
+                    Arc::clone(&store),
+                    key.clone(),
+                    token.clone(),
+                    u64::MAX,
+                    Instant::now(),
+                );
+                if let Ok(Release::Released) = state.release(io).await {
                     return;
                 }
-                Access::new(&*store, Io::Async).sleep(pause).await;
+                Access::new(&*store, io).sleep(pause).await;
                 pause *= 2;
             }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(cleanup);
-            }
-            Err(_) => {
-                let _ = std::thread::Builder::new()
-                    .name("mcds-lock cleanup".into())
-                    .spawn(move || block_on(cleanup));
-            }
+        });
+    }
+}
+
+/// Run `work` without waiting for it: as a task of the current tokio
+/// runtime (given [`Io::Async`]), or outside one on a thread of its own
+/// named `name` (given [`Io::Blocking`]). A drop must not block an async
+/// caller, and a thread outside a runtime may block.
+fn in_background<W, F>(name: &str, work: W)
+where
+    W: FnOnce(Io) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(work(Io::Async));
+        }
+        Err(_) => {
+            let work = work(Io::Blocking);
+            let _ = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || block_on(work));
         }
     }
 }
@@ -1129,22 +1158,17 @@ impl Drop for Guard {
             // task (or a thread outside a tokio runtime).
             Io::Async => {
                 let state = Arc::clone(&self.state);
-                match tokio::runtime::Handle::try_current() {
-                    Ok(runtime) => {
-                        let pending = PendingRelease(Some(Arc::clone(&state)));
-                        runtime.spawn(async move {
-                            let _ = state.release(Io::Async).await;
+                in_background("mcds-lock release", move |io| {
+                    // A runtime may drop its task unrun (see `PendingRelease`).
+                    let pending =
+                        (io == Io::Async).then(|| PendingRelease(Some(Arc::clone(&state))));
+                    async move {
+                        let _ = state.release(io).await;
+                        if let Some(pending) = pending {
                             pending.done();
-                        });
+                        }
                     }
-                    Err(_) => {
-                        let _ = std::thread::Builder::new()
-                            .name("mcds-lock release".into())
-                            .spawn(move || {
-                                let _ = block_on(state.release(Io::Blocking));
-                            });
-                    }
-                }
+                });
             }
         }
     }

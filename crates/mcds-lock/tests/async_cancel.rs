@@ -12,15 +12,7 @@ use std::time::{Duration, Instant};
 use mcds_core::Store;
 use mcds_lock::Lock;
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::MemcachedServer;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use mcds_testkit::{MemcachedServer, runtime};
 
 /// Poll `acquire_async` exactly once (it queues its add and is pending on
 /// the reply), then drop it: a cancellation at its first await. The lock

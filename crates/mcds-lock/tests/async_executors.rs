@@ -141,11 +141,7 @@ fn try_acquire_async_under_block_on_in_multi_thread_tasks_returns() {
     let server = MemcachedServer::start_default();
     let lock = lock(&server, "mt-block-on");
     let got = within(Duration::from_secs(5), move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = mcds_testkit::runtime();
         rt.block_on(async move {
             let tasks: Vec<_> = (0..4)
                 .map(|_| {

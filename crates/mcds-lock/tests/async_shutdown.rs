@@ -84,15 +84,7 @@ fn check(rt: tokio::runtime::Runtime, flavor: &str, renew: bool) {
 
 #[test]
 fn guards_in_tasks_dropped_at_shutdown_are_released_multi_thread() {
-    check(
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
-        "multi_thread",
-        true,
-    );
+    check(mcds_testkit::runtime(), "multi_thread", true);
 }
 
 #[test]
@@ -109,15 +101,7 @@ fn guards_in_tasks_dropped_at_shutdown_are_released_current_thread() {
 
 #[test]
 fn guards_without_renewer_in_tasks_dropped_at_shutdown_are_released_multi_thread() {
-    check(
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
-        "multi_thread",
-        false,
-    );
+    check(mcds_testkit::runtime(), "multi_thread", false);
 }
 
 #[test]

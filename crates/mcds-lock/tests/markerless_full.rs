@@ -14,86 +14,27 @@ use std::time::Duration;
 use mcds_core::{CasOutcome, Key, Store, Ttl};
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions};
+use mcds_testkit::{MemcachedServer, ServerOptions, fill_without_marker};
 
 fn k(s: &str) -> Key {
     Key::new(s).unwrap()
-}
-
-/// Fill the server the way another application would (no mcds client, so
-/// no marker): raw text `set`s of every value size from 1 to 400 bytes,
-/// pipelined with `noreply`, until a whole round is refused. Returns the
-/// keys stored with their value size.
-fn fill_raw(server: &MemcachedServer) -> Vec<(String, usize)> {
-    use std::io::{BufRead, BufReader, Write};
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut stored = Vec::new();
-    for round in 0..10_000 {
-        let mut batch = Vec::new();
-        for n in 1..=400usize {
-            batch.extend_from_slice(format!("set app:{round}:{n} 0 0 {n}\r\n").as_bytes());
-            batch.extend(std::iter::repeat_n(b'x', n));
-            batch.extend_from_slice(b"\r\n");
-        }
-        stream.write_all(&batch).unwrap();
-        let mut any = false;
-        for n in 1..=400usize {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "STORED\r\n" {
-                any = true;
-                stored.push((format!("app:{round}:{n}"), n));
-            } else {
-                assert!(line.starts_with("SERVER_ERROR"), "{line:?}");
-            }
-        }
-        if !any {
-            return stored;
-        }
-    }
-    panic!("never filled");
 }
 
 /// A `memcached -M` restarted and then filled by another application
 /// before any mcds client connected (so without the marker), and a store
 /// with 4 connections. Room is made for 40 items of 300..=400 bytes, so
 /// writes of that size fit while the marker's add does not.
-fn full_server_without_marker() -> (MemcachedServer, Arc<MemcachedStore>, Vec<Key>) {
+fn full_server_without_marker() -> (MemcachedServer, Arc<MemcachedStore>) {
     let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     server.restart();
-    let first = fill_raw(&server);
-    let refused = server.raw(
-        b"add __mcds_incarnation 0 0 32\r\n0123456789abcdef0123456789abcdef\r\n",
-        |_| true,
-    );
-    println!("{} items; the marker's add now: {refused:?}", first.len());
-    assert!(refused[0].starts_with("SERVER_ERROR"), "{refused:?}");
-    let big: Vec<Key> = first
-        .iter()
-        .filter(|(_, n)| *n >= 300)
-        .take(40)
-        .map(|(key, _)| k(key))
-        .collect();
-    for key in &big {
-        let key = String::from_utf8(key.as_bytes().to_vec()).unwrap();
-        assert_eq!(
-            server.raw(format!("delete {key}\r\n").as_bytes(), |_| true),
-            ["DELETED"]
-        );
-    }
-    let still = server.raw(
-        b"add __mcds_incarnation 0 0 32\r\n0123456789abcdef0123456789abcdef\r\n",
-        |_| true,
-    );
-    assert!(still[0].starts_with("SERVER_ERROR"), "{still:?}");
+    fill_without_marker(&server);
     let store = Arc::new(
         MemcachedStore::builder()
             .connections_per_server(4)
             .connect([server.addr()])
             .unwrap(),
     );
-    (server, store, big)
+    (server, store)
 }
 
 /// Four threads each run get + cas on a key of their own, that nobody
@@ -101,7 +42,7 @@ fn full_server_without_marker() -> (MemcachedServer, Arc<MemcachedStore>, Vec<Ke
 /// get and the cas.
 #[test]
 fn cas_on_an_unchanged_item_stores_on_a_full_server_without_marker() {
-    let (_server, store, _big) = full_server_without_marker();
+    let (_server, store) = full_server_without_marker();
     let exists = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let stored = Arc::new(AtomicU64::new(0));
@@ -170,7 +111,7 @@ fn cas_on_an_unchanged_item_stores_on_a_full_server_without_marker() {
 /// a lock nobody else touched must be `Released`.
 #[test]
 fn lock_release_on_a_full_server_without_marker() {
-    let (_server, store, _big) = full_server_without_marker();
+    let (_server, store) = full_server_without_marker();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..8)
         .map(|t| {

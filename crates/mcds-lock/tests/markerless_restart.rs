@@ -6,7 +6,6 @@
 //! item has the very raw CAS id the old guard holds. The old guard's
 //! extend and release must touch nothing.
 
-use std::io::{BufRead, BufReader, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,53 +13,7 @@ use std::time::Duration;
 use mcds_core::Store;
 use mcds_lock::{Extend, Lock, Release};
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions};
-
-/// Fill with raw sets of 1..=400 bytes until a round stores nothing, then
-/// delete 40 items of 300+ bytes (room for a lock with a 200-byte label, none for the marker:
-/// the marker's slab class stays full). Deterministic: the same every time.
-fn fill_and_make_room(server: &MemcachedServer) {
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut big = Vec::new();
-    'rounds: for round in 0..10_000 {
-        let mut batch = Vec::new();
-        for n in 1..=400usize {
-            batch.extend_from_slice(format!("set app:{round}:{n} 0 0 {n}\r\n").as_bytes());
-            batch.extend(std::iter::repeat_n(b'x', n));
-            batch.extend_from_slice(b"\r\n");
-        }
-        stream.write_all(&batch).unwrap();
-        let mut any = false;
-        for n in 1..=400usize {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "STORED\r\n" {
-                any = true;
-                if n >= 300 {
-                    big.push(format!("app:{round}:{n}"));
-                }
-            }
-        }
-        if !any {
-            break 'rounds;
-        }
-    }
-    for key in big.iter().take(40) {
-        assert_eq!(
-            server.raw(format!("delete {key}\r\n").as_bytes(), |_| true),
-            ["DELETED"]
-        );
-    }
-    let refused = server.raw(
-        b"add __mcds_incarnation 0 0 32\r\n0123456789abcdef0123456789abcdef\r\n",
-        |_| true,
-    );
-    assert!(
-        refused[0].starts_with("SERVER_ERROR"),
-        "the marker fits: {refused:?}"
-    );
-}
+use mcds_testkit::{MemcachedServer, ServerOptions, fill_without_marker};
 
 fn raw_cas(server: &MemcachedServer, key: &str) -> String {
     server
@@ -83,7 +36,7 @@ fn client(server: &MemcachedServer) -> Arc<dyn Store> {
 fn an_old_guard_never_touches_the_next_holder_after_a_markerless_restart() {
     let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     server.restart();
-    fill_and_make_room(&server);
+    fill_without_marker(&server);
     let a = Lock::new(client(&server), "job", Duration::from_secs(30))
         .unwrap()
         .with_owner_label(&"x".repeat(200))
@@ -93,7 +46,7 @@ fn an_old_guard_never_touches_the_next_holder_after_a_markerless_restart() {
     let before = raw_cas(&server, &key);
 
     server.restart();
-    fill_and_make_room(&server);
+    fill_without_marker(&server);
     let b = Lock::new(client(&server), "job", Duration::from_secs(30))
         .unwrap()
         .with_owner_label(&"x".repeat(200))
@@ -148,7 +101,7 @@ fn share(n_threads: usize, n_tasks: usize) {
     let total = 25 * (n_threads + n_tasks);
     let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     server.restart();
-    fill_and_make_room(&server);
+    fill_without_marker(&server);
     let store = Arc::new(
         MemcachedStore::builder()
             .connections_per_server(4)
@@ -168,11 +121,7 @@ fn share(n_threads: usize, n_tasks: usize) {
     let overlaps = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = mcds_testkit::runtime();
     let record = |errors: &std::sync::Mutex<Vec<String>>, what: &str, e: String| {
         errors.lock().unwrap().push(format!("{what}: {e}"));
     };

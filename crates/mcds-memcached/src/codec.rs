@@ -165,8 +165,8 @@ pub(crate) fn is_pair(op: &Op<'_>, incarnation: &Incarnation) -> bool {
 /// The reply a pair's two replies amount to (see [`is_pair`]): the text
 /// reply `text` (`STORED` as `HD`, …) with the `mg`'s opaque and, for
 /// `add`, `replace` and `cas`, the CAS id of the item stored. That id
-/// comes from the `mg` that followed (`mg`) when the item there holds the
-/// value just written; if it holds another value or none,
+/// comes from the `mg` that followed when the item there holds the value
+/// just written; if it holds another value or none,
 /// the item was replaced or removed between the two commands (by another
 /// client, an eviction, an expiry), its id is unknown, and the id given is
 /// one that no item of the key can have now or later: one below the

@@ -233,8 +233,9 @@ fn handshake(
             // connection's own keeps stale ids from matching (ids then only
             // work on the connection that read them: spurious mismatches,
             // never a false match), and the server's sessions keep to one
-            // connection meanwhile (`Server::lane`), so that they match. Whether CAS is on is then read from the
-            // server's settings (`cas_enabled yes`: started without -C).
+            // connection meanwhile (`Server::lane`), so that they match.
+            // Whether CAS is on is then read from the server's settings
+            // (`cas_enabled yes`: started without -C).
             send(reader, b"stats settings\r\n")?;
             let mut cas = false;
             read_stats(reader, |name, value| {

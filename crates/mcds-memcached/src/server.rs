@@ -5,7 +5,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
@@ -34,6 +34,10 @@ pub(crate) struct Server {
     health: Mutex<Health>,
     /// What the most recently dialed connection found.
     incarnation: Mutex<Option<Incarnation>>,
+    /// That incarnation's [`markerless`](Incarnation::markerless), kept
+    /// where [`lane`](Server::lane), which every session calls, reads it
+    /// without taking the lock above.
+    markerless: AtomicBool,
     /// The highest estimate of the server's clock any handshake gave (see
     /// [`Server::learn_clock`]).
     clock: Mutex<Option<ServerClock>>,
@@ -50,6 +54,7 @@ impl Server {
             next_lane: AtomicUsize::new(0),
             health: Mutex::new(Health::default()),
             incarnation: Mutex::new(None),
+            markerless: AtomicBool::new(false),
             clock: Mutex::new(None),
         })
     }
@@ -96,7 +101,12 @@ impl Server {
     /// as good as the old estimate, unless the server was paused during
     /// that very handshake.
     fn adopt(&self, incarnation: Incarnation) -> bool {
-        let previous = self.incarnation.lock().replace(incarnation);
+        let previous = {
+            let mut latest = self.incarnation.lock();
+            self.markerless
+                .store(incarnation.markerless, Ordering::Relaxed);
+            latest.replace(incarnation)
+        };
         let changed = previous.is_some_and(|p| p != incarnation);
         if changed {
             if let Some(sample) = incarnation.clock {
@@ -140,7 +150,7 @@ impl Server {
     /// retries the marker) starts a new mask, which refuses the old ids,
     /// as it must when the server may have restarted.
     pub(crate) fn lane(&self) -> &Lane {
-        if self.incarnation().is_some_and(|i| i.markerless) {
+        if self.markerless.load(Ordering::Relaxed) {
             return &self.lanes[0];
         }
         let mut best: Option<(usize, &Lane)> = None;

@@ -165,10 +165,9 @@ impl Table {
         // an existing one 2.
         let (mut next, mut then) = (add, replace);
         let access = self.access(io);
-        let [written, list] = access
+        let [mut written, list] = access
             .run_pipeline([next, self.list.store_op(Op::Add, &tokens)])
             .await?;
-        let mut written = written;
         let mut rounds = 1;
         while !stored(written)? {
             if rounds == MAX_ROUNDS {

@@ -147,6 +147,66 @@ pub fn fill_until_out_of_memory(store: &dyn mcds_core::Store) -> Vec<mcds_core::
     panic!("the server never filled up: is it memcached -M with a small -m?");
 }
 
+/// Fill `server` (a `memcached -M`, no eviction, restarted or fresh) the
+/// way another application would, so that no incarnation marker is made:
+/// raw text `set`s of every value size from 1 to 400 bytes, until a whole
+/// round is refused. Then delete 40 of the items of 300 to 400 bytes:
+/// writes of that size fit again, and the marker's `add` still does not
+/// (checked). The state of a server restarted and refilled before any
+/// mcds client connected; the same every time.
+///
+/// # Panics
+///
+/// If the server never fills, or still takes the marker.
+pub fn fill_without_marker(server: &MemcachedServer) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(server.addr()).expect("a raw connection");
+    let mut reader = BufReader::new(stream.try_clone().expect("a reader"));
+    let mut large = Vec::new();
+    for round in 0.. {
+        assert!(round < 10_000, "the server never filled up: is it -M?");
+        let mut batch = Vec::new();
+        for n in 1..=400usize {
+            batch.extend_from_slice(format!("set app:{round}:{n} 0 0 {n}\r\n").as_bytes());
+            batch.extend(std::iter::repeat_n(b'x', n));
+            batch.extend_from_slice(b"\r\n");
+        }
+        stream.write_all(&batch).expect("the fill's write");
+        let mut any = false;
+        for n in 1..=400usize {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("the fill's reply");
+            if line == "STORED\r\n" {
+                any = true;
+                if n >= 300 {
+                    large.push(format!("app:{round}:{n}"));
+                }
+            } else {
+                assert!(line.starts_with("SERVER_ERROR"), "{line:?}");
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    for key in large.iter().take(40) {
+        assert_eq!(
+            server.raw(format!("delete {key}\r\n").as_bytes(), |_| true),
+            ["DELETED"]
+        );
+    }
+    let marker = format!(
+        "add {} 0 0 32\r\n{}\r\n",
+        mcds_memcached::INCARNATION_KEY,
+        "0".repeat(32)
+    );
+    let refused = server.raw(marker.as_bytes(), |_| true);
+    assert!(
+        refused[0].starts_with("SERVER_ERROR"),
+        "the marker fits: {refused:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     /// mcds-testserver names the marker key itself (it sits below
