@@ -777,9 +777,11 @@ impl Renewer {
 ///
 /// A guard from the async API ([`Lock::acquire_async`],
 /// [`Lock::try_acquire_async`]) never blocks in `Drop`: a dropped guard
-/// hands its release to a tokio task when a tokio runtime is running on
-/// the dropping thread, else to a short-lived thread of its own. Either
-/// way the release runs after `drop` returns; await
+/// hands its release to a task when a multi-thread tokio runtime is
+/// running on the dropping thread, else to a short-lived thread of its own
+/// (on a current-thread runtime too: it runs tasks only while someone is
+/// in its `block_on`, and a program may never enter it again). Either way
+/// the release runs after `drop` returns; await
 /// [`release_async`](Guard::release_async) to know it is done. If the
 /// runtime shuts down before its task has released (a guard dropped as a
 /// `#[tokio::main]` function returns), the release runs, blocking, as the
@@ -1045,8 +1047,8 @@ fn renewal(
 /// An async acquire attempt in flight. Dropped armed (its future was
 /// cancelled, by `tokio::time::timeout` or `select!`, between queueing the
 /// `add` and reading its reply), it releases the lock if the add took it:
-/// in a runtime task (or a thread outside a tokio runtime), nobody waiting
-/// on it, it deletes the lock item if it holds this attempt's random owner
+/// in the background (see [`in_background`]), nobody waiting on it, it
+/// deletes the lock item if it holds this attempt's random owner
 /// token, looking again with growing pauses for about 6 s, since the add
 /// may still be queued. Without it the lock stayed held by nobody until
 /// its TTL ran out (an adversarial review's finding). An add applied even
@@ -1076,43 +1078,76 @@ impl Drop for Abandoned {
         let Some((store, key, token)) = self.lock.take() else {
             return;
         };
-        in_background("mcds-lock cleanup", move |io| async move {
-            let mut pause = Duration::from_millis(25);
-            for _ in 0..8 {
-                // A state that holds no CAS id of the item: its release
-                // meets a mismatch, reads the item and deletes it only if
-                // it holds our token (`GuardState::with_cas`).
-                let state = GuardState::new(
-                    Arc::clone(&store),
-                    key.clone(),
-                    token.clone(),
-                    u64::MAX,
-                    Instant::now(),
-                );
-                if let Ok(Release::Released) = state.release(io).await {
-                    return;
+        // A state that holds no CAS id of the item: its release meets a
+        // mismatch, reads the item and deletes it only if it holds our
+        // token (`GuardState::with_cas`).
+        let state = move || {
+            GuardState::new(
+                Arc::clone(&store),
+                key.clone(),
+                token.clone(),
+                u64::MAX,
+                Instant::now(),
+            )
+        };
+        let last_try = state.clone();
+        in_background(
+            "mcds-lock cleanup",
+            move |io| async move {
+                let mut pause = Duration::from_millis(25);
+                for _ in 0..8 {
+                    let state = state();
+                    if let Ok(Release::Released) = state.release(io).await {
+                        return;
+                    }
+                    Access::new(&*state.store, io).sleep(pause).await;
+                    pause *= 2;
                 }
-                Access::new(&*store, io).sleep(pause).await;
-                pause *= 2;
-            }
-        });
+            },
+            // The runtime shut down before the looking was done: one last
+            // look, blocking, on the thread dropping the task.
+            move || {
+                let _ = block_on(last_try().release(Io::Blocking));
+            },
+        );
     }
 }
 
-/// Run `work` without waiting for it: as a task of the current tokio
-/// runtime (given [`Io::Async`]), or outside one on a thread of its own
-/// named `name` (given [`Io::Blocking`]). A drop must not block an async
-/// caller, and a thread outside a runtime may block.
-fn in_background<W, F>(name: &str, work: W)
+/// Run `work` without waiting for it.
+///
+/// - On a multi-thread tokio runtime: as a task of it (given [`Io::Async`]).
+///   Its workers run the task whether or not anyone drives the runtime.
+/// - On a current-thread runtime, or outside one: on a thread of its own
+///   named `name` (given [`Io::Blocking`]). A current-thread runtime runs
+///   tasks only while its thread is inside `block_on`, and a sync program
+///   that keeps one for occasional async calls may never enter it again
+///   (an adversarial review's finding: a dropped guard's release waited
+///   there, and the lock stayed held until its TTL).
+///
+/// A drop must not block an async caller; a thread of our own may block.
+/// A runtime that shuts down drops its tasks, run or not (a guard dropped
+/// as a `#[tokio::main]` function ends); `unfinished` then runs, blocking,
+/// on the thread that drops the task, so a finished program leaves nothing
+/// behind that `work` was to clean up.
+fn in_background<W, F, U>(name: &str, work: W, unfinished: U)
 where
     W: FnOnce(Io) -> F,
     F: std::future::Future<Output = ()> + Send + 'static,
+    U: FnOnce() + Send + 'static,
 {
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => {
-            runtime.spawn(work(Io::Async));
+    let runtime = tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|rt| rt.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
+    match runtime {
+        Some(runtime) => {
+            let work = work(Io::Async);
+            let unfinished = Unfinished(Some(unfinished));
+            runtime.spawn(async move {
+                work.await;
+                unfinished.done();
+            });
         }
-        Err(_) => {
+        None => {
             let work = work(Io::Blocking);
             let _ = std::thread::Builder::new()
                 .name(name.into())
@@ -1121,25 +1156,20 @@ where
     }
 }
 
-/// A dropped async guard's release, handed to a runtime task. If the
-/// runtime drops the task before the release is done (it is shutting down:
-/// the guard was dropped as a `#[tokio::main]` function's future ended,
-/// and the task never ran or was cut short), this releases in its own
-/// drop, blocking, so a finished program does not leave its lock held
-/// until the TTL runs out. A second release after an interrupted first is
-/// harmless: it finds the item gone, or no longer ours.
-struct PendingRelease(Option<Arc<GuardState>>);
+/// What a background task left undone: run by its drop unless
+/// [`done`](Unfinished::done) was called (see [`in_background`]).
+struct Unfinished<U: FnOnce()>(Option<U>);
 
-impl PendingRelease {
+impl<U: FnOnce()> Unfinished<U> {
     fn done(mut self) {
         self.0 = None;
     }
 }
 
-impl Drop for PendingRelease {
+impl<U: FnOnce()> Drop for Unfinished<U> {
     fn drop(&mut self) {
-        if let Some(state) = self.0.take() {
-            let _ = block_on(state.release(Io::Blocking));
+        if let Some(unfinished) = self.0.take() {
+            unfinished();
         }
     }
 }
@@ -1158,17 +1188,18 @@ impl Drop for Guard {
             // task (or a thread outside a tokio runtime).
             Io::Async => {
                 let state = Arc::clone(&self.state);
-                in_background("mcds-lock release", move |io| {
-                    // A runtime may drop its task unrun (see `PendingRelease`).
-                    let pending =
-                        (io == Io::Async).then(|| PendingRelease(Some(Arc::clone(&state))));
-                    async move {
+                let unfinished = Arc::clone(&self.state);
+                in_background(
+                    "mcds-lock release",
+                    move |io| async move {
                         let _ = state.release(io).await;
-                        if let Some(pending) = pending {
-                            pending.done();
-                        }
-                    }
-                });
+                    },
+                    // Released again after an interrupted release: it
+                    // finds the item gone, or no longer ours.
+                    move || {
+                        let _ = block_on(unfinished.release(Io::Blocking));
+                    },
+                );
             }
         }
     }

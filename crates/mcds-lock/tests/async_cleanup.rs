@@ -68,7 +68,6 @@ fn shutdown_case(rt: tokio::runtime::Runtime, flavor: &str) {
 }
 
 #[test]
-#[ignore = "open finding (review 6): the cleanup or release is a task of a runtime that never runs it; run with --ignored to see it"]
 fn cancelled_acquire_at_shutdown_current_thread() {
     shutdown_case(
         tokio::runtime::Builder::new_current_thread()
@@ -80,7 +79,6 @@ fn cancelled_acquire_at_shutdown_current_thread() {
 }
 
 #[test]
-#[ignore = "open finding (review 6): the cleanup or release is a task of a runtime that never runs it; run with --ignored to see it"]
 fn cancelled_acquire_at_shutdown_multi_thread() {
     shutdown_case(mcds_testkit::runtime(), "multi_thread");
 }

@@ -54,7 +54,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use mcds_core::Error;
+use mcds_core::{Error, Io};
 use memcache::exp::ReturnCode;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -424,9 +424,14 @@ impl Lane {
         if !state.driving
             && let Some(conn) = &state.conn
         {
-            let mut stale = conn.incarnation.clock.is_some_and(|c| c.is_old())
-                || server.incarnation() != Some(conn.incarnation)
-                || state.retire;
+            // Two marker-less connections never share a mask, and a dial
+            // of another lane says nothing about this one's: this one is
+            // kept (the server's sessions use it alone, `Server::lane`).
+            let latest = server.incarnation();
+            let moved = latest != Some(conn.incarnation)
+                && !(conn.incarnation.markerless && latest.is_some_and(|l| l.markerless));
+            let mut stale =
+                conn.incarnation.clock.is_some_and(|c| c.is_old()) || moved || state.retire;
             // Idle long enough for the server to have closed it (a restart):
             // peek before a request is encoded for its incarnation.
             if !stale && state.idle_since.elapsed() > IDLE_CHECK {
@@ -492,6 +497,20 @@ impl Lane {
         };
         driver.write();
         Ok(Ticket::Drive(driver))
+    }
+
+    /// [`incarnation`](Self::incarnation) or, given [`Io::Async`],
+    /// [`incarnation_async`](Self::incarnation_async).
+    pub(crate) async fn connection(
+        &self,
+        server: &Server,
+        config: &Config,
+        io: Io,
+    ) -> Result<Incarnation, Error> {
+        match io {
+            Io::Blocking => self.incarnation(server, config),
+            Io::Async => self.incarnation_async(server, config).await,
+        }
     }
 
     /// [`incarnation`](Self::incarnation) without blocking: a lane without

@@ -148,7 +148,9 @@ impl Server {
     /// failed). On one connection the ids match as long as it lives; a new
     /// connection (after a failure, or the periodic replacement that also
     /// retries the marker) starts a new mask, which refuses the old ids,
-    /// as it must when the server may have restarted.
+    /// as it must when the server may have restarted. A session that
+    /// picked another lane before the server was known to be marker-less
+    /// moves to the first before it sends anything (`Session`).
     pub(crate) fn lane(&self) -> &Lane {
         if self.markerless.load(Ordering::Relaxed) {
             return &self.lanes[0];

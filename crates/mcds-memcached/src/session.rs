@@ -99,13 +99,24 @@ impl<'a> Session<'a> {
     /// [`incarnation`](Self::incarnation), dialing without blocking the
     /// thread when `io` is [`Io::Async`].
     pub(crate) async fn incarnation_io(&mut self, io: Io) -> Result<Incarnation, Error> {
-        let mut incarnation = match (self.pinned, io) {
-            (Some(pinned), _) => pinned,
-            (None, Io::Blocking) => self.lane.incarnation(self.server, self.config)?,
-            (None, Io::Async) => {
-                self.lane
-                    .incarnation_async(self.server, self.config)
-                    .await?
+        let mut incarnation = match self.pinned {
+            Some(pinned) => pinned,
+            None => {
+                let found = self.lane.connection(self.server, self.config, io).await?;
+                let server: &'a Server = self.server;
+                let first = &server.lanes[0];
+                if found.markerless && !std::ptr::eq(self.lane, first) {
+                    // No marker, so this connection's CAS ids are its own,
+                    // and a marker-less server's sessions all use the
+                    // first lane (`Server::lane`). This session picked
+                    // another before the server was known to be
+                    // marker-less (the first dials race, or the server
+                    // came back full); nothing was sent yet: move.
+                    self.lane = first;
+                    self.lane.connection(self.server, self.config, io).await?
+                } else {
+                    found
+                }
             }
         };
         self.pinned = Some(incarnation);
