@@ -15,6 +15,7 @@
 //! PEERS_VERBOSE=1 cargo bench -p mcds-benches --bench peers   # and every round's figures
 //! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into README.md
 //! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
+//! PEERS_SCALE=20 PEERS_ARMS="mcds many" perf record -g target/release/deps/peers-* --bench   # 20× the work
 //! ```
 //!
 //! redis-server comes from `PATH` (or `$MCDS_REDIS_BIN`); without it the
@@ -31,8 +32,8 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, Raw, RedisServer, arm, ma_create, ma_incr, median, mode_line, raw_incr_arm, run_rounds,
-    thousands,
+    Arm, Raw, RedisServer, arm, counter_keys, ma_create, ma_incr, median, mode_line, raw_incr_arm,
+    run_rounds, thousands,
 };
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
@@ -67,13 +68,19 @@ impl Sizes {
             // Many short rounds: on this VM the round trip flips between
             // two modes within seconds (see the mode line), and short
             // rounds give every arm the same mixture of both.
+            // $PEERS_SCALE multiplies every round's work (for profiling).
+            let scale = std::env::var("PEERS_SCALE")
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(1)
+                .max(1);
             Sizes {
                 rounds: 51,
-                single: 300,
-                concurrent: 1_280,
-                batches: 6,
-                hll: 150,
-                embedded: 200_000,
+                single: 300 * scale,
+                concurrent: 1_280 * scale,
+                batches: 6 * scale,
+                hll: 150 * scale,
+                embedded: 200_000 * scale,
             }
         } else {
             Sizes {
@@ -289,7 +296,8 @@ fn main() {
         ));
         group.push(raw_incr_arm(
             &addr,
-            &keys("raw:one", 1)[0],
+            // As long as the counter's name, "peers".
+            &counter_keys("rawp", 1)[0],
             "raw incr",
             sizes.single,
         ));
@@ -408,7 +416,8 @@ fn main() {
                 Box::new(move |_| on_mcds_tasks(rt, &counters, per)),
             ));
         }
-        let raw_keys = keys(&format!("raw:t{n}-"), n);
+        // As long as the mcds counters' names, "a{n}-{i}".
+        let raw_keys = counter_keys(&format!("r{n}-"), n);
         let mut raws: Vec<(Raw, Vec<u8>)> = raw_keys
             .iter()
             .map(|k| {
@@ -514,7 +523,8 @@ fn main() {
             }),
         ));
         let mut raw = Raw::connect(&addr);
-        let raw_keys = keys("raw:many", 100);
+        // As long as the mcds counters' names, "many{i}".
+        let raw_keys = counter_keys("rany", 100);
         ma_create(&mut raw, &raw_keys);
         let burst = ma_incr(&raw_keys);
         group.push(arm(

@@ -82,11 +82,23 @@ impl Raw {
     }
 }
 
-/// `ma <key> D1 v` for each key, concatenated.
+/// `ma <key> N0 J1 D1 v` for each key, concatenated: what
+/// `Counter::incr(1)` asks of memcached (add 1, or create the counter at 1
+/// if it is missing; `N0`, no TTL), without the opaque (`O<n>`) mcds adds
+/// to match each reply to its request. Use keys of the counters' shape
+/// ([`counter_keys`]), so the floor sends as many bytes as mcds, less the
+/// opaque.
 pub fn ma_incr(keys: &[String]) -> Vec<u8> {
     keys.iter()
-        .flat_map(|k| format!("ma {k} D1 v\r\n").into_bytes())
+        .flat_map(|k| format!("ma {k} N0 J1 D1 v\r\n").into_bytes())
         .collect()
+}
+
+/// `n` keys shaped as a `Counter` named `<name><i>` stores its value
+/// under (`counter:<name><i>:value`). Pick `name` as long as the mcds
+/// arm's counter names, so both send the same number of key bytes.
+pub fn counter_keys(name: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("counter:{name}{i}:value")).collect()
 }
 
 /// Create each key at 0 (`ma <key> N0 J0 D0 v`: on a miss, create it with

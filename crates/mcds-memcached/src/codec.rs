@@ -45,7 +45,7 @@ use mcds_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, 
 use memcache::exp::{MetaCommand, MetaOp, ReturnCode};
 
 use crate::incarnation::Incarnation;
-use crate::reply::MetaReply;
+use crate::reply::{Block, MetaReply};
 
 /// An op encoded for one server incarnation by `memcache`'s command
 /// builder (see [`encode`]).
@@ -187,13 +187,13 @@ pub(crate) fn merge_pair(
         return r;
     };
     if r.rc == ReturnCode::Hd {
-        let current = mg.cas.unwrap_or(0);
-        r.cas = Some(match (mg.rc, mg.value.as_deref()) {
+        let current = mg.cas().unwrap_or(0);
+        r.set_cas(Some(match (mg.rc, mg.value.as_deref()) {
             (ReturnCode::Va, Some(v)) if v == value => current,
             (ReturnCode::Va, _) => current.saturating_sub(1),
             _ if incarnation.cas => 1,
             _ => 0,
-        });
+        }));
     }
     r
 }
@@ -415,12 +415,12 @@ pub(crate) fn decode(
             }
         });
     };
-    let cas = |r: &MetaReply| incarnation.cas_out(r.cas.unwrap_or(0));
+    let cas = |r: &MetaReply| incarnation.cas_out(r.cas().unwrap_or(0));
     Ok(match (op, r.rc) {
         (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {
-            flags: r.client_flags.unwrap_or(0),
+            flags: r.client_flags().unwrap_or(0),
             cas: cas(&r),
-            value: r.value.unwrap_or_default(),
+            value: r.value.map(Block::into_vec).unwrap_or_default(),
         })),
         (Op::Get(_), ReturnCode::En) => Reply::Item(None),
         (Op::Set { .. }, ReturnCode::Hd) => Reply::Cas(cas(&r)),
@@ -472,7 +472,7 @@ pub(crate) fn probe(key: &Key) -> MetaCommand {
 /// server without CAS ids): identifies this version of the item, which
 /// any write or re-creation changes.
 pub(crate) fn probed_cas(r: &MetaReply) -> u64 {
-    r.cas.unwrap_or(0)
+    r.cas().unwrap_or(0)
 }
 
 /// The reply to [`probe`]: `None` if the key is missing (`EN`), else the
@@ -481,7 +481,7 @@ pub(crate) fn probed_size(r: &MetaReply) -> Option<usize> {
     if r.rc == ReturnCode::En {
         return None;
     }
-    Some(usize::try_from(r.size.unwrap_or(0)).unwrap_or(usize::MAX))
+    Some(usize::try_from(r.size().unwrap_or(0)).unwrap_or(usize::MAX))
 }
 
 /// `mg <k> v t`: the value and the seconds left before the item expires.
@@ -500,7 +500,7 @@ pub(crate) fn value_and_ttl(
     if r.rc == ReturnCode::En {
         return Ok(None);
     }
-    let (Some(value), Some(ttl)) = (&r.value, r.ttl) else {
+    let (Some(value), Some(ttl)) = (&r.value, r.ttl()) else {
         return Err(unexpected(server, "mg v t (no value or no TTL)", r));
     };
     let left = match ttl {
@@ -511,7 +511,7 @@ pub(crate) fn value_and_ttl(
             })?))
         }
     };
-    Ok(Some((value.clone(), left)))
+    Ok(Some((value.to_vec(), left)))
 }
 
 fn counter_value(r: &MetaReply, server: &str) -> Result<u64> {
@@ -702,25 +702,25 @@ mod wire_tests {
         let merge = |text: &str, mg: &str| merge_pair(&add, reply(text), &reply(mg), &inc);
         let ours = merge("STORED\r\n", "VA 4 c9 O1\r\nmine\r\n");
         assert_eq!(
-            (ours.rc, ours.cas, ours.text),
+            (ours.rc, ours.cas(), ours.text),
             (ReturnCode::Hd, Some(9), true)
         );
-        assert_eq!(merge("STORED\r\n", "VA 6 c9\r\ntheirs\r\n").cas, Some(8));
-        assert_eq!(merge("STORED\r\n", "EN O1\r\n").cas, Some(1));
+        assert_eq!(merge("STORED\r\n", "VA 6 c9\r\ntheirs\r\n").cas(), Some(8));
+        assert_eq!(merge("STORED\r\n", "EN O1\r\n").cas(), Some(1));
         let refused = merge("NOT_STORED\r\n", "VA 6 c9\r\ntheirs\r\n");
-        assert_eq!((refused.rc, refused.cas), (ReturnCode::Ns, None));
+        assert_eq!((refused.rc, refused.cas()), (ReturnCode::Ns, None));
         let exists = merge("EXISTS\r\n", "VA 6 c9\r\ntheirs\r\n");
-        assert_eq!((exists.rc, exists.cas), (ReturnCode::Ex, None));
+        assert_eq!((exists.rc, exists.cas()), (ReturnCode::Ex, None));
         let no_cas = Incarnation::new(Version(1, 6, 18), b"marker", false, None);
         let gone = merge_pair(&add, reply("STORED\r\n"), &reply("EN\r\n"), &no_cas);
-        assert_eq!(gone.cas, Some(0));
+        assert_eq!(gone.cas(), Some(0));
         // An append's reply carries no CAS id.
         let append = Op::Append {
             key: &k,
             value: b"mine",
         };
         let appended = merge_pair(&append, reply("STORED\r\n"), &reply("HD O3\r\n"), &inc);
-        assert_eq!((appended.rc, appended.cas), (ReturnCode::Hd, None));
+        assert_eq!((appended.rc, appended.cas()), (ReturnCode::Hd, None));
         assert_eq!(appended.opaque.map(|o| o.index()), Some(Some(3)));
     }
 }

@@ -132,6 +132,11 @@ impl Incarnation {
     /// The exptime to send for `ttl`: absolute, on the server's own clock
     /// (see [`ServerClock`]), or relative when the clock is unknown.
     pub fn exptime(&self, ttl: Ttl) -> u32 {
+        // No clock read for an item that never expires (every counter
+        // without a TTL): a pipeline encodes one per op.
+        if ttl.as_secs().is_none() {
+            return 0;
+        }
         match self.clock {
             Some(clock) => clock.exptime_at(ttl, Instant::now()),
             None => ttl.to_memcached_exptime(SystemClock.now_secs()),

@@ -61,7 +61,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::config::Config;
 use crate::conn::Conn;
 use crate::incarnation::Incarnation;
-use crate::reply::MetaReply;
+use crate::reply::{MetaReply, Opaque};
 use crate::server::Server;
 
 /// How long a connection may sit unused before the next request checks it
@@ -1126,20 +1126,7 @@ pub(crate) fn is_error_line(e: &memcache::exp::Error) -> bool {
 }
 
 fn echoes(r: &MetaReply, opaque: u32) -> bool {
-    let Some(echo) = &r.opaque else {
-        return false;
-    };
-    let mut n: u64 = 0;
-    if !(1..=10).contains(&echo.len()) {
-        return false;
-    }
-    for &b in echo.bytes() {
-        if !b.is_ascii_digit() {
-            return false;
-        }
-        n = n * 10 + u64::from(b - b'0');
-    }
-    n == u64::from(opaque)
+    r.opaque.as_ref().and_then(Opaque::number) == Some(opaque)
 }
 
 /// Insert ` O<opaque>` into an encoded single command, before the CRLF that
