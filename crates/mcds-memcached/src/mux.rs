@@ -60,7 +60,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
-use crate::incarnation::Incarnation;
+use crate::incarnation::{CLOCK_MAX_AGE, Incarnation};
 use crate::reply::{MetaReply, Opaque};
 use crate::server::Server;
 
@@ -430,14 +430,19 @@ impl Lane {
             let latest = server.incarnation();
             let moved = latest != Some(conn.incarnation)
                 && !(conn.incarnation.markerless && latest.is_some_and(|l| l.markerless));
-            let mut stale =
-                conn.incarnation.clock.is_some_and(|c| c.is_old()) || moved || state.retire;
+            // One clock read for both ages (every request passes here).
+            let now = Instant::now();
+            let old = conn
+                .incarnation
+                .clock
+                .is_some_and(|c| now.saturating_duration_since(c.sent) > CLOCK_MAX_AGE);
+            let mut stale = old || moved || state.retire;
             // Idle long enough for the server to have closed it (a restart):
             // peek before a request is encoded for its incarnation.
-            if !stale && state.idle_since.elapsed() > IDLE_CHECK {
+            if !stale && now.saturating_duration_since(state.idle_since) > IDLE_CHECK {
                 self.counters.idle_checks.fetch_add(1, Ordering::Relaxed);
                 stale = state.conn.as_mut().is_none_or(|c| !c.is_alive());
-                state.idle_since = Instant::now();
+                state.idle_since = now;
             }
             if stale {
                 state.conn = None;
