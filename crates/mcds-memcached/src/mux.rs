@@ -99,7 +99,11 @@ pub(crate) enum Expect {
     },
     /// A batch of (possibly quiet) commands ending with `mn`: every reply
     /// up to and including `MN`.
-    UntilMn,
+    UntilMn {
+        /// The most replies there can be (one per command and the `MN`):
+        /// room for them is made at once, not by doubling as they come.
+        replies: usize,
+    },
     /// `stats`: a listing up to `END` ([`Delivery::stats`]).
     Stats,
 }
@@ -842,7 +846,13 @@ impl<'l> Driver<'l> {
                 );
                 continue;
             };
-            let mut replies = Vec::with_capacity(1);
+            let room = match job.expect {
+                // (Bounded: the number comes from the caller, and a stream
+                // that fails early needs none of it.)
+                Expect::UntilMn { replies } => replies.clamp(1, 4096),
+                _ => 1,
+            };
+            let mut replies = Vec::with_capacity(room);
             let mut stats = None;
             let healthy = if job.expect == Expect::Stats {
                 match conn.receive_stats() {
@@ -1090,7 +1100,7 @@ fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
             )
         }
         Expect::Stats => true, // read by the caller of `read_job`
-        Expect::UntilMn => loop {
+        Expect::UntilMn { .. } => loop {
             match conn.receive() {
                 Ok(r) => {
                     let end = r.rc == ReturnCode::Mn;

@@ -198,7 +198,10 @@ impl MemcachedStore {
                     Some(session) => {
                         let payload = payload(part, &wires[server]);
                         traffic::record(part.len() as u64);
-                        match session.submit_batch(io, payload, deadline).await {
+                        match session
+                            .submit_batch(io, payload, part.len() + 1, deadline)
+                            .await
+                        {
                             Ok(ticket) => {
                                 tickets.push((server, part, ticket));
                                 continue;
@@ -221,7 +224,10 @@ impl MemcachedStore {
                 else {
                     continue;
                 };
-                let (replies, broken) = match session.batch_replies(io, ticket, deadline).await {
+                let replies = session
+                    .batch_replies(io, ticket, part.len() + 1, deadline)
+                    .await;
+                let (replies, broken) = match replies {
                     Ok(delivery) if !delivery.sent => {
                         let error = PartError::Write {
                             server: self.ids[server].clone(),

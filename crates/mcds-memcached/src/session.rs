@@ -263,13 +263,16 @@ impl<'a> Session<'a> {
     /// replies, written already if this caller drives the lane. A batch
     /// that never left is sent again (up to [`UNSENT_RETRIES`] times) by
     /// [`batch_replies`](Self::batch_replies).
+    /// `replies`: the most replies it can have (its commands and the `MN`).
     pub(crate) async fn submit_batch(
         &mut self,
         io: Io,
         payload: Vec<u8>,
+        replies: usize,
         deadline: Instant,
     ) -> Result<Ticket<'a>, Error> {
-        self.submit(io, payload, Expect::UntilMn, deadline).await
+        self.submit(io, payload, Expect::UntilMn { replies }, deadline)
+            .await
     }
 
     /// Whether a request that failed unsent may be sent again: at least
@@ -285,6 +288,7 @@ impl<'a> Session<'a> {
         &mut self,
         io: Io,
         ticket: Ticket<'a>,
+        replies: usize,
         deadline: Instant,
     ) -> Result<Delivery, Error> {
         let mut delivery = ticket.delivery().await;
@@ -299,7 +303,7 @@ impl<'a> Session<'a> {
                 break;
             }
             delivery = self
-                .submit_batch(io, std::mem::take(&mut delivery.payload), deadline)
+                .submit_batch(io, std::mem::take(&mut delivery.payload), replies, deadline)
                 .await?
                 .delivery()
                 .await;
