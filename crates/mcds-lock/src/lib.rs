@@ -783,9 +783,12 @@ impl Renewer {
 /// in its `block_on`, and a program may never enter it again). Either way
 /// the release runs after `drop` returns; await
 /// [`release_async`](Guard::release_async) to know it is done. If the
-/// runtime shuts down before its task has released (a guard dropped as a
+/// runtime shuts down before the release is done (a guard dropped as a
 /// `#[tokio::main]` function returns), the release runs, blocking, as the
-/// runtime drops the task: a finished program leaves no lock held.
+/// runtime drops its tasks: a program that ends with its runtime leaves
+/// no lock held. (Outside any runtime nothing is there to wait in: a
+/// program that exits right after dropping an async guard may cut its
+/// release short, and the lock is then held until its TTL.)
 ///
 /// An async acquire that is cancelled (its future dropped, by
 /// `tokio::time::timeout` or `select!`) after its write was queued does
@@ -948,7 +951,12 @@ impl Guard {
     /// [`auto_extend`](Guard::auto_extend) as a tokio task instead of a
     /// thread: the renewals are async, and stopping it (release, drop)
     /// cancels the task. Needs a tokio runtime on the calling thread, else
-    /// [`Error::InvalidArgument`].
+    /// [`Error::InvalidArgument`]. The task renews only while its runtime
+    /// runs it: on a current-thread runtime, only while some thread is in
+    /// its `block_on`. A program that leaves such a runtime idle while it
+    /// holds the lock should use [`auto_extend`](Guard::auto_extend):
+    /// otherwise the lease runs out unrenewed, and the guard learns it only
+    /// at its next `extend` or `release` (or when the task runs again).
     pub fn auto_extend_async(&mut self, ttl: Duration) -> Result<()> {
         self.auto_extend_async_with(ttl, |_| {})
     }
@@ -1117,29 +1125,37 @@ impl Drop for Abandoned {
 ///
 /// - On a multi-thread tokio runtime: as a task of it (given [`Io::Async`]).
 ///   Its workers run the task whether or not anyone drives the runtime.
-/// - On a current-thread runtime, or outside one: on a thread of its own
-///   named `name` (given [`Io::Blocking`]). A current-thread runtime runs
-///   tasks only while its thread is inside `block_on`, and a sync program
-///   that keeps one for occasional async calls may never enter it again
-///   (an adversarial review's finding: a dropped guard's release waited
-///   there, and the lock stayed held until its TTL).
+/// - On a current-thread runtime: on a thread of its own named `name`
+///   (given [`Io::Blocking`]). Such a runtime runs tasks only while its
+///   thread is inside `block_on`, and a sync program that keeps one for
+///   occasional async calls may never enter it again (an adversarial
+///   review's finding: a dropped guard's release waited there, and the
+///   lock stayed held until its TTL). A task on the runtime waits for the
+///   thread: a program that ends first (returning from `main` ends every
+///   thread) drops the runtime, and the task's drop does what the thread
+///   had not finished (the next review's finding: the thread alone was cut
+///   short at exit).
+/// - Outside a runtime: on a thread of its own, as above (a program that
+///   exits at once may cut it short; there is nothing to wait in).
 ///
 /// A drop must not block an async caller; a thread of our own may block.
 /// A runtime that shuts down drops its tasks, run or not (a guard dropped
 /// as a `#[tokio::main]` function ends); `unfinished` then runs, blocking,
 /// on the thread that drops the task, so a finished program leaves nothing
-/// behind that `work` was to clean up.
+/// behind that `work` was to clean up. It may run alongside a thread still
+/// doing `work`: both are a release checked against the owner token, so
+/// the second finds the item gone or no longer ours.
 fn in_background<W, F, U>(name: &str, work: W, unfinished: U)
 where
     W: FnOnce(Io) -> F,
     F: std::future::Future<Output = ()> + Send + 'static,
     U: FnOnce() + Send + 'static,
 {
-    let runtime = tokio::runtime::Handle::try_current()
-        .ok()
-        .filter(|rt| rt.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
-    match runtime {
-        Some(runtime) => {
+    use tokio::runtime::RuntimeFlavor;
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let flavor = runtime.as_ref().map(tokio::runtime::Handle::runtime_flavor);
+    match (runtime, flavor) {
+        (Some(runtime), Some(flavor)) if flavor != RuntimeFlavor::CurrentThread => {
             let work = work(Io::Async);
             let unfinished = Unfinished(Some(unfinished));
             runtime.spawn(async move {
@@ -1147,12 +1163,66 @@ where
                 unfinished.done();
             });
         }
-        None => {
+        (runtime, _) => {
             let work = work(Io::Blocking);
+            let finished = Arc::new(Finished::default());
+            let set = Arc::clone(&finished);
             let _ = std::thread::Builder::new()
                 .name(name.into())
-                .spawn(move || block_on(work));
+                .spawn(move || {
+                    block_on(work);
+                    set.set();
+                });
+            if let Some(runtime) = runtime {
+                let done = Arc::clone(&finished);
+                let unfinished = Unfinished(Some(move || {
+                    if !done.is_set() {
+                        unfinished();
+                    }
+                }));
+                runtime.spawn(async move {
+                    finished.wait().await;
+                    unfinished.done();
+                });
+            }
         }
+    }
+}
+
+/// Set by a background thread when its work is done, awaited by the
+/// runtime task that stands in for it at shutdown (see [`in_background`]).
+#[derive(Default)]
+struct Finished {
+    state: Mutex<(bool, Option<std::task::Waker>)>,
+}
+
+impl Finished {
+    fn set(&self) {
+        let waker = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).0
+    }
+
+    async fn wait(&self) {
+        std::future::poll_fn(|cx| {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.0 {
+                std::task::Poll::Ready(())
+            } else {
+                state.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        })
+        .await;
     }
 }
 

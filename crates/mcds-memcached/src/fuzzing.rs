@@ -668,6 +668,105 @@ pub fn read_valid_replies(mut data: &[u8], line: &mut Vec<u8>) -> (usize, usize)
     (replies, values)
 }
 
+/// `count` streams of reply tokens that matter to mcds's parser or to
+/// memcache's (codes, numbers with signs, leading zeros and overflow,
+/// flags, opaques mcds could and could not have sent, text replies, data
+/// blocks), glued by spaces and line ends at random: a deterministic
+/// xorshift from `seed`. The differential harness ([`reply_parser`]) and
+/// the framing tests read them.
+pub fn token_streams(seed: u64, count: usize) -> Vec<Vec<u8>> {
+    const TOKENS: &[&str] = &[
+        "HD",
+        "VA",
+        "EN",
+        "NS",
+        "EX",
+        "NF",
+        "MN",
+        "ME",
+        "ERROR",
+        "CLIENT_ERROR",
+        "SERVER_ERROR",
+        "ZZ",
+        "va",
+        "0",
+        "1",
+        "2",
+        "+2",
+        "-1",
+        "18446744073709551616",
+        "c5",
+        "c",
+        "c+5",
+        "c-5",
+        "cx",
+        "t-1",
+        "t+3",
+        "t",
+        "f7",
+        "f-1",
+        "f4294967296",
+        "s3",
+        "s",
+        "l9",
+        "lx",
+        "h0",
+        "h",
+        "k",
+        "kQQ==",
+        "kA",
+        "kZm9v",
+        "b",
+        "b64",
+        "O",
+        "O42",
+        "O+0001",
+        "O-1",
+        "O\u{e9}",
+        "W",
+        "Z",
+        "X",
+        "q",
+        "hi",
+        "STORED",
+        "NOT_STORED",
+        "EXISTS",
+        "NOT_FOUND",
+        "3",
+        "10",
+        "02",
+        "00000000000000000002",
+        "c00000000000000000000005",
+        "O0000000042",
+        "O4294967295",
+        "O4294967296",
+        "\r\nhi\r\n",
+        "\r\nab\r",
+        "\r\n\r\n",
+    ];
+    const GLUE: &[&str] = &[" ", " ", " ", "  ", "\r\n", "\n", "\r", "", "\r\nhi\r\n"];
+    let mut state = seed | 1;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    (0..count)
+        .map(|_| {
+            let mut input = String::new();
+            for _ in 0..next(16) {
+                input += TOKENS[next(TOKENS.len())];
+                input += GLUE[next(GLUE.len())];
+            }
+            if next(2) == 0 {
+                input += "\r\n";
+            }
+            input.into_bytes()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -979,80 +1078,10 @@ mod tests {
             reply_parser(case);
         }
         // Replies made of tokens that matter to either parser, spaced,
-        // ended and followed by data blocks at random (a deterministic
-        // xorshift: the same inputs on every run).
-        const TOKENS: &[&str] = &[
-            "HD",
-            "VA",
-            "EN",
-            "NS",
-            "EX",
-            "NF",
-            "MN",
-            "ME",
-            "ERROR",
-            "CLIENT_ERROR",
-            "SERVER_ERROR",
-            "ZZ",
-            "va",
-            "0",
-            "1",
-            "2",
-            "+2",
-            "-1",
-            "18446744073709551616",
-            "c5",
-            "c",
-            "c+5",
-            "c-5",
-            "cx",
-            "t-1",
-            "t+3",
-            "t",
-            "f7",
-            "f-1",
-            "f4294967296",
-            "s3",
-            "s",
-            "l9",
-            "lx",
-            "h0",
-            "h",
-            "k",
-            "kQQ==",
-            "kA",
-            "kZm9v",
-            "b",
-            "b64",
-            "O",
-            "O42",
-            "O+0001",
-            "O-1",
-            "O\u{e9}",
-            "W",
-            "Z",
-            "X",
-            "q",
-            "hi",
-        ];
-        const GLUE: &[&str] = &[" ", " ", " ", "  ", "\r\n", "\n", "\r", "", "\r\nhi\r\n"];
-        let mut state = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
-        for _ in 0..20_000 {
-            let mut input = String::new();
-            for _ in 0..next(12) {
-                input += TOKENS[next(TOKENS.len())];
-                input += GLUE[next(GLUE.len())];
-            }
-            if next(2) == 0 {
-                input += "\r\n";
-            }
-            reply_parser(input.as_bytes());
+        // ended and followed by data blocks at random (a fixed seed: the
+        // same inputs on every run).
+        for input in token_streams(0x2545_F491_4F6C_DD1D, 20_000) {
+            reply_parser(&input);
         }
     }
 

@@ -176,6 +176,9 @@ pub mod transport;
 #[doc(hidden)]
 pub mod fuzzing;
 
+#[cfg(test)]
+mod reply_readers;
+
 pub use config::Builder;
 pub use incarnation::{INCARNATION_KEY, Version};
 pub use ketama::{Continuum, ketama};

@@ -433,9 +433,16 @@ pub(crate) fn read_reply(
     if let Some(len) = data_len {
         // The whole block and its CRLF already buffered (a counter's
         // digits nearly always are): one copy, one check.
-        if let Ok(available) = reader.fill_buf()
-            && let Some(whole) = available.get(..len + 2)
-        {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            // Retried by the slow path below.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => &[],
+            // A read that failed (timed out: the server stopped after the
+            // line) is the answer; reading again would wait a second time
+            // (an adversarial review's finding).
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(whole) = available.get(..len + 2) {
             let framed = whole[len..] == *b"\r\n";
             let block = Block::from_slice(&whole[..len]);
             // Consumed either way, as the slow path does: the stream goes
