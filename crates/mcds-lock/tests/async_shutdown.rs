@@ -2,8 +2,9 @@
 //! tasks that are still running when the runtime is dropped (a
 //! `#[tokio::main]` returning with background tasks). The task is dropped
 //! at shutdown, with the guard inside it: its release must still happen
-//! (PendingRelease / a release thread), without a panic or a hang, and the
-//! lock must be free at once, not after its TTL.
+//! (the background release, run blocking if its task is dropped
+//! unfinished), without a panic or a hang, and the lock must be free at
+//! once, not after its TTL.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
