@@ -1137,6 +1137,8 @@ impl Drop for Abandoned {
 ///   short at exit).
 /// - Outside a runtime: on a thread of its own, as above (a program that
 ///   exits at once may cut it short; there is nothing to wait in).
+/// - If no thread can be started (current-thread runtime or none): at
+///   once, blocking.
 ///
 /// A drop must not block an async caller; a thread of our own may block.
 /// A runtime that shuts down drops its tasks, run or not (a guard dropped
@@ -1147,7 +1149,7 @@ impl Drop for Abandoned {
 /// the second finds the item gone or no longer ours.
 fn in_background<W, F, U>(name: &str, work: W, unfinished: U)
 where
-    W: FnOnce(Io) -> F,
+    W: FnOnce(Io) -> F + Send + 'static,
     F: std::future::Future<Output = ()> + Send + 'static,
     U: FnOnce() + Send + 'static,
 {
@@ -1164,15 +1166,34 @@ where
             });
         }
         (runtime, _) => {
-            let work = work(Io::Blocking);
+            // Kept here, not moved into the thread, so that it is not lost
+            // if no thread can be started.
+            let kept = Arc::new(Mutex::new(Some(work)));
             let finished = Arc::new(Finished::default());
-            let set = Arc::clone(&finished);
-            let _ = std::thread::Builder::new()
+            let (take, set) = (Arc::clone(&kept), Arc::clone(&finished));
+            let spawned = std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
-                    block_on(work);
+                    let work = take.lock().unwrap_or_else(PoisonError::into_inner).take();
+                    if let Some(work) = work {
+                        block_on(work(Io::Blocking));
+                    }
                     set.set();
                 });
+            if spawned.is_err() {
+                // No thread (out of memory or of threads; an adversarial
+                // review found the release lost then): here and now,
+                // blocking, even in an async caller's drop. Better one
+                // blocked round trip than a lock held until its TTL; and
+                // the async path would not do: a memcached connection's
+                // async requests need its helper thread, which cannot start
+                // either.
+                let work = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
+                if let Some(work) = work {
+                    block_on(work(Io::Blocking));
+                }
+                return;
+            }
             if let Some(runtime) = runtime {
                 let done = Arc::clone(&finished);
                 let unfinished = Unfinished(Some(move || {
