@@ -1174,10 +1174,7 @@ where
             let spawned = std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
-                    let work = take.lock().unwrap_or_else(PoisonError::into_inner).take();
-                    if let Some(work) = work {
-                        block_on(work(Io::Blocking));
-                    }
+                    run_kept(&take);
                     set.set();
                 });
             if spawned.is_err() {
@@ -1188,10 +1185,7 @@ where
                 // the async path would not do: a memcached connection's
                 // async requests need its helper thread, which cannot start
                 // either.
-                let work = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
-                if let Some(work) = work {
-                    block_on(work(Io::Blocking));
-                }
+                run_kept(&kept);
                 return;
             }
             if let Some(runtime) = runtime {
@@ -1207,6 +1201,19 @@ where
                 });
             }
         }
+    }
+}
+
+/// Take the work `in_background` kept and run it here, blocking (once:
+/// whoever takes it first).
+fn run_kept<W, F>(kept: &Mutex<Option<W>>)
+where
+    W: FnOnce(Io) -> F,
+    F: std::future::Future<Output = ()>,
+{
+    let work = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(work) = work {
+        block_on(work(Io::Blocking));
     }
 }
 

@@ -124,10 +124,7 @@ fn an_async_guard_dropped_as_the_runtime_ends_releases_the_lock() {
     let mut stranded = Vec::new();
     for flavor in ["current_thread", "multi_thread"] {
         let rt = match flavor {
-            "current_thread" => tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap(),
+            "current_thread" => mcds_testkit::current_thread_runtime(),
             _ => runtime(),
         };
         let token = rt.block_on(async {

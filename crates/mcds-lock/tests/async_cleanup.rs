@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use mcds_core::Store;
 use mcds_lock::Lock;
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions};
+use mcds_testkit::MemcachedServer;
 
 fn wait_free(lock: &Lock, limit: Duration) -> Option<String> {
     let deadline = Instant::now() + limit;
@@ -69,13 +69,7 @@ fn shutdown_case(rt: tokio::runtime::Runtime, flavor: &str) {
 
 #[test]
 fn cancelled_acquire_at_shutdown_current_thread() {
-    shutdown_case(
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap(),
-        "current_thread",
-    );
+    shutdown_case(mcds_testkit::current_thread_runtime(), "current_thread");
 }
 
 #[test]
@@ -83,19 +77,8 @@ fn cancelled_acquire_at_shutdown_multi_thread() {
     shutdown_case(mcds_testkit::runtime(), "multi_thread");
 }
 
-fn markerless_server() -> MemcachedServer {
-    let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    mcds_testkit::fill_without_marker(&server);
-    server
-}
-
 fn store4(server: &MemcachedServer) -> Arc<dyn Store> {
-    Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(4)
-            .connect([server.addr()])
-            .unwrap(),
-    )
+    mcds_testkit::store_with_connections(server, 4)
 }
 
 fn big(lock: Lock) -> Lock {
@@ -106,7 +89,7 @@ fn big(lock: Lock) -> Lock {
 fn cancelled_acquire_outside_runtime_is_cleaned_up() {
     for (name, server) in [
         ("normal", MemcachedServer::start_default()),
-        ("markerless", markerless_server()),
+        ("markerless", mcds_testkit::markerless_server()),
     ] {
         let store = store4(&server);
         let lock = big(Lock::new(Arc::clone(&store), "out", Duration::from_secs(30)).unwrap());
@@ -129,7 +112,7 @@ fn cancelled_acquire_outside_runtime_is_cleaned_up() {
 
 #[test]
 fn async_guard_dropped_outside_runtime_markerless() {
-    let server = markerless_server();
+    let server = mcds_testkit::markerless_server();
     let store = store4(&server);
     let lock = big(Lock::new(Arc::clone(&store), "out", Duration::from_secs(30)).unwrap());
     let mut waits = Vec::new();

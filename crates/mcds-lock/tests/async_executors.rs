@@ -40,10 +40,7 @@ fn try_acquire_async_under_block_on_on_a_current_thread_runtime_returns() {
     let lock = lock(&server, "ct-block-on");
     let probe = lock.clone();
     let got = within(Duration::from_secs(5), move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = mcds_testkit::current_thread_runtime();
         rt.block_on(async move {
             // A sync helper, called from async code, that blocks on the
             // async API with a plain executor.
@@ -68,10 +65,7 @@ fn acquire_async_under_block_on_on_a_current_thread_runtime_returns() {
     let server = MemcachedServer::start_default();
     let lock = lock(&server, "ct-block-on-wait");
     let got = within(Duration::from_secs(5), move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = mcds_testkit::current_thread_runtime();
         rt.block_on(async move {
             mcds_core::block_on(lock.acquire_async(Duration::from_secs(1)))
                 .map(|g| g.owner_token().to_string())
@@ -94,10 +88,7 @@ fn acquire_async_from_spawn_blocking_and_without_a_runtime() {
     let lock = lock(&server, "spawn-blocking");
     let l = lock.clone();
     let got = within(Duration::from_secs(10), move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = mcds_testkit::current_thread_runtime();
         rt.block_on(async move {
             tokio::task::spawn_blocking(move || {
                 let g = mcds_core::block_on(l.acquire_async(Duration::from_secs(2))).unwrap();

@@ -31,10 +31,7 @@ fn guard_dropped_at_end_of_block_on_on_an_idle_current_thread_runtime() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let lock = Lock::new(Arc::clone(&store), "idle", Duration::from_secs(30)).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = mcds_testkit::current_thread_runtime();
     rt.block_on(async {
         let _g = lock.acquire_async(Duration::from_secs(2)).await.unwrap();
         // work; _g dropped as the future ends

@@ -91,10 +91,7 @@ fn guards_in_tasks_dropped_at_shutdown_are_released_multi_thread() {
 #[test]
 fn guards_in_tasks_dropped_at_shutdown_are_released_current_thread() {
     check(
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap(),
+        mcds_testkit::current_thread_runtime(),
         "current_thread",
         true,
     );
@@ -108,10 +105,7 @@ fn guards_without_renewer_in_tasks_dropped_at_shutdown_are_released_multi_thread
 #[test]
 fn guards_without_renewer_in_tasks_dropped_at_shutdown_are_released_current_thread() {
     check(
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap(),
+        mcds_testkit::current_thread_runtime(),
         "current_thread",
         false,
     );

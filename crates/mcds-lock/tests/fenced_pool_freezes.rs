@@ -82,10 +82,7 @@ fn fenced_split_locks_on_a_pool_with_a_freezing_fence_server() {
             let lock = Lock::new(store, &name, Duration::from_secs(30))
                 .unwrap()
                 .with_fencing(true);
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
+            let rt = mcds_testkit::current_thread_runtime();
             while !stop.load(Ordering::SeqCst) {
                 let got = if t < 2 {
                     lock.try_acquire()

@@ -14,7 +14,7 @@ use std::time::Duration;
 use mcds_core::{CasOutcome, Key, Store, Ttl};
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions, fill_without_marker};
+use mcds_testkit::MemcachedServer;
 
 fn k(s: &str) -> Key {
     Key::new(s).unwrap()
@@ -25,15 +25,8 @@ fn k(s: &str) -> Key {
 /// with 4 connections. Room is made for 40 items of 300..=400 bytes, so
 /// writes of that size fit while the marker's add does not.
 fn full_server_without_marker() -> (MemcachedServer, Arc<MemcachedStore>) {
-    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    server.restart();
-    fill_without_marker(&server);
-    let store = Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(4)
-            .connect([server.addr()])
-            .unwrap(),
-    );
+    let server = mcds_testkit::markerless_server();
+    let store = mcds_testkit::store_with_connections(&server, 4);
     (server, store)
 }
 

@@ -170,9 +170,7 @@ fn stale_id_marked_before_and_after_restart() {
 /// one store with 4 connections, on a full server without marker.
 #[test]
 fn markerless_lock_mutual_exclusion_threads_and_tasks() {
-    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    server.restart();
-    fill_without_marker(&server);
+    let server = mcds_testkit::markerless_server();
     let store = store(&server);
     let lock = Lock::new(
         Arc::clone(&store) as Arc<dyn Store>,
@@ -388,9 +386,7 @@ fn pair_ids_are_the_items_markerless_server() {
 /// get + cas on a key nobody else writes. Every cas must store.
 #[test]
 fn markerless_async_first_dials_race_get_cas() {
-    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    server.restart();
-    fill_without_marker(&server);
+    let server = mcds_testkit::markerless_server();
     for round in 0..5 {
         let store = store(&server);
         let refused = Arc::new(AtomicU64::new(0));

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use mcds_core::Store;
 use mcds_lock::{Extend, Lock, Release};
-use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions, fill_without_marker};
+use mcds_testkit::{MemcachedServer, fill_without_marker};
 
 fn raw_cas(server: &MemcachedServer, key: &str) -> String {
     server
@@ -24,19 +23,12 @@ fn raw_cas(server: &MemcachedServer, key: &str) -> String {
 }
 
 fn client(server: &MemcachedServer) -> Arc<dyn Store> {
-    Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(4)
-            .connect([server.addr()])
-            .unwrap(),
-    )
+    mcds_testkit::store_with_connections(server, 4)
 }
 
 #[test]
 fn an_old_guard_never_touches_the_next_holder_after_a_markerless_restart() {
-    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    server.restart();
-    fill_without_marker(&server);
+    let mut server = mcds_testkit::markerless_server();
     let a = Lock::new(client(&server), "job", Duration::from_secs(30))
         .unwrap()
         .with_owner_label(&"x".repeat(200))
@@ -99,15 +91,8 @@ fn threads_share_a_lock_on_a_markerless_server() {
 
 fn share(n_threads: usize, n_tasks: usize) {
     let total = 25 * (n_threads + n_tasks);
-    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
-    server.restart();
-    fill_without_marker(&server);
-    let store = Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(4)
-            .connect([server.addr()])
-            .unwrap(),
-    );
+    let server = mcds_testkit::markerless_server();
+    let store = mcds_testkit::store_with_connections(&server, 4);
     let lock = Lock::new(
         Arc::clone(&store) as Arc<dyn Store>,
         "shared",

@@ -69,10 +69,7 @@ fn child() {
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
     let lock = Lock::new(store, &name, TTL).unwrap();
     assert!(lock.holder().unwrap().is_none());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = mcds_testkit::current_thread_runtime();
     if case == "cancel_current_thread" {
         // The lane's helper thread started (a first async round trip).
         let g = rt

@@ -22,15 +22,8 @@ const TTL: Duration = Duration::from_secs(60);
 
 fn runtime(flavor: &str) -> tokio::runtime::Runtime {
     match flavor {
-        "current_thread" => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap(),
-        _ => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
+        "current_thread" => mcds_testkit::current_thread_runtime(),
+        _ => mcds_testkit::runtime(),
     }
 }
 

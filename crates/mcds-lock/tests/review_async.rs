@@ -197,10 +197,7 @@ fn a_blocking_release_while_the_async_renewer_is_in_flight_ends() {
     let (tx, rx) = std::sync::mpsc::channel();
     let srv = server.clone();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = mcds_testkit::current_thread_runtime();
         let out = rt.block_on(async move {
             let lock = Lock::new(s, "renewer", Duration::from_secs(3)).unwrap();
             let mut guard = lock.try_acquire_async().await.unwrap().unwrap();

@@ -188,12 +188,12 @@ pub(crate) fn merge_pair(
     };
     if r.rc == ReturnCode::Hd {
         let current = mg.cas().unwrap_or(0);
-        r.set_cas(Some(match (mg.rc, mg.value.as_deref()) {
+        r.set_cas(match (mg.rc, mg.value.as_deref()) {
             (ReturnCode::Va, Some(v)) if v == value => current,
             (ReturnCode::Va, _) => current.saturating_sub(1),
             _ if incarnation.cas => 1,
             _ => 0,
-        }));
+        });
     }
     r
 }

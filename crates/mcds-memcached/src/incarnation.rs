@@ -239,7 +239,13 @@ impl ServerClock {
 
     /// Whether the sample is older than [`CLOCK_MAX_AGE`].
     pub fn is_old(&self) -> bool {
-        self.sent.elapsed() > CLOCK_MAX_AGE
+        self.is_old_at(Instant::now())
+    }
+
+    /// [`is_old`](Self::is_old) at `now` (for a caller that read the clock
+    /// already).
+    pub fn is_old_at(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.sent) > CLOCK_MAX_AGE
     }
 }
 

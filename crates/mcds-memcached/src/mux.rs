@@ -60,7 +60,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
-use crate::incarnation::{CLOCK_MAX_AGE, Incarnation};
+use crate::incarnation::Incarnation;
 use crate::reply::{MetaReply, Opaque};
 use crate::server::Server;
 
@@ -436,10 +436,7 @@ impl Lane {
                 && !(conn.incarnation.markerless && latest.is_some_and(|l| l.markerless));
             // One clock read for both ages (every request passes here).
             let now = Instant::now();
-            let old = conn
-                .incarnation
-                .clock
-                .is_some_and(|c| now.saturating_duration_since(c.sent) > CLOCK_MAX_AGE);
+            let old = conn.incarnation.clock.is_some_and(|c| c.is_old_at(now));
             let mut stale = old || moved || state.retire;
             // Idle long enough for the server to have closed it (a restart):
             // peek before a request is encoded for its incarnation.

@@ -100,10 +100,10 @@ impl MetaReply {
         self.get(HAS_FLAGS, self.client_flags)
     }
 
-    /// Set (or, with `None`, clear) the CAS id.
-    pub(crate) fn set_cas(&mut self, cas: Option<u64>) {
-        self.cas = cas.unwrap_or(0);
-        self.has = (self.has & !HAS_CAS) | if cas.is_some() { HAS_CAS } else { 0 };
+    /// Set the CAS id.
+    pub(crate) fn set_cas(&mut self, cas: u64) {
+        self.cas = cas;
+        self.has |= HAS_CAS;
     }
 }
 
@@ -111,8 +111,6 @@ const HAS_CAS: u8 = 1;
 const HAS_TTL: u8 = 2;
 const HAS_SIZE: u8 = 4;
 const HAS_FLAGS: u8 = 8;
-
-impl MetaReply {}
 
 /// How many bytes of an opaque token are kept, for messages: mcds sends
 /// at most 10 digits (a `u32`), and a reply is small because it is moved
@@ -140,11 +138,8 @@ impl Opaque {
         let kept = token.len().min(OPAQUE_INLINE);
         let mut head = [0; OPAQUE_INLINE];
         head[..kept].copy_from_slice(&token[..kept]);
-        let number = if (1..=10).contains(&token.len()) && token.iter().all(u8::is_ascii_digit) {
-            let n = token
-                .iter()
-                .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            u32::try_from(n).ok()
+        let number = if token.len() <= 10 {
+            plain_digits(token).and_then(|n| u32::try_from(n).ok())
         } else {
             None
         };
@@ -203,17 +198,23 @@ impl fmt::Display for Opaque {
 /// `token` read as a number of type `T` the way memcache reads a numeric
 /// flag (UTF-8, then `str::parse`).
 fn parse_number<T: std::str::FromStr + TryFrom<u64>>(token: &[u8]) -> Option<T> {
-    // Up to 19 plain digits fit a u64 and read the same as `str::parse`
-    // reads them: done here, without the UTF-8 check and the generic
+    // Plain digits are read without the UTF-8 check and the generic
     // parser, since a pipeline reads a few per reply. Anything else (a
     // sign, more digits, other bytes) goes through `str::parse`.
-    if (1..=19).contains(&token.len()) && token.iter().all(u8::is_ascii_digit) {
-        let n = token
-            .iter()
-            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-        return T::try_from(n).ok();
+    match plain_digits(token) {
+        Some(n) => T::try_from(n).ok(),
+        None => std::str::from_utf8(token).ok()?.parse().ok(),
     }
-    std::str::from_utf8(token).ok()?.parse().ok()
+}
+
+/// `token` as a number if it is 1 to 19 ASCII digits (leading zeros
+/// allowed), which always fit a `u64` and read as `str::parse` reads them.
+fn plain_digits(token: &[u8]) -> Option<u64> {
+    ((1..=19).contains(&token.len()) && token.iter().all(u8::is_ascii_digit)).then(|| {
+        token
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))
+    })
 }
 
 /// A numeric flag's value, or memcache's error for it.
@@ -344,7 +345,7 @@ fn parse_line(line: &[u8]) -> Result<Parsed, Error> {
                 reply.client_flags = n;
                 reply.has |= HAS_FLAGS;
             }),
-            b'c' => numeric_flag(rest).map(|n| reply.set_cas(Some(n))),
+            b'c' => numeric_flag(rest).map(|n| reply.set_cas(n)),
             b't' => numeric_flag(rest).map(|n| {
                 reply.ttl = n;
                 reply.has |= HAS_TTL;
@@ -401,7 +402,8 @@ pub(crate) fn read_reply(
     let buffered = match reader.fill_buf() {
         Ok(available) => {
             let window = &available[..available.len().min(MAX_LINE + 1)];
-            memchr_newline(window).map(|end| (parse_line(trim_cr(&window[..end])), end + 1))
+            let newline = window.iter().position(|&b| b == b'\n');
+            newline.map(|end| (parse_line(trim_cr(&window[..end])), end + 1))
         }
         Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
         Err(e) => return Err(e.into()),
@@ -449,7 +451,7 @@ pub(crate) fn read_reply(
             // on after the block's `len + 2` bytes.
             reader.consume(len + 2);
             if !framed {
-                return Err(Error::Protocol("data block missing CRLF terminator".into()));
+                return Err(unterminated());
             }
             reply.value = Some(block);
             flags?;
@@ -460,7 +462,7 @@ pub(crate) fn read_reply(
         let mut end = Block::new();
         read_block(reader, 2, &mut end)?;
         if end[..] != *b"\r\n" {
-            return Err(Error::Protocol("data block missing CRLF terminator".into()));
+            return Err(unterminated());
         }
         reply.value = Some(block);
     }
@@ -468,9 +470,9 @@ pub(crate) fn read_reply(
     Ok(reply)
 }
 
-/// Where the first `\n` of `bytes` is.
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+/// A data block not followed by `\r\n`.
+fn unterminated() -> Error {
+    Error::Protocol("data block missing CRLF terminator".into())
 }
 
 /// A line without the one `\r` that may end it.

@@ -45,6 +45,17 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime for the async tests")
 }
 
+/// A current-thread tokio runtime with timers and I/O on: what
+/// `#[tokio::main(flavor = "current_thread")]` builds, for the tests of
+/// what mcds does on such a runtime (it runs tasks only inside its
+/// `block_on`).
+pub fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread tokio runtime for the async tests")
+}
+
 /// The embedded store on a [`ManualClock`](mcds_core::ManualClock)
 /// standing at `unix_ms`, and a [`Scope`](mcds_core::Scope) on it with the
 /// same clock: the setup of every structure test that moves time by hand
@@ -93,6 +104,21 @@ pub fn counting_memcached(server: &MemcachedServer) -> std::sync::Arc<dyn mcds_c
         .get(&mcds_core::Key::new("warm").expect("a key"))
         .expect("warm the connection");
     std::sync::Arc::new(store)
+}
+
+/// A [`MemcachedStore`](mcds_memcached::MemcachedStore) on `server` with
+/// `connections` shared connections (lanes): the store of the tests of
+/// what happens across a server's connections.
+pub fn store_with_connections(
+    server: &MemcachedServer,
+    connections: usize,
+) -> std::sync::Arc<mcds_memcached::MemcachedStore> {
+    std::sync::Arc::new(
+        mcds_memcached::MemcachedStore::builder()
+            .connections_per_server(connections)
+            .connect([server.addr()])
+            .expect("connect"),
+    )
 }
 
 /// The round trips `f` makes through [`CountingStore`](mcds_core::CountingStore)s
@@ -145,6 +171,16 @@ pub fn fill_until_out_of_memory(store: &dyn mcds_core::Store) -> Vec<mcds_core::
         }
     }
     panic!("the server never filled up: is it memcached -M with a small -m?");
+}
+
+/// A `memcached -M` with 2 MB of memory, restarted and filled by "another
+/// application" before any mcds client connected, so that it has no
+/// incarnation marker and cannot take one ([`fill_without_marker`]).
+pub fn markerless_server() -> MemcachedServer {
+    let mut server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
+    server.restart();
+    fill_without_marker(&server);
+    server
 }
 
 /// Fill `server` (a `memcached -M`, no eviction, restarted or fresh) the
