@@ -39,10 +39,14 @@ fn ffi_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcds-ffi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A directory of the test's own for what it compiles, removed when the
+/// test ends (a static C test binary with debug info is about 76 MB, and
+/// nextest runs each test in a process of its own).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("mcds-ffi-")
+        .tempdir()
+        .expect("a scratch directory")
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -84,13 +88,8 @@ const SONAME: &str = "libmcds.so.0";
 /// SONAME, and `libmcds.so` linking to it for the linker. A program linked
 /// here records the SONAME and loads `libmcds.so.0` at run time, as it
 /// would from an install, so the tests fail if the SONAME is missing.
-fn installed_lib_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(lay_out_installed_lib).clone()
-}
-
-fn lay_out_installed_lib() -> PathBuf {
-    let dir = scratch("lib");
+fn lay_out_installed_lib(scratch: &Path) -> PathBuf {
+    let dir = scratch.join("lib");
     std::fs::create_dir_all(&dir).unwrap();
     let real = dir.join(SONAME);
     let _ = std::fs::remove_file(&real);
@@ -102,9 +101,9 @@ fn lay_out_installed_lib() -> PathBuf {
 }
 
 /// Compile the C test with `extra` flags, linked to the shared library.
-fn compile(name: &str, extra: &[&str]) -> PathBuf {
-    let lib = installed_lib_dir();
-    let exe = scratch(name);
+fn compile(scratch: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let lib = lay_out_installed_lib(scratch);
+    let exe = scratch.join(name);
     run(cc()
         .arg("-g")
         .args(extra)
@@ -121,7 +120,8 @@ fn compile(name: &str, extra: &[&str]) -> PathBuf {
 #[test]
 fn c_test_suite() {
     let server = MemcachedServer::start_default();
-    let exe = compile("test_mcds", &[]);
+    let scratch = scratch();
+    let exe = compile(scratch.path(), "test_mcds", &[]);
     let out = run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
     assert!(String::from_utf8_lossy(&out.stdout).contains("= 40000"));
 }
@@ -129,7 +129,9 @@ fn c_test_suite() {
 #[test]
 fn c_test_suite_with_asan_and_ubsan() {
     let server = MemcachedServer::start_default();
+    let scratch = scratch();
     let exe = compile(
+        scratch.path(),
         "test_mcds_asan",
         &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
     );
@@ -142,7 +144,8 @@ fn c_test_suite_with_asan_and_ubsan() {
 #[test]
 fn c_test_suite_under_valgrind() {
     let server = MemcachedServer::start_default();
-    let exe = compile("test_mcds_valgrind", &[]);
+    let scratch = scratch();
+    let exe = compile(scratch.path(), "test_mcds_valgrind", &[]);
     let out = run(Command::new("valgrind")
         .args([
             "--error-exitcode=1",
@@ -171,7 +174,8 @@ fn the_shared_library_has_its_soname_and_programs_record_it() {
         "{} has no SONAME {SONAME}:\n{dynamic}",
         lib.display()
     );
-    let exe = compile("test_mcds_needed", &[]);
+    let scratch = scratch();
+    let exe = compile(scratch.path(), "test_mcds_needed", &[]);
     let out = run(Command::new("readelf").arg("-d").arg(&exe));
     let dynamic = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -183,7 +187,8 @@ fn the_shared_library_has_its_soname_and_programs_record_it() {
 #[test]
 fn c_links_statically() {
     let lib = lib_dir();
-    let exe = scratch("test_mcds_static");
+    let scratch = scratch();
+    let exe = scratch.path().join("test_mcds_static");
     run(cc()
         .arg(lib.join("libmcds.a"))
         .args(["-lpthread", "-ldl", "-lm", "-o"])

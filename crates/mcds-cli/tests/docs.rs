@@ -15,9 +15,11 @@ fn complete(words: &[&str]) -> Vec<String> {
     // a script rewritten while another bash sources it completes nothing.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("mcds-completion-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("mcds-{call}.bash"));
+    let dir = tempfile::Builder::new()
+        .prefix("mcds-completion-")
+        .tempdir()
+        .expect("a scratch directory");
+    let file = dir.path().join(format!("mcds-{call}.bash"));
     std::fs::write(&file, &script.stdout).unwrap();
     let words: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let probe = format!(
