@@ -136,7 +136,11 @@ struct Job {
     payload: Vec<u8>,
     expect: Expect,
     deadline: Instant,
-    slot: Arc<Slot>,
+    /// Where its caller waits for the delivery; `None` for the request of
+    /// the caller that found the lane idle and drives it: its delivery is
+    /// kept in its [`Driver`] ([`Own::Here`]), so the uncontended request
+    /// costs no allocation and no lock for it.
+    slot: Option<Arc<Slot>>,
     /// Its caller is a future (it never drives: the lane's helper thread
     /// does it for it).
     is_async: bool,
@@ -185,6 +189,48 @@ impl Slot {
                 *state = other;
                 None
             }
+        }
+    }
+}
+
+/// Where a driver's own request's delivery goes.
+enum Own {
+    /// Its caller found the lane idle: the delivery is kept here (its job
+    /// has no slot).
+    Here(Option<Delivery>),
+    /// Its caller was handed the lane (or it is the helper thread, with a
+    /// slot nobody waits on): the delivery goes to the slot, as to any
+    /// waiting caller's.
+    Slot(Arc<Slot>),
+}
+
+impl Own {
+    fn take(&mut self) -> Option<Delivery> {
+        match self {
+            Own::Here(delivery) => delivery.take(),
+            Own::Slot(slot) => slot.take(),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        match self {
+            Own::Here(delivery) => delivery.is_some(),
+            Own::Slot(slot) => slot.is_done(),
+        }
+    }
+}
+
+/// Hand `delivery` to the caller of the job whose slot is `slot` (`None`:
+/// the driver's own, kept in `own`).
+fn deliver(own: &mut Own, slot: Option<Arc<Slot>>, delivery: Delivery) {
+    match slot {
+        Some(slot) => slot.set(SlotState::Done(delivery)),
+        None => {
+            if let Own::Here(kept) = own {
+                *kept = Some(delivery);
+            }
+            // (A job without a slot is only ever its driver's own, and
+            // such a driver's `own` is `Here`.)
         }
     }
 }
@@ -242,8 +288,10 @@ impl Drop for Lane {
 struct LaneState {
     /// The connection while nobody drives (the driver holds it otherwise);
     /// `None` with `incarnation` `None`: no connection (never dialed, or it
-    /// failed).
-    conn: Option<Conn>,
+    /// failed). Boxed: it passes between the lane and each request's
+    /// driver, and a driver is moved through its caller's futures (a
+    /// pointer is copied, not the connection and its buffers).
+    conn: Option<Box<Conn>>,
     /// The live connection's incarnation (whoever holds it).
     incarnation: Option<Incarnation>,
     /// Counts connections: which one a delivery came on.
@@ -258,15 +306,14 @@ struct LaneState {
     dial_failures: u64,
     driving: bool,
     queue: VecDeque<Job>,
+    /// The in-flight list of the last driver, empty, kept for the next
+    /// one (its room is reused: no allocation per request).
+    spare: Vec<Job>,
     /// When the connection was last put down by a driver.
     idle_since: Instant,
 }
 
 /// What submitting a request made of the caller.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "a ticket lives on its caller's stack for one request: boxing the driver would allocate per op"
-)]
 pub(crate) enum Ticket<'l> {
     /// The lane was idle: the caller wrote the request (with whatever else
     /// was queued) and must now read the replies ([`Driver::finish`]).
@@ -332,6 +379,7 @@ impl Lane {
                 dial_failures: 0,
                 driving: false,
                 queue: VecDeque::new(),
+                spare: Vec::new(),
                 idle_since: Instant::now(),
             }),
             opaque: AtomicU32::new(1),
@@ -413,7 +461,7 @@ impl Lane {
         let conn = dialed?;
         self.counters.dials.fetch_add(1, Ordering::Relaxed);
         let incarnation = conn.incarnation;
-        state.conn = Some(conn);
+        state.conn = Some(Box::new(conn));
         state.incarnation = Some(incarnation);
         state.generation += 1;
         state.idle_since = Instant::now();
@@ -468,38 +516,44 @@ impl Lane {
         incarnation: Incarnation,
         deadline: Instant,
     ) -> Result<Ticket<'_>, Error> {
-        let slot = Slot::new();
-        let job = Job {
-            payload,
-            expect,
-            deadline,
-            slot: Arc::clone(&slot),
-            is_async: false,
-        };
         let mut state = self.state.lock();
         let current = self.ensure(&mut state, server, config)?;
         if current != incarnation {
             return Err(restarted(&server.addr));
         }
-        state.queue.push_back(job);
         if state.driving {
+            let slot = Slot::new();
+            state.queue.push_back(Job {
+                payload,
+                expect,
+                deadline,
+                slot: Some(Arc::clone(&slot)),
+                is_async: false,
+            });
             return Ok(Ticket::Wait(self, slot));
         }
+        // Idle (so nothing is queued): this caller drives, and its request
+        // goes first, with no slot (its delivery stays in the driver).
+        state.queue.push_back(Job {
+            payload,
+            expect,
+            deadline,
+            slot: None,
+            is_async: false,
+        });
         state.driving = true;
         let conn = state.conn.take();
         let generation = state.generation;
+        let in_flight = std::mem::take(&mut state.spare);
         drop(state);
-        let Some(conn) = conn else {
-            // `ensure` left a connection and nobody drove: unreachable, but
-            // a driver without one fails its batch cleanly.
-            return Ok(Ticket::Drive(Driver::broken(self, slot)));
-        };
+        // (`ensure` left a connection and nobody drove, so `conn` is
+        // there; a driver without one would fail its batch cleanly.)
         let mut driver = Driver {
             lane: self,
-            conn: Some(conn),
-            own: slot,
+            conn,
+            own: Own::Here(None),
             generation,
-            in_flight: Vec::new(),
+            in_flight,
         };
         driver.write();
         Ok(Ticket::Drive(driver))
@@ -587,7 +641,7 @@ impl Lane {
             payload,
             expect,
             deadline,
-            slot: Arc::clone(&slot),
+            slot: Some(Arc::clone(&slot)),
             is_async: true,
         });
         if !state.driving {
@@ -623,6 +677,8 @@ impl Lane {
                     queued,
                     0,
                     "not sent: no thread could be started to drive the connection",
+                    // (Queued jobs all have slots: see `Own::Here`.)
+                    &mut Own::Here(None),
                 );
                 return;
             }
@@ -637,13 +693,14 @@ impl Lane {
         let mut state = self.state.lock();
         let conn = state.conn.take();
         let generation = state.generation;
+        let in_flight = std::mem::take(&mut state.spare);
         drop(state);
         Driver {
             lane: self,
             conn,
-            own,
+            own: Own::Slot(own),
             generation,
-            in_flight: Vec::new(),
+            in_flight,
         }
     }
 
@@ -714,29 +771,21 @@ pub(crate) fn restarted(server: &str) -> Error {
 /// reads its replies.
 pub(crate) struct Driver<'l> {
     lane: &'l Lane,
-    conn: Option<Conn>,
-    own: Arc<Slot>,
+    conn: Option<Box<Conn>>,
+    own: Own,
     generation: u64,
-    /// The jobs of the current write, in order.
+    /// The jobs of the current write, in order (empty between writes; its
+    /// room goes back to the lane with the connection).
     in_flight: Vec<Job>,
 }
 
-impl<'l> Driver<'l> {
-    fn broken(lane: &'l Lane, own: Arc<Slot>) -> Driver<'l> {
-        Driver {
-            lane,
-            conn: None,
-            own,
-            generation: 0,
-            in_flight: Vec::new(),
-        }
-    }
-
+impl Driver<'_> {
     /// Take what is queued (up to [`MAX_WRITE`] bytes) and write it in one
     /// write. On a failure every job of the batch is delivered at once
     /// (sent or not, by how far the write got) and the connection is gone.
     fn write(&mut self) {
-        let mut batch = Vec::new();
+        // (Empty: the last write's jobs were all delivered by `read`.)
+        let batch = &mut self.in_flight;
         {
             let mut state = self.lane.state.lock();
             let mut bytes = 0;
@@ -753,9 +802,10 @@ impl<'l> Driver<'l> {
         }
         let Some(conn) = self.conn.as_mut() else {
             fail_unsent(
-                batch,
+                batch.drain(..),
                 self.generation,
                 "not sent: the lane had no connection",
+                &mut self.own,
             );
             return;
         };
@@ -775,7 +825,7 @@ impl<'l> Driver<'l> {
             conn.write_payload(&batch[0].payload)
         } else {
             let mut buf = Vec::with_capacity(batch.iter().map(|j| j.payload.len()).sum());
-            for job in &batch {
+            for job in batch.iter() {
                 buf.extend_from_slice(&job.payload);
             }
             conn.write_payload(&buf)
@@ -783,22 +833,21 @@ impl<'l> Driver<'l> {
         if let Err(e) = outcome {
             self.conn = None;
             let mut start = 0;
-            for job in batch {
+            for job in batch.drain(..) {
                 let end = start + job.payload.len();
                 let sent = written > start;
                 start = end;
                 let error = io::Error::new(e.kind(), e.to_string());
-                job.slot.set(SlotState::Done(Delivery {
+                let delivery = Delivery {
                     replies: vec![Err(error.into())],
                     sent,
                     generation: self.generation,
                     stats: None,
                     payload: job.payload,
-                }));
+                };
+                deliver(&mut self.own, job.slot, delivery);
             }
-            return;
         }
-        self.in_flight = batch;
     }
 
     /// Read the replies of the batch in flight, deliver them, and then either
@@ -832,14 +881,14 @@ impl<'l> Driver<'l> {
 
     /// Read and deliver the replies of every job in flight, in order.
     fn read(&mut self) {
-        let jobs = std::mem::take(&mut self.in_flight);
-        let mut jobs = jobs.into_iter();
-        for job in jobs.by_ref() {
+        let mut jobs = std::mem::take(&mut self.in_flight);
+        for job in jobs.drain(..) {
             let Some(conn) = self.conn.as_mut() else {
                 deliver_lost(
                     job,
                     self.generation,
                     "the connection failed before this reply",
+                    &mut self.own,
                 );
                 continue;
             };
@@ -865,17 +914,19 @@ impl<'l> Driver<'l> {
             } else {
                 read_job(conn, job.expect, &mut replies)
             };
-            job.slot.set(SlotState::Done(Delivery {
+            let delivery = Delivery {
                 replies,
                 sent: true,
                 generation: self.generation,
                 stats,
                 payload: job.payload,
-            }));
+            };
+            deliver(&mut self.own, job.slot, delivery);
             if !healthy {
                 self.conn = None;
             }
         }
+        self.in_flight = jobs;
     }
 
     /// Let go of the lane: keep the connection for the next caller (or close
@@ -884,6 +935,9 @@ impl<'l> Driver<'l> {
     /// connection failed) everything queued is given back unsent instead.
     fn put_down(&mut self, fail_queue: bool) {
         let mut state = self.lane.state.lock();
+        if self.in_flight.is_empty() {
+            state.spare = std::mem::take(&mut self.in_flight);
+        }
         let alive = self.conn.is_some() && !state.retire;
         if alive {
             state.conn = self.conn.take();
@@ -894,7 +948,11 @@ impl<'l> Driver<'l> {
             state.retire = false;
         }
         state.idle_since = Instant::now();
-        if !alive || fail_queue {
+        // (Only a driver's own job has no slot, and it goes out in the
+        // driver's first write: the queue never holds one. Were it first,
+        // nobody could take the lane: the queue fails instead.)
+        let stranded = state.queue.front().is_some_and(|j| j.slot.is_none());
+        if !alive || fail_queue || stranded {
             let queued: Vec<Job> = state.queue.drain(..).collect();
             state.driving = false;
             drop(state);
@@ -902,6 +960,7 @@ impl<'l> Driver<'l> {
                 queued,
                 self.generation,
                 "not sent: the connection failed before this request was written",
+                &mut self.own,
             );
             return;
         }
@@ -914,8 +973,8 @@ impl<'l> Driver<'l> {
                 if next.is_async {
                     drop(state);
                     self.lane.wake_helper();
-                } else {
-                    next.slot.set(SlotState::Drive);
+                } else if let Some(slot) = &next.slot {
+                    slot.set(SlotState::Drive);
                 }
             }
         }
@@ -932,6 +991,7 @@ impl Drop for Driver<'_> {
                 job,
                 self.generation,
                 "the caller reading this reply panicked",
+                &mut self.own,
             );
         }
         if !self.own.is_done() && std::thread::panicking() {
@@ -941,20 +1001,21 @@ impl Drop for Driver<'_> {
     }
 }
 
-fn fail_unsent(jobs: Vec<Job>, generation: u64, why: &str) {
+fn fail_unsent(jobs: impl IntoIterator<Item = Job>, generation: u64, why: &str, own: &mut Own) {
     for job in jobs {
-        job.slot.set(SlotState::Done(Delivery {
+        let delivery = Delivery {
             replies: vec![Err(io::Error::new(io::ErrorKind::NotConnected, why).into())],
             sent: false,
             generation,
             stats: None,
             payload: job.payload,
-        }));
+        };
+        deliver(own, job.slot, delivery);
     }
 }
 
-fn deliver_lost(job: Job, generation: u64, why: &str) {
-    job.slot.set(SlotState::Done(Delivery {
+fn deliver_lost(job: Job, generation: u64, why: &str, own: &mut Own) {
+    let delivery = Delivery {
         replies: vec![Err(
             io::Error::new(io::ErrorKind::ConnectionAborted, why).into()
         )],
@@ -962,7 +1023,8 @@ fn deliver_lost(job: Job, generation: u64, why: &str) {
         generation,
         stats: None,
         payload: job.payload,
-    }));
+    };
+    deliver(own, job.slot, delivery);
 }
 
 /// The helper thread of lane `index`: drive the lane whenever asked, until

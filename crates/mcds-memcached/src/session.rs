@@ -136,7 +136,11 @@ impl<'a> Session<'a> {
         expect: Expect,
         deadline: Instant,
     ) -> Result<Ticket<'a>, Error> {
-        let pinned = self.incarnation_io(io).await?;
+        // Compared, not encoded for: a pinned session needs no fresh clock.
+        let pinned = match self.pinned {
+            Some(pinned) => pinned,
+            None => self.incarnation_io(io).await?,
+        };
         match io {
             Io::Blocking => {
                 self.lane
