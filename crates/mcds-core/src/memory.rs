@@ -447,6 +447,10 @@ impl MemoryStore {
 
     /// The live entry of `key`, now the most recently used; an expired one
     /// is removed (and `None`).
+    // Inlined into each operation, as is `apply_delta`: as calls, their
+    // prologues and moves were a fifth of an embedded increment (callgrind:
+    // 315 instructions an increment as calls, 246 inlined).
+    #[inline(always)]
     fn live<'m>(
         &self,
         map: &'m mut Map,
@@ -747,6 +751,8 @@ impl MemoryStore {
     /// result is kept as a number ([`Entry::counter`]): one lookup, no
     /// parsing or formatting, and no allocation unless it needs more
     /// digits than the value has.
+    // Inlined: see `live`.
+    #[inline(always)]
     fn apply_delta(
         &self,
         shard: &mut Shard,
