@@ -13,31 +13,7 @@ use mcds_core::Store;
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("MCDS_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    println!("seed: MCDS_TEST_SEED={seed}");
-    seed
-}
+use rand::RngExt;
 
 fn current_thread() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -48,7 +24,7 @@ fn current_thread() -> tokio::runtime::Runtime {
 
 #[test]
 fn reacquire_after_background_release_and_runtime_drop() {
-    let mut rng = Rng(seed());
+    let mut rng = mcds_testkit::seed::rng("async release race");
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let lock = Lock::new(Arc::clone(&store), "r8-reacquire", Duration::from_secs(30)).unwrap();
@@ -60,8 +36,8 @@ fn reacquire_after_background_release_and_runtime_drop() {
         let g1 = rt
             .block_on(lock.acquire_async(Duration::from_secs(5)))
             .unwrap();
-        let mode = rng.next() % 3;
-        let pause = Duration::from_micros(rng.next() % 600);
+        let mode = rng.random_range(0..3u32);
+        let pause = Duration::from_micros(rng.random_range(0..600));
         let rt = match mode {
             // Dropped in the runtime, re-acquired on the same runtime.
             0 => {

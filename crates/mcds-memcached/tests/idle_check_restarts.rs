@@ -28,6 +28,18 @@ fn kind(e: &mcds_core::Error) -> String {
         .to_string()
 }
 
+/// A pause of 100 to 300 µs before a request, and which side of the
+/// 200 µs idle check it falls on.
+fn pace(rng: &mut Rng) -> (Duration, &'static str) {
+    let gap = Duration::from_micros(100 + rng.below(200));
+    let side = if gap > Duration::from_micros(200) {
+        "over"
+    } else {
+        "under"
+    };
+    (gap, side)
+}
+
 fn pause(d: Duration) {
     let t = Instant::now();
     while t.elapsed() < d {
@@ -59,12 +71,7 @@ fn requests_paced_around_the_idle_check_across_restarts() {
                 i += 1;
                 let key = k(&format!("idle-{}", i % 64));
                 let value = format!("v{i}");
-                let gap = Duration::from_micros(100 + rng.below(200));
-                let side = if gap > Duration::from_micros(200) {
-                    "over"
-                } else {
-                    "under"
-                };
+                let (gap, side) = pace(&mut rng);
                 pause(gap);
                 let set = store.set(&key, value.as_bytes(), Ttl::Never);
                 let tag = match &set {
@@ -72,12 +79,7 @@ fn requests_paced_around_the_idle_check_across_restarts() {
                     Err(e) => kind(e),
                 };
                 *outcomes.entry(format!("set {side} {tag}")).or_default() += 1;
-                let gap = Duration::from_micros(100 + rng.below(200));
-                let side = if gap > Duration::from_micros(200) {
-                    "over"
-                } else {
-                    "under"
-                };
+                let (gap, side) = pace(&mut rng);
                 pause(gap);
                 let tag = match store.get(&key) {
                     Ok(Some(v)) if v.value[..] == *value.as_bytes() => "ok".to_string(),
