@@ -16,6 +16,10 @@
 //! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into README.md
 //! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
 //! PEERS_SCALE=20 PEERS_ARMS="mcds many" perf record -g target/release/deps/peers-* --bench   # 20× the work
+//! # the client's instructions (repeatable whatever the VM's mode): compare the two
+//! # functions' inclusive counts in `callgrind_annotate --inclusive=yes callgrind.out.*`
+//! PEERS_FILTER="1 caller" PEERS_ARMS=incr valgrind --tool=callgrind --collect-atstart=no \
+//!   --toggle-collect='*Counter::incr*' --toggle-collect='*Raw::exchange*' target/release/deps/peers-* --bench
 //! ```
 //!
 //! redis-server comes from `PATH` (or `$MCDS_REDIS_BIN`); without it the
