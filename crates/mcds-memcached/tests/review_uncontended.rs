@@ -78,6 +78,63 @@ impl Shared {
     }
 }
 
+/// Wait up to 10 s for `total` workers to report on `done_rx` (an op is
+/// bounded by its timeouts; a hang or a stuck lane keeps a worker
+/// forever), print the run's figures, and fail on a hang.
+fn stop_and_report(
+    shared: &Shared,
+    store: &MemcachedStore,
+    done_rx: &mpsc::Receiver<String>,
+    total: usize,
+) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut stopped = Vec::new();
+    while stopped.len() < total {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(left) {
+            Ok(who) => stopped.push(who),
+            Err(_) => break,
+        }
+    }
+    let (worst, what) = shared.worst.lock().unwrap().clone();
+    println!("worst op: {worst:?} ({what})");
+    for (kind, n) in shared.kinds.lock().unwrap().iter() {
+        println!("  {n:>8} x {kind}");
+    }
+    println!("{:?}", store.connection_stats());
+    assert_eq!(
+        stopped.len(),
+        total,
+        "HANG: {} of {total} workers did not stop within 10 s (stopped: {stopped:?})",
+        total - stopped.len()
+    );
+}
+
+/// Worker `w`'s own generator, derived from the test's seed.
+fn worker_rng(seed: u64, w: usize) -> Rng {
+    Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// A tokio runtime with 2 workers, as the machine has 2 cores.
+fn two_worker_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Fail on any wrong outcome a worker recorded.
+fn assert_nothing_wrong(shared: &Shared) {
+    let wrong = shared.wrong.lock().unwrap();
+    assert!(
+        wrong.is_empty(),
+        "{} wrong outcomes, first: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(5)]
+    );
+}
+
 fn base(worker: usize, j: usize) -> u64 {
     (worker as u64 * 100 + j as u64 + 1) * 1_000_000_000
 }
@@ -235,7 +292,7 @@ fn run(cfg: Cfg) {
             done_tx.clone(),
         );
         let chaos = cfg.chaos;
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         threads.push(std::thread::spawn(move || {
             let keys = keys_of(w);
             let mut acct = vec![Acct::default(); keys.len()];
@@ -326,11 +383,7 @@ fn run(cfg: Cfg) {
         }));
     }
     // Async callers: singles and pipelines, some cancelled.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = two_worker_runtime();
     let first_async = cfg.sync_single + cfg.sync_pipe;
     for a in 0..cfg.async_tasks {
         let w = first_async + a;
@@ -342,7 +395,7 @@ fn run(cfg: Cfg) {
             done_tx.clone(),
         );
         let chaos = cfg.chaos;
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         rt.spawn(async move {
             let keys = keys_of(w);
             let mut acct = vec![Acct::default(); keys.len()];
@@ -441,30 +494,7 @@ fn run(cfg: Cfg) {
     }
     println!("{events} chaos events in {:?}", started.elapsed());
     stop.store(true, Ordering::Relaxed);
-    // Every worker must stop within this time (an op is bounded by its
-    // timeouts; a hang or a stuck lane would keep a worker forever).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let total = workers + cfg.readers + 1;
-    let mut stopped = Vec::new();
-    while stopped.len() < total {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match done_rx.recv_timeout(left) {
-            Ok(who) => stopped.push(who),
-            Err(_) => break,
-        }
-    }
-    let (worst, what) = shared.worst.lock().unwrap().clone();
-    println!("worst op: {worst:?} ({what})");
-    for (kind, n) in shared.kinds.lock().unwrap().iter() {
-        println!("  {n:>8} x {kind}");
-    }
-    println!("{:?}", store.connection_stats());
-    assert_eq!(
-        stopped.len(),
-        total,
-        "HANG: {} of {total} workers did not stop within 10 s (stopped: {stopped:?})",
-        total - stopped.len()
-    );
+    stop_and_report(&shared, &store, &done_rx, workers + cfg.readers + 1);
     for t in threads {
         t.join().unwrap();
     }
@@ -545,13 +575,7 @@ fn run(cfg: Cfg) {
             accts.len()
         );
     }
-    let wrong = shared.wrong.lock().unwrap();
-    assert!(
-        wrong.is_empty(),
-        "{} wrong outcomes, first: {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(5)]
-    );
+    assert_nothing_wrong(&shared);
     drop(rt);
 }
 
@@ -735,7 +759,7 @@ fn big_and_small_writes_on_one_connection_across_freezes() {
     for w in 0..sync_writers {
         let (store, shared, stop, done) =
             (store.clone(), shared.clone(), stop.clone(), done_tx.clone());
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         std::thread::spawn(move || {
             let who = format!("sync writer {w}");
             let key = k(&format!("r9-wr-{w}"));
@@ -756,16 +780,12 @@ fn big_and_small_writes_on_one_connection_across_freezes() {
             let _ = done.send(who);
         });
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = two_worker_runtime();
     for a in 0..async_writers {
         let w = sync_writers + a;
         let (store, shared, stop, done) =
             (store.clone(), shared.clone(), stop.clone(), done_tx.clone());
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         rt.spawn(async move {
             let who = format!("async writer {w}");
             let key = k(&format!("r9-wr-{w}"));
@@ -804,32 +824,8 @@ fn big_and_small_writes_on_one_connection_across_freezes() {
     }
     stop.store(true, Ordering::Relaxed);
     println!("{freezes} freezes in {:?}", started.elapsed());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut stopped = Vec::new();
-    while stopped.len() < sync_writers + async_writers {
-        match done_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(who) => stopped.push(who),
-            Err(_) => break,
-        }
-    }
-    let (worst, what) = shared.worst.lock().unwrap().clone();
-    println!("worst op: {worst:?} ({what})");
-    for (kind, n) in shared.kinds.lock().unwrap().iter() {
-        println!("  {n:>8} x {kind}");
-    }
-    println!("{:?}", store.connection_stats());
-    assert_eq!(
-        stopped.len(),
-        sync_writers + async_writers,
-        "HANG: stopped only {stopped:?}"
-    );
-    let wrong = shared.wrong.lock().unwrap();
-    assert!(
-        wrong.is_empty(),
-        "{} wrong outcomes, first: {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(5)]
-    );
+    stop_and_report(&shared, &store, &done_rx, sync_writers + async_writers);
+    assert_nothing_wrong(&shared);
     drop(rt);
 }
 
@@ -925,7 +921,7 @@ fn counters_across_kills_are_exact_per_server_process() {
     for w in 0..sync_n {
         let (store, shared, stop, done) =
             (store.clone(), shared.clone(), stop.clone(), done_tx.clone());
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         std::thread::spawn(move || {
             let who = format!("sync {w}");
             let key = k(&format!("r9-ep-{w}"));
@@ -956,16 +952,12 @@ fn counters_across_kills_are_exact_per_server_process() {
             let _ = done.send(format!("{who} ({} epochs)", e.epochs));
         });
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = two_worker_runtime();
     for a in 0..async_n {
         let w = sync_n + a;
         let (store, shared, stop, done) =
             (store.clone(), shared.clone(), stop.clone(), done_tx.clone());
-        let mut rng = Rng(seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = worker_rng(seed, w);
         rt.spawn(async move {
             let who = format!("async {w}");
             let key = k(&format!("r9-ep-{w}"));
@@ -1014,28 +1006,7 @@ fn counters_across_kills_are_exact_per_server_process() {
     }
     stop.store(true, Ordering::Relaxed);
     println!("{kills} kills in {:?}", started.elapsed());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut stopped = Vec::new();
-    while stopped.len() < sync_n + async_n {
-        match done_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(who) => stopped.push(who),
-            Err(_) => break,
-        }
-    }
-    let (worst, what) = shared.worst.lock().unwrap().clone();
-    println!("worst op: {worst:?} ({what})");
-    for (kind, n) in shared.kinds.lock().unwrap().iter() {
-        println!("  {n:>8} x {kind}");
-    }
-    println!("{:?}", store.connection_stats());
-    println!("stopped: {stopped:?}");
-    assert_eq!(stopped.len(), sync_n + async_n, "HANG");
-    let wrong = shared.wrong.lock().unwrap();
-    assert!(
-        wrong.is_empty(),
-        "{} wrong outcomes, first: {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(5)]
-    );
+    stop_and_report(&shared, &store, &done_rx, sync_n + async_n);
+    assert_nothing_wrong(&shared);
     drop(rt);
 }
