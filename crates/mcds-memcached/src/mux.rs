@@ -521,26 +521,20 @@ impl Lane {
         if current != incarnation {
             return Err(restarted(&server.addr));
         }
-        if state.driving {
-            let slot = Slot::new();
-            state.queue.push_back(Job {
-                payload,
-                expect,
-                deadline,
-                slot: Some(Arc::clone(&slot)),
-                is_async: false,
-            });
-            return Ok(Ticket::Wait(self, slot));
-        }
-        // Idle (so nothing is queued): this caller drives, and its request
-        // goes first, with no slot (its delivery stays in the driver).
+        // A caller that finds the lane idle (so nothing is queued) drives,
+        // and its request goes first with no slot (its delivery stays in
+        // the driver); one that finds it driven waits on a slot.
+        let slot = state.driving.then(Slot::new);
         state.queue.push_back(Job {
             payload,
             expect,
             deadline,
-            slot: None,
+            slot: slot.clone(),
             is_async: false,
         });
+        if let Some(slot) = slot {
+            return Ok(Ticket::Wait(self, slot));
+        }
         state.driving = true;
         let conn = state.conn.take();
         let generation = state.generation;
