@@ -496,8 +496,14 @@ pub(crate) fn read_replies(
     ops: &[Op<'_>],
 ) -> (Vec<Outcome>, bool) {
     let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
-    let position_of = |r: &MetaReply| -> Option<usize> {
+    let position_of = |r: &MetaReply, last: Option<usize>| -> Option<usize> {
         let index = r.opaque.as_ref()?.index()?;
+        // Replies come in order: nearly always the op after the last one
+        // answered (always, in a batch of increments).
+        let next = last.map_or(0, |l| l + 1);
+        if part.get(next).is_some_and(|p| p.index == index) {
+            return Some(next);
+        }
         // A part's indices increase.
         part.binary_search_by_key(&index, |p| p.index).ok()
     };
@@ -512,7 +518,8 @@ pub(crate) fn read_replies(
                 let pos = if r.rc == ReturnCode::Mn {
                     Some(part.len())
                 } else {
-                    position_of(&r).filter(|&p| last.is_none_or(|l| p > l) && outcomes[p].is_none())
+                    position_of(&r, last)
+                        .filter(|&p| last.is_none_or(|l| p > l) && outcomes[p].is_none())
                 };
                 // A pair's own line is the last one before its `mg`'s reply.
                 let own = match pos {
@@ -521,12 +528,15 @@ pub(crate) fn read_replies(
                 };
                 let owned = pos.is_some_and(|p| p == part.len() || !part[p].pair || own.is_some());
                 // The rest are error lines of the commands in between.
-                let mut error_lines = Vec::with_capacity(untagged.len());
+                let mut error_lines = Vec::new();
                 let mut stray_text = false;
-                for u in untagged.drain(..) {
-                    match u {
-                        Untagged::Line(e) => error_lines.push(e),
-                        Untagged::Text(_) => stray_text = true,
+                if !untagged.is_empty() {
+                    error_lines.reserve(untagged.len());
+                    for u in untagged.drain(..) {
+                        match u {
+                            Untagged::Line(e) => error_lines.push(e),
+                            Untagged::Text(_) => stray_text = true,
+                        }
                     }
                 }
                 // A reply we cannot place, a pair's `mg` without its text
@@ -652,6 +662,10 @@ fn settle_gap(
     error_lines: &mut Vec<memcache::exp::Error>,
 ) -> bool {
     let start = after.map_or(0, |a| a + 1);
+    if start >= before && error_lines.is_empty() {
+        // Nothing in between (every reply of a batch of increments).
+        return true;
+    }
     let gap: Vec<usize> = (start..before).filter(|&i| outcomes[i].is_none()).collect();
     let server = errors.server;
     if error_lines.is_empty() {
