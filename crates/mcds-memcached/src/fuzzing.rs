@@ -440,13 +440,20 @@ fn read(
         rest: stream,
         state: State::Open,
     };
-    read_replies(
+    let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
+    let broken = read_replies(
         &mut replies,
         &fixture.errors(),
         &fixture.incarnation,
         part,
         batch,
-    )
+        &mut outcomes,
+    );
+    let outcomes = outcomes
+        .into_iter()
+        .map(|o| o.expect("read_replies fills every outcome"))
+        .collect();
+    (outcomes, broken)
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -772,6 +779,35 @@ mod tests {
     use super::*;
 
     use mcds_core::Error;
+
+    /// Crafted streams through the whole harness (parser, attribution to
+    /// the fixture's pipeline after every prefix of valid replies,
+    /// decoding): error lines among the replies, quiet ops, pairs, replies
+    /// out of order, twice or missing, odd spacing, bad flags on `VA`
+    /// lines, base64 keys, opaques of one digit and two.
+    #[test]
+    fn crafted_streams_through_the_harness() {
+        for case in [
+            &b"HD c30 O2\r\nSTORED\r\nVA 1 c31 O4\r\nv\r\nCLIENT_ERROR bad data chunk\r\nVA 1 c32 O6\r\nv\r\nMN\r\n"[..],
+            b"SERVER_ERROR out of memory storing object\r\nEXISTS\r\nEN O8\r\nHD O10\r\nMN\r\n",
+            b"HD O4\r\nHD O2\r\nMN\r\n",
+            b"HD O2\r\nHD O2\r\nMN\r\n",
+            b"HD O02\r\nNOT_STORED\r\nEN O004\r\nMN\r\n",
+            b"  HD   c5   O2  \r\n STORED \r\nEN O4\r\nMN\r\n",
+            b"HD c5 O2\r\nSTORED\r\nVA 1 cx O4\r\nv\r\nMN\r\n",
+            b"HD c5 O2\r\nSTORED\r\nVA 1 O4 b kQ\r\nv\r\nMN\r\n",
+            b"HD c5 O2\r\nSTORED\r\nVA 1 O4 b kQQ==\r\nv\r\nMN\r\n",
+            b"HD O0\r\nHD O1\r\nHD O2\r\nHD O3\r\nHD O4\r\nHD O5\r\nHD O6\r\nHD O7\r\nHD O8\r\nHD O9\r\nHD O10\r\nMN\r\n",
+            b"ERROR\r\nERROR\r\nERROR\r\nMN\r\n",
+            b"HD c5 O2\r\nEN O4\r\nNOT_FOUND\r\nMN\r\n",
+            b"HD c5 O2\r\nSTORED\r\nEN O4\r\nSTORED\r\nEN O6\r\nSTORED\r\nEN O6\r\nMN\r\n",
+            b"VA 1 O18\r\n4\r\nVA 1 O16\r\n4\r\nMN\r\n",
+            b"HD c5 O2\r\nMN O2\r\n",
+            b"MN\r\nHD O2\r\n",
+        ] {
+            replies(case);
+        }
+    }
 
     /// This server's part of the fixture batch, encoded.
     fn part(fixture: &Fixture) -> Vec<Planned> {

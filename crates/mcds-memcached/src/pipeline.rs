@@ -120,7 +120,11 @@ impl MemcachedStore {
         let mut outcomes: Vec<Option<Outcome>> = (0..ops.len()).map(|_| None).collect();
         // Each server's session is opened first: its ops are encoded for the
         // incarnation it reaches (CAS ids, version), and pinned to it.
-        let owner: Vec<usize> = ops.iter().map(|op| self.server_for(op.key())).collect();
+        let owner: Vec<usize> = if self.servers.len() == 1 {
+            vec![0; ops.len()]
+        } else {
+            ops.iter().map(|op| self.server_for(op.key())).collect()
+        };
         let mut counts = vec![0usize; self.servers.len()];
         for &server in &owner {
             counts[server] += 1;
@@ -234,7 +238,23 @@ impl MemcachedStore {
                 let replies = session
                     .batch_replies(io, ticket, part.len() + 1, deadline)
                     .await;
-                let (replies, broken) = match replies {
+                // The part's own entries of `outcomes` (all `None` until
+                // now): a slice of them when its ops are consecutive in the
+                // batch (always, with one server), else a list scattered
+                // back after.
+                let (Some(first), Some(last)) = (part.first(), part.last()) else {
+                    continue; // (a part is never empty: see `chunk`)
+                };
+                let (first, last) = (first.index, last.index);
+                let consecutive = last - first + 1 == part.len();
+                let mut scattered: Vec<Option<Outcome>> = Vec::new();
+                let mine: &mut [Option<Outcome>] = if consecutive {
+                    &mut outcomes[first..=last]
+                } else {
+                    scattered.resize_with(part.len(), || None);
+                    &mut scattered
+                };
+                let broken = match replies {
                     Ok(delivery) if !delivery.sent => {
                         let error = PartError::Write {
                             server: self.ids[server].clone(),
@@ -242,11 +262,10 @@ impl MemcachedStore {
                             sent: false,
                             timeout: self.config.io_timeout,
                         };
-                        let failed = part
-                            .iter()
-                            .map(|p| Outcome::Failed(error.for_op(&ops[p.index])))
-                            .collect();
-                        (failed, true)
+                        for (p, o) in part.iter().zip(mine) {
+                            *o = Some(Outcome::Failed(error.for_op(&ops[p.index])));
+                        }
+                        true
                     }
                     Ok(delivery) => {
                         let errors = session.errors();
@@ -255,18 +274,17 @@ impl MemcachedStore {
                             replies: delivery.replies.into_iter(),
                             session,
                         };
-                        read_replies(&mut replies, &errors, &incarnation, part, ops)
+                        read_replies(&mut replies, &errors, &incarnation, part, ops, mine)
                     }
                     Err(e) => {
-                        let failed = part
-                            .iter()
-                            .map(|_| Outcome::Failed(e.duplicate()))
-                            .collect();
-                        (failed, true)
+                        for o in mine {
+                            *o = Some(Outcome::Failed(e.duplicate()));
+                        }
+                        true
                     }
                 };
-                for (p, outcome) in part.iter().zip(replies) {
-                    outcomes[p.index] = Some(outcome);
+                for (p, outcome) in part.iter().zip(scattered) {
+                    outcomes[p.index] = outcome;
                 }
                 if broken {
                     // Sending more on a new connection could overtake what
@@ -287,8 +305,10 @@ impl MemcachedStore {
                 adds.push(i);
             }
         }
-        let mut added: Vec<Option<Result<Reply>>> = (0..ops.len()).map(|_| None).collect();
+        // (Empty, and not allocated, when nothing was added.)
+        let mut added: Vec<Option<Result<Reply>>> = Vec::new();
         if !adds.is_empty() {
+            added.resize_with(ops.len(), || None);
             let batch: Vec<Op<'_>> = adds
                 .iter()
                 .filter_map(|&i| match ops[i] {
@@ -308,20 +328,22 @@ impl MemcachedStore {
             }
         }
         let mut results = Vec::with_capacity(ops.len());
-        for (((op, outcome), added), &server) in ops.iter().zip(outcomes).zip(added).zip(&owner) {
-            results.push(match (outcome, added, incarnations[server]) {
-                (_, Some(result), _) => result,
-                (Some(Outcome::Reply(r)), None, Some(i)) => {
-                    codec::decode(op, Some(r), &i, &self.ids[server])
+        for (index, (op, outcome)) in ops.iter().zip(outcomes).enumerate() {
+            if let Some(result) = added.get_mut(index).and_then(Option::take) {
+                results.push(result);
+                continue;
+            }
+            let server = owner[index];
+            results.push(match (outcome, &incarnations[server]) {
+                (Some(Outcome::Reply(r)), Some(i)) => {
+                    codec::decode(op, Some(r), i, &self.ids[server])
                 }
-                (Some(Outcome::Quiet), None, Some(i)) => {
-                    codec::decode(op, None, &i, &self.ids[server])
-                }
-                (Some(Outcome::Failed(e)), None, _) => Err(e),
-                (Some(Outcome::Again), None, _) => self.finish_not_stored(io, op).await,
-                (None, None, _) => self.execute_io(io, op).await,
+                (Some(Outcome::Quiet), Some(i)) => codec::decode(op, None, i, &self.ids[server]),
+                (Some(Outcome::Failed(e)), _) => Err(e),
+                (Some(Outcome::Again), _) => self.finish_not_stored(io, op).await,
+                (None, _) => self.execute_io(io, op).await,
                 // Replies come only from servers with a session.
-                (Some(_), None, None) => Err(Error::Protocol {
+                (Some(_), None) => Err(Error::Protocol {
                     server: self.ids[server].clone(),
                     message: "a reply from a server with no session".into(),
                 }),
@@ -481,9 +503,12 @@ enum Untagged {
     Text(MetaReply),
 }
 
-/// Read the replies of one payload up to `MN` and say what happened to each
-/// op of `part`, and whether the connection broke (the server's later
-/// payloads must then not be sent). A reply is attributed by the opaque it
+/// Read the replies of one payload up to `MN`, say what happened to each
+/// op of `part` in `outcomes` (one entry per op of `part`, all `None` on
+/// entry, all `Some` on return: filled in place, as a batch of a hundred
+/// increments moved each reply once more through a returned list), and
+/// return whether the connection broke (the server's later payloads must
+/// then not be sent). A reply is attributed by the opaque it
 /// echoes (`O<index>`), only to an op of `part` after the last one
 /// answered; the line without an opaque just before the tagged `mg` of a
 /// pair ([`codec::is_pair`]) is its text write's reply. `errors` says what
@@ -494,8 +519,9 @@ pub(crate) fn read_replies(
     incarnation: &Incarnation,
     part: &[Planned],
     ops: &[Op<'_>],
-) -> (Vec<Outcome>, bool) {
-    let mut outcomes: Vec<Option<Outcome>> = (0..part.len()).map(|_| None).collect();
+    outcomes: &mut [Option<Outcome>],
+) -> bool {
+    debug_assert_eq!(outcomes.len(), part.len());
     let position_of = |r: &MetaReply, last: Option<usize>| -> Option<usize> {
         let index = r.opaque.as_ref()?.index()?;
         // Replies come in order: nearly always the op after the last one
@@ -545,14 +571,14 @@ pub(crate) fn read_replies(
                 let in_step = owned
                     && !stray_text
                     && pos.is_some_and(|p| {
-                        settle_gap(errors, part, ops, &mut outcomes, last, p, &mut error_lines)
+                        settle_gap(errors, part, ops, outcomes, last, p, &mut error_lines)
                     });
                 let Some(pos) = pos.filter(|_| in_step) else {
                     replies.discard();
-                    let failed = finish_failed(part, ops, outcomes, |op| {
+                    finish_failed(part, ops, outcomes, |op| {
                         protocol_or_ambiguous(errors.server, op, "pipelined replies out of step")
                     });
-                    return (failed, true);
+                    return true;
                 };
                 if pos == part.len() {
                     break;
@@ -580,7 +606,7 @@ pub(crate) fn read_replies(
                 let reason = e.to_string();
                 let timed_out = matches!(&e, memcache::exp::Error::Io(io) if is_timeout(io))
                     || matches!(e, memcache::exp::Error::Timeout { .. });
-                let failed = finish_failed(part, ops, outcomes, |op| {
+                finish_failed(part, ops, outcomes, |op| {
                     if op.has_side_effect() {
                         Error::Ambiguous {
                             key: op.key().display(),
@@ -603,7 +629,7 @@ pub(crate) fn read_replies(
                         }
                     }
                 });
-                return (failed, true);
+                return true;
             }
         }
     }
@@ -614,11 +640,10 @@ pub(crate) fn read_replies(
         // one).
         replies.discard();
     }
-    let outcomes = outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or(Outcome::Quiet))
-        .collect();
-    (outcomes, false)
+    for o in outcomes.iter_mut().filter(|o| o.is_none()) {
+        *o = Some(Outcome::Quiet);
+    }
+    false
 }
 
 fn protocol_or_ambiguous(server: &str, op: &Op<'_>, what: &str) -> Error {
@@ -640,13 +665,14 @@ fn protocol_or_ambiguous(server: &str, op: &Op<'_>, what: &str) -> Error {
 fn finish_failed(
     part: &[Planned],
     ops: &[Op<'_>],
-    outcomes: Vec<Option<Outcome>>,
+    outcomes: &mut [Option<Outcome>],
     error: impl Fn(&Op<'_>) -> Error,
-) -> Vec<Outcome> {
-    part.iter()
-        .zip(outcomes)
-        .map(|(p, o)| o.unwrap_or_else(|| Outcome::Failed(error(&ops[p.index]))))
-        .collect()
+) {
+    for (p, o) in part.iter().zip(outcomes) {
+        if o.is_none() {
+            *o = Some(Outcome::Failed(error(&ops[p.index])));
+        }
+    }
 }
 
 /// The ops strictly between positions `after` and `before` got no reply:
