@@ -240,8 +240,8 @@ impl MemcachedStore {
                     .await;
                 // The part's own entries of `outcomes` (all `None` until
                 // now): a slice of them when its ops are consecutive in the
-                // batch (always, with one server), else a list scattered
-                // back after.
+                // batch (with one server, unless an op was refused before
+                // sending), else a list scattered back after.
                 let (Some(first), Some(last)) = (part.first(), part.last()) else {
                     continue; // (a part is never empty: see `chunk`)
                 };
@@ -523,15 +523,13 @@ pub(crate) fn read_replies(
 ) -> bool {
     debug_assert_eq!(outcomes.len(), part.len());
     let position_of = |r: &MetaReply, last: Option<usize>| -> Option<usize> {
-        let index = r.opaque.as_ref()?.index()?;
         // Replies come in order: nearly always the op after the last one
         // answered (always, in a batch of increments).
-        let next = last.map_or(0, |l| l + 1);
-        if part.get(next).is_some_and(|p| p.index == index) {
-            return Some(next);
-        }
-        // A part's indices increase.
-        part.binary_search_by_key(&index, |p| p.index).ok()
+        next_in_line(r, part, last).or_else(|| {
+            let index = r.opaque.as_ref()?.index()?;
+            // A part's indices increase.
+            part.binary_search_by_key(&index, |p| p.index).ok()
+        })
     };
     // Lines without an opaque since the last reply, and where that reply was.
     let mut untagged: Vec<Untagged> = Vec::new();
@@ -540,6 +538,19 @@ pub(crate) fn read_replies(
     loop {
         match replies.next_reply() {
             Ok(r) if r.text => untagged.push(Untagged::Text(r)),
+            // The reply of the op after the last one answered, a single
+            // command's, with nothing unplaced before it: what the general
+            // case below concludes for it, without its bookkeeping (every
+            // reply of a batch of increments).
+            Ok(r)
+                if untagged.is_empty()
+                    && r.rc != ReturnCode::Mn
+                    && next_in_line(&r, part, last).is_some_and(|p| !part[p].pair) =>
+            {
+                let pos = last.map_or(0, |l| l + 1);
+                outcomes[pos] = Some(classify(&ops[part[pos].index], r));
+                last = Some(pos);
+            }
             Ok(r) => {
                 let pos = if r.rc == ReturnCode::Mn {
                     Some(part.len())
@@ -644,6 +655,16 @@ pub(crate) fn read_replies(
         *o = Some(Outcome::Quiet);
     }
     false
+}
+
+/// The position in `part` of the op after the one at `last` (the first,
+/// if none was answered yet), if `r` echoes that op's opaque.
+fn next_in_line(r: &MetaReply, part: &[Planned], last: Option<usize>) -> Option<usize> {
+    let index = r.opaque.as_ref()?.index()?;
+    let next = last.map_or(0, |l| l + 1);
+    part.get(next)
+        .is_some_and(|p| p.index == index)
+        .then_some(next)
 }
 
 fn protocol_or_ambiguous(server: &str, op: &Op<'_>, what: &str) -> Error {

@@ -836,4 +836,106 @@ mod tests {
             ReturnCode::Hd
         );
     }
+
+    /// A small xorshift64* for the random tests below (fixed
+    /// seeds: replayable, and the same lines on every run).
+    struct Xs(u64);
+
+    impl Xs {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        }
+
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// `plain_digits` reads what `str::parse::<u64>`
+    /// reads on 1 to 19 plain digits, and refuses anything else.
+    #[test]
+    fn plain_digits_reads_as_str_parse() {
+        let mut rng = Xs(7);
+        let alphabet: &[u8] = b"0123456789/:+- ";
+        for _ in 0..200_000 {
+            let len = rng.below(22);
+            let t: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(10) == 0 {
+                        alphabet[rng.below(alphabet.len())]
+                    } else {
+                        b'0' + rng.below(10) as u8
+                    }
+                })
+                .collect();
+            let plain = (1..=19).contains(&t.len()) && t.iter().all(u8::is_ascii_digit);
+            let want = if plain {
+                std::str::from_utf8(&t).unwrap().parse::<u64>().ok()
+            } else {
+                None
+            };
+            assert_eq!(plain_digits(&t), want, "{t:?}");
+        }
+    }
+
+    /// Lines near the shortcut's shapes: a code (the six it takes and
+    /// others), then random tokens of digits and near misses, with single
+    /// and double spaces.
+    fn near_common_line(rng: &mut Xs) -> String {
+        let code = rng.pick(&[
+            "VA", "VA", "VA", "HD", "EN", "NS", "EX", "NF", "MN", "ME", "va", "V", "VAX", "HDD",
+        ]);
+        let mut line = code.to_string();
+        let tokens = rng.below(4);
+        for _ in 0..tokens {
+            line.push_str(rng.pick(&[" ", " ", " ", "  ", ""]));
+            let flag = rng.pick(&[
+                "O", "O", "O", "", "", "c", "t", "b", "k", "+", "-", "O+", "O-",
+            ]);
+            line.push_str(flag);
+            let digits = rng.below(13);
+            for _ in 0..digits {
+                line.push(char::from(b'0' + rng.below(10) as u8));
+            }
+            if rng.below(10) == 0 {
+                line.push_str(rng.pick(&["x", "/", ":", " ", "\r"]));
+            }
+        }
+        if rng.below(10) == 0 {
+            line.push(' ');
+        }
+        line
+    }
+
+    /// streams of such lines (each `VA` line followed
+    /// by a data block of the length it announces, or of a random one)
+    /// through the differential harness: this parser, shortcut included,
+    /// against memcache's, reply by reply.
+    #[test]
+    fn random_streams_near_the_common_shapes_agree_with_memcache() {
+        let mut rng = Xs(0x0a2c_45ad);
+        for _ in 0..20_000 {
+            let mut stream = Vec::new();
+            for _ in 0..1 + rng.below(5) {
+                let line = near_common_line(&mut rng);
+                stream.extend_from_slice(line.as_bytes());
+                stream.extend_from_slice(b"\r\n");
+                if line.starts_with("VA") {
+                    let len = line
+                        .split(' ')
+                        .filter(|t| !t.is_empty())
+                        .nth(1)
+                        .and_then(|t| t.parse::<usize>().ok())
+                        .filter(|&n| n < 64 && rng.below(8) != 0)
+                        .unwrap_or_else(|| rng.below(4));
+                    stream.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                    stream.extend_from_slice(b"\r\n");
+                }
+            }
+            crate::fuzzing::reply_parser(&stream);
+        }
+    }
 }
