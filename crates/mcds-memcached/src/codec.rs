@@ -232,10 +232,12 @@ pub(crate) fn encode_wire(
     let mut digits = itoa::Buffer::new();
     let mut num = |out: &mut Vec<u8>, flag: &[u8], n: u64| {
         out.extend_from_slice(flag);
-        // One digit (a delta of 1, an exptime of 0) without the formatter
+        // One or two digits (a delta of 1, an exptime of 0, the opaque of
+        // an op among the first hundred of a batch) without the formatter
         // and its copy: a batch of increments writes four numbers per op.
         match u8::try_from(n) {
             Ok(d @ 0..=9) => out.push(b'0' + d),
+            Ok(d @ 10..=99) => out.extend_from_slice(&[b'0' + d / 10, b'0' + d % 10]),
             _ => out.extend_from_slice(digits.format(n).as_bytes()),
         }
     };
@@ -455,6 +457,19 @@ pub(crate) fn decode(
     })
 }
 
+/// The new value an `incr_or_init` reply carries: what [`decode`] makes of
+/// it (`Reply::Value`), without its dispatch and the move of the reply
+/// into it, for the common case only; `None` for any other op or reply,
+/// which [`decode`] then reads (and turns into an error where it must).
+pub(crate) fn incremented(op: &Op<'_>, r: &MetaReply) -> Option<u64> {
+    match (op, r.rc) {
+        (Op::IncrOrInit { .. }, ReturnCode::Va) => {
+            r.value.as_deref().and_then(backend::parse_counter)
+        }
+        _ => None,
+    }
+}
+
 /// Whether a write that may answer `NS` for more than one reason (append,
 /// prepend, `append_or_add`, the add of the append/add loop) stored (`HD`)
 /// or not (`NS`). Any other reply is [`Error::Protocol`], naming the
@@ -538,6 +553,64 @@ mod wire_tests {
     use super::*;
     use crate::incarnation::Version;
     use mcds_core::Ttl;
+
+    /// [`incremented`] reads what [`decode`] reads, and leaves to it every
+    /// reply it does not take (values that are not counters, other codes,
+    /// other ops).
+    #[test]
+    fn incremented_agrees_with_decode() {
+        let k = Key::new("n").unwrap();
+        let inc = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
+        let ops = [
+            Op::IncrOrInit {
+                key: &k,
+                delta: 1,
+                initial: 1,
+                ttl: Ttl::Never,
+            },
+            Op::Incr { key: &k, delta: 1 },
+            Op::Get(&k),
+        ];
+        let values: [&[u8]; 8] = [
+            b"0",
+            b"7",
+            b"42",
+            b"18446744073709551615",
+            b"12  ",
+            b"",
+            b"x1",
+            b"-5",
+        ];
+        let mut taken = 0;
+        for op in &ops {
+            for rc in [ReturnCode::Va, ReturnCode::Hd, ReturnCode::Nf] {
+                for value in values {
+                    let mut r = MetaReply::nothing();
+                    r.rc = rc;
+                    r.value = Some(crate::reply::Block::from_slice(value));
+                    let decoded = decode(op, Some(r.clone()), &inc, "s");
+                    match incremented(op, &r) {
+                        Some(n) => {
+                            taken += 1;
+                            assert!(
+                                matches!(decoded, Ok(Reply::Value(m)) if m == n),
+                                "{op:?} {value:?}"
+                            );
+                        }
+                        // What is left to `decode` is not an incr_or_init's
+                        // value: an error, or another op's reply.
+                        None => assert!(
+                            !matches!(op, Op::IncrOrInit { .. })
+                                || !matches!(decoded, Ok(Reply::Value(_))),
+                            "{op:?} {rc:?} {value:?}"
+                        ),
+                    }
+                }
+            }
+        }
+        // The five counters among the values, in an incr_or_init's VA.
+        assert_eq!(taken, 5);
+    }
 
     /// Numbers of one digit are written without the formatter: every
     /// width, 0 to `u64::MAX`, in every numeric field, is what the

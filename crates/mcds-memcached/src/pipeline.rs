@@ -333,6 +333,14 @@ impl MemcachedStore {
                 results.push(result);
                 continue;
             }
+            // An increment's value, read without `decode`'s dispatch and
+            // its moves of the reply (a batch of increments has a hundred).
+            if let Some(Outcome::Reply(r)) = &outcome
+                && let Some(n) = codec::incremented(op, r)
+            {
+                results.push(Ok(Reply::Value(n)));
+                continue;
+            }
             let server = owner[index];
             results.push(match (outcome, &incarnations[server]) {
                 (Some(Outcome::Reply(r)), Some(i)) => {
