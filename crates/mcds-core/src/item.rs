@@ -83,7 +83,6 @@ pub enum Updated {
 /// trailing junk is `None`. A result that is negative as a signed 64-bit
 /// number is refused when the text holds a `-` (so `"-0"` is 0 but `"-5"`
 /// is refused), as in memcached.
-#[inline]
 pub fn parse_counter(bytes: &[u8]) -> Option<u64> {
     // What a counter holds after an incr or decr first: 1 to 19 digits
     // (too few to overflow), then nothing or the spaces of a shortened
