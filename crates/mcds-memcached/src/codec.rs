@@ -229,7 +229,6 @@ pub(crate) fn encode_wire(
     {
         check_size(op.key(), value.len(), item_size_limit)?;
     }
-    let num = put_number;
     let head = |out: &mut Vec<u8>, cmd: &[u8], key: &Key| {
         out.extend_from_slice(cmd);
         out.push(b' ');
@@ -250,7 +249,7 @@ pub(crate) fn encode_wire(
         }
         Op::Set { key, value, ttl } => {
             set(out, key, value);
-            num(out, b" T", exptime(ttl));
+            put_number(out, b" T", exptime(ttl));
             out.extend_from_slice(b" c");
             data = Some(value);
             false
@@ -290,7 +289,7 @@ pub(crate) fn encode_wire(
         }
         Op::Incr { key, delta } | Op::Decr { key, delta } => {
             head(out, b"ma", key);
-            num(out, b" D", delta);
+            put_number(out, b" D", delta);
             out.extend_from_slice(b" v");
             if matches!(op, Op::Decr { .. }) {
                 out.extend_from_slice(b" MD");
@@ -304,9 +303,9 @@ pub(crate) fn encode_wire(
             ttl,
         } => {
             head(out, b"ma", key);
-            num(out, b" N", exptime(ttl));
-            num(out, b" J", initial);
-            num(out, b" D", delta);
+            put_number(out, b" N", exptime(ttl));
+            put_number(out, b" J", initial);
+            put_number(out, b" D", delta);
             out.extend_from_slice(b" v");
             false
         }
@@ -316,7 +315,7 @@ pub(crate) fn encode_wire(
         }
         Op::DeleteCas { key, cas } if incarnation.version.has_delete_cas() => {
             head(out, b"md", key);
-            num(out, b" C", incarnation.cas_in(cas));
+            put_number(out, b" C", incarnation.cas_in(cas));
             true
         }
         // `md` ignores C before 1.6.13. A CAS write of an empty item that
@@ -331,11 +330,11 @@ pub(crate) fn encode_wire(
         }
         Op::Touch { key, ttl } => {
             head(out, b"mg", key);
-            num(out, b" T", exptime(ttl));
+            put_number(out, b" T", exptime(ttl));
             false
         }
     };
-    num(out, b" O", u64::from(opaque));
+    put_number(out, b" O", u64::from(opaque));
     let quiet = quiet && quiet_in_batch;
     if quiet {
         out.extend_from_slice(b" q");

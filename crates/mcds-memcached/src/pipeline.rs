@@ -573,15 +573,12 @@ pub(crate) fn read_replies(
                 };
                 let owned = pos.is_some_and(|p| p == part.len() || !part[p].pair || own.is_some());
                 // The rest are error lines of the commands in between.
-                let mut error_lines = Vec::new();
+                let mut error_lines = Vec::with_capacity(untagged.len());
                 let mut stray_text = false;
-                if !untagged.is_empty() {
-                    error_lines.reserve(untagged.len());
-                    for u in untagged.drain(..) {
-                        match u {
-                            Untagged::Line(e) => error_lines.push(e),
-                            Untagged::Text(_) => stray_text = true,
-                        }
+                for u in untagged.drain(..) {
+                    match u {
+                        Untagged::Line(e) => error_lines.push(e),
+                        Untagged::Text(_) => stray_text = true,
                     }
                 }
                 // A reply we cannot place, a pair's `mg` without its text
