@@ -50,9 +50,20 @@ impl Conn {
         self.reader.buffer().is_empty() && self.reader.get_mut().is_alive()
     }
 
-    /// Bound the following writes and reads by `deadline`.
-    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
-        self.reader.get_mut().set_deadline(deadline);
+    /// Bound the following writes and reads by `deadline`, the clock read
+    /// at `now` just before the next write (see [`Stream::set_deadline_at`]).
+    ///
+    /// [`Stream::set_deadline_at`]: crate::transport::Stream::set_deadline_at
+    pub(crate) fn set_deadline_at(&mut self, deadline: Instant, now: Instant) {
+        self.reader.get_mut().set_deadline_at(deadline, now);
+    }
+
+    /// When the connection's last read or write began, or a moment before
+    /// (see [`Stream::last_clock`]).
+    ///
+    /// [`Stream::last_clock`]: crate::transport::Stream::last_clock
+    pub(crate) fn last_clock(&self) -> Instant {
+        self.reader.get_ref().last_clock()
     }
 
     /// Read one reply (with its data block). `ERROR`/`CLIENT_ERROR`/

@@ -247,6 +247,12 @@ impl ServerClock {
     pub fn is_old_at(&self, now: Instant) -> bool {
         now.saturating_duration_since(self.sent) > CLOCK_MAX_AGE
     }
+
+    /// The instant after which the sample [`is_old`](Self::is_old) (for
+    /// a caller that compares many times).
+    pub fn old_after(&self) -> Instant {
+        self.sent + CLOCK_MAX_AGE
+    }
 }
 
 #[cfg(test)]
@@ -274,5 +280,20 @@ mod tests {
             1_800_000_000 + 40 * 86_400
         );
         assert_eq!(clock.exptime_at(Ttl::secs(u32::MAX), t0), i32::MAX as u32);
+    }
+
+    #[test]
+    fn a_sample_is_old_exactly_after_old_after() {
+        let t0 = Instant::now();
+        let clock = ServerClock {
+            secs: 1_800_000_000,
+            sent: t0,
+        };
+        let nano = Duration::from_nanos(1);
+        for at in [t0, t0 + CLOCK_MAX_AGE - nano, t0 + CLOCK_MAX_AGE] {
+            assert!(!clock.is_old_at(at) && at <= clock.old_after());
+        }
+        let at = t0 + CLOCK_MAX_AGE + nano;
+        assert!(clock.is_old_at(at) && at > clock.old_after());
     }
 }

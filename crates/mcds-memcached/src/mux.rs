@@ -60,7 +60,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
-use crate::incarnation::Incarnation;
+use crate::incarnation::{Incarnation, ServerClock};
 use crate::reply::{MetaReply, Opaque};
 use crate::server::Server;
 
@@ -106,6 +106,14 @@ pub(crate) enum Expect {
     },
     /// `stats`: a listing up to `END` ([`Delivery::stats`]).
     Stats,
+}
+
+/// A request for [`Lane::submit`]: its bytes, where its replies end, and
+/// when it must have been answered.
+pub(crate) struct Request {
+    pub(crate) payload: Vec<u8>,
+    pub(crate) expect: Expect,
+    pub(crate) deadline: Instant,
 }
 
 /// A reply as read: a result, or an error line (`Server`/`Rejected`), or
@@ -309,8 +317,25 @@ struct LaneState {
     /// The in-flight list of the last driver, empty, kept for the next
     /// one (its room is reused: no allocation per request).
     spare: Vec<Job>,
-    /// When the connection was last put down by a driver.
-    idle_since: Instant,
+    /// When the connection is to be checked before its next request: it
+    /// was last used [`IDLE_CHECK`] before (or a moment more: the time is
+    /// taken when its driver's last read or write began, so that a
+    /// connection is checked early rather than late). Kept as the instant
+    /// of the check, so that a request compares, not subtracts.
+    check_after: Instant,
+    /// When the connection's clock sample becomes too old and the
+    /// connection is replaced ([`ServerClock::old_after`]).
+    old_after: Option<Instant>,
+    /// The server's latest incarnation and clock estimate as last read,
+    /// with the server's [`epoch`](Server::epoch) they were read at.
+    seen: Seen,
+}
+
+/// A lane's copy of what [`Server::latest`] gave, at `epoch`.
+struct Seen {
+    epoch: u64,
+    latest: Option<Incarnation>,
+    clock: Option<ServerClock>,
 }
 
 /// What submitting a request made of the caller.
@@ -380,7 +405,14 @@ impl Lane {
                 driving: false,
                 queue: VecDeque::new(),
                 spare: Vec::new(),
-                idle_since: Instant::now(),
+                check_after: Instant::now() + IDLE_CHECK,
+                old_after: None,
+                // (No epoch is `u64::MAX`: the first check reads them.)
+                seen: Seen {
+                    epoch: u64::MAX,
+                    latest: None,
+                    clock: None,
+                },
             }),
             opaque: AtomicU32::new(1),
             counters: Counters::default(),
@@ -412,13 +444,18 @@ impl Lane {
     /// lane has none (or an idle one that must be replaced: its clock
     /// sample is old, or the server has since been seen under another
     /// incarnation).
+    ///
+    /// The incarnation returned carries the server's best clock estimate
+    /// (not the connection's own sample), for the commands encoded for it.
+    /// `now`: the caller's clock reading of a moment ago.
     pub(crate) fn incarnation(
         &self,
         server: &Server,
         config: &Config,
+        now: Instant,
     ) -> Result<Incarnation, Error> {
         let mut state = self.state.lock();
-        self.ensure(&mut state, server, config)
+        self.ensure(&mut state, server, config, now)
     }
 
     /// The live connection's incarnation, dialing one if the lane has none.
@@ -431,10 +468,11 @@ impl Lane {
         state: &mut MutexGuard<'_, LaneState>,
         server: &Server,
         config: &Config,
+        now: Instant,
     ) -> Result<Incarnation, Error> {
         let mut waited = None;
         loop {
-            if let Some(incarnation) = self.check(state, server) {
+            if let Some(incarnation) = self.check(state, server, now) {
                 return Ok(incarnation);
             }
             if waited.is_some_and(|failures| failures != state.dial_failures) {
@@ -464,34 +502,53 @@ impl Lane {
         state.conn = Some(Box::new(conn));
         state.incarnation = Some(incarnation);
         state.generation += 1;
-        state.idle_since = Instant::now();
-        Ok(incarnation)
+        state.check_after = Instant::now() + IDLE_CHECK;
+        state.old_after = incarnation.clock.map(|c| c.old_after());
+        Ok(stamped(incarnation, Self::latest(state, server).1))
+    }
+
+    /// The server's latest incarnation and clock estimate, from the lane's
+    /// copy when the server's epoch has not moved since it was taken (no
+    /// lock shared with other lanes on the hot path).
+    fn latest(
+        state: &mut LaneState,
+        server: &Server,
+    ) -> (Option<Incarnation>, Option<ServerClock>) {
+        let epoch = server.epoch();
+        if state.seen.epoch != epoch {
+            let (latest, clock) = server.latest();
+            state.seen = Seen {
+                epoch,
+                latest,
+                clock,
+            };
+        }
+        (state.seen.latest, state.seen.clock)
     }
 
     /// The live connection's incarnation, after closing an idle connection
     /// that must be replaced (see [`incarnation`](Self::incarnation)); `None`
     /// when the lane needs a dial. No blocking: at most one non-blocking
-    /// peek.
-    fn check(&self, state: &mut LaneState, server: &Server) -> Option<Incarnation> {
+    /// peek. `now`: the caller's clock reading of a moment ago (every
+    /// request passes here, and the caller needs one too).
+    fn check(&self, state: &mut LaneState, server: &Server, now: Instant) -> Option<Incarnation> {
+        let (latest, clock) = Self::latest(state, server);
         if !state.driving
             && let Some(conn) = &state.conn
         {
             // Two marker-less connections never share a mask, and a dial
             // of another lane says nothing about this one's: this one is
             // kept (the server's sessions use it alone, `Server::lane`).
-            let latest = server.incarnation();
             let moved = latest != Some(conn.incarnation)
                 && !(conn.incarnation.markerless && latest.is_some_and(|l| l.markerless));
-            // One clock read for both ages (every request passes here).
-            let now = Instant::now();
-            let old = conn.incarnation.clock.is_some_and(|c| c.is_old_at(now));
+            let old = state.old_after.is_some_and(|t| now > t);
             let mut stale = old || moved || state.retire;
             // Idle long enough for the server to have closed it (a restart):
             // peek before a request is encoded for its incarnation.
-            if !stale && now.saturating_duration_since(state.idle_since) > IDLE_CHECK {
+            if !stale && now > state.check_after {
                 self.counters.idle_checks.fetch_add(1, Ordering::Relaxed);
                 stale = state.conn.as_mut().is_none_or(|c| !c.is_alive());
-                state.idle_since = now;
+                state.check_after = now + IDLE_CHECK;
             }
             if stale {
                 state.conn = None;
@@ -499,7 +556,7 @@ impl Lane {
                 state.retire = false;
             }
         }
-        state.incarnation
+        state.incarnation.map(|i| stamped(i, clock))
     }
 
     /// Queue a request encoded for `incarnation`. If nobody drives, the
@@ -511,35 +568,47 @@ impl Lane {
         &self,
         server: &Server,
         config: &Config,
-        payload: Vec<u8>,
-        expect: Expect,
+        request: Request,
         incarnation: Incarnation,
-        deadline: Instant,
+        now: Instant,
     ) -> Result<Ticket<'_>, Error> {
-        let mut state = self.state.lock();
-        let current = self.ensure(&mut state, server, config)?;
-        if current != incarnation {
-            return Err(restarted(&server.addr));
-        }
-        // A caller that finds the lane idle (so nothing is queued) drives,
-        // and its request goes first with no slot (its delivery stays in
-        // the driver); one that finds it driven waits on a slot.
-        let slot = state.driving.then(Slot::new);
-        state.queue.push_back(Job {
+        let Request {
             payload,
             expect,
             deadline,
-            slot: slot.clone(),
-            is_async: false,
-        });
-        if let Some(slot) = slot {
+        } = request;
+        let mut state = self.state.lock();
+        let current = self.ensure(&mut state, server, config, now)?;
+        if current != incarnation {
+            return Err(restarted(&server.addr));
+        }
+        // A caller that finds the lane driven waits on a slot. One that
+        // finds it idle (so nothing is queued) drives, and its request
+        // goes straight into its first write, with no slot (its delivery
+        // stays in the driver).
+        if state.driving {
+            let slot = Slot::new();
+            state.queue.push_back(Job {
+                payload,
+                expect,
+                deadline,
+                slot: Some(Arc::clone(&slot)),
+                is_async: false,
+            });
             return Ok(Ticket::Wait(self, slot));
         }
         state.driving = true;
         let conn = state.conn.take();
         let generation = state.generation;
-        let in_flight = std::mem::take(&mut state.spare);
+        let mut in_flight = std::mem::take(&mut state.spare);
         drop(state);
+        in_flight.push(Job {
+            payload,
+            expect,
+            deadline,
+            slot: None,
+            is_async: false,
+        });
         // (`ensure` left a connection and nobody drove, so `conn` is
         // there; a driver without one would fail its batch cleanly.)
         let mut driver = Driver {
@@ -549,7 +618,7 @@ impl Lane {
             generation,
             in_flight,
         };
-        driver.write();
+        driver.send(Some(now));
         Ok(Ticket::Drive(driver))
     }
 
@@ -560,10 +629,11 @@ impl Lane {
         server: &Server,
         config: &Config,
         io: Io,
+        now: Instant,
     ) -> Result<Incarnation, Error> {
         match io {
-            Io::Blocking => self.incarnation(server, config),
-            Io::Async => self.incarnation_async(server, config).await,
+            Io::Blocking => self.incarnation(server, config, now),
+            Io::Async => self.incarnation_async(server, config, now).await,
         }
     }
 
@@ -573,10 +643,11 @@ impl Lane {
         &self,
         server: &Server,
         config: &Config,
+        now: Instant,
     ) -> Result<Incarnation, Error> {
         {
             let mut state = self.state.lock();
-            if let Some(incarnation) = self.check(&mut state, server) {
+            if let Some(incarnation) = self.check(&mut state, server, now) {
                 return Ok(incarnation);
             }
         }
@@ -594,7 +665,7 @@ impl Lane {
             .name("mcds-dial".into())
             .spawn(move || {
                 let lane = &owner.lanes[index];
-                done.send(lane.incarnation(&owner, &config));
+                done.send(lane.incarnation(&owner, &config, Instant::now()));
             })
             .map_err(|e| Error::Io {
                 server: server.addr.clone(),
@@ -611,14 +682,18 @@ impl Lane {
     pub(crate) fn submit_async(
         &self,
         server: &Server,
-        payload: Vec<u8>,
-        expect: Expect,
+        request: Request,
         incarnation: Incarnation,
-        deadline: Instant,
+        now: Instant,
     ) -> Result<Ticket<'_>, Error> {
+        let Request {
+            payload,
+            expect,
+            deadline,
+        } = request;
         let slot = Slot::new();
         let mut state = self.state.lock();
-        match self.check(&mut state, server) {
+        match self.check(&mut state, server, now) {
             Some(current) if current == incarnation => {}
             Some(_) => return Err(restarted(&server.addr)),
             None => {
@@ -752,6 +827,15 @@ impl Lane {
     }
 }
 
+/// `incarnation` carrying the server's best clock estimate, where there is
+/// one (commands are encoded with it, see [`Server::learn_clock`]).
+fn stamped(mut incarnation: Incarnation, clock: Option<ServerClock>) -> Incarnation {
+    if let Some(clock) = clock {
+        incarnation.clock = Some(clock);
+    }
+    incarnation
+}
+
 pub(crate) fn restarted(server: &str) -> Error {
     Error::Io {
         server: server.to_string(),
@@ -779,7 +863,6 @@ impl Driver<'_> {
     /// (sent or not, by how far the write got) and the connection is gone.
     fn write(&mut self) {
         // (Empty: the last write's jobs were all delivered by `read`.)
-        let batch = &mut self.in_flight;
         {
             let mut state = self.lane.state.lock();
             let mut bytes = 0;
@@ -788,9 +871,16 @@ impl Driver<'_> {
                     break;
                 }
                 bytes += job.payload.len();
-                batch.extend(state.queue.pop_front());
+                self.in_flight.extend(state.queue.pop_front());
             }
         }
+        self.send(None);
+    }
+
+    /// Write the jobs in flight in one write (see [`write`](Self::write)).
+    /// `now`: a clock reading of a moment ago, if the caller has one.
+    fn send(&mut self, now: Option<Instant>) {
+        let batch = &mut self.in_flight;
         if batch.is_empty() {
             return;
         }
@@ -803,13 +893,14 @@ impl Driver<'_> {
             );
             return;
         };
+        let now = now.unwrap_or_else(Instant::now);
         let deadline = batch
             .iter()
             .map(|j| j.deadline)
             .min()
-            .unwrap_or_else(Instant::now)
-            .max(Instant::now() + Duration::from_millis(1));
-        conn.set_deadline(deadline);
+            .unwrap_or(now)
+            .max(now + Duration::from_millis(1));
+        conn.set_deadline_at(deadline, now);
         let counters = &self.lane.counters;
         counters.writes.fetch_add(1, Ordering::Relaxed);
         counters
@@ -933,6 +1024,9 @@ impl Driver<'_> {
             state.spare = std::mem::take(&mut self.in_flight);
         }
         let alive = self.conn.is_some() && !state.retire;
+        if let Some(conn) = &self.conn {
+            state.check_after = conn.last_clock() + IDLE_CHECK;
+        }
         if alive {
             state.conn = self.conn.take();
         } else {
@@ -941,7 +1035,6 @@ impl Driver<'_> {
             state.incarnation = None;
             state.retire = false;
         }
-        state.idle_since = Instant::now();
         // (Only a driver's own job has no slot, and it goes out in the
         // driver's first write: the queue never holds one. Were it first,
         // nobody could take the lane: the queue fails instead.)

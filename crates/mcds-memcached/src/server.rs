@@ -5,7 +5,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
@@ -41,6 +41,12 @@ pub(crate) struct Server {
     /// The highest estimate of the server's clock any handshake gave (see
     /// [`Server::learn_clock`]).
     clock: Mutex<Option<ServerClock>>,
+    /// Counts the changes of `incarnation` and `clock` (every handshake
+    /// makes one). A lane keeps copies of both with the count they were
+    /// read at, and reads them again only when the count moved: the hot
+    /// path reads one atomic instead of taking two locks every caller
+    /// shares ([`Server::latest`]).
+    epoch: AtomicU64,
 }
 
 impl Server {
@@ -56,6 +62,7 @@ impl Server {
             incarnation: Mutex::new(None),
             markerless: AtomicBool::new(false),
             clock: Mutex::new(None),
+            epoch: AtomicU64::new(0),
         })
     }
 
@@ -84,6 +91,7 @@ impl Server {
         let keep = clock.is_some_and(|c| c.upper_at(now) >= sample.upper_at(now));
         if !keep {
             *clock = Some(sample);
+            self.epoch.fetch_add(1, Ordering::Release);
         }
     }
 
@@ -115,7 +123,22 @@ impl Server {
         } else {
             self.learn_clock(incarnation.clock);
         }
+        // After both are stored: a lane that reads the new count reads
+        // them (a lane that read the old count reads them again later).
+        self.epoch.fetch_add(1, Ordering::Release);
         changed
+    }
+
+    /// How many times what [`latest`](Server::latest) gives has changed.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// The latest incarnation and the best clock estimate together, for a
+    /// lane's copy of them (taken with [`epoch`](Server::epoch) read
+    /// first).
+    pub(crate) fn latest(&self) -> (Option<Incarnation>, Option<ServerClock>) {
+        (self.incarnation(), self.clock())
     }
 
     /// The highest estimate of the server's clock any handshake gave.

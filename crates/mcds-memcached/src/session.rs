@@ -15,7 +15,7 @@ use crate::codec;
 use crate::config::Config;
 use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
-use crate::mux::{self, Delivery, Expect, Lane, Ticket};
+use crate::mux::{self, Delivery, Expect, Lane, Request, Ticket};
 use crate::reply::MetaReply;
 use crate::server::Server;
 
@@ -60,7 +60,10 @@ impl<'a> Session<'a> {
         io: Io,
         op: &Op<'_>,
     ) -> Result<(MetaReply, Incarnation), Error> {
-        let incarnation = self.incarnation_io(io).await?;
+        // The exchange's one clock reading: its checks, its deadline and
+        // its write's timeout all count from it.
+        let now = Instant::now();
+        let incarnation = self.incarnation_at(io, now).await?;
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
         codec::encode_wire(
@@ -75,14 +78,15 @@ impl<'a> Session<'a> {
         let r = if codec::is_pair(op, &incarnation) {
             let expect = Expect::Pair { opaque };
             match self
-                .send_expecting(io, op.key(), payload, expect, effects)
+                .send_expecting(io, op.key(), payload, expect, effects, now)
                 .await?
             {
                 (text, Some(mg)) => codec::merge_pair(op, text, &mg, &incarnation),
                 (text, None) => text,
             }
         } else {
-            self.send(io, op.key(), payload, opaque, effects).await?
+            self.send(io, op.key(), payload, opaque, effects, now)
+                .await?
         };
         Ok((r, incarnation))
     }
@@ -99,10 +103,27 @@ impl<'a> Session<'a> {
     /// [`incarnation`](Self::incarnation), dialing without blocking the
     /// thread when `io` is [`Io::Async`].
     pub(crate) async fn incarnation_io(&mut self, io: Io) -> Result<Incarnation, Error> {
-        let mut incarnation = match self.pinned {
-            Some(pinned) => pinned,
+        self.incarnation_at(io, Instant::now()).await
+    }
+
+    /// [`incarnation_io`](Self::incarnation_io), for a caller that read the
+    /// clock (`now`) a moment ago.
+    async fn incarnation_at(&mut self, io: Io, now: Instant) -> Result<Incarnation, Error> {
+        let incarnation = match self.pinned {
+            // The server's best clock estimate, not just the one it had
+            // when the session was pinned (the lane's answer below carries
+            // it already).
+            Some(mut pinned) => {
+                if let Some(clock) = self.server.clock() {
+                    pinned.clock = Some(clock);
+                }
+                pinned
+            }
             None => {
-                let found = self.lane.connection(self.server, self.config, io).await?;
+                let found = self
+                    .lane
+                    .connection(self.server, self.config, io, now)
+                    .await?;
                 let server: &'a Server = self.server;
                 let first = &server.lanes[0];
                 if found.markerless && !std::ptr::eq(self.lane, first) {
@@ -113,17 +134,15 @@ impl<'a> Session<'a> {
                     // marker-less (the first dials race, or the server
                     // came back full); nothing was sent yet: move.
                     self.lane = first;
-                    self.lane.connection(self.server, self.config, io).await?
+                    self.lane
+                        .connection(self.server, self.config, io, now)
+                        .await?
                 } else {
                     found
                 }
             }
         };
         self.pinned = Some(incarnation);
-        // The server's best clock estimate, not just this connection's.
-        if let Some(clock) = self.server.clock() {
-            incarnation.clock = Some(clock);
-        }
         Ok(incarnation)
     }
 
@@ -132,32 +151,29 @@ impl<'a> Session<'a> {
     async fn submit(
         &mut self,
         io: Io,
-        payload: Vec<u8>,
-        expect: Expect,
-        deadline: Instant,
+        request: Request,
+        now: Instant,
     ) -> Result<Ticket<'a>, Error> {
         // Compared, not encoded for: a pinned session needs no fresh clock.
         let pinned = match self.pinned {
             Some(pinned) => pinned,
-            None => self.incarnation_io(io).await?,
+            None => self.incarnation_at(io, now).await?,
         };
         match io {
-            Io::Blocking => {
-                self.lane
-                    .submit(self.server, self.config, payload, expect, pinned, deadline)
-            }
+            Io::Blocking => self
+                .lane
+                .submit(self.server, self.config, request, pinned, now),
             Io::Async => {
                 // The lane's connection may have failed since: dial again
                 // (without blocking), to the same incarnation only.
                 let current = self
                     .lane
-                    .incarnation_async(self.server, self.config)
+                    .incarnation_async(self.server, self.config, now)
                     .await?;
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }
-                self.lane
-                    .submit_async(self.server, payload, expect, pinned, deadline)
+                self.lane.submit_async(self.server, request, pinned, now)
             }
         }
     }
@@ -188,14 +204,17 @@ impl<'a> Session<'a> {
             .encode_into(&mut payload)
             .map_err(|e| Error::Internal(format!("cannot encode a command: {e}")))?;
         mux::tag(&mut payload, opaque);
-        self.send(io, key, payload, opaque, command.has_side_effect())
+        let effects = command.has_side_effect();
+        self.send(io, key, payload, opaque, effects, Instant::now())
             .await
     }
 
     /// Send one encoded command (`payload`, carrying ` O<opaque>`) and
     /// read its reply: the exchange of [`exchange`](Self::exchange), for a
     /// command encoded by the caller. `effects`: whether it changes
-    /// anything on the server (then a lost reply is `Ambiguous`).
+    /// anything on the server (then a lost reply is `Ambiguous`). `now`: a
+    /// clock reading of a moment ago; the exchange's timeout counts from
+    /// it.
     pub(crate) async fn send(
         &mut self,
         io: Io,
@@ -203,11 +222,12 @@ impl<'a> Session<'a> {
         payload: Vec<u8>,
         opaque: u32,
         effects: bool,
+        now: Instant,
     ) -> Result<MetaReply, Error> {
         // `ms` is the one meta command with a data block.
         let data = payload.starts_with(b"ms ");
         let (r, _) = self
-            .send_expecting(io, key, payload, Expect::One { opaque, data }, effects)
+            .send_expecting(io, key, payload, Expect::One { opaque, data }, effects, now)
             .await?;
         Ok(r)
     }
@@ -223,13 +243,19 @@ impl<'a> Session<'a> {
         mut payload: Vec<u8>,
         expect: Expect,
         effects: bool,
+        mut now: Instant,
     ) -> Result<(MetaReply, Option<MetaReply>), Error> {
         traffic::record(1);
-        let deadline = Instant::now() + self.config.io_timeout;
+        let deadline = now + self.config.io_timeout;
         let mut unsent = 0;
         let mut reread = 0;
         loop {
-            let ticket = self.submit(io, payload, expect, deadline).await?;
+            let request = Request {
+                payload,
+                expect,
+                deadline,
+            };
+            let ticket = self.submit(io, request, now).await?;
             let Delivery {
                 replies,
                 sent,
@@ -251,12 +277,14 @@ impl<'a> Session<'a> {
                 && !is_timeout_error(&error)
             {
                 unsent += 1;
+                now = Instant::now();
                 continue;
             }
             // A read that lost its reply with its connection may be sent
             // again, once.
             if sent && !effects && reread == 0 && self.time_left(deadline) && is_transport(&error) {
                 reread += 1;
+                now = Instant::now();
                 continue;
             }
             return Err(self.errors().map(key, error, sent && effects));
@@ -275,8 +303,12 @@ impl<'a> Session<'a> {
         replies: usize,
         deadline: Instant,
     ) -> Result<Ticket<'a>, Error> {
-        self.submit(io, payload, Expect::UntilMn { replies }, deadline)
-            .await
+        let request = Request {
+            payload,
+            expect: Expect::UntilMn { replies },
+            deadline,
+        };
+        self.submit(io, request, Instant::now()).await
     }
 
     /// Whether a request that failed unsent may be sent again: at least
@@ -331,12 +363,12 @@ impl<'a> Session<'a> {
         let mut error = None;
         for _ in 0..=UNSENT_RETRIES {
             let deadline = Instant::now() + self.config.io_timeout;
-            let ticket = block_on(self.submit(
-                Io::Blocking,
-                b"stats\r\n".to_vec(),
-                Expect::Stats,
+            let request = Request {
+                payload: b"stats\r\n".to_vec(),
+                expect: Expect::Stats,
                 deadline,
-            ))?;
+            };
+            let ticket = block_on(self.submit(Io::Blocking, request, Instant::now()))?;
             let delivery = block_on(ticket.delivery());
             if let Some(stats) = delivery.stats {
                 return Ok(stats);

@@ -465,6 +465,13 @@ struct DeadlineSock<S> {
     deadline: Instant,
     read_armed: Option<Duration>,
     write_armed: Option<Duration>,
+    /// A clock reading the caller took just before this socket's next
+    /// read or write ([`Stream::set_deadline_at`]): that one call's arm
+    /// uses it instead of reading the clock again. Cleared by the call.
+    primed: Option<Instant>,
+    /// The clock reading of the last read or write's arm (a moment before
+    /// that call began): [`Stream::last_clock`].
+    checked: Instant,
     /// Bytes the socket took: what may have reached the server.
     sent: u64,
 }
@@ -476,6 +483,8 @@ impl<S: AsFd> DeadlineSock<S> {
             deadline,
             read_armed: None,
             write_armed: None,
+            primed: None,
+            checked: Instant::now(),
             sent: 0,
         }
     }
@@ -483,7 +492,9 @@ impl<S: AsFd> DeadlineSock<S> {
     /// Arm the read (`read`) or write timeout for the time left until the
     /// deadline, unless what is armed is within [`SLACK`] of it or shorter.
     fn arm(&mut self, read: bool) -> io::Result<()> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
+        let now = self.primed.take().unwrap_or_else(Instant::now);
+        self.checked = now;
+        let left = self.deadline.saturating_duration_since(now);
         if left.is_zero() {
             return Err(io::Error::from(io::ErrorKind::TimedOut));
         }
@@ -709,11 +720,37 @@ impl Stream {
     /// Bound every following read and write by `deadline` (see [`Stream`]:
     /// no system call until a read or write needs it).
     pub fn set_deadline(&mut self, deadline: Instant) {
-        match &mut self.inner {
-            Inner::Tcp(s) => s.deadline = deadline,
-            Inner::Unix(s) => s.deadline = deadline,
-            Inner::Tls(s) => s.sock.deadline = deadline,
+        self.bound(deadline, None);
+    }
+
+    /// [`set_deadline`](Self::set_deadline), for a caller that read the
+    /// clock (`now`) just before and is about to read or write: that
+    /// call measures the time left from `now` and does not read the clock
+    /// again (a request's path reads it once, not once a step). Only the
+    /// next system call uses `now`; every later one reads the clock.
+    pub fn set_deadline_at(&mut self, deadline: Instant, now: Instant) {
+        self.bound(deadline, Some(now));
+    }
+
+    /// When the last read or write began, or a moment before: the clock
+    /// reading it was armed with (for a caller that wants to know how
+    /// long the connection has been unused, without reading the clock).
+    pub fn last_clock(&self) -> Instant {
+        match &self.inner {
+            Inner::Tcp(s) => s.checked,
+            Inner::Unix(s) => s.checked,
+            Inner::Tls(s) => s.sock.checked,
         }
+    }
+
+    fn bound(&mut self, deadline: Instant, primed: Option<Instant>) {
+        let (slot, prime) = match &mut self.inner {
+            Inner::Tcp(s) => (&mut s.deadline, &mut s.primed),
+            Inner::Unix(s) => (&mut s.deadline, &mut s.primed),
+            Inner::Tls(s) => (&mut s.sock.deadline, &mut s.sock.primed),
+        };
+        *slot = deadline;
+        *prime = primed;
     }
 
     /// How many bytes the socket has taken so far (under TLS, record
