@@ -14,6 +14,7 @@
 //! PEERS_FILTER="1 caller" cargo bench -p mcds-benches --bench peers   # only matching cases
 //! PEERS_VERBOSE=1 cargo bench -p mcds-benches --bench peers   # and every round's figures
 //! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into README.md
+//! PEERS_IDLE=1 cargo bench -p mcds-benches --bench peers      # let the VM halt idle CPUs (see `FastMode`)
 //! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
 //! PEERS_SCALE=20 PEERS_ARMS="mcds many" perf record -g target/release/deps/peers-* --bench   # 20× the work
 //! # the client's instructions (repeatable whatever the VM's mode): compare the two
@@ -36,8 +37,8 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, Raw, RedisServer, arm, counter_keys, ma_create, ma_incr, median, mode_line, raw_incr_arm,
-    run_rounds, thousands,
+    Arm, FastMode, Raw, RedisServer, arm, counter_keys, ma_create, ma_incr, median, mode_line,
+    raw_incr_arm, run_rounds, thousands,
 };
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
@@ -229,6 +230,9 @@ fn main() {
     let memcached = MemcachedServer::start_default();
     let addr = memcached.addr();
     let redis = RedisServer::start();
+    // The VM's fast mode, held for the run (a smoke run measures nothing).
+    let fast = is_bench_run().then(FastMode::hold);
+    let held = fast.as_ref().is_some_and(FastMode::is_held);
     let redis_client = redis
         .as_ref()
         .map(|r| redis::Client::open(r.url()).expect("redis URL"));
@@ -690,9 +694,14 @@ fn main() {
     };
     match find("raw incr") {
         Some(raw) => line(format!(
-            "{} rounds, {}",
+            "{} rounds, {}{}",
             sizes.rounds,
-            mode_line(&raw.samples)
+            mode_line(&raw.samples),
+            if held {
+                "; CPU idle states held at polling (`/dev/cpu_dma_latency` = 0)"
+            } else {
+                ""
+            }
         )),
         None => line("mode: unknown (the 1-caller case did not run)".into()),
     }

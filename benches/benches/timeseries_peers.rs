@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcds_benches::is_bench_run;
 use mcds_benches::peers::{
-    Arm, RedisServer, arm, median, mode_line, raw_incr_arm, run_rounds, thousands,
+    Arm, FastMode, RedisServer, arm, median, mode_line, raw_incr_arm, run_rounds, thousands,
 };
 use mcds_core::Store;
 use mcds_memcached::MemcachedStore;
@@ -145,6 +145,8 @@ fn main() {
     let memcached = MemcachedServer::start_default();
     let addr = memcached.addr();
     let redis = RedisServer::start();
+    // The VM's fast mode, held for the run (see `FastMode`).
+    let _fast = is_bench_run().then(FastMode::hold);
     let redis_client = redis
         .as_ref()
         .map(|r| redis::Client::open(r.url()).expect("redis URL"));

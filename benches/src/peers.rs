@@ -111,6 +111,65 @@ pub fn ma_create(raw: &mut Raw, keys: &[String]) {
     raw.exchange(&commands, keys.len());
 }
 
+// ---------------------------------------------------------------------------
+// The VM's timing mode, held fast for the run.
+
+/// Held for a run: the CPUs' idle states limited to polling, through
+/// Linux's PM QoS interface (`/dev/cpu_dma_latency` holds a latency bound
+/// while the file is open; 0 means "never sleep deeper than polling").
+///
+/// Why: this VM's idle driver (`haltpoll`) halts an idle vCPU after an
+/// adaptive poll window, and waking a halted vCPU costs tens of µs. A
+/// loopback round trip then takes ~7.5–13 µs while the CPUs stay busy and
+/// 30–60 µs once they halt, and which one an arm gets flips from round to
+/// round: single-caller arms measured the VM, not the client (a
+/// one-caller round of mcds at 75k ops/s next to a raw-socket round at
+/// 26k, and the next round the other way round). With the bound held,
+/// every round of every arm runs in the fast mode (51 of 51 rounds under
+/// 25 µs), so the ratios compare the clients. This is what `tuned`'s
+/// latency-performance profile does; every arm, mcds's and its peers',
+/// runs under the same bound.
+///
+/// Needs root (the file is `0600`); without it, or with
+/// `$PEERS_IDLE` set, nothing is held and [`mode_line`] says which modes
+/// the run met. Dropping the value releases the bound.
+pub struct FastMode(Option<std::fs::File>);
+
+impl FastMode {
+    /// Hold the bound (see [`FastMode`]), printing whether it is held.
+    pub fn hold() -> FastMode {
+        if std::env::var_os("PEERS_IDLE").is_some() {
+            println!("CPU idle states: left to the VM ($PEERS_IDLE)");
+            return FastMode(None);
+        }
+        let held = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/cpu_dma_latency")
+            .and_then(|mut f| f.write_all(&0i32.to_ne_bytes()).map(|()| f));
+        match held {
+            Ok(f) => {
+                println!(
+                    "CPU idle states: polling only for the run (/dev/cpu_dma_latency held at 0; \
+                     $PEERS_IDLE=1 to let the VM halt idle CPUs)"
+                );
+                FastMode(Some(f))
+            }
+            Err(e) => {
+                println!(
+                    "CPU idle states: left to the VM (/dev/cpu_dma_latency: {e}; run as root \
+                     to hold the fast mode): rounds may switch modes"
+                );
+                FastMode(None)
+            }
+        }
+    }
+
+    /// Whether the bound is held.
+    pub fn is_held(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 /// The VM's timing mode, from the raw socket's round trips of every round
 /// (ops/s, one round trip per op): this VM's loopback round trip flips
 /// between ~7.5 µs (CPUs kept busy) and ~60 µs (CPUs idle).
