@@ -108,6 +108,19 @@ pub(crate) enum Expect {
     Stats,
 }
 
+impl Expect {
+    /// Room for the replies: made at once, not by doubling as they come.
+    fn room(self) -> usize {
+        match self {
+            // (Bounded: the number comes from the caller, and a stream
+            // that fails early needs none of it.)
+            Expect::UntilMn { replies } => replies.clamp(1, 4096),
+            Expect::Pair { .. } => 2,
+            Expect::One { .. } | Expect::Stats => 1,
+        }
+    }
+}
+
 /// A request for [`Lane::submit`]: its bytes, where its replies end, and
 /// when it must have been answered.
 pub(crate) struct Request {
@@ -347,6 +360,15 @@ pub(crate) enum Ticket<'l> {
     Wait(&'l Lane, Arc<Slot>),
     /// An async caller's request: the reply comes through a waker.
     Async(Reply),
+}
+
+/// What [`Lane::submit_async`] made of a request.
+pub(crate) enum Queued<'l> {
+    /// Queued: the reply comes through the ticket.
+    Ticket(Ticket<'l>),
+    /// Not queued: the lane has no connection now. The request is given
+    /// back unsent.
+    NoConnection(Request),
 }
 
 /// The future of an async caller's request ([`Lane::submit_async`]).
@@ -676,36 +698,28 @@ impl Lane {
 
     /// Queue an async caller's request, encoded for `incarnation`. It never
     /// blocks: if nobody drives the lane, its helper thread is woken to.
-    /// `Err` when it cannot be sent: the lane has no connection now (dial
-    /// with [`incarnation_async`](Self::incarnation_async) and encode
-    /// again), or not one to that incarnation.
+    /// [`Queued::NoConnection`] when the lane has no connection now (dial
+    /// with [`incarnation_async`](Self::incarnation_async) and submit
+    /// again); `Err` when its connection is not to that incarnation.
     pub(crate) fn submit_async(
         &self,
         server: &Server,
         request: Request,
         incarnation: Incarnation,
         now: Instant,
-    ) -> Result<Ticket<'_>, Error> {
+    ) -> Result<Queued<'_>, Error> {
+        let mut state = self.state.lock();
+        match self.check(&mut state, server, now) {
+            Some(current) if current == incarnation => {}
+            Some(_) => return Err(restarted(&server.addr)),
+            None => return Ok(Queued::NoConnection(request)),
+        }
         let Request {
             payload,
             expect,
             deadline,
         } = request;
         let slot = Slot::new();
-        let mut state = self.state.lock();
-        match self.check(&mut state, server, now) {
-            Some(current) if current == incarnation => {}
-            Some(_) => return Err(restarted(&server.addr)),
-            None => {
-                return Err(Error::Io {
-                    server: server.addr.clone(),
-                    source: io::Error::new(
-                        io::ErrorKind::NotConnected,
-                        "not sent: the connection closed before the request was queued",
-                    ),
-                });
-            }
-        }
         state.queue.push_back(Job {
             payload,
             expect,
@@ -718,7 +732,7 @@ impl Lane {
             drop(state);
             self.wake_helper();
         }
-        Ok(Ticket::Async(Reply(slot)))
+        Ok(Queued::Ticket(Ticket::Async(Reply(slot))))
     }
 
     /// Have the helper thread drive the lane (marked driven, its connection
@@ -977,15 +991,15 @@ impl Driver<'_> {
                 );
                 continue;
             };
-            let room = match job.expect {
-                // (Bounded: the number comes from the caller, and a stream
-                // that fails early needs none of it.)
-                Expect::UntilMn { replies } => replies.clamp(1, 4096),
-                _ => 1,
-            };
-            let mut replies = Vec::with_capacity(room);
+            let Job {
+                payload,
+                expect,
+                slot,
+                ..
+            } = job;
+            let mut replies = Vec::with_capacity(expect.room());
             let mut stats = None;
-            let healthy = if job.expect == Expect::Stats {
+            let healthy = if expect == Expect::Stats {
                 match conn.receive_stats() {
                     Ok(listing) => {
                         stats = Some(listing);
@@ -997,16 +1011,16 @@ impl Driver<'_> {
                     }
                 }
             } else {
-                read_job(conn, job.expect, &mut replies)
+                read_job(conn, expect, &mut replies)
             };
             let delivery = Delivery {
                 replies,
                 sent: true,
                 generation: self.generation,
                 stats,
-                payload: job.payload,
+                payload,
             };
-            deliver(&mut self.own, job.slot, delivery);
+            deliver(&mut self.own, slot, delivery);
             if !healthy {
                 self.conn = None;
             }

@@ -15,7 +15,7 @@ use crate::codec;
 use crate::config::Config;
 use crate::conn::is_timeout;
 use crate::incarnation::Incarnation;
-use crate::mux::{self, Delivery, Expect, Lane, Request, Ticket};
+use crate::mux::{self, Delivery, Expect, Lane, Queued, Request, Ticket};
 use crate::reply::MetaReply;
 use crate::server::Server;
 
@@ -151,7 +151,7 @@ impl<'a> Session<'a> {
     async fn submit(
         &mut self,
         io: Io,
-        request: Request,
+        mut request: Request,
         now: Instant,
     ) -> Result<Ticket<'a>, Error> {
         // Compared, not encoded for: a pinned session needs no fresh clock.
@@ -164,8 +164,15 @@ impl<'a> Session<'a> {
                 .lane
                 .submit(self.server, self.config, request, pinned, now),
             Io::Async => {
-                // The lane's connection may have failed since: dial again
-                // (without blocking), to the same incarnation only.
+                // The lane's connection may have failed since the session
+                // was pinned: then dial again (without blocking), to the
+                // same incarnation only, and queue on the new one.
+                // (Given back into the same variable: an async fn keeps a
+                // slot for each binding held across an await.)
+                request = match self.lane.submit_async(self.server, request, pinned, now)? {
+                    Queued::Ticket(ticket) => return Ok(ticket),
+                    Queued::NoConnection(request) => request,
+                };
                 let current = self
                     .lane
                     .incarnation_async(self.server, self.config, now)
@@ -173,7 +180,16 @@ impl<'a> Session<'a> {
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }
-                self.lane.submit_async(self.server, request, pinned, now)
+                match self.lane.submit_async(self.server, request, pinned, now)? {
+                    Queued::Ticket(ticket) => Ok(ticket),
+                    Queued::NoConnection(_) => Err(Error::Io {
+                        server: self.server.addr.clone(),
+                        source: io::Error::new(
+                            io::ErrorKind::NotConnected,
+                            "not sent: the connection closed before the request was queued",
+                        ),
+                    }),
+                }
             }
         }
     }
