@@ -469,12 +469,16 @@ impl Lane {
     ///
     /// The incarnation returned carries the server's best clock estimate
     /// (not the connection's own sample), for the commands encoded for it.
-    /// `now`: the caller's clock reading of a moment ago.
+    /// `now`: the caller's clock reading of a moment ago; read again here
+    /// when this waited for a dial (the caller's request counts its
+    /// timeout, and the connection's idle check its idleness, from it: an
+    /// adversarial review showed a request written after its deadline, and
+    /// an idle check skipped, with a reading taken before a dial).
     pub(crate) fn incarnation(
         &self,
         server: &Server,
         config: &Config,
-        now: Instant,
+        now: &mut Instant,
     ) -> Result<Incarnation, Error> {
         let mut state = self.state.lock();
         self.ensure(&mut state, server, config, now)
@@ -485,16 +489,17 @@ impl Lane {
     /// handshake take a round trip or more, up to the timeouts): callers
     /// that need the connection meanwhile wait for that dial, and an async
     /// caller that only looks finds no connection yet, without waiting.
+    /// `now` as for [`incarnation`](Self::incarnation).
     fn ensure(
         &self,
         state: &mut MutexGuard<'_, LaneState>,
         server: &Server,
         config: &Config,
-        now: Instant,
+        now: &mut Instant,
     ) -> Result<Incarnation, Error> {
         let mut waited = None;
         loop {
-            if let Some(incarnation) = self.check(state, server, now) {
+            if let Some(incarnation) = self.check(state, server, *now) {
                 return Ok(incarnation);
             }
             if waited.is_some_and(|failures| failures != state.dial_failures) {
@@ -510,9 +515,11 @@ impl Lane {
             }
             waited.get_or_insert(state.dial_failures);
             self.dialed.wait(state);
+            *now = Instant::now();
         }
         state.dialing = true;
         let dialed = MutexGuard::unlocked(state, || server.dial(config));
+        *now = Instant::now();
         state.dialing = false;
         if dialed.is_err() {
             state.dial_failures += 1;
@@ -524,7 +531,7 @@ impl Lane {
         state.conn = Some(Box::new(conn));
         state.incarnation = Some(incarnation);
         state.generation += 1;
-        state.check_after = Instant::now() + IDLE_CHECK;
+        state.check_after = *now + IDLE_CHECK;
         state.old_after = incarnation.clock.map(|c| c.old_after());
         Ok(stamped(incarnation, Self::latest(state, server).1))
     }
@@ -599,8 +606,9 @@ impl Lane {
             expect,
             deadline,
         } = request;
+        let mut now = now;
         let mut state = self.state.lock();
-        let current = self.ensure(&mut state, server, config, now)?;
+        let current = self.ensure(&mut state, server, config, &mut now)?;
         if current != incarnation {
             return Err(restarted(&server.addr));
         }
@@ -651,7 +659,7 @@ impl Lane {
         server: &Server,
         config: &Config,
         io: Io,
-        now: Instant,
+        now: &mut Instant,
     ) -> Result<Incarnation, Error> {
         match io {
             Io::Blocking => self.incarnation(server, config, now),
@@ -660,16 +668,17 @@ impl Lane {
     }
 
     /// [`incarnation`](Self::incarnation) without blocking: a lane without
-    /// a connection is dialed on a thread of its own, awaited.
+    /// a connection is dialed on a thread of its own, awaited (and `now`
+    /// read again after it).
     pub(crate) async fn incarnation_async(
         &self,
         server: &Server,
         config: &Config,
-        now: Instant,
+        now: &mut Instant,
     ) -> Result<Incarnation, Error> {
         {
             let mut state = self.state.lock();
-            if let Some(incarnation) = self.check(&mut state, server, now) {
+            if let Some(incarnation) = self.check(&mut state, server, *now) {
                 return Ok(incarnation);
             }
         }
@@ -687,13 +696,15 @@ impl Lane {
             .name("mcds-dial".into())
             .spawn(move || {
                 let lane = &owner.lanes[index];
-                done.send(lane.incarnation(&owner, &config, Instant::now()));
+                done.send(lane.incarnation(&owner, &config, &mut Instant::now()));
             })
             .map_err(|e| Error::Io {
                 server: server.addr.clone(),
                 source: e,
             })?;
-        result.await
+        let dialed = result.await;
+        *now = Instant::now();
+        dialed
     }
 
     /// Queue an async caller's request, encoded for `incarnation`. It never

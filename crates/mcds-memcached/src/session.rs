@@ -61,9 +61,10 @@ impl<'a> Session<'a> {
         op: &Op<'_>,
     ) -> Result<(MetaReply, Incarnation), Error> {
         // The exchange's one clock reading: its checks, its deadline and
-        // its write's timeout all count from it.
-        let now = Instant::now();
-        let incarnation = self.incarnation_at(io, now).await?;
+        // its write's timeout all count from it (read again if getting the
+        // connection waited for a dial).
+        let mut now = Instant::now();
+        let incarnation = self.incarnation_at(io, &mut now).await?;
         let opaque = self.lane.next_opaque();
         let mut payload = Vec::with_capacity(64);
         codec::encode_wire(
@@ -103,12 +104,13 @@ impl<'a> Session<'a> {
     /// [`incarnation`](Self::incarnation), dialing without blocking the
     /// thread when `io` is [`Io::Async`].
     pub(crate) async fn incarnation_io(&mut self, io: Io) -> Result<Incarnation, Error> {
-        self.incarnation_at(io, Instant::now()).await
+        self.incarnation_at(io, &mut Instant::now()).await
     }
 
     /// [`incarnation_io`](Self::incarnation_io), for a caller that read the
-    /// clock (`now`) a moment ago.
-    async fn incarnation_at(&mut self, io: Io, now: Instant) -> Result<Incarnation, Error> {
+    /// clock (`now`) a moment ago; `now` is read again if this waited for a
+    /// dial (see [`Lane::incarnation`]).
+    async fn incarnation_at(&mut self, io: Io, now: &mut Instant) -> Result<Incarnation, Error> {
         let incarnation = match self.pinned {
             // The server's best clock estimate, not just the one it had
             // when the session was pinned (the lane's answer below carries
@@ -155,9 +157,10 @@ impl<'a> Session<'a> {
         now: Instant,
     ) -> Result<Ticket<'a>, Error> {
         // Compared, not encoded for: a pinned session needs no fresh clock.
+        let mut now = now;
         let pinned = match self.pinned {
             Some(pinned) => pinned,
-            None => self.incarnation_at(io, now).await?,
+            None => self.incarnation_at(io, &mut now).await?,
         };
         match io {
             Io::Blocking => self
@@ -175,7 +178,7 @@ impl<'a> Session<'a> {
                 };
                 let current = self
                     .lane
-                    .incarnation_async(self.server, self.config, now)
+                    .incarnation_async(self.server, self.config, &mut now)
                     .await?;
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
