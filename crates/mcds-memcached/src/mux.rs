@@ -167,6 +167,20 @@ struct Job {
     is_async: bool,
 }
 
+impl Job {
+    /// The job of a request whose caller waits for it on `slot` (an
+    /// async caller through the slot's waker).
+    fn waiting(request: Request, slot: &Arc<Slot>, is_async: bool) -> Job {
+        Job {
+            payload: request.payload,
+            expect: request.expect,
+            deadline: request.deadline,
+            slot: Some(Arc::clone(slot)),
+            is_async,
+        }
+    }
+}
+
 /// Where a waiting caller learns what became of its request.
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
@@ -601,11 +615,6 @@ impl Lane {
         incarnation: Incarnation,
         now: Instant,
     ) -> Result<Ticket<'_>, Error> {
-        let Request {
-            payload,
-            expect,
-            deadline,
-        } = request;
         let mut now = now;
         let mut state = self.state.lock();
         let current = self.ensure(&mut state, server, config, &mut now)?;
@@ -618,13 +627,7 @@ impl Lane {
         // stays in the driver).
         if state.driving {
             let slot = Slot::new();
-            state.queue.push_back(Job {
-                payload,
-                expect,
-                deadline,
-                slot: Some(Arc::clone(&slot)),
-                is_async: false,
-            });
+            state.queue.push_back(Job::waiting(request, &slot, false));
             return Ok(Ticket::Wait(self, slot));
         }
         state.driving = true;
@@ -633,9 +636,9 @@ impl Lane {
         let mut in_flight = std::mem::take(&mut state.spare);
         drop(state);
         in_flight.push(Job {
-            payload,
-            expect,
-            deadline,
+            payload: request.payload,
+            expect: request.expect,
+            deadline: request.deadline,
             slot: None,
             is_async: false,
         });
@@ -719,25 +722,15 @@ impl Lane {
         incarnation: Incarnation,
         now: Instant,
     ) -> Result<Queued<'_>, Error> {
+        // (Made before the lock is taken: other callers wait on it.)
+        let slot = Slot::new();
         let mut state = self.state.lock();
         match self.check(&mut state, server, now) {
             Some(current) if current == incarnation => {}
             Some(_) => return Err(restarted(&server.addr)),
             None => return Ok(Queued::NoConnection(request)),
         }
-        let Request {
-            payload,
-            expect,
-            deadline,
-        } = request;
-        let slot = Slot::new();
-        state.queue.push_back(Job {
-            payload,
-            expect,
-            deadline,
-            slot: Some(Arc::clone(&slot)),
-            is_async: true,
-        });
+        state.queue.push_back(Job::waiting(request, &slot, true));
         if !state.driving {
             state.driving = true;
             drop(state);

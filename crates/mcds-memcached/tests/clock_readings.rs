@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::k;
+use support::{k, runtime};
 
 use mcds_core::{Error, Op, Store, Ttl};
 use mcds_memcached::MemcachedStore;
@@ -194,7 +194,7 @@ fn ops_against_a_frozen_server_end_near_their_deadline() {
             })
         })
         .collect();
-    let rt = mcds_testserver_runtime();
+    let rt = runtime();
     let tasks: Vec<_> = (0..3)
         .map(|_| {
             let (store, stop, acked, key, note) = (
@@ -256,14 +256,6 @@ fn ops_against_a_frozen_server_end_near_their_deadline() {
         took <= 3 * timeout + room,
         "an op failed {took:?} after it started (io_timeout {timeout:?}): {what}"
     );
-}
-
-fn mcds_testserver_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The lanes' copies of the server's incarnation (`Seen`, refreshed by

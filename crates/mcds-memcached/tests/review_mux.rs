@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{Rng, k, seed};
+use support::{Rng, k, runtime, seed};
 
 use mcds_core::{Error, Key, Op, Reply, Store, Ttl};
 use mcds_memcached::MemcachedStore;
@@ -23,14 +23,6 @@ fn key_on(store: &MemcachedStore, server: usize, tag: &str) -> Key {
         }
     }
     unreachable!()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// One caller's `incr` of a key holding text answers `CLIENT_ERROR`: that

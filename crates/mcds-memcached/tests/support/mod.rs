@@ -1,6 +1,7 @@
-//! What the random tests of this crate share: a printed, replayable seed
-//! and a small generator (this crate's tests do not depend on
-//! mcds-testkit, whose `seed::rng` the other crates use).
+//! What this crate's tests share: keys, a two-thread tokio runtime, and
+//! for the random tests a printed, replayable seed and a small generator
+//! (this crate's tests do not depend on mcds-testkit, whose `seed::rng`
+//! the other crates use).
 
 #![allow(
     dead_code,
@@ -12,6 +13,16 @@ use mcds_core::Key;
 /// A key from a string the test knows is valid.
 pub fn k(s: &str) -> Key {
     Key::new(s).unwrap()
+}
+
+/// A tokio runtime with two worker threads, as many as the machines'
+/// cores, for tests that mix async callers with blocking ones.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// The seed of a random test: `MCDS_TEST_SEED` (the workspace's variable,
