@@ -611,13 +611,17 @@ impl Lane {
         &self,
         server: &Server,
         config: &Config,
-        request: Request,
+        mut request: Request,
         incarnation: Incarnation,
         now: Instant,
     ) -> Result<Ticket<'_>, Error> {
-        let mut now = now;
+        let (before, mut now) = (now, now);
         let mut state = self.state.lock();
         let current = self.ensure(&mut state, server, config, &mut now)?;
+        // A dial (or a wait for another caller's) is not counted against
+        // the request's own timeout (see `Session::submit`): `ensure` read
+        // the clock again after it.
+        request.deadline += now.saturating_duration_since(before);
         if current != incarnation {
             return Err(restarted(&server.addr));
         }

@@ -157,11 +157,20 @@ impl<'a> Session<'a> {
         now: Instant,
     ) -> Result<Ticket<'a>, Error> {
         // Compared, not encoded for: a pinned session needs no fresh clock.
+        // A dial here (its own, or another caller's it waited for) moves
+        // the request's deadline by as long as it took: the exchange's own
+        // `io_timeout` is not spent on it (the builder documents that an
+        // op that dials may also spend up to the connect timeout on the
+        // dial). An adversarial review showed an async set, retried after
+        // its connection failed, redialed and written with 1 ms left: the
+        // server applied it, and it was reported `Ambiguous`.
         let mut now = now;
+        let before = now;
         let pinned = match self.pinned {
             Some(pinned) => pinned,
             None => self.incarnation_at(io, &mut now).await?,
         };
+        request.deadline += now.saturating_duration_since(before);
         match io {
             Io::Blocking => self
                 .lane
@@ -176,10 +185,12 @@ impl<'a> Session<'a> {
                     Queued::Ticket(ticket) => return Ok(ticket),
                     Queued::NoConnection(request) => request,
                 };
+                let before = now;
                 let current = self
                     .lane
                     .incarnation_async(self.server, self.config, &mut now)
                     .await?;
+                request.deadline += now.saturating_duration_since(before);
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }

@@ -4,7 +4,9 @@
 //! again. These tests come from an adversarial review of that change: the
 //! first two failed while the reading was kept across a dial (a request
 //! written after its deadline and reported `Ambiguous` though applied; an
-//! idle check skipped after a restart). The last two check what the
+//! idle check skipped after a restart), and so did the fifth, from a
+//! second review (a dial after the session was pinned, which kept the
+//! request's deadline from before it). The third and fourth check what the
 //! change must keep: deadlines against a frozen server, and lanes that
 //! follow a restart through the server's epoch without a dial per op.
 
@@ -315,4 +317,98 @@ fn lanes_follow_a_restart_by_epoch_without_redialing_per_op() {
     let dials = store.connection_stats().dials - before;
     println!("stale cas: {stale:?}; dials for 1800 ops on 2 lanes: {dials}");
     assert!(dials <= 2, "{dials} dials for 1800 ops");
+}
+
+/// A dial made after the session was pinned (its connection failed, and
+/// the request, given back unsent, is sent again) must move the request's
+/// deadline as the first dial's reading does: a request queued with the
+/// deadline of before the dial is written with 1 ms left, and a healthy
+/// server's slightly late reply turns an applied set into `Ambiguous`
+/// (as it did, three times in three, before the deadline was moved).
+///
+/// Timeline (io_timeout 400 ms, one lane):
+/// - t=0: server SIGSTOPped; a sync `get` (A) drives the lane, waits.
+/// - t=250: async set (B) is pinned and queued behind A (deadline t=650).
+/// - t=400: A times out, the connection is dropped, B is given back unsent
+///   (NotConnected; 250 ms left, so it is sent again).
+/// - t=420: B's retry: `submit_async` finds no connection, dials (the
+///   server is still stopped: the handshake waits).
+/// - t=700: server resumed; the dial completes (same incarnation).
+/// - the server is stopped again for 100 ms, and B's task runs: B is
+///   written now. Its exchange has used 150 ms of its io_timeout before
+///   the dial (which the builder says may take up to connect_timeout on
+///   top), so a reply 100 ms later is in time.
+#[test]
+fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
+    let server = MemcachedServer::start_default();
+    let io_timeout = Duration::from_millis(400);
+    let store = MemcachedStore::builder()
+        .connections_per_server(1)
+        .io_timeout(io_timeout)
+        .connect_timeout(Duration::from_secs(3))
+        .down_backoff(Duration::from_millis(5), Duration::from_millis(20))
+        .connect([server.addr()])
+        .unwrap();
+    let key = k("clock-readings:submit-dial");
+    let other = k("clock-readings:submit-dial-other");
+    store.set(&other, b"x", Ttl::Never).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    std::thread::scope(|s| {
+        server.pause();
+        let t0 = Instant::now();
+        let a = s.spawn(|| store.get(&other));
+        std::thread::sleep(Duration::from_millis(250));
+        let (result, took) = rt.block_on(async {
+            let op = Op::Set {
+                key: &key,
+                value: b"v",
+                ttl: Ttl::Never,
+            };
+            let started = Instant::now();
+            let mut fut = pin!(store.execute_async(&op));
+            let mut poll_once =
+                async || std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+            assert!(poll_once().await.is_pending(), "B was not queued behind A");
+            // A times out at t=400; B is given back unsent.
+            let a = a.join().unwrap();
+            println!("A: {a:?} at {:?}", t0.elapsed());
+            std::thread::sleep(Duration::from_millis(20));
+            let dials = store.connection_stats().dials;
+            assert!(poll_once().await.is_pending(), "B's retry did not dial");
+            // Past B's deadline, the server comes back; wait for the dial.
+            std::thread::sleep(Duration::from_millis(700).saturating_sub(t0.elapsed()));
+            server.resume();
+            let waited = Instant::now();
+            while store.connection_stats().dials == dials {
+                assert!(
+                    waited.elapsed() < Duration::from_secs(2),
+                    "the dial never ended"
+                );
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            println!("redialed at {:?}", t0.elapsed());
+            // A 100 ms pause of the server while B is written.
+            server.pause();
+            let resumer = s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                server.resume();
+            });
+            let r = fut.await;
+            let took = started.elapsed();
+            resumer.join().unwrap();
+            (r, took)
+        });
+        println!("B: {result:?} after {took:?}");
+        let applied = store.get(&key).unwrap().is_some();
+        println!("the server applied B: {applied}");
+        assert!(
+            !matches!(result, Err(Error::Ambiguous { .. })),
+            "an applied set on a healthy server ended Ambiguous {took:?} after it began \
+             (io_timeout {io_timeout:?}, connect_timeout 3 s): {result:?}"
+        );
+        assert!(result.is_ok(), "B failed: {result:?}");
+    });
 }
