@@ -621,7 +621,7 @@ impl Lane {
         // A dial (or a wait for another caller's) is not counted against
         // the request's own timeout (see `Session::submit`): `ensure` read
         // the clock again after it.
-        request.deadline += now.saturating_duration_since(before);
+        request.deadline = later_by(request.deadline, before, now);
         if current != incarnation {
             return Err(restarted(&server.addr));
         }
@@ -846,6 +846,16 @@ impl Lane {
             state.conn = None;
             state.incarnation = None;
         }
+    }
+}
+
+/// `deadline` moved by the time from `before` to `now` (a dial's): a
+/// comparison, not a subtraction, when no time was counted (the hot path).
+pub(crate) fn later_by(deadline: Instant, before: Instant, now: Instant) -> Instant {
+    if now > before {
+        deadline + (now - before)
+    } else {
+        deadline
     }
 }
 

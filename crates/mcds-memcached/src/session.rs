@@ -170,7 +170,7 @@ impl<'a> Session<'a> {
             Some(pinned) => pinned,
             None => self.incarnation_at(io, &mut now).await?,
         };
-        request.deadline += now.saturating_duration_since(before);
+        request.deadline = mux::later_by(request.deadline, before, now);
         match io {
             Io::Blocking => self
                 .lane
@@ -190,7 +190,7 @@ impl<'a> Session<'a> {
                     .lane
                     .incarnation_async(self.server, self.config, &mut now)
                     .await?;
-                request.deadline += now.saturating_duration_since(before);
+                request.deadline = mux::later_by(request.deadline, before, now);
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }
