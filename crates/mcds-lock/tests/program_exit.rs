@@ -73,8 +73,16 @@ fn child() {
             let mut acquire = Box::pin(lock.acquire_async(Duration::from_secs(5)));
             match acquire.as_mut().poll(&mut cx) {
                 std::task::Poll::Pending => {
-                    // The add applied before the cancellation.
-                    std::thread::sleep(Duration::from_millis(20));
+                    // The add applied before the cancellation: waited for,
+                    // not slept on. Under load the lane's helper thread may
+                    // not have written it within a fixed pause, and an add
+                    // applied after the program's last look strands the
+                    // lock for its TTL, as `Abandoned` says (a 20 ms pause
+                    // failed once while other builds shared the CPUs).
+                    let until = Instant::now() + Duration::from_secs(5);
+                    while lock.holder().unwrap().is_none() && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                     drop(acquire);
                     println!("child: cancelled");
                 }
