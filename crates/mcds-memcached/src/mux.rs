@@ -154,9 +154,7 @@ pub(crate) struct Delivery {
 
 /// A request waiting in a lane's queue.
 struct Job {
-    payload: Vec<u8>,
-    expect: Expect,
-    deadline: Instant,
+    request: Request,
     /// Where its caller waits for the delivery; `None` for the request of
     /// the caller that found the lane idle and drives it: its delivery is
     /// kept in its [`Driver`] ([`Own::Here`]), so the uncontended request
@@ -172,9 +170,7 @@ impl Job {
     /// async caller through the slot's waker).
     fn waiting(request: Request, slot: &Arc<Slot>, is_async: bool) -> Job {
         Job {
-            payload: request.payload,
-            expect: request.expect,
-            deadline: request.deadline,
+            request,
             slot: Some(Arc::clone(slot)),
             is_async,
         }
@@ -640,9 +636,7 @@ impl Lane {
         let mut in_flight = std::mem::take(&mut state.spare);
         drop(state);
         in_flight.push(Job {
-            payload: request.payload,
-            expect: request.expect,
-            deadline: request.deadline,
+            request,
             slot: None,
             is_async: false,
         });
@@ -899,10 +893,10 @@ impl Driver<'_> {
             let mut state = self.lane.state.lock();
             let mut bytes = 0;
             while let Some(job) = state.queue.front() {
-                if bytes > 0 && bytes + job.payload.len() > MAX_WRITE {
+                if bytes > 0 && bytes + job.request.payload.len() > MAX_WRITE {
                     break;
                 }
-                bytes += job.payload.len();
+                bytes += job.request.payload.len();
                 self.in_flight.extend(state.queue.pop_front());
             }
         }
@@ -928,7 +922,7 @@ impl Driver<'_> {
         let now = now.unwrap_or_else(Instant::now);
         let deadline = batch
             .iter()
-            .map(|j| j.deadline)
+            .map(|j| j.request.deadline)
             .min()
             .unwrap_or(now)
             .max(now + Duration::from_millis(1));
@@ -939,11 +933,11 @@ impl Driver<'_> {
             .requests
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
         let (outcome, written) = if batch.len() == 1 {
-            conn.write_payload(&batch[0].payload)
+            conn.write_payload(&batch[0].request.payload)
         } else {
-            let mut buf = Vec::with_capacity(batch.iter().map(|j| j.payload.len()).sum());
+            let mut buf = Vec::with_capacity(batch.iter().map(|j| j.request.payload.len()).sum());
             for job in batch.iter() {
-                buf.extend_from_slice(&job.payload);
+                buf.extend_from_slice(&job.request.payload);
             }
             conn.write_payload(&buf)
         };
@@ -951,7 +945,7 @@ impl Driver<'_> {
             self.conn = None;
             let mut start = 0;
             for job in batch.drain(..) {
-                let end = start + job.payload.len();
+                let end = start + job.request.payload.len();
                 let sent = written > start;
                 start = end;
                 let error = io::Error::new(e.kind(), e.to_string());
@@ -960,7 +954,7 @@ impl Driver<'_> {
                     sent,
                     generation: self.generation,
                     stats: None,
-                    payload: job.payload,
+                    payload: job.request.payload,
                 };
                 deliver(&mut self.own, job.slot, delivery);
             }
@@ -1010,8 +1004,9 @@ impl Driver<'_> {
                 continue;
             };
             let Job {
-                payload,
-                expect,
+                request: Request {
+                    payload, expect, ..
+                },
                 slot,
                 ..
             } = job;
@@ -1127,7 +1122,7 @@ fn fail_unsent(jobs: impl IntoIterator<Item = Job>, generation: u64, why: &str, 
             sent: false,
             generation,
             stats: None,
-            payload: job.payload,
+            payload: job.request.payload,
         };
         deliver(own, job.slot, delivery);
     }
@@ -1141,7 +1136,7 @@ fn deliver_lost(job: Job, generation: u64, why: &str, own: &mut Own) {
         sent: true,
         generation,
         stats: None,
-        payload: job.payload,
+        payload: job.request.payload,
     };
     deliver(own, job.slot, delivery);
 }

@@ -154,7 +154,7 @@ impl<'a> Session<'a> {
         &mut self,
         io: Io,
         mut request: Request,
-        now: Instant,
+        mut now: Instant,
     ) -> Result<Ticket<'a>, Error> {
         // Compared, not encoded for: a pinned session needs no fresh clock.
         // A dial here (its own, or another caller's it waited for) moves
@@ -164,7 +164,6 @@ impl<'a> Session<'a> {
         // dial). An adversarial review showed an async set, retried after
         // its connection failed, redialed and written with 1 ms left: the
         // server applied it, and it was reported `Ambiguous`.
-        let mut now = now;
         let before = now;
         let pinned = match self.pinned {
             Some(pinned) => pinned,
@@ -392,13 +391,13 @@ impl<'a> Session<'a> {
         traffic::record(1);
         let mut error = None;
         for _ in 0..=UNSENT_RETRIES {
-            let deadline = Instant::now() + self.config.io_timeout;
+            let now = Instant::now();
             let request = Request {
                 payload: b"stats\r\n".to_vec(),
                 expect: Expect::Stats,
-                deadline,
+                deadline: now + self.config.io_timeout,
             };
-            let ticket = block_on(self.submit(Io::Blocking, request, Instant::now()))?;
+            let ticket = block_on(self.submit(Io::Blocking, request, now))?;
             let delivery = block_on(ticket.delivery());
             if let Some(stats) = delivery.stats {
                 return Ok(stats);
