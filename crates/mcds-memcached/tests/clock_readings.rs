@@ -328,16 +328,22 @@ fn lanes_follow_a_restart_by_epoch_without_redialing_per_op() {
 ///
 /// Timeline (io_timeout 400 ms, one lane):
 /// - t=0: server SIGSTOPped; a sync `get` (A) drives the lane, waits.
-/// - t=250: async set (B) is pinned and queued behind A (deadline t=650).
-/// - t=400: A times out, the connection is dropped, B is given back unsent
-///   (NotConnected; 250 ms left, so it is sent again).
-/// - t=420: B's retry: `submit_async` finds no connection, dials (the
+/// - t=300: async set (B) is pinned and queued behind A (deadline t=700).
+/// - t=400 to 430 (the machine's wake-up latency): A times out, the
+///   connection is dropped, B is given back unsent (NotConnected; more
+///   than half its timeout left, so it is sent again, as long as A ends
+///   before t=500).
+/// - at once: B's retry: `submit_async` finds no connection, dials (the
 ///   server is still stopped: the handshake waits).
-/// - t=700: server resumed; the dial completes (same incarnation).
-/// - the server is stopped again for 100 ms, and B's task runs: B is
-///   written now. Its exchange has used 150 ms of its io_timeout before
+/// - t=800: server resumed, past B's first deadline; the dial completes
+///   (same incarnation).
+/// - the server is stopped again for 20 ms, and B's task runs: B is
+///   written now. Its exchange used about 100 ms of its io_timeout before
 ///   the dial (which the builder says may take up to connect_timeout on
-///   top), so a reply 100 ms later is in time.
+///   top), so a reply 20 ms later is in time, with some 250 ms to spare;
+///   with the deadline of before the dial, 1 ms is armed and the reply
+///   is late. (The first timeline, B at t=250 and a 100 ms pause, left
+///   30 ms and 110 ms of margin, and failed on a loaded machine.)
 #[test]
 fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
     let server = MemcachedServer::start_default();
@@ -360,7 +366,7 @@ fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
         server.pause();
         let t0 = Instant::now();
         let a = s.spawn(|| store.get(&other));
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(Duration::from_millis(300));
         let (result, took) = rt.block_on(async {
             let op = Op::Set {
                 key: &key,
@@ -372,14 +378,14 @@ fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
             let mut poll_once =
                 async || std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
             assert!(poll_once().await.is_pending(), "B was not queued behind A");
-            // A times out at t=400; B is given back unsent.
+            // A times out at t=400; B is given back unsent (before A's
+            // caller returns: its driver fails what is queued).
             let a = a.join().unwrap();
             println!("A: {a:?} at {:?}", t0.elapsed());
-            std::thread::sleep(Duration::from_millis(20));
             let dials = store.connection_stats().dials;
             assert!(poll_once().await.is_pending(), "B's retry did not dial");
             // Past B's deadline, the server comes back; wait for the dial.
-            std::thread::sleep(Duration::from_millis(700).saturating_sub(t0.elapsed()));
+            std::thread::sleep(Duration::from_millis(800).saturating_sub(t0.elapsed()));
             server.resume();
             let waited = Instant::now();
             while store.connection_stats().dials == dials {
@@ -390,10 +396,10 @@ fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
                 std::thread::sleep(Duration::from_micros(200));
             }
             println!("redialed at {:?}", t0.elapsed());
-            // A 100 ms pause of the server while B is written.
+            // A 20 ms pause of the server while B is written.
             server.pause();
             let resumer = s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(20));
                 server.resume();
             });
             let r = fut.await;
