@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use mcds_core::{
-    Access, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, block_on, stable_hash128,
+    Access, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, block_on,
+    stable_hash128,
 };
 
 /// The longest field name, in bytes.
@@ -601,13 +602,103 @@ impl CounterMap {
             ])
             .await?;
         let added = added.and_then(Reply::stored)?;
-        if let Err(e) = registered.and_then(Reply::done) {
-            if added == Stored::NotStored {
-                return Err(e); // the winner registers it
-            }
-            access.execute(&register).await?.done()?;
+        let Err(e) = registered.and_then(Reply::done) else {
+            return Ok(added.is_stored());
+        };
+        let Stored::Stored(cas) = added else {
+            return Err(e); // the winner registers it
+        };
+        // Once more: a full registry is rewritten without its dead tokens,
+        // anything else is sent again.
+        let again = match e {
+            Error::ValueTooLarge { .. } => self.rewrite_registry(access, b'+', field).await,
+            _ => access.execute(&register).await.and_then(Reply::done),
+        };
+        match again {
+            Ok(()) => Ok(true),
+            Err(e) => Err(self.undo_create(access, key, cas, by, e).await),
         }
-        Ok(added.is_stored())
+    }
+
+    /// Take back a counter this first touch created and could not
+    /// register, so that the call that fails with `e` did not happen: the
+    /// counter is deleted if no one changed it since (its CAS id), else
+    /// (another client's increment found it) `by` is subtracted again.
+    /// The error to return: `e`, or [`Error::Ambiguous`] when the undo
+    /// itself failed and the amount may still count, unlisted.
+    async fn undo_create(
+        &self,
+        access: Access<'_>,
+        key: &Key,
+        cas: u64,
+        by: i64,
+        e: Error,
+    ) -> Error {
+        let undone = match access.delete_cas(key, cas).await {
+            Ok(DeleteOutcome::Exists) if by >= 0 => access.decr(key, by.unsigned_abs()).await,
+            Ok(DeleteOutcome::Exists) => access.incr(key, by.unsigned_abs()).await,
+            Ok(_) => Ok(None),
+            Err(undo) => Err(undo),
+        };
+        match undone {
+            Ok(_) => e,
+            Err(undo) => Error::Ambiguous {
+                key: key.display(),
+                server: String::new(),
+                reason: format!(
+                    "field {field_key} was created but could not be registered ({e}), and taking it back failed ({undo}): its amount may count, unlisted; remove the field to clear it",
+                    field_key = key.display()
+                ),
+            },
+        }
+    }
+
+    /// Apply `op` (`b'+'` register, `b'-'` unregister) of `field` by
+    /// rewriting the registry compacted, by CAS: what a registration or
+    /// removal does when the item limit refused its append. The dead
+    /// tokens go; the write lands if the live fields with it fit one item,
+    /// else nothing is written and the error is [`Error::ValueTooLarge`].
+    /// An unregistration always fits. A concurrent append makes the CAS
+    /// fail and the rewrite starts again ([`Error::Conflict`] after
+    /// [`MAX_ATTEMPTS`], nothing written).
+    async fn rewrite_registry(&self, access: Access<'_>, op: u8, field: &str) -> Result<()> {
+        let limit = access.store().item_size_limit();
+        let registry = &self.registry;
+        let mut refusal: Option<Error> = None;
+        let mut apply = |current: Option<&[u8]>| -> Option<Vec<u8>> {
+            refusal = None;
+            let mut fields = match current.map(decode_registry) {
+                None => Vec::new(),
+                Some(Ok(r)) => r.fields,
+                Some(Err(reason)) => {
+                    refusal = Some(corrupt(registry, reason));
+                    return None;
+                }
+            };
+            if op == b'+' {
+                if !fields.iter().any(|f| f == field) {
+                    fields.push(field.to_string());
+                }
+            } else {
+                fields.retain(|f| f != field);
+                if current.is_none() {
+                    return None; // nothing to unregister
+                }
+            }
+            let mut bytes = Vec::new();
+            for f in &fields {
+                encode_token(b'+', f, &mut bytes);
+            }
+            if let Err(e) = mcds_core::backend::check_item_size(registry, bytes.len(), limit) {
+                refusal = Some(e);
+                return None;
+            }
+            Some(bytes)
+        };
+        access
+            .update(registry, Ttl::Never, MAX_ATTEMPTS, &mut apply)
+            .await?;
+        refusal.map_or(Ok(()), Err)
     }
 
     /// [`incr`](Self::incr) by an exact decimal amount (`"1.25"`, `"-3"`)
@@ -823,8 +914,8 @@ impl CounterMap {
         let key = self.field_key(field)?;
         let mut token = Vec::with_capacity(field.len() + 2);
         encode_token(b'-', field, &mut token);
-        let [unregistered, deleted] = self
-            .access(io)
+        let access = self.access(io);
+        let [unregistered, deleted] = access
             .run_pipeline([
                 Op::Append {
                     key: &self.registry,
@@ -833,7 +924,12 @@ impl CounterMap {
                 Op::Delete(&key),
             ])
             .await?;
-        unregistered.and_then(Reply::applied)?;
+        match unregistered.and_then(Reply::applied) {
+            Ok(_) => {}
+            // A full registry takes the removal by a rewrite (it shrinks).
+            Err(Error::ValueTooLarge { .. }) => self.rewrite_registry(access, b'-', field).await?,
+            Err(e) => return Err(e),
+        }
         deleted.and_then(Reply::applied)
     }
 }

@@ -394,8 +394,6 @@ impl MemcachedStore {
         })
     }
 
-    /// Finish an op its pipeline could not: an append-like op that
-    /// answered NS (missing, or too large).
     /// One op in `io` mode: the blocking [`Store::execute`] and the async
     /// [`Store::execute_async`] are this one function.
     pub(crate) async fn execute_io(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
@@ -419,17 +417,25 @@ impl MemcachedStore {
         }
     }
 
+    /// Finish an op its pipeline could not: an append-like op that
+    /// answered NS (missing, or too large).
+    ///
+    /// A pipelined `append`/`prepend` that answered NS is never sent again:
+    /// the ops after it in its batch have been applied by now, and sending
+    /// it again would apply it after them (a `CounterMap::remove`'s
+    /// unregistration landed after a concurrent first touch had registered
+    /// the field, leaving it counting unlisted). The probe only tells why
+    /// it was refused: the key missing, or the item too large
+    /// ([`Error::ValueTooLarge`]). A key that exists and has room now was
+    /// missing when the append reached it (created since), so the answer
+    /// is `Applied(false)`, as it would have been then.
     pub(crate) async fn finish_not_stored(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
-                let reason = self
-                    .not_stored_reason(io, &mut self.session(key)?, key, value.len())
+                // Missing, or existing with room: not applied either way.
+                self.not_stored_reason(io, &mut self.session(key)?, key, value.len())
                     .await?;
-                match reason {
-                    NotStored::Missing => Ok(Reply::Applied(false)),
-                    // The probe's connection is back in the pool first.
-                    NotStored::Exists(_) => self.execute_io(io, op).await,
-                }
+                Ok(Reply::Applied(false))
             }
             Op::AppendOrAdd { key, value, ttl } => {
                 self.append_or_add(io, key, value, ttl, AppendAdd::AfterMiss)

@@ -1,5 +1,6 @@
 //! [`Set`]: an append-only set in one item.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use mcds_core::{
@@ -112,6 +113,11 @@ pub struct Set {
     compaction: Compaction,
 }
 
+/// CAS attempts of a [`Set::rewrite`] before [`Error::Conflict`]: each
+/// failed attempt saw another client's append land between its read and
+/// its write.
+const REWRITE_ATTEMPTS: u32 = 64;
+
 fn as_slices<M: AsRef<[u8]>>(members: &[M]) -> Vec<&[u8]> {
     members.iter().map(AsRef::as_ref).collect()
 }
@@ -209,7 +215,7 @@ impl Set {
         }
         let tokens = self.tokens(op, members);
         let first = self.access(io).execute(&self.store_op(op, &tokens)).await;
-        self.finish(io, op, &tokens, first).await
+        self.finish(io, op, members, first).await
     }
 
     /// The encoded tokens of an add or remove.
@@ -234,29 +240,74 @@ impl Set {
         }
     }
 
-    /// Handle the result of [`store_op`](Self::store_op): when the item is
-    /// full, compact and write once more.
+    /// Handle the result of [`store_op`](Self::store_op) for `members`:
+    /// when the item limit refused the append, [`rewrite`](Self::rewrite)
+    /// the set with the write applied.
     pub(crate) async fn finish(
         &self,
         io: Io,
         op: Op,
-        tokens: &[u8],
+        members: &[&[u8]],
         result: Result<Reply>,
     ) -> Result<()> {
         match result {
             Ok(_) => Ok(()),
-            Err(e @ Error::ValueTooLarge { .. }) => {
-                if self.compact_io(io).await? {
-                    self.access(io)
-                        .execute(&self.store_op(op, tokens))
-                        .await
-                        .map(drop)
-                } else {
-                    Err(e)
-                }
-            }
+            Err(Error::ValueTooLarge { .. }) => self.rewrite(io, op, members).await,
             Err(e) => Err(e),
         }
+    }
+
+    /// Apply `op` of `members` by rewriting the whole set compacted, by
+    /// CAS: what a write does when the item limit refused its append. The
+    /// dead tokens go, and the write lands if the live members with it fit
+    /// one item; if they do not, nothing is written and the error is
+    /// [`Error::ValueTooLarge`]. A remove always fits (it only shrinks the
+    /// set), so a full set can always shrink. A concurrent append makes
+    /// the CAS fail, and the rewrite starts again from a fresh read (up to
+    /// [`REWRITE_ATTEMPTS`] times, then [`Error::Conflict`], nothing
+    /// written). 2 round trips per attempt. Needs CAS: a store without it
+    /// (`-C`, a proxy) refuses with [`Error::Unsupported`], nothing written.
+    pub(crate) async fn rewrite(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
+        let limit = self.store.item_size_limit();
+        let mut refusal: Option<Error> = None;
+        let mut apply = |current: Option<&[u8]>| -> Option<Vec<u8>> {
+            refusal = None;
+            let mut live = match current.map(|bytes| self.codec.decode(&self.key, bytes)) {
+                None => Vec::new(),
+                Some(Ok(decoded)) => decoded.members,
+                Some(Err(e)) => {
+                    refusal = Some(e);
+                    return None;
+                }
+            };
+            match op {
+                Op::Add => {
+                    let mut have: HashSet<Vec<u8>> = live.iter().cloned().collect();
+                    for &m in members {
+                        if have.insert(m.to_vec()) {
+                            live.push(m.to_vec());
+                        }
+                    }
+                }
+                Op::Remove => {
+                    let gone: HashSet<&[u8]> = members.iter().copied().collect();
+                    live.retain(|m| !gone.contains(m.as_slice()));
+                    if current.is_none() {
+                        return None; // removing from a missing set creates nothing
+                    }
+                }
+            }
+            let bytes = self.encode_set(&live);
+            if let Err(e) = mcds_core::backend::check_item_size(&self.key, bytes.len(), limit) {
+                refusal = Some(e);
+                return None;
+            }
+            Some(bytes)
+        };
+        self.access(io)
+            .update(&self.key, self.ttl, REWRITE_ATTEMPTS, &mut apply)
+            .await?;
+        refusal.map_or(Ok(()), Err)
     }
 
     /// Read and decode, without compacting.

@@ -122,23 +122,26 @@ impl ShardedSet {
     }
 
     async fn write_io<M: AsRef<[u8]>>(&self, io: Io, op: Op, members: &[M]) -> Result<()> {
-        let writes: Vec<(&Set, Vec<u8>)> = self
+        let writes: Vec<(&Set, Vec<&[u8]>, Vec<u8>)> = self
             .shards
             .iter()
             .zip(self.group(members))
             .filter(|(_, group)| !group.is_empty())
-            .map(|(shard, group)| (shard, shard.tokens(op, &group)))
+            .map(|(shard, group)| {
+                let tokens = shard.tokens(op, &group);
+                (shard, group, tokens)
+            })
             .collect();
         let ops: Vec<_> = writes
             .iter()
-            .map(|(shard, tokens)| shard.store_op(op, tokens))
+            .map(|(shard, _, tokens)| shard.store_op(op, tokens))
             .collect();
         let results = self.access(io).pipeline(&ops).await;
         // Finish every shard (compaction retries), then report the first
         // failure.
         let mut first_error = None;
-        for ((shard, tokens), result) in writes.iter().zip(results) {
-            if let Err(e) = shard.finish(io, op, tokens, result).await {
+        for ((shard, group, _), result) in writes.iter().zip(results) {
+            if let Err(e) = shard.finish(io, op, group, result).await {
                 first_error.get_or_insert(e);
             }
         }

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use mcds_core::{
-    Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on, is_key_byte,
-    stable_hash128,
+    Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Stored, Ttl, block_on,
+    is_key_byte, stable_hash128,
 };
 
 use crate::set::{Op, Set};
@@ -168,6 +168,23 @@ impl Table {
         let [mut written, list] = access
             .run_pipeline([next, self.list.store_op(Op::Add, &tokens)])
             .await?;
+        // The member's listing first: when the list cannot take it (the
+        // item limit, even rewritten without its dead tokens), the row must
+        // not change either. A new row the `add` stored is taken back (by
+        // its CAS id: a later writer's value stays); an existing one was
+        // not written yet, and is not.
+        if let Err(e) = self.list.finish(io, Op::Add, &[member], list).await {
+            if let Ok(Reply::Stored(Stored::Stored(cas))) = written {
+                access.delete_cas(&key, cas).await.map_err(|undo| {
+                    Error::Ambiguous {
+                        key: key.display(),
+                        server: String::new(),
+                        reason: format!("the member could not be listed ({e}), and taking its new row back failed ({undo}): the row may stay, unlisted"),
+                    }
+                })?;
+            }
+            return Err(e);
+        }
         let mut rounds = 1;
         while !stored(written)? {
             if rounds == MAX_ROUNDS {
@@ -180,7 +197,7 @@ impl Table {
             std::mem::swap(&mut next, &mut then);
             written = access.execute(&next).await;
         }
-        self.list.finish(io, Op::Add, &tokens, list).await
+        Ok(())
     }
 
     /// Whether `member` is present: one round trip.
@@ -241,7 +258,8 @@ impl Table {
             ])
             .await?;
         let existed = existed?.applied()?;
-        self.list.finish(io, Op::Remove, &tokens, list).await?;
+        // A full list takes the removal by a rewrite (it only shrinks).
+        self.list.finish(io, Op::Remove, &[member], list).await?;
         Ok(existed)
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Clock, Key, Result, Store, Ttl};
-use mcds_counter::{Counter, RateLimiter, Window};
+use mcds_counter::{Counter, CounterMap, RateLimiter, Window};
 use mcds_eventlog::EventLog;
 use mcds_lock::{Lock, Release};
 use mcds_memcached::MemcachedStore;
@@ -75,6 +75,52 @@ pub fn counter(store: Arc<dyn Store>, name: &str, threads: usize, n: u64) -> Res
         }
         Ok(format!("incremented {total}"))
     })
+}
+
+/// The processes of [`counter_map_race`]: two increment, one removes.
+pub const COUNTER_MAP_RACERS: u64 = 3;
+
+/// `remove` racing the first touches of a brand-new `CounterMap`, as
+/// process `id` of [`COUNTER_MAP_RACERS`]: in round `r` the map is
+/// `<name><r>` (its registry missing at the start of every round) and
+/// its field `f`; processes 0 and 1 `incr("f", 1)` three times, process
+/// 2 `remove("f")` twice. The processes start each round together: each
+/// increments `barrier:<name>:<r>` and waits until all have, then for a
+/// stagger of its own. Prints
+/// `raced <rounds>`; the test then checks every map.
+pub fn counter_map_race(store: Arc<dyn Store>, name: &str, id: u64, rounds: u64) -> Result<String> {
+    for round in 0..rounds {
+        let barrier = Key::new(format!("barrier:{name}:{round}"))?;
+        store.incr_or_init(&barrier, 1, 1, Ttl::secs(600))?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.get(&barrier)?.and_then(|i| i.counter()) < Some(COUNTER_MAP_RACERS) {
+            if std::time::Instant::now() > deadline {
+                return Err(mcds_core::Error::Internal(format!(
+                    "round {round}: the other racers did not arrive within 10 s"
+                )));
+            }
+            std::thread::yield_now();
+        }
+        // Then each waits 0 to 149 µs, a different time every round (the
+        // same in every run): the race needs the removal to land between
+        // an increment's miss and its create.
+        let stagger = mcds_core::stable_hash128(format!("{round}:{id}").as_bytes()) % 150;
+        let go = std::time::Instant::now() + Duration::from_micros(stagger as u64);
+        while std::time::Instant::now() < go {
+            std::hint::spin_loop();
+        }
+        let map = CounterMap::new(Arc::clone(&store), &format!("{name}{round}"))?;
+        if id + 1 < COUNTER_MAP_RACERS {
+            for _ in 0..3 {
+                map.incr("f", 1)?;
+            }
+        } else {
+            for _ in 0..2 {
+                map.remove("f")?;
+            }
+        }
+    }
+    Ok(format!("raced {rounds}"))
 }
 
 /// The resolutions of the `timeseries` workload's series: 1 s kept an

@@ -4,6 +4,7 @@
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
 //! * `mixed NAME ID SECS`
+//! * `cmap-race NAME ID ROUNDS`: [`mcds_stress::counter_map_race`].
 //! * `timeseries NAME ID T0_MS THREADS N`: records into a time series; prints
 //!   the count, sum, min and max of the acknowledged records.
 //! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -36,6 +37,11 @@ fn main() -> ExitCode {
             (Some(id), Some(secs)) => mcds_stress::connect(servers)
                 .and_then(|s| mcds_stress::mixed(s, name, id, secs))
                 .map(|r| r.line()),
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("cmap-race"), Some(name)) => match (number(3), number(4)) {
+            (Some(id), Some(rounds)) => mcds_stress::connect(servers)
+                .and_then(|s| mcds_stress::counter_map_race(s, name, id, rounds)),
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
         },
         (Some(servers), Some("timeseries"), Some(name)) => {
