@@ -486,3 +486,79 @@ fn racing_increments_past_the_bound_are_all_undone() {
         );
     }
 }
+
+/// A map whose field registry fills its item: every call either applies
+/// whole and returns `Ok`, or applies nothing and returns the error. A
+/// refused first touch leaves no counter (before, the counter was created
+/// and counted on, unlisted, and a retried `incr` returned `Ok`); `remove`
+/// of a field of the full registry unregisters it by a compacting rewrite
+/// (before, it returned `ValueTooLarge` and deleted the counter, the field
+/// still listed); the room it frees takes the next first touch.
+fn full_registry(store: Arc<dyn Store>, name_len: usize) {
+    let map = CounterMap::new(Arc::clone(&store), "full").unwrap();
+    let field = |i: usize| format!("{i:0>name_len$}");
+    let mut acknowledged = Vec::new();
+    let refused = loop {
+        let f = field(acknowledged.len());
+        match map.incr(&f, 1) {
+            Ok(1) => acknowledged.push(f),
+            Ok(v) => panic!("a first touch of {f} read {v}"),
+            Err(Error::ValueTooLarge { .. }) => break f,
+            Err(e) => panic!("{e}"),
+        }
+        assert!(acknowledged.len() < 100_000, "the registry never filled");
+    };
+    let counter_of = |f: &str| store.get(&map.field_key(f).unwrap()).unwrap();
+    assert!(
+        counter_of(&refused).is_none(),
+        "a refused first touch left a counter"
+    );
+    assert!(matches!(
+        map.incr(&refused, 1),
+        Err(Error::ValueTooLarge { .. })
+    ));
+    assert!(
+        counter_of(&refused).is_none(),
+        "a retried first touch left a counter"
+    );
+    assert_eq!(map.get(&refused).unwrap(), 0);
+    assert_eq!(map.fields().unwrap(), acknowledged);
+    // Increments of listed fields go on as before.
+    assert_eq!(map.incr(&acknowledged[0], 4).unwrap(), 5);
+    // A removal from the full registry: unlisted and deleted, both.
+    let gone = acknowledged.remove(1);
+    assert!(map.remove(&gone).unwrap());
+    assert!(counter_of(&gone).is_none());
+    assert_eq!(map.fields().unwrap(), acknowledged);
+    // The room it freed takes the refused field now.
+    assert_eq!(map.incr(&refused, 2).unwrap(), 2);
+    acknowledged.push(refused);
+    let all = map.get_all().unwrap();
+    assert_eq!(
+        all.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>(),
+        acknowledged
+    );
+    assert_eq!(
+        all.iter().map(|(_, v)| v).sum::<i64>(),
+        acknowledged.len() as i64 + 5
+    );
+    println!(
+        "{}: a full registry held {} fields of {name_len} bytes; refused first touches left no counter",
+        store.backend_name(),
+        acknowledged.len()
+    );
+}
+
+#[test]
+fn a_full_registry_refuses_a_first_touch_whole_and_still_removes_on_memory() {
+    full_registry(
+        Arc::new(MemoryStore::builder().item_size_limit(4096).build()),
+        100,
+    );
+}
+
+#[test]
+fn a_full_registry_refuses_a_first_touch_whole_and_still_removes_on_memcached() {
+    let server = MemcachedServer::start_default();
+    full_registry(memcached(&server), 1000);
+}

@@ -83,9 +83,15 @@ impl Compaction {
 ///   dead ([`Compaction`]), rewrites it compacted with a CAS (a second round
 ///   trip). A compaction that loses a race to a concurrent append simply
 ///   fails: nothing is destroyed.
-/// * An add that would push the item past the size limit compacts and tries
-///   once more, then fails with [`Error::ValueTooLarge`]: nothing is dropped
-///   silently. Use [`ShardedSet`](crate::ShardedSet) for larger sets.
+/// * A write that would push the item past the size limit rewrites the
+///   set without its dead tokens, by CAS, with the write applied (2 more
+///   round trips). If the live members with an add's still do not fit, the
+///   add fails with [`Error::ValueTooLarge`] and nothing of it is written;
+///   a remove always fits, so a full set can always shrink. Use
+///   [`ShardedSet`](crate::ShardedSet) for larger sets (its shards are
+///   written one item each: a batch over several shards can be refused in
+///   one shard and written in the others, and the error names the shard's
+///   key).
 /// * Every method that reaches the store has an async twin (`add_async`,
 ///   …): the same algorithm (see [`Access`]), awaiting the store instead of
 ///   blocking the thread.
@@ -291,10 +297,8 @@ impl Set {
                 }
                 Op::Remove => {
                     let gone: HashSet<&[u8]> = members.iter().copied().collect();
+                    current?; // removing from a missing set creates nothing
                     live.retain(|m| !gone.contains(m.as_slice()));
-                    if current.is_none() {
-                        return None; // removing from a missing set creates nothing
-                    }
                 }
             }
             let bytes = self.encode_set(&live);

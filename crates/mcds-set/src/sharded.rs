@@ -37,6 +37,9 @@ pub struct ShardedSet {
     shards: Vec<Set>,
 }
 
+/// One shard's part of a write: the shard, its members, their tokens.
+type ShardWrite<'s, 'm> = (&'s Set, Vec<&'m [u8]>, Vec<u8>);
+
 impl ShardedSet {
     /// `shards` shards (1 to 4096) with the text codec, in `scope` (a
     /// store, or a [`Scope`] with a key prefix).
@@ -122,7 +125,8 @@ impl ShardedSet {
     }
 
     async fn write_io<M: AsRef<[u8]>>(&self, io: Io, op: Op, members: &[M]) -> Result<()> {
-        let writes: Vec<(&Set, Vec<&[u8]>, Vec<u8>)> = self
+        // (shard, its members, their tokens)
+        let writes: Vec<ShardWrite<'_, '_>> = self
             .shards
             .iter()
             .zip(self.group(members))

@@ -40,6 +40,13 @@ use crate::set::{Op, Set};
 /// list entry without a member key (`keys` lists it, `has` false). `entries`
 /// only returns members whose key exists. Eviction can drop either side.
 ///
+/// **The item limit.** The member list is one item. A write it refuses
+/// for size rewrites it without its dead tokens, by CAS, with the write
+/// applied. When the listed members alone fill it, a new member is
+/// refused whole: [`Error::ValueTooLarge`], and the row its `add` wrote is
+/// taken back (by its CAS id; for a moment a reader may see it). A new
+/// value for a listed member and a delete always go through.
+///
 /// ```
 /// use std::sync::Arc;
 /// use mcds_core::MemoryStore;
