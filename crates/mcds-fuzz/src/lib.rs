@@ -26,6 +26,7 @@
 //! | `countermap_values` | [`countermap_values`] | `mcds-counter`'s stored counters (`v + 2^61`) and `Decimal` parse/display |
 //! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
 //! | `memcached_reply_parser` | [`memcached_reply_parser`] | `mcds-memcached`'s allocation-free meta reply parser, differentially against the `memcache` crate's `parse_header` + `parse_meta_result` |
+//! | `text_replies` | [`text_replies`] | `mcds-text`'s text-protocol reply parser (status lines, `VALUE` listings): arbitrary server or proxy bytes read as a connection reads them; every reply that parses, written out again, parses to itself |
 //!
 //! The codecs are private to their crates. Each crate opens them to this one
 //! through a cargo feature named `fuzzing` (a `#[doc(hidden)]` module
@@ -73,6 +74,12 @@ pub use mcds_memcached::fuzzing::reply_parser as memcached_reply_parser;
 /// of replies and of data blocks.
 pub use mcds_memcached::fuzzing::read_valid_replies;
 
+/// `mcds-text`'s reply parser on arbitrary bytes from a server or proxy:
+/// never a panic or an allocation a reply only claims; a listing holds at
+/// most the values asked for; every parsed reply, written out again,
+/// parses to itself.
+pub use mcds_text::fuzzing::replies as text_replies;
+
 /// A harness: checks one input, panicking on a bug.
 pub type Harness = fn(&[u8]);
 
@@ -92,4 +99,5 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("countermap_values", countermap_values),
     ("memcached_replies", memcached_replies),
     ("memcached_reply_parser", memcached_reply_parser),
+    ("text_replies", text_replies),
 ];

@@ -176,5 +176,9 @@ mod server;
 mod store;
 mod wire;
 
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use config::{Builder, Ketama, Rendezvous, Router};
 pub use store::TextStore;
