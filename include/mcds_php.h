@@ -1074,9 +1074,9 @@ mcds_result mcds_counter_map_len(const mcds_counter_map *m, uintptr_t *out_len);
 mcds_result mcds_counter_map_is_empty(const mcds_counter_map *m, bool *out_empty);
 
 /*
- HDEL: unregister `field` and delete its counter (in that order, one
- batch); in `*out_existed` whether its counter existed. Removing a
- missing field is not an error. One round trip.
+ HDEL: unregister `field`, then delete its counter; in `*out_existed`
+ whether its counter existed. Removing a missing field is not an error.
+ Two round trips.
 
  `m` NULL or live; `field` NULL or `field_len` readable bytes;
  `out_existed` NULL or writable.

@@ -467,9 +467,9 @@ pub unsafe extern "C" fn mcds_counter_map_is_empty(
     }
 }
 
-/// HDEL: unregister `field` and delete its counter (in that order, one
-/// batch); in `*out_existed` whether its counter existed. Removing a
-/// missing field is not an error. One round trip.
+/// HDEL: unregister `field`, then delete its counter; in `*out_existed`
+/// whether its counter existed. Removing a missing field is not an error.
+/// Two round trips.
 ///
 /// # Safety
 /// `m` NULL or live; `field` NULL or `field_len` readable bytes;

@@ -59,6 +59,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// per op, in order. The ops are applied one by one (not as a
     /// transaction); a failure fails only the ops it concerns.
     ///
+    /// Ops on one key apply in their order. Ops on different keys may
+    /// not: on memcached an `append`/`prepend` that found its key missing
+    /// or its item full is finished after the batch (a probe tells which,
+    /// and it is sent again if the key exists by then), so it can land
+    /// after ops that followed it. A structure that needs one write to
+    /// land before another sends them in two round trips.
+    ///
     /// Default: each op through [`execute`](Store::execute), in order.
     fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
         ops.iter().map(|op| self.execute(op)).collect()

@@ -418,24 +418,23 @@ impl MemcachedStore {
     }
 
     /// Finish an op its pipeline could not: an append-like op that
-    /// answered NS (missing, or too large).
-    ///
-    /// A pipelined `append`/`prepend` that answered NS is never sent again:
-    /// the ops after it in its batch have been applied by now, and sending
-    /// it again would apply it after them (a `CounterMap::remove`'s
-    /// unregistration landed after a concurrent first touch had registered
-    /// the field, leaving it counting unlisted). The probe only tells why
-    /// it was refused: the key missing, or the item too large
-    /// ([`Error::ValueTooLarge`]). A key that exists and has room now was
-    /// missing when the append reached it (created since), so the answer
-    /// is `Applied(false)`, as it would have been then.
+    /// answered NS (missing, or too large). A probe tells which; a key
+    /// that exists and has room (created, or shrunk by a compaction, since
+    /// the batch reached it) is appended to again. The ops after it in its
+    /// batch were applied before this: a structure that needs an append to
+    /// land before its next write sends them in two round trips (see
+    /// [`Store::pipeline`]).
     pub(crate) async fn finish_not_stored(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
-                // Missing, or existing with room: not applied either way.
-                self.not_stored_reason(io, &mut self.session(key)?, key, value.len())
+                let reason = self
+                    .not_stored_reason(io, &mut self.session(key)?, key, value.len())
                     .await?;
-                Ok(Reply::Applied(false))
+                match reason {
+                    NotStored::Missing => Ok(Reply::Applied(false)),
+                    // The probe's connection is back in the pool first.
+                    NotStored::Exists(_) => self.execute_io(io, op).await,
+                }
             }
             Op::AppendOrAdd { key, value, ttl } => {
                 self.append_or_add(io, key, value, ttl, AppendAdd::AfterMiss)

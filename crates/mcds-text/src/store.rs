@@ -857,22 +857,6 @@ impl TextStore {
         }
     }
 
-    /// [`finish`](Self::finish) for an op of a pipeline. An `append` or
-    /// `prepend` that answered NOT_STORED is not sent again: the ops after
-    /// it in its batch have been applied, and sending it now would apply it
-    /// after them. A probe tells "too large" ([`Error::ValueTooLarge`])
-    /// from "missing"; a key that exists and has room was missing when the
-    /// append reached it (created since): `Applied(false)`.
-    fn finish_piped(&self, op: &Op<'_>) -> Result<Reply> {
-        match *op {
-            Op::Append { key, value } | Op::Prepend { key, value } => {
-                self.probe(key, value.len())?;
-                Ok(Reply::Applied(false))
-            }
-            _ => self.finish(op),
-        }
-    }
-
     // ---- pipelines ----
 
     /// [`Store::pipeline`]: cut into segments where a key comes again
@@ -1012,7 +996,7 @@ impl TextStore {
                             let outcome = self.decode(&ops[i], own, incs[server].as_ref(), server);
                             results[i] = Some(match outcome {
                                 Outcome::Done(r) => r,
-                                Outcome::Again => self.finish_piped(&ops[i]),
+                                Outcome::Again => self.finish(&ops[i]),
                             });
                         }
                     }
@@ -1143,7 +1127,7 @@ impl TextStore {
                         .map(Reply::Value),
                     Err(e) => Err(e),
                 },
-                _ => self.finish_piped(&ops[i]),
+                _ => self.finish(&ops[i]),
             });
         }
     }

@@ -228,8 +228,8 @@ class CounterMap(Handle):
         return bool(out[0])
 
     def remove(self, field: Data) -> bool:
-        """Unregister ``field`` and delete its counter; returns whether its
-        counter existed. One round trip."""
+        """Unregister ``field``, then delete its counter; returns whether
+        its counter existed. Two round trips."""
         f = data_arg(field, "field")
         out = ffi.new("bool *")
         self._call(lib.mcds_counter_map_remove, f, len(f), out)
