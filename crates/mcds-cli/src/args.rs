@@ -153,6 +153,34 @@ pub(crate) enum Cmd {
     /// are still printed); exit 3 without --servers: the embedded store has
     /// no servers.
     Stats,
+    /// The server list the pool's servers record, and changing it
+    ///
+    /// Every memcached server records the server list its clients use,
+    /// and a client whose --servers list differs refuses every command
+    /// (two such clients could hold one lock). To change the list, start
+    /// the clients of the new list, run `mcds pool adopt` with it, then
+    /// stop the old ones (see RELIABILITY.md).
+    #[command(subcommand)]
+    Pool(PoolCmd),
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum PoolCmd {
+    /// Print this client's list as the servers record it
+    Show,
+    /// Make the --servers list the pool's, in effect after --grace
+    ///
+    /// Clients of the old list refuse every command from their next
+    /// recheck (30 s by default) on; clients of this list work once the
+    /// grace has passed (until then they exit 4: unavailable). Choose a
+    /// grace of at least 30 s plus the longest lock TTL plus 3 s, so that
+    /// no lock is ever held by an old and a new client at once; 0 makes
+    /// it take effect at once (stop every old client first).
+    Adopt {
+        /// How long until the new list takes effect (e.g. 90s, 5m)
+        #[arg(long, value_parser = crate::duration::parse)]
+        grace: std::time::Duration,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -83,6 +83,7 @@ fn run(cli: Cli) -> CliResult {
         Cmd::Sbloom(cmd) => commands::sbloom(&ctx()?, cmd),
         Cmd::Kv(cmd) => commands::kv(&ctx()?, cmd),
         Cmd::Stats => commands::stats(&global),
+        Cmd::Pool(cmd) => commands::pool(&global, &cmd),
     }
 }
 

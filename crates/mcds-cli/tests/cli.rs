@@ -889,3 +889,41 @@ fn unix_socket_auth_and_tls_from_the_command_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did not verify"), "{err}");
 }
+
+/// `mcds pool`: a client of `[A,B]` works; one of `[A,B,C]` is refused
+/// with exit 3 and both lists named, until `mcds pool adopt` makes its
+/// list the pool's; then the old client is refused.
+#[test]
+fn pool_show_and_adopt() {
+    let pool = mcds_testkit::ServerPool::start(3, Default::default());
+    let all = pool.addrs();
+    let (old, new) = (all[..2].join(","), all.join(","));
+    let cli = |servers: &str| {
+        let mut cmd = Command::cargo_bin("mcds").unwrap();
+        cmd.env("MCDS_SERVERS", servers);
+        cmd
+    };
+    assert_eq!(
+        stdout(cli(&old).args(["pool", "show"])),
+        format!("rendezvous {old}\n")
+    );
+    assert_eq!(stdout(cli(&old).args(["counter", "incr", "hits"])), "1\n");
+    let refused = cli(&new)
+        .args(["counter", "incr", "hits"])
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains(&old) && message.contains(&new),
+        "{message}"
+    );
+    let adopted = stdout(cli(&new).args(["pool", "adopt", "--grace", "0s"]));
+    assert!(adopted.starts_with("adopted on 3 servers"), "{adopted}");
+    assert_eq!(stdout(cli(&new).args(["counter", "get", "hits"])).len(), 2);
+    let old_now = cli(&old)
+        .args(["counter", "incr", "hits"])
+        .output()
+        .unwrap();
+    assert_eq!(old_now.status.code(), Some(3));
+}

@@ -33,6 +33,13 @@ pub(crate) struct Config {
     /// TLS and credentials, as built from `tls` and `credentials` when the
     /// store is created.
     pub(crate) security: Security,
+    /// The pool's name ([`Builder::pool_name`]; empty: the default pool).
+    pub(crate) pool_name: String,
+    /// How often the pool record is read again ([`Builder::pool_recheck`]).
+    pub(crate) pool_recheck: Duration,
+    /// The pool record's key and this client's list (set when the store
+    /// is made, from the servers and the name).
+    pub(crate) pool: std::sync::Arc<crate::pool::PoolSpec>,
 }
 
 impl Default for Config {
@@ -47,6 +54,11 @@ impl Default for Config {
             version_cap: None,
             distribution: Distribution::Rendezvous,
             security: Security::default(),
+            pool_name: String::new(),
+            pool_recheck: crate::pool::DEFAULT_RECHECK,
+            pool: std::sync::Arc::new(
+                crate::pool::PoolSpec::new("", "", &[]).expect("the default pool key is a key"),
+            ),
         }
     }
 }
@@ -160,6 +172,29 @@ impl Builder {
         self
     }
 
+    /// The name of the pool these servers form for this client (default:
+    /// none, the one pool). Every server records the server list of its
+    /// pool's clients (see [`pool`](crate::pool)), and a client whose list
+    /// differs refuses to work; applications that share servers but no
+    /// keys (each with a key prefix of its own) and use different lists
+    /// give their pools different names. Letters, digits and `-_.` only.
+    pub fn pool_name(mut self, name: &str) -> Builder {
+        self.config.pool_name = name.to_string();
+        self
+    }
+
+    /// How often the pool record of every server is read again (default
+    /// 30 s, at least 10 ms): each connection is replaced by a new one at
+    /// that age, and its handshake reads the record. A client
+    /// whose list stopped being the pool's (another client ran
+    /// [`adopt_pool`](MemcachedStore::adopt_pool)) refuses operations
+    /// from its next reading on, so this bounds how long a change of the
+    /// list must wait (its grace).
+    pub fn pool_recheck(mut self, interval: Duration) -> Builder {
+        self.config.pool_recheck = interval.max(Duration::from_millis(10));
+        self
+    }
+
     /// Connect with TLS (memcached started with `-Z`): the server's
     /// certificate is verified as [`TlsOptions`] says. TLS servers must be
     /// `host:port` (a unix socket is local already).
@@ -203,8 +238,18 @@ impl Builder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
+        let name = &self.config.pool_name;
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            || name.len() > 64
+        {
+            return Err(mcds_core::Error::InvalidArgument(format!(
+                "a pool name is up to 64 letters, digits, '-', '_' or '.'; got {name:?}"
+            )));
+        }
         let list = crate::transport::resolve_servers(servers, self.tls.is_some())?;
         self.config.security = Security::new(self.tls.as_ref(), self.credentials.take())?;
-        Ok(MemcachedStore::new(list, self.config))
+        MemcachedStore::new(list, self.config)
     }
 }

@@ -8,6 +8,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
+use crate::pool::{PoolSeen, PoolSpec};
 use crate::reply::{MetaReply, read_reply};
 use crate::transport::{self, Stream};
 
@@ -20,26 +21,30 @@ pub(crate) struct Conn {
     /// [`read_reply`]).
     line: Vec<u8>,
     pub(crate) incarnation: Incarnation,
+    /// What the server's pool record said of this client's list.
+    pub(crate) pool: PoolSeen,
 }
 
 impl Conn {
     /// Set up a freshly connected `stream` and run the handshake (within
     /// `io_timeout`). With `version_cap`, the server is taken to be no newer
     /// than that (tests of older servers' paths). `server` names it in
-    /// messages.
+    /// messages. `pool`: the pool record to read (see [`crate::pool`]).
     pub(crate) fn open(
         stream: Stream,
         io_timeout: Duration,
         version_cap: Option<Version>,
         server: &str,
+        pool: &PoolSpec,
     ) -> io::Result<Conn> {
         let mut reader = BufReader::with_capacity(16 * 1024, stream);
         reader.get_mut().set_deadline(Instant::now() + io_timeout);
-        let incarnation = handshake(&mut reader, version_cap, server)?;
+        let (incarnation, pool) = handshake(&mut reader, version_cap, server, pool)?;
         Ok(Conn {
             reader,
             line: Vec::with_capacity(128),
             incarnation,
+            pool,
         })
     }
 
@@ -167,21 +172,24 @@ fn read_clock(reader: &mut impl BufRead, sent: Instant) -> io::Result<Option<Ser
 const SLOW_SAMPLE: Duration = Duration::from_millis(250);
 
 /// The handshake of a new connection, one round trip: `version`, a read of
-/// the incarnation marker ([`INCARNATION_KEY`]) and `stats` (for the
-/// server's clock, see [`ServerClock`]). When the marker is missing (the
-/// first connection after a restart or a flush) this client creates it with
-/// `add` (one more round trip); a client that loses that race reads the
-/// winner's.
+/// the incarnation marker ([`INCARNATION_KEY`]), a read of the pool record
+/// ([`crate::pool`]) and `stats` (for the server's clock, see
+/// [`ServerClock`]). When the marker is missing (the first connection
+/// after a restart or a flush) this client creates it with `add` (one more
+/// round trip); a client that loses that race reads the winner's. The same
+/// for a missing pool record.
 fn handshake(
     reader: &mut BufReader<Stream>,
     cap: Option<Version>,
     server: &str,
-) -> io::Result<Incarnation> {
+    pool: &PoolSpec,
+) -> io::Result<(Incarnation, PoolSeen)> {
     let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
+    let read_pool = format!("mg {} v\r\n", pool.key);
     let sent = Instant::now();
     send(
         reader,
-        format!("version\r\n{read_marker}stats\r\n").as_bytes(),
+        format!("version\r\n{read_marker}{read_pool}stats\r\n").as_bytes(),
     )?;
     let text = read_line(reader)?;
     if text == transport::UNAUTHENTICATED {
@@ -208,6 +216,7 @@ fn handshake(
         ));
     }
     let mut marker = read_marker_reply(reader)?;
+    let record = read_marker_reply(reader)?;
     let mut clock = read_clock(reader, sent)?;
     if sent.elapsed() > SLOW_SAMPLE {
         let sent = Instant::now();
@@ -271,13 +280,54 @@ fn handshake(
             "the incarnation marker kept disappearing between add and read",
         )
     })?;
+    let seen = pool_record(reader, pool, record, clock)?;
     if !reader.buffer().is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "the server sent more than the handshake asked for",
         ));
     }
-    Ok(found)
+    Ok((found, seen))
+}
+
+/// What the pool record (`record`, as the handshake read it) says of this
+/// client's list; a missing one is written first (`add`, then read again:
+/// one more round trip, the first time only).
+fn pool_record(
+    reader: &mut BufReader<Stream>,
+    pool: &PoolSpec,
+    mut record: Option<(Vec<u8>, bool)>,
+    clock: Option<ServerClock>,
+) -> io::Result<PoolSeen> {
+    // What the server's clock read during the handshake.
+    let secs = clock.map_or(0, |c| c.secs);
+    for _ in 0..4 {
+        if let Some((value, _)) = record {
+            return Ok(pool.judge(&value, secs));
+        }
+        let mine = pool.record(0);
+        let mut request = format!("add {} 0 0 {}\r\n", pool.key, mine.len()).into_bytes();
+        request.extend_from_slice(&mine);
+        request.extend_from_slice(format!("\r\nmg {} v\r\n", pool.key).as_bytes());
+        send(reader, &request)?;
+        let stored = read_line(reader)?;
+        record = read_marker_reply(reader)?;
+        if stored == "STORED" {
+            return Ok(PoolSeen::Agrees);
+        }
+        if stored.starts_with("SERVER_ERROR") {
+            // Full under -M: nothing can be recorded.
+            return Ok(record.map_or(PoolSeen::Unrecorded, |(value, _)| pool.judge(&value, secs)));
+        }
+        if stored != "NOT_STORED" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unexpected reply to the pool record add: {stored:?}"),
+            ));
+        }
+    }
+    // Written and gone again and again (flushes): nothing to compare.
+    Ok(PoolSeen::Unrecorded)
 }
 
 /// Write and flush a handshake request.

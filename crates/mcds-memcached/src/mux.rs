@@ -542,7 +542,14 @@ impl Lane {
         state.incarnation = Some(incarnation);
         state.generation += 1;
         state.check_after = *now + IDLE_CHECK;
-        state.old_after = incarnation.clock.map(|c| c.old_after());
+        // Replaced when its clock sample is old, and every pool recheck
+        // interval, so that a new handshake reads the pool record again.
+        let recheck = *now + config.pool_recheck;
+        state.old_after = Some(
+            incarnation
+                .clock
+                .map_or(recheck, |c| c.old_after().min(recheck)),
+        );
         Ok(stamped(incarnation, Self::latest(state, server).1))
     }
 

@@ -94,6 +94,9 @@ impl MemcachedStore {
     /// there (structures never repeat a key in a batch, so they never pay
     /// for this).
     pub(crate) async fn run_pipeline(&self, io: Io, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        if let Err(e) = self.pool_gate(io).await {
+            return ops.iter().map(|_| Err(e.duplicate())).collect();
+        }
         let mut out = Vec::with_capacity(ops.len());
         let mut start = 0;
         let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();

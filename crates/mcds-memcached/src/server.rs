@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, ServerClock, Version};
 use crate::mux::Lane;
+use crate::pool::ServerPool;
 use crate::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
@@ -47,6 +48,8 @@ pub(crate) struct Server {
     /// path reads one atomic instead of taking two locks every caller
     /// shares ([`Server::latest`]).
     epoch: AtomicU64,
+    /// What the latest dial read of the pool record (see [`crate::pool`]).
+    pub(crate) pool: ServerPool,
 }
 
 impl Server {
@@ -63,6 +66,7 @@ impl Server {
             markerless: AtomicBool::new(false),
             clock: Mutex::new(None),
             epoch: AtomicU64::new(0),
+            pool: ServerPool::default(),
         })
     }
 
@@ -224,9 +228,11 @@ impl Server {
                 // (`Lane::incarnation`), so every connection masks CAS ids
                 // the same way again.
                 self.adopt(conn.incarnation);
+                self.pool.learn(conn.pool.clone());
                 Ok(conn)
             }
             Err(source) => {
+                self.pool.unreachable();
                 let mut health = self.health.lock();
                 let backoff = health.backoff.get_or_insert_with(|| {
                     Backoff::new(config.down_backoff_base, config.down_backoff_max)
@@ -269,7 +275,13 @@ impl Server {
             config.connect_timeout,
             config.io_timeout,
         )?;
-        Conn::open(stream, config.io_timeout, config.version_cap, &self.addr)
+        Conn::open(
+            stream,
+            config.io_timeout,
+            config.version_cap,
+            &self.addr,
+            &config.pool,
+        )
     }
 }
 

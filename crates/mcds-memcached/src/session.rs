@@ -32,6 +32,9 @@ pub(crate) struct Session<'a> {
     /// The incarnation the session's commands were encoded for (see
     /// [`incarnation`](Self::incarnation)).
     pinned: Option<Incarnation>,
+    /// Whether a server whose pool record refuses this client's list
+    /// refuses the session too (all but the pool's own upkeep and `stats`).
+    pool_checked: bool,
 }
 
 impl<'a> Session<'a> {
@@ -42,7 +45,20 @@ impl<'a> Session<'a> {
             config,
             lane: server.lane(),
             pinned: None,
+            pool_checked: true,
         })
+    }
+
+    /// [`open`](Self::open), for a session that works whatever the pool
+    /// record says: the record's own upkeep ([`crate::pool`]) and `stats`.
+    pub(crate) fn open_unchecked(server: &'a Server, config: &'a Config) -> Session<'a> {
+        Session {
+            server,
+            config,
+            lane: server.lane(),
+            pinned: None,
+            pool_checked: false,
+        }
     }
 
     /// One op in one exchange: encoded for this session's incarnation, sent,
@@ -144,6 +160,14 @@ impl<'a> Session<'a> {
                 }
             }
         };
+        // The connection may be new, and its handshake may have found the
+        // pool record changed: checked after it, so that no op goes out on
+        // a connection whose server refuses this client's list.
+        if self.pool_checked {
+            self.server
+                .pool
+                .check(self.server, &self.config.pool.view)?;
+        }
         self.pinned = Some(incarnation);
         Ok(incarnation)
     }

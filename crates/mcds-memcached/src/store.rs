@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::codec;
 use crate::config::{Builder, Config};
 use crate::incarnation::Version;
+use crate::pool::PoolSpec;
 use crate::route::Router;
 use crate::server::Server;
 use crate::session::Session;
@@ -145,18 +146,24 @@ impl MemcachedStore {
 
     /// The store over these servers (each its address as configured and
     /// what it resolved to), made by [`Builder::connect`].
-    pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> MemcachedStore {
+    pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> Result<MemcachedStore> {
         let servers: Vec<Arc<Server>> = servers
             .into_iter()
             .map(|(addr, endpoint)| Server::new(addr, endpoint, config.connections_per_server))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
-        MemcachedStore {
+        let distribution = match config.distribution {
+            crate::Distribution::Rendezvous => "rendezvous",
+            crate::Distribution::Ketama => "ketama",
+        };
+        let mut config = config;
+        config.pool = Arc::new(PoolSpec::new(&config.pool_name, distribution, &ids)?);
+        Ok(MemcachedStore {
             router: Router::new(config.distribution, &ids),
             servers,
             ids,
             config,
-        }
+        })
     }
 
     /// The servers, as configured.
@@ -228,7 +235,7 @@ impl MemcachedStore {
         self.servers
             .iter()
             .map(|server| {
-                let stats = Session::open(server, &self.config).and_then(Session::stats);
+                let stats = Session::open_unchecked(server, &self.config).stats();
                 (server.addr.clone(), stats)
             })
             .collect()
@@ -397,6 +404,7 @@ impl MemcachedStore {
     /// One op in `io` mode: the blocking [`Store::execute`] and the async
     /// [`Store::execute_async`] are this one function.
     pub(crate) async fn execute_io(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
+        self.pool_gate(io).await?;
         match *op {
             // The two multi-step paths are boxed: their state would make
             // every op's future larger (1,128 bytes unboxed), past what the

@@ -155,7 +155,13 @@ fn current(store: &MemcachedStore, key: &Key) -> Option<Vec<u8>> {
 fn owners(pool: &MemcachedStore, servers: &[MemcachedServer], keys: &[Key]) -> Vec<usize> {
     let singles: Vec<MemcachedStore> = servers
         .iter()
-        .map(|s| MemcachedStore::connect(&s.addr()).unwrap())
+        // Stores of one server each, to look: pools of their own.
+        .map(|s| {
+            MemcachedStore::builder()
+                .pool_name("look")
+                .connect([s.addr()])
+                .unwrap()
+        })
         .collect();
     keys.iter()
         .map(|key| {

@@ -129,7 +129,11 @@ fn keys(prefix: &str) -> Vec<Key> {
 fn holders(servers: &[String], keys: &[Key], value: impl Fn(usize) -> String) -> Vec<Vec<usize>> {
     let mut held = vec![Vec::new(); keys.len()];
     for (s, addr) in servers.iter().enumerate() {
-        let alone = MemcachedStore::connect(addr).unwrap();
+        // A store of one server of the pool, to look: a pool of its own.
+        let alone = MemcachedStore::builder()
+            .pool_name("look")
+            .connect([addr])
+            .unwrap();
         for (i, item) in alone.get_multi(keys).unwrap().into_iter().enumerate() {
             if let Some(item) = item {
                 assert_eq!(item.value, value(i).as_bytes(), "{} on {addr}", keys[i]);

@@ -501,7 +501,11 @@ fn review_an_error_line_to_the_mg_of_a_stored_pair_is_not_a_refusal() {
     let server = MemcachedServer::start(ServerOptions::default());
     let proxy = injecting_proxy(server.addr());
     let store = MemcachedStore::connect(&proxy).unwrap();
-    let direct = MemcachedStore::connect(&server.addr()).unwrap();
+    // The same server by another address: a pool of its own.
+    let direct = MemcachedStore::builder()
+        .pool_name("direct")
+        .connect([server.addr()])
+        .unwrap();
     let key = k("rv:inject:lock");
     let added = store.add(&key, b"owner-token-1", Ttl::secs(60));
     let now = direct.get(&key).unwrap().map(|i| i.value);

@@ -457,7 +457,11 @@ fn pool_of_3_with_one_server_dead() {
     // The lock never moved to a live server.
     for (i, server) in pool.servers.iter().enumerate() {
         if i != dead {
-            let single = MemcachedStore::connect(&server.addr()).unwrap();
+            // One server alone, to look: a pool of its own.
+            let single = MemcachedStore::builder()
+                .pool_name("look")
+                .connect([server.addr()])
+                .unwrap();
             assert_eq!(
                 single.get(&lock_key).unwrap(),
                 None,
@@ -467,7 +471,10 @@ fn pool_of_3_with_one_server_dead() {
     }
     pool.servers[dead].restart();
     let guard = eventually("lock after restart", || lock.try_acquire()).expect("free");
-    let own = MemcachedStore::connect(&pool.servers[dead].addr()).unwrap();
+    let own = MemcachedStore::builder()
+        .pool_name("look")
+        .connect([pool.servers[dead].addr()])
+        .unwrap();
     assert!(
         own.get(&lock_key).unwrap().is_some(),
         "the lock is back on its own server"

@@ -1,0 +1,224 @@
+//! Clients whose server lists differ: they refuse to work rather than
+//! place one key on two servers, and a change of the list made with
+//! `adopt_pool` never lets an old and a new client hold one lock.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mcds_core::{Error, Key, Store, Stored, Ttl};
+use mcds_memcached::MemcachedStore;
+use mcds_testserver::ServerPool;
+
+fn store(servers: &[String], recheck: Duration) -> MemcachedStore {
+    MemcachedStore::builder()
+        .pool_recheck(recheck)
+        .connect(servers)
+        .unwrap()
+}
+
+/// 300 locks (an `add`, as `Lock` takes them) and 100 counters, each
+/// tried by a client of `[A,B]` and one of `[A,B,C]` in turn: whichever
+/// recorded its list first works, the other refuses every call with an
+/// error naming both lists. 0 locks granted twice, 0 counters split.
+#[test]
+fn clients_with_different_lists_refuse_instead_of_splitting() {
+    for first_is_old in [true, false] {
+        let pool = ServerPool::start(3, Default::default());
+        let all = pool.addrs();
+        let old = store(&all[..2], Duration::from_secs(5));
+        let new = store(&all, Duration::from_secs(5));
+        let (first, second) = if first_is_old {
+            (&old, &new)
+        } else {
+            (&new, &old)
+        };
+        first
+            .set(&Key::new("hello").unwrap(), b"1", Ttl::Never)
+            .unwrap();
+        let (mut double, mut refused) = (0, 0);
+        for n in 0..300 {
+            let key = Key::new(format!("lock:{n}:owner")).unwrap();
+            let a = first.add(&key, b"first", Ttl::secs(60)).unwrap();
+            match second.add(&key, b"second", Ttl::secs(60)) {
+                Ok(Stored::Stored(_)) if a.is_stored() => double += 1,
+                Ok(_) => {}
+                Err(Error::InvalidArgument(message)) => {
+                    assert!(
+                        message.contains(first.pool_view()) && message.contains(second.pool_view()),
+                        "{message}"
+                    );
+                    refused += 1;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let mut split = 0;
+        for n in 0..100 {
+            let key = Key::new(format!("counter:{n}")).unwrap();
+            let mut acknowledged = 0;
+            for _ in 0..5 {
+                for s in [first, second] {
+                    if s.incr_or_init(&key, 1, 1, Ttl::Never).is_ok() {
+                        acknowledged += 1;
+                    }
+                }
+            }
+            let read = first.get(&key).unwrap().and_then(|i| i.counter());
+            if read != Some(acknowledged) {
+                split += 1;
+            }
+        }
+        println!(
+            "lists differ ({} first): 300 locks, {double} granted twice, {refused} refused; 100 counters, {split} split",
+            first.pool_view()
+        );
+        assert_eq!((double, refused, split), (0, 300, 0));
+    }
+}
+
+/// Clients of `[A,B]` take and release 40 locks in a loop while clients
+/// of `[A,B,C]` start and are refused; then `adopt_pool` makes `[A,B,C]`
+/// the pool's with a grace of 2 s. The old clients stop within their
+/// recheck interval, the new ones start after the grace: no lock is ever
+/// held by two clients at once (checked in memory at every grant), and no
+/// counter is incremented by both lists at once (the last acknowledged
+/// increment of an old client comes before the first of a new one).
+#[test]
+fn a_list_changed_with_adopt_pool_never_has_two_holders() {
+    let pool = ServerPool::start(3, Default::default());
+    let all = pool.addrs();
+    let recheck = Duration::from_millis(100);
+    let old = store(&all[..2], recheck);
+    let new = store(&all, recheck);
+    let holders: Mutex<HashMap<u64, &str>> = Mutex::new(HashMap::new());
+    let stop = AtomicBool::new(false);
+    let double = AtomicU64::new(0);
+    let t0 = Instant::now();
+    // (granted, refused, first and last acknowledged increment in ms since t0)
+    let run = |s: &MemcachedStore, who: &'static str, seed: u64| {
+        let (mut granted, mut refused) = (0u64, 0u64);
+        let (mut first_incr, mut last_incr) = (u64::MAX, 0u64);
+        let mut n = seed;
+        while !stop.load(Ordering::Relaxed) {
+            n = n
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let name = (n >> 33) % 40;
+            let key = Key::new(format!("lock:{name}:owner")).unwrap();
+            match s.add(&key, who.as_bytes(), Ttl::secs(5)) {
+                Ok(Stored::Stored(_)) => {
+                    granted += 1;
+                    {
+                        let mut h = holders.lock().unwrap();
+                        if let Some(other) = h.insert(name, who) {
+                            double.fetch_add(1, Ordering::Relaxed);
+                            eprintln!("lock {name} held by {other} and {who}");
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                    holders.lock().unwrap().remove(&name);
+                    // Refused once the list stopped being the pool's: the
+                    // item then lives out its TTL (the grace covers it).
+                    match s.delete(&key) {
+                        Ok(_) | Err(Error::InvalidArgument(_) | Error::ServerDown { .. }) => {}
+                        Err(e) => panic!("{who}: {e}"),
+                    }
+                }
+                Ok(Stored::NotStored) => {}
+                Err(Error::InvalidArgument(_) | Error::ServerDown { .. }) => {
+                    refused += 1;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("{who}: {e}"),
+            }
+            let counter = Key::new(format!("counter:{}", name % 10)).unwrap();
+            if s.incr_or_init(&counter, 1, 1, Ttl::Never).is_ok() {
+                let at = t0.elapsed().as_millis() as u64;
+                first_incr = first_incr.min(at);
+                last_incr = at;
+            }
+        }
+        (granted, refused, first_incr, last_incr)
+    };
+    let (old, new, run) = (&old, &new, &run);
+    let (old_run, new_run, adopted_at) = std::thread::scope(|scope| {
+        let olds: Vec<_> = (0..2)
+            .map(|i| scope.spawn(move || run(old, "old", i)))
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let news: Vec<_> = (0..2)
+            .map(|i| scope.spawn(move || run(new, "new", 10 + i)))
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let adopter = store(&all, recheck);
+        adopter.adopt_pool(Duration::from_secs(2)).unwrap();
+        let adopted_at = t0.elapsed().as_millis() as u64;
+        std::thread::sleep(Duration::from_millis(4_500));
+        stop.store(true, Ordering::Relaxed);
+        let sum = |hs: Vec<std::thread::ScopedJoinHandle<'_, (u64, u64, u64, u64)>>| {
+            hs.into_iter()
+                .map(|h| h.join().unwrap())
+                .fold((0, 0, u64::MAX, 0), |a, b| {
+                    (a.0 + b.0, a.1 + b.1, a.2.min(b.2), a.3.max(b.3))
+                })
+        };
+        (sum(olds), sum(news), adopted_at)
+    });
+    println!(
+        "list change at {adopted_at} ms (grace 2 s, recheck 100 ms): old clients {} grants, {} refusals, increments {}..{} ms; new clients {} grants, {} refusals, increments {}..{} ms; {} locks held twice",
+        old_run.0,
+        old_run.1,
+        old_run.2,
+        old_run.3,
+        new_run.0,
+        new_run.1,
+        new_run.2,
+        new_run.3,
+        double.load(Ordering::Relaxed)
+    );
+    assert_eq!(double.load(Ordering::Relaxed), 0, "a lock held twice");
+    assert!(old_run.0 > 0 && new_run.0 > 0, "both lists worked in turn");
+    assert!(
+        old_run.1 > 0 && new_run.1 > 0,
+        "both lists were refused in turn"
+    );
+    assert!(
+        old_run.3 < new_run.2,
+        "a counter incremented by both lists at once: old until {} ms, new from {} ms",
+        old_run.3,
+        new_run.2
+    );
+    assert!(
+        old_run.3 < adopted_at + 1_000,
+        "the old clients stopped within their recheck interval"
+    );
+}
+
+/// A client of `[A,B,C]` idle while the list becomes `[A,B]`: its next
+/// operation, even on a key that only it places on C (whose record still
+/// names `[A,B,C]`), is refused, because the records of A and B are read
+/// again once they are older than the recheck interval.
+#[test]
+fn an_idle_client_of_a_shrunk_list_is_refused() {
+    let pool = ServerPool::start(3, Default::default());
+    let all = pool.addrs();
+    let old = store(&all, Duration::from_millis(100));
+    let c_only = (0..1000)
+        .map(|n| Key::new(format!("lock:{n}:owner")).unwrap())
+        .find(|k| old.server_for(k) == 2)
+        .unwrap();
+    old.set(&Key::new("hello").unwrap(), b"1", Ttl::Never)
+        .unwrap();
+    store(&all[..2], Duration::from_secs(5))
+        .adopt_pool(Duration::ZERO)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    match old.add(&c_only, b"old", Ttl::secs(5)) {
+        Err(Error::InvalidArgument(message)) => {
+            assert!(message.contains(old.pool_view()), "{message}")
+        }
+        other => panic!("an idle old client went on: {other:?}"),
+    }
+}
