@@ -107,6 +107,10 @@ mod leaderboard;
 
 mod scalable_bloom;
 
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use boundary::mcds_last_error_message;
 pub use counter::*;
 pub use counter_map::*;

@@ -26,6 +26,7 @@
 //! | `countermap_values` | [`countermap_values`] | `mcds-counter`'s stored counters (`v + 2^61`) and `Decimal` parse/display |
 //! | `memcached_replies` | [`memcached_replies`] | `mcds-memcached`'s reply decoder: arbitrary server bytes for every op kind, alone and in a pipeline; a reply is never attributed to the wrong op |
 //! | `memcached_reply_parser` | [`memcached_reply_parser`] | `mcds-memcached`'s allocation-free meta reply parser, differentially against the `memcache` crate's `parse_header` + `parse_meta_result` |
+//! | `c_abi_calls` | [`c_abi_calls`] | libmcds's exported functions, called as a careless C program would: NULL handles and outputs, non-UTF-8 names, empty and long buffers, absurd counts, TTLs and amounts, store URLs of any bytes (embedded store only); every call returns a code of the result table, never `MCDS_PANIC`, and leaves a message when it fails |
 //! | `text_replies` | [`text_replies`] | `mcds-text`'s text-protocol reply parser (status lines, `VALUE` listings): arbitrary server or proxy bytes read as a connection reads them; every reply that parses, written out again, parses to itself |
 //!
 //! The codecs are private to their crates. Each crate opens them to this one
@@ -80,6 +81,10 @@ pub use mcds_memcached::fuzzing::read_valid_replies;
 /// parses to itself.
 pub use mcds_text::fuzzing::replies as text_replies;
 
+/// libmcds's C ABI called through its exported functions with arbitrary
+/// arguments (see the table above).
+pub use mcds::fuzzing::calls as c_abi_calls;
+
 /// A harness: checks one input, panicking on a bug.
 pub type Harness = fn(&[u8]);
 
@@ -100,4 +105,5 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("memcached_replies", memcached_replies),
     ("memcached_reply_parser", memcached_reply_parser),
     ("text_replies", text_replies),
+    ("c_abi_calls", c_abi_calls),
 ];
