@@ -36,10 +36,11 @@ impl Conn {
         version_cap: Option<Version>,
         server: &str,
         pool: &PoolSpec,
+        claim: bool,
     ) -> io::Result<Conn> {
         let mut reader = BufReader::with_capacity(16 * 1024, stream);
         reader.get_mut().set_deadline(Instant::now() + io_timeout);
-        let (incarnation, pool) = handshake(&mut reader, version_cap, server, pool)?;
+        let (incarnation, pool) = handshake(&mut reader, version_cap, server, pool, claim)?;
         Ok(Conn {
             reader,
             line: Vec::with_capacity(128),
@@ -183,6 +184,7 @@ fn handshake(
     cap: Option<Version>,
     server: &str,
     pool: &PoolSpec,
+    claim: bool,
 ) -> io::Result<(Incarnation, PoolSeen)> {
     let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
     let read_pool = format!("mg {} v\r\n", pool.key);
@@ -280,7 +282,7 @@ fn handshake(
             "the incarnation marker kept disappearing between add and read",
         )
     })?;
-    let seen = pool_record(reader, pool, record, clock)?;
+    let seen = pool_record(reader, pool, record, clock, claim)?;
     if !reader.buffer().is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -292,18 +294,23 @@ fn handshake(
 
 /// What the pool record (`record`, as the handshake read it) says of this
 /// client's list; a missing one is written first (`add`, then read again:
-/// one more round trip, the first time only).
+/// one more round trip, the first time only), if this client may `claim`
+/// it (it was not refused there before).
 fn pool_record(
     reader: &mut BufReader<Stream>,
     pool: &PoolSpec,
     mut record: Option<(Vec<u8>, bool)>,
     clock: Option<ServerClock>,
+    claim: bool,
 ) -> io::Result<PoolSeen> {
     // What the server's clock read during the handshake.
     let secs = clock.map_or(0, |c| c.secs);
     for _ in 0..4 {
         if let Some((value, _)) = record {
             return Ok(pool.judge(&value, secs));
+        }
+        if !claim {
+            return Ok(PoolSeen::Missing);
         }
         let mine = pool.record(0);
         let mut request = format!("add {} 0 0 {}\r\n", pool.key, mine.len()).into_bytes();

@@ -69,6 +69,10 @@ pub(crate) struct PoolSpec {
     pub(crate) key: Key,
     /// The distribution and the servers as configured.
     pub(crate) view: String,
+    /// More than one server: a server with no record (full under `-M`)
+    /// cannot be vouched for, and refuses. (Clients of one server place
+    /// every key on it, so two of them never split anything.)
+    pub(crate) pooled: bool,
 }
 
 /// What a server's record says of this client's list, as a connection's
@@ -83,8 +87,13 @@ pub(crate) enum PoolSeen {
     /// clock on.
     NotBefore(u64),
     /// None could be stored (the server is full and may not evict, `-M`):
-    /// nothing to compare, and taken as agreeing.
+    /// nothing to compare. A pool's client refuses then (see
+    /// [`PoolSpec::pooled`]).
     Unrecorded,
+    /// None, and this client did not write its own: it had found another
+    /// list there, and a record lost since (a flush, a restart) does not
+    /// make its own list the pool's. It keeps refusing.
+    Missing,
 }
 
 impl PoolSpec {
@@ -102,7 +111,11 @@ impl PoolSpec {
             [one] => one.clone(),
             _ => format!("{distribution} {}", servers.join(",")),
         };
-        Ok(PoolSpec { key, view })
+        Ok(PoolSpec {
+            key,
+            view,
+            pooled: servers.len() > 1,
+        })
     }
 
     /// The record this client writes: its list, in effect from
@@ -167,15 +180,36 @@ impl Default for ServerPool {
 }
 
 impl ServerPool {
-    /// What a new connection's handshake (or a reading) found.
-    pub(crate) fn learn(&self, seen: PoolSeen) {
-        let state = match seen {
-            PoolSeen::Agrees | PoolSeen::Unrecorded => FINE,
-            PoolSeen::Differs(_) | PoolSeen::NotBefore(_) => REFUSES,
+    /// What a new connection's handshake (or a reading) found, for a
+    /// client of a pool (`pooled`) or of one server.
+    pub(crate) fn learn(&self, seen: PoolSeen, pooled: bool) {
+        let mut current = self.seen.lock();
+        let seen = match seen {
+            // Still refused: keep the list that was seen.
+            PoolSeen::Missing if current.is_some() => current.clone().unwrap_or(PoolSeen::Missing),
+            other => other,
         };
-        *self.seen.lock() = Some(seen);
+        let state = match seen {
+            PoolSeen::Agrees => FINE,
+            PoolSeen::Unrecorded if !pooled => FINE,
+            _ => REFUSES,
+        };
+        *current = Some(seen);
+        drop(current);
         self.read_at.store(now_ms(), Ordering::Release);
         self.state.store(state, Ordering::Release);
+    }
+
+    /// What [`MemcachedStore::adopt_pool`] wrote: this client's list.
+    fn adopted(&self, seen: PoolSeen) {
+        *self.seen.lock() = None;
+        self.learn(seen, false);
+    }
+
+    /// Whether a dial may write this client's list where none is: not
+    /// once this server has refused it.
+    pub(crate) fn may_claim(&self) -> bool {
+        self.state.load(Ordering::Acquire) != REFUSES
     }
 
     /// `Err` if this server's record refuses this client's list (`view`).
@@ -194,7 +228,7 @@ impl ServerPool {
             Some(PoolSeen::NotBefore(at)) => {
                 let now = server_lower_bound(server.clock());
                 if now >= at {
-                    self.learn(PoolSeen::Agrees);
+                    self.adopted(PoolSeen::Agrees);
                     return Ok(());
                 }
                 Err(Error::ServerDown {
@@ -206,6 +240,10 @@ impl ServerPool {
                     retry_in: Duration::from_secs(at - now),
                 })
             }
+            Some(PoolSeen::Unrecorded | PoolSeen::Missing) => Err(Error::InvalidArgument(format!(
+                "{server} holds no record of its pool's server list and could not take one (memcached full, started with -M): this client ({view}) cannot tell whether other clients use another list, and two such clients could hold one lock, so it refuses every operation. Free memory on {server} or restart it with more (-m); or adopt this list (MemcachedStore::adopt_pool, `mcds pool adopt`) once there is room",
+                server = server.addr
+            ))),
             _ => Ok(()),
         }
     }
@@ -285,11 +323,37 @@ impl MemcachedStore {
                 .await
                 .and_then(mcds_core::Reply::item);
             match read {
-                Ok(Some(item)) => server
-                    .pool
-                    .learn(spec.judge(&item.value, server_lower_bound(server.clock()))),
-                // Gone (a flush, an eviction): the next handshake writes it.
-                Ok(None) => server.pool.learn(PoolSeen::Unrecorded),
+                Ok(Some(item)) => server.pool.learn(
+                    spec.judge(&item.value, server_lower_bound(server.clock())),
+                    spec.pooled,
+                ),
+                // Gone (a flush, an eviction): written again, unless this
+                // client was refused there (then it stays refused).
+                Ok(None) if !server.pool.may_claim() => {
+                    server.pool.learn(PoolSeen::Missing, spec.pooled);
+                }
+                Ok(None) => {
+                    let add = Op::Add {
+                        key: &spec.key,
+                        value: &spec.record(0),
+                        ttl: Ttl::Never,
+                    };
+                    let seen = match Session::open_unchecked(server, &self.config)
+                        .execute(io, &add)
+                        .await
+                        .and_then(mcds_core::Reply::stored)
+                    {
+                        Ok(mcds_core::Stored::Stored(_)) => PoolSeen::Agrees,
+                        // Another client's, now: read at the next check.
+                        Ok(mcds_core::Stored::NotStored) => continue,
+                        Err(Error::OutOfMemory { .. }) => PoolSeen::Unrecorded,
+                        Err(_) => {
+                            server.pool.unreachable();
+                            continue;
+                        }
+                    };
+                    server.pool.learn(seen, spec.pooled);
+                }
                 // Unreachable: it grants nothing (read again next interval).
                 Err(_) => server.pool.unreachable(),
             }
@@ -378,7 +442,8 @@ impl MemcachedStore {
                 ttl: Ttl::Never,
             };
             session.execute(io, &set).await?;
-            server.pool.learn(if not_before == 0 {
+            // (Not `learn`: a refused list is not kept once replaced.)
+            server.pool.adopted(if not_before == 0 {
                 PoolSeen::Agrees
             } else {
                 PoolSeen::NotBefore(not_before)

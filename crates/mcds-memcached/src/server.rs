@@ -228,7 +228,7 @@ impl Server {
                 // (`Lane::incarnation`), so every connection masks CAS ids
                 // the same way again.
                 self.adopt(conn.incarnation);
-                self.pool.learn(conn.pool.clone());
+                self.pool.learn(conn.pool.clone(), config.pool.pooled);
                 Ok(conn)
             }
             Err(source) => {
@@ -281,6 +281,7 @@ impl Server {
             config.version_cap,
             &self.addr,
             &config.pool,
+            self.pool.may_claim(),
         )
     }
 }

@@ -335,8 +335,10 @@ fn lanes_follow_a_restart_by_epoch_without_redialing_per_op() {
 ///   before t=500).
 /// - at once: B's retry: `submit_async` finds no connection, dials (the
 ///   server is still stopped: the handshake waits).
-/// - t=800: server resumed, past B's first deadline; the dial completes
-///   (same incarnation).
+/// - t=740: server resumed, 40 ms past B's first deadline and some 60 ms
+///   before the dial's handshake (begun at about t=400) would time out;
+///   the dial completes (same incarnation). (Resumed at t=800, the
+///   handshake had 3 ms left, and a loaded run missed it.)
 /// - the server is stopped again for 20 ms, and B's task runs: B is
 ///   written now. Its exchange used about 100 ms of its io_timeout before
 ///   the dial (which the builder says may take up to connect_timeout on
@@ -385,7 +387,7 @@ fn a_dial_inside_submit_does_not_eat_the_exchange_timeout() {
             let dials = store.connection_stats().dials;
             assert!(poll_once().await.is_pending(), "B's retry did not dial");
             // Past B's deadline, the server comes back; wait for the dial.
-            std::thread::sleep(Duration::from_millis(800).saturating_sub(t0.elapsed()));
+            std::thread::sleep(Duration::from_millis(740).saturating_sub(t0.elapsed()));
             server.resume();
             let waited = Instant::now();
             while store.connection_stats().dials == dials {

@@ -222,3 +222,104 @@ fn an_idle_client_of_a_shrunk_list_is_refused() {
         other => panic!("an idle old client went on: {other:?}"),
     }
 }
+
+/// 300 keys added by a client of `[A,B]` and one of `[A,B,C]` in turn,
+/// once before and for a second after `flush_all` on every server (which
+/// takes the records): the refused client stays refused (a record lost
+/// does not make its list the pool's), and no lock is granted twice. An
+/// adversarial review saw 580 granted twice when the refused client wrote
+/// its own list over the flushed records.
+#[test]
+fn a_flush_does_not_hand_the_pool_to_a_refused_client() {
+    let pool = ServerPool::start(3, Default::default());
+    let all = pool.addrs();
+    let old = store(&all[..2], Duration::from_millis(100));
+    let new = store(&all, Duration::from_millis(100));
+    old.set(&Key::new("hello").unwrap(), b"1", Ttl::Never)
+        .unwrap();
+    let mut double = 0;
+    let mut new_granted = 0;
+    let started = Instant::now();
+    let mut flushed = false;
+    let mut round = 0;
+    while started.elapsed() < Duration::from_millis(1_500) {
+        if !flushed && started.elapsed() > Duration::from_millis(300) {
+            for server in &pool.servers {
+                server.raw(b"flush_all\r\n", |l| l.contains("OK"));
+            }
+            flushed = true;
+        }
+        for i in 0..50 {
+            let key = Key::new(format!("lock:{round}:{i}")).unwrap();
+            let a = matches!(old.add(&key, b"old", Ttl::secs(60)), Ok(Stored::Stored(_)));
+            let b = matches!(new.add(&key, b"new", Ttl::secs(60)), Ok(Stored::Stored(_)));
+            double += u32::from(a && b);
+            new_granted += u32::from(b);
+        }
+        round += 1;
+    }
+    println!(
+        "flush_all under two lists: {round} rounds of 50 keys, {double} granted twice, {new_granted} granted to the refused list"
+    );
+    assert_eq!((double, new_granted), (0, 0));
+}
+
+/// Servers full under `-M` hold no record and cannot take one: a client
+/// of a pool then refuses (it cannot tell whether others use another
+/// list) instead of working. An adversarial review saw 103 of 300 locks
+/// granted twice when such servers counted as agreeing.
+#[test]
+fn full_servers_without_records_refuse_pool_clients() {
+    let pool = ServerPool::start(
+        3,
+        mcds_testserver::ServerOptions {
+            memory_mb: 8,
+            no_evict: true,
+            ..Default::default()
+        },
+    );
+    let all = pool.addrs();
+    // Fill A and B (a pool of their own) until they refuse.
+    let filler = MemcachedStore::builder()
+        .pool_name("fill")
+        .connect(&all[..2])
+        .unwrap();
+    let value = [b'x'; 60];
+    'fill: for batch in 0.. {
+        let keys: Vec<Key> = (0..1000)
+            .map(|i| Key::new(format!("fill:{batch}:{i}")).unwrap())
+            .collect();
+        let ops: Vec<mcds_core::Op<'_>> = keys
+            .iter()
+            .map(|key| mcds_core::Op::Set {
+                key,
+                value: &value,
+                ttl: Ttl::Never,
+            })
+            .collect();
+        let full = filler
+            .pipeline(&ops)
+            .iter()
+            .filter(|r| matches!(r, Err(Error::OutOfMemory { .. })))
+            .count();
+        if full > 100 || batch > 1000 {
+            break 'fill;
+        }
+    }
+    let old = store(&all[..2], Duration::from_secs(5));
+    let new = store(&all, Duration::from_secs(5));
+    let (mut double, mut worked) = (0, 0);
+    for n in 0..300 {
+        let key = Key::new(format!("lock:{n}:owner")).unwrap();
+        let a = matches!(old.add(&key, b"old", Ttl::secs(60)), Ok(Stored::Stored(_)));
+        let b = matches!(new.add(&key, b"new", Ttl::secs(60)), Ok(Stored::Stored(_)));
+        double += u32::from(a && b);
+        worked += u32::from(a || b);
+    }
+    let e = old.get(&Key::new("k").unwrap()).unwrap_err();
+    println!(
+        "full servers without records: 300 locks, {double} granted twice, {worked} granted; {e}"
+    );
+    assert_eq!((double, worked), (0, 0));
+    assert!(e.to_string().contains("-M"), "{e}");
+}
