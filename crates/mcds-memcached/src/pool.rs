@@ -9,15 +9,23 @@
 //! `__mcds_pool` (`__mcds_pool:<name>` with [`Builder::pool_name`]), and
 //! every connection's handshake reads it, in the same round trip as the
 //! server's version and incarnation marker (no extra round trip). The
-//! first client to find it missing writes its own (`add`: two first
-//! clients cannot both win). Before its first operation a store dials
+//! first client to find it missing writes its own (`add`: one of two
+//! racing clients wins each server; two first clients racing on fresh
+//! servers may each win some, and are then both refused until a list is
+//! adopted). A client refused by a server never writes its own list there
+//! when the record is lost (a flush, a restart): it stays refused. A
+//! server full under `-M` that has no record and cannot take one makes a
+//! pool's client refuse (a client of one server places every key on it,
+//! and works). Before its first operation a store dials
 //! every server of its list once, so it has read every record, and its
 //! connections are replaced every [`Builder::pool_recheck`] (default
 //! 30 s), so each record is read again at that interval. While any server
 //! records another list, every operation fails with
 //! [`Error::InvalidArgument`] naming both lists, and nothing is sent. A
 //! server that cannot be reached counts as agreeing: it grants nothing,
-//! and a dead pool member must not stop the others.
+//! and a dead pool member must not stop the others. (The dials before a
+//! first operation are made one after another: with stopped servers a
+//! first operation can take one `io_timeout` for each.)
 //!
 //! Changing the list ([`MemcachedStore::adopt_pool`])
 //! writes the new list to every server of it, to take effect `grace`
