@@ -22,10 +22,15 @@
 //! 30 s), so each record is read again at that interval. While any server
 //! records another list, every operation fails with
 //! [`Error::InvalidArgument`] naming both lists, and nothing is sent. A
-//! server that cannot be reached counts as agreeing: it grants nothing,
-//! and a dead pool member must not stop the others. (The dials before a
-//! first operation are made one after another: with stopped servers a
-//! first operation can take one `io_timeout` for each.)
+//! pool's client works only once it has read every server's record: one
+//! started while a server of its list is down refuses
+//! ([`Error::ServerDown`]) until that server answers, because another
+//! list could claim the server when it comes back while this client has
+//! granted its keys elsewhere. A server that dies after it was read keeps
+//! its verdict (it grants nothing, and a dead member does not stop the
+//! others). The dials before a first operation are made one after
+//! another: with stopped servers a first operation can take one
+//! `io_timeout` for each.
 //!
 //! Changing the list ([`MemcachedStore::adopt_pool`])
 //! writes the new list to every server of it, to take effect `grace`
@@ -36,7 +41,11 @@
 //! least the old clients' recheck interval plus the longest lock lease
 //! (plus 3 s: memcached's clock ticks in whole seconds and locks are
 //! written with 2 s to spare), no lock is held by an old and a new client
-//! at once, and no counter is incremented on two servers at once. Keys
+//! at once, and no counter is incremented on two servers at once. When
+//! the grace ends, a new client reads the records again before it works:
+//! a server restarted meanwhile may hold the old list again (an old client
+//! wrote it back), and then the new client refuses and the adoption must
+//! be run again. Keys
 //! that the new list places on another server start there afresh: their
 //! old data stays on the old server, unread (as after that server's
 //! restart).
@@ -220,12 +229,25 @@ impl ServerPool {
         self.state.load(Ordering::Acquire) != REFUSES
     }
 
-    /// `Err` if this server's record refuses this client's list (`view`).
-    /// A list adopted for later takes effect here once the server's clock
-    /// has passed its time.
-    pub(crate) fn check(&self, server: &Server, view: &str) -> Result<()> {
-        if self.state.load(Ordering::Acquire) != REFUSES {
-            return Ok(());
+    /// `Err` if this server's record refuses this client's list (`spec`),
+    /// or a pool's client has never read it. A list adopted for later is
+    /// read again once the server's clock has passed its time.
+    pub(crate) fn check(&self, server: &Server, spec: &PoolSpec) -> Result<()> {
+        let view = &spec.view;
+        match self.state.load(Ordering::Acquire) {
+            FINE => return Ok(()),
+            // (A client of one server reads it with its first dial.)
+            UNKNOWN if !spec.pooled => return Ok(()),
+            UNKNOWN => {
+                return Err(server.down().unwrap_or_else(|| Error::ServerDown {
+                    server: server.addr.clone(),
+                    reason: format!(
+                        "its pool record was never read: a client reads every server's record once before it works (this client: {view}), so that no server it has not seen can be claimed by another list meanwhile"
+                    ),
+                    retry_in: Duration::ZERO,
+                }));
+            }
+            _ => {}
         }
         let seen = self.seen.lock().clone();
         match seen {
@@ -236,8 +258,15 @@ impl ServerPool {
             Some(PoolSeen::NotBefore(at)) => {
                 let now = server_lower_bound(server.clock());
                 if now >= at {
-                    self.adopted(PoolSeen::Agrees);
-                    return Ok(());
+                    // Read again first (see `due`): the next check does.
+                    self.read_at.store(0, Ordering::Release);
+                    return Err(Error::ServerDown {
+                        server: server.addr.clone(),
+                        reason: format!(
+                            "this client's server list ({view}) takes effect now; its record is read again before the next operation"
+                        ),
+                        retry_in: Duration::ZERO,
+                    });
                 }
                 Err(Error::ServerDown {
                     server: server.addr.clone(),
@@ -258,10 +287,20 @@ impl ServerPool {
 
     /// A dial failed: the server grants nothing until it answers again.
     pub(crate) fn unreachable(&self) {
+        // A server never read stays unknown (it refuses: when it comes
+        // back, another list may claim it, and this client could have
+        // granted its keys elsewhere meanwhile). One read before keeps
+        // its verdict: a server that recorded this list and died grants
+        // nothing, and its record, if lost, is not claimed by a client
+        // it refused.
         self.read_at.store(now_ms(), Ordering::Release);
-        if self.state.load(Ordering::Acquire) == UNKNOWN {
-            self.state.store(FINE, Ordering::Release);
-        }
+    }
+
+    /// Whether this list, adopted for later, is due by the server's clock
+    /// (its record is then read again before it is trusted: a restart
+    /// may have lost it, and an old client written its own since).
+    fn due(&self, server: &Server) -> bool {
+        matches!(*self.seen.lock(), Some(PoolSeen::NotBefore(at)) if server_lower_bound(server.clock()) >= at)
     }
 
     /// Whether the record was read more than `recheck` ago, claiming the
@@ -296,6 +335,9 @@ impl MemcachedStore {
         let (mut unknown, mut stale, mut refuses) = (false, false, false);
         for server in &self.servers {
             let state = server.pool.state.load(Ordering::Acquire);
+            if state == REFUSES && server.pool.due(server) {
+                server.pool.read_at.store(0, Ordering::Release);
+            }
             let age = now.saturating_sub(server.pool.read_at.load(Ordering::Acquire));
             unknown |= state == UNKNOWN;
             refuses |= state == REFUSES;
@@ -384,7 +426,7 @@ impl MemcachedStore {
     /// list, if any.
     fn pool_refusal(&self) -> Result<()> {
         for server in &self.servers {
-            server.pool.check(server, &self.config.pool.view)?;
+            server.pool.check(server, &self.config.pool)?;
         }
         Ok(())
     }

@@ -164,9 +164,7 @@ impl<'a> Session<'a> {
         // pool record changed: checked after it, so that no op goes out on
         // a connection whose server refuses this client's list.
         if self.pool_checked {
-            self.server
-                .pool
-                .check(self.server, &self.config.pool.view)?;
+            self.server.pool.check(self.server, &self.config.pool)?;
         }
         self.pinned = Some(incarnation);
         Ok(incarnation)
