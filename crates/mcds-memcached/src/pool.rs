@@ -325,10 +325,11 @@ impl MemcachedStore {
     /// Let an operation through if no server of the list records another
     /// list (or this one for later), else its error; nothing is sent then.
     /// Before the first operation every server is dialed once, so that
-    /// each one's record is read (a server that cannot be reached counts
-    /// as agreeing: it grants nothing). One atomic load per server after
-    /// that: each connection's handshake reads the record again, and
-    /// connections are replaced every recheck interval.
+    /// each one's record is read (a pool's client refuses while a server
+    /// it never read cannot be reached). One atomic load per server and
+    /// one clock reading after that: each connection's handshake reads the
+    /// record again, connections are replaced every recheck interval, and
+    /// records older than that are read again here.
     pub(crate) async fn pool_gate(&self, io: Io) -> Result<()> {
         let now = now_ms();
         let recheck = u64::try_from(self.config.pool_recheck.as_millis()).unwrap_or(u64::MAX);
