@@ -77,11 +77,23 @@
 //!   `mcds-text`): [`Lock::try_acquire`] refuses with `Unsupported`. Without CAS ids a release could not tell this lease from
 //!   the next holder's.
 //! * **Fencing tokens** are strictly increasing while their counter lives.
-//!   memcached can lose the counter (eviction, restart); it is then recreated
-//!   from the clock as `unix_ms × 1000`, so tokens still move forward provided
-//!   the clocks of the clients are roughly in sync and the lock was acquired
-//!   fewer than 1000 times per millisecond on average since the counter was
-//!   created.
+//!   memcached can lose the counter (eviction, restart, flush); the next
+//!   acquire re-creates it at `unix_ms · 2^21` plus a random offset below
+//!   2^20 ([`FENCE_SHIFT`], [`FENCE_RANDOM_BITS`]). Tokens therefore keep
+//!   moving forward provided the clients' clocks are roughly in sync and
+//!   the lock was acquired fewer than about a million times per
+//!   millisecond on average since the counter was created. Within one
+//!   process a token is never at or below one the process handed out
+//!   before for the same lock name (it remembers the highest of each of
+//!   its last 65,536 names, and raises a counter that fell behind, 1 more
+//!   round trip): a counter lost and re-created within one millisecond
+//!   still gives a larger token. Two *processes* that each re-create a
+//!   lost counter within the same millisecond cannot learn of each other
+//!   (memcached kept nothing of the first counter), so only the random
+//!   offsets tell their counters apart: their tokens coincide with a
+//!   probability of about (acquisitions since the two creations) / 2^20,
+//!   which needs the counter lost twice within one millisecond to arise at
+//!   all.
 //! * **Pools**: a lock lives on one server, chosen by its key. If that server
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
@@ -95,6 +107,57 @@ use mcds_core::{
     Access, Backoff, CasOutcome, Clock, DeleteOutcome, Error, Io, Key, Op, Reply, Result, Scope,
     Store, Stored, Ttl, block_on,
 };
+
+/// A fence counter a client creates starts at its clock's Unix
+/// milliseconds shifted left by this many bits, plus a random offset below
+/// 2^[`FENCE_RANDOM_BITS`]: below 2^63 until the year 2109.
+pub const FENCE_SHIFT: u32 = 21;
+
+/// The bits of the random offset a new fence counter starts at (see
+/// [`FENCE_SHIFT`]): the 2^20 values above it stay free for acquisitions
+/// within the millisecond, so a counter re-created a millisecond later
+/// starts above every token of the one created before it, as long as it
+/// was acquired fewer than about a million times per millisecond.
+pub const FENCE_RANDOM_BITS: u32 = 20;
+
+/// How many lock names' highest tokens a process remembers.
+const FENCE_FLOORS: usize = 65_536;
+
+/// The highest fencing token this process has handed out, per fence key.
+static FLOORS: std::sync::LazyLock<Mutex<std::collections::HashMap<Vec<u8>, u64>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The highest token this process has handed out for `fence_key` (0 if
+/// none, or forgotten).
+fn fence_floor(fence_key: &Key) -> u64 {
+    let floors = FLOORS.lock().unwrap_or_else(PoisonError::into_inner);
+    floors.get(fence_key.as_bytes()).copied().unwrap_or(0)
+}
+
+/// Remember that `token` was handed out for `fence_key`.
+fn record_fence(fence_key: &Key, token: u64) {
+    let mut floors = FLOORS.lock().unwrap_or_else(PoisonError::into_inner);
+    if floors.len() >= FENCE_FLOORS && !floors.contains_key(fence_key.as_bytes()) {
+        // Forget one name: its tokens still start from the clock.
+        if let Some(old) = floors.keys().next().cloned() {
+            floors.remove(&old);
+        }
+    }
+    let floor = floors.entry(fence_key.as_bytes().to_vec()).or_insert(0);
+    *floor = (*floor).max(token);
+}
+
+/// The value a fence counter that does not exist is created with: the
+/// clock's milliseconds above [`FENCE_SHIFT`] bits, a random offset below
+/// 2^[`FENCE_RANDOM_BITS`], and never at or below a token this process has
+/// handed out for the lock.
+fn fence_initial(now_ms: u64, fence_key: &Key) -> u64 {
+    let offset = mcds_core::random_u64() & ((1 << FENCE_RANDOM_BITS) - 1);
+    let from_clock = now_ms
+        .saturating_mul(1 << FENCE_SHIFT)
+        .saturating_add(offset);
+    from_clock.max(fence_floor(fence_key).saturating_add(1))
+}
 
 /// Outcome of [`Guard::release`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,7 +486,7 @@ impl Lock {
         token: &str,
         ttl: Ttl,
     ) -> Result<(Stored, Option<Result<u64>>)> {
-        let initial = self.clock.now_ms().saturating_mul(1000);
+        let initial = fence_initial(self.clock.now_ms(), &self.fence_key);
         let fence = Op::IncrOrInit {
             key: &self.fence_key,
             delta: 1,
@@ -435,7 +498,10 @@ impl Lock {
             let Stored::Stored(cas) = added else {
                 return Ok((added, None));
             };
-            let tok = access.execute(&fence).await.and_then(Reply::value);
+            let tok = match access.execute(&fence).await.and_then(Reply::value) {
+                Ok(t) => self.above_floor(access, t).await,
+                Err(e) => Err(e),
+            };
             // The token is only ours if the lease still was when the
             // increment ran (this client may have paused in between):
             // check the lock item still holds our owner token.
@@ -455,10 +521,38 @@ impl Lock {
         };
         let [added, tok] = access.run_pipeline([add, fence]).await?;
         let added = added?.stored()?;
-        let tok = tok.and_then(Reply::value);
-        // A failed add still bumped the counter: tokens skip a number, which
-        // keeps them increasing.
-        Ok((added, added.is_stored().then_some(tok)))
+        if !added.is_stored() {
+            // A failed add still bumped the counter: tokens skip a number,
+            // which keeps them increasing.
+            return Ok((added, None));
+        }
+        let tok = match tok.and_then(Reply::value) {
+            Ok(t) => self.above_floor(access, t).await,
+            Err(e) => Err(e),
+        };
+        Ok((added, Some(tok)))
+    }
+
+    /// `token`, or a larger one when it is not above every token this
+    /// process has seen for the lock (the counter was lost and re-created
+    /// from a slower clock, or from the same millisecond): the counter is
+    /// then raised past them, 1 more round trip, while the lease is ours.
+    /// Records the token handed out.
+    async fn above_floor(&self, access: Access<'_>, token: u64) -> Result<u64> {
+        let floor = fence_floor(&self.fence_key);
+        let token = if token > floor {
+            token
+        } else {
+            let raise = Op::IncrOrInit {
+                key: &self.fence_key,
+                delta: floor - token + 1,
+                initial: fence_initial(self.clock.now_ms(), &self.fence_key),
+                ttl: Ttl::Never,
+            };
+            access.execute(&raise).await.and_then(Reply::value)?
+        };
+        record_fence(&self.fence_key, token);
+        Ok(token)
     }
 
     /// Wait up to `timeout` for the lock, retrying with jittered exponential

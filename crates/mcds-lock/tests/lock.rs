@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcds_core::{CountingStore, Key, ManualClock, MemoryStore, Scope, Store, Ttl, traffic};
+use mcds_core::{Clock, CountingStore, Key, ManualClock, MemoryStore, Scope, Store, Ttl, traffic};
 use mcds_lock::{Extend, Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
@@ -254,6 +254,97 @@ fn fencing_survives_a_lost_counter() {
         g.fencing_token().unwrap() > last,
         "still increasing after the counter was lost"
     );
+}
+
+/// Acquire and release `lock` once: its fencing token.
+fn one_token(lock: &Lock) -> u64 {
+    let guard = lock.try_acquire().unwrap().expect("free");
+    let token = guard.fencing_token().unwrap();
+    guard.release().unwrap();
+    token
+}
+
+/// The fence counter (and the lock with it) lost and re-created within one
+/// millisecond, and a counter another client re-created from a clock 10 s
+/// behind: every token is still larger than the one before.
+fn tokens_never_repeat(store: Arc<dyn Store>, clock: &ManualClock, lose: &dyn Fn()) {
+    let lock = fast(
+        Arc::clone(&store),
+        "once",
+        Duration::from_secs(10),
+        Some(clock),
+        true,
+    )
+    .unwrap();
+    let mut last = one_token(&lock);
+    for round in 0..20 {
+        lose();
+        let token = one_token(&lock);
+        println!("round {round}: {last} then {token} in the same millisecond");
+        assert!(
+            token > last,
+            "token {token} after {last}: repeated or behind"
+        );
+        last = token;
+    }
+    // Another client re-created the counter from a slow clock.
+    let behind = (clock.now_ms() - 10_000) << mcds_lock::FENCE_SHIFT;
+    let fence = Key::new("lock:once:fence").unwrap();
+    store
+        .set(&fence, behind.to_string().as_bytes(), Ttl::Never)
+        .unwrap();
+    let token = one_token(&lock);
+    assert!(
+        token > last,
+        "token {token} after {last}: the counter fell behind"
+    );
+    assert!(one_token(&lock) > token);
+}
+
+#[test]
+fn fencing_tokens_never_repeat_when_the_counter_is_lost_within_a_millisecond() {
+    let (store, clock) = memory();
+    let fence = Key::new("lock:once:fence").unwrap();
+    let s = Arc::clone(&store);
+    tokens_never_repeat(Arc::clone(&store), &clock, &move || {
+        s.delete(&fence).unwrap();
+    });
+}
+
+#[test]
+fn fencing_tokens_never_repeat_across_flushes_within_a_millisecond_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let clock = ManualClock::starting_now();
+    tokens_never_repeat(store, &clock, &|| {
+        let reply = server.raw(b"flush_all\r\n", |_| true);
+        assert_eq!(reply.first().map(String::as_str), Some("OK"), "{reply:?}");
+    });
+}
+
+/// A new counter starts at the clock's milliseconds above 21 bits, plus an
+/// offset below 2^20.
+#[test]
+fn a_new_fence_counter_starts_from_the_clock_with_a_random_offset() {
+    let (store, clock) = memory();
+    let mut offsets = std::collections::HashSet::new();
+    for i in 0..50 {
+        let lock = fast(
+            Arc::clone(&store),
+            &format!("new{i}"),
+            Duration::from_secs(10),
+            Some(&clock),
+            true,
+        )
+        .unwrap();
+        let token = one_token(&lock);
+        assert_eq!(token >> mcds_lock::FENCE_SHIFT, clock.now_ms(), "{token}");
+        let offset = token & ((1 << mcds_lock::FENCE_SHIFT) - 1);
+        assert!(offset < 1 << mcds_lock::FENCE_RANDOM_BITS, "{offset}");
+        offsets.insert(offset);
+    }
+    // 50 draws below 2^20: all equal has a chance of 2^-980.
+    assert!(offsets.len() > 1, "the offsets are not random: {offsets:?}");
 }
 
 #[test]
