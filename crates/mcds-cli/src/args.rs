@@ -49,7 +49,10 @@ pub(crate) struct Global {
     pub(crate) timeout_ms: u64,
 
     /// Print results as JSON, one object per line; errors, warnings and -v
-    /// messages go to stderr as JSON objects too
+    /// messages go to stderr as JSON objects too. A CAS id is always a
+    /// string, and any other integer beyond 2^53 − 1 (a fencing token, a
+    /// large counter or sum) is a string of its digits, which readers that
+    /// parse numbers as doubles (jq, JavaScript) cannot round
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
@@ -997,8 +1000,8 @@ pub(crate) enum SeriesCmd {
     /// Print the non-empty buckets of the range, oldest first, one line
     /// each: `START_MS COUNT SUM MIN MAX AVG`
     ///
-    /// --json: one object per bucket and line (a sum beyond 64 bits is a
-    /// string).
+    /// --json: one object per bucket and line (as everywhere under --json,
+    /// a number beyond 2^53 − 1 is a string).
     Range(SeriesQuery),
     /// Print the aggregates of every sample in the range: `COUNT SUM MIN MAX
     /// AVG`; exit 1 (printing nothing) when it has none

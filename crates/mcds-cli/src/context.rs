@@ -55,7 +55,7 @@ impl Ctx {
     /// Print `text`, or `value` as one line of JSON under `--json`.
     pub(crate) fn print(&self, text: impl std::fmt::Display, value: serde_json::Value) {
         if self.json {
-            line(value);
+            json_line(value);
         } else {
             line(text);
         }
@@ -126,6 +126,45 @@ impl Target {
             Target::Key(_) => format!("{kind} on key {:?}", self.text()),
         }
     }
+}
+
+/// The largest integer every JSON reader holds exactly: readers that parse
+/// numbers as doubles (jq 1.6, JavaScript, most dashboards) round past it.
+const JSON_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `value` with every integer beyond ±(2^53 − 1) written as a decimal
+/// string, so no reader rounds it: a counter, sum, CAS id or fencing token
+/// is either a JSON number that a double holds exactly, or a string of its
+/// exact digits.
+pub(crate) fn exact_numbers(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => {
+            let beyond = n
+                .as_u64()
+                .map(|u| u > JSON_SAFE_INTEGER)
+                .or_else(|| n.as_i64().map(|i| i.unsigned_abs() > JSON_SAFE_INTEGER));
+            if beyond == Some(true) {
+                Value::String(n.to_string())
+            } else {
+                Value::Number(n)
+            }
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(exact_numbers).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, exact_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Print `value` as one line of JSON, its large integers as strings (see
+/// [`exact_numbers`]).
+pub(crate) fn json_line(value: serde_json::Value) {
+    line(exact_numbers(value));
 }
 
 /// Print one line on stdout. If stdout is closed (the reader of a pipe went

@@ -53,7 +53,7 @@ impl Report {
             if let (Some(out), Value::Object(extra)) = (object.as_object_mut(), fields) {
                 out.extend(extra);
             }
-            eprintln!("{object}");
+            eprintln!("{}", crate::context::exact_numbers(object));
         } else if level == "info" {
             eprintln!("mcds: {message}");
         } else {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::args::{
     CounterCmd, LimitCmd, LimitShape, MapCmd, ShadowCmd, ViewCmd, WindowCmd, WindowShape,
 };
-use crate::context::{CliResult, Ctx, Target, line};
+use crate::context::{CliResult, Ctx, Target, json_line, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn counter(ctx: &Ctx, cmd: CounterCmd) -> CliResult {
@@ -161,7 +161,7 @@ pub(crate) fn view(ctx: &Ctx, cmd: ViewCmd) -> CliResult {
         ViewCmd::Invalidate { name } => {
             open(&name, None)?.invalidate()?;
             if ctx.json {
-                line(json!({ "view": name, "invalidated": true }));
+                json_line(json!({ "view": name, "invalidated": true }));
             }
             return Ok(OK);
         }
@@ -173,7 +173,7 @@ pub(crate) fn view(ctx: &Ctx, cmd: ViewCmd) -> CliResult {
         }
         Err(_) if missed.get() => {
             if ctx.json {
-                line(json!({ "view": name, "value": null }));
+                json_line(json!({ "view": name, "value": null }));
             }
             Ok(NEGATIVE)
         }
@@ -236,7 +236,7 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
         MapCmd::Fields { name } => {
             let fields = open(&name, 0)?.fields()?;
             if ctx.json {
-                line(json!({ "map": name, "fields": fields }));
+                json_line(json!({ "map": name, "fields": fields }));
             } else {
                 for field in fields {
                     line(field);
@@ -250,7 +250,7 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
         MapCmd::Remove { name, field } => {
             let removed = open(&name, 0)?.remove(&field)?;
             if ctx.json {
-                line(json!({ "map": name, "field": field, "removed": removed }));
+                json_line(json!({ "map": name, "field": field, "removed": removed }));
             }
             return Ok(if removed { OK } else { NEGATIVE });
         }

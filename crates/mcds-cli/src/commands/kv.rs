@@ -8,7 +8,7 @@ use mcds_core::{Key, Stored, Ttl, Updated};
 use serde_json::{Map, Value, json};
 
 use crate::args::{Global, KvCmd};
-use crate::context::{CliResult, Ctx, Failure, line, memcached};
+use crate::context::{CliResult, Ctx, Failure, json_line, line, memcached};
 use crate::{INVALID_INPUT, NEGATIVE, OK, UNAVAILABLE};
 
 /// The key KEY with the context's prefix in front, as it is: a raw key,
@@ -51,8 +51,8 @@ fn update(ctx: &Ctx, name: &str, shell: &str, ttl: Ttl, max_attempts: u32) -> Cl
     }
     if let Updated::Stored { value, cas } = updated {
         if ctx.json {
-            line(
-                json!({ "key": name, "value": String::from_utf8_lossy(&value), "cas": cas, "runs": runs }),
+            json_line(
+                json!({ "key": name, "value": String::from_utf8_lossy(&value), "cas": cas.to_string(), "runs": runs }),
             );
         }
     }
@@ -98,13 +98,13 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
                 let value = String::from_utf8_lossy(&item.value);
                 ctx.print(
                     &value,
-                    json!({ "key": name, "value": value, "flags": item.flags, "cas": item.cas }),
+                    json!({ "key": name, "value": value, "flags": item.flags, "cas": item.cas.to_string() }),
                 );
                 Ok(OK)
             }
             None => {
                 if ctx.json {
-                    line(json!({ "key": name, "value": null }));
+                    json_line(json!({ "key": name, "value": null }));
                 }
                 Ok(NEGATIVE)
             }
@@ -116,7 +116,7 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
         } => {
             let cas = store.set(&key(ctx, &name)?, value.as_bytes(), ttl(t))?;
             if ctx.json {
-                line(json!({ "key": name, "stored": true, "cas": cas }));
+                json_line(json!({ "key": name, "stored": true, "cas": cas.to_string() }));
             }
             Ok(OK)
         }
@@ -128,17 +128,17 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
             let stored = store.add(&key(ctx, &name)?, value.as_bytes(), ttl(t))?;
             if ctx.json {
                 let cas = match stored {
-                    Stored::Stored(cas) => json!(cas),
+                    Stored::Stored(cas) => json!(cas.to_string()),
                     Stored::NotStored => Value::Null,
                 };
-                line(json!({ "key": name, "stored": stored.is_stored(), "cas": cas }));
+                json_line(json!({ "key": name, "stored": stored.is_stored(), "cas": cas }));
             }
             Ok(if stored.is_stored() { OK } else { NEGATIVE })
         }
         KvCmd::Delete { key: name } => {
             let existed = store.delete(&key(ctx, &name)?)?;
             if ctx.json {
-                line(json!({ "key": name, "deleted": existed }));
+                json_line(json!({ "key": name, "deleted": existed }));
             }
             Ok(if existed { OK } else { NEGATIVE })
         }
@@ -150,7 +150,7 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
                 }
                 None => {
                     if ctx.json {
-                        line(json!({ "key": name, "value": null }));
+                        json_line(json!({ "key": name, "value": null }));
                     }
                     Ok(NEGATIVE)
                 }
@@ -165,7 +165,7 @@ pub(crate) fn kv(ctx: &Ctx, cmd: KvCmd) -> CliResult {
         KvCmd::Touch { key: name, ttl: t } => {
             let found = store.touch(&key(ctx, &name)?, Ttl::from(t))?;
             if ctx.json {
-                line(json!({ "key": name, "touched": found }));
+                json_line(json!({ "key": name, "touched": found }));
             }
             Ok(if found { OK } else { NEGATIVE })
         }
@@ -213,7 +213,7 @@ pub(crate) fn stats(global: &Global) -> CliResult {
                 Err(e) => json!({ "server": server, "error": e.to_string() }),
             })
             .collect();
-        line(json!({ "servers": servers }));
+        json_line(json!({ "servers": servers }));
     } else {
         let mut rows = vec![
             std::iter::once("server")

@@ -9,7 +9,7 @@ use mcds_eventlog::{Cursor, Event, EventLog};
 use serde_json::json;
 
 use crate::args::{CursorArg, LogCmd, LogShape};
-use crate::context::{CliResult, Ctx, Failure, line};
+use crate::context::{CliResult, Ctx, Failure, json_line};
 use crate::{INVALID_INPUT, OK, UNAVAILABLE};
 
 pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
@@ -29,7 +29,7 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
                 None => log.put(payload.as_bytes())?.at_ms,
             };
             if ctx.json {
-                line(json!({ "log": name, "at_ms": at, "payload": payload }));
+                json_line(json!({ "log": name, "at_ms": at, "payload": payload }));
             }
             Ok(OK)
         }

@@ -6,7 +6,7 @@ use mcds_set::{Set, ShardedSet, Table};
 use serde_json::json;
 
 use crate::args::{SetCmd, ShardedSetCmd, TableCmd};
-use crate::context::{CliResult, Ctx, line};
+use crate::context::{CliResult, Ctx, json_line, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn set(ctx: &Ctx, cmd: SetCmd) -> CliResult {
@@ -14,21 +14,21 @@ pub(crate) fn set(ctx: &Ctx, cmd: SetCmd) -> CliResult {
         SetCmd::Add { name, members } => {
             open(ctx, &name)?.add(&members)?;
             if ctx.json {
-                line(json!({ "set": name, "added": members }));
+                json_line(json!({ "set": name, "added": members }));
             }
             Ok(OK)
         }
         SetCmd::Remove { name, members } => {
             open(ctx, &name)?.remove(&members)?;
             if ctx.json {
-                line(json!({ "set": name, "removed": members }));
+                json_line(json!({ "set": name, "removed": members }));
             }
             Ok(OK)
         }
         SetCmd::Members { name } => {
             let members = open(ctx, &name)?.members_utf8()?;
             if ctx.json {
-                line(json!({ "set": name, "members": members }));
+                json_line(json!({ "set": name, "members": members }));
             } else {
                 for m in members {
                     line(m);
@@ -73,7 +73,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
         } => {
             open(&name)?.set(&member, value.as_bytes())?;
             if ctx.json {
-                line(json!({ "table": name, "member": member, "value": value }));
+                json_line(json!({ "table": name, "member": member, "value": value }));
             }
             Ok(OK)
         }
@@ -88,7 +88,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
             }
             None => {
                 if ctx.json {
-                    line(json!({ "table": name, "member": member, "value": null }));
+                    json_line(json!({ "table": name, "member": member, "value": null }));
                 }
                 Ok(NEGATIVE)
             }
@@ -104,7 +104,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
         TableCmd::Delete { name, member } => {
             let existed = open(&name)?.delete(&member)?;
             if ctx.json {
-                line(json!({ "table": name, "member": member, "deleted": existed }));
+                json_line(json!({ "table": name, "member": member, "deleted": existed }));
             }
             Ok(if existed { OK } else { NEGATIVE })
         }
@@ -115,7 +115,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
                     .iter()
                     .map(|(m, v)| json!({ "member": text(m), "value": text(v) }))
                     .collect();
-                line(serde_json::Value::Array(entries));
+                json_line(serde_json::Value::Array(entries));
             } else {
                 for (m, v) in entries {
                     line(format_args!("{}\t{}", text(&m), text(&v)));
@@ -126,7 +126,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
         TableCmd::Keys { name } => {
             let keys: Vec<String> = open(&name)?.keys()?.iter().map(|k| text(k)).collect();
             if ctx.json {
-                line(json!({ "table": name, "keys": keys }));
+                json_line(json!({ "table": name, "keys": keys }));
             } else {
                 for k in keys {
                     line(k);
@@ -147,7 +147,7 @@ pub(crate) fn sharded_set(ctx: &Ctx, cmd: ShardedSetCmd) -> CliResult {
         } => {
             open(&name, shape.shards)?.add(&members)?;
             if ctx.json {
-                line(json!({ "sharded_set": name, "added": members }));
+                json_line(json!({ "sharded_set": name, "added": members }));
             }
             Ok(OK)
         }
@@ -158,7 +158,7 @@ pub(crate) fn sharded_set(ctx: &Ctx, cmd: ShardedSetCmd) -> CliResult {
         } => {
             open(&name, shape.shards)?.remove(&members)?;
             if ctx.json {
-                line(json!({ "sharded_set": name, "removed": members }));
+                json_line(json!({ "sharded_set": name, "removed": members }));
             }
             Ok(OK)
         }
@@ -169,7 +169,7 @@ pub(crate) fn sharded_set(ctx: &Ctx, cmd: ShardedSetCmd) -> CliResult {
                 .map(|m| text(m))
                 .collect();
             if ctx.json {
-                line(json!({ "sharded_set": name, "members": members }));
+                json_line(json!({ "sharded_set": name, "members": members }));
             } else {
                 for m in members {
                     line(m);
@@ -192,7 +192,7 @@ pub(crate) fn sharded_set(ctx: &Ctx, cmd: ShardedSetCmd) -> CliResult {
         ShardedSetCmd::Compact { name, shape } => {
             open(&name, shape.shards)?.compact()?;
             if ctx.json {
-                line(json!({ "sharded_set": name, "compacted": true }));
+                json_line(json!({ "sharded_set": name, "compacted": true }));
             }
             Ok(OK)
         }

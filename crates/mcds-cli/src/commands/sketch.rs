@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::args::{
     BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd, LeaderboardCmd, SbloomCmd, SbloomShape,
 };
-use crate::context::{CliResult, Ctx, line};
+use crate::context::{CliResult, Ctx, json_line, line};
 use crate::{NEGATIVE, OK};
 
 pub(crate) fn hll(ctx: &Ctx, cmd: HllCmd) -> CliResult {
@@ -69,7 +69,7 @@ pub(crate) fn bloom(ctx: &Ctx, cmd: BloomCmd) -> CliResult {
         } => {
             let found = open(&name, &shape)?.contains(&element)?;
             if ctx.json {
-                line(json!({ "bloom": name, "element": element, "maybe_present": found }));
+                json_line(json!({ "bloom": name, "element": element, "maybe_present": found }));
             }
             Ok(if found { OK } else { NEGATIVE })
         }
@@ -163,7 +163,7 @@ pub(crate) fn leaderboard(ctx: &Ctx, cmd: LeaderboardCmd) -> CliResult {
             let entry = open(&name, shape.capacity)?.score(&member)?;
             let Some(entry) = entry else {
                 if ctx.json {
-                    line(json!({ "leaderboard": name, "member": member, "count": null }));
+                    json_line(json!({ "leaderboard": name, "member": member, "count": null }));
                 }
                 return Ok(NEGATIVE);
             };
@@ -192,7 +192,7 @@ pub(crate) fn leaderboard(ctx: &Ctx, cmd: LeaderboardCmd) -> CliResult {
             // Clearing deletes the board's one item, whatever its capacity.
             open(&name, 1)?.clear()?;
             if ctx.json {
-                line(json!({ "leaderboard": name, "cleared": true }));
+                json_line(json!({ "leaderboard": name, "cleared": true }));
             }
         }
     }
@@ -225,7 +225,9 @@ pub(crate) fn sbloom(ctx: &Ctx, cmd: SbloomCmd) -> CliResult {
             let found = open(&name, &shape)?.contains_many(&elements)?;
             if ctx.json {
                 for (element, found) in elements.iter().zip(&found) {
-                    line(json!({ "sbloom": name, "element": element, "maybe_present": found }));
+                    json_line(
+                        json!({ "sbloom": name, "element": element, "maybe_present": found }),
+                    );
                 }
             }
             return Ok(if found.iter().all(|f| *f) {
@@ -241,7 +243,7 @@ pub(crate) fn sbloom(ctx: &Ctx, cmd: SbloomCmd) -> CliResult {
         SbloomCmd::Clear { name, shape } => {
             open(&name, &shape)?.clear()?;
             if ctx.json {
-                line(json!({ "sbloom": name, "cleared": true }));
+                json_line(json!({ "sbloom": name, "cleared": true }));
             }
         }
     }

@@ -8,7 +8,7 @@ use mcds_timeseries::{Bucket, PackedSeries, Stats, TimeSeries};
 use serde_json::{Value, json};
 
 use crate::args::{PackedCmd, PackedShape, SeriesCmd, SeriesMulti, SeriesQuery, SeriesRead};
-use crate::context::{CliResult, Ctx, Failure, line};
+use crate::context::{CliResult, Ctx, Failure, json_line};
 use crate::{INVALID_INPUT, NEGATIVE, OK};
 
 pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
@@ -34,7 +34,7 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
                 );
             }
             if ctx.json {
-                line(json!({ "series": name, "at_ms": at, "value": value }));
+                json_line(json!({ "series": name, "at_ms": at, "value": value }));
             }
             return Ok(OK);
         }
@@ -96,7 +96,7 @@ fn aggregate(ctx: &Ctx, (what, q): (Aggregate, SeriesQuery)) -> CliResult {
         }
         (Aggregate::All, None) => {
             if ctx.json {
-                line(json!({
+                json_line(json!({
                     "series": name, "count": 0, "sum": 0, "min": null, "max": null, "avg": null
                 }));
             }
@@ -131,7 +131,7 @@ fn aggregate(ctx: &Ctx, (what, q): (Aggregate, SeriesQuery)) -> CliResult {
     out[field] = value;
     match text {
         Some(text) => ctx.print(text, out),
-        None if ctx.json => line(out),
+        None if ctx.json => json_line(out),
         None => {}
     }
     Ok(if found { OK } else { NEGATIVE })
