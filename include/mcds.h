@@ -485,6 +485,12 @@ typedef struct {
 #define MCDS_CORRUPT 104
 
 /*
+ A read cannot vouch for the data: its server lost items (a restart, a
+ flush, an eviction) since it could have been written.
+ */
+#define MCDS_LOST 105
+
+/*
  The server could not be reached; the request was not applied.
  */
 #define MCDS_IO 200
@@ -2534,6 +2540,39 @@ mcds_result mcds_timeseries_new(const mcds_store *store,
                                 mcds_timeseries **out);
 
 /*
+ A handle on the same series whose reads ask the store whether it lost
+ items since the buckets they return could first be written (`check`
+ true, the default) or not (false: a read may then return a bucket
+ short of samples, or none for one that had some, without an error —
+ for a store that cannot tell, or samples imported into a server from
+ before it started). See the Rust `TimeSeries` docs, "Reads, and lost
+ data". `ts` is unchanged and borrowed for the call. `*out` is a new
+ handle the caller owns: free it with `mcds_timeseries_free`.
+
+ # Safety
+ `ts` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_timeseries_with_loss_check(const mcds_timeseries *ts,
+                                            bool check,
+                                            mcds_timeseries **out);
+
+/*
+ A handle on the same series with `skew_ms` as the most the clocks of
+ its clients differ by (default 60 000): a sample may lie at most this
+ far ahead of the recording client's clock (`MCDS_INVALID_ARGUMENT`
+ otherwise), and a read vouches for a bucket only if it starts twice
+ this long after its server's last loss. `ts` is unchanged and borrowed
+ for the call. `*out` is a new handle the caller owns: free it with
+ `mcds_timeseries_free`.
+
+ # Safety
+ `ts` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_timeseries_with_max_clock_skew(const mcds_timeseries *ts,
+                                                uint64_t skew_ms,
+                                                mcds_timeseries **out);
+
+/*
  The series' name, as a new NUL-terminated string in `*out_name` that
  the caller owns: free it with `mcds_string_free`.
 
@@ -2558,13 +2597,15 @@ mcds_result mcds_timeseries_resolutions(const mcds_timeseries *ts,
                                         uintptr_t *out_len);
 
 /*
- Record `value` at `ts_ms` (Unix ms) at every resolution whose bucket is
- still within retention (none is not an error: nothing is written). 1
- round trip per server when no bucket's min or max changes, 2 when some
- does, 2 more per lost CAS race (up to 64 attempts, then
- `MCDS_CONFLICT`). `MCDS_UNSUPPORTED` on a store without CAS (memcached
- `-C`, a proxy). A failure may have applied some of the sample's
- increments: see the Rust `TimeSeries` docs.
+ Record `value` at `ts_ms` (Unix ms, at most the clock skew — 60 s by
+ default — ahead of the system clock, else `MCDS_INVALID_ARGUMENT`) at
+ every resolution whose bucket is still within retention (none is not
+ an error: nothing is written). Each bucket is one item, changed by CAS:
+ 2 round trips per server, 2 more per lost CAS race (up to 64 attempts,
+ then `MCDS_CONFLICT`). `MCDS_UNSUPPORTED` on a store without CAS
+ (memcached `-C`, a proxy). A failure wrote nothing, or is
+ `MCDS_AMBIGUOUS` when some resolutions took the sample: see the Rust
+ `TimeSeries` docs.
 
  # Safety
  `ts` NULL or live.
@@ -2586,9 +2627,14 @@ mcds_result mcds_timeseries_record_now(const mcds_timeseries *ts, int64_t value)
  new list in `*out` that the caller owns: free it with
  `mcds_bucket_list_free`. Buckets past retention are not read; `from_ms`
  after `to_ms` gives an empty list. At most 10 000 buckets within
- retention, else `MCDS_INVALID_ARGUMENT`. `MCDS_CORRUPT` for a closed
- bucket whose parts disagree (lost data) or bytes no record wrote. One
- round trip per server (two more looks at buckets in flight).
+ retention, else `MCDS_INVALID_ARGUMENT`. `MCDS_LOST` for a bucket
+ whose server lost items (a restart, flush or eviction) since it could
+ first be written, so that it may be short or missing (see
+ `mcds_timeseries_with_loss_check`); `MCDS_CORRUPT` for bytes no record
+ wrote;
+ `MCDS_UNSUPPORTED` through a store that cannot say whether it lost
+ items (a proxy). One round trip per server for the buckets, then one
+ more per server (memcached's `stats`) for the loss check.
 
  # Safety
  `ts` NULL or live; `out` NULL or writable.
@@ -2692,7 +2738,8 @@ mcds_result mcds_timeseries_max(const mcds_timeseries *ts,
  the caller owns: free it with `mcds_bucket_list_free`. The series must
  all be made from one store handle (or handles made from it with
  `mcds_store_with_prefix`) and record at `step_ms`, else
- `MCDS_INVALID_ARGUMENT`; they are read in one round trip per server.
+ `MCDS_INVALID_ARGUMENT`; they are read in one round trip per server,
+ then checked for lost data as in `mcds_timeseries_range`.
  The array is borrowed for the call and may be NULL when `count` is 0
  (an empty list).
 
@@ -2754,12 +2801,41 @@ mcds_result mcds_packed_series_new(const mcds_store *store,
                                    mcds_packed_series **out);
 
 /*
+ A handle on the same packed series whose reads ask the store whether
+ it lost items (`check` true, the default) or not: as
+ `mcds_timeseries_with_loss_check`. `ps` is unchanged and borrowed for
+ the call. `*out` is a new handle the caller owns: free it with
+ `mcds_packed_series_free`.
+
+ # Safety
+ `ps` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_packed_series_with_loss_check(const mcds_packed_series *ps,
+                                               bool check,
+                                               mcds_packed_series **out);
+
+/*
+ A handle on the same packed series with `skew_ms` as the most the
+ clocks of its clients differ by (default 60 000): as
+ `mcds_timeseries_with_max_clock_skew`. `ps` is unchanged and borrowed
+ for the call. `*out` is a new handle the caller owns: free it with
+ `mcds_packed_series_free`.
+
+ # Safety
+ `ps` NULL or live; `out` NULL or writable.
+ */
+mcds_result mcds_packed_series_with_max_clock_skew(const mcds_packed_series *ps,
+                                                   uint64_t skew_ms,
+                                                   mcds_packed_series **out);
+
+/*
  Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at the
  width's maximum; the slot's new value in `*out_value`. 2 round trips
  (1 when the slot does not change), 2 more per lost CAS race (up to 64
  attempts, then `MCDS_CONFLICT`). `MCDS_INVALID_ARGUMENT` if the slot is
- past retention; `MCDS_CORRUPT` if the period's item is not one of this
- series (another width, foreign bytes).
+ past retention or more than the clock skew (60 s by default) ahead of
+ the system clock; `MCDS_CORRUPT` if the period's item is not one of
+ this series (another width, foreign bytes).
 
  # Safety
  `ps` NULL or live; `out_value` NULL or writable.
@@ -2780,8 +2856,9 @@ mcds_result mcds_packed_series_incr_now(const mcds_packed_series *ps,
                                         uint32_t *out_value);
 
 /*
- The count of the slot containing `ts_ms`, in `*out_value`: 1 round trip
- (0 when past retention, without reading).
+ The count of the slot containing `ts_ms`, in `*out_value`: a read as
+ `mcds_packed_series_range` of one slot (0 when past retention, without
+ reading).
 
  # Safety
  `ps` NULL or live; `out_value` NULL or writable.
@@ -2796,7 +2873,11 @@ mcds_result mcds_packed_series_get(const mcds_packed_series *ps,
  first, zeros included, as a new list in `*out` that the caller owns:
  free it with `mcds_slot_list_free`. `from_ms` after `to_ms` gives an
  empty list. At most 100 000 slots, else `MCDS_INVALID_ARGUMENT`. One
- round trip per server.
+ round trip per server, then one more per server for the loss check:
+ `MCDS_LOST` for a slot whose server lost items since it could first be
+ counted (see `mcds_packed_series_with_loss_check`); `MCDS_CORRUPT` for
+ bytes no increment wrote; `MCDS_UNSUPPORTED` through a store that cannot tell
+ (a proxy).
 
  # Safety
  `ps` NULL or live; `out` NULL or writable.

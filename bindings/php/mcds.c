@@ -27,7 +27,7 @@ zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcd
 zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 static zend_class_entry *unsupported_ce, *internal_ce, *invalid_key_ce, *value_too_large_ce, *invalid_argument_ce,
-	*non_numeric_ce, *corrupt_ce, *backend_ce, *io_ce, *server_down_ce, *timeout_ce,
+	*non_numeric_ce, *corrupt_ce, *lost_ce, *backend_ce, *io_ce, *server_down_ce, *timeout_ce,
 	*ambiguous_ce, *out_of_memory_ce, *server_error_ce, *protocol_ce, *conflict_ce,
 	*wait_timeout_ce;
 
@@ -148,6 +148,8 @@ zend_class_entry *php_mcds_exception_class(mcds_result code)
 		return non_numeric_ce;
 	case MCDS_CORRUPT:
 		return corrupt_ce;
+	case MCDS_LOST:
+		return lost_ce;
 	case MCDS_IO:
 		return io_ce;
 	case MCDS_SERVER_DOWN:
@@ -443,6 +445,7 @@ static PHP_MINIT_FUNCTION(mcds)
 	invalid_argument_ce = register_class_Mcds_InvalidArgumentException(php_mcds_exception_ce);
 	non_numeric_ce = register_class_Mcds_NonNumericException(php_mcds_exception_ce);
 	corrupt_ce = register_class_Mcds_CorruptException(php_mcds_exception_ce);
+	lost_ce = register_class_Mcds_LostException(corrupt_ce);
 	backend_ce = register_class_Mcds_BackendException(php_mcds_exception_ce);
 	io_ce = register_class_Mcds_IoException(backend_ce);
 	server_down_ce = register_class_Mcds_ServerDownException(backend_ce);

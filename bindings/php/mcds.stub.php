@@ -973,8 +973,14 @@ namespace Mcds {
      * GMP take as it is.
      *
      * Reads skip buckets past retention and cover at most 10000 buckets
-     * (else InvalidArgumentException); a closed bucket whose parts disagree
-     * (lost data) is a CorruptException.
+     * (else InvalidArgumentException). A read asks each server whether it
+     * lost items (a restart, flush or eviction) since the buckets it
+     * returns could first be written: a bucket it cannot vouch for is a
+     * LostException ("may have lost data") rather than a short or
+     * missing answer, including buckets from before a fresh server
+     * started (withLossCheck(false) turns the check off). A sample more
+     * than the clock skew (60 s, withMaxClockSkew()) ahead of now is an
+     * InvalidArgumentException.
      *
      * @strict-properties
      * @not-serializable
@@ -1002,9 +1008,23 @@ namespace Mcds {
         public function resolutions(): array {}
 
         /**
+         * The same series whose reads ask the store whether it lost items
+         * (true, the default) or read what is there (false: a bucket may
+         * then read short, or empty, without an error).
+         */
+        public function withLossCheck(bool $check): TimeSeries {}
+
+        /**
+         * The same series allowing clocks $skewMs apart (default 60000):
+         * samples at most that far ahead of now, and reads that vouch for
+         * buckets starting twice that long after their server's last loss.
+         */
+        public function withMaxClockSkew(int $skewMs): TimeSeries {}
+
+        /**
          * Record $value at $tsMs (Unix ms) at every resolution whose bucket
          * is still within retention (none: nothing is written, no error).
-         * 1 round trip per server, 2 when a bucket's min or max moves.
+         * Each bucket is one item, changed by CAS: 2 round trips per server.
          */
         public function record(int $tsMs, int $value): void {}
 
@@ -1099,9 +1119,22 @@ namespace Mcds {
         public function get(int $tsMs): int {}
 
         /**
+         * The same series whose reads ask the store whether it lost items
+         * (true, the default) or not, as TimeSeries::withLossCheck().
+         */
+        public function withLossCheck(bool $check): PackedSeries {}
+
+        /**
+         * The same series allowing clocks $skewMs apart, as
+         * TimeSeries::withMaxClockSkew().
+         */
+        public function withMaxClockSkew(int $skewMs): PackedSeries {}
+
+        /**
          * Every slot from the one containing $fromMs to the one containing
          * $toMs (inclusive) within retention, oldest first, zeros
-         * included; at most 100000. One round trip per server.
+         * included; at most 100000. One round trip per server, and one
+         * more per server for the loss check.
          *
          * @return list<array{start_ms: int, value: int}>
          */
@@ -1310,6 +1343,11 @@ namespace Mcds {
         public const CORRUPT = UNKNOWN;
         /**
          * @var int
+         * @cvalue MCDS_LOST
+         */
+        public const LOST = UNKNOWN;
+        /**
+         * @var int
          * @cvalue MCDS_IO
          */
         public const IO = UNKNOWN;
@@ -1392,6 +1430,13 @@ namespace Mcds {
 
     /** Stored bytes could not be decoded. */
     class CorruptException extends Exception {}
+
+    /**
+     * A read cannot vouch for the data: its server lost items (a restart,
+     * a flush, an eviction) since it could have been written. A
+     * CorruptException too.
+     */
+    class LostException extends CorruptException {}
 
     /** The server failed the request: every MCDS_2xx code. */
     class BackendException extends Exception {}

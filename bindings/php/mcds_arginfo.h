@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: a6254b79bbaa9765f1ce570baca6c9a136636cee */
+ * Stub hash: d8e2be6dc544bb4c877801c6396f09adc0c078ec */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -539,6 +539,14 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_TimeSeries_resolutions arginfo_class_Mcds_Set_members
 
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_TimeSeries_withLossCheck, 0, 1, Mcds\\TimeSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, check, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_TimeSeries_withMaxClockSkew, 0, 1, Mcds\\TimeSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, skewMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_TimeSeries_record, 0, 2, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, value, IS_LONG, 0)
@@ -613,6 +621,14 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_get, 0, 1, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_PackedSeries_withLossCheck, 0, 1, Mcds\\PackedSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, check, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_PackedSeries_withMaxClockSkew, 0, 1, Mcds\\PackedSeries, 0)
+	ZEND_ARG_TYPE_INFO(0, skewMs, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_range, 0, 2, IS_ARRAY, 0)
@@ -829,6 +845,8 @@ ZEND_METHOD(Mcds_ActivityBitmap, withTtl);
 ZEND_METHOD(Mcds_TimeSeries, __construct);
 ZEND_METHOD(Mcds_TimeSeries, name);
 ZEND_METHOD(Mcds_TimeSeries, resolutions);
+ZEND_METHOD(Mcds_TimeSeries, withLossCheck);
+ZEND_METHOD(Mcds_TimeSeries, withMaxClockSkew);
 ZEND_METHOD(Mcds_TimeSeries, record);
 ZEND_METHOD(Mcds_TimeSeries, recordNow);
 ZEND_METHOD(Mcds_TimeSeries, range);
@@ -844,6 +862,8 @@ ZEND_METHOD(Mcds_PackedSeries, __construct);
 ZEND_METHOD(Mcds_PackedSeries, incr);
 ZEND_METHOD(Mcds_PackedSeries, incrNow);
 ZEND_METHOD(Mcds_PackedSeries, get);
+ZEND_METHOD(Mcds_PackedSeries, withLossCheck);
+ZEND_METHOD(Mcds_PackedSeries, withMaxClockSkew);
 ZEND_METHOD(Mcds_PackedSeries, range);
 ZEND_METHOD(Mcds_PackedSeries, sum);
 ZEND_METHOD(Mcds_Leaderboard, __construct);
@@ -1106,6 +1126,8 @@ static const zend_function_entry class_Mcds_TimeSeries_methods[] = {
 	ZEND_ME(Mcds_TimeSeries, __construct, arginfo_class_Mcds_TimeSeries___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_TimeSeries, name, arginfo_class_Mcds_TimeSeries_name, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_TimeSeries, resolutions, arginfo_class_Mcds_TimeSeries_resolutions, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, withLossCheck, arginfo_class_Mcds_TimeSeries_withLossCheck, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_TimeSeries, withMaxClockSkew, arginfo_class_Mcds_TimeSeries_withMaxClockSkew, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_TimeSeries, record, arginfo_class_Mcds_TimeSeries_record, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_TimeSeries, recordNow, arginfo_class_Mcds_TimeSeries_recordNow, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_TimeSeries, range, arginfo_class_Mcds_TimeSeries_range, ZEND_ACC_PUBLIC)
@@ -1126,6 +1148,8 @@ static const zend_function_entry class_Mcds_PackedSeries_methods[] = {
 	ZEND_ME(Mcds_PackedSeries, incr, arginfo_class_Mcds_PackedSeries_incr, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, incrNow, arginfo_class_Mcds_PackedSeries_incrNow, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, get, arginfo_class_Mcds_PackedSeries_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, withLossCheck, arginfo_class_Mcds_PackedSeries_withLossCheck, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_PackedSeries, withMaxClockSkew, arginfo_class_Mcds_PackedSeries_withMaxClockSkew, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, range, arginfo_class_Mcds_PackedSeries_range, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_PackedSeries, sum, arginfo_class_Mcds_PackedSeries_sum, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
@@ -1197,6 +1221,11 @@ static const zend_function_entry class_Mcds_NonNumericException_methods[] = {
 
 
 static const zend_function_entry class_Mcds_CorruptException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_LostException_methods[] = {
 	ZEND_FE_END
 };
 
@@ -1599,6 +1628,12 @@ static zend_class_entry *register_class_Mcds_Exception(zend_class_entry *class_e
 	zend_declare_class_constant_ex(class_entry, const_CORRUPT_name, &const_CORRUPT_value, ZEND_ACC_PUBLIC, NULL);
 	zend_string_release(const_CORRUPT_name);
 
+	zval const_LOST_value;
+	ZVAL_LONG(&const_LOST_value, MCDS_LOST);
+	zend_string *const_LOST_name = zend_string_init_interned("LOST", sizeof("LOST") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_LOST_name, &const_LOST_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_LOST_name);
+
 	zval const_IO_value;
 	ZVAL_LONG(&const_IO_value, MCDS_IO);
 	zend_string *const_IO_name = zend_string_init_interned("IO", sizeof("IO") - 1, 1);
@@ -1734,6 +1769,16 @@ static zend_class_entry *register_class_Mcds_CorruptException(zend_class_entry *
 
 	INIT_NS_CLASS_ENTRY(ce, "Mcds", "CorruptException", class_Mcds_CorruptException_methods);
 	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_Exception);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_LostException(zend_class_entry *class_entry_Mcds_CorruptException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "LostException", class_Mcds_LostException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Mcds_CorruptException);
 
 	return class_entry;
 }

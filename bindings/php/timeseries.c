@@ -184,6 +184,34 @@ ZEND_METHOD(Mcds_TimeSeries, resolutions)
 	}
 }
 
+ZEND_METHOD(Mcds_TimeSeries, withLossCheck)
+{
+	bool check;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_BOOL(check)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_timeseries, ts);
+	mcds_timeseries *derived = NULL;
+	MCDS_TRY(mcds_timeseries_with_loss_check(ts, check, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, timeseries_free);
+}
+
+ZEND_METHOD(Mcds_TimeSeries, withMaxClockSkew)
+{
+	zend_long skew;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(skew)
+	ZEND_PARSE_PARAMETERS_END();
+	uint64_t skew_ms;
+	if (!php_mcds_arg_u64(skew, 1, &skew_ms)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_timeseries, ts);
+	mcds_timeseries *derived = NULL;
+	MCDS_TRY(mcds_timeseries_with_max_clock_skew(ts, skew_ms, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, timeseries_free);
+}
+
 ZEND_METHOD(Mcds_TimeSeries, record)
 {
 	zend_long at, value;
@@ -446,6 +474,34 @@ ZEND_METHOD(Mcds_PackedSeries, get)
 	uint32_t v = 0;
 	MCDS_TRY(mcds_packed_series_get(p, ts_ms, &v));
 	RETURN_LONG((zend_long)v);
+}
+
+ZEND_METHOD(Mcds_PackedSeries, withLossCheck)
+{
+	bool check;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_BOOL(check)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_GET_THIS(mcds_packed_series, p);
+	mcds_packed_series *derived = NULL;
+	MCDS_TRY(mcds_packed_series_with_loss_check(p, check, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, packed_series_free);
+}
+
+ZEND_METHOD(Mcds_PackedSeries, withMaxClockSkew)
+{
+	zend_long skew;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(skew)
+	ZEND_PARSE_PARAMETERS_END();
+	uint64_t skew_ms;
+	if (!php_mcds_arg_u64(skew, 1, &skew_ms)) {
+		RETURN_THROWS();
+	}
+	MCDS_GET_THIS(mcds_packed_series, p);
+	mcds_packed_series *derived = NULL;
+	MCDS_TRY(mcds_packed_series_with_max_clock_skew(p, skew_ms, &derived));
+	php_mcds_return_derived(return_value, ZEND_THIS, derived, packed_series_free);
 }
 
 ZEND_METHOD(Mcds_PackedSeries, range)

@@ -36,6 +36,9 @@ pub const MCDS_INVALID_ARGUMENT: mcds_result = 102;
 pub const MCDS_NON_NUMERIC: mcds_result = 103;
 /// Stored bytes could not be decoded.
 pub const MCDS_CORRUPT: mcds_result = 104;
+/// A read cannot vouch for the data: its server lost items (a restart, a
+/// flush, an eviction) since it could have been written.
+pub const MCDS_LOST: mcds_result = 105;
 /// The server could not be reached; the request was not applied.
 pub const MCDS_IO: mcds_result = 200;
 /// The server is marked down after a failed connection; not applied.
@@ -122,6 +125,7 @@ const RESULTS: &[(mcds_result, &CStr, Kind)] = &[
     row!(MCDS_INVALID_ARGUMENT, InvalidArgument),
     row!(MCDS_NON_NUMERIC, NonNumeric),
     row!(MCDS_CORRUPT, Corrupt),
+    row!(MCDS_LOST, Lost),
     row!(MCDS_IO, Io),
     row!(MCDS_SERVER_DOWN, ServerDown),
     row!(MCDS_TIMEOUT, Timeout),
@@ -203,6 +207,10 @@ mod tests {
             Error::InvalidArgument(text.clone()),
             Error::NonNumeric { key: key.clone() },
             Error::Corrupt {
+                key: key.clone(),
+                reason: text.clone(),
+            },
+            Error::Lost {
                 key: key.clone(),
                 reason: text.clone(),
             },

@@ -22,12 +22,15 @@ final class ExceptionTest extends StoreTestCase
         foreach ($backend as $class) {
             $this->assertSame(\Mcds\BackendException::class, get_parent_class("Mcds\\$class"), $class);
         }
+        // Data a server may have dropped is a kind of unusable stored data.
+        $this->assertSame(\Mcds\CorruptException::class, get_parent_class(\Mcds\LostException::class));
     }
 
     public function testTheCodeConstantsAreLibmcdsCodes(): void
     {
         $constants = (new \ReflectionClass(Exception::class))->getConstants();
-        $this->assertCount(21, $constants);
+        $this->assertCount(22, $constants);
+        $this->assertSame(105, Exception::LOST);
         $this->assertSame(5, Exception::CALLBACK_FAILED);
         $this->assertSame(100, Exception::INVALID_KEY);
         $this->assertSame(202, Exception::TIMEOUT);

@@ -9,7 +9,12 @@ use Mcds\TimeSeries;
 /**
  * TimeSeries and PackedSeries on both stores: exact aggregates (sums past
  * PHP_INT_MAX as numeric strings), union and intersection, saturating
- * slots, and bad input refused with a clear error.
+ * slots, the loss check, and bad input refused with a clear error.
+ *
+ * The tests record samples of ten minutes ago, before their memcached
+ * started: a read with the loss check cannot vouch for those buckets (see
+ * testReadsCannotVouchForDataFromBeforeTheServerStarted), so the other
+ * tests read without it.
  */
 final class TimeSeriesTest extends StoreTestCase
 {
@@ -32,7 +37,8 @@ final class TimeSeriesTest extends StoreTestCase
     private static function series(\Mcds\Store $store, string $what): TimeSeries
     {
         // Coarsest first: the series keeps them finest first.
-        return $store->timeSeries(self::name($what), [[self::MINUTE, self::DAY], [self::SECOND, self::HOUR]]);
+        return $store->timeSeries(self::name($what), [[self::MINUTE, self::DAY], [self::SECOND, self::HOUR]])
+            ->withLossCheck(false);
     }
 
     /** @return array{start_ms: int, count: int, sum: int|string, min: int, max: int} */
@@ -46,7 +52,8 @@ final class TimeSeriesTest extends StoreTestCase
     {
         $t0 = self::tenMinutesAgo();
         $name = self::name('latency');
-        $ts = new TimeSeries(self::store($backend), $name, [[self::MINUTE, self::DAY], [self::SECOND, self::HOUR]]);
+        $ts = (new TimeSeries(self::store($backend), $name, [[self::MINUTE, self::DAY], [self::SECOND, self::HOUR]]))
+            ->withLossCheck(false);
         $this->assertSame($name, $ts->name());
         $this->assertSame([[self::SECOND, self::HOUR], [self::MINUTE, self::DAY]], $ts->resolutions());
         $this->assertNull($ts->aggregate($t0, $t0, self::MINUTE));
@@ -183,7 +190,8 @@ final class TimeSeriesTest extends StoreTestCase
     {
         $t0 = self::tenMinutesAgo();
         $store = self::store($backend);
-        $logins = $store->packedSeries(self::name('logins'), self::MINUTE, 1440, 1, 7 * self::DAY);
+        $logins = $store->packedSeries(self::name('logins'), self::MINUTE, 1440, 1, 7 * self::DAY)
+            ->withLossCheck(false);
         $this->assertSame(0, $logins->get($t0));
         $this->assertSame(3, $logins->incr($t0, 3));
         $this->assertSame(4, $logins->incr($t0 + 59_000)); // same minute, a delta of 1
@@ -197,7 +205,7 @@ final class TimeSeriesTest extends StoreTestCase
         $this->assertGreaterThanOrEqual(2, $value);
         $this->assertSame($value, $logins->sum($before, self::nowMs()));
 
-        $wide = new PackedSeries($store, self::name('wide'), self::MINUTE, 60, 4, self::DAY);
+        $wide = (new PackedSeries($store, self::name('wide'), self::MINUTE, 60, 4, self::DAY))->withLossCheck(false);
         $this->assertSame(4294967294, $wide->incr($t0, 4294967294));
         $this->assertSame(4294967295, $wide->incr($t0, 5));
         $this->assertSame(4294967295, $wide->sum($t0, $t0 + self::HOUR));
@@ -218,7 +226,7 @@ final class TimeSeriesTest extends StoreTestCase
                 $this->assertSame(\Mcds\Exception::INVALID_ARGUMENT, $e->getCode());
             }
         }
-        $p = $store->packedSeries($name, self::MINUTE, 60, 2, self::DAY);
+        $p = $store->packedSeries($name, self::MINUTE, 60, 2, self::DAY)->withLossCheck(false);
         try {
             $p->incr(1000);
             $this->fail('a slot past retention');
@@ -234,7 +242,7 @@ final class TimeSeriesTest extends StoreTestCase
         $t0 = self::tenMinutesAgo();
         $p->incr($t0);
         try {
-            $store->packedSeries($name, self::MINUTE, 60, 1, self::DAY)->get($t0);
+            $store->packedSeries($name, self::MINUTE, 60, 1, self::DAY)->withLossCheck(false)->get($t0);
             $this->fail('the same shape with another width');
         } catch (\Mcds\CorruptException $e) {
             $this->assertSame(\Mcds\Exception::CORRUPT, $e->getCode());
@@ -247,5 +255,64 @@ final class TimeSeriesTest extends StoreTestCase
         }
         $this->expectException(\ValueError::class);
         new PackedSeries($store, $name, -1, 60, 1, self::DAY);
+    }
+
+    /**
+     * A bucket of ten minutes ago on a memcached started since: the server
+     * may have lost it (a restart looks the same), so a read with the loss
+     * check (the default) is a CorruptException rather than a possibly
+     * short answer. The embedded store has lost nothing.
+     *
+     * @dataProvider backends
+     */
+    public function testReadsCannotVouchForDataFromBeforeTheServerStarted(string $backend): void
+    {
+        $t0 = self::tenMinutesAgo();
+        $store = self::store($backend);
+        $ts = $store->timeSeries(self::name('vouch'), [[self::MINUTE, self::DAY]]);
+        $ts->withLossCheck(false)->record($t0, 5);
+        $exact = ['count' => 1, 'sum' => 5, 'min' => 5, 'max' => 5];
+        if ($backend === 'memory') {
+            $this->assertSame($exact, $ts->aggregate($t0, $t0, self::MINUTE));
+        } else {
+            try {
+                $ts->aggregate($t0, $t0, self::MINUTE);
+                $this->fail('a bucket from before the server started');
+            } catch (\Mcds\LostException $e) {
+                $this->assertStringContainsString('may have lost data', $e->getMessage());
+                $this->assertSame(\Mcds\Exception::LOST, $e->getCode());
+                $this->assertInstanceOf(\Mcds\CorruptException::class, $e);
+            }
+        }
+        $this->assertSame($exact, $ts->withLossCheck(false)->aggregate($t0, $t0, self::MINUTE));
+        $packed = $store->packedSeries(self::name('vouch'), self::MINUTE, 60, 1, self::DAY);
+        $packed->withLossCheck(false)->incr($t0);
+        if ($backend !== 'memory') {
+            $this->expectException(\Mcds\LostException::class);
+        }
+        $this->assertSame(1, $packed->get($t0));
+    }
+
+    /** @dataProvider backends */
+    public function testSamplesAheadOfTheClockAreRefused(string $backend): void
+    {
+        $store = self::store($backend);
+        $ts = $store->timeSeries(self::name('ahead'), [[self::SECOND, self::HOUR]]);
+        $ts->record(self::nowMs() + 5000, 1); // within the default 60 s
+        try {
+            $ts->withMaxClockSkew(0)->record(self::nowMs() + 5000, 1);
+            $this->fail('a sample 5 s ahead, no skew allowed');
+        } catch (\Mcds\InvalidArgumentException $e) {
+            $this->assertStringContainsString('when its time comes', $e->getMessage());
+        }
+        try {
+            $store->packedSeries(self::name('ahead'), self::MINUTE, 60, 1, self::DAY)
+                ->withMaxClockSkew(0)->incr(self::nowMs() + 5000);
+            $this->fail('a slot 5 s ahead, no skew allowed');
+        } catch (\Mcds\InvalidArgumentException $e) {
+            $this->assertSame(\Mcds\Exception::INVALID_ARGUMENT, $e->getCode());
+        }
+        $this->expectException(\ValueError::class);
+        $ts->withMaxClockSkew(-1);
     }
 }

@@ -1,16 +1,25 @@
 """TimeSeries and PackedSeries, on both stores: exact aggregates (sums
-beyond 2**63 as Python ints), union and intersection, saturating slots, and
-bad input refused with a clear error."""
+beyond 2**63 as Python ints), union and intersection, saturating slots, the
+loss check, and bad input refused with a clear error.
+
+The tests record samples of ten minutes ago, before their memcached
+started: a read with the loss check cannot vouch for those buckets (see
+test_reads_cannot_vouch_for_data_from_before_the_server_started), so the
+other tests read without it (``unchecked``)."""
 
 from __future__ import annotations
 
 import random
 import time
 
+from typing import TypeVar
+
 import pytest
 from conftest import unique
 
 import mcds
+
+T = TypeVar("T", mcds.TimeSeries, mcds.PackedSeries)
 
 SECOND, MINUTE = 1000, 60_000
 HOUR, DAY = 3_600_000, 86_400_000
@@ -26,15 +35,20 @@ def ten_minutes_ago() -> int:
     return now_ms() // MINUTE * MINUTE - 10 * MINUTE
 
 
+def unchecked(s: T) -> T:
+    """``s`` without the loss check (samples from before the server started)."""
+    return s.with_loss_check(False)  # type: ignore[return-value]
+
+
 def series(store: mcds.Store, prefix: str = "latency") -> mcds.TimeSeries:
     # Coarsest first: the series keeps them finest first.
-    return store.time_series(unique(prefix), [(MINUTE, DAY), mcds.Resolution(SECOND, HOUR)])
+    return unchecked(store.time_series(unique(prefix), [(MINUTE, DAY), mcds.Resolution(SECOND, HOUR)]))
 
 
 def test_time_series_aggregates(store: mcds.Store) -> None:
     t0 = ten_minutes_ago()
     name = unique("latency")
-    ts = store.time_series(name, [(MINUTE, DAY), mcds.Resolution(SECOND, HOUR)])
+    ts = unchecked(store.time_series(name, [(MINUTE, DAY), mcds.Resolution(SECOND, HOUR)]))
     assert ts.name == name
     assert ts.resolutions == [mcds.Resolution(SECOND, HOUR), mcds.Resolution(MINUTE, DAY)]
     assert ts.aggregate(t0, t0, MINUTE) is None
@@ -89,7 +103,7 @@ def test_time_series_random_samples_match_a_model(store: mcds.Store, rng: random
 def test_time_series_union_and_intersection(store: mcds.Store) -> None:
     t0 = ten_minutes_ago()
     a = series(store, "a")
-    b = mcds.TimeSeries(store.with_prefix("elsewhere:"), unique("b"), [(SECOND, HOUR), (MINUTE, DAY)])
+    b = unchecked(mcds.TimeSeries(store.with_prefix("elsewhere:"), unique("b"), [(SECOND, HOUR), (MINUTE, DAY)]))
     a.record(t0, 12)
     a.record(t0 + 500, -3)
     a.record(t0 + 1000, 40)
@@ -160,8 +174,8 @@ def test_time_series_refuses_bad_input(store: mcds.Store) -> None:
 
 def test_packed_series(store: mcds.Store) -> None:
     t0 = ten_minutes_ago()
-    logins = store.packed_series(unique("logins"), slot_ms=MINUTE, slots_per_period=1440, width=1,
-                                 retention_ms=7 * DAY)
+    logins = unchecked(store.packed_series(unique("logins"), slot_ms=MINUTE, slots_per_period=1440, width=1,
+                                           retention_ms=7 * DAY))
     assert logins.get(t0) == 0
     assert logins.incr(t0, 3) == 3
     assert logins.incr(t0 + 59_000, 1) == 4  # same minute
@@ -176,7 +190,7 @@ def test_packed_series(store: mcds.Store) -> None:
     value = logins.incr_now(2)
     assert logins.sum(before, now_ms()) == value >= 2
 
-    wide = mcds.PackedSeries(store, unique("wide"), MINUTE, 60, 4, DAY)
+    wide = unchecked(mcds.PackedSeries(store, unique("wide"), MINUTE, 60, 4, DAY))
     assert wide.incr(t0, 2**32 - 2) == 2**32 - 2
     assert wide.incr(t0, 5) == 2**32 - 1
     assert wide.sum(t0, t0 + HOUR) == 2**32 - 1
@@ -190,7 +204,7 @@ def test_packed_series_refuses_bad_input(store: mcds.Store) -> None:
             store.packed_series(name, *args)
     with pytest.raises(mcds.InvalidArgument):
         store.packed_series(name, -1, 60, 1, DAY)
-    p = store.packed_series(name, MINUTE, 60, 2, DAY)
+    p = unchecked(store.packed_series(name, MINUTE, 60, 2, DAY))
     with pytest.raises(mcds.InvalidArgument, match="past the retention"):
         p.incr(1000)
     with pytest.raises(mcds.InvalidArgument):
@@ -201,14 +215,14 @@ def test_packed_series_refuses_bad_input(store: mcds.Store) -> None:
     p.incr(t0)
     # The same shape with another width finds items it cannot read.
     with pytest.raises(mcds.Corrupt):
-        store.packed_series(name, MINUTE, 60, 1, DAY).get(t0)
+        unchecked(store.packed_series(name, MINUTE, 60, 1, DAY)).get(t0)
 
 
 def test_union_and_intersection_take_any_iterable(store: mcds.Store) -> None:
     """A generator is read once (it once came back as an empty union)."""
     t0 = now_ms() // MINUTE * MINUTE - 5 * MINUTE
-    a = store.time_series(unique("ts"), [(SECOND, HOUR)])
-    b = store.time_series(unique("ts"), [(SECOND, HOUR)])
+    a = unchecked(store.time_series(unique("ts"), [(SECOND, HOUR)]))
+    b = unchecked(store.time_series(unique("ts"), [(SECOND, HOUR)]))
     a.record(t0, 2)
     b.record(t0, 5)
     expected = mcds.TimeSeries.union([a, b], t0, t0, SECOND)
@@ -217,3 +231,39 @@ def test_union_and_intersection_take_any_iterable(store: mcds.Store) -> None:
     assert mcds.TimeSeries.intersection(iter([a, b]), t0, t0, SECOND) == expected
     with pytest.raises(mcds.InvalidArgument, match="given twice"):
         mcds.TimeSeries.union([a, a], t0, t0, SECOND)
+
+
+def test_reads_cannot_vouch_for_data_from_before_the_server_started(
+    store: mcds.Store, request: pytest.FixtureRequest
+) -> None:
+    """A bucket of ten minutes ago on a memcached started since: the
+    server may have lost it (a restart looks the same), so a read with the
+    loss check (the default) is Corrupt rather than a possibly short
+    answer. The embedded store has lost nothing."""
+    t0 = ten_minutes_ago()
+    ts = store.time_series(unique("vouch"), [(MINUTE, DAY)])
+    ts.with_loss_check(False).record(t0, 5)
+    memory = request.node.callspec.params["store"] == "memory"
+    if memory:
+        assert ts.aggregate(t0, t0, MINUTE) == mcds.Stats(1, 5, 5, 5)
+    else:
+        with pytest.raises(mcds.Lost, match="may have lost data"):
+            ts.aggregate(t0, t0, MINUTE)
+    assert unchecked(ts).aggregate(t0, t0, MINUTE) == mcds.Stats(1, 5, 5, 5)
+    packed = store.packed_series(unique("vouch"), MINUTE, 60, 1, DAY)
+    unchecked(packed).incr(t0)
+    if not memory:
+        with pytest.raises(mcds.Lost, match="may have lost data"):
+            packed.get(t0)
+
+
+def test_samples_ahead_of_the_clock_are_refused(store: mcds.Store) -> None:
+    ts = store.time_series(unique("ahead"), [(SECOND, HOUR)])
+    ts.record(now_ms() + 5_000, 1)  # within the default 60 s
+    with pytest.raises(mcds.InvalidArgument, match="when its time comes"):
+        ts.with_max_clock_skew(0).record(now_ms() + 5_000, 1)
+    with pytest.raises(mcds.InvalidArgument, match="when its time comes"):
+        ts.record(now_ms() + 120_000, 1)
+    packed = store.packed_series(unique("ahead"), MINUTE, 60, 1, DAY).with_max_clock_skew(0)
+    with pytest.raises(mcds.InvalidArgument):
+        packed.incr(now_ms() + 5_000)

@@ -942,6 +942,26 @@ pub(crate) struct SeriesShape {
     #[arg(long = "resolution", value_name = "STEP:RETENTION", required = true,
           value_parser = parse_resolution)]
     pub(crate) resolutions: Vec<mcds_timeseries::Resolution>,
+    #[command(flatten)]
+    pub(crate) trust: LossCheck,
+}
+
+/// How a time series' reads tell lost data, and the clock skew they allow.
+#[derive(Args, Debug)]
+pub(crate) struct LossCheck {
+    /// Read what the servers hold without asking whether they lost items
+    /// (a restart, flush or eviction) since the data was written. By
+    /// default a read fails (exit 3, "may have lost data") for a bucket
+    /// its server cannot vouch for, including one from before the server
+    /// started; with this, such a bucket may read short or empty
+    #[arg(long)]
+    pub(crate) no_loss_check: bool,
+    /// The most the clocks of the series' clients differ by: a sample may
+    /// lie at most this far ahead of now, and a read vouches for a bucket
+    /// that starts twice this long after its server's last loss
+    #[arg(long, value_name = "DURATION", default_value = "60s",
+          value_parser = crate::duration::parse)]
+    pub(crate) max_clock_skew: std::time::Duration,
 }
 
 /// What a read of a time series covers, and at which resolution.
@@ -1069,6 +1089,8 @@ pub(crate) struct PackedShape {
     /// How long a period stays readable after it ends (default: one period)
     #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
     pub(crate) retention: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub(crate) trust: LossCheck,
 }
 
 #[derive(Subcommand, Debug)]

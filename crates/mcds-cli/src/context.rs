@@ -23,7 +23,10 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         // Bad input, or stored bytes the command cannot use: the same
         // call fails again. Everything else is the service's state.
-        let stored_data = matches!(e, Error::NonNumeric { .. } | Error::Corrupt { .. });
+        let stored_data = matches!(
+            e,
+            Error::NonNumeric { .. } | Error::Corrupt { .. } | Error::Lost { .. }
+        );
         let code = if e.is_invalid_input() || stored_data {
             INVALID_INPUT
         } else {

@@ -298,6 +298,30 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ("TimeSeries", "record_now", Surface::Cli, "series record"),
     ("PackedSeries", "incr", Surface::Cli, "packed incr --at-ms"),
     ("PackedSeries", "incr_now", Surface::Cli, "packed incr"),
+    (
+        "TimeSeries",
+        "with_loss_check",
+        Surface::Cli,
+        "series aggregate --no-loss-check",
+    ),
+    (
+        "TimeSeries",
+        "with_max_clock_skew",
+        Surface::Cli,
+        "series record --max-clock-skew",
+    ),
+    (
+        "PackedSeries",
+        "with_loss_check",
+        Surface::Cli,
+        "packed sum --no-loss-check",
+    ),
+    (
+        "PackedSeries",
+        "with_max_clock_skew",
+        Surface::Cli,
+        "packed incr --max-clock-skew",
+    ),
     // Python: `with lock:` is `Lock.__enter__`/`__exit__`; properties where
     // Rust has getters; `len(s)`; one `view(delta)` for both calls.
     ("WindowCounter", "value", Surface::Python, "get"),

@@ -50,7 +50,9 @@ fn series_read_without_a_range_works_at_everyday_resolutions() {
     let addr = server.addr();
     for resolution in ["1s:1d", "1m:7d", "1m:30d"] {
         let name = format!("default-{}", resolution.replace(':', "-"));
-        let shape = ["--resolution", resolution];
+        // No loss check: the default range starts a day or more ago, before
+        // this memcached started.
+        let shape = ["--resolution", resolution, "--no-loss-check"];
         ok(mcds(&addr)
             .args(["series", "record", &name, "5"])
             .args(shape));
@@ -68,7 +70,15 @@ fn series_read_without_a_range_works_at_everyday_resolutions() {
 #[test]
 fn packed_read_without_a_range_works_with_a_long_retention() {
     let server = MemcachedServer::start_default();
-    let shape = ["--slot", "1m", "--period", "1d", "--retention", "90d"];
+    let shape = [
+        "--slot",
+        "1m",
+        "--period",
+        "1d",
+        "--retention",
+        "90d",
+        "--no-loss-check",
+    ];
     assert_eq!(
         ok(mcds(&server.addr())
             .args(["packed", "incr", "p", "3"])
@@ -281,6 +291,7 @@ fn series_record_failure_saying_retry_is_safe_is_safe_to_retry() {
     down.kill();
     let t0 = minute_half_an_hour_ago();
     let at = (t0 + 1_000).to_string();
+    // No loss check: half an hour ago is before these servers started.
     let shape = [
         "--resolution",
         "1s:1h",
@@ -288,6 +299,7 @@ fn series_record_failure_saying_retry_is_safe_is_safe_to_retry() {
         "1m:1d",
         "--resolution",
         "1h:30d",
+        "--no-loss-check",
     ];
     let names: Vec<String> = (0..12).map(|i| format!("retry{i}")).collect();
     // The series whose failed record said retrying is safe.
@@ -345,7 +357,8 @@ fn series_json_numbers_survive_a_double_reader() {
     let server = MemcachedServer::start_default();
     let addr = server.addr();
     let at = (minute_half_an_hour_ago() + 1_000).to_string();
-    let shape = ["--resolution", "1m:1d"];
+    // No loss check: half an hour ago is before this memcached started.
+    let shape = ["--resolution", "1m:1d", "--no-loss-check"];
     ok(mcds(&addr)
         .args([
             "series",
@@ -497,10 +510,18 @@ fn rust_and_the_cli_read_each_others_writes() {
             Resolution::new(hour, 30 * day).unwrap(),
         ],
     )
-    .unwrap();
+    .unwrap()
+    .with_loss_check(false);
     series.record(t0 + 1_000, -7).unwrap();
     series.record(t0 + 2_000, 12).unwrap();
-    let shape = ["--resolution", "1h:30d", "--resolution", "1m:1d"];
+    // No loss check: half an hour ago is before this memcached started.
+    let shape = [
+        "--resolution",
+        "1h:30d",
+        "--resolution",
+        "1m:1d",
+        "--no-loss-check",
+    ];
     let at = t0.to_string();
     let window = ["--from-ms", at.as_str(), "--to-ms", at.as_str()];
     assert_eq!(
@@ -528,11 +549,20 @@ fn rust_and_the_cli_read_each_others_writes() {
     };
     assert_eq!(series.aggregate(t0, t0, minute).unwrap(), Some(expected));
 
-    let packed =
-        PackedSeries::new(Arc::clone(&store), "pk", minute, 60, SlotWidth::U16, hour).unwrap();
+    let packed = PackedSeries::new(Arc::clone(&store), "pk", minute, 60, SlotWidth::U16, hour)
+        .unwrap()
+        .with_loss_check(false);
     let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
     packed.incr(now, 5).unwrap();
-    let packed_shape = ["--slot", "1m", "--period", "1h", "--width", "u16"];
+    let packed_shape = [
+        "--slot",
+        "1m",
+        "--period",
+        "1h",
+        "--width",
+        "u16",
+        "--no-loss-check",
+    ];
     let now_arg = now.to_string();
     assert_eq!(
         ok(mcds(&addr)

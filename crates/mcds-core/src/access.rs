@@ -131,6 +131,15 @@ impl<'s> Access<'s> {
         }
     }
 
+    /// [`Store::retention`] (for memcached: asks the server, which the
+    /// async mode does without blocking).
+    pub async fn retention(&self, key: &Key) -> Result<crate::Retention> {
+        match self.io {
+            Io::Blocking => self.store.retention(key),
+            Io::Async => self.store.retention_async(key).await,
+        }
+    }
+
     /// Wait `delay`: a thread sleep when blocking, a timer when async.
     pub async fn sleep(&self, delay: Duration) {
         match self.io {

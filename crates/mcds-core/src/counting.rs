@@ -131,4 +131,13 @@ impl<S: Store> Store for CountingStore<S> {
     fn item_size_limit(&self) -> usize {
         self.inner.item_size_limit()
     }
+    fn retention(&self, key: &Key) -> Result<crate::Retention> {
+        self.inner.retention(key)
+    }
+    fn retention_async<'a>(
+        &'a self,
+        key: &'a Key,
+    ) -> crate::BoxFuture<'a, Result<crate::Retention>> {
+        self.inner.retention_async(key)
+    }
 }

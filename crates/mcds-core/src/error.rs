@@ -17,7 +17,8 @@ use std::time::Duration;
 ///   call.
 /// * **Stored data** — [`NonNumeric`](Error::NonNumeric),
 ///   [`Corrupt`](Error::Corrupt): the bytes under a key are not what the
-///   operation expects.
+///   operation expects; [`Lost`](Error::Lost): the server may have dropped
+///   data the read would need (a restart, flush or eviction).
 /// * **Transport** — [`Io`](Error::Io), [`Timeout`](Error::Timeout),
 ///   [`ServerDown`](Error::ServerDown): the request was *not* applied,
 ///   retrying is safe.
@@ -82,6 +83,19 @@ pub enum Error {
         /// The key holding the damaged value.
         key: String,
         /// What the decoder found wrong.
+        reason: String,
+    },
+
+    /// A read cannot vouch for data under a key: the server holding it
+    /// lost items (a restart, `flush_all`, an eviction) since the data
+    /// could have been written, so what the read would return may be short
+    /// or missing. Nothing is wrong with the bytes themselves; the reason
+    /// says from when a read can vouch.
+    #[error("data under key {key} may be lost: {reason}")]
+    Lost {
+        /// The key whose data cannot be vouched for.
+        key: String,
+        /// What was lost when, and what to do.
         reason: String,
     },
 
@@ -230,6 +244,10 @@ impl Error {
             E::InvalidArgument(m) => E::InvalidArgument(m.clone()),
             E::NonNumeric { key } => E::NonNumeric { key: key.clone() },
             E::Corrupt { key, reason } => E::Corrupt {
+                key: key.clone(),
+                reason: reason.clone(),
+            },
+            E::Lost { key, reason } => E::Lost {
                 key: key.clone(),
                 reason: reason.clone(),
             },

@@ -101,6 +101,7 @@ impl MemoryStoreBuilder {
             memory_limit: self.memory_limit,
             eviction: self.eviction,
             evictions: AtomicU64::new(0),
+            lost_at: AtomicU64::new(0),
             uses: AtomicU64::new(0),
         }
     }
@@ -254,6 +255,9 @@ pub struct MemoryStore {
     memory_limit: usize,
     eviction: Eviction,
     evictions: AtomicU64,
+    /// When, by the store's clock, it last evicted or flushed an item (0:
+    /// never): what [`Store::retention`] reports.
+    lost_at: AtomicU64,
     /// The store-wide sequence of uses: the latest number taken
     /// ([`Entry::used`]).
     uses: AtomicU64,
@@ -416,8 +420,16 @@ impl MemoryStore {
         self.evictions.load(Ordering::Relaxed)
     }
 
+    /// Remember that an item is being lost now (an eviction, a flush).
+    fn note_loss(&self) {
+        // At least 1, so that 0 stays "never".
+        self.lost_at
+            .fetch_max(self.clock.now_ms().max(1), Ordering::AcqRel);
+    }
+
     /// Drop every item (like `flush_all`).
     pub fn flush_all(&self) {
+        self.note_loss();
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
             for (k, e) in shard.map.drain() {
@@ -667,6 +679,7 @@ impl MemoryStore {
             Some((k, e)) => {
                 self.forget(&k, &e);
                 self.evictions.fetch_add(1, Ordering::Relaxed);
+                self.note_loss();
                 Freed::Some
             }
             None => Freed::Busy,
@@ -943,6 +956,17 @@ impl Store for MemoryStore {
 
     fn item_size_limit(&self) -> usize {
         self.item_size_limit
+    }
+
+    /// [`Retention::Complete`](crate::Retention::Complete) until the store
+    /// first evicts an item or is flushed; from then on, the time of the
+    /// latest such loss by the store's clock (the millisecond after it).
+    fn retention(&self, key: &Key) -> Result<crate::Retention> {
+        let _ = key;
+        Ok(match self.lost_at.load(Ordering::Acquire) {
+            0 => crate::Retention::Complete,
+            at => crate::Retention::Since(at.saturating_add(1)),
+        })
     }
 
     fn execute(&self, op: &Op<'_>) -> Result<Reply> {

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
 use crate::key::Key;
 use crate::op::{Op, Reply};
+use crate::retention::Retention;
 use crate::ttl::Ttl;
 
 /// The function [`Store::update`] calls: it receives the current value
@@ -104,6 +105,25 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn supports_cas(&self, key: &Key) -> Result<bool> {
         let _ = key;
         Ok(true)
+    }
+
+    /// Since when the server behind `key` has lost none of its items (no
+    /// restart, flush or eviction): see [`Retention`]. A structure asks
+    /// before it reads an absent item as "never written". Default
+    /// [`Retention::Unknown`]: a store that cannot tell says so.
+    fn retention(&self, key: &Key) -> Result<Retention> {
+        let _ = key;
+        Ok(Retention::Unknown(format!(
+            "the {} store does not say whether it lost items",
+            self.backend_name()
+        )))
+    }
+
+    /// [`retention`](Store::retention) without blocking the calling thread
+    /// (memcached asks the server). Default: `retention`, run when first
+    /// polled.
+    fn retention_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<Retention>> {
+        Box::pin(async move { self.retention(key) })
     }
 
     /// Whether `a` and `b` live on the same server, so the commands of one
@@ -279,6 +299,12 @@ macro_rules! delegate_store {
             }
             fn colocated(&self, a: &Key, b: &Key) -> bool {
                 (**self).colocated(a, b)
+            }
+            fn retention(&self, key: &Key) -> Result<Retention> {
+                (**self).retention(key)
+            }
+            fn retention_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<Retention>> {
+                (**self).retention_async(key)
             }
             fn item_size_limit(&self) -> usize {
                 (**self).item_size_limit()

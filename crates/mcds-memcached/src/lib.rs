@@ -167,6 +167,7 @@ mod mux;
 mod pipeline;
 pub mod pool;
 mod reply;
+pub mod retention;
 mod route;
 mod server;
 mod session;

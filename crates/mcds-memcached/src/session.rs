@@ -409,7 +409,12 @@ impl<'a> Session<'a> {
     /// [`Error::Io`], or [`Error::Protocol`] for a reply that is not a stats
     /// listing. `stats` has no effects: a request that never left, or whose
     /// connection failed before the listing came, is sent again.
-    pub(crate) fn stats(mut self) -> Result<crate::Stats, Error> {
+    pub(crate) fn stats(self) -> Result<crate::Stats, Error> {
+        block_on(self.stats_io(Io::Blocking))
+    }
+
+    /// [`stats`](Self::stats), blocking or not as `io` says.
+    pub(crate) async fn stats_io(mut self, io: Io) -> Result<crate::Stats, Error> {
         traffic::record(1);
         let mut error = None;
         for _ in 0..=UNSENT_RETRIES {
@@ -419,8 +424,8 @@ impl<'a> Session<'a> {
                 expect: Expect::Stats,
                 deadline: now + self.config.io_timeout,
             };
-            let ticket = block_on(self.submit(Io::Blocking, request, now))?;
-            let delivery = block_on(ticket.delivery());
+            let ticket = self.submit(io, request, now).await?;
+            let delivery = ticket.delivery().await;
             if let Some(stats) = delivery.stats {
                 return Ok(stats);
             }

@@ -514,6 +514,17 @@ impl Store for MemcachedStore {
     fn item_size_limit(&self) -> usize {
         self.config.item_size_limit
     }
+
+    /// From the `stats` of the server that owns `key` (1 round trip), and
+    /// once it has lost anything, the record its clients share (1 more, 2
+    /// when it must be written): see [`retention`](crate::retention).
+    fn retention(&self, key: &Key) -> Result<mcds_core::Retention> {
+        block_on(self.retention_io(Io::Blocking, key))
+    }
+
+    fn retention_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<mcds_core::Retention>> {
+        Box::pin(self.retention_io(Io::Async, key))
+    }
 }
 
 #[cfg(test)]

@@ -290,9 +290,7 @@ fn garbage_under_structure_keys_is_reported_or_recovered() {
             &[Resolution::new(min, hour).unwrap()],
         )
         .unwrap();
-        for part in ["n", "p0", "p1", "m0", "m1", "x"] {
-            put(&format!("ts:{name}:60000:{}:{part}", now_ms / 60_000));
-        }
+        put(&format!("ts:{name}:60000:{}", now_ms / 60_000));
         t.note("TimeSeries::range", series.range(now_ms, now_ms, min));
         t.note("TimeSeries::record", series.record(now_ms, 5));
         let packed =

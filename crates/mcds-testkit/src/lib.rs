@@ -56,6 +56,24 @@ pub fn current_thread_runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread tokio runtime for the async tests")
 }
 
+/// The first whole hour (Unix ms) that starts at least 125 s from now: the
+/// earliest hour bucket a time series read can vouch for on a memcached
+/// server started before this call (reads vouch for buckets that start 2
+/// minutes or more after their server's last loss, its start included;
+/// see `mcds_timeseries::TimeSeries`). Tests of time series on a fresh
+/// server record from there, with a manual clock set to it.
+///
+/// ```
+/// let t0 = mcds_testkit::vouched_hour();
+/// let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+/// assert_eq!(t0 % 3_600_000, 0);
+/// assert!(t0 >= now + 125_000 && t0 < now + 125_000 + 3_600_000);
+/// ```
+pub fn vouched_hour() -> u64 {
+    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    (now + 125_000).div_ceil(3_600_000) * 3_600_000
+}
+
 /// The embedded store on a [`ManualClock`](mcds_core::ManualClock)
 /// standing at `unix_ms`, and a [`Scope`](mcds_core::Scope) on it with the
 /// same clock: the setup of every structure test that moves time by hand

@@ -6,8 +6,8 @@
 //!
 //! | type | what it keeps | write | read |
 //! |---|---|---|---|
-//! | [`TimeSeries`] | count, exact sum, min and max of `i64` samples per bucket, at up to 8 resolutions (1 s, 1 min, 1 h…) each with its retention | `record`: 1 round trip per server for every resolution at once (2 when a bucket's min or max moves) | `range`, `aggregate`/`sum`/`count`/`avg`/`min`/`max`, `union`/`intersection` of series: 1 round trip per server |
-//! | [`PackedSeries`] | a dense counter per time slot, `u8`/`u16`/`u32` slots packed many to an item per period (the `BITFIELD` pattern), saturating | `incr`: 2 (CAS) | `range`/`sum`/`get`: 1 per server |
+//! | [`TimeSeries`] | count, exact sum, min and max of `i64` samples per bucket (one item each), at up to 8 resolutions (1 s, 1 min, 1 h…) each with its retention | `record`: 2 round trips per server (a `get` and a `cas` of every resolution's bucket at once) | `range`, `aggregate`/`sum`/`count`/`avg`/`min`/`max`, `union`/`intersection` of series: 1 round trip per server, and 1 more per server for the loss check |
+//! | [`PackedSeries`] | a dense counter per time slot, `u8`/`u16`/`u32` slots packed many to an item per period (the `BITFIELD` pattern), saturating | `incr`: 2 (CAS) | `range`/`sum`/`get`: 1 per server, and 1 more per server for the loss check |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -46,26 +46,25 @@
 //!
 //! ## Guarantees, and what breaks them
 //!
-//! * **Concurrency**: counts and sums are atomic `incr_or_init` counters,
-//!   exact under any number of threads and processes; min, max and packed
-//!   slots are CAS read-modify-writes whose merge commutes, so no
-//!   concurrent update is lost (64 attempts with backoff, then
-//!   [`Error::Conflict`](mcds_core::Error::Conflict)).
-//! * **Eviction, restart, flush** lose data, and a read does not always
-//!   notice: a bucket is six items that memcached loses one by one (on a
-//!   pool, on different servers). A read reports
-//!   [`Error::Corrupt`](mcds_core::Error::Corrupt) when a closed bucket's
-//!   parts disagree, and when a bucket's count was evicted and re-created
-//!   (the count carries a generation its min/max item remembers); a loss
-//!   that leaves consistent parts (sums lost alone, count and min/max lost
-//!   together, a pool server restarted under writers) reads as a wrong
-//!   count or sum without an error. See [`TimeSeries`]. A `PackedSeries`
-//!   period that memcached lost reads as zeros (an increment refused for
-//!   lack of memory under `-M` is an error and keeps the period). memcached
-//!   is a cache: keep the source of truth elsewhere.
-//! * **Partial failure**: a record is several ops in one batch, not a
-//!   transaction; one that fails reports the error, and some of its
-//!   increments may have been applied (see [`TimeSeries`]).
+//! * **Concurrency**: a time series bucket and a packed period are each one
+//!   item changed only by CAS, whose merge commutes: exact under any number
+//!   of threads and processes, no concurrent update lost (64 attempts with
+//!   backoff, then [`Error::Conflict`](mcds_core::Error::Conflict)), and a
+//!   read sees each record whole or not at all.
+//! * **Eviction, restart, flush** lose data without a reply that says so.
+//!   A read asks each server it read from whether it lost items since the
+//!   data it returns could first be written
+//!   ([`Store::retention`](mcds_core::Store::retention): memcached's
+//!   `stats`), and when it did, the read is
+//!   [`Error::Lost`](mcds_core::Error::Lost), never a short or missing
+//!   answer. That includes data from before a fresh server started (a
+//!   restart looks the same) and every recent bucket of a server that
+//!   keeps evicting: give time series servers the memory they need, or
+//!   `-M`. `with_loss_check(false)` reads what is there. See
+//!   [`TimeSeries`] for what cannot be seen (a delayed `flush_all`).
+//! * **Partial failure**: a record that fails wrote nothing, or is
+//!   [`Error::Ambiguous`](mcds_core::Error::Ambiguous) when some
+//!   resolutions' buckets took the sample (see [`TimeSeries`]).
 //! * **Garbage** under a series' keys is `Error::Corrupt`, never a panic.
 
 #[cfg(feature = "fuzzing")]
@@ -77,6 +76,6 @@ mod series;
 
 pub use packed::{MAX_RANGE_SLOTS, MAX_SLOTS_PER_PERIOD, PackedSeries, Slot, SlotWidth};
 pub use series::{
-    Bucket, MAX_RANGE_BUCKETS, MAX_RESOLUTIONS, MAX_SAMPLES_PER_BUCKET, Resolution, Stats,
-    TimeSeries,
+    BUCKET_LEN, Bucket, MAX_RANGE_BUCKETS, MAX_RESOLUTIONS, MAX_SAMPLES_PER_BUCKET, Resolution,
+    Stats, TimeSeries,
 };

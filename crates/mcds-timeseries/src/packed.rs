@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use mcds_core::{Access, Error, Io, Key, Result, Scope, block_on};
 
-use crate::period::{corrupt, first_readable, ttl_for, whole_ms};
+use crate::period::{
+    DEFAULT_SKEW_MS, Read, check_retained, corrupt, first_readable, refuse_early, ttl_for, whole_ms,
+};
 
 /// The most slots one period item holds.
 pub const MAX_SLOTS_PER_PERIOD: usize = 65_536;
@@ -116,7 +118,8 @@ pub struct Slot {
 ///   returns the slot's new value, so a caller sees the cap.
 /// * [`get`](Self::get): 1 round trip; [`range`](Self::range) and
 ///   [`sum`](Self::sum): one `get` per period of the range in one
-///   `get_multi`, **1 round trip per server**.
+///   `get_multi`, **1 round trip per server**, then 1 more per server for
+///   the loss check (see "Retention").
 ///
 /// ## Retention
 ///
@@ -124,8 +127,23 @@ pub struct Slot {
 /// `retention` after its end, by the reader's clock, and reads never look
 /// at older periods; items get a TTL reaching 60 s past that, so no read
 /// depends on when memcached expires an item. An increment of a slot
-/// already past retention is an [`Error::InvalidArgument`]. Eviction,
-/// flush and restart lose a period's counts (it reads as zeros).
+/// already past retention is an [`Error::InvalidArgument`], and so is one
+/// of a slot more than the clock skew ([`with_max_clock_skew`](Self::with_max_clock_skew),
+/// 60 s by default) ahead of the scope's clock.
+///
+/// Eviction, flush and restart lose a period item without a reply that
+/// says so, and an increment after the loss starts the period again from
+/// zeros. A read therefore asks each server it read from whether it lost
+/// items since twice the clock skew (2 minutes by default) before the
+/// first slot it returns from there
+/// ([`Store::retention`](mcds_core::Store::retention): for memcached its
+/// `stats`, 1 more round trip per server): if so, the read is an
+/// [`Error::Lost`] naming the slot, the time of the loss and the first
+/// time a read can vouch for; if not, every count ever made into those
+/// slots is there. As for [`TimeSeries`](crate::TimeSeries), slots from
+/// before the server started are not vouched for, a store that cannot
+/// tell (a proxy) is [`Error::Unsupported`], and
+/// [`with_loss_check(false)`](Self::with_loss_check) reads without asking.
 #[derive(Clone, Debug)]
 pub struct PackedSeries {
     scope: Scope,
@@ -134,6 +152,8 @@ pub struct PackedSeries {
     slots: u64,
     width: SlotWidth,
     retention_ms: u64,
+    loss_check: bool,
+    skew_ms: u64,
 }
 
 impl PackedSeries {
@@ -177,6 +197,8 @@ impl PackedSeries {
             slots,
             width,
             retention_ms,
+            loss_check: true,
+            skew_ms: DEFAULT_SKEW_MS,
         };
         let longest = series.key(u64::MAX)?;
         mcds_core::backend::check_item_size(
@@ -185,6 +207,23 @@ impl PackedSeries {
             series.scope.store().item_size_limit(),
         )?;
         Ok(series)
+    }
+
+    /// Whether reads ask the store if it lost items since the slots they
+    /// return could first be counted (default `true`; see the
+    /// [type docs](PackedSeries), "Retention"). `false` reads what the
+    /// servers hold without asking: a slot that lost counts may then read
+    /// short, or 0, without an error.
+    pub fn with_loss_check(mut self, check: bool) -> PackedSeries {
+        self.loss_check = check;
+        self
+    }
+
+    /// The most the clocks of the series' clients differ by (default 60
+    /// s): as [`TimeSeries::with_max_clock_skew`](crate::TimeSeries::with_max_clock_skew).
+    pub fn with_max_clock_skew(mut self, skew: Duration) -> PackedSeries {
+        self.skew_ms = u64::try_from(skew.as_millis()).unwrap_or(u64::MAX);
+        self
     }
 
     fn key(&self, period: u64) -> Result<Key> {
@@ -275,6 +314,7 @@ impl PackedSeries {
         let (period, i) = (index / self.slots, (index % self.slots) as usize);
         let end = period.saturating_add(1).saturating_mul(self.period_ms());
         let now = self.scope.clock().now_ms();
+        refuse_early("packed series", &self.name, ts_ms, now, self.skew_ms)?;
         let Some(ttl) = ttl_for(end, self.retention_ms, now) else {
             return Err(Error::InvalidArgument(format!(
                 "time {ts_ms} ms is past the retention of packed series {} ({} ms after its period); count only recent slots",
@@ -348,7 +388,8 @@ impl PackedSeries {
     /// Every slot from the one containing `from_ms` to the one containing
     /// `to_ms` (Unix ms, inclusive) whose period is within retention, oldest
     /// first, zeros included: one `get` per period in one `get_multi`
-    /// (1 round trip per server). At most [`MAX_RANGE_SLOTS`] slots per
+    /// (1 round trip per server), then the loss check of each server read
+    /// from (1 more each; see the [type docs](PackedSeries)). At most [`MAX_RANGE_SLOTS`] slots per
     /// call, else [`Error::InvalidArgument`].
     pub fn range(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
         block_on(self.range_io(Io::Blocking, from_ms, to_ms))
@@ -378,7 +419,29 @@ impl PackedSeries {
             .clone()
             .map(|p| self.key(p))
             .collect::<Result<_>>()?;
-        let items = self.access(io).get_multi(&keys).await?;
+        let access = self.access(io);
+        let items = access.get_multi(&keys).await?;
+        if self.loss_check {
+            // Each period from its first slot in the range: a period item
+            // lost and re-created holds the counts since, complete for the
+            // slots that start after the loss.
+            let checked: Vec<Read<'_>> = periods
+                .clone()
+                .zip(&keys)
+                .map(|(period, key)| {
+                    let start_ms = first.max(period * self.slots) * self.slot_ms;
+                    Read {
+                        key,
+                        start_ms,
+                        what: format!(
+                            "the slot from {start_ms} ms of packed series {} (period {period})",
+                            self.name
+                        ),
+                    }
+                })
+                .collect();
+            check_retained(access, "PackedSeries read", &checked, self.skew_ms).await?;
+        }
         let mut out = Vec::with_capacity(n as usize);
         for ((period, key), item) in periods.zip(&keys).zip(items) {
             let slots = match &item {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Clock, ManualClock, Scope, Store};
+use mcds_core::{ManualClock, Scope, Store};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
 use mcds_timeseries::{Bucket, PackedSeries, Resolution, SlotWidth, Stats, TimeSeries};
@@ -38,12 +38,14 @@ fn memory() -> (ManualClock, Scope, u64) {
     (clock, scope, EPOCH_MS)
 }
 
-/// A scope on `store` whose manual clock stands at the real time rounded
-/// down to an hour (memcached expires by its own clock, so the scope's must
-/// be about real), and that hour's start.
+/// A scope on `store` whose manual clock stands at the first whole hour at
+/// least 2 minutes ahead ([`mcds_testkit::vouched_hour`]: the server
+/// started before it, so reads vouch for every bucket from there; and
+/// memcached expires by its own clock, so the scope's must be about real),
+/// and that hour's start.
 fn real_time_scope(store: Arc<dyn Store>) -> (ManualClock, Scope, u64) {
     let clock = ManualClock::starting_now();
-    let t0 = clock.now_ms() / 3_600_000 * 3_600_000;
+    let t0 = mcds_testkit::vouched_hour();
     clock.set_ms(t0);
     let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
     (clock, scope, t0)

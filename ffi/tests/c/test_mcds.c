@@ -2204,13 +2204,16 @@ static bool buckets_are(const mcds_bucket_list *list, size_t n, const uint64_t *
     return true;
 }
 
-static void timeseries(mcds_store *store) {
+/* `loses`: the store is a fresh memcached, which cannot vouch for data
+ * from before it started (the loss check). */
+static void timeseries(mcds_store *store, bool loses) {
     /* Given coarsest first: the series keeps them finest first. */
     const mcds_resolution res[2] = {{60000, 86400000}, {1000, 3600000}};
     const uint64_t second = 1000, minute = 60000;
     /* Ten minutes ago, on a minute: closed buckets, well within retention. */
     const uint64_t t0 = now_ms() / minute * minute - 10 * minute;
     mcds_timeseries *ts = NULL, *other = NULL, *prefixed_ts = NULL, *untouched = NULL;
+    mcds_timeseries *checked = NULL, *strict = NULL;
     mcds_store *prefixed = NULL, *elsewhere = NULL;
     mcds_bucket_list *list = NULL;
     mcds_bucket bucket;
@@ -2224,7 +2227,18 @@ static void timeseries(mcds_store *store) {
     bool found = false;
     char *name = NULL;
 
-    OK(mcds_timeseries_new(store, "c-latency", res, 2, &ts));
+    OK(mcds_timeseries_new(store, "c-latency", res, 2, &checked));
+    /* Ten minutes ago is before the test's memcached started: with the loss
+     * check (the default), a read cannot vouch for it there. The embedded
+     * store has lost nothing. The rest reads without the check. */
+    EXPECT_CODE(mcds_timeseries_aggregate(checked, t0, t0, minute, &found, &stats),
+                loses ? MCDS_LOST : MCDS_OK);
+    if (loses) EXPECT(strstr(mcds_last_error_message(), "may have lost data") != NULL);
+    OK(mcds_timeseries_with_loss_check(checked, false, &ts));
+    /* No clock skew allowed: a sample 5 s ahead is refused. */
+    OK(mcds_timeseries_with_max_clock_skew(ts, 0, &strict));
+    EXPECT_CODE(mcds_timeseries_record(strict, now_ms() + 5000, 1), MCDS_INVALID_ARGUMENT);
+    OK(mcds_timeseries_record(ts, now_ms() + 5000, 1)); /* within the default 60 s */
     OK(mcds_timeseries_name(ts, &name));
     EXPECT(name != NULL && strcmp(name, "c-latency") == 0);
     mcds_string_free(name);
@@ -2294,7 +2308,10 @@ static void timeseries(mcds_store *store) {
     /* Union and intersection, with a series on a prefixed handle of the
      * same store. */
     OK(mcds_store_with_prefix(store, "c-other:", &prefixed));
-    OK(mcds_timeseries_new(prefixed, "c-latency", res, 2, &other));
+    OK(mcds_timeseries_new(prefixed, "c-latency", res, 2, &untouched));
+    OK(mcds_timeseries_with_loss_check(untouched, false, &other));
+    mcds_timeseries_free(untouched);
+    untouched = NULL;
     OK(mcds_timeseries_record(other, t0, 100));
     OK(mcds_timeseries_record(other, t0 + 5000, 7));
     {
@@ -2397,6 +2414,10 @@ static void timeseries(mcds_store *store) {
             NULL_CASE(mcds_timeseries_new(store, NULL, res, 2, &untouched)),
             NULL_CASE(mcds_timeseries_new(store, "t", NULL, 2, &untouched)),
             NULL_CASE(mcds_timeseries_new(store, "t", res, 2, NULL)),
+            NULL_CASE(mcds_timeseries_with_loss_check(NULL, true, &untouched)),
+            NULL_CASE(mcds_timeseries_with_loss_check(ts, true, NULL)),
+            NULL_CASE(mcds_timeseries_with_max_clock_skew(NULL, 0, &untouched)),
+            NULL_CASE(mcds_timeseries_with_max_clock_skew(ts, 0, NULL)),
             NULL_CASE(mcds_timeseries_name(NULL, &name)),
             NULL_CASE(mcds_timeseries_name(ts, NULL)),
             NULL_CASE(mcds_timeseries_resolutions(NULL, got, 8, &len)),
@@ -2442,6 +2463,8 @@ static void timeseries(mcds_store *store) {
     mcds_bucket_list_free(NULL);
     mcds_timeseries_free(NULL);
     mcds_timeseries_free(ts);
+    mcds_timeseries_free(checked);
+    mcds_timeseries_free(strict);
     mcds_timeseries_free(other);
     mcds_timeseries_free(prefixed_ts);
     mcds_store_free(prefixed);
@@ -2461,18 +2484,33 @@ static bool slots_are(const mcds_slot_list *list, uint64_t start, uint64_t slot_
     return true;
 }
 
-static void packed_series(mcds_store *store) {
+/* Replace `*p` by a handle on the same series without the loss check. */
+static void without_loss_check(mcds_packed_series **p) {
+    mcds_packed_series *derived = NULL;
+    OK(mcds_packed_series_with_loss_check(*p, false, &derived));
+    mcds_packed_series_free(*p);
+    *p = derived;
+}
+
+/* `loses` as for timeseries(). */
+static void packed_series(mcds_store *store, bool loses) {
     const uint64_t minute = 60000, week = 7 * 86400000ull;
     const uint64_t t0 = now_ms() / minute * minute - 10 * minute;
     mcds_packed_series *p = NULL, *wide = NULL, *widest = NULL, *reopened = NULL;
-    mcds_packed_series *untouched = NULL;
+    mcds_packed_series *untouched = NULL, *checked = NULL, *strict = NULL;
     mcds_slot_list *list = NULL;
     mcds_slot slot;
     uint32_t v = 0;
     uint64_t sum = 0;
     size_t len = 0;
 
-    OK(mcds_packed_series_new(store, "c-logins", minute, 1440, 1, week, &p));
+    OK(mcds_packed_series_new(store, "c-logins", minute, 1440, 1, week, &checked));
+    /* As for time series: the loss check cannot vouch for ten minutes ago
+     * on a fresh memcached; the rest reads without it. */
+    EXPECT_CODE(mcds_packed_series_get(checked, t0, &v), loses ? MCDS_LOST : MCDS_OK);
+    OK(mcds_packed_series_with_loss_check(checked, false, &p));
+    OK(mcds_packed_series_with_max_clock_skew(p, 0, &strict));
+    EXPECT_CODE(mcds_packed_series_incr(strict, now_ms() + 5000, 1, &v), MCDS_INVALID_ARGUMENT);
     OK(mcds_packed_series_get(p, t0, &v));
     EXPECT(v == 0);
     OK(mcds_packed_series_incr(p, t0, 3, &v));
@@ -2527,9 +2565,11 @@ static void packed_series(mcds_store *store) {
 
     /* Other widths saturate at their maximum. */
     OK(mcds_packed_series_new(store, "c-bytes", minute, 60, 2, week, &wide));
+    without_loss_check(&wide);
     OK(mcds_packed_series_incr(wide, t0, 70000, &v));
     EXPECT(v == 65535);
     OK(mcds_packed_series_new(store, "c-bytes32", minute, 60, 4, week, &widest));
+    without_loss_check(&widest);
     OK(mcds_packed_series_incr(widest, t0, UINT32_MAX - 1, &v));
     EXPECT(v == UINT32_MAX - 1);
     OK(mcds_packed_series_incr(widest, t0, 5, &v));
@@ -2538,6 +2578,7 @@ static void packed_series(mcds_store *store) {
     EXPECT(sum == UINT32_MAX);
     /* The same shape reopened with another width finds corrupt items. */
     OK(mcds_packed_series_new(store, "c-logins", minute, 1440, 2, week, &reopened));
+    without_loss_check(&reopened);
     v = 7;
     EXPECT_CODE(mcds_packed_series_get(reopened, t0, &v), MCDS_CORRUPT);
     EXPECT_CODE(mcds_packed_series_incr(reopened, t0, 1, &v), MCDS_CORRUPT);
@@ -2570,6 +2611,10 @@ static void packed_series(mcds_store *store) {
             NULL_CASE(mcds_packed_series_new(NULL, "p", minute, 60, 1, week, &untouched)),
             NULL_CASE(mcds_packed_series_new(store, NULL, minute, 60, 1, week, &untouched)),
             NULL_CASE(mcds_packed_series_new(store, "p", minute, 60, 1, week, NULL)),
+            NULL_CASE(mcds_packed_series_with_loss_check(NULL, true, &untouched)),
+            NULL_CASE(mcds_packed_series_with_loss_check(p, true, NULL)),
+            NULL_CASE(mcds_packed_series_with_max_clock_skew(NULL, 0, &untouched)),
+            NULL_CASE(mcds_packed_series_with_max_clock_skew(p, 0, NULL)),
             NULL_CASE(mcds_packed_series_incr(NULL, t0, 1, &v)),
             NULL_CASE(mcds_packed_series_incr(p, t0, 1, NULL)),
             NULL_CASE(mcds_packed_series_incr_now(NULL, 1, &v)),
@@ -2596,6 +2641,8 @@ static void packed_series(mcds_store *store) {
     mcds_slot_list_free(NULL);
     mcds_packed_series_free(NULL);
     mcds_packed_series_free(p);
+    mcds_packed_series_free(checked);
+    mcds_packed_series_free(strict);
     mcds_packed_series_free(wide);
     mcds_packed_series_free(widest);
     mcds_packed_series_free(reopened);
@@ -3386,10 +3433,10 @@ int main(void) {
     store_updates(memcached);
     nulls_everywhere(memory);
     nulls_everywhere(memcached);
-    timeseries(memory);
-    timeseries(memcached);
-    packed_series(memory);
-    packed_series(memcached);
+    timeseries(memory, false);
+    timeseries(memcached, true);
+    packed_series(memory, false);
+    packed_series(memcached, true);
     leaderboards(memory);
     leaderboards(memcached);
     scalable_blooms(memory);

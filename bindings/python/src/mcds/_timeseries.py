@@ -124,8 +124,14 @@ class TimeSeries(Handle):
     Stats(count=2, sum=9, min=-3, max=12)
 
     Reads skip buckets past retention and cover at most 10 000 buckets
-    (else :class:`~mcds.InvalidArgument`); a closed bucket whose parts
-    disagree (lost data) is :class:`~mcds.Corrupt`. See the Rust
+    (else :class:`~mcds.InvalidArgument`). A read asks each server whether
+    it lost items (a restart, flush or eviction) since the buckets it
+    returns could first be written, and a bucket it cannot vouch for is
+    :class:`~mcds.Corrupt` ("may have lost data") rather than a short or
+    missing answer; that includes buckets from before a fresh server
+    started (:meth:`with_loss_check` turns the check off). A sample more
+    than the clock skew (60 s, :meth:`with_max_clock_skew`) ahead of the
+    system clock is :class:`~mcds.InvalidArgument`. See the Rust
     ``TimeSeries`` docs for the round trips and what a failure may have
     applied.
     """
@@ -158,11 +164,24 @@ class TimeSeries(Handle):
         self._call(lib.mcds_timeseries_resolutions, out, 8, n)
         return [Resolution(int(out[i].step_ms), int(out[i].retention_ms)) for i in range(n[0])]
 
+    def with_loss_check(self, check: bool) -> "TimeSeries":
+        """The same series whose reads ask the store whether it lost items
+        (``True``, the default) or read what is there (``False``: a bucket
+        may then read short, or empty, without an error)."""
+        return self._twin(lib.mcds_timeseries_with_loss_check, bool(check))
+
+    def with_max_clock_skew(self, skew_ms: int) -> "TimeSeries":
+        """The same series allowing clocks ``skew_ms`` apart (default
+        60 000): samples at most that far ahead of now, and reads that vouch
+        for buckets starting twice that long after their server's last
+        loss."""
+        return self._twin(lib.mcds_timeseries_with_max_clock_skew, int_arg(skew_ms, "skew_ms"))
+
     def record(self, ts_ms: int, value: int) -> None:
         """Record ``value`` (an ``int64``) at ``ts_ms`` (Unix ms) at every
         resolution whose bucket is still within retention (none: nothing is
-        written, not an error). 1 round trip per server, 2 when a bucket's
-        min or max moves."""
+        written, not an error). Each bucket is one item, changed by CAS: 2
+        round trips per server."""
         self._call(lib.mcds_timeseries_record, int_arg(ts_ms, "ts_ms"), int_arg(value, "value", I64_MIN, I64_MAX))
 
     def record_now(self, value: int) -> None:
@@ -173,7 +192,7 @@ class TimeSeries(Handle):
         """The non-empty buckets of resolution ``step_ms`` (one of the
         series' steps) from the one containing ``from_ms`` to the one
         containing ``to_ms`` (Unix ms, inclusive), oldest first. One round
-        trip per server."""
+        trip per server, and one more per server for the loss check."""
         out = ffi.new("mcds_bucket_list **")
         self._call(lib.mcds_timeseries_range, *_range_args(from_ms, to_ms, step_ms), out)
         return _take_bucket_list(out[0])
@@ -291,6 +310,16 @@ class PackedSeries(Handle):
             self.retention_ms,
         )
 
+    def with_loss_check(self, check: bool) -> "PackedSeries":
+        """The same series whose reads ask the store whether it lost items
+        (``True``, the default) or not (as :meth:`TimeSeries.with_loss_check`)."""
+        return self._twin(lib.mcds_packed_series_with_loss_check, bool(check))
+
+    def with_max_clock_skew(self, skew_ms: int) -> "PackedSeries":
+        """The same series allowing clocks ``skew_ms`` apart (as
+        :meth:`TimeSeries.with_max_clock_skew`)."""
+        return self._twin(lib.mcds_packed_series_with_max_clock_skew, int_arg(skew_ms, "skew_ms"))
+
     def incr(self, ts_ms: int, delta: int = 1) -> int:
         """Add ``delta`` to the slot containing ``ts_ms`` (Unix ms),
         saturating at the width's maximum; the slot's new value. 2 round
@@ -315,7 +344,9 @@ class PackedSeries(Handle):
     def range(self, from_ms: int, to_ms: int) -> List[Slot]:
         """Every slot from the one containing ``from_ms`` to the one
         containing ``to_ms`` (Unix ms, inclusive) within retention, oldest
-        first, zeros included; at most 100 000. One round trip per server."""
+        first, zeros included; at most 100 000. One round trip per server,
+        and one more per server for the loss check (as
+        :meth:`TimeSeries.range`)."""
         out = ffi.new("mcds_slot_list **")
         self._call(lib.mcds_packed_series_range, int_arg(from_ms, "from_ms"), int_arg(to_ms, "to_ms"), out)
         return _take_slot_list(out[0])

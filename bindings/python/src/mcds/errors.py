@@ -10,6 +10,7 @@ the failing thread right after the call)::
     ├── InvalidKey, InvalidArgument, ValueTooLarge, InvalidUtf8, NullArgument
     │                              (also ValueError: the caller's input)
     ├── NonNumeric, Corrupt        (what is stored is not what was expected)
+    │   └── Lost                   (a Corrupt: the server may have dropped it)
     ├── BackendError               (also OSError: the server side; retryable)
     │   ├── IoError, ServerDown    (also ConnectionError; not applied)
     │   ├── Timeout                (also TimeoutError; not applied)
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidArgument",
     "NonNumeric",
     "Corrupt",
+    "Lost",
     "BackendError",
     "IoError",
     "ServerDown",
@@ -148,6 +150,14 @@ class Corrupt(Error):
     """``MCDS_CORRUPT``: stored bytes could not be decoded."""
 
     code = lib.MCDS_CORRUPT
+
+
+class Lost(Corrupt):
+    """``MCDS_LOST``: a read cannot vouch for the data, because its server
+    lost items (a restart, a flush, an eviction) since it could have been
+    written. A :class:`Corrupt` too."""
+
+    code = lib.MCDS_LOST
 
 
 # -- the server side ----------------------------------------------------------

@@ -7,7 +7,9 @@ use mcds_core::Error;
 use mcds_timeseries::{Bucket, PackedSeries, Stats, TimeSeries};
 use serde_json::{Value, json};
 
-use crate::args::{PackedCmd, PackedShape, SeriesCmd, SeriesMulti, SeriesQuery, SeriesRead};
+use crate::args::{
+    PackedCmd, PackedShape, SeriesCmd, SeriesMulti, SeriesQuery, SeriesRead, SeriesShape,
+};
 use crate::context::{CliResult, Ctx, Failure, json_line};
 use crate::{INVALID_INPUT, NEGATIVE, OK};
 
@@ -19,7 +21,7 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
             at_ms,
             shape,
         } => {
-            let series = TimeSeries::new(&ctx.scope, &name, &shape.resolutions)?;
+            let series = open_series(ctx, &name, &shape)?;
             let now = ctx.scope.clock().now_ms();
             let at = at_ms.unwrap_or(now);
             series.record(at, value)?;
@@ -175,7 +177,7 @@ fn open(
     read: &SeriesRead,
     budget: u64,
 ) -> Result<(TimeSeries, u64, u64, Duration), Error> {
-    let series = TimeSeries::new(&ctx.scope, name, &read.shape.resolutions)?;
+    let series = open_series(ctx, name, &read.shape)?;
     let step = match read.step {
         Some(step) => step,
         None => series.resolutions()[0].step(),
@@ -285,7 +287,16 @@ fn open_packed(ctx: &Ctx, name: &str, shape: &PackedShape) -> Result<PackedSerie
         slots,
         shape.width.into(),
         retention,
-    )?)
+    )?
+    .with_loss_check(!shape.trust.no_loss_check)
+    .with_max_clock_skew(shape.trust.max_clock_skew))
+}
+
+/// The time series NAME in the shape the command line gives.
+fn open_series(ctx: &Ctx, name: &str, shape: &SeriesShape) -> Result<TimeSeries, Error> {
+    Ok(TimeSeries::new(&ctx.scope, name, &shape.resolutions)?
+        .with_loss_check(!shape.trust.no_loss_check)
+        .with_max_clock_skew(shape.trust.max_clock_skew))
 }
 
 #[cfg(test)]
