@@ -17,8 +17,8 @@ pub fn random_token() -> String {
 }
 
 /// A random 64-bit number, for structures that stamp what they create
-/// (a time series bucket's generation) so that a re-created item can be
-/// told from the one it replaced.
+/// (the random part of a new fencing counter) so that a re-created item
+/// can be told from the one it replaced.
 ///
 /// ```
 /// assert_ne!(mcds_core::random_u64(), mcds_core::random_u64());

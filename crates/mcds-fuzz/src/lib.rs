@@ -20,7 +20,7 @@
 //! | `bloom_blocks` | [`bloom_blocks`] | `mcds-sketch`'s Bloom filter blocks |
 //! | `bitmap_bits` | [`bitmap_bits`] | `mcds-sketch`'s activity bitmap bits |
 //! | `topk_board` | [`topk_board`] | `mcds-sketch`'s leaderboard board (Space-Saving counters, checksummed) |
-//! | `timeseries_buckets` | [`timeseries_buckets`] | `mcds-timeseries`'s bucket items (count, sum halves, min/max item): consistent or refused, and records read back |
+//! | `timeseries_buckets` | [`timeseries_buckets`] | `mcds-timeseries`'s bucket item (count, `i128` sum, min, max): consistent or refused, re-encoded to the same bytes, and records read back |
 //! | `packed_periods` | [`packed_periods`] | `mcds-timeseries`'s packed period items (`u8`/`u16`/`u32` slots), against a saturating model |
 //! | `countermap_registry` | [`countermap_registry`] | `mcds-counter`'s field registry (`+f -f`, `%XX` escapes) |
 //! | `countermap_values` | [`countermap_values`] | `mcds-counter`'s stored counters (`v + 2^61`) and `Decimal` parse/display |
