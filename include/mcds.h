@@ -2633,8 +2633,9 @@ mcds_result mcds_timeseries_record_now(const mcds_timeseries *ts, int64_t value)
  `mcds_timeseries_with_loss_check`); `MCDS_CORRUPT` for bytes no record
  wrote;
  `MCDS_UNSUPPORTED` through a store that cannot say whether it lost
- items (a proxy). One round trip per server for the buckets, then one
- more per server (memcached's `stats`) for the loss check.
+ items (a proxy). One round trip per server for the buckets, then two
+ more per server (memcached's `stats` and its loss record) for the loss
+ check.
 
  # Safety
  `ts` NULL or live; `out` NULL or writable.
@@ -2873,7 +2874,7 @@ mcds_result mcds_packed_series_get(const mcds_packed_series *ps,
  first, zeros included, as a new list in `*out` that the caller owns:
  free it with `mcds_slot_list_free`. `from_ms` after `to_ms` gives an
  empty list. At most 100 000 slots, else `MCDS_INVALID_ARGUMENT`. One
- round trip per server, then one more per server for the loss check:
+ round trip per server, then two more per server for the loss check:
  `MCDS_LOST` for a slot whose server lost items since it could first be
  counted (see `mcds_packed_series_with_loss_check`); `MCDS_CORRUPT` for
  bytes no increment wrote; `MCDS_UNSUPPORTED` through a store that cannot tell

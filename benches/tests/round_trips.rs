@@ -431,7 +431,7 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
         series.record(now, 20).unwrap()
     });
     r.row(
-        "`TimeSeries::range` (60 one-second buckets; text: no loss check)",
+        "`TimeSeries::range` (60 one-second buckets; the server's first loss check writes its record; text: no loss check)",
         || {
             series
                 .range(now - 59_000, now, Duration::from_secs(1))

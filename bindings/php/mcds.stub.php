@@ -1133,7 +1133,7 @@ namespace Mcds {
         /**
          * Every slot from the one containing $fromMs to the one containing
          * $toMs (inclusive) within retention, oldest first, zeros
-         * included; at most 100000. One round trip per server, and one
+         * included; at most 100000. One round trip per server, and two
          * more per server for the loss check.
          *
          * @return list<array{start_ms: int, value: int}>

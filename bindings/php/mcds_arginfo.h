@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: d8e2be6dc544bb4c877801c6396f09adc0c078ec */
+ * Stub hash: 900884f30b7691aa4cc9a1c33fe6164524ac02ed */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()

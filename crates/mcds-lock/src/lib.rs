@@ -84,10 +84,10 @@
 //!   the lock was acquired fewer than about a million times per
 //!   millisecond on average since the counter was created. Within one
 //!   process a token is never at or below one the process handed out
-//!   before for the same lock name (it remembers the highest of each of
-//!   its last 65,536 names, and raises a counter that fell behind, 1 more
-//!   round trip): a counter lost and re-created within one millisecond
-//!   still gives a larger token. Two *processes* that each re-create a
+//!   before for the same lock name (it remembers the highest token of up
+//!   to 65,536 names — past that it forgets one name to make room — and
+//!   raises a counter that fell behind, 1 more round trip): a counter lost
+//!   and re-created within one millisecond still gives a larger token. Two *processes* that each re-create a
 //!   lost counter within the same millisecond cannot learn of each other
 //!   (memcached kept nothing of the first counter), so only the random
 //!   offsets tell their counters apart: their tokens coincide with a

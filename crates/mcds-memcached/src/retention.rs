@@ -6,18 +6,27 @@
 //! counts each: a restart (`uptime` starts again), `flush_all`
 //! (`cmd_flush`), eviction (`evictions`) and the slab rebalancer's
 //! evictions of live items (`slab_reassign_evictions_nomem`,
-//! `slab_reassign_busy_deletes`). A server whose counts are all 0 has lost
-//! nothing since it started. Once a count is not 0, the stats cannot say
-//! *when* the losses were, so the first client to see a new total writes
-//! it to the server under [`RETAINED_KEY`] with the time it saw it
-//! (`mcds-retained 1 <process start> <losses> <unix ms>`); a later client
-//! that finds the same total knows nothing was lost since that time. A
-//! record that is itself lost (a flush, an eviction: both counted) or of
-//! another process start is replaced, with the time of the replacing
-//! read: later than any loss, never earlier.
+//! `slab_reassign_busy_deletes`). The counts cannot say *when* the losses
+//! were, so the clients of a server keep a record under [`RETAINED_KEY`]:
+//! the loss count a client saw, and the time it saw it
+//! (`mcds-retained 2 <process start> <losses> <unix ms> <gets>
+//! <connections>`). A later client that finds the same process and the
+//! same count knows nothing was lost since that time; one that finds a
+//! higher count writes a new record with its own time, later than any loss
+//! it counts. A server with no record whose count is 0 has lost nothing
+//! since it started.
+//!
+//! Counts can also go *down*: an operator's `stats reset` zeroes them, and
+//! so does a warm restart (`-e`), which keeps the items and the process
+//! start. Losses counted before that can no longer be told from none, so a
+//! count below the record's, or fewer `cmd_get`s or connections than the
+//! record saw (both only grow between resets), is taken as a loss now: the
+//! record is written again with the time of this read.
 //!
 //! What the counts do not show: `flush_all` with a delay (counted when
-//! sent, applied later) and items deleted by a client.
+//! sent, applied later); items deleted by a client; losses that a `stats
+//! reset` or warm restart erased before any client read them (with no
+//! record yet, or once every count has climbed back to the record's).
 
 use std::time::Duration;
 
@@ -42,8 +51,14 @@ pub(crate) struct Losses {
     pub(crate) started: u64,
     /// Seconds since (`uptime`).
     pub(crate) uptime: u64,
-    /// Items lost since: evictions, rebalancer evictions and flushes.
+    /// Items lost since (or since the counts were reset): evictions,
+    /// rebalancer evictions and flushes.
     pub(crate) count: u64,
+    /// `cmd_get`: grows with every read, back to 0 on a reset.
+    pub(crate) gets: u64,
+    /// `total_connections`: grows with every connection, back to 0 on a
+    /// reset.
+    pub(crate) connections: u64,
 }
 
 impl Losses {
@@ -69,35 +84,67 @@ impl Losses {
             started: time.saturating_sub(uptime),
             uptime,
             count,
+            gets: stat("cmd_get").unwrap_or(0),
+            connections: stat("total_connections").unwrap_or(0),
         })
     }
 }
 
-/// The record's bytes.
+/// The record's bytes: `losses` seen, and nothing lost since `since_ms`.
 pub(crate) fn record(losses: &Losses, since_ms: u64) -> Vec<u8> {
     format!(
-        "mcds-retained 1 {} {} {since_ms}",
-        losses.started, losses.count
+        "mcds-retained 2 {} {} {since_ms} {} {}",
+        losses.started, losses.count, losses.gets, losses.connections
     )
     .into_bytes()
 }
 
-/// The time a record vouches for, if it is of `losses`' process and count.
-pub(crate) fn vouched(value: &[u8], losses: &Losses) -> Option<u64> {
-    let text = std::str::from_utf8(value).ok()?;
-    let mut words = text.split(' ');
-    if (words.next()?, words.next()?) != ("mcds-retained", "1") {
-        return None;
+/// What a record says of the listing `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Judged {
+    /// The same process and loss count: nothing lost since this time.
+    Since(u64),
+    /// Losses since the record (a higher count), or counts reset since
+    /// (lower), or another process, or not a record of this format.
+    Stale,
+}
+
+/// Judge the record `value` against the listing `now`.
+pub(crate) fn judge(value: &[u8], now: &Losses) -> Judged {
+    let parsed = (|| {
+        let text = std::str::from_utf8(value).ok()?;
+        let mut words = text.split(' ');
+        if (words.next()?, words.next()?) != ("mcds-retained", "2") {
+            return None;
+        }
+        let mut number = || words.next()?.parse::<u64>().ok();
+        let fields = [number()?, number()?, number()?, number()?, number()?];
+        words.next().is_none().then_some(fields)
+    })();
+    match parsed {
+        Some([started, count, since, gets, connections])
+            if started == now.started
+                && count == now.count
+                && gets <= now.gets
+                && connections <= now.connections =>
+        {
+            Judged::Since(since)
+        }
+        _ => Judged::Stale,
     }
-    let mut number = || words.next()?.parse::<u64>().ok();
-    let (started, count, since) = (number()?, number()?, number()?);
-    ((started, count) == (losses.started, losses.count)).then_some(since)
 }
 
 impl MemcachedStore {
     pub(crate) async fn retention_io(&self, io: Io, key: &Key) -> Result<Retention> {
         let index = self.server_for(key);
         let server = &self.servers[index];
+        let record_key = Key::new(RETAINED_KEY)?;
+        // The record first, then the stats: a loss counted after the
+        // record was read only makes the two disagree (a new record).
+        let item = Session::open(server, &self.config)?
+            .execute(io, &Op::Get(&record_key))
+            .await
+            .and_then(Reply::item)?;
         let stats = Session::open(server, &self.config)?.stats_io(io).await?;
         // Every loss the listing counts happened before it was read.
         let read_ms = SystemClock.now_ms();
@@ -109,28 +156,25 @@ impl MemcachedStore {
         };
         let started_ms = read_ms
             .saturating_sub(losses.uptime.saturating_mul(1000))
-            .saturating_add(UPTIME_HEAD_START.as_millis() as u64);
-        if losses.count == 0 {
-            return Ok(Retention::Since(started_ms.min(read_ms)));
-        }
-        let record_key = Key::new(RETAINED_KEY)?;
-        let item = Session::open(server, &self.config)?
-            .execute(io, &Op::Get(&record_key))
-            .await
-            .and_then(Reply::item)?;
-        if let Some(since) = item.and_then(|item| vouched(&item.value, &losses)) {
-            return Ok(Retention::Since(since.max(started_ms)));
-        }
-        // New losses (or no record): nothing was lost since this read.
+            .saturating_add(UPTIME_HEAD_START.as_millis() as u64)
+            .min(read_ms);
+        let since = match item.map(|item| judge(&item.value, &losses)) {
+            Some(Judged::Since(since)) => return Ok(Retention::Since(since.max(started_ms))),
+            // No record, no loss counted: nothing lost since the start.
+            None if losses.count == 0 => started_ms,
+            // A loss since the record, or a reset that may hide one: none
+            // since this read.
+            _ => read_ms,
+        };
         let set = Op::Set {
             key: &record_key,
-            value: &record(&losses, read_ms),
+            value: &record(&losses, since),
             ttl: Ttl::Never,
         };
         // A server too full to keep it still answered: the record only
         // saves the next reader from starting at its own time.
         let _ = Session::open(server, &self.config)?.execute(io, &set).await;
-        Ok(Retention::Since(read_ms))
+        Ok(Retention::Since(since))
     }
 }
 
@@ -145,41 +189,83 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn losses_add_every_kind_and_records_match_only_their_count() {
-        let stats = listing(&[
+    fn losses() -> Losses {
+        Losses::of(&listing(&[
             ("uptime", "100"),
             ("time", "1800000100"),
             ("evictions", "3"),
             ("slab_reassign_evictions_nomem", "1"),
             ("cmd_flush", "2"),
-        ]);
-        let losses = Losses::of(&stats).unwrap();
+            ("cmd_get", "500"),
+            ("total_connections", "7"),
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn losses_add_every_kind() {
         assert_eq!(
-            losses,
+            losses(),
             Losses {
                 started: 1_800_000_000,
                 uptime: 100,
-                count: 6
+                count: 6,
+                gets: 500,
+                connections: 7
             }
         );
-        let bytes = record(&losses, 42);
-        assert_eq!(vouched(&bytes, &losses), Some(42));
-        let more = Losses { count: 7, ..losses };
-        assert_eq!(vouched(&bytes, &more), None, "a new loss since");
+        assert_eq!(Losses::of(&listing(&[("uptime", "1")])), None);
+    }
+
+    #[test]
+    fn a_record_vouches_only_for_its_process_and_count() {
+        let seen = losses();
+        let bytes = record(&seen, 42);
+        assert_eq!(judge(&bytes, &seen), Judged::Since(42));
+        // More reads and connections since: the same losses.
+        let busier = Losses {
+            gets: 900,
+            connections: 9,
+            ..seen
+        };
+        assert_eq!(judge(&bytes, &busier), Judged::Since(42));
+        let more = Losses { count: 7, ..seen };
+        assert_eq!(judge(&bytes, &more), Judged::Stale, "a new loss since");
         let restarted = Losses {
             started: 1_800_000_050,
-            ..losses
+            ..seen
         };
-        assert_eq!(vouched(&bytes, &restarted), None, "another process");
+        assert_eq!(judge(&bytes, &restarted), Judged::Stale, "another process");
         for junk in [
             &b""[..],
-            b"mcds-retained 1",
-            b"mcds-retained 2 1 6 4",
+            b"mcds-retained 2",
+            b"mcds-retained 1 1800000000 6 42",
+            b"mcds-retained 2 1800000000 6 42 500 7 extra",
             b"\xff\xfe",
         ] {
-            assert_eq!(vouched(junk, &losses), None);
+            assert_eq!(judge(junk, &seen), Judged::Stale);
         }
-        assert_eq!(Losses::of(&listing(&[("uptime", "1")])), None);
+    }
+
+    /// `stats reset` (or a warm restart) zeroes the counts: a lower loss
+    /// count, or fewer gets or connections than the record saw, is stale —
+    /// also when the loss count has climbed back to the record's.
+    #[test]
+    fn counts_that_went_down_are_stale() {
+        let seen = losses();
+        let bytes = record(&seen, 42);
+        let reset = Losses {
+            count: 0,
+            gets: 3,
+            connections: 1,
+            ..seen
+        };
+        assert_eq!(judge(&bytes, &reset), Judged::Stale);
+        let climbed_back = Losses {
+            gets: 20,
+            connections: 2,
+            ..seen
+        };
+        assert_eq!(judge(&bytes, &climbed_back), Judged::Stale);
     }
 }

@@ -104,6 +104,13 @@
 //! | `mcds-eventlog` | works | appends and counters |
 //! | `mcds-set` `Set`, `ShardedSet`, `Table`, `IntArray` | work, without compaction | writes are appends; the best-effort compaction of a read (a CAS write) is skipped, so logs grow until the TTL or a `clear`; an explicit `compact()` is [`Error::Unsupported`] |
 //! | `mcds-sketch` (Bloom filter, HyperLogLog, activity bitmap) | refused: writes are [`Error::Unsupported`] | every write is a CAS read-modify-write |
+//! | `mcds-timeseries` | refused: records are [`Error::Unsupported`] | a bucket is written by CAS |
+//!
+//! Time series reads ask the store whether a server lost items since the
+//! data was written ([`Store::retention`]); this store cannot say yet,
+//! directly or behind a proxy (it answers [`Retention::Unknown`]), so a
+//! series read through it is [`Error::Unsupported`] unless the series is
+//! made `with_loss_check(false)`.
 //!
 //! TTLs behind a proxy are relative up to 30 days (memcached computes the
 //! expiry on its own clock, which a paused server applies late); longer
@@ -155,6 +162,8 @@
 //! [`Store::supports_cas`]: mcds_core::Store::supports_cas
 //! [`Store::colocated`]: mcds_core::Store::colocated
 //! [`Store::pipeline`]: mcds_core::Store::pipeline
+//! [`Store::retention`]: mcds_core::Store::retention
+//! [`Retention::Unknown`]: mcds_core::Retention::Unknown
 //! [`Error::Unsupported`]: mcds_core::Error::Unsupported
 //! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
 //! [`Error::Io`]: mcds_core::Error::Io

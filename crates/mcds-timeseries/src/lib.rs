@@ -6,8 +6,8 @@
 //!
 //! | type | what it keeps | write | read |
 //! |---|---|---|---|
-//! | [`TimeSeries`] | count, exact sum, min and max of `i64` samples per bucket (one item each), at up to 8 resolutions (1 s, 1 min, 1 h…) each with its retention | `record`: 2 round trips per server (a `get` and a `cas` of every resolution's bucket at once) | `range`, `aggregate`/`sum`/`count`/`avg`/`min`/`max`, `union`/`intersection` of series: 1 round trip per server, and 1 more per server for the loss check |
-//! | [`PackedSeries`] | a dense counter per time slot, `u8`/`u16`/`u32` slots packed many to an item per period (the `BITFIELD` pattern), saturating | `incr`: 2 (CAS) | `range`/`sum`/`get`: 1 per server, and 1 more per server for the loss check |
+//! | [`TimeSeries`] | count, exact sum, min and max of `i64` samples per bucket (one item each), at up to 8 resolutions (1 s, 1 min, 1 h…) each with its retention | `record`: 2 round trips per server (a `get` and a `cas` of every resolution's bucket at once) | `range`, `aggregate`/`sum`/`count`/`avg`/`min`/`max`, `union`/`intersection` of series: 1 round trip per server, and 2 more per server for the loss check |
+//! | [`PackedSeries`] | a dense counter per time slot, `u8`/`u16`/`u32` slots packed many to an item per period (the `BITFIELD` pattern), saturating | `incr`: 2 (CAS) | `range`/`sum`/`get`: 1 per server, and 2 more per server for the loss check |
 //!
 //! ```
 //! use std::sync::Arc;

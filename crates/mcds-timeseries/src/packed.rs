@@ -118,16 +118,17 @@ pub struct Slot {
 ///   returns the slot's new value, so a caller sees the cap.
 /// * [`get`](Self::get): 1 round trip; [`range`](Self::range) and
 ///   [`sum`](Self::sum): one `get` per period of the range in one
-///   `get_multi`, **1 round trip per server**, then 1 more per server for
+///   `get_multi`, **1 round trip per server**, then 2 more per server for
 ///   the loss check (see "Retention").
 ///
 /// ## Retention
 ///
 /// Like [`TimeSeries`](crate::TimeSeries): a period is readable for
 /// `retention` after its end, by the reader's clock, and reads never look
-/// at older periods; items get a TTL reaching 60 s past that, so no read
-/// depends on when memcached expires an item. An increment of a slot
-/// already past retention is an [`Error::InvalidArgument`], and so is one
+/// at older periods; items get a TTL reaching the clock skew plus 60 s past
+/// that, so no read depends on when memcached expires an item. An increment
+/// of a slot past retention (even for a reader the skew behind) is an
+/// [`Error::InvalidArgument`], and so is one
 /// of a slot more than the clock skew ([`with_max_clock_skew`](Self::with_max_clock_skew),
 /// 60 s by default) ahead of the scope's clock.
 ///
@@ -137,7 +138,8 @@ pub struct Slot {
 /// items since twice the clock skew (2 minutes by default) before the
 /// first slot it returns from there
 /// ([`Store::retention`](mcds_core::Store::retention): for memcached its
-/// `stats`, 1 more round trip per server): if so, the read is an
+/// `stats` and a record of when its clients saw its last loss, 2 more round
+/// trips per server): if so, the read is an
 /// [`Error::Lost`] naming the slot, the time of the loss and the first
 /// time a read can vouch for; if not, every count ever made into those
 /// slots is there. As for [`TimeSeries`](crate::TimeSeries), slots from
@@ -315,7 +317,7 @@ impl PackedSeries {
         let end = period.saturating_add(1).saturating_mul(self.period_ms());
         let now = self.scope.clock().now_ms();
         refuse_early("packed series", &self.name, ts_ms, now, self.skew_ms)?;
-        let Some(ttl) = ttl_for(end, self.retention_ms, now) else {
+        let Some(ttl) = ttl_for(end, self.retention_ms, now, self.skew_ms) else {
             return Err(Error::InvalidArgument(format!(
                 "time {ts_ms} ms is past the retention of packed series {} ({} ms after its period); count only recent slots",
                 self.name, self.retention_ms
@@ -389,7 +391,7 @@ impl PackedSeries {
     /// `to_ms` (Unix ms, inclusive) whose period is within retention, oldest
     /// first, zeros included: one `get` per period in one `get_multi`
     /// (1 round trip per server), then the loss check of each server read
-    /// from (1 more each; see the [type docs](PackedSeries)). At most [`MAX_RANGE_SLOTS`] slots per
+    /// from (2 more each; see the [type docs](PackedSeries)). At most [`MAX_RANGE_SLOTS`] slots per
     /// call, else [`Error::InvalidArgument`].
     pub fn range(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
         block_on(self.range_io(Io::Blocking, from_ms, to_ms))
@@ -421,6 +423,23 @@ impl PackedSeries {
             .collect::<Result<_>>()?;
         let access = self.access(io);
         let items = access.get_multi(&keys).await?;
+        let mut out = Vec::with_capacity(n as usize);
+        for ((period, key), item) in periods.clone().zip(&keys).zip(items) {
+            let slots = match &item {
+                None => None,
+                Some(item) => Some(self.check(&item.value).map_err(|r| corrupt(key, r))?),
+            };
+            let base = period * self.slots;
+            for index in first.max(base)..=last.min(base.saturating_add(self.slots - 1)) {
+                let value = slots.map_or(0, |s| self.slot_value(s, (index - base) as usize));
+                out.push(Slot {
+                    start_ms: index * self.slot_ms,
+                    value,
+                });
+            }
+        }
+        // Bytes no increment wrote are Corrupt first; then whether what was
+        // read can be vouched for.
         if self.loss_check {
             // Each period from its first slot in the range: a period item
             // lost and re-created holds the counts since, complete for the
@@ -441,21 +460,6 @@ impl PackedSeries {
                 })
                 .collect();
             check_retained(access, "PackedSeries read", &checked, self.skew_ms).await?;
-        }
-        let mut out = Vec::with_capacity(n as usize);
-        for ((period, key), item) in periods.zip(&keys).zip(items) {
-            let slots = match &item {
-                None => None,
-                Some(item) => Some(self.check(&item.value).map_err(|r| corrupt(key, r))?),
-            };
-            let base = period * self.slots;
-            for index in first.max(base)..=last.min(base.saturating_add(self.slots - 1)) {
-                let value = slots.map_or(0, |s| self.slot_value(s, (index - base) as usize));
-                out.push(Slot {
-                    start_ms: index * self.slot_ms,
-                    value,
-                });
-            }
         }
         Ok(out)
     }

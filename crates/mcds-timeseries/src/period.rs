@@ -12,17 +12,21 @@
 
 use mcds_core::{Access, Error, Key, Result, Retention, Ttl};
 
-/// How long an item outlives the end of its retention: memcached's
-/// one-second clock (not aligned to Unix seconds) plus room for clock skew
-/// between the clients that write and the clients that read.
+/// How long an item outlives the last moment any reader may read it:
+/// memcached's one-second clock (not aligned to Unix seconds, and up to 2 s
+/// behind real time) with room to spare. Clock skew between clients is
+/// added on top (see [`ttl_for`]).
 pub(crate) const SLACK_MS: u64 = 60_000;
 
 /// The TTL of an item of the period ending at `end_ms` (exclusive) kept for
-/// `retention_ms` after that, written at `now_ms`: until
-/// `end + retention + SLACK_MS`. `None` when the period is already out of
-/// retention (a read would never look at it, so nothing should be written).
-pub(crate) fn ttl_for(end_ms: u64, retention_ms: u64, now_ms: u64) -> Option<Ttl> {
-    let deadline = end_ms.saturating_add(retention_ms);
+/// `retention_ms` after that, written at `now_ms` by a client whose clock
+/// may differ from its readers' by up to `skew_ms`: until
+/// `end + retention + skew + SLACK_MS` by the writer's clock, so that a
+/// reader whose clock is `skew` behind still finds it for the whole
+/// retention. `None` when no reader can look at the period any more
+/// (`end + retention + skew` has passed), so nothing should be written.
+pub(crate) fn ttl_for(end_ms: u64, retention_ms: u64, now_ms: u64, skew_ms: u64) -> Option<Ttl> {
+    let deadline = end_ms.saturating_add(retention_ms).saturating_add(skew_ms);
     if deadline <= now_ms {
         return None;
     }
@@ -162,20 +166,27 @@ mod tests {
     #[test]
     fn ttl_covers_retention_plus_slack_whenever_written() {
         // A 60 s period ending at 120 s, kept 600 s: readable until 720 s.
-        assert_eq!(ttl_for(120_000, 600_000, 0), Some(Ttl::secs(780)));
-        assert_eq!(ttl_for(120_000, 600_000, 100_500), Some(Ttl::secs(680)));
-        assert_eq!(ttl_for(120_000, 600_000, 719_999), Some(Ttl::secs(61)));
-        assert_eq!(ttl_for(120_000, 600_000, 720_000), None);
-        assert_eq!(ttl_for(u64::MAX, u64::MAX, 0), Some(Ttl::secs(u32::MAX)));
+        assert_eq!(ttl_for(120_000, 600_000, 0, 0), Some(Ttl::secs(780)));
+        assert_eq!(ttl_for(120_000, 600_000, 100_500, 0), Some(Ttl::secs(680)));
+        assert_eq!(ttl_for(120_000, 600_000, 719_999, 0), Some(Ttl::secs(61)));
+        assert_eq!(ttl_for(120_000, 600_000, 720_000, 0), None);
+        assert_eq!(ttl_for(u64::MAX, u64::MAX, 0, 0), Some(Ttl::secs(u32::MAX)));
+        // A reader up to 30 s behind reads until 750 s of the writer's clock.
+        assert_eq!(ttl_for(120_000, 600_000, 0, 30_000), Some(Ttl::secs(810)));
+        assert_eq!(
+            ttl_for(120_000, 600_000, 749_999, 30_000),
+            Some(Ttl::secs(61))
+        );
+        assert_eq!(ttl_for(120_000, 600_000, 750_000, 30_000), None);
     }
 
     #[test]
     fn first_readable_agrees_with_ttl_for() {
         for now in [0, 1, 59_999, 60_000, 719_999, 720_000, 1_000_000] {
             let first = first_readable(60_000, 600_000, now);
-            assert!(ttl_for((first + 1) * 60_000, 600_000, now).is_some());
+            assert!(ttl_for((first + 1) * 60_000, 600_000, now, 0).is_some());
             if first > 0 {
-                assert!(ttl_for(first * 60_000, 600_000, now).is_none(), "{now}");
+                assert!(ttl_for(first * 60_000, 600_000, now, 0).is_none(), "{now}");
             }
         }
     }

@@ -335,11 +335,12 @@ struct Target {
 ///
 /// A bucket is readable for the resolution's retention after its end, by
 /// the reader's clock; older buckets are not read at all. Every write gives
-/// the item a TTL reaching 60 s past that (slack for memcached's
-/// one-second clock and for clock skew between clients), so a read never
+/// the item a TTL reaching the clock skew plus 60 s past that (a reader's
+/// clock may be the skew behind the writer's; the 60 s cover memcached's
+/// one-second clock, which lags real time by up to 2 s), so a read never
 /// depends on *when* memcached expires an item: TTLs only free memory. A
-/// sample whose bucket is already past retention is not written at that
-/// resolution (a read would never see it). A sample more than the
+/// sample whose bucket is past retention even for a reader the skew
+/// behind is not written at that resolution (no read would see it). A sample more than the
 /// clock skew ([`with_max_clock_skew`](Self::with_max_clock_skew), 60 s by
 /// default) ahead of the recording client's clock is refused
 /// ([`Error::InvalidArgument`]): reads rely on that to tell lost data
@@ -375,8 +376,9 @@ struct Target {
 /// `get_multi` (**1 round trip per server**), then asks each server it read
 /// from whether it has lost items since before those buckets could first
 /// be written ([`Store::retention`](mcds_core::Store::retention): for
-/// memcached, its `stats`, **1 more round trip per server**, 2 or 3 once
-/// it has ever evicted or been flushed). The aggregates over a range
+/// memcached, its `stats` and a record its clients keep of when they saw
+/// its last loss, **2 more round trips per server**, 3 when the record is
+/// written: the first read of a server, and after each new loss). The aggregates over a range
 /// ([`aggregate`](Self::aggregate), [`count`](Self::count),
 /// [`sum`](Self::sum), [`avg`](Self::avg), [`min`](Self::min),
 /// [`max`](Self::max)) and the merges of several series
@@ -404,9 +406,12 @@ struct Target {
 ///
 /// What a read cannot see: a `flush_all` with a delay (memcached counts it
 /// when sent, applies it later) and a bucket deleted by another program.
-/// Through a store that cannot say whether it lost items (`mcds-text`
-/// behind a proxy), a read is [`Error::Unsupported`] unless the check is
-/// turned off. Bytes no record writes (another program's) are
+/// Through a store that cannot say whether it lost items (`mcds-text`,
+/// directly or behind a proxy), a read is [`Error::Unsupported`] unless the
+/// check is turned off. An operator's `stats reset` or a warm restart
+/// (`-e`) zeroes the counts the check reads: a count found below the one
+/// its clients recorded is taken as a loss, but losses no client had read
+/// before such a reset are erased with them. Bytes no record writes (another program's) are
 /// `Error::Corrupt`, never a panic or a misread.
 #[derive(Clone, Debug)]
 pub struct TimeSeries {
@@ -534,7 +539,7 @@ impl TimeSeries {
         let mut targets = Vec::with_capacity(self.resolutions.len());
         for &r in &self.resolutions {
             let bucket = ts_ms / r.step_ms;
-            let Some(ttl) = ttl_for(r.end_ms(bucket), r.retention_ms, now) else {
+            let Some(ttl) = ttl_for(r.end_ms(bucket), r.retention_ms, now, self.skew_ms) else {
                 continue;
             };
             targets.push(Target {

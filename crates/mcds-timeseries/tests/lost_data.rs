@@ -173,6 +173,45 @@ fn an_evicted_bucket_reads_as_lost_not_short() {
     );
 }
 
+/// An operator's `stats reset` zeroes memcached's loss counts (`cmd_flush`,
+/// `evictions`), which a read's loss check reads: a flush seen by a read
+/// before the reset is still a loss after it (counts below the record's
+/// are taken as a loss), for a time series and a packed series alike. An
+/// adversarial review read `Ok` and short here before.
+#[test]
+fn a_stats_reset_does_not_erase_a_loss() {
+    use mcds_timeseries::{PackedSeries, SlotWidth};
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let t0 = a_second_after_now();
+    let series = real_time_series(Arc::clone(&store), "lat", t0);
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(ManualClock::new(t0)));
+    let packed = PackedSeries::new(&scope, "hits", SEC, 3600, SlotWidth::U32, DAY)
+        .unwrap()
+        .with_max_clock_skew(Duration::ZERO);
+    for v in [10, 20, 30] {
+        series.record(t0, v).unwrap();
+    }
+    packed.incr(t0, 7).unwrap();
+    assert_eq!(
+        series.aggregate(t0, t0, SEC).unwrap(),
+        Some(truth(&[10, 20, 30]))
+    );
+    let reply = server.raw(b"flush_all\r\n", |l| l == "OK");
+    assert_eq!(reply.last().map(String::as_str), Some("OK"));
+    series.record(t0, 5).unwrap();
+    packed.incr(t0, 1).unwrap();
+    for round in 0..2 {
+        let read = series.aggregate(t0, t0, SEC);
+        println!("round {round}: series {read:?}");
+        assert!(matches!(read, Err(Error::Lost { .. })), "{read:?}");
+        let sum = packed.sum(t0, t0);
+        assert!(matches!(sum, Err(Error::Lost { .. })), "{sum:?}");
+        let reply = server.raw(b"stats reset\r\n", |l| l == "RESET");
+        assert_eq!(reply.last().map(String::as_str), Some("RESET"));
+    }
+}
+
 /// A pool of 3, 36 series (20 samples each in one bucket), one server
 /// killed (-9) and restarted, then 30 more samples each. Before: 17 of 36
 /// buckets read wrong without an error. Now every bucket on the restarted

@@ -192,7 +192,7 @@ class TimeSeries(Handle):
         """The non-empty buckets of resolution ``step_ms`` (one of the
         series' steps) from the one containing ``from_ms`` to the one
         containing ``to_ms`` (Unix ms, inclusive), oldest first. One round
-        trip per server, and one more per server for the loss check."""
+        trip per server, and two more per server for the loss check."""
         out = ffi.new("mcds_bucket_list **")
         self._call(lib.mcds_timeseries_range, *_range_args(from_ms, to_ms, step_ms), out)
         return _take_bucket_list(out[0])
@@ -345,7 +345,7 @@ class PackedSeries(Handle):
         """Every slot from the one containing ``from_ms`` to the one
         containing ``to_ms`` (Unix ms, inclusive) within retention, oldest
         first, zeros included; at most 100 000. One round trip per server,
-        and one more per server for the loss check (as
+        and two more per server for the loss check (as
         :meth:`TimeSeries.range`)."""
         out = ffi.new("mcds_slot_list **")
         self._call(lib.mcds_packed_series_range, int_arg(from_ms, "from_ms"), int_arg(to_ms, "to_ms"), out)
