@@ -1000,11 +1000,13 @@ pub(crate) struct SeriesMulti {
 pub(crate) enum SeriesCmd {
     /// Record a sample VALUE at --at-ms (default now), at every resolution
     ///
-    /// Prints nothing (--json: the sample). Counts and sums are exact under
-    /// any number of concurrent recorders; min and max are updated by CAS,
-    /// which needs a memcached reached directly (not through a proxy). A
-    /// sample older than every resolution's retention is not recorded (a
-    /// warning says so; exit 0).
+    /// Prints nothing (--json: the sample, and "recorded": false when it is
+    /// past every retention). Counts, sums, min and max are exact under any
+    /// number of concurrent recorders: each bucket is updated by CAS, which
+    /// needs a memcached reached directly (not through a proxy). A sample
+    /// older than every resolution's retention is not recorded (a warning
+    /// says so; exit 0); one more than --max-clock-skew ahead of now is
+    /// refused (exit 3).
     Record {
         /// The series
         name: String,

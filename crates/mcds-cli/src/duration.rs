@@ -11,7 +11,32 @@ use std::time::Duration;
 /// The largest duration accepted: 100 years, far beyond any TTL memcached
 /// keeps (30 days as a relative TTL) or any wait worth asking for, and small
 /// enough that no arithmetic on it overflows.
-const MAX_SECS: f64 = 100.0 * 365.0 * 86_400.0;
+const MAX_NANOS: u128 = 100 * 365 * 86_400 * 1_000_000_000;
+
+/// One term's nanoseconds: `number` (digits, at most one `.`) times
+/// `scale_ns`, exactly (the fraction rounded to the nanosecond). Integer
+/// arithmetic, so whole milliseconds stay whole: `365d7ms` is exactly
+/// 31 536 000 007 ms, where adding `f64` seconds gave a fraction of one.
+fn term_nanos(number: &str, scale_ns: u128) -> Option<u128> {
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
+        return None;
+    }
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut nanos = whole.checked_mul(scale_ns)?;
+    // Digits past the 18th are below an attosecond of any unit here.
+    let frac = &frac[..frac.len().min(18)];
+    if !frac.is_empty() {
+        let digits: u128 = frac.parse().ok()?;
+        let denominator = 10u128.pow(u32::try_from(frac.len()).ok()?);
+        nanos = nanos.checked_add((digits * scale_ns + denominator / 2) / denominator)?;
+    }
+    Some(nanos)
+}
 
 /// Parse a duration as described in the module docs; the error says what
 /// was wrong and gives examples.
@@ -25,39 +50,49 @@ pub(crate) fn parse(text: &str) -> Result<Duration, String> {
     if s.is_empty() {
         return Err(help());
     }
-    let mut total = 0.0f64;
+    let too_long = || format!("duration {text:?} is too long (at most 100 years)");
+    let mut total: u128 = 0;
     let mut rest = s;
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
         let (number, after) = rest.split_at(digits);
-        if number.is_empty() || number.starts_with('.') && number.len() == 1 {
+        if number.is_empty() {
             return Err(help());
         }
-        let value: f64 = number.parse().map_err(|_| help())?;
         let unit_len = after
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(after.len());
         let (unit, next) = after.split_at(unit_len);
-        let scale = match unit {
+        let scale_ns: u128 = match unit {
             // A bare number is seconds, but only as the whole argument:
             // "1m30" is more likely a typo than 1 min 30 s.
-            "" if rest.len() == s.len() => 1.0,
-            "ms" => 0.001,
-            "s" | "sec" | "secs" => 1.0,
-            "m" | "min" | "mins" => 60.0,
-            "h" => 3600.0,
-            "d" => 86_400.0,
+            "" if rest.len() == s.len() => 1_000_000_000,
+            "ms" => 1_000_000,
+            "s" | "sec" | "secs" => 1_000_000_000,
+            "m" | "min" | "mins" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            "d" => 86_400_000_000_000,
             _ => return Err(help()),
         };
-        total += value * scale;
+        // A number too long for u128 is too long a duration.
+        let nanos = match term_nanos(number, scale_ns) {
+            Some(nanos) => nanos,
+            None if number.bytes().filter(|&b| b == b'.').count() <= 1 && number != "." => {
+                return Err(too_long());
+            }
+            None => return Err(help()),
+        };
+        total = total.saturating_add(nanos);
         rest = next;
     }
-    if !total.is_finite() || total > MAX_SECS {
-        return Err(format!("duration {text:?} is too long (at most 100 years)"));
+    if total > MAX_NANOS {
+        return Err(too_long());
     }
-    Ok(Duration::from_secs_f64(total))
+    Ok(Duration::from_nanos(
+        u64::try_from(total).map_err(|_| too_long())?,
+    ))
 }
 
 /// A duration as a person reads it: `1.5s`, `500ms`, `2m30s`.
@@ -108,6 +143,14 @@ mod tests {
         ok("1m30s", 90_000);
         ok(" 2s ", 2000);
         ok("1min", 60_000);
+        ok(".5s", 500);
+        // Whole milliseconds stay whole (f64 seconds made these fractions).
+        ok("365d7ms", 31_536_000_007);
+        ok("1000d3ms", 86_400_000_003);
+        assert_eq!(
+            parse("0.1234567891s"),
+            Ok(Duration::from_nanos(123_456_789))
+        );
     }
 
     #[test]

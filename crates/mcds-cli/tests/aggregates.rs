@@ -136,7 +136,7 @@ fn series_samples_from_several_invocations_read_back_exactly() {
     );
     assert_eq!(
         json_out(0, &mut series(&["record", "now", "-3", "--at-ms", &from])),
-        json!({ "series": "now", "at_ms": t0, "value": -3 })
+        json!({ "series": "now", "at_ms": t0, "value": -3, "recorded": true })
     );
     // A sample older than every retention: not recorded, and said so.
     let old = series(&["record", "latency", "1", "--at-ms", "1000"])

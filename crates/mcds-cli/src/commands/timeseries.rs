@@ -25,7 +25,9 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
             let now = ctx.scope.clock().now_ms();
             let at = at_ms.unwrap_or(now);
             series.record(at, value)?;
-            if !series.resolutions().iter().any(|r| kept(r, at, now)) {
+            let skew = shape.trust.max_clock_skew;
+            let recorded = series.resolutions().iter().any(|r| kept(r, at, now, skew));
+            if !recorded {
                 // TimeSeries::record skips such a sample without an error:
                 // no read would see it.
                 ctx.report.warn(
@@ -36,7 +38,9 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
                 );
             }
             if ctx.json {
-                json_line(json!({ "series": name, "at_ms": at, "value": value }));
+                json_line(
+                    json!({ "series": name, "at_ms": at, "value": value, "recorded": recorded }),
+                );
             }
             return Ok(OK);
         }
@@ -63,11 +67,14 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
 /// Whether a sample at `at_ms` lands in a bucket of `r` still readable at
 /// `now_ms`: one that ended less than the retention ago (as
 /// [`mcds_timeseries::Resolution`] documents it).
-fn kept(r: &mcds_timeseries::Resolution, at_ms: u64, now_ms: u64) -> bool {
+fn kept(r: &mcds_timeseries::Resolution, at_ms: u64, now_ms: u64, skew: Duration) -> bool {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let step = ms(r.step()).max(1);
     let end = (at_ms / step).saturating_add(1).saturating_mul(step);
-    end.saturating_add(ms(r.retention())) > now_ms
+    // As TimeSeries::record: a reader the clock skew behind still reads it.
+    end.saturating_add(ms(r.retention()))
+        .saturating_add(ms(skew))
+        > now_ms
 }
 
 /// Which aggregate of a range a command prints.
@@ -317,13 +324,17 @@ mod tests {
         let minute_for_an_hour =
             mcds_timeseries::Resolution::new(Duration::from_secs(60), Duration::from_secs(3600))
                 .unwrap();
-        let kept = |at, now| kept(&minute_for_an_hour, at, now);
+        let kept = |at, now| kept(&minute_for_an_hour, at, now, Duration::ZERO);
         // The bucket [0, 60 s) is readable until 60 s + 1 h.
         assert!(kept(0, 3_659_999));
         assert!(kept(59_999, 3_659_999));
         assert!(!kept(59_999, 3_660_000));
         assert!(kept(60_000, 3_660_000));
         assert!(kept(u64::MAX, 0));
+        // ... and 30 s longer for a reader whose clock is 30 s behind.
+        let skewed = |at, now| super::kept(&minute_for_an_hour, at, now, Duration::from_secs(30));
+        assert!(skewed(0, 3_689_999));
+        assert!(!skewed(0, 3_690_000));
     }
 
     #[test]
