@@ -77,23 +77,27 @@
 //!   `mcds-text`): [`Lock::try_acquire`] refuses with `Unsupported`. Without CAS ids a release could not tell this lease from
 //!   the next holder's.
 //! * **Fencing tokens** are strictly increasing while their counter lives.
-//!   memcached can lose the counter (eviction, restart, flush); the next
-//!   acquire re-creates it at `unix_ms · 2^21` plus a random offset below
-//!   2^20 ([`FENCE_SHIFT`], [`FENCE_RANDOM_BITS`]). Tokens therefore keep
-//!   moving forward provided the clients' clocks are roughly in sync and
-//!   the lock was acquired fewer than about a million times per
-//!   millisecond on average since the counter was created. Within one
-//!   process a token is never at or below one the process handed out
-//!   before for the same lock name (it remembers the highest token of up
-//!   to 65,536 names — past that it forgets one name to make room — and
-//!   raises a counter that fell behind, 1 more round trip): a counter lost
-//!   and re-created within one millisecond still gives a larger token. Two *processes* that each re-create a
-//!   lost counter within the same millisecond cannot learn of each other
-//!   (memcached kept nothing of the first counter), so only the random
-//!   offsets tell their counters apart: their tokens coincide with a
-//!   probability of about (acquisitions since the two creations) / 2^20,
-//!   which needs the counter lost twice within one millisecond to arise at
-//!   all.
+//!   memcached can lose the counter (eviction, restart, flush) — perhaps
+//!   with the lock item, while its holder still believes it holds the
+//!   lease. The acquire that re-creates the counter starts it at
+//!   `unix_ms · 2^21` plus a random offset below 2^20
+//!   ([`FENCE_SHIFT`], [`FENCE_RANDOM_BITS`]), and then, knowing it
+//!   created it, asks the store since when the counter's server lost
+//!   nothing ([`Store::retention`](mcds_core::Store::retention): memcached's
+//!   `stats`, 2 or 3 round trips once per counter lifetime) and raises the
+//!   counter to `(that time + FENCE_CLOCK_SKEW) · 2^21`
+//!   ([`FENCE_CLOCK_SKEW`], 60 s): above every token handed out before the
+//!   loss by any client whose clock was at most 60 s ahead, and whose
+//!   counter took fewer than about a million acquisitions per millisecond
+//!   on average. (Without that step an adversarial review saw the next
+//!   process's token below the old holder's in 99 of 200 flushes within
+//!   one millisecond, and in 50 of 50 with its clock 1 ms behind.) A store
+//!   that cannot say (`mcds-text`) skips the raise: tokens then order
+//!   lifetimes only by the creators' clocks. Within one process a token is
+//!   also never at or below one the process handed out before for the
+//!   same lock name (it remembers the highest token of up to 65,536 names
+//!   — past that it forgets one name to make room — and raises a counter
+//!   that fell behind, 1 more round trip).
 //! * **Pools**: a lock lives on one server, chosen by its key. If that server
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
@@ -104,8 +108,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcds_core::{
-    Access, Backoff, CasOutcome, Clock, DeleteOutcome, Error, Io, Key, Op, Reply, Result, Scope,
-    Store, Stored, Ttl, block_on,
+    Access, Backoff, CasOutcome, Clock, DeleteOutcome, Error, Io, Key, Op, Reply, Result,
+    Retention, Scope, Store, Stored, Ttl, block_on,
 };
 
 /// A fence counter a client creates starts at its clock's Unix
@@ -119,6 +123,12 @@ pub const FENCE_SHIFT: u32 = 21;
 /// starts above every token of the one created before it, as long as it
 /// was acquired fewer than about a million times per millisecond.
 pub const FENCE_RANDOM_BITS: u32 = 20;
+
+/// The most the clocks of a lock's clients may differ by, for fencing
+/// tokens across a lost fence counter: a counter an acquire creates starts
+/// above `(last loss on its server + this) · 2^21`, above every token any
+/// client's clock could have started before the loss.
+pub const FENCE_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// How many lock names' highest tokens a process remembers.
 const FENCE_FLOORS: usize = 65_536;
@@ -154,13 +164,21 @@ fn record_fence(fence_key: &Key, token: u64) {
 /// The value a fence counter that does not exist is created with: the
 /// clock's milliseconds above [`FENCE_SHIFT`] bits, a random offset below
 /// 2^[`FENCE_RANDOM_BITS`], and never at or below a token this process has
-/// handed out for the lock.
+/// handed out for the lock (then the highest such token, plus 2, plus the
+/// offset).
 fn fence_initial(now_ms: u64, fence_key: &Key) -> u64 {
     let offset = mcds_core::random_u64() & ((1 << FENCE_RANDOM_BITS) - 1);
     let from_clock = now_ms
         .saturating_mul(1 << FENCE_SHIFT)
         .saturating_add(offset);
-    from_clock.max(fence_floor(fence_key).saturating_add(1))
+    // Above the floor by 2 and the offset, never just 1: the acquire tells
+    // a counter it created by its reply being this value, and an existing
+    // counter at the floor answers floor + 1.
+    from_clock.max(
+        fence_floor(fence_key)
+            .saturating_add(2)
+            .saturating_add(offset),
+    )
 }
 
 /// Outcome of [`Guard::release`].
@@ -503,7 +521,7 @@ impl Lock {
                 return Ok((added, None));
             };
             let tok = match access.execute(&fence).await.and_then(Reply::value) {
-                Ok(t) => self.above_floor(access, t).await,
+                Ok(t) => self.above_floor(access, t, t == initial).await,
                 Err(e) => Err(e),
             };
             // The token is only ours if the lease still was when the
@@ -531,7 +549,7 @@ impl Lock {
             return Ok((added, None));
         }
         let tok = match tok.and_then(Reply::value) {
-            Ok(t) => self.above_floor(access, t).await,
+            Ok(t) => self.above_floor(access, t, t == initial).await,
             Err(e) => Err(e),
         };
         Ok((added, Some(tok)))
@@ -541,9 +559,26 @@ impl Lock {
     /// process has seen for the lock (the counter was lost and re-created
     /// from a slower clock, or from the same millisecond): the counter is
     /// then raised past them, 1 more round trip, while the lease is ours.
-    /// Records the token handed out.
-    async fn above_floor(&self, access: Access<'_>, token: u64) -> Result<u64> {
-        let floor = fence_floor(&self.fence_key);
+    ///
+    /// When this acquire `created` the counter, it may have replaced one
+    /// that memcached lost, whose tokens a holder that lost its lease
+    /// unseen (the same flush, restart or eviction) may still use, and
+    /// which another process's clock may have started above this one's.
+    /// The store says since when the counter's server lost nothing
+    /// ([`Access::retention`]): every token handed out before that loss is
+    /// below `(since + FENCE_CLOCK_SKEW) · 2^21`, so the counter is raised
+    /// to there (the check costs memcached 2 or 3 round trips, once per
+    /// counter lifetime).
+    async fn above_floor(&self, access: Access<'_>, token: u64, created: bool) -> Result<u64> {
+        let mut floor = fence_floor(&self.fence_key);
+        if created && let Retention::Since(since) = access.retention(&self.fence_key).await? {
+            let skew = u64::try_from(FENCE_CLOCK_SKEW.as_millis()).unwrap_or(u64::MAX);
+            let after_loss = since
+                .saturating_add(skew)
+                .saturating_add(1)
+                .saturating_mul(1 << FENCE_SHIFT);
+            floor = floor.max(after_loss.saturating_sub(1));
+        }
         let token = if token > floor {
             token
         } else {

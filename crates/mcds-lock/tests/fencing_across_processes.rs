@@ -1,0 +1,90 @@
+//! Fencing tokens across OS processes when memcached loses the fence
+//! counter: process A acquires (and keeps believing it holds the lease),
+//! `flush_all` takes the lock and the counter, process B acquires the same
+//! name within the same millisecond by its clock, or 1 ms behind A's. B's
+//! token must be above A's, or a fenced resource that saw B's write would
+//! still take A's stale one. An adversarial review saw B's token below A's
+//! in 99 of 200 rounds in the same millisecond and 50 of 50 with B 1 ms
+//! behind, before the acquire that creates a counter raised it past the
+//! server's last loss.
+//!
+//! The processes are this test binary, run with `MCDS_FENCE_CHILD_*` set.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcds_core::{ManualClock, Scope, Store};
+use mcds_lock::Lock;
+use mcds_memcached::MemcachedStore;
+use mcds_testkit::MemcachedServer;
+
+/// The child: acquires the lock at the clock it is given, prints its
+/// token, and exits without releasing (a holder that lost its lease
+/// unseen). Does nothing unless run by `token_of_a_child`.
+#[test]
+fn child() {
+    let (Ok(addr), Ok(ms), Ok(name)) = (
+        std::env::var("MCDS_FENCE_CHILD_ADDR"),
+        std::env::var("MCDS_FENCE_CHILD_MS"),
+        std::env::var("MCDS_FENCE_CHILD_NAME"),
+    ) else {
+        return;
+    };
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
+    let clock = ManualClock::new(ms.parse().unwrap());
+    let scope = Scope::new(store).with_clock(Arc::new(clock));
+    let lock = Lock::new(&scope, &name, Duration::from_secs(30))
+        .unwrap()
+        .with_fencing(true);
+    let guard = lock.try_acquire().unwrap().expect("the lock is free");
+    println!("token={}", guard.fencing_token().unwrap());
+    // Still "held" as far as this process knows.
+    std::mem::forget(guard);
+}
+
+/// Run `child` in a new process: its token.
+fn token_of_a_child(addr: &str, ms: u64, name: &str) -> u64 {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child", "--nocapture", "--test-threads", "1"])
+        .env("MCDS_FENCE_CHILD_ADDR", addr)
+        .env("MCDS_FENCE_CHILD_MS", ms.to_string())
+        .env("MCDS_FENCE_CHILD_NAME", name)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .split("token=")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no token in {stdout}"))
+}
+
+#[test]
+fn a_counter_lost_and_recreated_by_another_process_still_gives_a_larger_token() {
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let m = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    let mut behind = Vec::new();
+    for round in 0..20u64 {
+        let name = format!("across{round}");
+        let a = token_of_a_child(&addr, m, &name);
+        let reply = server.raw(b"flush_all\r\n", |l| l == "OK");
+        assert_eq!(reply.last().map(String::as_str), Some("OK"));
+        // Half the rounds in the same millisecond, half 1 ms behind.
+        let b = token_of_a_child(&addr, m - round % 2, &name);
+        if b <= a {
+            behind.push((round, a, b));
+        }
+    }
+    println!("20 rounds of acquire, flush_all, acquire in another process: {behind:?} not above");
+    assert!(
+        behind.is_empty(),
+        "a later holder's token at or below the earlier one's: {behind:?}"
+    );
+}
