@@ -83,7 +83,7 @@
 //!   `unix_ms · 2^21` plus a random offset below 2^20
 //!   ([`FENCE_SHIFT`], [`FENCE_RANDOM_BITS`]), and then, knowing it
 //!   created it, asks the store since when the counter's server lost
-//!   nothing ([`Store::retention`](mcds_core::Store::retention): memcached's
+//!   nothing ([`Store::retention`]: memcached's
 //!   `stats`, 2 or 3 round trips once per counter lifetime) and raises the
 //!   counter to `(that time + FENCE_CLOCK_SKEW) · 2^21`
 //!   ([`FENCE_CLOCK_SKEW`], 60 s): above every token handed out before the
