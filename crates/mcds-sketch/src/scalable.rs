@@ -501,8 +501,11 @@ impl ScalableBloomFilter {
     /// records, whatever this handle was opened with: clearing is how a
     /// filter opened with the wrong numbers is started again. A filter
     /// still on its first layer has no header, and its blocks are found
-    /// from this handle's parameters: open it with the ones it was created
-    /// with, or blocks of a larger first layer stay behind.
+    /// from this handle's parameters: when it has a block past them (it
+    /// was made with a larger capacity) or a second layer (its header was
+    /// lost), the clear is refused with [`Error::InvalidArgument`] before
+    /// anything is deleted (1 more round trip): open it with the capacity
+    /// it was created with.
     pub fn clear(&self) -> Result<()> {
         block_on(self.clear_io(Io::Blocking))
     }
@@ -547,9 +550,39 @@ impl ScalableBloomFilter {
         })
     }
 
+    /// With no header, nothing records the filter's shape: a first layer
+    /// made with a larger capacity has blocks past the ones this handle's
+    /// capacity makes, and a grown filter whose header was lost has a
+    /// second layer. Either way a clear from this handle would leave blocks
+    /// behind and report success: refuse it before deleting anything
+    /// (1 round trip).
+    async fn refuse_other_shapes(&self, access: Access<'_>, first: &BloomFilter) -> Result<()> {
+        let beyond = self
+            .scope
+            .key("sbloom", &self.name, format!("0.{}", first.keys().len()))?;
+        let second = self.scope.key("sbloom", &self.name, "1.0")?;
+        let found = access.get_multi(&[beyond, second]).await?;
+        let why = match (&found[0], &found[1]) {
+            (Some(_), _) => format!(
+                "its first layer has more blocks than a capacity of {} makes",
+                self.initial
+            ),
+            (None, Some(_)) => "it has a second layer, but no header (lost)".to_string(),
+            (None, None) => return Ok(()),
+        };
+        Err(Error::InvalidArgument(format!(
+            "scalable Bloom filter {}: {why}, so a clear with this capacity would leave blocks behind; nothing was deleted — clear it with the capacity it was created with",
+            self.name
+        )))
+    }
+
     async fn clear_as_opened(&self, io: Io) -> Result<()> {
         let access = self.access(io);
-        let layers = self.probe(access, &[]).await?.layers;
+        let probe = self.probe(access, &[]).await?;
+        if probe.header_count == 0 {
+            self.refuse_other_shapes(access, &probe.layers[0]).await?;
+        }
+        let layers = probe.layers;
         let mut ops: Vec<Op<'_>> = vec![Op::Delete(&self.header)];
         ops.extend(layers.iter().flat_map(|l| l.keys().iter().map(Op::Delete)));
         for r in access.pipeline(&ops).await {
@@ -582,6 +615,28 @@ mod tests {
         other.clear().unwrap();
         assert_eq!(store.len(), 0, "every block and the header deleted");
         assert!(!real.contains("e7").unwrap());
+    }
+
+    /// A first-layer filter (no header) cleared from a handle of a smaller
+    /// capacity is refused, and keeps every block; of its own capacity,
+    /// cleared.
+    #[test]
+    fn a_clear_that_would_leave_blocks_behind_is_refused() {
+        let store = Arc::new(MemoryStore::new());
+        let big = ScalableBloomFilter::new(store.clone(), "f", 2_000_000, 0.01).unwrap();
+        for i in 0..30 {
+            big.add(format!("e{i}")).unwrap();
+        }
+        let blocks = store.len();
+        assert!(blocks > 1, "a first layer of several blocks");
+        let small = ScalableBloomFilter::new(store.clone(), "f", 10, 0.01).unwrap();
+        match small.clear() {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("capacity"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(store.len(), blocks, "nothing deleted");
+        big.clear().unwrap();
+        assert_eq!(store.len(), 0);
     }
 
     /// A clone given another growth keeps no layer of the original's, and

@@ -74,6 +74,22 @@ pub fn vouched_hour() -> u64 {
     (now + 125_000).div_ceil(3_600_000) * 3_600_000
 }
 
+/// The whole second at least 1 s after the real time, once the real time
+/// has reached it (sleeps up to 2 s): a time series bucket of 1 s starting
+/// there, on a memcached server started before this call, is vouched for
+/// with no clock skew allowed (memcached times its start to within 1 s),
+/// and a clock set to it is not ahead of the real one. Tests that make a
+/// server lose data use it: their clocks must be about real, since the
+/// loss check times losses by the real clock.
+pub fn a_second_after_now() -> u64 {
+    let real = || mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    let second = (real() + 1_000).div_ceil(1_000) * 1_000;
+    while real() < second {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    second
+}
+
 /// The embedded store on a [`ManualClock`](mcds_core::ManualClock)
 /// standing at `unix_ms`, and a [`Scope`](mcds_core::Scope) on it with the
 /// same clock: the setup of every structure test that moves time by hand

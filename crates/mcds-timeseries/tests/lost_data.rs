@@ -18,14 +18,14 @@
 //!
 //! The tests that lose data run on real time with no clock skew allowed
 //! (the loss check times losses by the real clock), starting at a whole
-//! second after the server started (`a_second_after_now`).
+//! second after the server started (`mcds_testkit::a_second_after_now`).
 //!
 //! Run: `cargo test -p mcds-timeseries --test lost_data -- --nocapture`
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Clock, Error, Key, ManualClock, Op, Scope, Store, Ttl};
+use mcds_core::{Error, Key, ManualClock, Op, Scope, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::{MemcachedServer, ServerOptions, ServerPool};
 use mcds_timeseries::{MAX_SAMPLES_PER_BUCKET, Resolution, Stats, TimeSeries};
@@ -43,20 +43,6 @@ fn real_time_scope(store: Arc<dyn Store>) -> (ManualClock, Scope, u64) {
     clock.set_ms(t0);
     let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
     (clock, scope, t0)
-}
-
-/// The whole second at least 1 s after the real time, once the real time
-/// has reached it: a bucket of 1 s starting there, on a server started
-/// before this call, is vouched for with no clock skew allowed (memcached
-/// times its start to within 1 s). Sleeps up to 2 s: what memcached's own
-/// clock needs.
-fn a_second_after_now() -> u64 {
-    let real = || Clock::now_ms(&mcds_core::SystemClock);
-    let second = (real() + 1_000).div_ceil(1_000) * 1_000;
-    while real() < second {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    second
 }
 
 /// A series `name` of 1 s buckets on `store` at real time `t0`, with no
@@ -134,7 +120,7 @@ fn exact_or_flagged(read: mcds_core::Result<Option<Stats>>, truth: Stats, what: 
 fn an_evicted_bucket_reads_as_lost_not_short() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2));
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let t0 = a_second_after_now();
+    let t0 = mcds_testkit::a_second_after_now();
     let series = real_time_series(Arc::clone(&store), "lat", t0);
     let key = format!("ts:lat:1000:{}", t0 / 1000);
     let before = samples(20, 37);
@@ -183,7 +169,7 @@ fn a_stats_reset_does_not_erase_a_loss() {
     use mcds_timeseries::{PackedSeries, SlotWidth};
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let t0 = a_second_after_now();
+    let t0 = mcds_testkit::a_second_after_now();
     let series = real_time_series(Arc::clone(&store), "lat", t0);
     let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(ManualClock::new(t0)));
     let packed = PackedSeries::new(&scope, "hits", SEC, 3600, SlotWidth::U32, DAY)
@@ -221,7 +207,7 @@ fn a_pool_restart_leaves_no_bucket_wrong_without_an_error() {
     let mut pool = ServerPool::start(3, ServerOptions::default());
     let addrs = pool.addrs();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
-    let t0 = a_second_after_now();
+    let t0 = mcds_testkit::a_second_after_now();
     let names: Vec<String> = (0..36).map(|i| format!("p{i:02}")).collect();
     let (before, after) = (samples(20, 37), samples(30, 53));
     for name in &names {
@@ -274,7 +260,7 @@ fn busy_buckets_under_eviction_are_exact_or_flagged() {
         .unwrap_or(1_000);
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2));
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let t0 = a_second_after_now();
+    let t0 = mcds_testkit::a_second_after_now();
     let series: Vec<TimeSeries> = (0..8)
         .map(|i| real_time_series(Arc::clone(&store), &format!("b{i:02}"), t0))
         .collect();

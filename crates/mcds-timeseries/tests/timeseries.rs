@@ -573,20 +573,6 @@ fn round_trips(store: Arc<dyn Store>, label: &str, check: u64) {
     );
 }
 
-/// The whole second at least 1 s after the real time, once the real time
-/// has reached it: a bucket of 1 s starting there, on a server started
-/// before this call, is vouched for with no clock skew allowed (memcached
-/// times its start to within 1 s), and a clock set to it is not ahead of
-/// the real one. Sleeps up to 2 s: what memcached's own clock needs.
-fn a_second_after_now() -> u64 {
-    let real = || Clock::now_ms(&mcds_core::SystemClock);
-    let second = (real() + 1_000).div_ceil(1_000) * 1_000;
-    while real() < second {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    second
-}
-
 /// A bucket still being written when its server loses everything (`lose`:
 /// a flush, a restart), then re-created by later records: it would read
 /// as only the samples since, and reads as lost instead; a bucket that
@@ -625,7 +611,7 @@ fn a_bucket_lost_while_written_reads_as_lost(
     let later = if label == "memory" {
         t0 + 5_000
     } else {
-        a_second_after_now()
+        mcds_testkit::a_second_after_now()
     };
     clock.set_ms(later);
     series.record(later, 7).unwrap();
@@ -652,7 +638,7 @@ fn a_bucket_lost_while_written_reads_as_lost_on_memory() {
 fn a_bucket_lost_while_written_reads_as_lost_on_memcached() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let clock = ManualClock::new(a_second_after_now());
+    let clock = ManualClock::new(mcds_testkit::a_second_after_now());
     a_bucket_lost_while_written_reads_as_lost(store, clock, "memcached, flush_all", &|| {
         let reply = server.raw(b"flush_all\r\n", |_| true);
         assert_eq!(reply.first().map(String::as_str), Some("OK"), "{reply:?}");
@@ -660,7 +646,7 @@ fn a_bucket_lost_while_written_reads_as_lost_on_memcached() {
     let server = std::sync::Mutex::new(MemcachedServer::start_default());
     let addr = server.lock().unwrap().addr();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
-    let clock = ManualClock::new(a_second_after_now());
+    let clock = ManualClock::new(mcds_testkit::a_second_after_now());
     a_bucket_lost_while_written_reads_as_lost(store, clock, "memcached, restart", &|| {
         let mut server = server.lock().unwrap();
         server.kill();
@@ -885,7 +871,7 @@ fn a_record_that_fails_as_its_server_dies_is_an_error_and_then_detected() {
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
     // Real time, no skew allowed: the loss check times the restart by the
     // real clock.
-    let ts = a_second_after_now();
+    let ts = mcds_testkit::a_second_after_now();
     let clock = ManualClock::new(ts);
     let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
     let name = "partial";
