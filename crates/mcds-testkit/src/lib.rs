@@ -74,6 +74,21 @@ pub fn vouched_hour() -> u64 {
     (now + 125_000).div_ceil(3_600_000) * 3_600_000
 }
 
+/// A scope on `store` whose manual clock stands at [`vouched_hour`] (so
+/// that time series reads on a server started before the call vouch for
+/// every bucket from there, and memcached, which expires by its own clock,
+/// sees a clock about real), with that clock and that hour's start. For
+/// tests where no data is lost: a loss is timed by the real clock, which
+/// this one runs up to an hour ahead of (use [`a_second_after_now`]).
+pub fn vouched_scope(
+    store: std::sync::Arc<dyn mcds_core::Store>,
+) -> (mcds_core::ManualClock, mcds_core::Scope, u64) {
+    let t0 = vouched_hour();
+    let clock = mcds_core::ManualClock::new(t0);
+    let scope = mcds_core::Scope::new(store).with_clock(std::sync::Arc::new(clock.clone()));
+    (clock, scope, t0)
+}
+
 /// The whole second at least 1 s after the real time, once the real time
 /// has reached it (sleeps up to 2 s): a time series bucket of 1 s starting
 /// there, on a memcached server started before this call, is vouched for

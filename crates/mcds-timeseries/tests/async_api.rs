@@ -38,19 +38,6 @@ fn memory() -> (ManualClock, Scope, u64) {
     (clock, scope, EPOCH_MS)
 }
 
-/// A scope on `store` whose manual clock stands at the first whole hour at
-/// least 2 minutes ahead ([`mcds_testkit::vouched_hour`]: the server
-/// started before it, so reads vouch for every bucket from there; and
-/// memcached expires by its own clock, so the scope's must be about real),
-/// and that hour's start.
-fn real_time_scope(store: Arc<dyn Store>) -> (ManualClock, Scope, u64) {
-    let clock = ManualClock::starting_now();
-    let t0 = mcds_testkit::vouched_hour();
-    clock.set_ms(t0);
-    let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
-    (clock, scope, t0)
-}
-
 fn memcached() -> (MemcachedServer, Arc<dyn Store>) {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
@@ -207,7 +194,7 @@ fn every_async_method_on_memory() {
 #[test]
 fn every_async_method_on_memcached() {
     let (_server, store) = memcached();
-    every_async_method(real_time_scope(store));
+    every_async_method(mcds_testkit::vouched_scope(store));
 }
 
 /// 16 tasks each `record_async` 200 random samples into the same few
@@ -331,5 +318,5 @@ fn sixteen_tasks_exact_on_memory() {
 #[test]
 fn sixteen_tasks_exact_on_memcached() {
     let (_server, store) = memcached();
-    sixteen_tasks_exact(real_time_scope(store), "memcached");
+    sixteen_tasks_exact(mcds_testkit::vouched_scope(store), "memcached");
 }

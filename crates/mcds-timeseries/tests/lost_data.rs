@@ -34,17 +34,6 @@ const SEC: Duration = Duration::from_secs(1);
 const MINUTE: Duration = Duration::from_secs(60);
 const DAY: Duration = Duration::from_secs(86_400);
 
-/// A scope whose manual clock stands at the first whole hour at least 2
-/// minutes ahead ([`mcds_testkit::vouched_hour`]), for tests where no data
-/// is lost; and that hour's start.
-fn real_time_scope(store: Arc<dyn Store>) -> (ManualClock, Scope, u64) {
-    let clock = ManualClock::starting_now();
-    let t0 = mcds_testkit::vouched_hour();
-    clock.set_ms(t0);
-    let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
-    (clock, scope, t0)
-}
-
 /// A series `name` of 1 s buckets on `store` at real time `t0`, with no
 /// clock skew allowed; the scope's clock stays at `t0` (behind the real
 /// one from then on, which the check allows).
@@ -89,6 +78,24 @@ fn filler(store: &dyn Store, first: usize, n: usize, value_len: usize) {
             reply.unwrap();
         }
     }
+}
+
+/// Set items of `value_len` bytes under `f:<n>` until the (`-M`) server
+/// refuses one: how many it took.
+fn fill_until_refused(store: &dyn Store, value_len: usize) -> usize {
+    let value = vec![b'a'; value_len];
+    let mut filled = 0;
+    while store
+        .set(
+            &Key::new(format!("f:{filled:08}")).unwrap(),
+            &value,
+            Ttl::Never,
+        )
+        .is_ok()
+    {
+        filled += 1;
+    }
+    filled
 }
 
 /// Whether memcached still has `key`, by `me` (meta debug), which does not
@@ -311,7 +318,7 @@ fn a_pool_with_one_cas_less_server_refuses_records_whole() {
     });
     let addrs = vec![normal.addr(), no_cas.addr()];
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addrs.join(",")).unwrap());
-    let (_, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (_, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let key = |name: &str, step: u64| format!("ts:{name}:{step}:{}", t0 / step);
     let name = (0..)
         .map(|i| format!("c{i:02}"))
@@ -362,7 +369,7 @@ fn union_refuses_a_repeated_series() {
 fn long_retention_extremes_and_the_sample_limit_on_memcached() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let (clock, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (clock, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let series =
         TimeSeries::new(&scope, "lat", &[Resolution::new(MINUTE, 40 * DAY).unwrap()]).unwrap();
     for v in [i64::MIN, i64::MAX, i64::MIN, -1] {
@@ -435,25 +442,14 @@ fn a_union_over_the_widest_range_is_invalid_argument() {
 fn with_no_evict_a_refused_record_keeps_the_bucket() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let (_, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (_, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let series = TimeSeries::new(&scope, "lat", &[Resolution::new(MINUTE, DAY).unwrap()]).unwrap();
     let before = samples(20, 37); // min 0, max 94
     for &v in &before {
         series.record(t0, v).unwrap();
     }
     // Other traffic of the bucket's size fills the server.
-    let value = vec![b'a'; 60];
-    let mut filled = 0;
-    while store
-        .set(
-            &Key::new(format!("f:{filled:08}")).unwrap(),
-            &value,
-            Ttl::Never,
-        )
-        .is_ok()
-    {
-        filled += 1;
-    }
+    let filled = fill_until_refused(store.as_ref(), 60);
     let refused = series.record(t0, 101);
     println!("{filled} filler items fit; record 101: {refused:?}");
     for i in 0..100 {
@@ -483,25 +479,14 @@ fn with_no_evict_a_refused_packed_increment_keeps_the_period() {
     use mcds_timeseries::{PackedSeries, SlotWidth};
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let (clock, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (clock, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     // 1440 u8 slots: a 1442-byte item.
     let logins = PackedSeries::new(&scope, "logins", MINUTE, 1440, SlotWidth::U8, 7 * DAY).unwrap();
     for minute in 0..10 {
         clock.set_ms(t0 + minute * 60_000);
         assert_eq!(logins.incr(t0 + minute * 60_000, 5).unwrap(), 5);
     }
-    let value = vec![b'a'; 1464]; // items of the period item's size class
-    let mut filled = 0;
-    while store
-        .set(
-            &Key::new(format!("f:{filled:08}")).unwrap(),
-            &value,
-            Ttl::Never,
-        )
-        .is_ok()
-    {
-        filled += 1;
-    }
+    let filled = fill_until_refused(store.as_ref(), 1464); // the period item's size class
     clock.set_ms(t0 + 12 * 60_000);
     let refused = logins.incr(t0 + 11 * 60_000, 1);
     println!("{filled} filler items fit; the next increment: {refused:?}");
@@ -520,7 +505,7 @@ fn late_records_and_concurrent_reads_of_a_healthy_bucket() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let pool = ServerPool::start(3, ServerOptions::default());
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
-    let (clock, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (clock, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     clock.set_ms(t0 + 60_000 + 61_000); // the bucket of t0 closed 1 s ago
     let series = TimeSeries::new(&scope, "late", &[Resolution::new(MINUTE, DAY).unwrap()]).unwrap();
     let done = AtomicBool::new(false);
@@ -570,7 +555,7 @@ fn a_record_failed_partway_leaves_each_bucket_whole() {
             .connect(pool.addrs())
             .unwrap(),
     );
-    let (_, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (_, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let resolutions = [Resolution::new(MINUTE, DAY).unwrap()];
     let series: Vec<TimeSeries> = (0..36)
         .map(|i| TimeSeries::new(&scope, &format!("s{i:02}"), &resolutions).unwrap())

@@ -37,19 +37,6 @@ fn memory() -> (Arc<dyn Store>, ManualClock, Scope) {
     mcds_testkit::embedded_at(EPOCH_MS)
 }
 
-/// A scope on `store` whose manual clock stands at the first whole hour at
-/// least 2 minutes ahead ([`mcds_testkit::vouched_hour`]: the server
-/// started before it, so reads vouch for every bucket from there; and
-/// memcached expires by its own clock, so the scope's must be about real),
-/// and that hour's start.
-fn real_time_scope(store: Arc<dyn Store>) -> (ManualClock, Scope, u64) {
-    let clock = ManualClock::starting_now();
-    let t0 = mcds_testkit::vouched_hour();
-    clock.set_ms(t0);
-    let scope = Scope::new(store).with_clock(Arc::new(clock.clone()));
-    (clock, scope, t0)
-}
-
 fn stats(count: u64, sum: i128, min: i64, max: i64) -> Stats {
     Stats {
         count,
@@ -465,7 +452,7 @@ fn packed_slots_saturate_and_span_periods_on_memory() {
 /// memcached: its loss record and its `stats`; the first read also writes
 /// the record, once).
 fn round_trips(store: Arc<dyn Store>, label: &str, check: u64) {
-    let (_clock, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (_clock, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let rt = |f: &dyn Fn()| traffic::measure(f).1.round_trips;
     store.get(&Key::new("warm").unwrap()).unwrap(); // warm the connection
     // The first loss check of a fresh server writes its record: once.
@@ -680,7 +667,7 @@ fn range_is_one_round_trip_per_server_on_a_pool_of_3() {
         MemcachedStore::connect(&pool.servers_arg()).unwrap(),
     ));
     let store: Arc<dyn Store> = counting.clone();
-    let (clock, scope, t0) = real_time_scope(Arc::clone(&store));
+    let (clock, scope, t0) = mcds_testkit::vouched_scope(Arc::clone(&store));
     let series = TimeSeries::new(&scope, "pooled", &three_resolutions()).unwrap();
     for s in 0..120u64 {
         clock.set_ms(t0 + s * 1_000);
@@ -724,7 +711,7 @@ fn range_is_one_round_trip_per_server_on_a_pool_of_3() {
 fn exact_under_threads(store: Arc<dyn Store>, label: &str) {
     const THREADS: u64 = 8;
     const PER_THREAD: u64 = 1_500;
-    let (_clock, scope, t0) = real_time_scope(store);
+    let (_clock, scope, t0) = mcds_testkit::vouched_scope(store);
     let series = TimeSeries::new(&scope, "exact", &three_resolutions()).unwrap();
     let base_seed: u64 = mcds_testkit::seed::rng(label).random();
     let failures = AtomicU64::new(0);
@@ -838,7 +825,7 @@ fn packed_counts_are_exact_under_eight_threads_on_memcached() {
     const PER_THREAD: u32 = 200;
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
-    let (_clock, scope, t0) = real_time_scope(store);
+    let (_clock, scope, t0) = mcds_testkit::vouched_scope(store);
     let packed = PackedSeries::new(&scope, "dense", SEC, 3600, SlotWidth::U16, DAY).unwrap();
     std::thread::scope(|s| {
         for thread in 0..THREADS {
