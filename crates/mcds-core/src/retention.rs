@@ -13,6 +13,37 @@
 /// written is here" (a bucket re-created after an eviction holds only the
 /// samples since) is right only for data written after the server's last
 /// loss: this is that time.
+///
+/// # What a read cannot see
+///
+/// Most structures cannot turn a loss into an error, and say so in their
+/// docs ("What a restart or an eviction loses"). The reason is the same
+/// for all of them:
+///
+/// * **An absent item reads like one never written.** memcached keeps no
+///   record of the keys it lost, and its statistics (the source of this
+///   type) say *that* it lost items and when, never *which*. A counter
+///   whose item is gone, a set, a Bloom filter block: each is what a
+///   structure never written looks like.
+/// * **A witness goes with the data.** A record that the structure exists
+///   (a creation time, a count of members) is one more item, on the same
+///   server or on another: a restart takes it too, an eviction may, and
+///   the next write must create it again — as it must after the first
+///   write ever. The writer cannot tell the two apart either.
+/// * **"Refuse after any loss" would refuse forever.** A read could fail
+///   whenever its server lost anything since the structure was made. But
+///   a cache that evicts does so all the time, and the time the structure
+///   was made is itself stored in an item. Only a structure whose items
+///   carry their own time in their keys can bound the question: a time
+///   series' bucket that starts after the server's last loss cannot have
+///   lost anything, so `TimeSeries` and `PackedSeries` refuse only the
+///   buckets that could (their reads fail with
+///   [`Error::Lost`](crate::Error::Lost)).
+///
+/// An application that knows when it made a structure (a deployment, a
+/// migration, a job's start) can ask itself:
+/// `store.retention(&key)?.since_ms()` later than that time means the
+/// server behind `key` lost items since, perhaps this structure's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Retention {
     /// The store never drops an item before its TTL or a delete: the

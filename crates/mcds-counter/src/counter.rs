@@ -29,6 +29,13 @@ use crate::read_counter;
 /// c.reset()?;
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart of the counter's server, or an eviction of its one item,
+/// loses the count: the next `incr` creates the item again from its delta,
+/// and reads count from there (0 before). No read can tell a lost counter
+/// from one never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct Counter {
     store: Arc<dyn Store>,

@@ -431,6 +431,14 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 /// * Bytes no map writes (another program's) under its keys are
 ///   [`Error::Corrupt`] on reads and [`Error::NonNumeric`] on increments,
 ///   never a panic or a misread.
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses counters (a field counts again from 0,
+/// listed) or the field registry (fields stay countable with `get` but are
+/// unlisted by `fields` and `get_all` until their next first touch). No
+/// read can tell a lost counter from a field never touched, or a lost
+/// registry from a new map: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct CounterMap {
     scope: Scope,

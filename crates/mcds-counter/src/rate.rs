@@ -61,6 +61,13 @@ pub struct Decision {
 /// assert!(!denied.allowed && denied.retry_after > Duration::ZERO);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses a window's count: that window admits
+/// up to its limit again (at most one more limit's worth per loss). No
+/// check can tell a lost count from a window with no requests yet:
+/// [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
     scope: Scope,

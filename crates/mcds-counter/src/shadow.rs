@@ -40,6 +40,12 @@ use crate::read_counter;
 /// assert_eq!(visitors.value()?, 2); // last period's count
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses a period's item: that period counts
+/// only the events after the loss (0 if none came). No read can tell a lost
+/// period from a quiet one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ShadowCounter {
     scope: Scope,

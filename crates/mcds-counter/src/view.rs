@@ -34,6 +34,15 @@ use crate::read_counter;
 /// assert_eq!(views.view(from_db)?, 1002); // no database call on a hit
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses the cached total; the next `view` or
+/// `get` misses and seeds it from the loader again. So the total is right
+/// when the loader is the source of truth (the design: a cache in front of
+/// the database), and short by the views counted since the loader's value
+/// was taken when it is not. A read cannot tell a lost total from one never
+/// cached: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ViewCounter {
     store: Arc<dyn Store>,

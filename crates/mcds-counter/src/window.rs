@@ -43,6 +43,12 @@ use crate::read_counter;
 /// assert_eq!(online.value()?, 0); // out of the 5-minute window
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses slot items: the window counts only
+/// what the surviving slots hold. No read can tell a lost slot from an
+/// empty one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct WindowCounter {
     scope: Scope,

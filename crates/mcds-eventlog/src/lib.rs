@@ -129,6 +129,12 @@ struct Plan {
 }
 
 /// A ring-buffer event log. See the [crate docs](crate).
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses whole chunks: their events are gone,
+/// and puts after the loss start the chunk again. No read can tell a lost
+/// chunk from a quiet one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct EventLog {
     scope: Scope,

@@ -24,6 +24,12 @@ use crate::set::Set;
 /// assert_eq!(ids.members()?, vec![-1, 7]);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses the array's one item: every value, and
+/// adds after the loss start it again. No read can tell a lost array from
+/// one never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct IntArray {
     set: Set,

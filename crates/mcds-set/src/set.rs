@@ -110,6 +110,12 @@ impl Compaction {
 /// assert!(tags.contains("rust")?);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses the set's one item: every member, and
+/// adds after the loss start it again. No read can tell a lost set from one
+/// never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct Set {
     store: Arc<dyn Store>,

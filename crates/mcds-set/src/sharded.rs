@@ -31,6 +31,12 @@ use crate::set::{Codec, Op, Set};
 /// assert_eq!(online.len()?, 2);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses shards (each one item): their members,
+/// and adds after the loss start the shard again. No read can tell a lost
+/// shard from an empty one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ShardedSet {
     store: Arc<dyn Store>,

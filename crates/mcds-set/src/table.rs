@@ -61,6 +61,13 @@ use crate::set::{Op, Set};
 /// assert_eq!(users.keys()?, vec![b"ann".to_vec()]);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses member items (`has` false, `entries`
+/// skips them) or the member list (`keys` and `entries` miss members whose
+/// items remain). No read can tell a lost row from one never written, or a
+/// lost list from a new table: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct Table {
     store: Arc<dyn Store>,

@@ -84,6 +84,11 @@ pub(crate) fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// assert_eq!(logins.count_bits(2, 29)?, 1);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses bitmap segments: their bits read clear.
+/// No read can tell a lost segment from an inactive stretch: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ActivityBitmap {
     scope: Scope,

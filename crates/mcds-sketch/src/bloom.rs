@@ -239,6 +239,12 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
 /// assert!(!names.contains("bob")?);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses blocks: elements added before the loss
+/// that hash into a lost block then test absent (false negatives). No read
+/// can tell a lost block from an empty one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone)]
 pub struct BloomFilter {
     pub(crate) store: Arc<dyn Store>,

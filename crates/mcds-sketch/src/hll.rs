@@ -501,6 +501,12 @@ pub(crate) fn encode_segment(registers: &[u8]) -> Vec<u8> {
 /// assert_eq!(week.count()?, 4);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses register segments: the count then
+/// misses the elements whose registers were there. No read can tell a lost
+/// segment from an empty one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct HyperLogLog {
     store: Arc<dyn Store>,

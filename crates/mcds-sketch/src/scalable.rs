@@ -128,6 +128,13 @@ impl Probe {
 /// assert!(!seen.add("user7")?, "already in");
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses layer blocks or the header: elements
+/// added before the loss that hash into a lost block then test absent
+/// (false negatives). No read can tell a lost block from an empty one:
+/// [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ScalableBloomFilter {
     scope: Scope,

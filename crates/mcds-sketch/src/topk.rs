@@ -372,6 +372,12 @@ impl<'a> Reader<'a> {
 /// assert_eq!(scores.score("cy")?, None);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # What a restart or an eviction loses
+///
+/// A restart or an eviction loses the board's one item: every score, and
+/// increments after the loss start it again. No read can tell a lost board
+/// from a new one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct Leaderboard {
     store: Arc<dyn Store>,

@@ -5,6 +5,7 @@
 //! threads. Each workload prints one line of results on stdout.
 
 pub mod history;
+pub mod matrix;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,14 +45,21 @@ pub fn flood(store: &dyn Store, start: u64, count: u64) -> usize {
 /// Connect with short timeouts (300 ms), for workloads run against
 /// servers that are being frozen and restarted.
 pub fn connect_impatient(servers: &str) -> Result<Arc<dyn Store>> {
+    impatient_store(servers, 0)
+}
+
+/// [`connect_impatient`]'s store, with an item size limit of
+/// `item_limit` bytes (0: the default).
+pub fn impatient_store(servers: &str, item_limit: usize) -> Result<Arc<dyn Store>> {
     let short = Duration::from_millis(300);
-    Ok(Arc::new(
-        MemcachedStore::builder()
-            .io_timeout(short)
-            .connect_timeout(short)
-            .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
-            .connect(servers.split(','))?,
-    ))
+    let mut builder = MemcachedStore::builder()
+        .io_timeout(short)
+        .connect_timeout(short)
+        .down_backoff(Duration::from_millis(20), Duration::from_millis(200));
+    if item_limit > 0 {
+        builder = builder.item_size_limit(item_limit);
+    }
+    Ok(Arc::new(builder.connect(servers.split(','))?))
 }
 
 /// `threads` threads each increment counter `name` `n` times. Prints

@@ -9,12 +9,14 @@
 //!   the count, sum, min and max of the acknowledged records.
 //! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
 //!   [`mcds_stress::history`]; prints its history.
+//! * `matrix ID T_MS MILLIS LOG ITEM_LIMIT`: a writer of the fault matrix,
+//!   [`mcds_stress::matrix::write_run`].
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -48,6 +50,27 @@ fn main() -> ExitCode {
             match (number(3), number(4), number(5), number(6)) {
                 (Some(id), Some(t0), Some(threads), Some(n)) => mcds_stress::connect(servers)
                     .and_then(|s| mcds_stress::timeseries(s, name, id, t0, threads, n)),
+                _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+            }
+        }
+        (Some(servers), Some("matrix"), Some(id)) => {
+            match (
+                id.parse::<u64>().ok(),
+                number(3),
+                number(4),
+                args.get(5),
+                number(6),
+            ) {
+                (Some(id), Some(t_ms), Some(millis), Some(log), Some(limit)) => {
+                    mcds_stress::matrix::write_run(
+                        servers,
+                        id,
+                        t_ms,
+                        millis,
+                        std::path::Path::new(log),
+                        limit as usize,
+                    )
+                }
                 _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
             }
         }
