@@ -79,25 +79,27 @@
 //! * **Fencing tokens** are strictly increasing while their counter lives.
 //!   memcached can lose the counter (eviction, restart, flush) — perhaps
 //!   with the lock item, while its holder still believes it holds the
-//!   lease. The acquire that re-creates the counter starts it at
-//!   `unix_ms · 2^21` plus a random offset below 2^20
-//!   ([`FENCE_SHIFT`], [`FENCE_RANDOM_BITS`]), and then, knowing it
-//!   created it, asks the store since when the counter's server lost
-//!   nothing ([`Store::retention`]: memcached's
-//!   `stats`, 2 or 3 round trips once per counter lifetime) and raises the
-//!   counter to `(that time + FENCE_CLOCK_SKEW) · 2^21`
-//!   ([`FENCE_CLOCK_SKEW`], 60 s): above every token handed out before the
+//!   lease. An acquire's increment never creates the counter: only a
+//!   granted acquire that finds it missing does. It first asks the store
+//!   since when the counter's server lost nothing ([`Store::retention`]:
+//!   memcached's `stats`, 2 or 3 round trips once per counter lifetime),
+//!   and starts the counter above `(that time + FENCE_CLOCK_SKEW) · 2^21`
+//!   ([`FENCE_CLOCK_SKEW`], 60 s) and above `unix_ms · 2^21`
+//!   ([`FENCE_SHIFT`]), plus a random offset below 2^20
+//!   ([`FENCE_RANDOM_BITS`]): above every token handed out before the
 //!   loss by any client whose clock was at most 60 s ahead, and whose
 //!   counter took fewer than about a million acquisitions per millisecond
-//!   on average. (Without that step an adversarial review saw the next
-//!   process's token below the old holder's in 99 of 200 flushes within
-//!   one millisecond, and in 50 of 50 with its clock 1 ms behind.) A store
-//!   that cannot say (`mcds-text`) skips the raise: tokens then order
-//!   lifetimes only by the creators' clocks. Within one process a token is
-//!   also never at or below one the process handed out before for the
-//!   same lock name (it remembers the highest token of up to 65,536 names
-//!   — past that it forgets one name to make room — and raises a counter
-//!   that fell behind, 1 more round trip).
+//!   on average. (Without the `stats` step an adversarial review saw the
+//!   next process's token below the old holder's in 99 of 200 flushes
+//!   within one millisecond. When a refused acquire's increment could
+//!   create the counter, from its clock alone, a later grant's token was
+//!   below a raised counter's in 10 of 10 evictions of the counter.) A
+//!   store that cannot say (`mcds-text`) starts it from the clock: tokens
+//!   then order lifetimes only by the creators' clocks. Within one
+//!   process a token is also never at or below one the process handed out
+//!   before for the same lock name (it remembers the highest token of up
+//!   to 65,536 names — past that it forgets one name to make room — and
+//!   raises a counter that fell behind, 1 more round trip).
 //! * **Pools**: a lock lives on one server, chosen by its key. If that server
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
@@ -502,26 +504,29 @@ impl Lock {
     /// of the lock item then checks the lease was still ours while the
     /// increment ran (a client that paused between the two would otherwise
     /// take a token larger than the next holder's): 3 round trips.
+    ///
+    /// The increment never creates the counter: only a granted acquire
+    /// does, in [`create_fence`](Lock::create_fence), after asking the
+    /// store since when it lost nothing. (A counter that a refused
+    /// acquire's increment created, from its clock alone, could start below
+    /// the tokens of the counter it replaced.)
     async fn add_fenced(
         &self,
         access: Access<'_>,
         token: &str,
         ttl: Ttl,
     ) -> Result<(Stored, Option<Result<u64>>)> {
-        let initial = fence_initial(self.clock.now_ms(), &self.fence_key);
-        let fence = Op::IncrOrInit {
+        let fence = Op::Incr {
             key: &self.fence_key,
             delta: 1,
-            initial,
-            ttl: Ttl::Never,
         };
         if !self.store.colocated(&self.key, &self.fence_key) {
             let added = access.add(&self.key, token.as_bytes(), ttl).await?;
             let Stored::Stored(cas) = added else {
                 return Ok((added, None));
             };
-            let tok = match access.execute(&fence).await.and_then(Reply::value) {
-                Ok(t) => self.above_floor(access, t, t == initial).await,
+            let tok = match access.execute(&fence).await.and_then(Reply::counter) {
+                Ok(t) => self.granted_token(access, t).await,
                 Err(e) => Err(e),
             };
             // The token is only ours if the lease still was when the
@@ -544,54 +549,78 @@ impl Lock {
         let [added, tok] = access.run_pipeline([add, fence]).await?;
         let added = added?.stored()?;
         if !added.is_stored() {
-            // A failed add still bumped the counter: tokens skip a number,
-            // which keeps them increasing.
+            // A refused add still bumped an existing counter: tokens skip
+            // a number, which keeps them increasing.
             return Ok((added, None));
         }
-        let tok = match tok.and_then(Reply::value) {
-            Ok(t) => self.above_floor(access, t, t == initial).await,
+        let tok = match tok.and_then(Reply::counter) {
+            Ok(t) => self.granted_token(access, t).await,
             Err(e) => Err(e),
         };
         Ok((added, Some(tok)))
     }
 
-    /// `token`, or a larger one when it is not above every token this
-    /// process has seen for the lock (the counter was lost and re-created
-    /// from a slower clock, or from the same millisecond): the counter is
-    /// then raised past them, 1 more round trip, while the lease is ours.
+    /// The token of a granted acquire whose increment answered `counted`
+    /// (`None`: the counter does not exist, and this acquire creates it).
+    /// A token not above every token this process has handed out for the
+    /// lock (the counter was lost and re-created by a slower clock) is
+    /// raised past them, 1 more round trip, while the lease is ours.
+    async fn granted_token(&self, access: Access<'_>, counted: Option<u64>) -> Result<u64> {
+        let token = match counted {
+            Some(token) => token,
+            None => self.create_fence(access).await?,
+        };
+        let floor = fence_floor(&self.fence_key);
+        let token = if token > floor {
+            token
+        } else {
+            let raise = Op::Incr {
+                key: &self.fence_key,
+                delta: floor - token + 1,
+            };
+            match access.execute(&raise).await.and_then(Reply::counter)? {
+                Some(token) => token,
+                // Lost again since the increment: start it again.
+                None => self.create_fence(access).await?,
+            }
+        };
+        record_fence(&self.fence_key, token);
+        Ok(token)
+    }
+
+    /// Create the fence counter, which does not exist (it was never made,
+    /// or memcached lost it), and return its first token.
     ///
-    /// When this acquire `created` the counter, it may have replaced one
-    /// that memcached lost, whose tokens a holder that lost its lease
-    /// unseen (the same flush, restart or eviction) may still use, and
-    /// which another process's clock may have started above this one's.
-    /// The store says since when the counter's server lost nothing
-    /// ([`Access::retention`]): every token handed out before that loss is
-    /// below `(since + FENCE_CLOCK_SKEW) · 2^21`, so the counter is raised
-    /// to there (the check costs memcached 2 or 3 round trips, once per
-    /// counter lifetime).
-    async fn above_floor(&self, access: Access<'_>, token: u64, created: bool) -> Result<u64> {
-        let mut floor = fence_floor(&self.fence_key);
-        if created && let Retention::Since(since) = access.retention(&self.fence_key).await? {
+    /// A lost counter's tokens may still be in use (its holder lost the
+    /// lease in the same flush, restart or eviction, unseen), and another
+    /// process's clock may have started that counter above this one's. The
+    /// store says since when the counter's server lost nothing
+    /// ([`Access::retention`], memcached's `stats`: 2 or 3 round trips,
+    /// once per counter lifetime): every token handed out before that loss
+    /// is below `(since + FENCE_CLOCK_SKEW) · 2^21`, so the counter starts
+    /// above it, and above this process's clock and its own earlier
+    /// tokens ([`fence_initial`]). If another holder created it meanwhile
+    /// (one whose lease ended unseen), this one increments theirs, which
+    /// started the same way.
+    async fn create_fence(&self, access: Access<'_>) -> Result<u64> {
+        let offset = mcds_core::random_u64() & ((1 << FENCE_RANDOM_BITS) - 1);
+        let mut initial = fence_initial(self.clock.now_ms(), &self.fence_key);
+        if let Retention::Since(since) = access.retention(&self.fence_key).await? {
             let skew = u64::try_from(FENCE_CLOCK_SKEW.as_millis()).unwrap_or(u64::MAX);
             let after_loss = since
                 .saturating_add(skew)
                 .saturating_add(1)
-                .saturating_mul(1 << FENCE_SHIFT);
-            floor = floor.max(after_loss.saturating_sub(1));
+                .saturating_mul(1 << FENCE_SHIFT)
+                .saturating_add(offset);
+            initial = initial.max(after_loss);
         }
-        let token = if token > floor {
-            token
-        } else {
-            let raise = Op::IncrOrInit {
-                key: &self.fence_key,
-                delta: floor - token + 1,
-                initial: fence_initial(self.clock.now_ms(), &self.fence_key),
-                ttl: Ttl::Never,
-            };
-            access.execute(&raise).await.and_then(Reply::value)?
+        let create = Op::IncrOrInit {
+            key: &self.fence_key,
+            delta: 1,
+            initial,
+            ttl: Ttl::Never,
         };
-        record_fence(&self.fence_key, token);
-        Ok(token)
+        access.execute(&create).await.and_then(Reply::value)
     }
 
     /// Wait up to `timeout` for the lock, retrying with jittered exponential

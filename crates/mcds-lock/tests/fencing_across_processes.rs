@@ -8,6 +8,12 @@
 //! behind, before the acquire that creates a counter raised it past the
 //! server's last loss.
 //!
+//! And when memcached evicts the counter alone, while the lock item
+//! stays: a refused acquire in another process must not create the
+//! counter again from its clock, below the tokens of the one evicted
+//! (another review saw the next grant's token below the last holder's in
+//! 10 of 10 rounds).
+//!
 //! The processes are this test binary, run with `MCDS_FENCE_CHILD_*` set.
 
 use std::sync::Arc;
@@ -36,6 +42,18 @@ fn child() {
     let lock = Lock::new(&scope, &name, Duration::from_secs(30))
         .unwrap()
         .with_fencing(true);
+    if std::env::var("MCDS_FENCE_CHILD_MODE").is_ok_and(|m| m == "contend") {
+        // A contender: refused while the lock is held (if granted, the
+        // lock item was evicted too; give it back).
+        match lock.try_acquire().unwrap() {
+            None => println!("token=0"),
+            Some(guard) => {
+                println!("token={}", guard.fencing_token().unwrap());
+                guard.release().unwrap();
+            }
+        }
+        return;
+    }
     let guard = lock.try_acquire().unwrap().expect("the lock is free");
     println!("token={}", guard.fencing_token().unwrap());
     // Still "held" as far as this process knows.
@@ -44,8 +62,15 @@ fn child() {
 
 /// Run `child` in a new process: its token.
 fn token_of_a_child(addr: &str, ms: u64, name: &str) -> u64 {
+    child_token(addr, ms, name, "hold")
+}
+
+/// Run `child` in a new process in `mode` (`hold`: acquire and keep;
+/// `contend`: try once, give back a grant): its token, 0 if refused.
+fn child_token(addr: &str, ms: u64, name: &str, mode: &str) -> u64 {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child", "--nocapture", "--test-threads", "1"])
+        .env("MCDS_FENCE_CHILD_MODE", mode)
         .env("MCDS_FENCE_CHILD_ADDR", addr)
         .env("MCDS_FENCE_CHILD_MS", ms.to_string())
         .env("MCDS_FENCE_CHILD_NAME", name)
@@ -86,5 +111,68 @@ fn a_counter_lost_and_recreated_by_another_process_still_gives_a_larger_token() 
     assert!(
         behind.is_empty(),
         "a later holder's token at or below the earlier one's: {behind:?}"
+    );
+}
+
+#[test]
+fn a_refused_acquire_never_recreates_an_evicted_counter_below_the_last_token() {
+    use mcds_core::{Key, Op, Ttl};
+    let server = MemcachedServer::start(mcds_testkit::ServerOptions::default().memory_mb(8));
+    let addr = server.addr();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
+    let now = || mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    // Items of the counter's size (memcached's slab class 2, 97 to 120
+    // bytes with the header), so that they take its memory.
+    let value = [b'v'; 40];
+    let mut flooded = 0u64;
+    let mut behind = Vec::new();
+    for round in 0..3 {
+        let name = format!("evicted{round}");
+        // A long owner label puts the lock item in a larger slab class
+        // than the counter's, so flooding the counter's class evicts the
+        // counter and leaves the lock.
+        let lock = Lock::new(Arc::clone(&store), &name, Duration::from_secs(60))
+            .unwrap()
+            .with_owner_label(&"o".repeat(200))
+            .unwrap()
+            .with_fencing(true);
+        let guard = lock.try_acquire().unwrap().expect("the lock is free");
+        let a = guard.fencing_token().unwrap();
+        // Checked with `me` (meta debug), which does not move the counter
+        // to the front of memcached's LRU as a read would.
+        let command = format!("me lock:{name}:fence\r\n");
+        let present = || {
+            let reply = server.raw(command.as_bytes(), |l| l == "EN" || l.starts_with("ME"));
+            reply.last().is_some_and(|l| l.starts_with("ME"))
+        };
+        while present() {
+            assert!(flooded < 4_000_000, "the counter was never evicted");
+            for _ in 0..20 {
+                let keys: Vec<Key> = (flooded..flooded + 20_000)
+                    .map(|i| Key::new(format!("f{i:09}")).unwrap())
+                    .collect();
+                let ops: Vec<Op<'_>> = keys
+                    .iter()
+                    .map(|key| Op::Set {
+                        key,
+                        value: &value,
+                        ttl: Ttl::Never,
+                    })
+                    .collect();
+                let _ = store.pipeline(&ops);
+                flooded += 20_000;
+            }
+        }
+        let contender = child_token(&addr, now(), &name, "contend");
+        let _ = guard.release().unwrap();
+        let b = child_token(&addr, now(), &name, "hold");
+        println!("round {round}: holder {a}, contender {contender}, next holder {b}");
+        if b <= a {
+            behind.push((round, a, b));
+        }
+    }
+    assert!(
+        behind.is_empty(),
+        "a grant after the holder's release got a token at or below the holder's: {behind:?}"
     );
 }
