@@ -36,7 +36,7 @@ impl Conn {
         version_cap: Option<Version>,
         server: &str,
         pool: &PoolSpec,
-        claim: bool,
+        claim: Claim,
     ) -> io::Result<Conn> {
         let mut reader = BufReader::with_capacity(16 * 1024, stream);
         reader.get_mut().set_deadline(Instant::now() + io_timeout);
@@ -167,6 +167,61 @@ fn read_clock(reader: &mut impl BufRead, sent: Instant) -> io::Result<Option<Ser
     Ok(secs.map(|secs| ServerClock { secs, sent }))
 }
 
+/// What a server has lost since it started, from its `stats`: a pool
+/// record missing from a server that has evicted or flushed items may
+/// have been among them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Losses {
+    /// `evictions`.
+    pub(crate) evictions: u64,
+    /// `cmd_flush`.
+    pub(crate) flushes: u64,
+}
+
+impl Losses {
+    fn any(&self) -> bool {
+        self.evictions > 0 || self.flushes > 0
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} evictions and {} flush_all since it started",
+            self.evictions, self.flushes
+        )
+    }
+}
+
+/// Whether a connection's handshake may write this client's list where the
+/// server has no pool record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// No: the server refused this client's list before (a lost record
+    /// does not make this list the pool's).
+    Never,
+    /// Only if the server has lost nothing since it started (this client
+    /// has never read the record there: a missing one may have been
+    /// another list's, evicted or flushed).
+    IfNothingLost,
+    /// Yes: the server recorded this client's list before, and lost it.
+    Always,
+}
+
+/// [`read_clock`], and what the server has lost since it started.
+fn read_clock_and_losses(
+    reader: &mut impl BufRead,
+    sent: Instant,
+) -> io::Result<(Option<ServerClock>, Losses)> {
+    let mut secs = None;
+    let mut losses = Losses::default();
+    read_stats(reader, |name, value| match name {
+        "time" => secs = value.parse().ok(),
+        "evictions" => losses.evictions = value.parse().unwrap_or(0),
+        "cmd_flush" => losses.flushes = value.parse().unwrap_or(0),
+        _ => {}
+    })?;
+    Ok((secs.map(|secs| ServerClock { secs, sent }), losses))
+}
+
 /// A clock sample whose round trip took longer than this may have been read
 /// by a server that had just resumed from a pause, before its clock caught
 /// up; it is read again.
@@ -184,7 +239,7 @@ fn handshake(
     cap: Option<Version>,
     server: &str,
     pool: &PoolSpec,
-    claim: bool,
+    claim: Claim,
 ) -> io::Result<(Incarnation, PoolSeen)> {
     let read_marker = format!("mg {INCARNATION_KEY} v c\r\n");
     let read_pool = format!("mg {} v\r\n", pool.key);
@@ -219,7 +274,7 @@ fn handshake(
     }
     let mut marker = read_marker_reply(reader)?;
     let record = read_marker_reply(reader)?;
-    let mut clock = read_clock(reader, sent)?;
+    let (mut clock, losses) = read_clock_and_losses(reader, sent)?;
     if sent.elapsed() > SLOW_SAMPLE {
         let sent = Instant::now();
         send(reader, b"stats\r\n")?;
@@ -282,7 +337,7 @@ fn handshake(
             "the incarnation marker kept disappearing between add and read",
         )
     })?;
-    let seen = pool_record(reader, pool, record, clock, claim)?;
+    let seen = pool_record(reader, pool, record, clock, claim, &losses)?;
     if !reader.buffer().is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -295,13 +350,16 @@ fn handshake(
 /// What the pool record (`record`, as the handshake read it) says of this
 /// client's list; a missing one is written first (`add`, then read again:
 /// one more round trip, the first time only), if this client may `claim`
-/// it (it was not refused there before).
+/// it: not where it was refused before, and, for a pool's client that has
+/// never read the record there, not where the server has lost items
+/// (`losses`), since another list's record may be among them.
 fn pool_record(
     reader: &mut BufReader<Stream>,
     pool: &PoolSpec,
     mut record: Option<(Vec<u8>, bool)>,
     clock: Option<ServerClock>,
-    claim: bool,
+    claim: Claim,
+    losses: &Losses,
 ) -> io::Result<PoolSeen> {
     // What the server's clock read during the handshake.
     let secs = clock.map_or(0, |c| c.secs);
@@ -309,8 +367,12 @@ fn pool_record(
         if let Some((value, _)) = record {
             return Ok(pool.judge(&value, secs));
         }
-        if !claim {
-            return Ok(PoolSeen::Missing);
+        match claim {
+            Claim::Never => return Ok(PoolSeen::Missing),
+            Claim::IfNothingLost if pool.pooled && losses.any() => {
+                return Ok(PoolSeen::Lost(losses.describe()));
+            }
+            _ => {}
         }
         let mine = pool.record(0);
         let mut request = format!("add {} 0 0 {}\r\n", pool.key, mine.len()).into_bytes();

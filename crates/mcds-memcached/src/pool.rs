@@ -13,7 +13,24 @@
 //! racing clients wins each server; two first clients racing on fresh
 //! servers may each win some, and are then both refused until a list is
 //! adopted). A client refused by a server never writes its own list there
-//! when the record is lost (a flush, a restart): it stays refused. A
+//! when the record is lost (a flush, a restart): it stays refused.
+//!
+//! The record is an ordinary item: `flush_all` deletes it, and memcached
+//! may evict it. So a pool's client writes its list only where the
+//! server has lost nothing since it started (its `stats`: no evictions,
+//! no `flush_all`), or where it recorded that list before (it writes it
+//! back). A client new to a server that has lost items and holds no
+//! record refuses, with an error that says to adopt the list
+//! (`mcds pool adopt`): the missing record may have been another list's.
+//! (An adversarial review saw a third of 60 locks held twice after a
+//! flush, and two thirds after an eviction, when such a client wrote its
+//! own.) What this cannot see: a server *restarted* empty has lost
+//! nothing it can report, so a client with another list can claim it —
+//! until the clients of the old list read its record again, at their next
+//! connection to it or within their recheck interval. While both work, a
+//! key the two lists place on different servers can be granted twice.
+//! Change lists only with [`MemcachedStore::adopt_pool`], and restart a
+//! member only when every client uses the same list. A
 //! server full under `-M` that has no record and cannot take one makes a
 //! pool's client refuse (a client of one server places every key on it,
 //! and works). Before its first operation a store dials
@@ -111,6 +128,12 @@ pub(crate) enum PoolSeen {
     /// list there, and a record lost since (a flush, a restart) does not
     /// make its own list the pool's. It keeps refusing.
     Missing,
+    /// None, on a server that has lost items since it started (this: how
+    /// many): the record may have been among them, another list's, so a
+    /// pool's client that never read it there does not write its own. It
+    /// refuses until the list is adopted, or a client that agreed on it
+    /// before writes it back.
+    Lost(String),
 }
 
 impl PoolSpec {
@@ -224,9 +247,16 @@ impl ServerPool {
     }
 
     /// Whether a dial may write this client's list where none is: not
-    /// once this server has refused it.
-    pub(crate) fn may_claim(&self) -> bool {
-        self.state.load(Ordering::Acquire) != REFUSES
+    /// once this server has refused it; only if the server lost nothing
+    /// before this client read its record there; always once it recorded
+    /// this list (the record was lost since: write it back).
+    pub(crate) fn claim(&self) -> crate::conn::Claim {
+        use crate::conn::Claim;
+        match self.state.load(Ordering::Acquire) {
+            REFUSES => Claim::Never,
+            FINE if matches!(*self.seen.lock(), Some(PoolSeen::Agrees)) => Claim::Always,
+            _ => Claim::IfNothingLost,
+        }
     }
 
     /// `Err` if this server's record refuses this client's list (`spec`),
@@ -277,6 +307,10 @@ impl ServerPool {
                     retry_in: Duration::from_secs(at - now),
                 })
             }
+            Some(PoolSeen::Lost(losses)) => Err(Error::InvalidArgument(format!(
+                "{server} holds no record of its pool's server list, and it has lost items since it started ({losses}): the record may have been evicted or flushed, so this client ({view}) cannot tell whether other clients of these servers use another list — two such clients could hold one lock or split a counter — and it refuses every operation. If every client uses this list, adopt it once (`mcds pool adopt`, MemcachedStore::adopt_pool); clients that recorded it before write it back at their next reading (Builder::pool_recheck, 30 s by default)",
+                server = server.addr
+            ))),
             Some(PoolSeen::Unrecorded | PoolSeen::Missing) => Err(Error::InvalidArgument(format!(
                 "{server} holds no record of its pool's server list and could not take one (memcached full, started with -M): this client ({view}) cannot tell whether other clients use another list, and two such clients could hold one lock, so it refuses every operation. Free memory on {server} or restart it with more (-m); or adopt this list (MemcachedStore::adopt_pool, `mcds pool adopt`) once there is room",
                 server = server.addr
@@ -378,10 +412,18 @@ impl MemcachedStore {
                     spec.judge(&item.value, server_lower_bound(server.clock())),
                     spec.pooled,
                 ),
-                // Gone (a flush, an eviction): written again, unless this
-                // client was refused there (then it stays refused).
-                Ok(None) if !server.pool.may_claim() => {
+                // Gone (a flush, an eviction): written again if this
+                // client recorded it there before; not if it was refused
+                // there (it stays refused); and a pool's client that never
+                // read it there leaves it to its next dial, whose
+                // handshake reads what the server has lost.
+                Ok(None) if server.pool.claim() == crate::conn::Claim::Never => {
                     server.pool.learn(PoolSeen::Missing, spec.pooled);
+                }
+                Ok(None)
+                    if spec.pooled && server.pool.claim() == crate::conn::Claim::IfNothingLost =>
+                {
+                    continue;
                 }
                 Ok(None) => {
                     let add = Op::Add {

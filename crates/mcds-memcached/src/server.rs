@@ -281,7 +281,7 @@ impl Server {
             config.version_cap,
             &self.addr,
             &config.pool,
-            self.pool.may_claim(),
+            self.pool.claim(),
         )
     }
 }

@@ -410,3 +410,104 @@ fn a_restart_during_the_grace_never_lets_both_lists_work() {
     );
     assert_eq!(double, 0);
 }
+
+/// 60 locks, each tried by `x` and then `y`: how many both were granted.
+fn granted_twice(x: &MemcachedStore, y: &MemcachedStore, round: &str) -> u32 {
+    let mut double = 0;
+    for i in 0..60 {
+        let key = Key::new(format!("lock:{round}:{i}")).unwrap();
+        let a = matches!(x.add(&key, b"x", Ttl::secs(60)), Ok(Stored::Stored(_)));
+        let b = matches!(y.add(&key, b"y", Ttl::secs(60)), Ok(Stored::Stored(_)));
+        double += u32::from(a && b);
+    }
+    double
+}
+
+/// The pool record is an ordinary item: `flush_all` takes it. A client
+/// new to the servers then finds none, and must not write its own list
+/// where the server has lost items (another list's record may have been
+/// among them). An adversarial review saw 19 of 60 locks held by a client
+/// of `[A,B]` and one of `[A,B,C]` after a flush, before. The client that
+/// recorded its list before writes it back at its next reading.
+#[test]
+fn a_flush_does_not_hand_the_servers_to_a_new_list() {
+    let pool = ServerPool::start(3, Default::default());
+    let all = pool.addrs();
+    let old = store(&all[..2], Duration::from_millis(200));
+    old.set(&Key::new("hello").unwrap(), b"1", Ttl::Never)
+        .unwrap();
+    for server in &pool.servers[..2] {
+        server.raw(b"flush_all\r\n", |l| l.contains("OK"));
+    }
+    let new = store(&all, Duration::from_secs(30));
+    let refused = new.get(&Key::new("hello").unwrap());
+    assert!(
+        matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("lost items") && m.contains("adopt")),
+        "{refused:?}"
+    );
+    assert_eq!(granted_twice(&old, &new, "flush"), 0);
+    // The old client's next reading writes its list back.
+    std::thread::sleep(Duration::from_millis(400));
+    old.get(&Key::new("hello").unwrap()).unwrap();
+    let record = pool.servers[0].raw(b"mg __mcds_pool v\r\n", |l| {
+        l == "EN" || l == "VA" || l.starts_with("VA ") || l.is_empty()
+    });
+    assert!(
+        record.first().is_some_and(|l| l.starts_with("VA")),
+        "the old client wrote its record back: {record:?}"
+    );
+    assert!(new.get(&Key::new("hello").unwrap()).is_err());
+}
+
+/// The same when memcached evicts the record (ordinary traffic on a small
+/// server): a client of `[A,C]` new to A refuses. Before, an adversarial
+/// review saw 40 of 60 locks held by it and a client of `[A,B]`.
+#[test]
+fn an_evicted_record_does_not_hand_the_servers_to_a_new_list() {
+    let pool = ServerPool::start(3, mcds_testserver::ServerOptions::default().memory_mb(8));
+    let all = pool.addrs();
+    let old = store(&all[..2], Duration::from_secs(30));
+    old.set(&Key::new("hello").unwrap(), b"1", Ttl::Never)
+        .unwrap();
+    // Another application's traffic on A (a pool of its own name) until
+    // the record is gone.
+    let other = MemcachedStore::builder()
+        .pool_name("other")
+        .connect([&all[0]])
+        .unwrap();
+    // Values of several sizes, so that some share the record's slab class.
+    let values: Vec<Vec<u8>> = [20, 40, 60, 80, 100, 140].map(|n| vec![b'z'; n]).to_vec();
+    let mut n = 0u64;
+    let missing = || {
+        let reply =
+            pool.servers[0].raw(b"me __mcds_pool\r\n", |l| l == "EN" || l.starts_with("ME"));
+        reply.last().is_some_and(|l| l == "EN")
+    };
+    while !missing() {
+        assert!(n < 5_000_000, "the record was never evicted");
+        let keys: Vec<Key> = (n..n + 50_000)
+            .map(|i| Key::new(format!("other:{i}")).unwrap())
+            .collect();
+        let ops: Vec<mcds_core::Op<'_>> = keys
+            .iter()
+            .zip(values.iter().cycle())
+            .map(|(key, value)| mcds_core::Op::Set {
+                key,
+                value,
+                ttl: Ttl::Never,
+            })
+            .collect();
+        let _ = other.pipeline(&ops);
+        n += 50_000;
+    }
+    let new = store(&[all[0].clone(), all[2].clone()], Duration::from_secs(30));
+    let refused = new.get(&Key::new("hello").unwrap());
+    assert!(
+        matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("lost items")),
+        "{refused:?}"
+    );
+    assert_eq!(granted_twice(&old, &new, "evicted"), 0);
+    // Once every client uses the new list, adopting it lets it work.
+    new.adopt_pool(Duration::ZERO).unwrap();
+    assert!(new.get(&Key::new("hello").unwrap()).is_ok());
+}

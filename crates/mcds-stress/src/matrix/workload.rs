@@ -575,7 +575,8 @@ fn lock(tally: &mut Tally, what: &str, calls: &[&Call]) {
                     granted: n(3),
                     releasing: n(4),
                     released: (release != "err").then(|| n(5)),
-                    told_lost: release != "released",
+                    // A release that failed told its holder nothing.
+                    told_lost: release == "lost",
                 })
             }
             _ => None,
