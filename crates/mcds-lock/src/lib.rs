@@ -79,23 +79,27 @@
 //! * **Fencing tokens** are strictly increasing while their counter lives.
 //!   memcached can lose the counter (eviction, restart, flush) — perhaps
 //!   with the lock item, while its holder still believes it holds the
-//!   lease. An acquire's increment never creates the counter: only a
-//!   granted acquire that finds it missing does. It first asks the store
-//!   since when the counter's server lost nothing ([`Store::retention`]:
-//!   memcached's `stats`, 2 or 3 round trips once per counter lifetime),
-//!   and starts the counter above `(that time + FENCE_CLOCK_SKEW) · 2^21`
-//!   ([`FENCE_CLOCK_SKEW`], 60 s) and above `unix_ms · 2^21`
-//!   ([`FENCE_SHIFT`]), plus a random offset below 2^20
-//!   ([`FENCE_RANDOM_BITS`]): above every token handed out before the
-//!   loss by any client whose clock was at most 60 s ahead, and whose
-//!   counter took fewer than about a million acquisitions per millisecond
-//!   on average. (Without the `stats` step an adversarial review saw the
-//!   next process's token below the old holder's in 99 of 200 flushes
-//!   within one millisecond. When a refused acquire's increment could
-//!   create the counter, from its clock alone, a later grant's token was
-//!   below a raised counter's in 10 of 10 evictions of the counter.) A
-//!   store that cannot say (`mcds-text`) starts it from the clock: tokens
-//!   then order lifetimes only by the creators' clocks. Within one
+//!   lease — and nothing of it is left to read. An acquire's increment
+//!   never creates the counter: only a granted acquire that finds it
+//!   missing does, starting it from its clock in microseconds plus
+//!   [`FENCE_CLOCK_SKEW`] (60 s), times [`FENCE_TICKS_PER_MICROSECOND`],
+//!   plus a random tie-break below [`FENCE_TIE_BREAK`], and above the time
+//!   the store last reported a loss ([`Store::retention`]: memcached's
+//!   `stats`, 2 or 3 round trips once per counter lifetime). So across a
+//!   lost counter, **tokens are ordered by the clocks of the processes
+//!   that re-create it**: on one host, or on hosts whose clocks agree to
+//!   better than the time between two re-creations (each follows a loss
+//!   and at least one round trip), a grant that begins after another's
+//!   release returned gets a larger token. Clocks that disagree by more
+//!   can order two lifetimes the wrong way, and no client can see it:
+//!   memcached kept nothing of the lost counter. Two grants get equal
+//!   tokens only if two processes re-create the counter at the same
+//!   microsecond by their clocks and draw the same tie-break (1 in
+//!   1,024). (Adversarial reviews saw the order broken when a refused
+//!   acquire's increment re-created an evicted counter from its clock
+//!   alone, 10 of 10 rounds, and when two processes re-created it after
+//!   flushes within one millisecond, 69 to 83 of 300, with the earlier
+//!   millisecond-and-random-offset start; tests replay both.) Within one
 //!   process a token is also never at or below one the process handed out
 //!   before for the same lock name (it remembers the highest token of up
 //!   to 65,536 names — past that it forgets one name to make room — and
@@ -114,22 +118,26 @@ use mcds_core::{
     Retention, Scope, Store, Stored, Ttl, block_on,
 };
 
-/// A fence counter a client creates starts at its clock's Unix
-/// milliseconds shifted left by this many bits, plus a random offset below
-/// 2^[`FENCE_RANDOM_BITS`]: below 2^63 until the year 2109.
-pub const FENCE_SHIFT: u32 = 21;
+/// Fence counter values per microsecond: a counter a client creates
+/// starts at its clock's Unix microseconds times this (plus a tie-break
+/// below [`FENCE_TIE_BREAK`]), which stays below 2^63 until the year 2109.
+/// A counter's later tokens stay below the start of one created a
+/// microsecond after it as long as it was acquired fewer than about a
+/// thousand times per microsecond of its life (an acquire takes a round
+/// trip: tens of microseconds). 2,100 rather than 2,048 so that a counter
+/// started this way is above one started the earlier way, at `unix_ms ·
+/// 2^21`, for the same instant.
+pub const FENCE_TICKS_PER_MICROSECOND: u64 = 2_100;
 
-/// The bits of the random offset a new fence counter starts at (see
-/// [`FENCE_SHIFT`]): the 2^20 values above it stay free for acquisitions
-/// within the millisecond, so a counter re-created a millisecond later
-/// starts above every token of the one created before it, as long as it
-/// was acquired fewer than about a million times per millisecond.
-pub const FENCE_RANDOM_BITS: u32 = 20;
+/// A new fence counter's random tie-break (below this): two processes
+/// whose clocks read the same microsecond when each re-creates a lost
+/// counter start it at different values but for a 1 in 1,024 chance.
+pub const FENCE_TIE_BREAK: u64 = 1_024;
 
-/// The most the clocks of a lock's clients may differ by, for fencing
-/// tokens across a lost fence counter: a counter an acquire creates starts
-/// above `(last loss on its server + this) · 2^21`, above every token any
-/// client's clock could have started before the loss.
+/// How far ahead of its clock a client starts a fence counter it
+/// creates: above every counter that a client whose clock is up to this
+/// much ahead started from its clock alone (an older mcds, or one through
+/// a proxy, `mcds-text`, which starts counters at its clock's time).
 pub const FENCE_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// How many lock names' highest tokens a process remembers.
@@ -163,23 +171,20 @@ fn record_fence(fence_key: &Key, token: u64) {
     *floor = (*floor).max(token);
 }
 
-/// The value a fence counter that does not exist is created with: the
-/// clock's milliseconds above [`FENCE_SHIFT`] bits, a random offset below
-/// 2^[`FENCE_RANDOM_BITS`], and never at or below a token this process has
-/// handed out for the lock (then the highest such token, plus 2, plus the
-/// offset).
-fn fence_initial(now_ms: u64, fence_key: &Key) -> u64 {
-    let offset = mcds_core::random_u64() & ((1 << FENCE_RANDOM_BITS) - 1);
-    let from_clock = now_ms
-        .saturating_mul(1 << FENCE_SHIFT)
-        .saturating_add(offset);
-    // Above the floor by 2 and the offset, never just 1: the acquire tells
-    // a counter it created by its reply being this value, and an existing
-    // counter at the floor answers floor + 1.
+/// The value a fence counter that does not exist is created with, at
+/// `now_us` (Unix microseconds): [`FENCE_TICKS_PER_MICROSECOND`] per
+/// microsecond, a random tie-break below [`FENCE_TIE_BREAK`], and never at
+/// or below a token this process has handed out for the lock (then the
+/// highest such token, plus 2, plus the tie-break).
+fn fence_initial(now_us: u64, fence_key: &Key) -> u64 {
+    let tie_break = mcds_core::random_u64() % FENCE_TIE_BREAK;
+    let from_clock = now_us
+        .saturating_mul(FENCE_TICKS_PER_MICROSECOND)
+        .saturating_add(tie_break);
     from_clock.max(
         fence_floor(fence_key)
             .saturating_add(2)
-            .saturating_add(offset),
+            .saturating_add(tie_break),
     )
 }
 
@@ -592,32 +597,29 @@ impl Lock {
     /// or memcached lost it), and return its first token.
     ///
     /// A lost counter's tokens may still be in use (its holder lost the
-    /// lease in the same flush, restart or eviction, unseen), and another
-    /// process's clock may have started that counter above this one's. The
-    /// store says since when the counter's server lost nothing
-    /// ([`Access::retention`], memcached's `stats`: 2 or 3 round trips,
-    /// once per counter lifetime): every token handed out before that loss
-    /// is below `(since + FENCE_CLOCK_SKEW) · 2^21`, so the counter starts
-    /// above it, and above this process's clock and its own earlier
-    /// tokens ([`fence_initial`]). If another holder created it meanwhile
-    /// (one whose lease ended unseen), this one increments theirs, which
-    /// started the same way.
+    /// lease in the same flush, restart or eviction, unseen), and nothing
+    /// of it is left to read. Its tokens were all started from a clock, at
+    /// most [`FENCE_CLOCK_SKEW`] ahead, before now: so the new counter
+    /// starts at this process's clock in microseconds (the real clock, or
+    /// the scope's if that is ahead) plus [`FENCE_CLOCK_SKEW`], and above
+    /// the time the store last reported a loss on the counter's server
+    /// ([`Access::retention`], memcached's `stats`: 2 or 3 round trips, once
+    /// per counter lifetime; a time set by a client whose clock is ahead of
+    /// this one's lifts this one). If another holder created it meanwhile
+    /// (one whose lease ended unseen), this one increments theirs.
     async fn create_fence(&self, access: Access<'_>) -> Result<u64> {
-        let offset = mcds_core::random_u64() & ((1 << FENCE_RANDOM_BITS) - 1);
-        let mut initial = fence_initial(self.clock.now_ms(), &self.fence_key);
-        if let Retention::Since(since) = access.retention(&self.fence_key).await? {
-            let skew = u64::try_from(FENCE_CLOCK_SKEW.as_millis()).unwrap_or(u64::MAX);
-            let after_loss = since
-                .saturating_add(skew)
-                .saturating_add(1)
-                .saturating_mul(1 << FENCE_SHIFT)
-                .saturating_add(offset);
-            initial = initial.max(after_loss);
+        let real_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        let mut at_us = real_us.max(self.clock.now_ms().saturating_mul(1_000));
+        if let Retention::Since(since_ms) = access.retention(&self.fence_key).await? {
+            at_us = at_us.max(since_ms.saturating_mul(1_000));
         }
+        let skew_us = u64::try_from(FENCE_CLOCK_SKEW.as_micros()).unwrap_or(u64::MAX);
         let create = Op::IncrOrInit {
             key: &self.fence_key,
             delta: 1,
-            initial,
+            initial: fence_initial(at_us.saturating_add(skew_us), &self.fence_key),
             ttl: Ttl::Never,
         };
         access.execute(&create).await.and_then(Reply::value)

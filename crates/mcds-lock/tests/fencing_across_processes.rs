@@ -42,6 +42,21 @@ fn child() {
     let lock = Lock::new(&scope, &name, Duration::from_secs(30))
         .unwrap()
         .with_fencing(true);
+    if std::env::var("MCDS_FENCE_CHILD_MODE").is_ok_and(|m| m == "serve") {
+        // Long-lived: acquire (and release) each lock name read from
+        // stdin, printing its token, so that two processes can acquire
+        // within a millisecond of each other.
+        for line in std::io::stdin().lines() {
+            let lock = Lock::new(&scope, line.unwrap().trim(), Duration::from_secs(30))
+                .unwrap()
+                .with_fencing(true);
+            let guard = lock.try_acquire().unwrap().expect("the lock is free");
+            let token = guard.fencing_token().unwrap();
+            assert_eq!(guard.release().unwrap(), mcds_lock::Release::Released);
+            println!("token={token}");
+        }
+        return;
+    }
     if std::env::var("MCDS_FENCE_CHILD_MODE").is_ok_and(|m| m == "contend") {
         // A contender: refused while the lock is held (if granted, the
         // lock item was evicted too; give it back).
@@ -174,5 +189,75 @@ fn a_refused_acquire_never_recreates_an_evicted_counter_below_the_last_token() {
     assert!(
         behind.is_empty(),
         "a grant after the holder's release got a token at or below the holder's: {behind:?}"
+    );
+}
+
+/// Two long-lived processes take turns on fresh lock names, with a
+/// `flush_all` before each acquire, often within one millisecond: the
+/// later grant's token must be larger. (An adversarial review saw it
+/// smaller in 69 to 83 of 300 rounds when counters started at the
+/// millisecond plus a random offset.)
+#[test]
+fn counters_recreated_within_a_millisecond_by_two_processes_still_order_tokens() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = MemcachedServer::start_default();
+    let addr = server.addr();
+    let now = mcds_core::Clock::now_ms(&mcds_core::SystemClock);
+    let mut children: Vec<_> = (0..2)
+        .map(|_| {
+            let mut child = mcds_testkit::spawn_tied(std::env::current_exe().unwrap(), |c| {
+                c.args(["--exact", "child", "--nocapture", "--test-threads", "1"])
+                    .env("MCDS_FENCE_CHILD_MODE", "serve")
+                    .env("MCDS_FENCE_CHILD_ADDR", &addr)
+                    .env("MCDS_FENCE_CHILD_MS", now.to_string())
+                    .env("MCDS_FENCE_CHILD_NAME", "unused")
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped());
+            })
+            .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let stdout = BufReader::new(child.stdout.take().unwrap());
+            (child, stdin, stdout)
+        })
+        .collect();
+    let mut token_of = |i: usize, name: &str| -> u64 {
+        let (_, stdin, stdout) = &mut children[i];
+        writeln!(stdin, "{name}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "the child ended");
+            // (libtest prints "test child ... " before the first token.)
+            if let Some(t) = line.trim().split("token=").nth(1) {
+                return t.parse().unwrap();
+            }
+        }
+    };
+    let flush = || {
+        let reply = server.raw(b"flush_all\r\n", |l| l == "OK");
+        assert_eq!(reply.last().map(String::as_str), Some("OK"));
+    };
+    let mut behind = Vec::new();
+    for round in 0..300 {
+        let name = format!("turns{round}");
+        flush();
+        let a = token_of(0, &name);
+        flush();
+        let b = token_of(1, &name);
+        if b <= a {
+            behind.push((round, a, b));
+        }
+    }
+    println!(
+        "300 rounds of flush, A acquires and releases, flush, B acquires: {} behind",
+        behind.len()
+    );
+    for (mut child, stdin, _) in children {
+        drop(stdin);
+        let _ = child.wait();
+    }
+    assert!(
+        behind.is_empty(),
+        "a later grant's token at or below the earlier one's: {behind:?}"
     );
 }

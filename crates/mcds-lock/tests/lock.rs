@@ -297,7 +297,7 @@ fn tokens_never_repeat(store: Arc<dyn Store>, clock: &ManualClock, lose: &dyn Fn
         last = token;
     }
     // Another client re-created the counter from a slow clock.
-    let behind = (clock.now_ms() - 10_000) << mcds_lock::FENCE_SHIFT;
+    let behind = (clock.now_ms() - 10_000) * 1_000 * mcds_lock::FENCE_TICKS_PER_MICROSECOND;
     let fence = Key::new("lock:once:fence").unwrap();
     store
         .set(&fence, behind.to_string().as_bytes(), Ttl::Never)
@@ -331,12 +331,20 @@ fn fencing_tokens_never_repeat_across_flushes_within_a_millisecond_on_memcached(
     });
 }
 
-/// A new counter starts at the clock's milliseconds above 21 bits, plus an
-/// offset below 2^20.
+/// A new counter starts at the real clock's microseconds plus the allowed
+/// skew, times `FENCE_TICKS_PER_MICROSECOND`, plus a random tie-break.
 #[test]
-fn a_new_fence_counter_starts_from_the_clock_with_a_random_offset() {
+fn a_new_fence_counter_starts_from_the_clock_plus_the_skew_with_a_tie_break() {
     let (store, clock) = memory();
-    let mut offsets = std::collections::HashSet::new();
+    let real_us = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as u64
+    };
+    let skew_us = mcds_lock::FENCE_CLOCK_SKEW.as_micros() as u64;
+    let ticks = mcds_lock::FENCE_TICKS_PER_MICROSECOND;
+    let mut tie_breaks = std::collections::HashSet::new();
     for i in 0..50 {
         let lock = fast(
             Arc::clone(&store),
@@ -346,14 +354,17 @@ fn a_new_fence_counter_starts_from_the_clock_with_a_random_offset() {
             true,
         )
         .unwrap();
+        let before = real_us().max(clock.now_ms() * 1_000);
         let token = one_token(&lock);
-        assert_eq!(token >> mcds_lock::FENCE_SHIFT, clock.now_ms(), "{token}");
-        let offset = token & ((1 << mcds_lock::FENCE_SHIFT) - 1);
-        assert!(offset < 1 << mcds_lock::FENCE_RANDOM_BITS, "{offset}");
-        offsets.insert(offset);
+        let after = real_us().max(clock.now_ms() * 1_000);
+        assert!(token >= (before + skew_us) * ticks, "{token}");
+        assert!(token < (after + skew_us) * ticks + ticks, "{token}");
+        let tie_break = token % ticks;
+        assert!(tie_break < mcds_lock::FENCE_TIE_BREAK, "{tie_break}");
+        tie_breaks.insert(tie_break);
     }
-    // 50 draws below 2^20: all equal has a chance of 2^-980.
-    assert!(offsets.len() > 1, "the offsets are not random: {offsets:?}");
+    // 50 draws below 1,024: all equal has a chance of 2^-490.
+    assert!(tie_breaks.len() > 1, "not random: {tie_breaks:?}");
 }
 
 #[test]

@@ -167,27 +167,28 @@ fn read_clock(reader: &mut impl BufRead, sent: Instant) -> io::Result<Option<Ser
     Ok(secs.map(|secs| ServerClock { secs, sent }))
 }
 
-/// What a server has lost since it started, from its `stats`: a pool
-/// record missing from a server that has evicted or flushed items may
+/// What a server has lost since it started, from its `stats` (the
+/// counters of [`crate::retention::LOSS_STATS`]): a pool record missing
+/// from a server that has evicted, rebalanced away or flushed items may
 /// have been among them.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Losses {
-    /// `evictions`.
-    pub(crate) evictions: u64,
-    /// `cmd_flush`.
-    pub(crate) flushes: u64,
+    /// Each nonzero counter, by name.
+    counts: Vec<(String, u64)>,
 }
 
 impl Losses {
     fn any(&self) -> bool {
-        self.evictions > 0 || self.flushes > 0
+        !self.counts.is_empty()
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{} evictions and {} flush_all since it started",
-            self.evictions, self.flushes
-        )
+        let counts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        format!("{} since it started", counts.join(", "))
     }
 }
 
@@ -213,11 +214,14 @@ fn read_clock_and_losses(
 ) -> io::Result<(Option<ServerClock>, Losses)> {
     let mut secs = None;
     let mut losses = Losses::default();
-    read_stats(reader, |name, value| match name {
-        "time" => secs = value.parse().ok(),
-        "evictions" => losses.evictions = value.parse().unwrap_or(0),
-        "cmd_flush" => losses.flushes = value.parse().unwrap_or(0),
-        _ => {}
+    read_stats(reader, |name, value| {
+        if name == "time" {
+            secs = value.parse().ok();
+        } else if crate::retention::LOSS_STATS.contains(&name)
+            && let Some(n) = value.parse::<u64>().ok().filter(|n| *n > 0)
+        {
+            losses.counts.push((name.to_string(), n));
+        }
     })?;
     Ok((secs.map(|secs| ServerClock { secs, sent }), losses))
 }

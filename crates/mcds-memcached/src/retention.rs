@@ -61,6 +61,17 @@ pub(crate) struct Losses {
     pub(crate) connections: u64,
 }
 
+/// The `stats` counters of items memcached dropped before their time:
+/// eviction, the slab rebalancer's evictions of live items (which
+/// `evictions` does not count) and `flush_all`. The pool record's claim
+/// rule reads the same ones (`conn.rs`).
+pub(crate) const LOSS_STATS: [&str; 4] = [
+    "evictions",
+    "slab_reassign_evictions_nomem",
+    "slab_reassign_busy_deletes",
+    "cmd_flush",
+];
+
 impl Losses {
     /// Read from a `stats` listing; `None` if it lacks `uptime` or `time`.
     pub(crate) fn of(stats: &[(String, String)]) -> Option<Losses> {
@@ -71,15 +82,10 @@ impl Losses {
                 .and_then(|(_, v)| v.parse::<u64>().ok())
         };
         let (time, uptime) = (stat("time")?, stat("uptime")?);
-        let count = [
-            "evictions",
-            "slab_reassign_evictions_nomem",
-            "slab_reassign_busy_deletes",
-            "cmd_flush",
-        ]
-        .into_iter()
-        .filter_map(stat)
-        .fold(0u64, u64::saturating_add);
+        let count = LOSS_STATS
+            .iter()
+            .filter_map(|name| stat(name))
+            .fold(0u64, u64::saturating_add);
         Some(Losses {
             started: time.saturating_sub(uptime),
             uptime,
