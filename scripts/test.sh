@@ -141,6 +141,12 @@ rm -f "$pkg_log"
 step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
 scripts/check-c-install.sh
 
+step "the README's Rust examples in a new project whose one mcds dependency is the mcds crate"
+scripts/check-rust-quickstart.sh
+
+step "the guide: mdbook build docs, and every link in it resolves (offline)"
+scripts/check-docs.sh
+
 step "the PHP extension: phpize against libmcds.a, PHPUnit under php-cli, checks under php-cgi"
 scripts/check-php.sh
 

@@ -9,11 +9,11 @@
 //! mcds is faster). Not a timed test: nothing is asserted about speed.
 //!
 //! ```text
-//! cargo bench -p mcds-benches --bench peers   # a measuring run; prints the README's table
+//! cargo bench -p mcds-benches --bench peers   # a measuring run; prints the guide's table
 //! cargo test  -p mcds-benches --benches       # smoke: one tiny round of everything
 //! PEERS_FILTER="1 caller" cargo bench -p mcds-benches --bench peers   # only matching cases
 //! PEERS_VERBOSE=1 cargo bench -p mcds-benches --bench peers   # and every round's figures
-//! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into README.md
+//! PEERS_README=1 cargo bench -p mcds-benches --bench peers    # and write the table into docs/src/benchmarks.md
 //! PEERS_IDLE=1 cargo bench -p mcds-benches --bench peers      # let the VM halt idle CPUs (see `FastMode`)
 //! PEERS_ARMS="mcds incr" strace -c -f target/release/deps/peers-* --bench   # one arm alone
 //! PEERS_SCALE=20 PEERS_ARMS="mcds many" perf record -g target/release/deps/peers-* --bench   # 20× the work
@@ -194,19 +194,19 @@ fn on_mcds_tasks(rt: &tokio::runtime::Runtime, counters: &[Counter], per_task: u
     })
 }
 
-/// Replace the README's peers table (between `<!-- peers:begin -->` and
+/// Replace the guide's peers table (docs/src/benchmarks.md) (between `<!-- peers:begin -->` and
 /// `<!-- peers:end -->`) with `table`.
 fn write_readme(table: &str) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-    let readme = std::fs::read_to_string(path).expect("README.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/benchmarks.md");
+    let readme = std::fs::read_to_string(path).expect("docs/src/benchmarks.md");
     let (begin, end) = ("<!-- peers:begin -->\n", "<!-- peers:end -->");
     let (Some(b), Some(e)) = (readme.find(begin), readme.find(end)) else {
-        println!("(PEERS_README: README.md has no peers markers; not written)");
+        println!("(PEERS_README: docs/src/benchmarks.md has no peers markers; not written)");
         return;
     };
     let updated = format!("{}{begin}{table}{}", &readme[..b], &readme[e..]);
-    std::fs::write(path, updated).expect("write README.md");
-    println!("(PEERS_README: the table is written into README.md)");
+    std::fs::write(path, updated).expect("write docs/src/benchmarks.md");
+    println!("(PEERS_README: the table is written into docs/src/benchmarks.md)");
 }
 
 fn row(case: &str, peer: &'static str, mcds: Option<&str>, peer_arm: &str) -> Row {
@@ -685,7 +685,7 @@ fn main() {
         }
     );
     // The table, as printed and (with $PEERS_README) as written into the
-    // README between its `peers:begin`/`peers:end` markers.
+    // guide (docs/src/benchmarks.md) between its `peers:begin`/`peers:end` markers.
     let mut table = String::new();
     let mut line = |l: String| {
         println!("{l}");

@@ -5,9 +5,9 @@
 //! the meta-protocol backend (`mcds-memcached`) and once through the
 //! text-protocol backend (`mcds-text`, direct), each on a server of its own.
 //!
-//! The output is deterministic, and the same table is in the README between
+//! The output is deterministic, and the same table is in the guide (docs/src/round-trips.md) between
 //! the `round-trips` markers: this test fails if they differ. After a
-//! deliberate change, regenerate the README's copy with
+//! deliberate change, regenerate the guide's copy with
 //! `MCDS_BLESS=1 cargo test -p mcds-benches --test round_trips`.
 
 use std::collections::HashMap;
@@ -470,10 +470,10 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
 }
 
 fn check_readme(table: &str) {
-    let readme_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/round-trips.md");
     let readme = std::fs::read_to_string(readme_path).unwrap();
     let (Some(start), Some(end)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("README.md has no round-trips markers");
+        panic!("docs/src/round-trips.md has no round-trips markers");
     };
     let current = &readme[start + BEGIN.len()..end];
     if current != table {
@@ -482,7 +482,7 @@ fn check_readme(table: &str) {
             std::fs::write(readme_path, updated).unwrap();
         } else {
             panic!(
-                "the README's round-trip table is out of date; regenerate it with \
+                "the guide's round-trip table (docs/src/round-trips.md) is out of date; regenerate it with \
                  MCDS_BLESS=1 cargo test -p mcds-benches --test round_trips\n\nnew table:\n{table}"
             );
         }

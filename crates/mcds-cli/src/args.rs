@@ -36,7 +36,7 @@ Exit codes:
 pub(crate) struct Global {
     /// memcached servers, host:port[,host:port...], or a store URL:
     /// memcached://host:port[,...]?ketama&timeout_ms=500&prefix=app: or
-    /// memory://?memory_limit=64m (options in the README's store URL table)
+    /// memory://?memory_limit=64m (options in the guide's store URL table)
     #[arg(long, env = "MCDS_SERVERS", global = true, value_name = "LIST|URL")]
     pub(crate) servers: Option<String>,
 

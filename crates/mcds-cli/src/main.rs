@@ -1,6 +1,6 @@
 //! `mcds`: every mcds structure from the shell.
 //!
-//! Run `mcds --help`, or see the README's CLI section.
+//! Run `mcds --help`, or see the guide's chapter on the command line (docs/src/cli.md).
 //!
 //! This file holds the exit-code policy and the dispatch; [`args`] is the
 //! command line, [`context`] opens the store and maps errors to exit codes,

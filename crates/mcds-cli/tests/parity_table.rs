@@ -7,7 +7,7 @@
 //! `include/mcds.h` for C, the classes of `bindings/python/src/mcds` for
 //! Python, `bindings/php/mcds.stub.php` (which a PHP test holds to the
 //! extension) for PHP, and the man pages `mcds man --dir` writes for the
-//! CLI. The README carries the table between its `parity` markers; this
+//! CLI. The guide (docs/src/parity.md) carries the table between its `parity` markers; this
 //! test fails when that copy is stale (`MCDS_BLESS=1` rewrites it) and when
 //! an alias names something that does not exist.
 
@@ -345,22 +345,22 @@ const CLI_GAPS: &[(&str, &str, &str)] = &[
     (
         "CounterMap",
         "registry_key",
-        "a key for programs; the README gives the key layout",
+        "a key for programs; the guide gives the key layout",
     ),
     (
         "CounterMap",
         "field_key",
-        "a key for programs; the README gives the key layout",
+        "a key for programs; the guide gives the key layout",
     ),
     (
         "Leaderboard",
         "key",
-        "a key for programs; the README gives the key layout",
+        "a key for programs; the guide gives the key layout",
     ),
     (
         "ScalableBloomFilter",
         "header_key",
-        "a key for programs; the README gives the key layout",
+        "a key for programs; the guide gives the key layout",
     ),
     (
         "TimeSeries",
@@ -688,18 +688,18 @@ fn table() -> String {
 }
 
 #[test]
-fn the_readme_parity_table_is_current() {
+fn the_guides_parity_table_is_current() {
     let generated = table();
-    let path = repo().join("README.md");
+    let path = repo().join("docs/src/parity.md");
     let readme = read(&path);
     let (begin, end) = ("<!-- parity:begin -->\n", "<!-- parity:end -->");
     let start = readme
         .find(begin)
-        .expect("README.md has a <!-- parity:begin --> marker")
+        .expect("docs/src/parity.md has a <!-- parity:begin --> marker")
         + begin.len();
     let stop = readme
         .find(end)
-        .expect("README.md has a <!-- parity:end --> marker");
+        .expect("docs/src/parity.md has a <!-- parity:end --> marker");
     if readme[start..stop] == generated {
         return;
     }
@@ -709,7 +709,7 @@ fn the_readme_parity_table_is_current() {
         return;
     }
     panic!(
-        "the README's parity table is stale: regenerate it with \
+        "the guide's parity table (docs/src/parity.md) is stale: regenerate it with \
          `MCDS_BLESS=1 cargo test -p mcds-cli --test parity_table` and commit it. Generated:\n{generated}"
     );
 }

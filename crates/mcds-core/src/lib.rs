@@ -64,3 +64,8 @@ pub use retention::Retention;
 pub use scope::Scope;
 pub use store::{Store, UpdateFn};
 pub use ttl::{MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

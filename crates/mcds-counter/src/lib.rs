@@ -104,3 +104,8 @@ pub(crate) fn read_counter(
         }),
     }
 }
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -576,3 +576,8 @@ impl EventLog {
         Ok((new, next))
     }
 }
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1466,3 +1466,8 @@ impl Drop for Guard {
         }
     }
 }
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

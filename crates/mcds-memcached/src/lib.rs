@@ -188,3 +188,8 @@ pub use pool::POOL_KEY;
 pub use route::{Distribution, route};
 pub use store::{ConnectionStats, MemcachedStore, Stats};
 pub use transport::{Credentials, TlsOptions};
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -43,3 +43,8 @@ pub use intarray::IntArray;
 pub use set::{Codec, Compaction, Set};
 pub use sharded::ShardedSet;
 pub use table::Table;
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -169,3 +169,8 @@ fn corrupt(key: &mcds_core::Key, reason: impl Into<String>) -> mcds_core::Error 
         reason: reason.into(),
     }
 }
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

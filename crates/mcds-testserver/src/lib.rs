@@ -25,3 +25,8 @@ pub use server::{
     INCARNATION_KEY, Listen, MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions,
     ServerPool, TlsFiles, process_alive, spawn_tied,
 };
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

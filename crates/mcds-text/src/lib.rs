@@ -191,3 +191,8 @@ pub mod fuzzing;
 
 pub use config::{Builder, Ketama, Rendezvous, Router};
 pub use store::TextStore;
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

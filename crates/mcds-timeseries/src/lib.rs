@@ -79,3 +79,8 @@ pub use series::{
     BUCKET_LEN, Bucket, MAX_RANGE_BUCKETS, MAX_RESOLUTIONS, MAX_SAMPLES_PER_BUCKET, Resolution,
     Stats, TimeSeries,
 };
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -849,3 +849,8 @@ mod tests {
         assert!(matches!(e, Error::InvalidKey { .. }), "{e}");
     }
 }
+
+/// The README's examples, run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The guide (docs/, mdBook): it builds, and every link in it resolves
+# (offline: scripts/check-docs.py over the built HTML). mdBook comes from
+# crates.io when it is missing (cargo install, without its server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v mdbook >/dev/null 2>&1; then
+  cargo install mdbook --locked --no-default-features --version '^0.4' --quiet
+fi
+rm -rf docs/book
+mdbook build docs
+python3 scripts/check-docs.py docs/book
