@@ -181,7 +181,10 @@ fn main() {
         .with_loss_check(false)
     };
     let start = now_ms();
-    let day_start = start / 86_400_000 * 86_400_000;
+    // Yesterday (UTC), whole: the packed series' slots all lie in the past
+    // (a series refuses times more than its clock skew ahead, and today's
+    // later minutes are ahead until the day ends).
+    let day_start = (start - 86_400_000) / 86_400_000 * 86_400_000;
 
     let one_res = series("rec1", &[(MINUTE, DAY)]);
     let three_res = series("rec3", &[(SECOND, HOUR), (MINUTE, DAY), (HOUR, 7 * DAY)]);
