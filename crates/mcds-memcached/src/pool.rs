@@ -24,13 +24,18 @@
 //! (`mcds pool adopt`): the missing record may have been another list's.
 //! (An adversarial review saw a third of 60 locks held twice after a
 //! flush, and two thirds after an eviction, when such a client wrote its
-//! own.) What this cannot see: a server *restarted* empty has lost
-//! nothing it can report, so a client with another list can claim it —
-//! until the clients of the old list read its record again, at their next
-//! connection to it or within their recheck interval. While both work, a
-//! key the two lists place on different servers can be granted twice.
-//! Change lists only with [`MemcachedStore::adopt_pool`], and restart a
-//! member only when every client uses the same list. A
+//! own.) What this cannot see: a server that lost the record and kept no
+//! count of it — *restarted* empty; flushed and then `stats reset` (which
+//! zeroes the loss counters); or whose record another program deleted,
+//! or made expire with `touch` — looks like a server no client has used,
+//! so a client with another list can claim it, until the clients of the
+//! old list read its record again (at their next connection to it, or
+//! within their recheck interval, [`Builder::pool_recheck`]). While both
+//! work, a key the two lists place on different servers can be granted
+//! twice (a third review saw 26 of 60 locks after `flush_all` and `stats
+//! reset`). Change lists only with [`MemcachedStore::adopt_pool`]; restart
+//! or flush a member only while every client uses the same list; a
+//! shorter recheck interval shortens the window. A
 //! server full under `-M` that has no record and cannot take one makes a
 //! pool's client refuse (a client of one server places every key on it,
 //! and works). Before its first operation a store dials
