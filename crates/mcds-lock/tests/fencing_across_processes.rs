@@ -131,7 +131,7 @@ fn a_counter_lost_and_recreated_by_another_process_still_gives_a_larger_token() 
 
 #[test]
 fn a_refused_acquire_never_recreates_an_evicted_counter_below_the_last_token() {
-    use mcds_core::{Key, Op, Ttl};
+    use mcds_core::Key;
     let server = MemcachedServer::start(mcds_testkit::ServerOptions::default().memory_mb(8));
     let addr = server.addr();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&addr).unwrap());
@@ -166,15 +166,7 @@ fn a_refused_acquire_never_recreates_an_evicted_counter_below_the_last_token() {
                 let keys: Vec<Key> = (flooded..flooded + 20_000)
                     .map(|i| Key::new(format!("f{i:09}")).unwrap())
                     .collect();
-                let ops: Vec<Op<'_>> = keys
-                    .iter()
-                    .map(|key| Op::Set {
-                        key,
-                        value: &value,
-                        ttl: Ttl::Never,
-                    })
-                    .collect();
-                let _ = store.pipeline(&ops);
+                let _ = mcds_testkit::set_all(&*store, &keys, &value);
                 flooded += 20_000;
             }
         }

@@ -18,6 +18,25 @@ fn store(servers: &[String], recheck: Duration) -> MemcachedStore {
         .unwrap()
 }
 
+/// `set` each of `keys` (no expiry), their values taken from `values` in
+/// turn, in one pipeline: another application's traffic.
+fn set_each(
+    store: &MemcachedStore,
+    keys: &[Key],
+    values: &[&[u8]],
+) -> Vec<mcds_core::Result<mcds_core::Reply>> {
+    let ops: Vec<mcds_core::Op<'_>> = keys
+        .iter()
+        .zip(values.iter().cycle())
+        .map(|(key, value)| mcds_core::Op::Set {
+            key,
+            value,
+            ttl: Ttl::Never,
+        })
+        .collect();
+    store.pipeline(&ops)
+}
+
 /// 300 locks (an `add`, as `Lock` takes them) and 100 counters, each
 /// tried by a client of `[A,B]` and one of `[A,B,C]` in turn: whichever
 /// recorded its list first works, the other refuses every call with an
@@ -289,16 +308,7 @@ fn full_servers_without_records_refuse_pool_clients() {
         let keys: Vec<Key> = (0..1000)
             .map(|i| Key::new(format!("fill:{batch}:{i}")).unwrap())
             .collect();
-        let ops: Vec<mcds_core::Op<'_>> = keys
-            .iter()
-            .map(|key| mcds_core::Op::Set {
-                key,
-                value: &value,
-                ttl: Ttl::Never,
-            })
-            .collect();
-        let full = filler
-            .pipeline(&ops)
+        let full = set_each(&filler, &keys, &[&value])
             .iter()
             .filter(|r| matches!(r, Err(Error::OutOfMemory { .. })))
             .count();
@@ -488,16 +498,8 @@ fn an_evicted_record_does_not_hand_the_servers_to_a_new_list() {
         let keys: Vec<Key> = (n..n + 50_000)
             .map(|i| Key::new(format!("other:{i}")).unwrap())
             .collect();
-        let ops: Vec<mcds_core::Op<'_>> = keys
-            .iter()
-            .zip(values.iter().cycle())
-            .map(|(key, value)| mcds_core::Op::Set {
-                key,
-                value,
-                ttl: Ttl::Never,
-            })
-            .collect();
-        let _ = other.pipeline(&ops);
+        let values: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+        let _ = set_each(&other, &keys, &values);
         n += 50_000;
     }
     let new = store(&[all[0].clone(), all[2].clone()], Duration::from_secs(30));
@@ -542,15 +544,7 @@ fn a_record_the_slab_rebalancer_dropped_does_not_hand_the_servers_to_a_new_list(
     let keys: Vec<Key> = (0..3 * (1 << 20) / (value_len + 60))
         .map(|i| Key::new(format!("o{i:010}")).unwrap())
         .collect();
-    let ops: Vec<mcds_core::Op<'_>> = keys
-        .iter()
-        .map(|key| mcds_core::Op::Set {
-            key,
-            value: &value,
-            ttl: Ttl::Never,
-        })
-        .collect();
-    for r in other.pipeline(&ops) {
+    for r in set_each(&other, &keys, &[&value]) {
         r.unwrap();
     }
     let class = a

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Key, Op, Store, Ttl};
+use mcds_core::{Key, Store};
 use mcds_memcached::MemcachedStore;
 use mcds_stress::matrix::{
     self, Fault, History, LOSS_DOC_HEADING, MARKERS, Structure, Tally, expected, workload::Handles,
@@ -34,17 +34,7 @@ fn evict(store: &dyn Store, round: u64) {
         let keys: Vec<Key> = (0..count)
             .map(|i| Key::new(format!("evict:{round}:{size}:{i}")).expect("a valid key"))
             .collect();
-        for chunk in keys.chunks(2_000) {
-            let ops: Vec<Op<'_>> = chunk
-                .iter()
-                .map(|key| Op::Set {
-                    key,
-                    value: &value,
-                    ttl: Ttl::Never,
-                })
-                .collect();
-            let _ = store.pipeline(&ops);
-        }
+        let _ = mcds_testkit::set_all(store, &keys, &value);
     }
 }
 

@@ -222,6 +222,37 @@ pub fn fill_until_out_of_memory(store: &dyn mcds_core::Store) -> Vec<mcds_core::
     panic!("the server never filled up: is it memcached -M with a small -m?");
 }
 
+/// Write `value` under every key of `keys` (a plain `set`, no expiry), in
+/// pipelined batches of 2,000: ordinary cache traffic, to fill a server's
+/// memory and make it evict. The replies, in order.
+///
+/// ```
+/// let store = mcds_core::MemoryStore::new();
+/// let keys: Vec<mcds_core::Key> = (0..3)
+///     .map(|i| mcds_core::Key::new(format!("fill:{i}")).unwrap())
+///     .collect();
+/// assert!(mcds_testkit::set_all(&store, &keys, b"x").iter().all(|r| r.is_ok()));
+/// ```
+pub fn set_all(
+    store: &dyn mcds_core::Store,
+    keys: &[mcds_core::Key],
+    value: &[u8],
+) -> Vec<mcds_core::Result<mcds_core::Reply>> {
+    let mut replies = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(2_000) {
+        let ops: Vec<mcds_core::Op<'_>> = chunk
+            .iter()
+            .map(|key| mcds_core::Op::Set {
+                key,
+                value,
+                ttl: mcds_core::Ttl::Never,
+            })
+            .collect();
+        replies.extend(store.pipeline(&ops));
+    }
+    replies
+}
+
 /// A `memcached -M` with 2 MB of memory, restarted and filled by "another
 /// application" before any mcds client connected, so that it has no
 /// incarnation marker and cannot take one ([`fill_without_marker`]).

@@ -25,7 +25,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcds_core::{Error, Key, ManualClock, Op, Scope, Store, Ttl};
+use mcds_core::{Error, Key, ManualClock, Scope, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::{MemcachedServer, ServerOptions, ServerPool};
 use mcds_timeseries::{MAX_SAMPLES_PER_BUCKET, Resolution, Stats, TimeSeries};
@@ -65,18 +65,8 @@ fn filler(store: &dyn Store, first: usize, n: usize, value_len: usize) {
     let keys: Vec<Key> = (first..first + n)
         .map(|i| Key::new(format!("f:{i:08}")).unwrap())
         .collect();
-    for chunk in keys.chunks(1000) {
-        let ops: Vec<Op<'_>> = chunk
-            .iter()
-            .map(|key| Op::Set {
-                key,
-                value: &value,
-                ttl: Ttl::Never,
-            })
-            .collect();
-        for reply in store.pipeline(&ops) {
-            reply.unwrap();
-        }
+    for reply in mcds_testkit::set_all(store, &keys, &value) {
+        reply.unwrap();
     }
 }
 
