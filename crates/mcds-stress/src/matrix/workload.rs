@@ -204,7 +204,7 @@ impl Handles {
         tally.count_calls(calls);
         for i in 0..OBJECTS as usize {
             let mine: Vec<&Call> = calls.iter().filter(|c| object(c.seq) == i).collect();
-            let books = Books::of(&mine, structure);
+            let books = Books::of(&mine);
             let what = format!("{}[{i}]", structure.name());
             match structure {
                 Structure::Counter => count(tally, &what, self.counters[i].get(), &books),
@@ -358,7 +358,7 @@ struct Books {
 }
 
 impl Books {
-    fn of(calls: &[&Call], structure: Structure) -> Books {
+    fn of(calls: &[&Call]) -> Books {
         let mut books = Books::default();
         for call in calls {
             let element = element(call.worker, call.seq).to_string();
@@ -377,7 +377,6 @@ impl Books {
                 Outcome::Failed(_) => {}
             }
         }
-        let _ = structure;
         books
     }
 }
