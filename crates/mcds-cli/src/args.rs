@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 /// store whose state ends with the command: fine for `mcds demo`, useless
 /// for anything else.
 #[derive(Parser, Debug)]
-#[command(name = "mcds", version, after_help = EXIT_CODES)]
+#[command(name = "mcds", version, after_help = exit_codes_help())]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: Global,
@@ -19,17 +19,46 @@ pub(crate) struct Cli {
     pub(crate) command: Cmd,
 }
 
-/// The exit codes, for `--help` (main.rs's constants, kept in step by the
-/// test `help_lists_the_exit_codes`).
-pub(crate) const EXIT_CODES: &str = "\
-Exit codes:
-  0   done
-  1   a negative answer (a miss, not a member, denied); lock run: the lock stayed held (-n, -w; see -E)
-  2   usage error
-  3   invalid input: a bad key, value, option or address; unusable stored data; a command that cannot start
-  4   unavailable: connection, timeout or server error
-  76  lock run: the lease was lost while the command ran (the command was stopped)
-  *   lock run: the command's own exit code, or 128+N if signal N killed it";
+/// The exit codes and what they mean, for `--help` and the man pages'
+/// EXIT STATUS (main.rs's constants, kept in step by the test
+/// `help_lists_the_exit_codes_and_flock_options`).
+pub(crate) const EXIT_CODES: &[(&str, &str)] = &[
+    ("0", "done"),
+    (
+        "1",
+        "a negative answer (a miss, not a member, denied); lock run: the lock stayed held (-n, -w; see -E)",
+    ),
+    ("2", "usage error"),
+    (
+        "3",
+        "invalid input: a bad key, value or option; unusable stored data; a command that cannot start",
+    ),
+    (
+        "4",
+        "unavailable: connection, timeout or server error (retrying may help)",
+    ),
+    (
+        "76",
+        "lock run: the lease was lost while the command ran (the command was stopped)",
+    ),
+    (
+        "78",
+        "configuration: --servers/MCDS_SERVERS does not parse or open, the store does not support this (memcached -C, a proxy), or the command needs memcached servers (retrying will not help)",
+    ),
+    (
+        "*",
+        "lock run: the command's own exit code, or 128+N if signal N killed it",
+    ),
+];
+
+/// [`EXIT_CODES`] as `--help` prints them after the options.
+fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for (code, meaning) in EXIT_CODES {
+        text.push_str(&format!("\n  {code:<3} {meaning}"));
+    }
+    text
+}
 
 /// The options every command takes.
 #[derive(clap::Args, Debug)]
@@ -104,9 +133,13 @@ pub(crate) enum Cmd {
     /// Print the man page, mcds(1), or write a page per command into DIR
     Man {
         /// Write mcds.1 and one page per subcommand (mcds-lock-run.1, ...)
-        /// into this directory instead of printing mcds.1
-        #[arg(long, value_name = "DIR")]
+        /// into this directory (created if missing) instead of printing
+        /// mcds.1
+        #[arg(value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
+        /// The same as DIR
+        #[arg(long = "dir", value_name = "DIR", hide = true, conflicts_with = "dir")]
+        dir_option: Option<std::path::PathBuf>,
     },
     /// Tables: a member set with a value per member (a distributed map)
     #[command(subcommand)]
@@ -360,7 +393,7 @@ pub(crate) enum LockCmd {
     ///   mcds lock run -n nightly -c 'backup && prune'     # a shell command
     ///   mcds lock run -n --key report-lock ./report.sh    # the key PHP add()s
     #[command(
-        after_help = EXIT_CODES,
+        after_help = exit_codes_help(),
         verbatim_doc_comment,
         override_usage = "mcds lock run [OPTIONS] <NAME|--key KEY> <CMD>...\n       \
                           mcds lock run [OPTIONS] <NAME|--key KEY> -c <SHELL_COMMAND>"

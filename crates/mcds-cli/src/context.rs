@@ -11,7 +11,7 @@ use mcds_url::{StoreUrl, UrlKind};
 
 use crate::args::Global;
 use crate::report::Report;
-use crate::{INVALID_INPUT, UNAVAILABLE, USAGE};
+use crate::{CONFIG, INVALID_INPUT, UNAVAILABLE, USAGE};
 
 /// A failure: what to print and which code to exit with.
 pub(crate) struct Failure {
@@ -22,12 +22,16 @@ pub(crate) struct Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         // Bad input, or stored bytes the command cannot use: the same
-        // call fails again. Everything else is the service's state.
+        // call fails again. A store that cannot do this at all (memcached
+        // -C, a proxy) is its configuration's. Everything else is the
+        // service's state, which a retry may find changed.
         let stored_data = matches!(
             e,
             Error::NonNumeric { .. } | Error::Corrupt { .. } | Error::Lost { .. }
         );
-        let code = if e.is_invalid_input() || stored_data {
+        let code = if matches!(e, Error::Unsupported { .. }) {
+            CONFIG
+        } else if e.is_invalid_input() || stored_data {
             INVALID_INPUT
         } else {
             UNAVAILABLE
@@ -200,7 +204,7 @@ fn store_url(cli: &Global) -> Result<Option<StoreUrl>, Failure> {
         return Ok(None);
     };
     StoreUrl::parse(text).map(Some).map_err(|e| Failure {
-        code: INVALID_INPUT,
+        code: CONFIG,
         message: e.to_string(),
     })
 }
@@ -248,13 +252,6 @@ fn with_cli_timeouts(cli: &Global, url: &StoreUrl) -> StoreUrl {
     url
 }
 
-/// The memcached store of --servers (or MCDS_SERVERS), or `None` when
-/// there are none (the embedded store). For the commands that need the
-/// concrete store, such as `mcds stats`.
-pub(crate) fn memcached(cli: &Global) -> Result<Option<MemcachedStore>, Failure> {
-    memcached_of(cli, store_url(cli)?.as_ref())
-}
-
 /// The URL's memcached store: its options, and --timeout-ms for the
 /// timeouts the URL does not set.
 fn memcached_of(cli: &Global, url: Option<&StoreUrl>) -> Result<Option<MemcachedStore>, Failure> {
@@ -265,9 +262,33 @@ fn memcached_of(cli: &Global, url: Option<&StoreUrl>) -> Result<Option<Memcached
         .memcached_store()
         .transpose()
         .map_err(|e| Failure {
-            code: INVALID_INPUT,
+            code: CONFIG,
             message: e.to_string(),
         })
+}
+
+/// The memcached store of --servers for `command` (`mcds stats`, `mcds
+/// pool`), which asks each server something only memcached answers. Without
+/// one, a [`CONFIG`] failure saying what was given instead and what to give.
+pub(crate) fn memcached_servers(cli: &Global, command: &str) -> Result<MemcachedStore, Failure> {
+    let url = store_url(cli)?;
+    if let Some(store) = memcached_of(cli, url.as_ref())? {
+        return Ok(store);
+    }
+    let given = match url.as_ref().map(|u| &u.kind) {
+        None => "no --servers (or MCDS_SERVERS) was given, and the embedded store has no servers",
+        Some(UrlKind::Memory { .. }) => "memory:// is the embedded store, which has no servers",
+        Some(UrlKind::Text { .. }) => {
+            "a text:// store talks to a proxy (such as twemproxy), not to each server"
+        }
+        Some(_) => "the store URL names no memcached servers",
+    };
+    Err(Failure {
+        code: CONFIG,
+        message: format!(
+            "{command} needs memcached servers, connected directly: {given}. Set --servers or MCDS_SERVERS to the servers themselves (e.g. 127.0.0.1:11211,127.0.0.1:11212)"
+        ),
+    })
 }
 
 /// The store and output settings of one command, opened only for the

@@ -14,13 +14,14 @@
 //! | 1     | [`NEGATIVE`]          | a negative answer: denied, not a member, certainly not in a bloom filter; `lock run`: the lock stayed held (flock's code; `-E` sets another) |
 //! | 2     | [`USAGE`]             | usage errors, as clap exits for them; `lock run` without servers |
 //! | 3     | [`INVALID_INPUT`]     | invalid input: a bad key, value, option or server address, stored data the command cannot use, a `lock run` command that cannot be started |
-//! | 4     | [`UNAVAILABLE`]       | connection, timeout or server error                         |
+//! | 4     | [`UNAVAILABLE`]       | connection, timeout or server error: retrying may help      |
+//! | 78    | [`CONFIG`]            | the store as configured cannot do this: a `--servers`/`MCDS_SERVERS` that does not parse or open, an operation the store does not support (memcached `-C`, a proxy), a command that needs memcached servers run without them. Retrying will not help (sysexits' `EX_CONFIG`) |
 //! | 76    | [`LEASE_LOST`]        | `lock run`: the lease was lost while the command ran        |
 //! | other |                       | `lock run`: the command's own exit code, or 128 + N if signal N killed it |
 //!
-//! Which [`mcds_core::Error`] gets 3 and which 4 is decided in
+//! Which [`mcds_core::Error`] gets 3, 4 or 78 is decided in
 //! [`context::Failure`]'s `From<Error>`. `--help` lists the same codes
-//! ([`args::EXIT_CODES`]).
+//! ([`args::EXIT_CODES`]), and so does each man page's EXIT STATUS.
 
 mod args;
 mod commands;
@@ -49,6 +50,11 @@ const INVALID_INPUT: u8 = 3;
 const UNAVAILABLE: u8 = 4;
 /// `lock run`: the lease was lost while the command ran; it was sent SIGTERM.
 const LEASE_LOST: u8 = 76;
+/// The store as configured cannot do this (sysexits' `EX_CONFIG`): the
+/// store URL does not parse or open, the store does not support the
+/// operation, or the command needs memcached servers. Retrying will not
+/// help; a cron wrapper that retries on 4 stops on this.
+const CONFIG: u8 = 78;
 
 fn run(cli: Cli) -> CliResult {
     let Cli { global, command } = cli;
@@ -71,7 +77,7 @@ fn run(cli: Cli) -> CliResult {
             docs::completions(shell);
             Ok(OK)
         }
-        Cmd::Man { dir } => docs::man(dir.as_deref()),
+        Cmd::Man { dir, dir_option } => docs::man(dir.or(dir_option).as_deref()),
         Cmd::Table(cmd) => commands::table(&ctx()?, cmd),
         Cmd::Shadow(cmd) => commands::shadow(&ctx()?, cmd),
         Cmd::View(cmd) => commands::view(&ctx()?, cmd),

@@ -398,11 +398,11 @@ fn map_commands_count_integers_and_exact_decimals() {
     );
     assert_eq!(
         json_out(0, &mut map(&["get-all", "stock"])),
-        json!([
+        json!({ "map": "stock", "entries": [
             { "field": "apples", "value": -2 },
             { "field": "pears", "value": 1 },
             { "field": "two words", "value": 3 },
-        ])
+        ] })
     );
     assert_eq!(
         ok(&mut map(&["fields", "stock"])),
@@ -442,7 +442,7 @@ fn map_commands_count_integers_and_exact_decimals() {
     );
     assert_eq!(
         json_out(0, &mut cents(&["get-all", "balance"])),
-        json!([{ "field": "ann", "value": "0.88" }])
+        json!({ "map": "balance", "entries": [{ "field": "ann", "value": "0.88" }] })
     );
     // The same counter read at scale 0 is its units.
     assert_eq!(ok(&mut map(&["get", "balance", "ann"])), "88\n");
@@ -491,7 +491,7 @@ fn leaderboard_commands() {
     );
     assert_eq!(
         json_out(0, &mut board(&["top", "game", "-k", "1"])),
-        json!([{ "member": "ann", "count": 30, "error": 0 }])
+        json!({ "leaderboard": "game", "top": [{ "member": "ann", "count": 30, "error": 0 }] })
     );
     assert_eq!(ok(&mut board(&["score", "game", "bob"])), "25\n");
     assert_eq!(out(1, &mut board(&["score", "game", "zed"])), "");

@@ -122,7 +122,9 @@ fn the_man_page_renders() {
         "mcds - Distributed data structures on memcached",
         "SYNOPSIS",
         "--servers",
-        "Exit codes:",
+        "EXIT STATUS",
+        "unavailable: connection, timeout or server error (retrying may help)",
+        "configuration: --servers/MCDS_SERVERS does not parse or open",
         "mcds-lock(1)",
     ] {
         assert!(
@@ -130,11 +132,23 @@ fn the_man_page_renders() {
             "the rendered page lacks {part:?}:\n{text}"
         );
     }
-    // One page per subcommand with --dir, lock run's included.
-    let pages = dir.join("pages");
-    let status = mcds().args(["man", "--dir"]).arg(&pages).status().unwrap();
-    assert!(status.success());
-    let run = std::fs::read_to_string(pages.join("mcds-lock-run.1")).unwrap();
-    assert!(run.contains("nonblock"), "{run}");
+    // The exit codes are the EXIT STATUS section, before VERSION, not an
+    // EXTRA section.
+    assert!(!text.contains("EXTRA"), "{text}");
+    assert!(
+        text.find("EXIT STATUS").unwrap() > text.find("OPTIONS").unwrap()
+            && text.find("EXIT STATUS").unwrap() < text.find("VERSION").unwrap(),
+        "{text}"
+    );
+    // One page per subcommand into DIR (as `mcds man --help` says), lock
+    // run's included, each with the exit codes; `--dir DIR` is the same.
+    for (i, args) in [vec!["man"], vec!["man", "--dir"]].into_iter().enumerate() {
+        let pages = dir.join(format!("pages{i}"));
+        let status = mcds().args(&args).arg(&pages).status().unwrap();
+        assert!(status.success(), "{args:?}");
+        let run = std::fs::read_to_string(pages.join("mcds-lock-run.1")).unwrap();
+        assert!(run.contains("nonblock"), "{run}");
+        assert!(run.contains(".SH \"EXIT STATUS\""), "{run}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -249,7 +249,7 @@ fn status_names_the_holder_and_the_time_left() {
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.starts_with("held by host=") && text.contains(" for "),
+        text.starts_with("held by host=") && text.contains("; expires in "),
         "{text}"
     );
     drop(child.stdin.take());
@@ -304,7 +304,7 @@ fn help_lists_the_exit_codes_and_flock_options() {
         assert!(out.status.success());
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(help.contains("Exit codes:"), "{help}");
-        for code in ["  0 ", "  1 ", "  2 ", "  3 ", "  4 ", "  76 "] {
+        for code in ["  0 ", "  1 ", "  2 ", "  3 ", "  4 ", "  76 ", "  78 "] {
             assert!(help.contains(code), "{args:?} lacks {code:?}: {help}");
         }
     }
@@ -374,7 +374,7 @@ fn lock_key_is_the_exact_key_an_add_based_lock_takes() {
         .unwrap();
     assert_eq!(status.status.code(), Some(0));
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.starts_with("held by php-token for "), "{text}");
+    assert!(text.starts_with("held by php-token; expires in "), "{text}");
     let json = mcds(&server)
         .args(["--json", "lock", "status", "--key", "report-lock"])
         .output()
@@ -425,7 +425,10 @@ fn lock_key_is_the_exact_key_an_add_based_lock_takes() {
         .args(["lock", "status", "--key", "report-lock"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&status.stdout).starts_with(&format!("held by {owner} for ")));
+    assert!(
+        String::from_utf8_lossy(&status.stdout)
+            .starts_with(&format!("held by {owner}; expires in "))
+    );
     // The same key from a named lock's point of view is another lock.
     mcds(&server)
         .args(["lock", "status", "report-lock"])

@@ -56,15 +56,15 @@ fn table_commands() {
     assert_eq!(ok(&mut t(&["keys", "users"])), "ann\nbob\nc y\n");
     assert_eq!(
         json_out(0, &mut t(&["entries", "users"])),
-        json!([
+        json!({ "table": "users", "entries": [
             { "member": "ann", "value": "owner" },
             { "member": "bob", "value": "two words" },
             { "member": "c y", "value": "x" },
-        ])
+        ] })
     );
     assert_eq!(
         json_out(0, &mut t(&["keys", "users"])),
-        json!({ "table": "users", "keys": ["ann", "bob", "c y"] })
+        json!({ "table": "users", "members": ["ann", "bob", "c y"] })
     );
     assert_eq!(ok(&mut t(&["delete", "users", "bob"])), "");
     assert_eq!(out(1, &mut t(&["delete", "users", "bob"])), "");
@@ -74,7 +74,10 @@ fn table_commands() {
     );
     assert_eq!(ok(&mut t(&["keys", "users"])), "ann\nc y\n");
     assert_eq!(ok(&mut t(&["entries", "empty"])), "");
-    assert_eq!(json_out(0, &mut t(&["entries", "empty"])), json!([]));
+    assert_eq!(
+        json_out(0, &mut t(&["entries", "empty"])),
+        json!({ "table": "empty", "entries": [] })
+    );
     // Another prefix, another table.
     assert_eq!(
         out(
@@ -363,9 +366,9 @@ fn log_since_resumes_from_the_printed_cursor() {
     assert_eq!(
         lines,
         vec![
-            json!({ "at_ms": now - 2000, "payload": "triplet", "cursor": format!("{}:3", now - 2000) }),
-            json!({ "at_ms": now - 1000, "payload": "third", "cursor": format!("{}:1", now - 1000) }),
-            json!({ "cursor": format!("{}:1", now - 1000) }),
+            json!({ "log": "audit", "at_ms": now - 2000, "payload": "triplet", "cursor": format!("{}:3", now - 2000) }),
+            json!({ "log": "audit", "at_ms": now - 1000, "payload": "third", "cursor": format!("{}:1", now - 1000) }),
+            json!({ "log": "audit", "cursor": format!("{}:1", now - 1000) }),
         ]
     );
     // A bad cursor is a usage error naming the forms.
@@ -628,24 +631,36 @@ fn json_out_any(cmd: &mut Command) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Without servers there are no statistics: one line saying so, exit 3,
-/// and no embedded-store warning before it.
+/// Without memcached servers to ask there are no statistics: one line
+/// saying so and what to set, exit 78 (configuration, not "unavailable,
+/// retry"), and no embedded-store warning before it. A text:// URL (a
+/// proxy) and memory:// say why they are not enough.
 #[test]
 fn stats_needs_servers() {
-    let out = Command::cargo_bin("mcds")
-        .unwrap()
-        .env_remove("MCDS_SERVERS")
-        .arg("stats")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    assert!(out.stdout.is_empty());
-    let e = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(
-        e.contains("needs memcached servers") && e.contains("--servers"),
-        "{e}"
-    );
+    for (servers, says) in [
+        (None, "no --servers (or MCDS_SERVERS) was given"),
+        (Some("memory://"), "memory:// is the embedded store"),
+        (
+            Some("text://127.0.0.1:1"),
+            "a text:// store talks to a proxy",
+        ),
+    ] {
+        let mut cmd = Command::cargo_bin("mcds").unwrap();
+        match servers {
+            Some(url) => cmd.env("MCDS_SERVERS", url),
+            None => cmd.env_remove("MCDS_SERVERS"),
+        };
+        let out = cmd.arg("stats").output().unwrap();
+        assert_eq!(out.status.code(), Some(78), "{servers:?}");
+        assert!(out.stdout.is_empty());
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains("needs memcached servers") && e.contains(says) && e.contains("--servers"),
+            "{e}"
+        );
+        assert!(!e.contains("embedded store has none"), "{e}");
+    }
 }
 
 /// Closing stdout early (`| head -1`) ends a command quietly with exit 0,

@@ -199,11 +199,12 @@ pub enum Error {
     },
 
     /// The backend cannot perform this operation.
-    #[error("{op} is not supported by the {backend} backend — {hint}")]
+    #[error("{op} is not supported by this store ({backend}) — {hint}")]
     Unsupported {
-        /// The operation.
+        /// The operation, as the caller named it (`Lock::acquire_async`).
         op: &'static str,
-        /// The backend's name.
+        /// The backend's name, or what about it is missing ("no CAS ids:
+        /// memcached started with -C, …").
         backend: &'static str,
         /// What to do instead.
         hint: &'static str,

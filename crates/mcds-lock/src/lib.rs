@@ -264,10 +264,10 @@ pub const MAX_LEASE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// A lock refused on a store without CAS ids (memcached `-C`, or the text
 /// protocol behind a proxy): a release or extend could not tell our lock
 /// from the next holder's.
-fn without_cas() -> Error {
+fn without_cas(op: &'static str) -> Error {
     Error::Unsupported {
-        op: "Lock::try_acquire",
-        backend: "a store without CAS ids (memcached started with -C, or a proxy such as twemproxy)",
+        op,
+        backend: "no CAS ids: memcached started with -C, or a proxy such as twemproxy",
         hint: "an owner-safe lock needs CAS ids: restart memcached without -C, or connect to the memcached servers directly rather than through a proxy",
     }
 }
@@ -425,20 +425,23 @@ impl Lock {
     /// on a pool where the lock and its fence counter are on different
     /// servers).
     pub fn try_acquire(&self) -> Result<Option<Guard>> {
-        block_on(self.try_acquire_io(Io::Blocking))
+        block_on(self.try_acquire_io(Io::Blocking, "Lock::try_acquire"))
     }
 
     /// [`try_acquire`](Lock::try_acquire) without blocking the thread. The
     /// guard it returns releases without blocking too: see [`Guard`].
     pub async fn try_acquire_async(&self) -> Result<Option<Guard>> {
-        self.try_acquire_io(Io::Async).await
+        self.try_acquire_io(Io::Async, "Lock::try_acquire_async")
+            .await
     }
 
     fn access(&self, io: Io) -> Access<'_> {
         Access::new(&*self.store, io)
     }
 
-    async fn try_acquire_io(&self, io: Io) -> Result<Option<Guard>> {
+    /// `caller` is the public method, for the error a store without CAS ids
+    /// gets.
+    async fn try_acquire_io(&self, io: Io, caller: &'static str) -> Result<Option<Guard>> {
         let access = self.access(io);
         let started = Instant::now();
         let token = if self.label.is_empty() {
@@ -450,7 +453,7 @@ impl Lock {
         if !access.supports_cas(&self.key).await? {
             // Without CAS ids a release or extend could not tell our lock
             // from the next holder's: grant nothing.
-            return Err(without_cas());
+            return Err(without_cas(caller));
         }
         // An async caller may be cancelled (this future dropped) while the
         // add is in flight; the add can still be applied, with no guard to
@@ -469,7 +472,7 @@ impl Lock {
             // between the check above and the add. Grant nothing; the item
             // expires with its TTL.
             Stored::Stored(0) => {
-                return Err(without_cas());
+                return Err(without_cas(caller));
             }
             Stored::Stored(cas) => cas,
             Stored::NotStored => return Ok(None),
@@ -629,7 +632,7 @@ impl Lock {
     /// backoff. [`Error::WaitTimeout`] if it stays taken. A timeout too large
     /// to add to the current instant (`Duration::MAX`) waits for ever.
     pub fn acquire(&self, timeout: Duration) -> Result<Guard> {
-        block_on(self.acquire_io(Io::Blocking, timeout))
+        block_on(self.acquire_io(Io::Blocking, timeout, "Lock::acquire"))
     }
 
     /// [`acquire`](Lock::acquire) without blocking the thread: the waits
@@ -651,14 +654,17 @@ impl Lock {
     /// # }).unwrap();
     /// ```
     pub async fn acquire_async(&self, timeout: Duration) -> Result<Guard> {
-        self.acquire_io(Io::Async, timeout).await
+        self.acquire_io(Io::Async, timeout, "Lock::acquire_async")
+            .await
     }
 
-    async fn acquire_io(&self, io: Io, timeout: Duration) -> Result<Guard> {
+    /// `caller` is the public method, for the error a store without CAS ids
+    /// gets.
+    async fn acquire_io(&self, io: Io, timeout: Duration, caller: &'static str) -> Result<Guard> {
         let deadline = Instant::now().checked_add(timeout);
         let mut backoff = Backoff::new(self.backoff_min, self.backoff_max);
         loop {
-            if let Some(guard) = self.try_acquire_io(io).await? {
+            if let Some(guard) = self.try_acquire_io(io, caller).await? {
                 return Ok(guard);
             }
             let now = Instant::now();
@@ -698,7 +704,7 @@ impl Lock {
         timeout: Duration,
         f: impl FnOnce(&Guard) -> T,
     ) -> Result<(T, Release)> {
-        let guard = self.acquire(timeout)?;
+        let guard = block_on(self.acquire_io(Io::Blocking, timeout, "Lock::with_lock"))?;
         let out = f(&guard);
         let release = guard.release()?;
         Ok((out, release))
@@ -728,7 +734,9 @@ impl Lock {
         timeout: Duration,
         f: impl AsyncFnOnce(&Guard) -> T,
     ) -> Result<(T, Release)> {
-        let guard = self.acquire_async(timeout).await?;
+        let guard = self
+            .acquire_io(Io::Async, timeout, "Lock::with_lock_async")
+            .await?;
         let out = f(&guard).await;
         let release = guard.release_async().await?;
         Ok((out, release))

@@ -86,7 +86,7 @@ pub(crate) fn encode(
     if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
         return Err(Error::Unsupported {
             op: op.name(),
-            backend: "memcached started with -C (CAS disabled)",
+            backend: "memcached started with -C: CAS disabled",
             hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
         });
     }
@@ -215,7 +215,7 @@ pub(crate) fn encode_wire(
     if matches!(op, Op::Cas { .. } | Op::DeleteCas { .. }) && !incarnation.cas {
         return Err(Error::Unsupported {
             op: op.name(),
-            backend: "memcached started with -C (CAS disabled)",
+            backend: "memcached started with -C: CAS disabled",
             hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
         });
     }

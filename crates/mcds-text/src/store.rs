@@ -307,7 +307,7 @@ impl TextStore {
             None => Err(unsupported(op.name(), PROXY_HINT)),
             Some(inc) if !inc.cas => Err(Error::Unsupported {
                 op: op.name(),
-                backend: "memcached started with -C (CAS disabled)",
+                backend: "memcached started with -C: CAS disabled",
                 hint: "restart memcached without -C: locks, CAS writes and update() need CAS ids",
             }),
             Some(inc) => Ok(inc),

@@ -75,11 +75,25 @@ fn cas_is_refused_loudly_behind_a_proxy() {
             .value,
         b"v"
     );
-    let lock = Lock::new(s.clone(), "job", Duration::from_secs(5))
-        .unwrap()
-        .try_acquire();
-    println!("behind nutcracker: Lock::try_acquire gave {lock:?}");
-    assert!(matches!(lock, Err(Error::Unsupported { .. })), "{lock:?}");
+    let lock = Lock::new(s.clone(), "job", Duration::from_secs(5)).unwrap();
+    let refused_lock = lock.try_acquire();
+    println!("behind nutcracker: Lock::try_acquire gave {refused_lock:?}");
+    assert!(
+        matches!(refused_lock, Err(Error::Unsupported { .. })),
+        "{refused_lock:?}"
+    );
+    // The message names the method called and reads as a sentence.
+    let message = match mcds_core::block_on(lock.acquire_async(Duration::from_secs(1))) {
+        Err(e @ Error::Unsupported { .. }) => e.to_string(),
+        other => panic!("expected Unsupported, got {other:?}"),
+    };
+    println!("{message}");
+    assert!(
+        message.starts_with(
+            "Lock::acquire_async is not supported by this store (no CAS ids: memcached started with -C, or a proxy such as twemproxy) — "
+        ),
+        "{message}"
+    );
     assert_eq!(s.get(&k("lock:job:owner")).unwrap(), None);
 }
 

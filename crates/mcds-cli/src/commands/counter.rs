@@ -226,7 +226,7 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
                     .iter()
                     .map(|(field, value)| json!({ "field": field, "value": map_value(*value) }))
                     .collect();
-                line(Value::Array(objects));
+                json_line(json!({ "map": name, "entries": objects }));
             } else {
                 for (field, value) in all {
                     line(format!("{field}\t{value}"));

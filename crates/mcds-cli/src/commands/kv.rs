@@ -8,8 +8,8 @@ use mcds_core::{Key, Stored, Ttl, Updated};
 use serde_json::{Map, Value, json};
 
 use crate::args::{Global, KvCmd};
-use crate::context::{CliResult, Ctx, Failure, json_line, line, memcached};
-use crate::{INVALID_INPUT, NEGATIVE, OK, UNAVAILABLE};
+use crate::context::{CliResult, Ctx, Failure, json_line, line, memcached_servers};
+use crate::{NEGATIVE, OK, UNAVAILABLE};
 
 /// The key KEY with the context's prefix in front, as it is: a raw key,
 /// not a structure name (nothing is escaped).
@@ -187,12 +187,7 @@ const COLUMNS: [&str; 8] = [
 /// `mcds stats`: needs memcached servers, so it opens the concrete store
 /// itself rather than a [`Ctx`].
 pub(crate) fn stats(global: &Global) -> CliResult {
-    let Some(store) = memcached(global)? else {
-        return Err(Failure {
-            code: INVALID_INPUT,
-            message: "mcds stats needs memcached servers: the embedded store has none. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
-        });
-    };
+    let store = memcached_servers(global, "mcds stats")?;
     let results = store.stats();
     // Each error names its server.
     let failed: Vec<String> = results

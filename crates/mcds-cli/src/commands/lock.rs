@@ -41,8 +41,12 @@ fn open(ctx: &Ctx, target: &Target, ttl: Duration) -> Result<Lock, Error> {
 /// left, read in one round trip from the server that owns the lock item.
 fn status(ctx: &Ctx, target: &Target) -> CliResult {
     let lock = open(ctx, target, Duration::from_secs(1))?;
+    // The time left: `Some(Some(d))`, `Some(None)` for an item with no
+    // TTL, `None` where the store does not say (a text:// proxy).
     let held = match &ctx.memcached {
-        Some(store) => store.get_with_ttl(lock.key())?,
+        Some(store) => store
+            .get_with_ttl(lock.key())?
+            .map(|(owner, left)| (owner, Some(left))),
         None => lock.holder()?.map(|h| (h.into_bytes(), None)),
     };
     let Some((owner, left)) = held else {
@@ -51,11 +55,18 @@ fn status(ctx: &Ctx, target: &Target) -> CliResult {
     };
     let owner = String::from_utf8_lossy(&owner);
     let (text_left, ms_left) = match left {
-        Some(left) => (show(left), json!(left.as_millis() as u64)),
-        None => ("ever (no TTL)".to_string(), serde_json::Value::Null),
+        Some(Some(left)) => (
+            format!("expires in {}", show(left)),
+            json!(left.as_millis() as u64),
+        ),
+        Some(None) => ("never expires (no TTL)".to_string(), json!(null)),
+        None => (
+            "expiry unknown (a proxy does not report it)".to_string(),
+            json!(null),
+        ),
     };
     ctx.print(
-        format!("held by {owner} for {text_left}"),
+        format!("held by {owner}; {text_left}"),
         target.json(
             "lock",
             json!({ "held": true, "owner": owner, "expires_in_ms": ms_left }),

@@ -45,7 +45,7 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
                 let payload = String::from_utf8_lossy(&e.payload);
                 ctx.print(
                     format!("{} {payload}", e.at_ms),
-                    json!({ "at_ms": e.at_ms, "payload": payload }),
+                    json!({ "log": name, "at_ms": e.at_ms, "payload": payload }),
                 );
             }
             Ok(OK)
@@ -71,7 +71,8 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
                 });
             }
             let follow = follow.then_some(interval);
-            match since(ctx.json, &log, cursor, follow, print_cursor) {
+            let json = ctx.json.then_some(name.as_str());
+            match since(json, &log, cursor, follow, print_cursor) {
                 Ok(()) => Ok(OK),
                 // The reader went away (`| head -1`): the end, not a failure.
                 Err(Stop::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(OK),
@@ -99,7 +100,7 @@ enum Stop {
 /// ignores SIGPIPE, and `println!` would panic), and flushed after each
 /// batch.
 fn since(
-    json: bool,
+    json: Option<&str>,
     log: &EventLog,
     mut cursor: Cursor,
     follow: Option<Duration>,
@@ -159,12 +160,12 @@ fn cursor_text(cursor: Cursor) -> String {
     format!("{}:{}", cursor.at_ms, cursor.seen_at_ms)
 }
 
-/// Print `events` (read after `from`) as `<ms> <payload>` lines, or under
-/// `json` as JSON lines each with the cursor to resume after it; then the
-/// cursor `last` if given; then flush.
+/// Print `events` (read after `from`) as `<ms> <payload>` lines, or with
+/// `json` (the log's name) as JSON lines each with the cursor to resume
+/// after it; then the cursor `last` if given; then flush.
 fn print_batch(
     out: &mut impl Write,
-    json: bool,
+    json: Option<&str>,
     events: &[Event],
     from: Cursor,
     last: Option<Cursor>,
@@ -172,7 +173,7 @@ fn print_batch(
     let mut cursor = from;
     for e in events {
         let payload = String::from_utf8_lossy(&e.payload);
-        if json {
+        if let Some(name) = json {
             // The same step as EventLog::since's next cursor.
             cursor = if e.at_ms == cursor.at_ms {
                 Cursor {
@@ -185,16 +186,19 @@ fn print_batch(
                     seen_at_ms: 1,
                 }
             };
-            let line =
-                json!({ "at_ms": e.at_ms, "payload": payload, "cursor": cursor_text(cursor) });
+            let line = json!({ "log": name, "at_ms": e.at_ms, "payload": payload, "cursor": cursor_text(cursor) });
             writeln!(out, "{line}")?;
         } else {
             writeln!(out, "{} {payload}", e.at_ms)?;
         }
     }
     if let Some(last) = last {
-        if json {
-            writeln!(out, "{}", json!({ "cursor": cursor_text(last) }))?;
+        if let Some(name) = json {
+            writeln!(
+                out,
+                "{}",
+                json!({ "log": name, "cursor": cursor_text(last) })
+            )?;
         } else {
             writeln!(out, "cursor {}", cursor_text(last))?;
         }

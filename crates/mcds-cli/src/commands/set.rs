@@ -97,7 +97,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
             let found = open(&name)?.has(&member)?;
             ctx.print(
                 found,
-                json!({ "table": name, "member": member, "has": found }),
+                json!({ "table": name, "member": member, "contains": found }),
             );
             Ok(if found { OK } else { NEGATIVE })
         }
@@ -115,7 +115,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
                     .iter()
                     .map(|(m, v)| json!({ "member": text(m), "value": text(v) }))
                     .collect();
-                json_line(serde_json::Value::Array(entries));
+                json_line(json!({ "table": name, "entries": entries }));
             } else {
                 for (m, v) in entries {
                     line(format_args!("{}\t{}", text(&m), text(&v)));
@@ -126,7 +126,7 @@ pub(crate) fn table(ctx: &Ctx, cmd: TableCmd) -> CliResult {
         TableCmd::Keys { name } => {
             let keys: Vec<String> = open(&name)?.keys()?.iter().map(|k| text(k)).collect();
             if ctx.json {
-                json_line(json!({ "table": name, "keys": keys }));
+                json_line(json!({ "table": name, "members": keys }));
             } else {
                 for k in keys {
                     line(k);

@@ -147,7 +147,7 @@ pub(crate) fn leaderboard(ctx: &Ctx, cmd: LeaderboardCmd) -> CliResult {
                         })
                     })
                     .collect();
-                line(Value::Array(entries));
+                json_line(json!({ "leaderboard": name, "top": entries }));
             } else {
                 for e in top {
                     let member = String::from_utf8_lossy(&e.member);
