@@ -6,6 +6,7 @@
 # on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/cli-checks.sh
 scratch=$(mktemp -d /tmp/mcds-cli-install.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 # cargo and rustup keep their homes; only the operator's HOME is new.
@@ -17,20 +18,6 @@ prefix="$HOME/.local"
 scripts/install-cli.sh
 export PATH="$prefix/bin:$PATH"
 
-# bash-completion's own loader, as an interactive shell would use it.
-completed=$(bash -c '
-  source /usr/share/bash-completion/bash_completion
-  _comp_load mcds 2>/dev/null || __load_completion mcds
-  complete -p mcds >&2
-  COMP_WORDS=(mcds lock run --no); COMP_CWORD=3
-  COMP_LINE="mcds lock run --no"; COMP_POINT=${#COMP_LINE}
-  "$(complete -p mcds | sed -n "s/.*-F \([^ ]*\).*/\1/p")" mcds --no run
-  printf "%s\n" "${COMPREPLY[@]}"')
-echo "bash completes 'mcds lock run --no' to: $completed"
-[ "$completed" = "--nonblock" ] || { echo "completion failed" >&2; exit 1; }
-
-page=$(MANWIDTH=80 MANPAGER=cat man mcds-lock-run 2>&1)
-echo "$page" | sed -n '1,4p'
-echo "$page" | grep -q -- '--nonblock' || { echo "man mcds-lock-run lacks --nonblock" >&2; exit 1; }
-MANWIDTH=80 MANPAGER=cat man mcds | grep -q 'Exit codes:' || { echo "man mcds lacks the exit codes" >&2; exit 1; }
+check_completion
+check_man
 echo "completions and man pages work from $prefix"

@@ -31,7 +31,7 @@ ln -sfn "libmcds.so.$abi" "$libdir/libmcds.so"
 install -m 0644 include/mcds.h include/mcds_php.h "$prefix/include/"
 rpath="-Wl,-rpath,\${libdir} "
 if [ "$prefix" = /usr ] || [ "${MCDS_NO_RPATH:-0}" = 1 ]; then rpath=""; fi
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" -e "s|@RPATH@|$rpath|" \
+sed -e "s|@PREFIX@|$prefix|" -e "s|@LIBDIR@|\${prefix}/lib|" -e "s|@VERSION@|$version|" -e "s|@RPATH@|$rpath|" \
   ffi/mcds.pc.in > "$libdir/pkgconfig/mcds.pc"
 echo "installed libmcds $version (SONAME libmcds.so.$abi) in $prefix"
 echo "build with: cc app.c \$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs mcds) -o app"

@@ -58,6 +58,8 @@ need_file /usr/bin/python3 python3
   install_pkg python3-pylibmc "pylibmc in /usr/bin/python3"
 need_pkg pkg-config pkg-config # the README's C route, built through mcds.pc
 need_pkg readelf binutils  # ... and its SONAME checked
+need_pkg dpkg-shlibdeps dpkg-dev # the Debian packages (scripts/build-deb.sh): their dependencies
+need_pkg lintian lintian   # ... checked as Debian checks packages
 need_pkg man man-db        # mcds's man pages, rendered
 need_file /usr/share/bash-completion/bash_completion bash-completion # mcds's completions, loaded
 echo "memcached: $(memcached -V)"
@@ -140,6 +142,9 @@ rm -f "$pkg_log"
 
 step "the README's C route: install libmcds into a scratch prefix, build through pkg-config, run"
 scripts/check-c-install.sh
+
+step "the Debian packages: scripts/build-deb.sh, lintian, apt-get install ./*.deb, the C program through pkg-config, man, completion"
+scripts/check-deb.sh
 
 step "the README's Rust examples in a new project whose one mcds dependency is the mcds crate"
 scripts/check-rust-quickstart.sh
