@@ -18,7 +18,7 @@ if [ -z "${MCDS_LIB:-}" ]; then
   cargo build --release -p mcds-ffi
   # Where cargo put it: honours CARGO_TARGET_DIR and build.target-dir.
   target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-  export MCDS_LIB="$target/release/libmcds.so"
+  export MCDS_LIB="$target/release/libmcds_ffi.so"
 fi
 # setuptools builds in the source tree: start from a clean one, so a file
 # removed from the sources cannot linger in the wheel, and leave it clean.

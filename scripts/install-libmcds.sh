@@ -24,8 +24,9 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 abi=$(sed -n 's/^const ABI: u32 = \([0-9]*\);/\1/p' ffi/build.rs)
 libdir="$prefix/lib"
 install -d "$libdir" "$prefix/include" "$libdir/pkgconfig"
-install -m 0644 "$target/release/libmcds.a" "$libdir/"
-install -m 0755 "$target/release/libmcds.so" "$libdir/libmcds.so.$version"
+# Cargo names them for the crate (mcds_ffi); their C name is libmcds.
+install -m 0644 "$target/release/libmcds_ffi.a" "$libdir/libmcds.a"
+install -m 0755 "$target/release/libmcds_ffi.so" "$libdir/libmcds.so.$version"
 ln -sfn "libmcds.so.$version" "$libdir/libmcds.so.$abi"
 ln -sfn "libmcds.so.$abi" "$libdir/libmcds.so"
 install -m 0644 include/mcds.h include/mcds_php.h "$prefix/include/"

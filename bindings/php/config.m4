@@ -3,7 +3,7 @@ dnl
 dnl   --with-mcds=DIR          DIR/include/mcds.h and DIR/lib/libmcds.a: a
 dnl                            prefix from scripts/install-libmcds.sh DIR, or
 dnl                            the mcds source tree with --with-mcds-libdir
-dnl   --with-mcds-libdir=DIR   where libmcds.a (or libmcds.so) is, e.g. cargo's
+dnl   --with-mcds-libdir=DIR   where libmcds.a (cargo's libmcds_ffi.a, or libmcds.so) is, e.g. cargo's
 dnl                            target/release (default: DIR/lib)
 dnl   --enable-mcds-dynamic    link libmcds.so with an rpath instead of
 dnl                            libmcds.a (default: static); DIR/lib must then
@@ -52,15 +52,23 @@ if test "$PHP_MCDS" != "no"; then
   PHP_ADD_INCLUDE([$PHP_MCDS/include])
 
   if test "$PHP_MCDS_DYNAMIC" = "no"; then
+    dnl Installed, it is libmcds.a; in cargo's target dir, libmcds_ffi.a
+    dnl (cargo names it for the crate, mcds-ffi).
     AC_MSG_CHECKING([for libmcds.a])
-    if test -r "$MCDS_LIBDIR/libmcds.a"; then
-      AC_MSG_RESULT([$MCDS_LIBDIR/libmcds.a])
+    MCDS_STATIC_LIB=""
+    for candidate in libmcds.a libmcds_ffi.a; do
+      if test -z "$MCDS_STATIC_LIB" && test -r "$MCDS_LIBDIR/$candidate"; then
+        MCDS_STATIC_LIB="$MCDS_LIBDIR/$candidate"
+      fi
+    done
+    if test -n "$MCDS_STATIC_LIB"; then
+      AC_MSG_RESULT([$MCDS_STATIC_LIB])
     else
       AC_MSG_RESULT([not found])
-      AC_MSG_ERROR([libmcds.a not found in $MCDS_LIBDIR: build it with cargo build --release -p mcds-ffi and pass --with-mcds-libdir=<cargo target dir>/release])
+      AC_MSG_ERROR([neither libmcds.a nor libmcds_ffi.a is in $MCDS_LIBDIR: build it with cargo build --release -p mcds-ffi and pass --with-mcds-libdir=<cargo target dir>/release])
     fi
     dnl The Rust staticlib needs libpthread, libdl and libm (as its README says).
-    MCDS_SHARED_LIBADD="-Wl,--exclude-libs,ALL $MCDS_LIBDIR/libmcds.a -lpthread -ldl -lm"
+    MCDS_SHARED_LIBADD="-Wl,--exclude-libs,ALL $MCDS_STATIC_LIB -lpthread -ldl -lm"
     AC_DEFINE([MCDS_STATIC], [1], [libmcds is linked statically])
   else
     AC_MSG_CHECKING([for libmcds.so])

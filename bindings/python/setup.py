@@ -37,6 +37,7 @@ sys.path.insert(0, HERE)
 from header_to_cdef import cdef_from_header, function_names  # noqa: E402
 
 LIB_NAME = {"darwin": "libmcds.dylib", "win32": "mcds.dll"}.get(sys.platform, "libmcds.so")
+CARGO_LIB_NAME = {"darwin": "libmcds_ffi.dylib", "win32": "mcds_ffi.dll"}.get(sys.platform, "libmcds_ffi.so")
 
 
 def workspace_version() -> str:
@@ -61,7 +62,9 @@ def find_lib() -> str:
             ).stdout
         except (OSError, subprocess.CalledProcessError) as e:
             raise SystemExit(f"cannot ask cargo where libmcds is ({e}); set MCDS_LIB to its path") from None
-        path = os.path.join(json.loads(meta)["target_directory"], "release", LIB_NAME)
+        # Cargo names the library for its crate, mcds-ffi; the package
+        # holds it as LIB_NAME.
+        path = os.path.join(json.loads(meta)["target_directory"], "release", CARGO_LIB_NAME)
     if not os.path.isfile(path):
         raise SystemExit(f"{path} does not exist: run `cargo build --release -p mcds-ffi` first, or set MCDS_LIB")
     return path

@@ -8,10 +8,10 @@ use std::ptr;
 use std::sync::Arc;
 
 use ::mcds_counter::Counter;
-use mcds::{MCDS_OK, mcds_counter, mcds_counter_free, mcds_counter_incr, mcds_counter_new};
-use mcds::{mcds_store, mcds_store_free, mcds_store_new_memory};
 use mcds_benches::{Comparison, Goal, criterion, print_table};
 use mcds_core::MemoryStore;
+use mcds_ffi::{MCDS_OK, mcds_counter, mcds_counter_free, mcds_counter_incr, mcds_counter_new};
+use mcds_ffi::{mcds_store, mcds_store_free, mcds_store_new_memory};
 
 fn main() {
     let mut c = criterion();

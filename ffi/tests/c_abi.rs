@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use mcds_testkit::MemcachedServer;
 
-/// target/<profile>, where cargo put libmcds.so and libmcds.a.
+/// target/<profile>, where cargo put libmcds_ffi.so and libmcds_ffi.a.
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("target/<profile>/deps");
@@ -18,17 +18,17 @@ fn lib_dir() -> PathBuf {
     // `cargo test` refreshes deps/; target/<profile> holds what the last
     // `cargo build` left, which may be older: take the newer.
     let built = |d: &&Path| {
-        std::fs::metadata(d.join("libmcds.so"))
+        std::fs::metadata(d.join(CARGO_SO))
             .and_then(|m| m.modified())
             .ok()
     };
     [profile, deps]
         .into_iter()
-        .filter(|d| d.join("libmcds.so").exists() && d.join("libmcds.a").exists())
+        .filter(|d| d.join(CARGO_SO).exists() && d.join(CARGO_A).exists())
         .max_by_key(|d| built(d))
         .unwrap_or_else(|| {
             panic!(
-                "libmcds.so/libmcds.a not found in {}: build with `cargo build -p mcds-ffi`",
+                "{CARGO_SO}/{CARGO_A} not found in {}: build with `cargo build -p mcds-ffi`",
                 profile.display()
             )
         })
@@ -81,6 +81,11 @@ fn cc() -> Command {
     cmd
 }
 
+/// The shared and static libraries as cargo names them (for the crate,
+/// mcds_ffi); installed, they are libmcds.so.<version> and libmcds.a.
+const CARGO_SO: &str = "libmcds_ffi.so";
+const CARGO_A: &str = "libmcds_ffi.a";
+
 /// The SONAME that ffi/build.rs gives libmcds.so.
 const SONAME: &str = "libmcds.so.0";
 
@@ -93,7 +98,7 @@ fn lay_out_installed_lib(scratch: &Path) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let real = dir.join(SONAME);
     let _ = std::fs::remove_file(&real);
-    std::fs::copy(lib_dir().join("libmcds.so"), &real).expect("copy libmcds.so");
+    std::fs::copy(lib_dir().join(CARGO_SO), &real).expect("copy libmcds_ffi.so");
     let link = dir.join("libmcds.so");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(SONAME, &link).expect("symlink libmcds.so");
@@ -166,7 +171,7 @@ fn c_test_suite_under_valgrind() {
 
 #[test]
 fn the_shared_library_has_its_soname_and_programs_record_it() {
-    let lib = lib_dir().join("libmcds.so");
+    let lib = lib_dir().join(CARGO_SO);
     let out = run(Command::new("readelf").arg("-d").arg(&lib));
     let dynamic = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -190,7 +195,7 @@ fn c_links_statically() {
     let scratch = scratch();
     let exe = scratch.path().join("test_mcds_static");
     run(cc()
-        .arg(lib.join("libmcds.a"))
+        .arg(lib.join(CARGO_A))
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&exe));
     let server = MemcachedServer::start_default();
@@ -201,7 +206,7 @@ fn c_links_statically() {
 fn php_ffi_command(server: &MemcachedServer) -> Command {
     let mut cmd = Command::new("php");
     cmd.arg(ffi_dir().join("tests/php/test_mcds.php"))
-        .env("MCDS_LIB", lib_dir().join("libmcds.so"))
+        .env("MCDS_LIB", lib_dir().join(CARGO_SO))
         .env("MCDS_HEADER", ffi_dir().join("../include/mcds_php.h"))
         .env("MCDS_TEST_SERVERS", server.addr());
     cmd

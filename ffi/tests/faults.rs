@@ -7,7 +7,7 @@ use std::ffi::{CStr, CString};
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use mcds::*;
+use mcds_ffi::*;
 use mcds_testkit::MemcachedServer;
 
 const BOUND: Duration = Duration::from_millis(1100);

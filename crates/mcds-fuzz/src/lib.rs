@@ -83,7 +83,7 @@ pub use mcds_text::fuzzing::replies as text_replies;
 
 /// libmcds's C ABI called through its exported functions with arbitrary
 /// arguments (see the table above).
-pub use mcds::fuzzing::calls as c_abi_calls;
+pub use mcds_ffi::fuzzing::calls as c_abi_calls;
 
 /// A harness: checks one input, panicking on a bug.
 pub type Harness = fn(&[u8]);
