@@ -86,6 +86,13 @@ cargo fmt --all --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "the mcds crate without its network stores: no rustls, no memcached crates, memory:// only"
+cargo clippy -p mcds --no-default-features --features counter --quiet -- -D warnings
+if cargo tree -q -p mcds --no-default-features --features counter -e normal | grep -E 'rustls|mcds-memcached|mcds-text'; then
+  echo "mcds without the memcached and text features still builds the crates above" >&2; exit 1
+fi
+cargo test -p mcds-url --no-default-features --lib --quiet
+
 step "cargo doc (warnings are errors; every reference to another mcds crate a link)"
 scripts/doc.sh
 

@@ -10,11 +10,16 @@
 #![deny(missing_docs)]
 
 use std::sync::Arc;
+#[cfg(feature = "memcached")]
 use std::time::Duration;
 
 use mcds_core::{Error, Eviction, MemoryStore, Result, Scope, Store};
+#[cfg(feature = "memcached")]
 use mcds_memcached::{Credentials, Distribution, MemcachedStore, TlsOptions};
-use mcds_text::TextStore;
+
+#[cfg_attr(not(feature = "memcached"), path = "no_network.rs")]
+mod network;
+use network::Network;
 
 /// One string that says which store to use and how: the store URL, read by
 /// Rust ([`open_url`]), C (`mcds_store_new_url`), Python, PHP and the CLI
@@ -81,7 +86,8 @@ pub struct StoreUrl {
 /// The store a [`StoreUrl`] names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UrlKind {
-    /// Real memcached servers.
+    /// Real memcached servers (the `memcached` feature).
+    #[cfg(feature = "memcached")]
     Memcached {
         /// `host:port` each, in the order given.
         servers: Vec<String>,
@@ -98,7 +104,9 @@ pub enum UrlKind {
         /// ASCII auth, if set (in the URL or the environment).
         credentials: Option<Credentials>,
     },
-    /// Servers (or one proxy) speaking the classic text protocol.
+    /// Servers (or one proxy) speaking the classic text protocol (the
+    /// `text` feature).
+    #[cfg(feature = "text")]
     Text {
         /// `host:port` each, in the order given.
         servers: Vec<String>,
@@ -128,7 +136,6 @@ pub enum UrlKind {
     },
 }
 
-const MAX_TIMEOUT_MS: u64 = 3_600_000;
 const ITEM_SIZE: (usize, usize) = (1024, 1 << 30);
 const MEMORY: (usize, usize) = (1024, 1 << 40);
 
@@ -139,8 +146,11 @@ fn bad(message: String) -> Error {
 /// Split `user:password@` off the front of `url` (after its scheme), both
 /// percent-decoded: everything up to the last `@` before the options (a
 /// raw `@` in the password stays in it; one in an option value is not
-/// taken for credentials). No message repeats any of it.
-fn credentials(url: &str) -> Result<(Option<Credentials>, String)> {
+/// taken for credentials). No message repeats any of it; the network
+/// stores check them (`network.rs`).
+type UserPassword = (String, String);
+
+fn credentials(url: &str) -> Result<(Option<UserPassword>, String)> {
     let (scheme, start) = match url.find("://") {
         Some(i) => (&url[..i + 3], i + 3),
         None => ("", 0),
@@ -164,11 +174,8 @@ fn credentials(url: &str) -> Result<(Option<Credentials>, String)> {
     let decode_hidden = |raw: &str| {
         decode(raw, "credentials").map_err(|_| hidden("have a bad %XX escape or are not UTF-8"))
     };
-    let credentials = Credentials::new(decode_hidden(user)?, decode_hidden(password)?)
-        .map_err(|_| {
-            hidden("are not valid: the user must have no spaces, colons or line breaks, the password no spaces or line breaks")
-        })?;
-    Ok((Some(credentials), format!("{scheme}{rest}")))
+    let user_password = (decode_hidden(user)?, decode_hidden(password)?);
+    Ok((Some(user_password), format!("{scheme}{rest}")))
 }
 
 /// `%XX` decoded, as UTF-8.
@@ -218,19 +225,6 @@ fn size(name: &str, value: &str, (low, high): (usize, usize)) -> Result<usize> {
     Ok(n)
 }
 
-fn millis(name: &str, value: &str) -> Result<Duration> {
-    value
-        .parse::<u64>()
-        .ok()
-        .filter(|ms| (1..=MAX_TIMEOUT_MS).contains(ms))
-        .map(Duration::from_millis)
-        .ok_or_else(|| {
-            bad(format!(
-                "{name}={value}: must be 1 to {MAX_TIMEOUT_MS} milliseconds"
-            ))
-        })
-}
-
 fn boolean(name: &str, value: Option<&str>) -> Result<bool> {
     match value {
         None | Some("true" | "1" | "yes") => Ok(true),
@@ -239,30 +233,22 @@ fn boolean(name: &str, value: Option<&str>) -> Result<bool> {
     }
 }
 
-/// Apply the options both network stores take (each `Option` the URL set)
-/// to a `mcds_memcached::Builder` or a `mcds_text::Builder`: the two
-/// builders have the same methods but no common trait.
-macro_rules! with_network_options {
-    ($b:expr, $connect_timeout:expr, $io_timeout:expr, $item_size_limit:expr, $tls:expr, $credentials:expr) => {{
-        let mut b = $b;
-        if let Some(t) = $connect_timeout {
-            b = b.connect_timeout(*t);
-        }
-        if let Some(t) = $io_timeout {
-            b = b.io_timeout(*t);
-        }
-        if let Some(n) = $item_size_limit {
-            b = b.item_size_limit(*n);
-        }
-        if let Some(tls) = $tls {
-            b = b.tls(tls.clone());
-        }
-        if let Some(c) = $credentials {
-            b = b.credentials(c.clone());
-        }
-        b
-    }};
-}
+/// The options only the network stores take (`network.rs` reads them).
+const NETWORK_OPTIONS: &[&str] = &[
+    "proxy",
+    "ketama",
+    "rendezvous",
+    "distribution",
+    "timeout_ms",
+    "connect_timeout_ms",
+    "io_timeout_ms",
+    "tls",
+    "ca_file",
+    "client_cert",
+    "client_key",
+    "server_name",
+    "tls_insecure",
+];
 
 impl StoreUrl {
     /// Parse and check `url` (see [`StoreUrl`] for the syntax and options). Nothing
@@ -281,7 +267,7 @@ impl StoreUrl {
         };
         let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
         let authority = authority.trim_end_matches('/');
-        let (memory, text, mut tls) = match scheme.as_str() {
+        let (memory, text, tls) = match scheme.as_str() {
             "memcached" | "unix" => (false, false, false),
             "memory" => (true, false, false),
             "text" | "memcached+text" => (false, true, false),
@@ -298,14 +284,10 @@ impl StoreUrl {
                 "memory:// takes no credentials (user:password@ is for memcached's -Y)".into(),
             ));
         }
+        let mut network = Network::new(memory, text, tls)?;
         let mut seen: Vec<String> = Vec::new();
         let mut prefix = String::new();
-        let mut distribution = None;
-        let (mut connect_timeout, mut io_timeout) = (None, None);
         let (mut item_size_limit, mut memory_limit, mut evict) = (None, None, None);
-        let mut proxy = false;
-        let mut tls_options = TlsOptions::new();
-        let (mut tls_set, mut client_cert, mut client_key) = (Vec::new(), None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = match pair.split_once('=') {
                 Some((n, v)) => (n, Some(decode(v, n)?)),
@@ -324,54 +306,7 @@ impl StoreUrl {
                     bad(format!("store URL option {name} needs a value: {name}=..."))
                 })
             };
-            let memcached_only = || -> Result<()> {
-                if memory {
-                    return Err(bad(format!(
-                        "store URL option {name} is for memcached://, not memory://"
-                    )));
-                }
-                Ok(())
-            };
             match name {
-                "ketama" | "rendezvous" => {
-                    memcached_only()?;
-                    if !boolean(name, value.as_deref())? {
-                        return Err(bad(format!(
-                            "{name}=false: name the distribution you want instead"
-                        )));
-                    }
-                    distribution = Some(if name == "ketama" {
-                        Distribution::Ketama
-                    } else {
-                        Distribution::Rendezvous
-                    });
-                }
-                "distribution" => {
-                    memcached_only()?;
-                    distribution = Some(match need(&value)?.as_str() {
-                        "ketama" => Distribution::Ketama,
-                        "rendezvous" => Distribution::Rendezvous,
-                        v => {
-                            return Err(bad(format!(
-                                "distribution={v}: must be rendezvous or ketama"
-                            )));
-                        }
-                    });
-                }
-                "timeout_ms" => {
-                    memcached_only()?;
-                    let t = millis(name, &need(&value)?)?;
-                    connect_timeout = Some(t);
-                    io_timeout = Some(t);
-                }
-                "connect_timeout_ms" => {
-                    memcached_only()?;
-                    connect_timeout = Some(millis(name, &need(&value)?)?);
-                }
-                "io_timeout_ms" => {
-                    memcached_only()?;
-                    io_timeout = Some(millis(name, &need(&value)?)?);
-                }
                 "item_size_limit" => item_size_limit = Some(size(name, &need(&value)?, ITEM_SIZE)?),
                 "memory_limit" | "evict" if !memory => {
                     return Err(bad(format!(
@@ -381,31 +316,7 @@ impl StoreUrl {
                 "memory_limit" => memory_limit = Some(size(name, &need(&value)?, MEMORY)?),
                 "evict" => evict = Some(boolean(name, value.as_deref())?),
                 "prefix" => prefix = need(&value)?,
-                "proxy" if !text => {
-                    return Err(bad(
-                        "store URL option proxy is for text://: a proxy such as twemproxy speaks the text protocol (text://host:port?proxy)".into(),
-                    ));
-                }
-                "proxy" => proxy = boolean(name, value.as_deref())?,
-                "tls" => {
-                    memcached_only()?;
-                    tls |= boolean(name, value.as_deref())?;
-                }
-                "ca_file" | "client_cert" | "client_key" | "server_name" | "tls_insecure" => {
-                    memcached_only()?;
-                    tls_set.push(name);
-                    match name {
-                        "ca_file" => tls_options = tls_options.ca_file(need(&value)?),
-                        "client_cert" => client_cert = Some(need(&value)?),
-                        "client_key" => client_key = Some(need(&value)?),
-                        "server_name" => tls_options = tls_options.server_name(need(&value)?),
-                        _ => {
-                            if boolean(name, value.as_deref())? {
-                                tls_options = tls_options.danger_accept_invalid_certs();
-                            }
-                        }
-                    }
-                }
+                other if NETWORK_OPTIONS.contains(&other) => network.take(other, value)?,
                 other if other.contains('@') => {
                     // A password with a raw '?' splits the URL there: the
                     // "option" holds part of it, so it is not echoed.
@@ -415,40 +326,12 @@ impl StoreUrl {
                 }
                 other => {
                     return Err(bad(format!(
-                        "unknown store URL option {other:?}: known are proxy, ketama, distribution, timeout_ms, connect_timeout_ms, io_timeout_ms, item_size_limit, memory_limit, evict, prefix, tls, ca_file, client_cert, client_key, server_name, tls_insecure"
+                        "unknown store URL option {other:?}: known are {}, item_size_limit, memory_limit, evict, prefix",
+                        NETWORK_OPTIONS.join(", ")
                     )));
                 }
             }
         }
-        if seen.iter().any(|s| s == "timeout_ms")
-            && seen
-                .iter()
-                .any(|s| s == "connect_timeout_ms" || s == "io_timeout_ms")
-        {
-            return Err(bad(
-                "give timeout_ms, or connect_timeout_ms and io_timeout_ms, not both".into(),
-            ));
-        }
-        if !tls && let Some(name) = tls_set.first() {
-            return Err(bad(format!(
-                "store URL option {name} is for TLS: use memcached+tls:// (or text+tls://), or add tls"
-            )));
-        }
-        match (client_cert, client_key) {
-            (Some(cert), Some(key)) => tls_options = tls_options.client_cert(cert, key),
-            (None, None) => {}
-            _ => {
-                return Err(bad(
-                    "give client_cert and client_key together (the certificate and its private key, PEM)".into(),
-                ));
-            }
-        }
-        let tls = tls.then_some(tls_options);
-        let credentials = match credentials {
-            Some(c) => Some(c),
-            None if !memory => Credentials::from_env()?,
-            None => None,
-        };
         let kind = if memory {
             if !authority.is_empty() {
                 return Err(bad(format!(
@@ -473,28 +356,7 @@ impl StoreUrl {
                         .into(),
                 ));
             }
-            if text {
-                UrlKind::Text {
-                    servers,
-                    proxy,
-                    distribution: distribution.unwrap_or_default(),
-                    connect_timeout,
-                    io_timeout,
-                    item_size_limit,
-                    tls,
-                    credentials,
-                }
-            } else {
-                UrlKind::Memcached {
-                    servers,
-                    distribution: distribution.unwrap_or_default(),
-                    connect_timeout,
-                    io_timeout,
-                    item_size_limit,
-                    tls,
-                    credentials,
-                }
-            }
+            network.kind(servers, item_size_limit, credentials)?
         };
         Ok(StoreUrl { kind, prefix })
     }
@@ -503,64 +365,16 @@ impl StoreUrl {
     /// `unix:`) URL, with every option it sets, for callers that need the
     /// concrete [`MemcachedStore`] (its `stats`, say); `None` for the other
     /// stores. It connects on first use, as [`MemcachedStore::connect`] does.
+    #[cfg(feature = "memcached")]
     pub fn memcached_store(&self) -> Option<Result<MemcachedStore>> {
-        let UrlKind::Memcached {
-            servers,
-            distribution,
-            connect_timeout,
-            io_timeout,
-            item_size_limit,
-            tls,
-            credentials,
-        } = &self.kind
-        else {
-            return None;
-        };
-        let b = MemcachedStore::builder().distribution(*distribution);
-        let b = with_network_options!(
-            b,
-            connect_timeout,
-            io_timeout,
-            item_size_limit,
-            tls,
-            credentials
-        );
-        Some(b.connect(servers))
+        network::memcached_store(&self.kind)
     }
 
     /// The store this URL names, with its prefix, as a [`Scope`] every
     /// structure can be made from. A memcached store connects on first
-    /// use, as [`MemcachedStore::connect`] does.
+    /// use, as `MemcachedStore::connect` does.
     pub fn open(&self) -> Result<Scope> {
-        let store: Arc<dyn Store> = match &self.kind {
-            UrlKind::Memcached { .. } => match self.memcached_store() {
-                Some(store) => Arc::new(store?),
-                None => return Err(Error::Internal("a memcached URL without its store".into())),
-            },
-            UrlKind::Text {
-                servers,
-                proxy,
-                distribution,
-                connect_timeout,
-                io_timeout,
-                item_size_limit,
-                tls,
-                credentials,
-            } => {
-                let mut b = TextStore::builder().behind_proxy(*proxy);
-                if *distribution == Distribution::Ketama {
-                    b = b.router(mcds_text::Ketama::default());
-                }
-                let b = with_network_options!(
-                    b,
-                    connect_timeout,
-                    io_timeout,
-                    item_size_limit,
-                    tls,
-                    credentials
-                );
-                Arc::new(b.connect(servers)?)
-            }
+        let scope = match &self.kind {
             UrlKind::Memory {
                 memory_limit,
                 evict,
@@ -577,10 +391,14 @@ impl StoreUrl {
                 if let Some(n) = item_size_limit {
                     b = b.item_size_limit(*n);
                 }
-                Arc::new(b.build())
+                let store: Arc<dyn Store> = Arc::new(b.build());
+                Scope::new(store)
             }
+            #[allow(unreachable_patterns)]
+            network_kind => network::open(network_kind)
+                .ok_or_else(|| Error::Internal(format!("no store opens {network_kind:?}")))??,
         };
-        Scope::new(store).with_prefix(&self.prefix)
+        scope.with_prefix(&self.prefix)
     }
 }
 
@@ -601,7 +419,7 @@ pub fn open_url(url: &str) -> Result<Scope> {
     StoreUrl::parse(url)?.open()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "text"))]
 mod tests {
     use super::*;
 
@@ -854,3 +672,31 @@ mod tests {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// A build without the network stores: `memory://` opens, and a URL of a
+/// network store is refused with the feature it needs.
+#[cfg(all(test, not(feature = "memcached")))]
+mod without_network {
+    use super::*;
+
+    #[test]
+    fn only_memory_opens_and_network_urls_name_the_feature() {
+        let scope = open_url("memory://?memory_limit=1m&prefix=app/").unwrap();
+        assert_eq!(scope.prefix(), "app/");
+        for url in [
+            "memcached://127.0.0.1:11211",
+            "127.0.0.1:11211",
+            "text://127.0.0.1:11211?proxy",
+            "unix:/run/memcached.sock",
+            "memcached://app:s3cret@127.0.0.1:11211",
+        ] {
+            let e = StoreUrl::parse(url).unwrap_err().to_string();
+            assert!(e.contains("`memcached` feature"), "{url}: {e}");
+            assert!(!e.contains("s3cret"), "{url}: {e}");
+        }
+        let e = StoreUrl::parse("memory://?timeout_ms=5")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is for memcached://"), "{e}");
+    }
+}

@@ -51,8 +51,17 @@
 //!
 //! ## Features
 //!
-//! All on by default; each adds one structure family (also published
-//! alone, as the crate in brackets):
+//! All on by default. Two add stores beyond the embedded one, which is
+//! always there:
+//!
+//! | feature | stores | URLs |
+//! |---|---|---|
+//! | `memcached` | [`MemcachedStore`]: memcached's meta protocol, one server or a pool, TLS, a unix socket | `memcached://`, `memcached+tls://`, `unix:` |
+//! | `text` (needs `memcached`) | [`TextStore`]: the classic text protocol, to memcached or through twemproxy | `text://`, `text+tls://` |
+//!
+//! Without them (`default-features = false`) neither is built, nor rustls,
+//! and only `memory://` opens. The others each add one structure family
+//! (also published alone, as the crate in the last column):
 //!
 //! | feature | types | crate |
 //! |---|---|---|
@@ -65,6 +74,10 @@
 //!
 //! The modules of the same names ([`counter`], [`lock`], …) are those
 //! crates whole, for their less used types.
+//!
+//! There is no `tokio` feature: every `_async` method works on any
+//! executor (tokio, async-std, smol, `futures::executor`) and needs no
+//! runtime of its own.
 //!
 //! ## What to read next
 //!
@@ -82,7 +95,10 @@ pub use mcds_core::{
     CasOutcome, Clock, DeleteOutcome, Error, Item, Key, ManualClock, MemoryStore, Result,
     Retention, Scope, Store, Stored, SystemClock, Ttl,
 };
+#[cfg(feature = "memcached")]
 pub use mcds_memcached::MemcachedStore;
+#[cfg(feature = "text")]
+pub use mcds_text::TextStore;
 pub use mcds_url::StoreUrl;
 
 /// Counters, windowed counters, a rate limiter and a counter map: the
