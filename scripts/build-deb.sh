@@ -79,8 +79,12 @@ shlibdeps() {
   dir=$(mktemp -d "$stage/shlibdeps.XXXXXX")
   mkdir "$dir/debian"
   printf 'Source: mcds\n\nPackage: mcds\nArchitecture: any\n' > "$dir/debian/control"
-  (cd "$dir" && dpkg-shlibdeps -O -l"$stage/libmcds0/usr/lib/$multiarch" "$@" 2>/dev/null) |
-    sed -n 's/^shlibs:Depends=//p'
+  local out depends
+  out=$(cd "$dir" && dpkg-shlibdeps -O -l"$stage/libmcds0/usr/lib/$multiarch" "$@") ||
+    { echo "dpkg-shlibdeps failed for $*" >&2; return 1; }
+  depends=$(printf '%s\n' "$out" | sed -n 's/^shlibs:Depends=//p')
+  [ -n "$depends" ] || { echo "dpkg-shlibdeps found no dependencies for $*: $out" >&2; return 1; }
+  printf '%s\n' "$depends"
 }
 
 # DEBIAN/control and md5sums, then the .deb.
@@ -131,7 +135,8 @@ docs libmcds0 "$lib"
 install -d "$lib/DEBIAN"
 echo "libmcds $abi libmcds0 (>= $version)" > "$lib/DEBIAN/shlibs"
 echo "activate-noawait ldconfig" > "$lib/DEBIAN/triggers"
-package libmcds0 "$lib" libs "$(shlibdeps "$libdir/libmcds.so.$version")" \
+lib_depends=$(shlibdeps "$libdir/libmcds.so.$version")
+package libmcds0 "$lib" libs "$lib_depends" \
   "distributed data structures on memcached (C library)" "${about[@]}" "" \
   "This package holds libmcds, the C ABI of mcds (include/mcds.h)."
 
@@ -163,7 +168,8 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$cli/us
 "$cli/usr/bin/mcds" man "$cli/usr/share/man/man1"
 gzip -9n "$cli"/usr/share/man/man1/*.1
 docs mcds "$cli"
-package mcds "$cli" utils "$(shlibdeps "$cli/usr/bin/mcds")" \
+cli_depends=$(shlibdeps "$cli/usr/bin/mcds")
+package mcds "$cli" utils "$cli_depends" \
   "distributed data structures on memcached (command line)" "${about[@]}" "" \
   "This package holds the mcds command: every structure from the shell, and" \
   "mcds lock run, a distributed flock(1) for cron jobs."

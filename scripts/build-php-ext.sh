@@ -20,8 +20,8 @@ target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_direc
 cd bindings/php
 configure_args=(--with-mcds="$root" --with-mcds-libdir="$target/release")
 if [ "${MCDS_PHP_DYNAMIC:-0}" = 1 ]; then
-  # cargo's target dir has libmcds.so but not the libmcds.so.0 the loader
-  # looks for: link an installed copy.
+  # cargo's target dir has libmcds_ffi.so, not the libmcds.so and
+  # libmcds.so.0 the linker and loader look for: link an installed copy.
   [ -n "${MCDS_PREFIX:-}" ] || { echo "MCDS_PHP_DYNAMIC=1 needs MCDS_PREFIX (scripts/install-libmcds.sh DIR)" >&2; exit 1; }
   configure_args=(--with-mcds="$MCDS_PREFIX" --enable-mcds-dynamic)
 fi

@@ -10,7 +10,9 @@ This reads the generated HTML: in every signature and item declaration of
 every `mcds*` crate, the text outside links is searched for the names of
 the types, traits and aliases that *other* mcds crates define (a crate's
 own items are always linked, and its declarations name them unlinked).
-Each one found is an unlinked cross-crate reference (a page's own enum
+So is another mcds crate's name outside a link (an unlinked re-export
+such as `pub use mcds_lock as lock;`). Each one found is an unlinked
+cross-crate reference (a page's own enum
 variants, and associated types bound as `Item = …`, are names, not
 references). An intra-doc link rustdoc could not turn into a URL (an
 `href="mcds_core::…"` left as written) counts too. The script lists them
@@ -25,15 +27,17 @@ import sys
 from collections import defaultdict
 
 ITEM_FILE = re.compile(r"^(struct|enum|trait|type|union|traitalias)\.([A-Za-z0-9_]+)\.html$")
-# Signatures: item declarations, and the headers of impls, methods,
-# associated items, fields and variants.
+# Signatures: item declarations, the headers of impls, methods, associated
+# items, fields and variants, and re-exports (`pub use mcds_lock as lock;`).
 CODE = re.compile(
-    r'<pre class="rust item-decl">(.*?)</pre>|<h[2-4] class="code-header">(.*?)</h[2-4]>',
+    r'<pre class="rust item-decl">(.*?)</pre>|<h[2-4] class="code-header">(.*?)</h[2-4]>'
+    r'|<dt id="reexport\.[^"]*"><code>(.*?)</code>',
     re.S,
 )
 ANCHOR = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
 TAG = re.compile(r"<[^>]+>")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+CRATE_PATH = re.compile(r"\b(mcds_[a-z_]+)\b")
 NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*)\b(\s*=)?")
 VARIANT = re.compile(r'id="variant\.([A-Za-z0-9_]+)"')
 RAW_LINK = re.compile(r'href="(mcds[a-z_]*::[^"]*)"')
@@ -84,9 +88,17 @@ def main():
                     owners.setdefault(f"link {link}", {"?"})
                 for m in CODE.finditer(page):
                     signatures += 1
-                    text = m.group(1) or m.group(2)
+                    text = m.group(1) or m.group(2) or m.group(3)
                     text = html.unescape(TAG.sub("", ANCHOR.sub("", text)))
                     text = COMMENT.sub("", text)
+                    # Another crate named outside a link (`pub use mcds_lock
+                    # as lock;` with no link into mcds_lock).
+                    for other in CRATE_PATH.findall(text):
+                        if other != crate and other in crates and other not in own:
+                            key = (crate, other)
+                            unlinked[key] += 1
+                            examples.setdefault(key, (os.path.relpath(path, doc), text.strip()[:160]))
+                            owners.setdefault(other, {other})
                     for name, binding in NAME.findall(text):
                         # Another crate's item, and not one of this crate's
                         # own (or a re-export of the same name), a variant

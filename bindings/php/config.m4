@@ -52,11 +52,13 @@ if test "$PHP_MCDS" != "no"; then
   PHP_ADD_INCLUDE([$PHP_MCDS/include])
 
   if test "$PHP_MCDS_DYNAMIC" = "no"; then
-    dnl Installed, it is libmcds.a; in cargo's target dir, libmcds_ffi.a
-    dnl (cargo names it for the crate, mcds-ffi).
+    dnl In cargo's target dir it is libmcds_ffi.a (cargo names it for the
+    dnl crate, mcds-ffi), installed it is libmcds.a. The cargo name comes
+    dnl first: a target dir built before the rename still holds a stale
+    dnl libmcds.a that cargo never deletes.
     AC_MSG_CHECKING([for libmcds.a])
     MCDS_STATIC_LIB=""
-    for candidate in libmcds.a libmcds_ffi.a; do
+    for candidate in libmcds_ffi.a libmcds.a; do
       if test -z "$MCDS_STATIC_LIB" && test -r "$MCDS_LIBDIR/$candidate"; then
         MCDS_STATIC_LIB="$MCDS_LIBDIR/$candidate"
       fi

@@ -29,7 +29,12 @@ impl From<Error> for Failure {
             e,
             Error::NonNumeric { .. } | Error::Corrupt { .. } | Error::Lost { .. }
         );
-        let code = if matches!(e, Error::Unsupported { .. }) {
+        // A server that refuses our credentials or TLS handshake (or wants
+        // credentials we did not give) is configured otherwise: retrying
+        // does not help.
+        let refused = matches!(&e, Error::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied);
+        let code = if matches!(e, Error::Unsupported { .. }) || refused {
             CONFIG
         } else if e.is_invalid_input() || stored_data {
             INVALID_INPUT
@@ -40,6 +45,21 @@ impl From<Error> for Failure {
             code,
             message: e.to_string(),
         }
+    }
+}
+
+/// A failure opening the store --servers names: what it says is wrong
+/// (invalid input: an address that does not resolve, a file that is not
+/// there, a bad prefix) is its configuration's ([`CONFIG`]); anything else
+/// as any error.
+fn config_failure(e: Error) -> Failure {
+    if e.is_invalid_input() {
+        Failure {
+            code: CONFIG,
+            message: e.to_string(),
+        }
+    } else {
+        e.into()
     }
 }
 
@@ -228,7 +248,8 @@ fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
     // as for memcached.
     let mut url = with_cli_timeouts(cli, url);
     url.prefix.clear();
-    Ok((Arc::clone(url.open()?.store()), None))
+    let scope = url.open().map_err(config_failure)?;
+    Ok((Arc::clone(scope.store()), None))
 }
 
 /// The URL with --timeout-ms for the timeouts it leaves out.
@@ -261,10 +282,7 @@ fn memcached_of(cli: &Global, url: Option<&StoreUrl>) -> Result<Option<Memcached
     with_cli_timeouts(cli, url)
         .memcached_store()
         .transpose()
-        .map_err(|e| Failure {
-            code: CONFIG,
-            message: e.to_string(),
-        })
+        .map_err(config_failure)
 }
 
 /// The memcached store of --servers for `command` (`mcds stats`, `mcds
@@ -278,8 +296,11 @@ pub(crate) fn memcached_servers(cli: &Global, command: &str) -> Result<Memcached
     let given = match url.as_ref().map(|u| &u.kind) {
         None => "no --servers (or MCDS_SERVERS) was given, and the embedded store has no servers",
         Some(UrlKind::Memory { .. }) => "memory:// is the embedded store, which has no servers",
+        Some(UrlKind::Text { proxy: true, .. }) => {
+            "a text:// store with proxy talks to a proxy (such as twemproxy), not to each server"
+        }
         Some(UrlKind::Text { .. }) => {
-            "a text:// store talks to a proxy (such as twemproxy), not to each server"
+            "a text:// store speaks the classic protocol, which mcds uses for data only; give the same servers as memcached://host:port"
         }
         Some(_) => "the store URL names no memcached servers",
     };
@@ -300,8 +321,8 @@ pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
     let embedded = embedded(url.as_ref());
     if embedded && for_lock {
         return Err(Failure {
-            code: USAGE,
-            message: "mcds lock run needs memcached servers: a lock on the embedded store excludes nobody, so every host would run the command. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
+            code: CONFIG,
+            message: "mcds lock needs memcached servers: a lock on the embedded store excludes nobody, so every host would run the command. Set --servers or MCDS_SERVERS (e.g. 127.0.0.1:11211)".into(),
         });
     }
     if embedded {
@@ -317,7 +338,7 @@ pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
             serde_json::json!({ "servers": m.servers() }),
         );
     }
-    let prefix = match url.as_ref().map(|u| u.prefix.as_str()) {
+    let (prefix, from_url) = match url.as_ref().map(|u| u.prefix.as_str()) {
         Some(p) if !p.is_empty() && !cli.prefix.is_empty() => {
             return Err(Failure {
                 code: USAGE,
@@ -327,11 +348,20 @@ pub(crate) fn open(cli: &Global, for_lock: bool) -> Result<Ctx, Failure> {
                 ),
             });
         }
-        Some(p) if !p.is_empty() => p,
-        _ => cli.prefix.as_str(),
+        Some(p) if !p.is_empty() => (p, true),
+        _ => (cli.prefix.as_str(), false),
     };
+    // A bad prefix in --servers is the store URL's (78), one in --prefix
+    // the command line's (3).
+    let scope = Scope::new(store).with_prefix(prefix).map_err(|e| {
+        if from_url {
+            config_failure(e)
+        } else {
+            e.into()
+        }
+    })?;
     Ok(Ctx {
-        scope: Scope::new(store).with_prefix(prefix)?,
+        scope,
         json: cli.json,
         report,
         memcached,

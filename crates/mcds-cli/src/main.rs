@@ -12,7 +12,7 @@
 //! |-------|-----------------------|-------------------------------------------------------------|
 //! | 0     | [`OK`]                | done; also `--help` and `--version`                         |
 //! | 1     | [`NEGATIVE`]          | a negative answer: denied, not a member, certainly not in a bloom filter; `lock run`: the lock stayed held (flock's code; `-E` sets another) |
-//! | 2     | [`USAGE`]             | usage errors, as clap exits for them; `lock run` without servers |
+//! | 2     | [`USAGE`]             | usage errors, as clap exits for them                        |
 //! | 3     | [`INVALID_INPUT`]     | invalid input: a bad key, value, option or server address, stored data the command cannot use, a `lock run` command that cannot be started |
 //! | 4     | [`UNAVAILABLE`]       | connection, timeout or server error: retrying may help      |
 //! | 78    | [`CONFIG`]            | the store as configured cannot do this: a `--servers`/`MCDS_SERVERS` that does not parse or open, an operation the store does not support (memcached `-C`, a proxy), a command that needs memcached servers run without them. Retrying will not help (sysexits' `EX_CONFIG`) |

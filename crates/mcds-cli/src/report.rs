@@ -38,6 +38,7 @@ impl Report {
             USAGE => "usage",
             INVALID_INPUT => "invalid_input",
             UNAVAILABLE => "unavailable",
+            crate::CONFIG => "config",
             _ => "error",
         };
         self.emit(

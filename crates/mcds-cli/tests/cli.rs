@@ -496,7 +496,7 @@ fn sketch_commands() {
 }
 
 /// `lock run` without servers would take a lock on the embedded store,
-/// which excludes nobody: it refuses with a usage error and runs nothing.
+/// which excludes nobody: it refuses as configuration (78) and runs nothing.
 #[test]
 fn lock_run_refuses_without_servers() {
     let dir = std::env::temp_dir().join(format!("mcds-noservers-{}", std::process::id()));
@@ -509,7 +509,7 @@ fn lock_run_refuses_without_servers() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(78), "{err}");
     assert!(
         err.contains("MCDS_SERVERS") && err.contains("--servers"),
         "{err}"
@@ -677,19 +677,39 @@ fn servers_take_a_store_url() {
         stdout(mcds(&server).args(["--prefix", "cli-url/", "counter", "get", "hits"])),
         "3\n"
     );
-    // memory:// is the embedded store: a lock there is refused, as without servers.
-    let out = Command::cargo_bin("mcds")
-        .unwrap()
-        .env("MCDS_SERVERS", "memory://?memory_limit=1m")
-        .args(["lock", "run", "job", "--", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // memory:// is the embedded store: a lock there is refused, as without
+    // servers, as configuration (78), naming the command group.
+    for args in [
+        vec!["lock", "run", "job", "--", "true"],
+        vec!["lock", "status", "job"],
+    ] {
+        let out = Command::cargo_bin("mcds")
+            .unwrap()
+            .env("MCDS_SERVERS", "memory://?memory_limit=1m")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(78), "{args:?}: {err}");
+        assert!(err.contains("mcds lock needs memcached servers"), "{err}");
+    }
+    // A --servers that does not open is configuration whichever store it
+    // names; a bad prefix in it too.
+    for url in [
+        "text://unix:",
+        "memcached://unix:",
+        "text+tls://127.0.0.1:1?ca_file=/nonexistent/ca.pem",
+        "127.0.0.1:1?prefix=has%20space",
+    ] {
+        let out = Command::cargo_bin("mcds")
+            .unwrap()
+            .env("MCDS_SERVERS", url)
+            .args(["kv", "get", "k"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(78), "{url}: {err}");
+    }
     // Mistakes name themselves; the prefix is given once.
     for (url, extra, code, says) in [
         ("memcached://a:1?colour=blue", None, 78, "colour"),
@@ -832,8 +852,9 @@ fn servers_through_twemproxy() {
 
 /// The operator's ways to reach memcached, as the README gives them: a unix
 /// socket with credentials from the environment, and TLS with a CA file in
-/// the URL; refused credentials and certificates exit 4 (unavailable) with
-/// a line that says what to change and never the password.
+/// the URL; refused credentials and certificates exit 78 (configuration: a
+/// retry cannot fix them) with a line that says what to change and never
+/// the password.
 #[test]
 fn unix_socket_auth_and_tls_from_the_command_line() {
     use mcds_testkit::ServerOptions;
@@ -854,7 +875,7 @@ fn unix_socket_auth_and_tls_from_the_command_line() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
     let out = run(&unix.addr(), "ops", "hunter2", &["counter", "incr", "jobs"]);
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(78));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused the credentials"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
@@ -892,7 +913,7 @@ fn unix_socket_auth_and_tls_from_the_command_line() {
         .args(["counter", "incr", "tls"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(78));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did not verify"), "{err}");
 }

@@ -640,9 +640,10 @@ fn stats_needs_servers() {
     for (servers, says) in [
         (None, "no --servers (or MCDS_SERVERS) was given"),
         (Some("memory://"), "memory:// is the embedded store"),
+        (Some("text://127.0.0.1:1?proxy"), "talks to a proxy"),
         (
             Some("text://127.0.0.1:1"),
-            "a text:// store talks to a proxy",
+            "give the same servers as memcached://",
         ),
     ] {
         let mut cmd = Command::cargo_bin("mcds").unwrap();
@@ -661,6 +662,19 @@ fn stats_needs_servers() {
         );
         assert!(!e.contains("embedded store has none"), "{e}");
     }
+    // Under --json the error says its kind: config, with the code.
+    let out = Command::cargo_bin("mcds")
+        .unwrap()
+        .env_remove("MCDS_SERVERS")
+        .args(["--json", "stats"])
+        .output()
+        .unwrap();
+    let e: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        (&e["kind"], &e["exit_code"]),
+        (&json!("config"), &json!(78)),
+        "{e}"
+    );
 }
 
 /// Closing stdout early (`| head -1`) ends a command quietly with exit 0,

@@ -71,6 +71,16 @@ impl Endpoint {
         let addrs: Vec<SocketAddr> = server
             .to_socket_addrs()
             .map_err(|e| {
+                // A resolver that could not answer now (glibc's EAI_AGAIN,
+                // "Temporary failure in name resolution") may answer on a
+                // retry: an I/O error, like a refused connection. Any
+                // other failure (no such name, a bad port) is the address.
+                if e.to_string().contains("Temporary failure") {
+                    return Error::Io {
+                        server: server.to_string(),
+                        source: e,
+                    };
+                }
                 Error::InvalidArgument(format!(
                     "cannot resolve memcached server {server:?}: {e}; use host:port (e.g. 127.0.0.1:11211) or unix:/path/to/socket"
                 ))

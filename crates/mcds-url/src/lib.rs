@@ -289,10 +289,19 @@ impl StoreUrl {
         let mut prefix = String::new();
         let (mut item_size_limit, mut memory_limit, mut evict) = (None, None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (name, value) = match pair.split_once('=') {
-                Some((n, v)) => (n, Some(decode(v, n)?)),
+            let (name, raw_value) = match pair.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
                 None => (pair, None),
             };
+            if name.contains('@') {
+                // A password with a raw '?' splits the URL there: the
+                // "option" holds part of it, so no message may echo it
+                // (the value's decoding included).
+                return Err(bad(
+                    "an option of the store URL holds '@' (not shown): write a '?' in a password as %3F, and an '@' in an option value as %40".into(),
+                ));
+            }
+            let value = raw_value.map(|v| decode(v, name)).transpose()?;
             let canonical = match name {
                 "ketama" | "rendezvous" => "distribution",
                 other => other,
@@ -317,13 +326,6 @@ impl StoreUrl {
                 "evict" => evict = Some(boolean(name, value.as_deref())?),
                 "prefix" => prefix = need(&value)?,
                 other if NETWORK_OPTIONS.contains(&other) => network.take(other, value)?,
-                other if other.contains('@') => {
-                    // A password with a raw '?' splits the URL there: the
-                    // "option" holds part of it, so it is not echoed.
-                    return Err(bad(
-                        "an option of the store URL holds '@' (not shown): write a '?' in a password as %3F, and an '@' in an option value as %40".into(),
-                    ));
-                }
                 other => {
                     return Err(bad(format!(
                         "unknown store URL option {other:?}: known are {}, item_size_limit, memory_limit, evict, prefix",
@@ -608,6 +610,9 @@ mod tests {
             ("memcached://user:hun ter2@a:1", "not valid"),
             ("memcached://admin:hunter%zz2@a:1", "%XX"),
             ("memcached://admin:hunter?2@10.0.0.1:11211", "%3F"),
+            // The part after a raw '?' in the password, with a bad escape
+            // in an option value: the decoding's message names no option.
+            ("memcached://u:SECRET?hunter@a:1?prefix=%zz", "%3F"),
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{url}: {e}");

@@ -75,9 +75,10 @@
 //! The modules of the same names ([`counter`], [`lock`], …) are those
 //! crates whole, for their less used types.
 //!
-//! There is no `tokio` feature: every `_async` method works on any
-//! executor (tokio, async-std, smol, `futures::executor`) and needs no
-//! runtime of its own.
+//! There is no `tokio` feature: the `_async` methods work on any executor
+//! (tokio, async-std, smol, `futures::executor`). One exception:
+//! [`Guard::auto_extend_async`] renews the lease from a tokio task, so it
+//! needs a tokio runtime (and says so if there is none).
 //!
 //! ## What to read next
 //!

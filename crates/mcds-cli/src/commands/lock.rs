@@ -61,7 +61,7 @@ fn status(ctx: &Ctx, target: &Target) -> CliResult {
         ),
         Some(None) => ("never expires (no TTL)".to_string(), json!(null)),
         None => (
-            "expiry unknown (a proxy does not report it)".to_string(),
+            "expiry unknown (a text:// store does not report it)".to_string(),
             json!(null),
         ),
     };
