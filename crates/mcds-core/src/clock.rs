@@ -5,6 +5,40 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// An instant: milliseconds since the Unix epoch (UTC), as every mcds API
+/// takes and returns one (arguments and fields named `…_ms`).
+///
+/// A plain `u64` rather than a newtype, on purpose: it is the same number
+/// the C ABI, Python, PHP, the command line (`--at-ms`) and the stored
+/// items use, and literals and arithmetic work on it unwrapped. Spans are
+/// [`Duration`]s. [`unix_ms`] and [`system_time`] convert from and to
+/// [`SystemTime`].
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use mcds_core::{UnixMs, system_time, unix_ms};
+///
+/// let at: UnixMs = unix_ms(UNIX_EPOCH + Duration::from_millis(1_767_225_600_000));
+/// assert_eq!(at, 1_767_225_600_000);
+/// assert_eq!(system_time(at), UNIX_EPOCH + Duration::from_millis(at));
+/// assert_eq!(unix_ms(UNIX_EPOCH - Duration::from_secs(1)), 0); // before 1970: 0
+/// ```
+pub type UnixMs = u64;
+
+/// `t` as [`UnixMs`]: 0 for an instant before 1970, `u64::MAX` past
+/// what a `u64` of milliseconds holds.
+pub fn unix_ms(t: SystemTime) -> UnixMs {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` as a [`SystemTime`] (saturating at the latest one it can hold).
+pub fn system_time(ms: UnixMs) -> SystemTime {
+    UNIX_EPOCH
+        .checked_add(Duration::from_millis(ms))
+        .unwrap_or_else(|| UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2))
+}
+
 /// A source of wall-clock time, in milliseconds since the Unix epoch.
 ///
 /// Structures that reason about time (windows, the event log, the rate
@@ -12,7 +46,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// use a [`ManualClock`] and never sleep.
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> u64;
+    fn now_ms(&self) -> UnixMs;
 
     /// Whole seconds since the Unix epoch.
     fn now_secs(&self) -> u64 {

@@ -52,7 +52,7 @@ mod ttl;
 
 pub use access::{Access, BoxFuture, Io, SendUpdateFn, block_on};
 pub use backoff::Backoff;
-pub use clock::{Clock, CoarseClock, ManualClock, SystemClock};
+pub use clock::{Clock, CoarseClock, ManualClock, SystemClock, UnixMs, system_time, unix_ms};
 pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
 pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, Updated};

@@ -22,7 +22,7 @@
 //! The module is private; `mcds-fuzz` reaches it through the `fuzzing`
 //! feature. The example of these docs is the unit test `module_example`.
 
-use mcds_core::stable_hash;
+use mcds_core::{UnixMs, stable_hash};
 
 /// The first byte of every frame.
 pub const MAGIC: u8 = 0xE7;
@@ -35,7 +35,7 @@ pub const TRAILER: usize = 4;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Event {
     /// Unix milliseconds.
-    pub at_ms: u64,
+    pub at_ms: UnixMs,
     /// The application's bytes.
     pub payload: Vec<u8>,
 }
@@ -62,7 +62,7 @@ pub fn frame_len(payload_len: usize) -> usize {
 /// Append the frame for (`at_ms`, `payload`) to `out`. Payloads over 4 GiB
 /// cannot be framed (and never fit a memcached item anyway); they are cut to
 /// `u32::MAX` bytes, which the store then refuses as too large.
-pub fn encode(at_ms: u64, payload: &[u8], out: &mut Vec<u8>) {
+pub fn encode(at_ms: UnixMs, payload: &[u8], out: &mut Vec<u8>) {
     let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
     let payload = &payload[..len as usize];
     let start = out.len();

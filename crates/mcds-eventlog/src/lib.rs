@@ -92,7 +92,7 @@ mod tests;
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, block_on};
+use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, UnixMs, block_on};
 
 pub use frame::Event;
 
@@ -101,7 +101,7 @@ pub use frame::Event;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cursor {
     /// Unix milliseconds of the last event seen.
-    pub at_ms: u64,
+    pub at_ms: UnixMs,
     /// How many events at `at_ms` were seen.
     pub seen_at_ms: usize,
 }
@@ -113,7 +113,7 @@ impl Cursor {
     }
 
     /// After every event up to and including `at_ms`.
-    pub fn after(at_ms: u64) -> Cursor {
+    pub fn after(at_ms: UnixMs) -> Cursor {
         Cursor {
             at_ms: at_ms.saturating_add(1),
             seen_at_ms: 0,
@@ -207,12 +207,12 @@ impl EventLog {
 
     /// Record `payload` with timestamp `at_ms`, which must lie within the
     /// log's capacity and not after the current chunk.
-    pub fn put_at(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+    pub fn put_at(&self, at_ms: UnixMs, payload: &[u8]) -> Result<()> {
         block_on(self.put_at_io(Io::Blocking, at_ms, payload))
     }
 
     /// [`put_at`](EventLog::put_at) without blocking the thread.
-    pub async fn put_at_async(&self, at_ms: u64, payload: &[u8]) -> Result<()> {
+    pub async fn put_at_async(&self, at_ms: UnixMs, payload: &[u8]) -> Result<()> {
         self.put_at_io(Io::Async, at_ms, payload).await
     }
 
@@ -317,12 +317,12 @@ impl EventLog {
 
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
     /// in time order. One `get_multi`.
-    pub fn fetch(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+    pub fn fetch(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
         block_on(self.fetch_io(Io::Blocking, first_ms, last_ms))
     }
 
     /// [`fetch`](EventLog::fetch) without blocking the thread.
-    pub async fn fetch_async(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+    pub async fn fetch_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
         self.fetch_io(Io::Async, first_ms, last_ms).await
     }
 
@@ -332,7 +332,7 @@ impl EventLog {
 
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
-    pub fn fetch_checked(&self, first_ms: u64, last_ms: u64) -> Result<(Vec<Event>, usize)> {
+    pub fn fetch_checked(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<(Vec<Event>, usize)> {
         block_on(self.fetch_checked_io(Io::Blocking, first_ms, last_ms))
     }
 
@@ -340,8 +340,8 @@ impl EventLog {
     /// thread.
     pub async fn fetch_checked_async(
         &self,
-        first_ms: u64,
-        last_ms: u64,
+        first_ms: UnixMs,
+        last_ms: UnixMs,
     ) -> Result<(Vec<Event>, usize)> {
         self.fetch_checked_io(Io::Async, first_ms, last_ms).await
     }
@@ -375,12 +375,12 @@ impl EventLog {
     /// assert_eq!(newest_first, [b"c", b"b", b"a"]);
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn fetch_rev(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+    pub fn fetch_rev(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
         block_on(self.fetch_rev_io(Io::Blocking, first_ms, last_ms))
     }
 
     /// [`fetch_rev`](EventLog::fetch_rev) without blocking the thread.
-    pub async fn fetch_rev_async(&self, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
+    pub async fn fetch_rev_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
         self.fetch_rev_io(Io::Async, first_ms, last_ms).await
     }
 
@@ -453,12 +453,12 @@ impl EventLog {
     /// damaged bytes. So `count` reads the chunks covering the range and
     /// walks their frames' headers and checks, allocating nothing per
     /// event.
-    pub fn count(&self, first_ms: u64, last_ms: u64) -> Result<u64> {
+    pub fn count(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<u64> {
         block_on(self.count_io(Io::Blocking, first_ms, last_ms))
     }
 
     /// [`count`](EventLog::count) without blocking the thread.
-    pub async fn count_async(&self, first_ms: u64, last_ms: u64) -> Result<u64> {
+    pub async fn count_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<u64> {
         self.count_io(Io::Async, first_ms, last_ms).await
     }
 
@@ -502,12 +502,12 @@ impl EventLog {
     /// assert_eq!(log.fetch(0, u64::MAX)?[0].payload, b"2"); // at 10 s, before 15 s, kept
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn trim(&self, before_ms: u64) -> Result<usize> {
+    pub fn trim(&self, before_ms: UnixMs) -> Result<usize> {
         block_on(self.trim_io(Io::Blocking, before_ms))
     }
 
     /// [`trim`](EventLog::trim) without blocking the thread.
-    pub async fn trim_async(&self, before_ms: u64) -> Result<usize> {
+    pub async fn trim_async(&self, before_ms: UnixMs) -> Result<usize> {
         self.trim_io(Io::Async, before_ms).await
     }
 

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, block_on};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, UnixMs, block_on};
 
 use crate::{corrupt, update_checked};
 
@@ -137,7 +137,7 @@ impl ActivityBitmap {
     }
 
     /// The bit index of the unit containing `at_ms` (Unix ms).
-    pub fn index_of(&self, at_ms: u64) -> Result<u64> {
+    pub fn index_of(&self, at_ms: UnixMs) -> Result<u64> {
         if at_ms < self.start_ms {
             return Err(Error::InvalidArgument(format!(
                 "time {at_ms} ms is before the bitmap's start ({} ms)",
@@ -197,12 +197,12 @@ impl ActivityBitmap {
     }
 
     /// Mark the unit containing `at_ms`: the previous bit.
-    pub fn mark(&self, at_ms: u64) -> Result<bool> {
+    pub fn mark(&self, at_ms: UnixMs) -> Result<bool> {
         block_on(self.mark_io(Io::Blocking, at_ms))
     }
 
     /// [`mark`](ActivityBitmap::mark) without blocking the thread.
-    pub async fn mark_async(&self, at_ms: u64) -> Result<bool> {
+    pub async fn mark_async(&self, at_ms: UnixMs) -> Result<bool> {
         self.mark_io(Io::Async, at_ms).await
     }
 
@@ -248,12 +248,12 @@ impl ActivityBitmap {
     }
 
     /// Whether the unit containing `at_ms` is marked.
-    pub fn is_marked(&self, at_ms: u64) -> Result<bool> {
+    pub fn is_marked(&self, at_ms: UnixMs) -> Result<bool> {
         block_on(self.is_marked_io(Io::Blocking, at_ms))
     }
 
     /// [`is_marked`](ActivityBitmap::is_marked) without blocking the thread.
-    pub async fn is_marked_async(&self, at_ms: u64) -> Result<bool> {
+    pub async fn is_marked_async(&self, at_ms: UnixMs) -> Result<bool> {
         self.is_marked_io(Io::Async, at_ms).await
     }
 
@@ -304,12 +304,12 @@ impl ActivityBitmap {
 
     /// BITCOUNT of the units from the one containing `from_ms` to the one
     /// containing `to_ms`, inclusive.
-    pub fn count(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+    pub fn count(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
         block_on(self.count_io(Io::Blocking, from_ms, to_ms))
     }
 
     /// [`count`](ActivityBitmap::count) without blocking the thread.
-    pub async fn count_async(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+    pub async fn count_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
         self.count_io(Io::Async, from_ms, to_ms).await
     }
 

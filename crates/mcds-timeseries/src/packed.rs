@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, block_on};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, UnixMs, block_on};
 
 use crate::period::{
     DEFAULT_SKEW_MS, Read, check_retained, corrupt, first_readable, refuse_early, ttl_for, whole_ms,
@@ -60,7 +60,7 @@ impl SlotWidth {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
     /// The slot's start, Unix milliseconds (a multiple of the slot length).
-    pub start_ms: u64,
+    pub start_ms: UnixMs,
     /// Its count (0 when nothing was counted).
     pub value: u32,
 }
@@ -302,12 +302,12 @@ impl PackedSeries {
     /// Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at
     /// the width's maximum; the slot's new value. 2 round trips (1 when the
     /// slot does not change); see the [type docs](PackedSeries).
-    pub fn incr(&self, ts_ms: u64, delta: u32) -> Result<u32> {
+    pub fn incr(&self, ts_ms: UnixMs, delta: u32) -> Result<u32> {
         block_on(self.incr_io(Io::Blocking, ts_ms, delta))
     }
 
     /// [`incr`](PackedSeries::incr) without blocking the thread.
-    pub async fn incr_async(&self, ts_ms: u64, delta: u32) -> Result<u32> {
+    pub async fn incr_async(&self, ts_ms: UnixMs, delta: u32) -> Result<u32> {
         self.incr_io(Io::Async, ts_ms, delta).await
     }
 
@@ -370,12 +370,12 @@ impl PackedSeries {
 
     /// The count of the slot containing `ts_ms`: 1 round trip (0 when past
     /// retention, without reading).
-    pub fn get(&self, ts_ms: u64) -> Result<u32> {
+    pub fn get(&self, ts_ms: UnixMs) -> Result<u32> {
         block_on(self.get_io(Io::Blocking, ts_ms))
     }
 
     /// [`get`](PackedSeries::get) without blocking the thread.
-    pub async fn get_async(&self, ts_ms: u64) -> Result<u32> {
+    pub async fn get_async(&self, ts_ms: UnixMs) -> Result<u32> {
         self.get_io(Io::Async, ts_ms).await
     }
 
@@ -393,12 +393,12 @@ impl PackedSeries {
     /// (1 round trip per server), then the loss check of each server read
     /// from (2 more each; see the [type docs](PackedSeries)). At most [`MAX_RANGE_SLOTS`] slots per
     /// call, else [`Error::InvalidArgument`].
-    pub fn range(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
+    pub fn range(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<Vec<Slot>> {
         block_on(self.range_io(Io::Blocking, from_ms, to_ms))
     }
 
     /// [`range`](PackedSeries::range) without blocking the thread.
-    pub async fn range_async(&self, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
+    pub async fn range_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<Vec<Slot>> {
         self.range_io(Io::Async, from_ms, to_ms).await
     }
 
@@ -465,12 +465,12 @@ impl PackedSeries {
     }
 
     /// The sum of the slots of the range (as in [`range`](Self::range)).
-    pub fn sum(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+    pub fn sum(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
         block_on(self.sum_io(Io::Blocking, from_ms, to_ms))
     }
 
     /// [`sum`](PackedSeries::sum) without blocking the thread.
-    pub async fn sum_async(&self, from_ms: u64, to_ms: u64) -> Result<u64> {
+    pub async fn sum_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
         self.sum_io(Io::Async, from_ms, to_ms).await
     }
 

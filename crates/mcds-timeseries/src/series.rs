@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{
-    Access, Backoff, CasOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Ttl, block_on,
+    Access, Backoff, CasOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Ttl, UnixMs,
+    block_on,
 };
 
 use crate::period::{
@@ -138,7 +139,7 @@ impl Stats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bucket {
     /// The bucket's start, Unix milliseconds (a multiple of the step).
-    pub start_ms: u64,
+    pub start_ms: UnixMs,
     /// Its samples' aggregates.
     pub stats: Stats,
 }
@@ -524,12 +525,12 @@ impl TimeSeries {
     /// retention: 2 round trips per server, 2 more per lost CAS race (see
     /// the [type docs](TimeSeries) for the protocol and for what a failure
     /// may have applied).
-    pub fn record(&self, ts_ms: u64, value: i64) -> Result<()> {
+    pub fn record(&self, ts_ms: UnixMs, value: i64) -> Result<()> {
         block_on(self.record_io(Io::Blocking, ts_ms, value))
     }
 
     /// [`record`](TimeSeries::record) without blocking the thread.
-    pub async fn record_async(&self, ts_ms: u64, value: i64) -> Result<()> {
+    pub async fn record_async(&self, ts_ms: UnixMs, value: i64) -> Result<()> {
         self.record_io(Io::Async, ts_ms, value).await
     }
 
@@ -674,7 +675,7 @@ impl TimeSeries {
     /// inclusive), oldest first. Buckets past retention are not read. One
     /// `get_multi` (1 round trip per server), then the loss check of each
     /// server read from (see the [type docs](TimeSeries)).
-    pub fn range(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Vec<Bucket>> {
+    pub fn range(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<Vec<Bucket>> {
         block_on(self.range_io(Io::Blocking, from_ms, to_ms, step))
     }
 
@@ -704,7 +705,12 @@ impl TimeSeries {
 
     /// The aggregates of every sample in the range (as in
     /// [`range`](Self::range)); `None` when it has none.
-    pub fn aggregate(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<Stats>> {
+    pub fn aggregate(
+        &self,
+        from_ms: UnixMs,
+        to_ms: UnixMs,
+        step: Duration,
+    ) -> Result<Option<Stats>> {
         block_on(self.aggregate_io(Io::Blocking, from_ms, to_ms, step))
     }
 
@@ -729,12 +735,12 @@ impl TimeSeries {
     }
 
     /// How many samples the range holds (as in [`range`](Self::range)).
-    pub fn count(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
+    pub fn count(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<u64> {
         Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.count))
     }
 
     /// [`count`](TimeSeries::count) without blocking the thread.
-    pub async fn count_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<u64> {
+    pub async fn count_async(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<u64> {
         Ok(self
             .aggregate_async(from_ms, to_ms, step)
             .await?
@@ -742,12 +748,12 @@ impl TimeSeries {
     }
 
     /// The exact sum of the range's samples (0 when none).
-    pub fn sum(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
+    pub fn sum(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<i128> {
         Ok(self.aggregate(from_ms, to_ms, step)?.map_or(0, |s| s.sum))
     }
 
     /// [`sum`](TimeSeries::sum) without blocking the thread.
-    pub async fn sum_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<i128> {
+    pub async fn sum_async(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<i128> {
         Ok(self
             .aggregate_async(from_ms, to_ms, step)
             .await?
@@ -755,12 +761,17 @@ impl TimeSeries {
     }
 
     /// The mean of the range's samples; `None` when none.
-    pub fn avg(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
+    pub fn avg(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<Option<f64>> {
         Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.avg()))
     }
 
     /// [`avg`](TimeSeries::avg) without blocking the thread.
-    pub async fn avg_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<f64>> {
+    pub async fn avg_async(
+        &self,
+        from_ms: UnixMs,
+        to_ms: UnixMs,
+        step: Duration,
+    ) -> Result<Option<f64>> {
         Ok(self
             .aggregate_async(from_ms, to_ms, step)
             .await?
@@ -768,12 +779,17 @@ impl TimeSeries {
     }
 
     /// The smallest sample of the range; `None` when none.
-    pub fn min(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+    pub fn min(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<Option<i64>> {
         Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.min))
     }
 
     /// [`min`](TimeSeries::min) without blocking the thread.
-    pub async fn min_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+    pub async fn min_async(
+        &self,
+        from_ms: UnixMs,
+        to_ms: UnixMs,
+        step: Duration,
+    ) -> Result<Option<i64>> {
         Ok(self
             .aggregate_async(from_ms, to_ms, step)
             .await?
@@ -781,12 +797,17 @@ impl TimeSeries {
     }
 
     /// The largest sample of the range; `None` when none.
-    pub fn max(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+    pub fn max(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<Option<i64>> {
         Ok(self.aggregate(from_ms, to_ms, step)?.map(|s| s.max))
     }
 
     /// [`max`](TimeSeries::max) without blocking the thread.
-    pub async fn max_async(&self, from_ms: u64, to_ms: u64, step: Duration) -> Result<Option<i64>> {
+    pub async fn max_async(
+        &self,
+        from_ms: UnixMs,
+        to_ms: UnixMs,
+        step: Duration,
+    ) -> Result<Option<i64>> {
         Ok(self
             .aggregate_async(from_ms, to_ms, step)
             .await?

@@ -94,7 +94,7 @@ mod client;
 pub use client::{Client, Init, connect};
 pub use mcds_core::{
     CasOutcome, Clock, DeleteOutcome, Error, Item, Key, ManualClock, MemoryStore, Result,
-    Retention, Scope, Store, Stored, SystemClock, Ttl,
+    Retention, Scope, Store, Stored, SystemClock, Ttl, UnixMs, system_time, unix_ms,
 };
 #[cfg(feature = "memcached")]
 pub use mcds_memcached::MemcachedStore;
