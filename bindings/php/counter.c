@@ -63,7 +63,7 @@ static void counter_step(INTERNAL_FUNCTION_PARAMETERS,
 	}
 	MCDS_GET_THIS(mcds_counter, c);
 	MCDS_TRY(step(c, d, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }
 
 ZEND_METHOD(Mcds_Counter, incr)
@@ -82,7 +82,7 @@ ZEND_METHOD(Mcds_Counter, get)
 	MCDS_GET_THIS(mcds_counter, c);
 	uint64_t value = 0;
 	MCDS_TRY(mcds_counter_get(c, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }
 
 ZEND_METHOD(Mcds_Counter, reset)
@@ -187,12 +187,7 @@ ZEND_METHOD(Mcds_Counter, incrMany)
 		array_init_size(return_value, n);
 		for (uintptr_t i = 0; i < count; i++) {
 			zval v;
-			if (!php_mcds_u64_result(values[i], &v)) {
-				zval_ptr_dtor(return_value);
-				ZVAL_NULL(return_value);
-				ok = false;
-				break;
-			}
+			php_mcds_u64_int_or_string(values[i], &v);
 			add_next_index_zval(return_value, &v);
 		}
 	}

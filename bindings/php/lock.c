@@ -418,7 +418,7 @@ ZEND_METHOD(Mcds_Lock, getFencingToken)
 	MCDS_GET_THIS(mcds_lock, h);
 	uint64_t token = 0;
 	MCDS_TRY(mcds_lock_fencing_token(h, &token));
-	MCDS_RETURN_U64(token);
+	MCDS_RETURN_U64_OR_STRING(token);
 }
 
 /* A string from libmcds (or NULL) as a PHP string (or null), freed. */

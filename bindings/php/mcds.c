@@ -243,7 +243,9 @@ bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms)
 
 bool php_mcds_arg_whole_secs(double seconds, uint32_t arg, uint32_t *out_secs)
 {
-	if (!zend_finite(seconds) || seconds < 0 || seconds > (double)UINT32_MAX || seconds != floor(seconds)) {
+	/* 0 is refused here too, with the same ValueError as -1 and 1.5 (it
+	 * reached libmcds and came back as InvalidArgumentException "0ns"). */
+	if (!zend_finite(seconds) || seconds < 1 || seconds > (double)UINT32_MAX || seconds != floor(seconds)) {
 		zend_argument_value_error(arg,
 			"must be a whole number of seconds between 1 and %" PRIu32 " (libmcds leases are whole seconds)",
 			UINT32_MAX);

@@ -178,14 +178,19 @@ namespace Mcds {
          */
         public static function withKey(Store $store, string $key): Counter {}
 
-        /** Add $delta; returns the new value. */
-        public function incr(int $delta = 1): int {}
+        /**
+         * Add $delta; returns the new value. memcached counters are 64-bit
+         * unsigned: a value past PHP_INT_MAX comes back as its numeric
+         * string ("9223372036854775808"), never as an exception after the
+         * increment was applied.
+         */
+        public function incr(int $delta = 1): int|string {}
 
-        /** Subtract $delta, stopping at 0; returns the new value. */
-        public function decr(int $delta = 1): int {}
+        /** Subtract $delta, stopping at 0; returns the new value (as incr()). */
+        public function decr(int $delta = 1): int|string {}
 
-        /** The current value (0 if the counter does not exist). */
-        public function get(): int {}
+        /** The current value (0 if the counter does not exist; as incr()). */
+        public function get(): int|string {}
 
         /**
          * Delete the counter: it reads 0 again, and the next incr() creates
@@ -209,15 +214,15 @@ namespace Mcds {
          * others applied, and this throws the exception of the first that
          * failed (its message starting "increments[i]: ", i its position in
          * $increments from 0); the new values of the others are not
-         * returned. So does a new value past PHP_INT_MAX (Mcds\Exception),
-         * the whole batch applied.
+         * returned. A new value past PHP_INT_MAX is its numeric string, as
+         * incr() returns it.
          *
          * A pair that is not [Counter, int] is a TypeError, a negative delta
          * a ValueError (the delta converted as an int parameter would be,
          * in the caller's strict_types mode).
          *
          * @param array[] $increments list<array{0: Counter, 1: int}>
-         * @return list<int>
+         * @return list<int|string>
          */
         public static function incrMany(array $increments): array {}
 
@@ -251,11 +256,11 @@ namespace Mcds {
         /** $periodSeconds: at least 1. */
         public function __construct(Store $store, string $name, int $periodSeconds) {}
 
-        /** Count $delta events in the current period; returns its count so far. */
-        public function incr(int $delta = 1): int {}
+        /** Count $delta events in the current period; returns its count so far (past PHP_INT_MAX, its numeric string). */
+        public function incr(int $delta = 1): int|string {}
 
-        /** The events of the previous (complete) period: constant for a whole period. */
-        public function value(): int {}
+        /** The events of the previous (complete) period: constant for a whole period (as incr()). */
+        public function value(): int|string {}
     }
 
     /**
@@ -285,10 +290,10 @@ namespace Mcds {
          * $delta by an atomic increment-or-create, so two first views at
          * once are both counted.
          */
-        public function view(int $delta = 1): int {}
+        public function view(int $delta = 1): int|string {}
 
-        /** The current total: the cached one, or on a miss the loader's (which then seeds the cache). */
-        public function get(): int {}
+        /** The current total: the cached one, or on a miss the loader's (which then seeds the cache); past PHP_INT_MAX, its numeric string. */
+        public function get(): int|string {}
 
         /** Drop the cached total: the next view() or get() calls the loader. */
         public function invalidate(): void {}
@@ -391,9 +396,11 @@ namespace Mcds {
          * The fencing token of the lease this object holds: pass it to the
          * resource the lock protects, which refuses writes carrying an older
          * token than one it has seen. InvalidArgumentException if it holds
-         * no lease or the lock was made without $fencing.
+         * no lease or the lock was made without $fencing. A token past
+         * PHP_INT_MAX is its numeric string (compare such tokens as digit
+         * strings, the longer the larger, or with bccomp()).
          */
-        public function getFencingToken(): int {}
+        public function getFencingToken(): int|string {}
 
         /**
          * Who holds the lock now, whichever object or process it is: the
@@ -657,11 +664,11 @@ namespace Mcds {
         /** $slots: 2 to 1000. */
         public function __construct(Store $store, string $name, int $slotSeconds, int $slots) {}
 
-        /** Count $delta events now; returns the current slot's count. */
-        public function incr(int $delta = 1): int {}
+        /** Count $delta events now; returns the current slot's count (past PHP_INT_MAX, its numeric string). */
+        public function incr(int $delta = 1): int|string {}
 
-        /** The events of the last $slots - 1 complete slots. */
-        public function value(): int {}
+        /** The events of the last $slots - 1 complete slots (as incr()). */
+        public function value(): int|string {}
     }
 
     /**

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 900884f30b7691aa4cc9a1c33fe6164524ac02ed */
+ * Stub hash: eca052c5c13a0ac0efc5bf4b133e8c3e5f4c2047 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -150,13 +150,13 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Counter_withKey, 0, 2,
 	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_incr, 0, 0, IS_LONG, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_Counter_incr, 0, 0, MAY_BE_LONG|MAY_BE_STRING)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
 ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Counter_decr arginfo_class_Mcds_Counter_incr
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_get, 0, 0, IS_LONG, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_Counter_get, 0, 0, MAY_BE_LONG|MAY_BE_STRING)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Counter_reset, 0, 0, IS_VOID, 0)
@@ -330,7 +330,8 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_CounterMap_name arginfo_Mcds_version
 
-#define arginfo_class_Mcds_CounterMap_scale arginfo_class_Mcds_Counter_get
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_scale, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_CounterMap_registryKey arginfo_Mcds_version
 
@@ -365,7 +366,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_CounterMap_fields arginfo_class_Mcds_Set_members
 
-#define arginfo_class_Mcds_CounterMap_len arginfo_class_Mcds_Counter_get
+#define arginfo_class_Mcds_CounterMap_len arginfo_class_Mcds_CounterMap_scale
 
 #define arginfo_class_Mcds_CounterMap_isEmpty arginfo_class_Mcds_Lock_isLost
 
@@ -458,7 +459,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_add, 0, 1
 	ZEND_ARG_TYPE_INFO(0, element, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
-#define arginfo_class_Mcds_HyperLogLog_count arginfo_class_Mcds_Counter_get
+#define arginfo_class_Mcds_HyperLogLog_count arginfo_class_Mcds_CounterMap_scale
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_HyperLogLog_merge, 0, 0, IS_VOID, 0)
 	ZEND_ARG_VARIADIC_OBJ_INFO(0, sources, Mcds\\HyperLogLog, 0)
@@ -617,7 +618,9 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_incr, 0,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
 ZEND_END_ARG_INFO()
 
-#define arginfo_class_Mcds_PackedSeries_incrNow arginfo_class_Mcds_Counter_incr
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_incrNow, 0, 0, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_PackedSeries_get, 0, 1, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, tsMs, IS_LONG, 0)
@@ -649,7 +652,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Leaderboard_key arginfo_Mcds_version
 
-#define arginfo_class_Mcds_Leaderboard_capacity arginfo_class_Mcds_Counter_get
+#define arginfo_class_Mcds_Leaderboard_capacity arginfo_class_Mcds_CounterMap_scale
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_Leaderboard_incr, 0, 1, MAY_BE_LONG|MAY_BE_STRING)
 	ZEND_ARG_TYPE_INFO(0, member, IS_STRING, 0)
@@ -695,7 +698,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_ScalableBloomFilter_containsMany arginfo_class_Mcds_BloomFilter_containsMany
 
-#define arginfo_class_Mcds_ScalableBloomFilter_layers arginfo_class_Mcds_Counter_get
+#define arginfo_class_Mcds_ScalableBloomFilter_layers arginfo_class_Mcds_CounterMap_scale
 
 #define arginfo_class_Mcds_ScalableBloomFilter_clear arginfo_class_Mcds_Counter_reset
 

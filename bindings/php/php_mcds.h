@@ -115,6 +115,14 @@ void *php_mcds_this_handle(zval *this_zv);
 		return;                                             \
 	} while (0)
 
+/* Return a u64 as a PHP int, or past PHP_INT_MAX as its numeric string
+ * (never an exception: the value is the answer of a write that happened). */
+#define MCDS_RETURN_U64_OR_STRING(v)                        \
+	do {                                                    \
+		php_mcds_u64_int_or_string((v), return_value);      \
+		return;                                             \
+	} while (0)
+
 /* The store handle of a Mcds\Store zval, or NULL with an Error thrown. */
 const mcds_store *php_mcds_store_handle(zval *store_zv);
 

@@ -48,7 +48,7 @@ ZEND_METHOD(Mcds_ShadowCounter, incr)
 	}
 	MCDS_GET_THIS(mcds_shadow_counter, c);
 	MCDS_TRY(mcds_shadow_counter_incr(c, d, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }
 
 ZEND_METHOD(Mcds_ShadowCounter, value)
@@ -57,5 +57,5 @@ ZEND_METHOD(Mcds_ShadowCounter, value)
 	MCDS_GET_THIS(mcds_shadow_counter, c);
 	uint64_t value = 0;
 	MCDS_TRY(mcds_shadow_counter_value(c, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }

@@ -141,7 +141,7 @@ static mcds_result call_loader(void *ctx, uint64_t *out_value)
 		}                                                                          \
 		zval_ptr_dtor(&loader);                                                    \
 		if (r == MCDS_OK) {                                                        \
-			MCDS_RETURN_U64(value);                                                \
+			MCDS_RETURN_U64_OR_STRING(value);                                                \
 		}                                                                          \
 		if (EG(exception) == NULL) {                                               \
 			php_mcds_throw(r);                                                     \

@@ -48,7 +48,7 @@ ZEND_METHOD(Mcds_WindowCounter, incr)
 	}
 	MCDS_GET_THIS(mcds_window, w);
 	MCDS_TRY(mcds_window_incr(w, d, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }
 
 ZEND_METHOD(Mcds_WindowCounter, value)
@@ -57,5 +57,5 @@ ZEND_METHOD(Mcds_WindowCounter, value)
 	MCDS_GET_THIS(mcds_window, w);
 	uint64_t value = 0;
 	MCDS_TRY(mcds_window_value(w, &value));
-	MCDS_RETURN_U64(value);
+	MCDS_RETURN_U64_OR_STRING(value);
 }

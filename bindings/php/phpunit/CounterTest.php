@@ -43,12 +43,26 @@ final class CounterTest extends StoreTestCase
         new Counter('not a store', 'x'); // @phpstan-ignore-line
     }
 
-    public function testValuesPastPhpIntMaxThrow(): void
+    /**
+     * memcached counters are 64-bit unsigned: past PHP_INT_MAX the value is
+     * its numeric string. The increment that crosses it answers with the
+     * new value (it threw after applying the write, and get() threw ever
+     * after), and decr() back under it is an int again.
+     *
+     * @dataProvider backends
+     */
+    public function testValuesPastPhpIntMaxAreNumericStrings(string $backend): void
     {
-        $c = \Mcds\Store::memory()->counter('big');
-        $c->incr(PHP_INT_MAX);
-        $this->expectException(\Mcds\Exception::class);
-        $this->expectExceptionMessage('does not fit a PHP int');
-        $c->incr(2);
+        $store = self::store($backend);
+        $name = self::name('big');
+        $c = $store->counter($name);
+        $this->assertSame(PHP_INT_MAX, $c->incr(PHP_INT_MAX));
+        $this->assertSame('9223372036854775809', $c->incr(2));
+        $this->assertSame('9223372036854775809', $c->get());
+        $this->assertSame('9223372036854775809', (new Counter($store, $name))->get());
+        $this->assertSame('18446744073709551615', $c->incr(PHP_INT_MAX - 1));
+        $this->assertSame('9223372036854775808', $c->decr(PHP_INT_MAX));
+        $this->assertSame(PHP_INT_MAX, $c->decr(1));
+        $this->assertSame('string|int', (string)(new \ReflectionMethod(Counter::class, 'incr'))->getReturnType());
     }
 }

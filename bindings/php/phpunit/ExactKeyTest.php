@@ -203,8 +203,8 @@ final class ExactKeyTest extends StoreTestCase
         try {
             Lock::withKey($store, 'report-lock', 0.0);
             $this->fail('a TTL of 0');
-        } catch (\Mcds\InvalidArgumentException $e) {
-            $this->assertSame(\Mcds\Exception::INVALID_ARGUMENT, $e->getCode());
+        } catch (\ValueError $e) {
+            $this->assertStringContainsString('Mcds\Lock::withKey(): Argument #3 ($ttl) must be a whole number of seconds between 1', $e->getMessage());
         }
         $this->expectException(\TypeError::class);
         Counter::withKey('not a store', 'hits'); // @phpstan-ignore-line

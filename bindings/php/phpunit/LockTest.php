@@ -234,7 +234,10 @@ final class LockTest extends StoreTestCase
             $this->assertStringContainsString('Mcds\Lock::autoExtend(): Argument #1 ($ttl)', $e->getMessage());
         }
         $this->assertTrue($lock->isAcquired(), 'the lease was left as it was');
-        $this->expectException(\Mcds\InvalidArgumentException::class);
+        // 0 is refused as -1 and 1.5 are (it was an InvalidArgumentException
+        // from libmcds saying "0ns").
+        $this->expectException(\ValueError::class);
+        $this->expectExceptionMessage('Argument #1 ($ttl) must be a whole number of seconds between 1 and');
         $lock->refresh(0);
     }
 
@@ -397,7 +400,8 @@ final class LockTest extends StoreTestCase
             $this->assertStringContainsString('Argument #3 ($ttl)', $e->getMessage());
         }
         $this->assertSame(30.0, (new Lock($store, 'ttl'))->getTtl());
-        $this->expectException(\Mcds\InvalidArgumentException::class);
+        $this->expectException(\ValueError::class);
+        $this->expectExceptionMessage('Argument #2 ($ttl) must be a whole number of seconds between 1 and');
         $store->lock('ttl', 0);
     }
 

@@ -30,6 +30,10 @@ def test_store_options(memcached: Memcached) -> None:
     for kwargs in [{"connect_timeout": 0}, {"io_timeout": 3601}, {"io_timeout": -1}, {"item_size_limit": 100}]:
         with pytest.raises(mcds.InvalidArgument):
             mcds.Store.memcached(memcached.addr, **kwargs)
+    # Every timeout out of range says the same range (-1 said "at least 0").
+    for bad in [0, -1, -0.5, 3601, float("nan"), datetime.timedelta(seconds=-2)]:
+        with pytest.raises(mcds.InvalidArgument, match="must be more than 0 and at most 3600 seconds"):
+            mcds.Store.memcached(memcached.addr, io_timeout=bad)
     with pytest.raises(TypeError):
         mcds.Store.memcached(memcached.addr, io_timeout="1s")  # type: ignore[arg-type]
 

@@ -52,9 +52,15 @@ def _servers_arg(servers: Servers) -> str:
 def _timeout_ms(value: Seconds, what: str) -> int:
     """A timeout in seconds as the C ABI's milliseconds (rounded up): more
     than 0 and at most an hour."""
-    secs = seconds_arg(value, what)
-    if secs <= 0 or secs > 3600:
-        raise InvalidArgument(f"{what} must be more than 0 and at most 3600 seconds (an hour), not {secs:g}")
+    # One message for every value out of range: -1 and NaN as 0 and 3601
+    # (seconds_arg alone would say "at least 0" of a negative one).
+    try:
+        secs = seconds_arg(value, what)
+    except InvalidArgument:
+        secs = math.nan
+    if not 0 < secs <= 3600:
+        shown = value if isinstance(value, (int, float)) else secs
+        raise InvalidArgument(f"{what} must be more than 0 and at most 3600 seconds (an hour), not {shown}")
     return max(1, math.ceil(secs * 1000))
 
 
