@@ -758,6 +758,95 @@ mcds_result mcds_store_update(const mcds_store *store,
                               bool *out_written);
 
 /*
+ `key`'s value: a list of one item in `*out_value` (free it with
+ `mcds_bytes_list_free`), or NULL if the key is absent. One round trip.
+
+ `store` NULL or live; `key` NULL or `key_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_store_get(const mcds_store *store,
+                           const uint8_t *key,
+                           uintptr_t key_len,
+                           mcds_bytes_list **out_value);
+
+/*
+ Store `value` under `key`, expiring after `ttl_secs` seconds (0:
+ never). One round trip; an error means it was not stored, or
+ `MCDS_AMBIGUOUS` that it may have been.
+
+ `store` NULL or live; `key` NULL or `key_len` readable bytes; `value`
+ NULL or `value_len` readable bytes (NULL with length 0 is the empty
+ value).
+ */
+mcds_result mcds_store_set(const mcds_store *store,
+                           const uint8_t *key,
+                           uintptr_t key_len,
+                           const uint8_t *value,
+                           uintptr_t value_len,
+                           uint32_t ttl_secs);
+
+/*
+ Store `value` under `key` only if the key is absent; whether it was
+ stored, in `*out_added` (NULL allowed). One round trip.
+
+ As `mcds_store_set`; `out_added` NULL or writable.
+ */
+mcds_result mcds_store_add(const mcds_store *store,
+                           const uint8_t *key,
+                           uintptr_t key_len,
+                           const uint8_t *value,
+                           uintptr_t value_len,
+                           uint32_t ttl_secs,
+                           bool *out_added);
+
+/*
+ Delete `key`; whether it existed, in `*out_existed` (NULL allowed).
+ One round trip.
+
+ `store` NULL or live; `key` NULL or `key_len` readable bytes;
+ `out_existed` NULL or writable.
+ */
+mcds_result mcds_store_delete(const mcds_store *store,
+                              const uint8_t *key,
+                              uintptr_t key_len,
+                              bool *out_existed);
+
+/*
+ Add `delta` to the counter under `key`, as memcached's `incr`: the new
+ value in `*out_value` and true in `*out_found`, or false in
+ `*out_found` (and `*out_value` left alone) if the key is absent, which
+ creates nothing. `MCDS_NON_NUMERIC` if the value is not a decimal
+ number. Counters are 64-bit unsigned, as memcached's.
+
+ `store` NULL or live; `key` NULL or `key_len` readable bytes;
+ `out_value` and `out_found` NULL or writable.
+ */
+mcds_result mcds_store_incr(const mcds_store *store,
+                            const uint8_t *key,
+                            uintptr_t key_len,
+                            uint64_t delta,
+                            uint64_t *out_value,
+                            bool *out_found);
+
+/*
+ Add `delta` to the counter under `key`, or create it with the value
+ `initial` (not `initial + delta`, as php-memcached's `increment` with an
+ initial value) expiring after `ttl_secs` seconds (0: never) if it is
+ absent. Atomic: two callers creating it at once are both counted. The
+ new value in `*out_value`.
+
+ `store` NULL or live; `key` NULL or `key_len` readable bytes;
+ `out_value` NULL or writable.
+ */
+mcds_result mcds_store_incr_or_init(const mcds_store *store,
+                                    const uint8_t *key,
+                                    uintptr_t key_len,
+                                    uint64_t delta,
+                                    uint64_t initial,
+                                    uint32_t ttl_secs,
+                                    uint64_t *out_value);
+
+/*
  Create the counter `name` on `store`. `*out` is a new handle the caller
  owns: free it with `mcds_counter_free`.
 

@@ -99,6 +99,6 @@ if test "$PHP_MCDS" != "no"; then
 
   PHP_SUBST(MCDS_SHARED_LIBADD)
   PHP_NEW_EXTENSION(mcds,
-    [mcds.c store.c counter.c shadow.c view.c lock.c set.c sharded_set.c int_array.c window.c limiter.c eventlog.c table.c hll.c bloom.c bitmap.c timeseries.c leaderboard.c scalable_bloom.c counter_map.c],
+    [mcds.c store.c counter.c shadow.c view.c lock.c set.c sharded_set.c int_array.c window.c limiter.c eventlog.c table.c hll.c bloom.c bitmap.c timeseries.c leaderboard.c scalable_bloom.c counter_map.c kv.c],
     $ext_shared,, [-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden -DZEND_ENABLE_STATIC_TSRMLS_CACHE=1])
 fi

@@ -23,6 +23,7 @@ zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *p
 	*php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce, *php_mcds_sharded_set_ce,
 	*php_mcds_int_array_ce, *php_mcds_cursor_ce, *php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
 zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
+zend_class_entry *php_mcds_kv_ce;
 
 zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
@@ -425,6 +426,7 @@ static PHP_MINIT_FUNCTION(mcds)
 	php_mcds_leaderboard_ce = register_class_Mcds_Leaderboard();
 	php_mcds_scalable_bloom_ce = register_class_Mcds_ScalableBloomFilter();
 	php_mcds_counter_map_ce = register_class_Mcds_CounterMap();
+	php_mcds_kv_ce = register_class_Mcds_KeyValue();
 	zend_class_entry *with_handles[] = {
 		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
 		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,
@@ -432,6 +434,7 @@ static PHP_MINIT_FUNCTION(mcds)
 		php_mcds_view_counter_ce, php_mcds_sharded_set_ce, php_mcds_int_array_ce,
 		php_mcds_timeseries_ce, php_mcds_packed_series_ce,
 		php_mcds_leaderboard_ce, php_mcds_scalable_bloom_ce, php_mcds_counter_map_ce,
+		php_mcds_kv_ce,
 	};
 	for (size_t i = 0; i < sizeof(with_handles) / sizeof(with_handles[0]); i++) {
 		with_handles[i]->create_object = php_mcds_create_object;

@@ -102,6 +102,13 @@ namespace Mcds {
          */
         public function update(string $key, callable $fn, int $ttl = 0, int $maxAttempts = 0): bool {}
 
+        /**
+         * Plain key/value on this store (get, set, add, delete, incr), as
+         * php-memcached has it: see KeyValue. ($store->set() is the set
+         * structure.)
+         */
+        public function kv(): KeyValue {}
+
         public function counter(string $name): Counter {}
 
         /** The counter map $name counting units of 10^-$scale (0 to 18 places). */
@@ -768,6 +775,48 @@ namespace Mcds {
 
         /** The position after every event up to and including Unix ms $atMs. */
         public static function after(int $atMs): Cursor {}
+    }
+
+    /**
+     * Plain key/value on a store, as php-memcached has it: memcached's own
+     * get, set, add, delete and increment on single keys. Each key is raw
+     * (not a structure name), with the store's prefix in front, and is
+     * refused as every key is (InvalidKeyException: empty, a space or a
+     * control byte, over 250 bytes with the prefix) before anything is
+     * sent. A TTL is whole seconds, 0 for no expiry.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class KeyValue
+    {
+        public function __construct(Store $store) {}
+
+        /** $key's value, or null if absent. One round trip. */
+        public function get(string $key): ?string {}
+
+        /**
+         * Store $value under $key. One round trip; an exception means it
+         * was not stored, or AmbiguousException that it may have been.
+         */
+        public function set(string $key, string $value, int $ttl = 0): void {}
+
+        /** Store $value under $key only if $key is absent; returns whether it was stored. */
+        public function add(string $key, string $value, int $ttl = 0): bool {}
+
+        /** Delete $key; returns whether it existed. */
+        public function delete(string $key): bool {}
+
+        /**
+         * Add $delta to the counter under $key: the new value, or null if
+         * $key is absent (memcached's incr creates nothing; $ttl is then
+         * unused). With $initial, an absent counter is created atomically
+         * with the value $initial (not $initial + $delta, as
+         * Memcached::increment with an initial value) and $ttl. Past
+         * PHP_INT_MAX the value is its numeric string. NonNumericException
+         * if the value is not a decimal number.
+         */
+        public function incr(string $key, int $delta = 1, ?int $initial = null, int $ttl = 0): int|string|null {}
     }
 
     /**

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: eca052c5c13a0ac0efc5bf4b133e8c3e5f4c2047 */
+ * Stub hash: 59e094a6a9bca102568723c0b66155fa6fdc4498 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -98,6 +98,40 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_table, 0, 1, Mcds\\Table, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_kv, 0, 0, Mcds\\KeyValue, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_KeyValue___construct, 0, 0, 1)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_get, 0, 1, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_set, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_add, 0, 2, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_delete, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_KeyValue_incr, 0, 1, MAY_BE_LONG|MAY_BE_STRING|MAY_BE_NULL)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, initial, IS_LONG, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_hyperLogLog, 0, 1, Mcds\\HyperLogLog, 0)
@@ -817,6 +851,13 @@ ZEND_METHOD(Mcds_EventLog, fetch);
 ZEND_METHOD(Mcds_EventLog, since);
 ZEND_METHOD(Mcds_Cursor, __construct);
 ZEND_METHOD(Mcds_Cursor, after);
+ZEND_METHOD(Mcds_Store, kv);
+ZEND_METHOD(Mcds_KeyValue, __construct);
+ZEND_METHOD(Mcds_KeyValue, get);
+ZEND_METHOD(Mcds_KeyValue, set);
+ZEND_METHOD(Mcds_KeyValue, add);
+ZEND_METHOD(Mcds_KeyValue, delete);
+ZEND_METHOD(Mcds_KeyValue, incr);
 ZEND_METHOD(Mcds_Table, __construct);
 ZEND_METHOD(Mcds_Table, set);
 ZEND_METHOD(Mcds_Table, has);
@@ -915,6 +956,7 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, rateLimiter, arginfo_class_Mcds_Store_rateLimiter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, eventLog, arginfo_class_Mcds_Store_eventLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, table, arginfo_class_Mcds_Store_table, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, kv, arginfo_class_Mcds_Store_kv, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, hyperLogLog, arginfo_class_Mcds_Store_hyperLogLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, bloomFilter, arginfo_class_Mcds_Store_bloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)
@@ -1073,6 +1115,17 @@ static const zend_function_entry class_Mcds_EventLog_methods[] = {
 static const zend_function_entry class_Mcds_Cursor_methods[] = {
 	ZEND_ME(Mcds_Cursor, __construct, arginfo_class_Mcds_Cursor___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Cursor, after, arginfo_class_Mcds_Cursor_after, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Mcds_KeyValue_methods[] = {
+	ZEND_ME(Mcds_KeyValue, __construct, arginfo_class_Mcds_KeyValue___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_KeyValue, get, arginfo_class_Mcds_KeyValue_get, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_KeyValue, set, arginfo_class_Mcds_KeyValue_set, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_KeyValue, add, arginfo_class_Mcds_KeyValue_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_KeyValue, delete, arginfo_class_Mcds_KeyValue_delete, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_KeyValue, incr, arginfo_class_Mcds_KeyValue_incr, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -1472,6 +1525,17 @@ static zend_class_entry *register_class_Mcds_Cursor(void)
 	zend_string *property_seenAtMs_name = zend_string_init("seenAtMs", sizeof("seenAtMs") - 1, 1);
 	zend_declare_typed_property(class_entry, property_seenAtMs_name, &property_seenAtMs_default_value, ZEND_ACC_PUBLIC|ZEND_ACC_READONLY, NULL, (zend_type) ZEND_TYPE_INIT_MASK(MAY_BE_LONG));
 	zend_string_release(property_seenAtMs_name);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Mcds_KeyValue(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Mcds", "KeyValue", class_Mcds_KeyValue_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
 	return class_entry;
 }

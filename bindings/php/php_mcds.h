@@ -62,6 +62,7 @@ extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock
 	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce,
 	*php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
 extern zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
+extern zend_class_entry *php_mcds_kv_ce;
 extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 
@@ -220,6 +221,7 @@ bool php_mcds_limiter_construct(zval *obj, zval *store, zend_string *name, zend_
 bool php_mcds_log_construct(zval *obj, zval *store, zend_string *name, zend_long chunk_secs,
 	zend_long chunks, uint32_t arg);
 bool php_mcds_table_construct(zval *obj, zval *store, zend_string *name);
+bool php_mcds_kv_construct(zval *obj, zval *store);
 bool php_mcds_hll_construct(zval *obj, zval *store, zend_string *name);
 bool php_mcds_bloom_construct(zval *obj, zval *store, zend_string *name, zend_long expected,
 	double fp_rate, uint32_t arg);

@@ -393,6 +393,12 @@ ZEND_METHOD(Mcds_Store, table)
 	MCDS_FACTORY(php_mcds_table_ce, php_mcds_table_construct(return_value, ZEND_THIS, name));
 }
 
+ZEND_METHOD(Mcds_Store, kv)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_FACTORY(php_mcds_kv_ce, php_mcds_kv_construct(return_value, ZEND_THIS));
+}
+
 ZEND_METHOD(Mcds_Store, hyperLogLog)
 {
 	zend_string *name;

@@ -73,6 +73,8 @@ mod store_builder;
 
 mod update;
 
+mod kv;
+
 mod counter;
 
 mod counter_map;
@@ -115,6 +117,7 @@ pub use boundary::mcds_last_error_message;
 pub use counter::*;
 pub use counter_map::*;
 pub use int_array::*;
+pub use kv::*;
 pub use leaderboard::*;
 pub use limiter::*;
 pub use list::*;

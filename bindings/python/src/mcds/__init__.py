@@ -40,6 +40,7 @@ from ._eventlog import Cursor, Event, EventLog
 from . import _ffi
 from ._hll import HyperLogLog
 from ._int_array import IntArray
+from ._kv import KeyValue
 from ._leaderboard import BoardSummary, Entry, Leaderboard
 from ._limiter import Decision, RateLimiter
 from ._lock import Lock
@@ -94,6 +95,7 @@ __all__ = [
     "lib_version",
     "result_name",
     "Store",
+    "KeyValue",
     "Counter",
     "CounterMap",
     "ShadowCounter",

@@ -15,6 +15,7 @@ from .errors import InvalidArgument
 from ._handle import U32_MAX, Data, Handle, Seconds, check, int_arg, name_arg, seconds_arg
 from ._hll import HyperLogLog
 from ._int_array import IntArray
+from ._kv import KeyValue
 from ._leaderboard import Leaderboard
 from ._limiter import RateLimiter
 from ._lock import Lock
@@ -263,6 +264,18 @@ class Store(Handle):
             self._call, name_arg(key, "key"), fn, int_arg(ttl, "ttl", 0, U32_MAX),
             int_arg(max_attempts, "max_attempts", 0, U32_MAX),
         )
+
+    @property
+    def kv(self) -> KeyValue:
+        """Plain key/value on this store (``get``, ``set``, ``add``,
+        ``delete``, ``incr``), as pymemcache has it: see
+        :class:`~mcds.KeyValue`. (``store.set(name)`` is the set structure.)
+
+        >>> store.kv.set("greeting", "hello", ttl=60)
+        >>> store.kv.get("greeting")
+        b'hello'
+        """
+        return KeyValue(self)
 
     def counter(self, name: Data) -> Counter:
         """The exact shared counter ``name``: see :class:`~mcds.Counter`."""
