@@ -109,7 +109,7 @@ pub fn calls(data: &[u8]) {
         // handle made here and not freed yet, an output on the stack, a
         // buffer of at least the length passed).
         unsafe {
-            match op % 12 {
+            match op % 13 {
                 0 => {
                     let mut c = null_mut();
                     check(mcds_counter_new(s, name_ptr, &mut c));
@@ -239,6 +239,62 @@ pub fn calls(data: &[u8]) {
                         check(mcds_lock_try_acquire(h, &mut done));
                     }
                 }
+                11 => {
+                    // Plain key/value: the key is the name's bytes (NULL
+                    // with any length when the name pointer is), the value
+                    // and the numbers from the input.
+                    let key = name.as_bytes();
+                    let (key_ptr, key_len) = if name_ptr.is_null() {
+                        (null(), usize::from(input.byte().unwrap_or(0)))
+                    } else {
+                        (key.as_ptr(), key.len())
+                    };
+                    let value = input.bytes();
+                    let ttl = input.u64() as u32;
+                    let (mut found, mut n) = (false, 0u64);
+                    match input.byte().unwrap_or(0) % 6 {
+                        0 => {
+                            let mut list = null_mut();
+                            check(mcds_store_get(s, key_ptr, key_len, &mut list));
+                            mcds_bytes_list_free(list);
+                        }
+                        1 => check(mcds_store_set(
+                            s,
+                            key_ptr,
+                            key_len,
+                            value.as_ptr(),
+                            value.len(),
+                            ttl,
+                        )),
+                        2 => check(mcds_store_add(
+                            s,
+                            key_ptr,
+                            key_len,
+                            value.as_ptr(),
+                            value.len(),
+                            ttl,
+                            &mut found,
+                        )),
+                        3 => check(mcds_store_delete(s, key_ptr, key_len, &mut found)),
+                        4 => check(mcds_store_incr(
+                            s,
+                            key_ptr,
+                            key_len,
+                            input.u64(),
+                            &mut n,
+                            &mut found,
+                        )),
+                        _ => check(mcds_store_incr_or_init(
+                            s,
+                            key_ptr,
+                            key_len,
+                            input.u64(),
+                            input.u64(),
+                            ttl,
+                            &mut n,
+                        )),
+                    }
+                }
                 _ => {
                     // A prefixed view of the store, used once and freed.
                     let mut prefixed = null_mut();
@@ -272,7 +328,7 @@ mod tests {
     #[test]
     fn programs_of_every_op_pass() {
         let mut program = vec![5, b'a', b'=', b'1', 0, 0];
-        for op in 0..12u8 {
+        for op in 0..13u8 {
             for flags in [0u8, 0x20, 0x40, 0x80] {
                 program.extend([op | flags, 2, b'n', op, 1]);
                 program.extend([0xff; 12]);
