@@ -68,7 +68,6 @@ static bool lock_construct(zval *obj, zval *store_zv, zend_string *name, bool ex
 	/* Arguments: arg = $ttl, then $fencing, $ownerLabel, $backoffMin, $backoffMax. */
 	uint32_t ttl_secs, min_ms = 1, max_ms = 50; /* libmcds's default backoff */
 	bool backoff = opts->backoff_min_set || opts->backoff_max_set;
-	/* 0 goes through: libmcds refuses it with MCDS_INVALID_ARGUMENT. */
 	if (!php_mcds_arg_whole_secs(opts->ttl, arg, &ttl_secs)
 		|| (opts->backoff_min_set && !backoff_ms(opts->backoff_min, arg + 3, &min_ms))
 		|| (opts->backoff_max_set && !backoff_ms(opts->backoff_max, arg + 4, &max_ms))) {

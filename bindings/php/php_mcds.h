@@ -151,7 +151,7 @@ bool php_mcds_arg_ttl(zend_long seconds, uint32_t arg, uint32_t *out_secs);
 /* Seconds (finite, >= 0) to whole milliseconds, rounded up. */
 bool php_mcds_arg_ms(double seconds, uint32_t arg, uint32_t *out_ms);
 /* Seconds as a whole number (a lock's TTL: libmcds leases are whole
- * seconds), 0 to UINT32_MAX; 0 goes through for libmcds to refuse. */
+ * seconds), 1 to UINT32_MAX; anything else is a ValueError. */
 bool php_mcds_arg_whole_secs(double seconds, uint32_t arg, uint32_t *out_secs);
 
 /* Members for the mcds_*_add_many calls: parallel arrays of pointers and

@@ -19,6 +19,10 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "php_mcds.h"
 #include "zend_exceptions.h"
 
@@ -84,13 +88,27 @@ static bool loader_total(zval *rv, uint64_t *out)
 	case IS_LONG:
 		v = Z_LVAL_P(rv);
 		break;
-	case IS_STRING:
+	case IS_STRING: {
+		/* Past PHP_INT_MAX a total is a string of digits (as view() and
+		 * get() return it, and PDO a BIGINT UNSIGNED): up to 2^64 - 1. */
+		const char *digits = Z_STRVAL_P(rv);
+		size_t len = Z_STRLEN_P(rv);
+		if (len > 0 && len <= 20 && strspn(digits, "0123456789") == len) {
+			errno = 0;
+			char *end = NULL;
+			unsigned long long big = strtoull(digits, &end, 10);
+			if (errno == 0 && end == digits + len) {
+				*out = (uint64_t)big;
+				return true;
+			}
+		}
 		if (is_numeric_string(Z_STRVAL_P(rv), Z_STRLEN_P(rv), &v, NULL, false) != IS_LONG) {
 			zend_type_error("the loader of Mcds\\ViewCounter must return an int (the stored total), "
 				"string \"%s\" returned", Z_STRVAL_P(rv));
 			return false;
 		}
 		break;
+	}
 	default:
 		zend_type_error("the loader of Mcds\\ViewCounter must return an int (the stored total), %s returned",
 			zend_zval_type_name(rv));

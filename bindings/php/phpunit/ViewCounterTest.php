@@ -84,7 +84,12 @@ final class ViewCounterTest extends StoreTestCase
         $this->assertSame(42, $store->viewCounter(self::name('v'), fn () => '42')->get(), 'a numeric string, as PDO gives');
         $this->assertSame(1, $store->viewCounter(self::name('v'), fn () => null)->view(), 'null: no total yet');
         $this->assertSame(PHP_INT_MAX, $store->viewCounter(self::name('v'), fn () => PHP_INT_MAX)->get());
+        // Past PHP_INT_MAX a total is a string of digits, as get() returns it
+        // (and PDO a BIGINT UNSIGNED), up to 2^64 - 1.
+        $this->assertSame('9223372036854775808', $store->viewCounter(self::name('v'), fn () => '9223372036854775808')->get());
+        $this->assertSame('18446744073709551615', $store->viewCounter(self::name('v'), fn () => '18446744073709551615')->get());
         $bad = [
+            [fn () => '18446744073709551616', \TypeError::class, 'string "18446744073709551616" returned'],
             [fn () => -1, \ValueError::class, 'must return a total >= 0, -1 returned'],
             [fn () => 1.5, \TypeError::class, 'must return an int (the stored total), float returned'],
             [fn () => false, \TypeError::class, 'must return an int (the stored total), bool returned'],

@@ -63,3 +63,5 @@ def test_keys_go_through_the_prefix_and_bad_ones_are_refused(store: mcds.Store) 
     assert app.incr("ok-" + key, initial=1) == 1
     with pytest.raises(TypeError):
         kv.set(key, 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="takes an mcds.Store"):
+        mcds.KeyValue(None)  # type: ignore[arg-type]

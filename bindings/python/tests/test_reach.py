@@ -32,8 +32,9 @@ def test_store_options(memcached: Memcached) -> None:
             mcds.Store.memcached(memcached.addr, **kwargs)
     # Every timeout out of range says the same range (-1 said "at least 0").
     for bad in [0, -1, -0.5, 3601, float("nan"), datetime.timedelta(seconds=-2)]:
-        with pytest.raises(mcds.InvalidArgument, match="must be more than 0 and at most 3600 seconds"):
+        with pytest.raises(mcds.InvalidArgument, match="must be more than 0 and at most 3600 seconds") as e:
             mcds.Store.memcached(memcached.addr, io_timeout=bad)
+        assert f"not {bad}" in str(e.value), e.value
     with pytest.raises(TypeError):
         mcds.Store.memcached(memcached.addr, io_timeout="1s")  # type: ignore[arg-type]
 

@@ -30,6 +30,10 @@ class KeyValue:
     __slots__ = ("_store",)
 
     def __init__(self, store: Store) -> None:
+        from ._store import Store
+
+        if not isinstance(store, Store):
+            raise TypeError(f"KeyValue takes an mcds.Store, not {type(store).__name__}")
         self._store = store
 
     def __repr__(self) -> str:

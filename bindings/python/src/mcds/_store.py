@@ -60,7 +60,7 @@ def _timeout_ms(value: Seconds, what: str) -> int:
     except InvalidArgument:
         secs = math.nan
     if not 0 < secs <= 3600:
-        shown = value if isinstance(value, (int, float)) else secs
+        shown = value
         raise InvalidArgument(f"{what} must be more than 0 and at most 3600 seconds (an hour), not {shown}")
     return max(1, math.ceil(secs * 1000))
 
