@@ -40,21 +40,9 @@ ZEND_METHOD(Mcds_KeyValue, get)
 	MCDS_GET_THIS(mcds_store, s);
 	mcds_bytes_list *value = NULL;
 	MCDS_TRY(mcds_store_get(s, BYTES(key), &value));
-	if (value == NULL) {
-		RETURN_NULL();
-	}
-	zval items;
-	if (!php_mcds_bytes_list_to_array(value, &items)) {
+	if (!php_mcds_optional_bytes(value, "mcds_store_get", return_value)) {
 		RETURN_THROWS();
 	}
-	zval *first = zend_hash_index_find(Z_ARRVAL(items), 0);
-	if (first == NULL) { /* libmcds promises one item; an empty list is a bug */
-		zval_ptr_dtor(&items);
-		zend_throw_exception(php_mcds_exception_class(MCDS_INTERNAL), "mcds_store_get returned an empty list", MCDS_INTERNAL);
-		RETURN_THROWS();
-	}
-	RETVAL_COPY(first);
-	zval_ptr_dtor(&items);
 }
 
 /* set() and add(): the key, the value and the TTL in whole seconds (0:

@@ -363,6 +363,28 @@ bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv)
 	return true;
 }
 
+bool php_mcds_optional_bytes(mcds_bytes_list *list, const char *call, zval *rv)
+{
+	if (list == NULL) {
+		ZVAL_NULL(rv);
+		return true;
+	}
+	zval items;
+	if (!php_mcds_bytes_list_to_array(list, &items)) {
+		return false;
+	}
+	zval *first = zend_hash_index_find(Z_ARRVAL(items), 0);
+	if (first == NULL) { /* libmcds promises one item; an empty list is a bug */
+		zval_ptr_dtor(&items);
+		zend_throw_exception_ex(php_mcds_exception_class(MCDS_INTERNAL), MCDS_INTERNAL,
+			"%s returned an empty list", call);
+		return false;
+	}
+	ZVAL_COPY(rv, first);
+	zval_ptr_dtor(&items);
+	return true;
+}
+
 double php_mcds_now(void)
 {
 	struct timespec ts;

@@ -183,6 +183,11 @@ void php_mcds_u64_int_or_string(uint64_t v, zval *rv);
 /* Copy a mcds_bytes_list into a PHP list of strings and free it. */
 bool php_mcds_bytes_list_to_array(mcds_bytes_list *list, zval *rv);
 
+/* A value libmcds returned as a one-item list, or NULL for none: its
+ * string (or null) in rv, the list freed. `call` names the libmcds
+ * function for the error an empty list would be (a bug in libmcds). */
+bool php_mcds_optional_bytes(mcds_bytes_list *list, const char *call, zval *rv);
+
 /* Monotonic seconds (for the lock's local expiry). */
 double php_mcds_now(void);
 

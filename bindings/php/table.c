@@ -62,21 +62,9 @@ ZEND_METHOD(Mcds_Table, get)
 	MCDS_GET_THIS(mcds_table, t);
 	mcds_bytes_list *value = NULL;
 	MCDS_TRY(mcds_table_get(t, MEMBER(member), &value));
-	if (value == NULL) {
-		RETURN_NULL();
-	}
-	zval items;
-	if (!php_mcds_bytes_list_to_array(value, &items)) {
+	if (!php_mcds_optional_bytes(value, "mcds_table_get", return_value)) {
 		RETURN_THROWS();
 	}
-	zval *first = zend_hash_index_find(Z_ARRVAL(items), 0);
-	if (first == NULL) { /* libmcds promises one item; an empty list is a bug */
-		zval_ptr_dtor(&items);
-		zend_throw_exception(php_mcds_exception_class(MCDS_INTERNAL), "mcds_table_get returned an empty list", MCDS_INTERNAL);
-		RETURN_THROWS();
-	}
-	RETVAL_COPY(first);
-	zval_ptr_dtor(&items);
 }
 
 ZEND_METHOD(Mcds_Table, delete)

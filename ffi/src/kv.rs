@@ -32,6 +32,24 @@ unsafe fn target<'a>(
     Ok((store, Key::new(full)?))
 }
 
+/// [`target`], and the value to write.
+///
+/// # Safety
+/// As [`target`]; `value` NULL or `value_len` readable bytes.
+unsafe fn write_target<'a>(
+    store: *const mcds_store,
+    key: *const u8,
+    key_len: usize,
+    value: *const u8,
+    value_len: usize,
+) -> Result<(&'a mcds_store, Key, &'a [u8]), Fail> {
+    // SAFETY: forwarded caller contract.
+    let (store, key) = unsafe { target(store, key, key_len) }?;
+    // SAFETY: forwarded caller contract.
+    let value = unsafe { bytes(value, value_len, "value") }?;
+    Ok((store, key, value))
+}
+
 /// `key`'s value: a list of one item in `*out_value` (free it with
 /// `mcds_bytes_list_free`), or NULL if the key is absent. One round trip.
 ///
@@ -85,9 +103,7 @@ pub unsafe extern "C" fn mcds_store_set(
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
-        let (store, key) = unsafe { target(store, key, key_len) }?;
-        // SAFETY: forwarded caller contract.
-        let value = unsafe { bytes(value, value_len, "value") }?;
+        let (store, key, value) = unsafe { write_target(store, key, key_len, value, value_len) }?;
         store.scope.store().set(&key, value, ttl(ttl_secs))?;
         Ok(())
     })
@@ -110,9 +126,7 @@ pub unsafe extern "C" fn mcds_store_add(
 ) -> mcds_result {
     boundary(|| {
         // SAFETY: forwarded caller contract.
-        let (store, key) = unsafe { target(store, key, key_len) }?;
-        // SAFETY: forwarded caller contract.
-        let value = unsafe { bytes(value, value_len, "value") }?;
+        let (store, key, value) = unsafe { write_target(store, key, key_len, value, value_len) }?;
         let added = matches!(
             store.scope.store().add(&key, value, ttl(ttl_secs))?,
             Stored::Stored(_)
