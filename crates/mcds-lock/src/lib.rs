@@ -108,7 +108,7 @@
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -140,35 +140,71 @@ pub const FENCE_TIE_BREAK: u64 = 1_024;
 /// a proxy, `mcds-text`, which starts counters at its clock's time).
 pub const FENCE_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
-/// How many lock names' highest tokens a process remembers.
-const FENCE_FLOORS: usize = 65_536;
+/// How many lock names' highest tokens a process remembers (at most: a
+/// name whose slots are taken is not remembered, and its tokens start from
+/// the clock, as before this process handed any out).
+const FENCE_FLOORS: usize = 16_384;
+
+/// How many slots a name may take after its own, when others hold those.
+const FENCE_FLOOR_PROBES: usize = 16;
+
+/// One remembered name: its hash (0: a free slot) and its highest token.
+struct FloorSlot {
+    name: AtomicU64,
+    floor: AtomicU64,
+}
 
 /// The highest fencing token this process has handed out, per fence key
-/// (by its 64-bit hash: no allocation per name, and a B-tree, whose nodes
-/// a leak checker sees as reachable at exit).
-static FLOORS: Mutex<std::collections::BTreeMap<u64, u64>> =
-    Mutex::new(std::collections::BTreeMap::new());
+/// (by its 64-bit hash): an open-addressed table of atomics, with no lock.
+/// Not a mutex around a map: a mutex that another thread holds when the
+/// process forks stays locked forever in the child (a Python worker forked
+/// by gunicorn or Celery would hang at its first fenced acquire), and a
+/// fixed table allocates nothing per name.
+static FLOORS: [FloorSlot; FENCE_FLOORS] = [const {
+    FloorSlot {
+        name: AtomicU64::new(0),
+        floor: AtomicU64::new(0),
+    }
+}; FENCE_FLOORS];
+
+/// The slot that remembers `fence_key`: found, or (with `claim`) taken
+/// from the free ones after its place; `None` if there is none.
+fn floor_slot(fence_key: &Key, claim: bool) -> Option<&'static FloorSlot> {
+    // Never 0, which marks a free slot.
+    let name = mcds_core::stable_hash(fence_key.as_bytes()) | 1;
+    let start = (name >> 32) as usize % FENCE_FLOORS;
+    for i in 0..FENCE_FLOOR_PROBES {
+        let slot = &FLOORS[(start + i) % FENCE_FLOORS];
+        match slot.name.load(Ordering::Acquire) {
+            held if held == name => return Some(slot),
+            0 if claim => {
+                match slot
+                    .name
+                    .compare_exchange(0, name, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => return Some(slot),
+                    Err(other) if other == name => return Some(slot),
+                    Err(_) => {}
+                }
+            }
+            0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
 
 /// The highest token this process has handed out for `fence_key` (0 if
-/// none, or forgotten).
+/// none, or not remembered).
 fn fence_floor(fence_key: &Key) -> u64 {
-    let floors = FLOORS.lock().unwrap_or_else(PoisonError::into_inner);
-    floors
-        .get(&mcds_core::stable_hash(fence_key.as_bytes()))
-        .copied()
-        .unwrap_or(0)
+    floor_slot(fence_key, false).map_or(0, |slot| slot.floor.load(Ordering::Acquire))
 }
 
 /// Remember that `token` was handed out for `fence_key`.
 fn record_fence(fence_key: &Key, token: u64) {
-    let name = mcds_core::stable_hash(fence_key.as_bytes());
-    let mut floors = FLOORS.lock().unwrap_or_else(PoisonError::into_inner);
-    if floors.len() >= FENCE_FLOORS && !floors.contains_key(&name) {
-        // Forget one name: its tokens still start from the clock.
-        floors.pop_first();
+    if let Some(slot) = floor_slot(fence_key, true) {
+        slot.floor.fetch_max(token, Ordering::AcqRel);
     }
-    let floor = floors.entry(name).or_insert(0);
-    *floor = (*floor).max(token);
 }
 
 /// The value a fence counter that does not exist is created with, at
@@ -1479,3 +1515,31 @@ impl Drop for Guard {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_floors_remember_each_names_highest_token() {
+        let a = Key::new("lock:floor-test-a:fence").unwrap();
+        let b = Key::new("lock:floor-test-b:fence").unwrap();
+        assert_eq!(fence_floor(&a), 0, "not handed out yet");
+        record_fence(&a, 50);
+        record_fence(&a, 40);
+        record_fence(&b, 7);
+        assert_eq!(fence_floor(&a), 50, "the highest, not the latest");
+        assert_eq!(fence_floor(&b), 7);
+        // Many names: each remembered exactly, or not at all (0: its
+        // tokens start from the clock), never another name's floor.
+        for i in 0..2_000u64 {
+            let k = Key::new(format!("lock:floor-many-{i}:fence")).unwrap();
+            record_fence(&k, 1_000 + i);
+        }
+        for i in 0..2_000u64 {
+            let k = Key::new(format!("lock:floor-many-{i}:fence")).unwrap();
+            assert!(matches!(fence_floor(&k), 0) || fence_floor(&k) == 1_000 + i);
+        }
+        assert_eq!(fence_floor(&a), 50);
+    }
+}
