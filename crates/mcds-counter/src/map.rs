@@ -406,7 +406,9 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 ///   the item it could not write, so a failed first touch can take the
 ///   registry with it (as eviction does).
 /// * An increment failing with [`Error::Ambiguous`] may or may not have
-///   counted. A first touch whose registration fails after the counter was
+///   counted. A first touch that cannot tell whether it created the
+///   counter (no reply came) registers the field before it fails, so a
+///   counter it may have made is listed. A first touch whose registration fails after the counter was
 ///   created retries the registration once (a full registry: the
 ///   compacting rewrite), then takes the counter back (deleted by its CAS
 ///   id, or, when another client's increment found it meanwhile, `by`
@@ -628,22 +630,57 @@ impl CounterMap {
                 register,
             ])
             .await?;
-        let added = added.and_then(Reply::stored)?;
+        let added = match added.and_then(Reply::stored) {
+            Ok(added) => added,
+            // Unanswered (a lost reply, a cancelled call): the counter may
+            // exist, and a later increment would find it and never
+            // register it. List the field whatever happened (a listed
+            // field with no counter reads as absent), then fail: the
+            // amount may count.
+            Err(e @ Error::Ambiguous { .. }) => {
+                let listed = match registered.and_then(Reply::done) {
+                    Ok(()) => Ok(()),
+                    Err(first) => self.register_again(access, field, &register, first).await,
+                };
+                return Err(match listed {
+                    Ok(()) => e,
+                    Err(again) => Error::Ambiguous {
+                        key: key.display(),
+                        server: String::new(),
+                        reason: format!(
+                            "field {field_key} may have been created ({e}), and registering it failed ({again}): its amount may count, unlisted; remove the field to clear it",
+                            field_key = key.display()
+                        ),
+                    },
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let Err(e) = registered.and_then(Reply::done) else {
             return Ok(added.is_stored());
         };
         let Stored::Stored(cas) = added else {
             return Err(e); // the winner registers it
         };
-        // Once more: a full registry is rewritten without its dead tokens,
-        // anything else is sent again.
-        let again = match e {
-            Error::ValueTooLarge { .. } => self.rewrite_registry(access, b'+', field).await,
-            _ => access.execute(&register).await.and_then(Reply::done),
-        };
-        match again {
+        match self.register_again(access, field, &register, e).await {
             Ok(()) => Ok(true),
             Err(e) => Err(self.undo_create(access, key, cas, by, e).await),
+        }
+    }
+
+    /// Register `field` once more after its registration failed with `e`:
+    /// a full registry is rewritten without its dead tokens, anything
+    /// else is sent again.
+    async fn register_again(
+        &self,
+        access: Access<'_>,
+        field: &str,
+        register: &Op<'_>,
+        e: Error,
+    ) -> Result<()> {
+        match e {
+            Error::ValueTooLarge { .. } => self.rewrite_registry(access, b'+', field).await,
+            _ => access.execute(register).await.and_then(Reply::done),
         }
     }
 
