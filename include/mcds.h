@@ -54,6 +54,13 @@ typedef struct mcds_bucket_list mcds_bucket_list;
 typedef struct mcds_bytes_list mcds_bytes_list;
 
 /*
+ A cancellation token: made with `mcds_cancel_new`, triggered with
+ `mcds_cancel_trigger` (from any thread), and put in charge of the calling
+ thread's calls with `mcds_cancel_set_current`.
+ */
+typedef struct mcds_cancel mcds_cancel;
+
+/*
  An exact shared counter.
  */
 typedef struct mcds_counter mcds_counter;
@@ -460,6 +467,13 @@ typedef struct {
 #define MCDS_CALLBACK_FAILED 5
 
 /*
+ The call was cancelled through its thread's `mcds_cancel` token
+ (`mcds_cancel_trigger`) while it waited: it stopped waiting, and a write
+ it made may have been applied (as with `MCDS_AMBIGUOUS`).
+ */
+#define MCDS_CANCELLED 6
+
+/*
  The key (built from a name) is empty, too long or has spaces or control bytes.
  */
 #define MCDS_INVALID_KEY 100
@@ -758,6 +772,61 @@ mcds_result mcds_store_builder_build_memcached(const mcds_store_builder *b,
  `b` must be NULL or a live builder, not used after this call.
  */
 void mcds_store_builder_free(mcds_store_builder *b);
+
+/*
+ Create a cancellation token, not triggered. `*out` is a new handle the
+ caller owns: free it with `mcds_cancel_free` (after no thread has it as
+ its current token any more).
+
+ # Safety
+ `out` must be NULL or writable.
+ */
+mcds_result mcds_cancel_new(mcds_cancel **out);
+
+/*
+ Trigger `cancel`, from any thread: every call waiting for memcached under
+ it (on threads that made it their current token) stops waiting now and
+ returns `MCDS_CANCELLED`, and so does every later call under it. A
+ triggered token stays triggered; make a new one for the next call.
+
+ A cancelled call stopped waiting, not necessarily before its request
+ reached the server: a write may have been applied, as with
+ `MCDS_AMBIGUOUS`, and the message says what the structure made of it
+ (a half-done write undone, or what may count). So that such undoing
+ can run, a token stops one request per call: the rest of that call
+ runs to its end, each request bounded by the store's I/O timeout. A
+ call that waits for something else than a reply (a lock's backoff
+ between attempts, a `text://` store's request, which blocks its
+ thread) stops at its next request instead. Freeing a handle is never
+ cancelled. Idempotent.
+
+ # Safety
+ `cancel` must be NULL or live.
+ */
+mcds_result mcds_cancel_trigger(const mcds_cancel *cancel);
+
+/*
+ Make `cancel` the calling thread's current token: the thread's later
+ calls can be stopped by `mcds_cancel_trigger(cancel)`, until it sets
+ another token or NULL (none, the default). The thread keeps its own
+ reference, so `cancel` may be freed while it is current; set NULL before
+ the thread ends, or that reference (a few bytes) is never freed. Calls made
+ without a token take a store's blocking path, which is the fastest
+ for one thread; under a token they take its async path.
+
+ # Safety
+ `cancel` must be NULL or live.
+ */
+mcds_result mcds_cancel_set_current(const mcds_cancel *cancel);
+
+/*
+ Free a token (NULL is ignored). Threads that still have it as their
+ current token keep it until they set another.
+
+ # Safety
+ `cancel` must be NULL or a token from `mcds_cancel_new`, not yet freed.
+ */
+void mcds_cancel_free(mcds_cancel *cancel);
 
 /*
  Inside an updater: write `value` (`len` bytes, copied; NULL when `len`

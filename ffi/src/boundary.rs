@@ -12,8 +12,8 @@ use std::sync::Arc;
 use ::mcds_core::{Error, Key, Scope, Store, Ttl};
 
 use crate::result::{
-    MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK, MCDS_PANIC, code_of,
-    mcds_result,
+    MCDS_CANCELLED, MCDS_INVALID_ARGUMENT, MCDS_INVALID_UTF8, MCDS_NULL_ARGUMENT, MCDS_OK,
+    MCDS_PANIC, code_of, mcds_result,
 };
 use crate::store::mcds_store;
 
@@ -50,8 +50,20 @@ pub(crate) fn null(what: &str) -> Fail {
 /// Run `body` inside the panic boundary and turn its outcome into a code,
 /// recording the message of a failure for `mcds_last_error_message`.
 pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Fail>) -> mcds_result {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    crate::cancel::take_stopped(); // a mark no call of ours left (a free's)
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    // An op that stopped for the thread's cancellation token marks it, and
+    // the call answers MCDS_CANCELLED with the message the structure made
+    // of it on the way out (what may have been applied, what to do).
+    let stopped = crate::cancel::take_stopped();
+    match outcome {
         Ok(Ok(())) => MCDS_OK,
+        Ok(Err(Fail(_, message))) if stopped => {
+            set_last_error(&format!(
+                "the call was cancelled (mcds_cancel_trigger) while it waited; a write it made may have been applied: {message}"
+            ));
+            MCDS_CANCELLED
+        }
         Ok(Err(Fail(code, message))) => {
             set_last_error(&message);
             code
@@ -261,11 +273,14 @@ pub(crate) fn ttl(secs: u32) -> Ttl {
 /// `p` must be NULL or a pointer from `Box::into_raw` not yet freed.
 pub(crate) unsafe fn free<T>(p: *mut T) {
     // Inside its own panic boundary: a `*_free` function returns nothing.
+    // Never cancelled: a lock's free releases its lease.
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        if !p.is_null() {
-            // SAFETY: a live pointer from Box::into_raw, freed once.
-            drop(unsafe { Box::from_raw(p) });
-        }
+        crate::cancel::uncancelled(|| {
+            if !p.is_null() {
+                // SAFETY: a live pointer from Box::into_raw, freed once.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        })
     }));
 }
 

@@ -96,6 +96,7 @@ pub fn calls(data: &[u8]) {
     }
     let (mut counters, mut sets, mut maps, mut locks) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut tokens: Vec<*mut mcds_cancel> = Vec::new();
     for _ in 0..64 {
         let Some(op) = input.byte() else { break };
         let name = input.c_string();
@@ -109,7 +110,7 @@ pub fn calls(data: &[u8]) {
         // handle made here and not freed yet, an output on the stack, a
         // buffer of at least the length passed).
         unsafe {
-            match op % 13 {
+            match op % 14 {
                 0 => {
                     let mut c = null_mut();
                     check(mcds_counter_new(s, name_ptr, &mut c));
@@ -295,6 +296,33 @@ pub fn calls(data: &[u8]) {
                         )),
                     }
                 }
+                12 => {
+                    // Cancellation tokens: made, triggered (NULL too), put
+                    // in charge of this thread or taken off it; the calls
+                    // after them run under whatever token is current.
+                    match input.byte().unwrap_or(0) % 4 {
+                        0 => {
+                            let mut t = null_mut();
+                            check(mcds_cancel_new(if op & 0x40 != 0 {
+                                null_mut()
+                            } else {
+                                &mut t
+                            }));
+                            if !t.is_null() {
+                                tokens.push(t);
+                            }
+                        }
+                        1 => {
+                            let t = tokens.last().copied().unwrap_or(null_mut());
+                            check(mcds_cancel_trigger(or_null(&mut input, t)));
+                        }
+                        2 => {
+                            let t = tokens.last().copied().unwrap_or(null_mut());
+                            check(mcds_cancel_set_current(or_null(&mut input, t)));
+                        }
+                        _ => check(mcds_cancel_set_current(null())),
+                    }
+                }
                 _ => {
                     // A prefixed view of the store, used once and freed.
                     let mut prefixed = null_mut();
@@ -320,6 +348,8 @@ pub fn calls(data: &[u8]) {
         maps.into_iter().for_each(|m| mcds_counter_map_free(m));
         locks.into_iter().for_each(|l| mcds_lock_free(l));
         mcds_store_free(store);
+        check(mcds_cancel_set_current(null()));
+        tokens.into_iter().for_each(|t| mcds_cancel_free(t));
     }
 }
 
@@ -328,7 +358,7 @@ mod tests {
     #[test]
     fn programs_of_every_op_pass() {
         let mut program = vec![5, b'a', b'=', b'1', 0, 0];
-        for op in 0..13u8 {
+        for op in 0..14u8 {
             for flags in [0u8, 0x20, 0x40, 0x80] {
                 program.extend([op | flags, 2, b'n', op, 1]);
                 program.extend([0xff; 12]);

@@ -71,6 +71,8 @@ mod store;
 
 mod store_builder;
 
+mod cancel;
+
 mod update;
 
 mod kv;
@@ -114,6 +116,7 @@ mod scalable_bloom;
 pub mod fuzzing;
 
 pub use boundary::mcds_last_error_message;
+pub use cancel::*;
 pub use counter::*;
 pub use counter_map::*;
 pub use int_array::*;

@@ -26,6 +26,10 @@ pub const MCDS_INTERNAL: mcds_result = 4;
 /// returned a code other than `MCDS_OK`; the message names that code. The
 /// call had no effect.
 pub const MCDS_CALLBACK_FAILED: mcds_result = 5;
+/// The call was cancelled through its thread's `mcds_cancel` token
+/// (`mcds_cancel_trigger`) while it waited: it stopped waiting, and a write
+/// it made may have been applied (as with `MCDS_AMBIGUOUS`).
+pub const MCDS_CANCELLED: mcds_result = 6;
 /// The key (built from a name) is empty, too long or has spaces or control bytes.
 pub const MCDS_INVALID_KEY: mcds_result = 100;
 /// The value would exceed the item size limit.
@@ -69,7 +73,8 @@ pub const MCDS_OTHER: mcds_result = 999;
 #[derive(Clone, Copy)]
 enum Kind {
     /// A code of the C boundary itself, which no [`Error`] maps to: success,
-    /// a NULL or non-UTF-8 argument, a panic, a caller's callback that failed.
+    /// a NULL or non-UTF-8 argument, a panic, a caller's callback that failed,
+    /// a call cancelled through its token.
     Boundary,
     /// The code of the [`Error`]s this classifier accepts: exactly one
     /// variant, named in the row (see [`row!`]).
@@ -120,6 +125,7 @@ const RESULTS: &[(mcds_result, &CStr, Kind)] = &[
     row!(MCDS_PANIC),
     row!(MCDS_INTERNAL, Internal),
     row!(MCDS_CALLBACK_FAILED),
+    row!(MCDS_CANCELLED),
     row!(MCDS_INVALID_KEY, InvalidKey),
     row!(MCDS_VALUE_TOO_LARGE, ValueTooLarge),
     row!(MCDS_INVALID_ARGUMENT, InvalidArgument),
@@ -184,7 +190,8 @@ mod tests {
             assert!(name_of(code).starts_with("MCDS_"));
         }
         assert!(!names.contains("MCDS_UNKNOWN"));
-        assert_eq!(name_of(6), "MCDS_UNKNOWN");
+        assert_eq!(name_of(7), "MCDS_UNKNOWN");
+        assert_eq!(name_of(MCDS_CANCELLED), "MCDS_CANCELLED");
         assert_eq!(name_of(MCDS_CALLBACK_FAILED), "MCDS_CALLBACK_FAILED");
         assert_eq!(name_of(MCDS_TIMEOUT), "MCDS_TIMEOUT");
         assert_eq!(name_of(MCDS_WAIT_TIMEOUT), "MCDS_WAIT_TIMEOUT");

@@ -3,7 +3,9 @@
 //! prefix. A handle holds a [`Scope`] (the store and the prefix), so
 //! `mcds_store_with_prefix` makes a second handle on the same connections.
 //! Timeouts, the item size limit and the embedded store's memory budget are
-//! set through `mcds_store_builder` (module `store_builder`).
+//! set through `mcds_store_builder` (module `store_builder`). Every handle's
+//! store can be cancelled through the calling thread's token (module
+//! `cancel`).
 
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -11,7 +13,8 @@ use std::sync::Arc;
 use ::mcds_core::{MemoryStore, Scope, Store};
 use ::mcds_memcached::MemcachedStore;
 
-use crate::boundary::{boundary, free, handle, out_ptr, text, write};
+use crate::boundary::{Fail, boundary, free, handle, out_ptr, text, write};
+use crate::cancel::Cancellable;
 use crate::result::mcds_result;
 
 /// A store: the embedded in-process store or real memcached, and the key
@@ -24,8 +27,16 @@ impl mcds_store {
     /// A new handle on `store`, with no prefix.
     pub(crate) fn boxed(store: Arc<dyn Store>) -> *mut mcds_store {
         Box::into_raw(Box::new(mcds_store {
-            scope: Scope::new(store),
+            scope: Scope::new(Cancellable::wrap(store)),
         }))
+    }
+
+    /// A new handle on `scope`'s store (made cancellable), prefix and clock.
+    fn from_scope(scope: Scope) -> Result<*mut mcds_store, Fail> {
+        let wrapped = Scope::new(Cancellable::wrap(Arc::clone(scope.store())))
+            .with_prefix(scope.prefix())?
+            .with_clock(Arc::clone(scope.clock()));
+        Ok(Box::into_raw(Box::new(mcds_store { scope: wrapped })))
     }
 }
 
@@ -108,9 +119,9 @@ pub unsafe extern "C" fn mcds_store_new_url(
         // SAFETY: forwarded caller contract.
         let url = unsafe { text(url, "url") }?;
         let out = out_ptr(out, "out")?;
-        let scope = ::mcds_url::open_url(url)?;
+        let store = mcds_store::from_scope(::mcds_url::open_url(url)?)?;
         // SAFETY: checked non-NULL.
-        unsafe { write(out, Box::into_raw(Box::new(mcds_store { scope }))) };
+        unsafe { write(out, store) };
         Ok(())
     })
 }

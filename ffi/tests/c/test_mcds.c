@@ -3320,6 +3320,61 @@ static void forked_counter(const char *servers) {
 }
 
 /* mcds_store_new_url: one string for the store and its options. */
+/* Cancellation tokens: a call under a triggered token returns
+ * MCDS_CANCELLED before it waits; without a token the thread's calls run
+ * as before. (A call cancelled while it waits on a stopped server is
+ * tested from Python, bindings/python/tests/test_aio.py, which can stop
+ * the memcached it started. Here no call waits under a token: a wait makes
+ * the thread's waker, which the main thread never frees, and valgrind
+ * would report it; nor on a thread of its own, whose cached stack then
+ * makes valgrind report the lock renewer's as possibly lost.) */
+static void cancellation(mcds_store *memory, mcds_store *memcached) {
+    mcds_cancel *token = NULL;
+    mcds_counter *c = NULL, *remote = NULL;
+    uint64_t v = 0;
+    EXPECT_CODE(mcds_cancel_new(NULL), MCDS_NULL_ARGUMENT);
+    EXPECT_CODE(mcds_cancel_trigger(NULL), MCDS_NULL_ARGUMENT);
+    OK(mcds_cancel_new(&token));
+    OK(mcds_counter_new(memory, "c-cancel", &c));
+    OK(mcds_counter_new(memcached, "c-cancel", &remote));
+    OK(mcds_counter_reset(c));
+    OK(mcds_counter_reset(remote));
+    mcds_lock *held = NULL, *other = NULL;
+    bool acquired = false;
+    OK(mcds_lock_new(memcached, "c-cancel-lock", 30, &held));
+    OK(mcds_lock_new(memcached, "c-cancel-lock", 30, &other));
+    OK(mcds_lock_try_acquire(held, &acquired));
+    EXPECT(acquired);
+    OK(mcds_cancel_set_current(token));
+    OK(mcds_counter_incr(c, 1, &v)); /* the embedded store never waits */
+    EXPECT(v == 1);
+    OK(mcds_cancel_trigger(token));
+    OK(mcds_cancel_trigger(token)); /* idempotent */
+    EXPECT_CODE(mcds_counter_incr(c, 1, &v), MCDS_CANCELLED);
+    EXPECT(strstr(mcds_last_error_message(), "cancelled") != NULL);
+    EXPECT_CODE(mcds_counter_incr(remote, 1, &v), MCDS_CANCELLED);
+    EXPECT(strcmp(mcds_result_name(MCDS_CANCELLED), "MCDS_CANCELLED") == 0);
+    /* The thread keeps its own reference: the token may be freed while
+     * current. */
+    mcds_cancel_free(token);
+    EXPECT_CODE(mcds_counter_get(remote, &v), MCDS_CANCELLED);
+    /* A free is never cancelled: the lock's lease is released. */
+    mcds_lock_free(held);
+    OK(mcds_cancel_set_current(NULL));
+    OK(mcds_lock_try_acquire(other, &acquired));
+    EXPECT(acquired);
+    /* A later failure has its own code, not MCDS_CANCELLED. */
+    EXPECT_CODE(mcds_counter_incr(NULL, 1, &v), MCDS_NULL_ARGUMENT);
+    mcds_lock_free(other);
+    OK(mcds_counter_get(c, &v));
+    EXPECT(v == 1);
+    OK(mcds_counter_get(remote, &v));
+    EXPECT(v == 0); /* the cancelled increment was never sent */
+    mcds_cancel_free(NULL);
+    mcds_counter_free(c);
+    mcds_counter_free(remote);
+}
+
 static void store_urls(const char *servers) {
     mcds_store *s = NULL, *plain = NULL, *untouched = (mcds_store *)0x1;
     mcds_counter *c1 = NULL, *c2 = NULL;
@@ -3443,6 +3498,7 @@ int main(void) {
     scalable_blooms(memcached);
     counter_maps(memory);
     counter_maps(memcached);
+    cancellation(memory, memcached);
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }
