@@ -19,7 +19,7 @@ def run_processes(target: Callable[..., None], *args: Any) -> List[Any]:
     """Run ``target(*args, results)`` in PROCESSES spawned processes; return
     what each put on ``results``. Every process is gone when this returns."""
     # spawn: each child imports mcds afresh and makes its own store (a store
-    # inherited through fork is refused there; see test_store.py).
+    # inherited through fork works too: see test_fork.py).
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     procs = [ctx.Process(target=target, args=(*args, results), daemon=True) for _ in range(PROCESSES)]

@@ -1,5 +1,5 @@
 """Store construction, and the life of every handle: close, with, finalizers,
-use after close, fork."""
+use after close (fork: test_fork.py)."""
 
 from __future__ import annotations
 
@@ -141,36 +141,3 @@ def test_close_waits_for_a_call_in_progress(store: mcds.Store) -> None:
     with pytest.raises(mcds.Closed):
         waiter.try_acquire()
     holder.release()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
-def test_a_forked_child_cannot_use_or_free_the_parents_handles(mc_store: mcds.Store) -> None:
-    name = unique("job")
-    lock = mc_store.lock(name)
-    assert lock.try_acquire()
-    counter = mc_store.counter(unique("c"))
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report through the pipe, never return into pytest
-        code = 1
-        try:
-            try:
-                counter.incr()
-                report = b"used"
-            except mcds.Closed as e:
-                report = b"closed " + str(e).encode()
-            lock.close()  # must not free (and so release) the parent's lease
-            mc_store.close()
-            os.write(write, report)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        report = f.read().decode()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert report.startswith("closed ") and "before os.fork()" in report, report
-    assert lock.held and not mc_store.lock(name).try_acquire(), "the parent still holds the lease"
-    assert counter.incr() == 1, "the parent's handles still work"
-    assert lock.release()

@@ -9,8 +9,15 @@ return. A closed handle raises :class:`~mcds.Closed`.
 
 After ``os.fork()`` the child must not use (or free) the parent's handles:
 they share the parent's connections, and freeing a lock would release the
-parent's lease. In the child every inherited handle raises ``Closed`` and
-is left alone at exit.
+parent's lease. So every handle remembers how it was made (its *recipe*:
+the C constructor and its arguments, on its store's or parent's recipe),
+and in the child its first call makes a new C handle that way, on new
+connections of the child's own: a store made at import time, before a
+pre-forking server (gunicorn ``--preload``, Celery's prefork pool, uWSGI
+without ``lazy-apps``) forks its workers, works in each worker with no
+code change, as redis-py's and pymemcache's clients do. The parent's
+handles are left alone in the child (never used, never freed), and a lock
+the parent holds is not held by the child's copy.
 """
 
 from __future__ import annotations
@@ -38,14 +45,45 @@ U64_MAX = 2**64 - 1
 
 _H = TypeVar("_H", bound="Handle")
 
-# Bumped in a child after fork: handles from an older generation are the
-# parent's and are neither used nor freed here.
+# Bumped in a child after fork: handles from an older generation hold the
+# parent's C handles, which are neither used nor freed here; their first
+# use makes new ones from their recipes.
 _generation = 0
+
+# Serializes the remaking of handles after a fork (a store shared by
+# several threads of the child is remade once).
+_rebirth = threading.RLock()
+
+#: Makes a new C handle in this process and returns its pointer.
+Recipe = Callable[[], Any]
 
 
 def _after_fork_in_child() -> None:
-    global _generation
+    global _generation, _rebirth
     _generation += 1
+    # Another thread of the parent may have held it at the fork.
+    _rebirth = threading.RLock()
+
+
+def new_handle(new: Callable[..., int], ctype: str, *args: Any) -> Any:
+    """Call ``new(*args, out)`` and return the handle it wrote to ``out``."""
+    out = ffi.new(f"{ctype} **")
+    check(new(*args, out))
+    return out[0]
+
+
+def derived(base: Recipe, fn: Callable[..., int], ctype: str, free: Callable[[Any], None], *args: Any) -> Recipe:
+    """The recipe of a handle made by ``fn(handle, *args, out)`` from the
+    handle ``base`` makes (which is freed once it is used)."""
+
+    def make() -> Any:
+        ptr = base()
+        try:
+            return new_handle(fn, ctype, ptr, *args)
+        finally:
+            free(ptr)
+
+    return make
 
 
 if hasattr(os, "register_at_fork"):
@@ -55,9 +93,9 @@ if hasattr(os, "register_at_fork"):
 class _Owner:
     """Owns one C pointer: counts the calls using it, frees it once."""
 
-    __slots__ = ("ptr", "free", "ctype", "what", "mutex", "users", "closed", "generation", "pid")
+    __slots__ = ("ptr", "free", "ctype", "what", "mutex", "users", "closed", "generation", "recipe")
 
-    def __init__(self, ptr: Any, free: Callable[[Any], None], what: str, ctype: str) -> None:
+    def __init__(self, ptr: Any, free: Callable[[Any], None], what: str, ctype: str, recipe: Recipe) -> None:
         self.ptr = ptr
         self.free = free
         self.ctype = ctype
@@ -66,18 +104,27 @@ class _Owner:
         self.users = 0
         self.closed = False
         self.generation = _generation
-        self.pid = os.getpid()
+        #: How to make this handle again, in a child after fork.
+        self.recipe = recipe
 
-    def _forked_away(self) -> errors.Closed:
-        return errors.Closed(
-            f"{self.what} was created in process {self.pid}, before os.fork(): its "
-            "connections belong to that process; create a new mcds.Store in this one"
-        )
+    def _reborn(self) -> None:
+        """In a child after fork: leave the parent's C handle alone and, if
+        this one is still open, make a new one from the recipe."""
+        with _rebirth:
+            if self.generation == _generation:
+                return  # another thread of the child did it
+            ptr = ffi.NULL if self.closed else self.recipe()
+            # The parent's pointer is dropped, not freed: freeing it would
+            # close the parent's connections or release its lease.
+            self.ptr = ptr
+            self.mutex = threading.Lock()
+            self.users = 0
+            self.generation = _generation
 
     def enter(self) -> Any:
         """Mark a call in progress and return the pointer (or raise Closed)."""
         if self.generation != _generation:
-            raise self._forked_away()
+            self._reborn()
         with self.mutex:
             if self.closed:
                 raise errors.Closed(f"{self.what} is closed")
@@ -90,6 +137,13 @@ class _Owner:
             self.users -= 1
             if self.closed and self.users == 0:
                 self._free()
+
+    def lent(self) -> "_Lent":
+        """A pointer to make a derived handle from (a structure from its
+        store): this handle's own, or, when it is closed, a temporary one
+        made from the recipe (a structure outlives the store it came from,
+        in a child after fork as well)."""
+        return _Lent(self)
 
     def close(self) -> None:
         """Free now, or when the calls in progress return. Idempotent."""
@@ -109,6 +163,29 @@ class _Owner:
             self.free(ptr)
 
 
+class _Lent:
+    """``with owner.lent() as ptr``: see :meth:`_Owner.lent`."""
+
+    __slots__ = ("owner", "temporary")
+
+    def __init__(self, owner: _Owner) -> None:
+        self.owner = owner
+        self.temporary: Any = None
+
+    def __enter__(self) -> Any:
+        try:
+            return self.owner.enter()
+        except errors.Closed:
+            self.temporary = self.owner.recipe()
+            return self.temporary
+
+    def __exit__(self, *exc: object) -> None:
+        if self.temporary is None:
+            self.owner.exit()
+        else:
+            self.owner.free(self.temporary)
+
+
 class Handle:
     """Base of :class:`~mcds.Store` and every structure: ``close()``, the
     context manager protocol (closing on exit), and the finalizer that frees
@@ -118,21 +195,37 @@ class Handle:
     _owner: _Owner
     _finalizer: "weakref.finalize[[], Handle]"
 
-    def _adopt(self, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
-        """Call ``new(*args, out)`` and own the handle it writes to ``out``."""
-        out = ffi.new(f"{ctype} **")
-        check(new(*args, out))
-        self._owner = _Owner(out[0], free, what, ctype)
+    def _own(self, ptr: Any, recipe: Recipe, ctype: str, free: Callable[[Any], None], what: str) -> None:
+        """Own the new handle ``ptr``; ``recipe`` makes it again in a child
+        after fork."""
+        self._owner = _Owner(ptr, free, what, ctype, recipe)
         self._finalizer = weakref.finalize(self, self._owner.close)
+
+    def _adopt(self, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
+        """Own the handle ``new(*args, out)`` makes (the arguments are kept
+        for the recipe: plain values, or handles kept alive by it)."""
+        self._own(new_handle(new, ctype, *args), lambda: new_handle(new, ctype, *args), ctype, free, what)
+
+    def _from(self, parent: _Owner, fn: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
+        """Own the handle ``fn(parent, *args, out)`` makes: now from the
+        parent's open handle (a closed one raises :class:`~mcds.Closed`);
+        in a child after fork from whatever the parent's recipe makes
+        there."""
+        ptr = parent.enter()
+        try:
+            first = new_handle(fn, ctype, ptr, *args)
+        finally:
+            parent.exit()
+
+        def make() -> Any:
+            with parent.lent() as p:
+                return new_handle(fn, ctype, p, *args)
+
+        self._own(first, make, ctype, free, what)
 
     def _create(self, store: Any, new: Callable[..., int], ctype: str, free: Callable[[Any], None], what: str, *args: Any) -> None:
         """Make this structure's handle from ``store``: ``new(store, *args, out)``."""
-        owner = store._owner
-        ptr = owner.enter()
-        try:
-            self._adopt(new, ctype, free, what, ptr, *args)
-        finally:
-            owner.exit()
+        self._from(store._owner, new, ctype, free, what, *args)
 
     def _twin(self: _H, fn: Callable[..., int], *args: Any) -> _H:
         """A new object of this class on the handle ``fn(handle, *args, out)``
@@ -141,11 +234,7 @@ class Handle:
         twin = type(self).__new__(type(self))
         twin.__dict__.update(self.__dict__)
         owner = self._owner
-        ptr = owner.enter()
-        try:
-            twin._adopt(fn, owner.ctype, owner.free, owner.what, ptr, *args)
-        finally:
-            owner.exit()
+        twin._from(owner, fn, owner.ctype, owner.free, owner.what, *args)
         return twin
 
     def close(self) -> None:

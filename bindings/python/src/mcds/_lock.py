@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
@@ -13,6 +14,7 @@ from ._handle import (
     _bytes,
     Data,
     Handle,
+    derived,
     Seconds,
     display,
     name_arg,
@@ -156,6 +158,7 @@ class Lock(Handle):
         self._call(fn, *args, out)
         old, self._owner.ptr = self._owner.ptr, out[0]
         lib.mcds_lock_free(old)
+        self._owner.recipe = derived(self._owner.recipe, fn, "mcds_lock", lib.mcds_lock_free, *args)
 
     def _copy(self) -> "Lock":
         """A new object on the same lock and settings, holding nothing."""
@@ -164,12 +167,8 @@ class Lock(Handle):
         twin._held = False
         twin._fencing = self._fencing
         owner = self._owner
-        ptr = owner.enter()
-        try:
-            # An identity derivation: the same settings on a fresh handle.
-            twin._adopt(lib.mcds_lock_with_fencing, "mcds_lock", lib.mcds_lock_free, owner.what, ptr, self._fencing)
-        finally:
-            owner.exit()
+        # An identity derivation: the same settings on a fresh handle.
+        twin._from(owner, lib.mcds_lock_with_fencing, "mcds_lock", lib.mcds_lock_free, owner.what, self._fencing)
         return twin
 
     def with_fencing(self, fencing: bool = True) -> "Lock":
@@ -207,6 +206,16 @@ class Lock(Handle):
     def ttl(self) -> int:
         """The lease, in whole seconds (at least 1)."""
         return self._ttl
+
+    @property
+    def _held(self) -> bool:
+        # A lease belongs to the process that took it: in a child after
+        # fork this object (remade there) holds nothing.
+        return self.__dict__.get("_held_by") == os.getpid()
+
+    @_held.setter
+    def _held(self, value: bool) -> None:
+        self.__dict__["_held_by"] = os.getpid() if value else None
 
     @property
     def held(self) -> bool:

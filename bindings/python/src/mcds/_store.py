@@ -86,8 +86,12 @@ class Store(Handle):
     and its structures can be shared by any number of threads; each call
     releases the GIL while it waits for the server.
 
-    A store made before ``os.fork()`` cannot be used in the child: make a
-    new one there.
+    A store made before ``os.fork()`` works in the child with no code
+    change: its first use there (or the first use of a structure made from
+    it) opens the child's own connections, as redis-py's clients do, so a
+    module-level store serves the workers of gunicorn ``--preload``, Celery's
+    prefork pool or uWSGI. An embedded store (:meth:`memory`) is the
+    process's own: in the child it starts empty, like a new one.
     """
 
     def __init__(

@@ -19,7 +19,8 @@ the failing thread right after the call)::
     ├── WaitTimeout                (also TimeoutError: a lock stayed taken)
     ├── Conflict, Unsupported
     ├── Panic, Internal, Other     (bugs, or a newer libmcds)
-    ├── Closed                     (also ValueError: a closed or forked-away handle)
+    ├── Cancelled                  (a call of mcds.aio whose task was cancelled)
+    ├── Closed                     (also ValueError: a closed handle)
     └── LockLost                   (a lock's lease expired while held)
 
 ``except ValueError`` catches bad input, ``except ConnectionError`` an
@@ -40,6 +41,7 @@ __all__ = [
     "Panic",
     "Internal",
     "CallbackFailed",
+    "Cancelled",
     "InvalidKey",
     "ValueTooLarge",
     "InvalidArgument",
@@ -260,6 +262,15 @@ class CallbackFailed(Error):
     code = lib.MCDS_CALLBACK_FAILED
 
 
+class Cancelled(Error):
+    """``MCDS_CANCELLED``: the call was cancelled while it waited (the
+    :mod:`mcds.aio` task awaiting it was cancelled); a write it made may
+    have been applied, as with :class:`Ambiguous`. :mod:`mcds.aio` raises
+    :class:`asyncio.CancelledError` in the cancelled task itself."""
+
+    code = lib.MCDS_CANCELLED
+
+
 class Other(Error):
     """``MCDS_OTHER``, or a code this version of the package does not know."""
 
@@ -270,11 +281,11 @@ class Other(Error):
 
 
 class Closed(Error, ValueError):
-    """The handle was closed, or was created in the parent of a fork.
+    """The handle was closed.
 
-    Like a closed file, a closed handle refuses every call. A handle made
-    before ``os.fork()`` refuses every call in the child (its connections
-    are the parent's): create a new :class:`~mcds.Store` in the child.
+    Like a closed file, a closed handle refuses every call. (A handle made
+    before ``os.fork()`` is not closed in the child: its first call there
+    makes it again, on the child's own connections.)
     """
 
 
