@@ -1,10 +1,17 @@
-dnl config.m4 for the mcds PHP extension (phpize && ./configure && make).
+dnl config.m4 for the mcds PHP extension (phpize && ./configure && make,
+dnl or pecl install mcds-<version>.tgz, which runs the same).
 dnl
+dnl   (no option)              find libmcds with pkg-config (mcds.pc: the
+dnl                            Debian package libmcds-dev, or a prefix from
+dnl                            scripts/install-libmcds.sh PREFIX with
+dnl                            PKG_CONFIG_PATH=PREFIX/lib/pkgconfig), else in
+dnl                            /usr/local or /usr; --with-mcds is the same
 dnl   --with-mcds=DIR          DIR/include/mcds.h and DIR/lib/libmcds.a: a
 dnl                            prefix from scripts/install-libmcds.sh DIR, or
 dnl                            the mcds source tree with --with-mcds-libdir
 dnl   --with-mcds-libdir=DIR   where libmcds.a (cargo's libmcds_ffi.a, or libmcds.so) is, e.g. cargo's
-dnl                            target/release (default: DIR/lib)
+dnl                            target/release (default: DIR/lib, or
+dnl                            pkg-config's libdir)
 dnl   --enable-mcds-dynamic    link libmcds.so with an rpath instead of
 dnl                            libmcds.a (default: static); DIR/lib must then
 dnl                            be an install (scripts/install-libmcds.sh DIR)
@@ -20,11 +27,12 @@ dnl same PHP process cannot clash with them.
 
 PHP_ARG_WITH([mcds],
   [for mcds support],
-  [AS_HELP_STRING([--with-mcds=DIR], [mcds support: DIR holds include/mcds.h and lib/libmcds.a])])
+  [AS_HELP_STRING([[--with-mcds[=DIR]]], [mcds support: DIR holds include/mcds.h and lib/libmcds.a (default: found by pkg-config as mcds, else in /usr/local or /usr)])],
+  [yes])
 
 PHP_ARG_WITH([mcds-libdir],
   [for the directory of libmcds],
-  [AS_HELP_STRING([--with-mcds-libdir=DIR], [mcds: the directory of libmcds.a/libmcds.so (default: the --with-mcds DIR/lib)])],
+  [AS_HELP_STRING([--with-mcds-libdir=DIR], [mcds: the directory of libmcds.a/libmcds.so (default: the --with-mcds DIR/lib, or pkg-config's libdir)])],
   [no], [no])
 
 PHP_ARG_ENABLE([mcds-dynamic],
@@ -32,24 +40,44 @@ PHP_ARG_ENABLE([mcds-dynamic],
   [AS_HELP_STRING([--enable-mcds-dynamic], [mcds: link libmcds.so with an rpath instead of libmcds.a])],
   [no], [no])
 
+dnl pecl install passes --with-mcds= when its prompt is answered with nothing.
+if test -z "$PHP_MCDS" || test "$PHP_MCDS" = "autodetect"; then PHP_MCDS=yes; fi
+
 if test "$PHP_MCDS" != "no"; then
+  MCDS_INCDIR=""
+  MCDS_LIBDIR=""
   if test "$PHP_MCDS" = "yes"; then
-    for dir in /usr/local /usr; do
-      if test -r "$dir/include/mcds.h"; then PHP_MCDS=$dir; break; fi
-    done
+    PKG_PROG_PKG_CONFIG
+    AC_MSG_CHECKING([for libmcds with pkg-config (mcds.pc)])
+    if test -n "$PKG_CONFIG" && $PKG_CONFIG --exists mcds; then
+      MCDS_INCDIR=`$PKG_CONFIG --variable=includedir mcds`
+      MCDS_LIBDIR=`$PKG_CONFIG --variable=libdir mcds`
+      MCDS_PC_VERSION=`$PKG_CONFIG --modversion mcds`
+      AC_MSG_RESULT([libmcds $MCDS_PC_VERSION in $MCDS_LIBDIR])
+    else
+      AC_MSG_RESULT([no])
+      for dir in /usr/local /usr; do
+        if test -z "$MCDS_INCDIR" && test -r "$dir/include/mcds.h"; then
+          MCDS_INCDIR="$dir/include"
+          MCDS_LIBDIR="$dir/lib"
+        fi
+      done
+    fi
+  else
+    MCDS_INCDIR="$PHP_MCDS/include"
+    MCDS_LIBDIR="$PHP_MCDS/lib"
   fi
   AC_MSG_CHECKING([for mcds.h])
-  if test -r "$PHP_MCDS/include/mcds.h"; then
-    AC_MSG_RESULT([$PHP_MCDS/include/mcds.h])
+  if test -n "$MCDS_INCDIR" && test -r "$MCDS_INCDIR/mcds.h"; then
+    AC_MSG_RESULT([$MCDS_INCDIR/mcds.h])
   else
     AC_MSG_RESULT([not found])
-    AC_MSG_ERROR([mcds.h not found: pass --with-mcds=DIR with DIR/include/mcds.h])
+    AC_MSG_ERROR([mcds.h not found: install libmcds (the Debian package libmcds-dev, or scripts/install-libmcds.sh PREFIX with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, so that pkg-config finds mcds), or pass --with-mcds=DIR with DIR/include/mcds.h])
   fi
-  MCDS_LIBDIR="$PHP_MCDS/lib"
   if test "$PHP_MCDS_LIBDIR" != "no" && test "$PHP_MCDS_LIBDIR" != "yes"; then
     MCDS_LIBDIR="$PHP_MCDS_LIBDIR"
   fi
-  PHP_ADD_INCLUDE([$PHP_MCDS/include])
+  PHP_ADD_INCLUDE([$MCDS_INCDIR])
 
   if test "$PHP_MCDS_DYNAMIC" = "no"; then
     dnl In cargo's target dir it is libmcds_ffi.a (cargo names it for the
@@ -67,7 +95,7 @@ if test "$PHP_MCDS" != "no"; then
       AC_MSG_RESULT([$MCDS_STATIC_LIB])
     else
       AC_MSG_RESULT([not found])
-      AC_MSG_ERROR([neither libmcds.a nor libmcds_ffi.a is in $MCDS_LIBDIR: build it with cargo build --release -p mcds-ffi and pass --with-mcds-libdir=<cargo target dir>/release])
+      AC_MSG_ERROR([neither libmcds.a nor libmcds_ffi.a is in $MCDS_LIBDIR: libmcds-dev and scripts/install-libmcds.sh install libmcds.a; in the source tree, build it with cargo build --release -p mcds-ffi and pass --with-mcds-libdir=<cargo target dir>/release])
     fi
     dnl The Rust staticlib needs libpthread, libdl and libm (as its README says).
     MCDS_SHARED_LIBADD="-Wl,--exclude-libs,ALL $MCDS_STATIC_LIB -lpthread -ldl -lm"
@@ -80,7 +108,8 @@ if test "$PHP_MCDS" != "no"; then
       AC_MSG_RESULT([not found])
       AC_MSG_ERROR([libmcds.so not found in $MCDS_LIBDIR])
     fi
-    dnl PHP_ADD_LIBRARY_WITH_PATH adds -L and the rpath (-Wl,-rpath).
+    dnl PHP_ADD_LIBRARY_WITH_PATH adds -L and the rpath (-Wl,-rpath), as
+    dnl pkg-config's Libs would.
     PHP_ADD_LIBRARY_WITH_PATH([mcds], [$MCDS_LIBDIR], [MCDS_SHARED_LIBADD])
   fi
 
@@ -89,7 +118,7 @@ if test "$PHP_MCDS" != "no"; then
   old_CFLAGS=$CFLAGS
   LIBS="$LIBS $MCDS_SHARED_LIBADD"
   if test "$PHP_MCDS_DYNAMIC" != "no"; then LIBS="$LIBS -L$MCDS_LIBDIR -lmcds"; fi
-  CFLAGS="$CFLAGS -I$PHP_MCDS/include"
+  CFLAGS="$CFLAGS -I$MCDS_INCDIR"
   AC_MSG_CHECKING([that libmcds links])
   AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include "mcds.h"]], [[return mcds_version() == 0;]])],
     [AC_MSG_RESULT([yes])],

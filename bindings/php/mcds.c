@@ -45,6 +45,7 @@ static zend_object *php_mcds_create_object(zend_class_entry *ce)
 	ZVAL_UNDEF(&o->callable);
 	o->fcc = empty_fcall_info_cache;
 	memset(&o->lock, 0, sizeof(o->lock));
+	o->persistent = false;
 	zend_object_std_init(&o->std, ce);
 	object_properties_init(&o->std, ce);
 	o->std.handlers = &php_mcds_handlers;
@@ -56,7 +57,9 @@ static zend_object *php_mcds_create_object(zend_class_entry *ce)
 static void php_mcds_free_obj(zend_object *obj)
 {
 	php_mcds_object *o = php_mcds_from_obj(obj);
-	if (o->handle != NULL && o->free_handle != NULL) {
+	/* A handle of the parent of a fork is left alone: freeing a lock
+	 * would release the parent's lease over the parent's connection. */
+	if (o->handle != NULL && o->free_handle != NULL && o->pid == getpid()) {
 		o->free_handle(o->handle);
 	}
 	o->handle = NULL;
@@ -91,6 +94,12 @@ void *php_mcds_this_handle(zval *this_zv)
 		zend_throw_error(NULL, "%s object is not constructed", ZSTR_VAL(Z_OBJCE_P(this_zv)->name));
 		return NULL;
 	}
+	if (UNEXPECTED(o->pid != getpid())) {
+		zend_throw_error(NULL, "%s object was made in process %ld, before a fork (pcntl_fork): its "
+			"connections are that process's; make the store again in this process (a persistentId "
+			"store is made again by each process)", ZSTR_VAL(Z_OBJCE_P(this_zv)->name), (long)o->pid);
+		return NULL;
+	}
 	return o->handle;
 }
 
@@ -114,6 +123,7 @@ bool php_mcds_adopt(zval *obj_zv, void *handle, void (*free_handle)(void *), zva
 	}
 	o->handle = handle;
 	o->free_handle = free_handle;
+	o->pid = getpid();
 	if (store_zv != NULL) {
 		ZVAL_COPY(&o->store, store_zv);
 	}
@@ -420,8 +430,28 @@ ZEND_METHOD(Mcds_Decision, __construct)
 
 /* ---- module -------------------------------------------------------------- */
 
+/* The defaults of Mcds\Store::fromConfig (store.c checks and reads them
+ * when it is called: a mistake is an exception naming the setting, not a
+ * startup warning that leaves the default in place). PHP_INI_ALL, as
+ * php-memcached's settings: php.ini, a php-fpm pool's php_value or
+ * php_admin_value, .user.ini, ini_set(). */
+static ZEND_INI_MH(php_mcds_ini_any)
+{
+	/* Any value: checked when read. (A handler all the same: without one,
+	 * ini_restore() leaves the entry as ini_set() made it.) */
+	return SUCCESS;
+}
+
+PHP_INI_BEGIN()
+	PHP_INI_ENTRY(PHP_MCDS_INI_SERVERS, "", PHP_INI_ALL, php_mcds_ini_any)
+	PHP_INI_ENTRY(PHP_MCDS_INI_CONNECT_TIMEOUT, "", PHP_INI_ALL, php_mcds_ini_any)
+	PHP_INI_ENTRY(PHP_MCDS_INI_IO_TIMEOUT, "", PHP_INI_ALL, php_mcds_ini_any)
+	PHP_INI_ENTRY(PHP_MCDS_INI_PREFIX, "", PHP_INI_ALL, php_mcds_ini_any)
+PHP_INI_END()
+
 static PHP_MINIT_FUNCTION(mcds)
 {
+	REGISTER_INI_ENTRIES();
 	memcpy(&php_mcds_handlers, zend_get_std_object_handlers(), sizeof(zend_object_handlers));
 	php_mcds_handlers.offset = XtOffsetOf(php_mcds_object, std);
 	php_mcds_handlers.free_obj = php_mcds_free_obj;
@@ -488,6 +518,16 @@ static PHP_MINIT_FUNCTION(mcds)
 	return SUCCESS;
 }
 
+/* Persistent stores are made on first use in each process (never here
+ * or in MINIT, which php-fpm runs in its master before it forks the
+ * workers), and freed here as the process ends. */
+static PHP_MSHUTDOWN_FUNCTION(mcds)
+{
+	php_mcds_persistent_stores_shutdown();
+	UNREGISTER_INI_ENTRIES();
+	return SUCCESS;
+}
+
 static PHP_MINFO_FUNCTION(mcds)
 {
 	php_info_print_table_start();
@@ -500,6 +540,7 @@ static PHP_MINFO_FUNCTION(mcds)
 	php_info_print_table_row(2, "libmcds linked", "dynamically (libmcds.so)");
 #endif
 	php_info_print_table_end();
+	DISPLAY_INI_ENTRIES();
 }
 
 zend_module_entry mcds_module_entry = {
@@ -507,7 +548,7 @@ zend_module_entry mcds_module_entry = {
 	PHP_MCDS_EXTNAME,
 	ext_functions,
 	PHP_MINIT(mcds),
-	NULL, /* MSHUTDOWN */
+	PHP_MSHUTDOWN(mcds),
 	NULL, /* RINIT */
 	NULL, /* RSHUTDOWN */
 	PHP_MINFO(mcds),

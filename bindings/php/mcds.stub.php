@@ -39,8 +39,12 @@ namespace Mcds {
          * $itemSizeLimit: the servers' -I in bytes (default 1 MiB, 1024 to
          * 1 GiB): larger values are refused (ValueTooLargeException)
          * before they are sent.
+         *
+         * $persistentId: keep the store (its connections) in this process
+         * across requests under this name, as php-memcached's
+         * `new Memcached($persistentId)`: see fromConfig().
          */
-        public static function memcached(string $servers, ?float $connectTimeout = null, ?float $ioTimeout = null, ?int $itemSizeLimit = null): Store {}
+        public static function memcached(string $servers, ?float $connectTimeout = null, ?float $ioTimeout = null, ?int $itemSizeLimit = null, ?string $persistentId = null): Store {}
 
         /**
          * The embedded in-process store: memcached semantics, no server.
@@ -52,8 +56,12 @@ namespace Mcds {
          * refuse writes with OutOfMemoryException (false, as memcached -M).
          * $itemSizeLimit: the largest item in bytes (default 1 MiB; 1024 to
          * 1 GiB). Out of range: a ValueError.
+         *
+         * $persistentId: keep the store (its items) in this process across
+         * requests under this name: one embedded store per php-fpm worker,
+         * see fromConfig().
          */
-        public static function memory(?int $memoryLimit = null, ?bool $evict = null, ?int $itemSizeLimit = null): Store {}
+        public static function memory(?int $memoryLimit = null, ?bool $evict = null, ?int $itemSizeLimit = null, ?string $persistentId = null): Store {}
 
         /**
          * The store a URL names, options and all: the same string the mcds
@@ -72,8 +80,46 @@ namespace Mcds {
          * ("unix:/path") and memcached's ASCII auth ("user:password@", or
          * MCDS_USERNAME/MCDS_PASSWORD) are taken too; credentials are never
          * repeated in a message.
+         *
+         * $persistentId: keep the store in this process across requests
+         * under this name: see fromConfig().
          */
-        public static function fromUrl(string $url): Store {}
+        public static function fromUrl(string $url, ?string $persistentId = null): Store {}
+
+        /**
+         * The store php.ini configures: mcds.servers, a server list
+         * ("host:port[,host:port...]") or a store URL as fromUrl() takes
+         * ("memory://" for the embedded store), with mcds.connect_timeout
+         * and mcds.io_timeout (seconds; empty: 1.0) and mcds.prefix
+         * (empty: none) as its options. When mcds.servers is empty, the
+         * environment's MCDS_SERVERS (as the mcds command reads it) is
+         * taken instead; when both are empty, an InvalidArgumentException
+         * says so: never the embedded store unasked (php-fpm clears the
+         * environment of its workers by default, clear_env = yes, so
+         * under php-fpm set mcds.servers in php.ini or in the pool's
+         * php_admin_value[mcds.servers]). A setting out of range is an
+         * InvalidArgumentException naming it.
+         *
+         * $persistentId (null: none): keep the store in this process
+         * across requests under this name, as php-memcached's
+         * `new Memcached($persistentId)`: under php-fpm each worker then
+         * opens its connections once (at most 2 per server) and reuses
+         * them for every later request, instead of once per request. The
+         * store is made on first use in each process (never in php-fpm's
+         * master) and lives until the process ends. A later call with the
+         * same id returns a Store on the same connections when it is the
+         * same factory with the same arguments (here: the same settings);
+         * with any other, an InvalidArgumentException (never a store for
+         * other servers). An id is 1 to 255 bytes, else a ValueError.
+         */
+        public static function fromConfig(?string $persistentId = null): Store {}
+
+        /**
+         * Whether this store was made with a $persistentId (or derived
+         * from one such by withPrefix()): its connections outlive the
+         * request.
+         */
+        public function isPersistent(): bool {}
 
         /**
          * A store on the same connections (or the same embedded memory)

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 59e094a6a9bca102568723c0b66155fa6fdc4498 */
+ * Stub hash: 9ba348c96aa020a76f600b8e5f59e64dec1a7a8c */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -12,16 +12,26 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memcached, 0, 1,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, connectTimeout, IS_DOUBLE, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ioTimeout, IS_DOUBLE, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, itemSizeLimit, IS_LONG, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, persistentId, IS_STRING, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_memory, 0, 0, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, memoryLimit, IS_LONG, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, evict, _IS_BOOL, 1, "null")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, itemSizeLimit, IS_LONG, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, persistentId, IS_STRING, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_fromUrl, 0, 1, Mcds\\Store, 0)
 	ZEND_ARG_TYPE_INFO(0, url, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, persistentId, IS_STRING, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_fromConfig, 0, 0, Mcds\\Store, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, persistentId, IS_STRING, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Store_isPersistent, 0, 0, _IS_BOOL, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_withPrefix, 0, 1, Mcds\\Store, 0)
@@ -33,6 +43,9 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Store_update, 0, 2, _
 	ZEND_ARG_TYPE_INFO(0, fn, IS_CALLABLE, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxAttempts, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_kv, 0, 0, Mcds\\KeyValue, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_counter, 0, 1, Mcds\\Counter, 0)
@@ -98,40 +111,6 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_table, 0, 1, Mcds\\Table, 0)
 	ZEND_ARG_TYPE_INFO(0, name, IS_STRING, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_kv, 0, 0, Mcds\\KeyValue, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_KeyValue___construct, 0, 0, 1)
-	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_get, 0, 1, IS_STRING, 1)
-	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_set, 0, 2, IS_VOID, 0)
-	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_add, 0, 2, _IS_BOOL, 0)
-	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_delete, 0, 1, _IS_BOOL, 0)
-	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_KeyValue_incr, 0, 1, MAY_BE_LONG|MAY_BE_STRING|MAY_BE_NULL)
-	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
-	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, initial, IS_LONG, 1, "null")
-	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Store_hyperLogLog, 0, 1, Mcds\\HyperLogLog, 0)
@@ -261,10 +240,9 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Lock_autoExtend arginfo_class_Mcds_Lock_refresh
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_isLost, 0, 0, _IS_BOOL, 0)
-ZEND_END_ARG_INFO()
+#define arginfo_class_Mcds_Lock_isLost arginfo_class_Mcds_Store_isPersistent
 
-#define arginfo_class_Mcds_Lock_isAcquired arginfo_class_Mcds_Lock_isLost
+#define arginfo_class_Mcds_Lock_isAcquired arginfo_class_Mcds_Store_isPersistent
 
 #define arginfo_class_Mcds_Lock_getFencingToken arginfo_class_Mcds_Counter_get
 
@@ -273,7 +251,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Lock_getOwnerToken arginfo_class_Mcds_Lock_getHolder
 
-#define arginfo_class_Mcds_Lock_release arginfo_class_Mcds_Lock_isLost
+#define arginfo_class_Mcds_Lock_release arginfo_class_Mcds_Store_isPersistent
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Lock_synchronized, 0, 1, IS_MIXED, 0)
 	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
@@ -306,7 +284,7 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_Set_members, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
 
-#define arginfo_class_Mcds_Set_compact arginfo_class_Mcds_Lock_isLost
+#define arginfo_class_Mcds_Set_compact arginfo_class_Mcds_Store_isPersistent
 
 #define arginfo_class_Mcds_Set_clear arginfo_class_Mcds_Counter_reset
 
@@ -402,7 +380,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_CounterMap_len arginfo_class_Mcds_CounterMap_scale
 
-#define arginfo_class_Mcds_CounterMap_isEmpty arginfo_class_Mcds_Lock_isLost
+#define arginfo_class_Mcds_CounterMap_isEmpty arginfo_class_Mcds_Store_isPersistent
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_CounterMap_remove, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, field, IS_STRING, 0)
@@ -466,6 +444,37 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Mcds_Cursor_after, 0, 1, Mcds\\Cursor, 0)
 	ZEND_ARG_TYPE_INFO(0, atMs, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Mcds_KeyValue___construct, 0, 0, 1)
+	ZEND_ARG_OBJ_INFO(0, store, Mcds\\Store, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_get, 0, 1, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_set, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_add, 0, 2, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Mcds_KeyValue_delete, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_class_Mcds_KeyValue_incr, 0, 1, MAY_BE_LONG|MAY_BE_STRING|MAY_BE_NULL)
+	ZEND_ARG_TYPE_INFO(0, key, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delta, IS_LONG, 0, "1")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, initial, IS_LONG, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
 #define arginfo_class_Mcds_Table___construct arginfo_class_Mcds_Counter___construct
@@ -744,8 +753,11 @@ ZEND_METHOD(Mcds_Store, __construct);
 ZEND_METHOD(Mcds_Store, memcached);
 ZEND_METHOD(Mcds_Store, memory);
 ZEND_METHOD(Mcds_Store, fromUrl);
+ZEND_METHOD(Mcds_Store, fromConfig);
+ZEND_METHOD(Mcds_Store, isPersistent);
 ZEND_METHOD(Mcds_Store, withPrefix);
 ZEND_METHOD(Mcds_Store, update);
+ZEND_METHOD(Mcds_Store, kv);
 ZEND_METHOD(Mcds_Store, counter);
 ZEND_METHOD(Mcds_Store, counterMap);
 ZEND_METHOD(Mcds_Store, lock);
@@ -851,7 +863,6 @@ ZEND_METHOD(Mcds_EventLog, fetch);
 ZEND_METHOD(Mcds_EventLog, since);
 ZEND_METHOD(Mcds_Cursor, __construct);
 ZEND_METHOD(Mcds_Cursor, after);
-ZEND_METHOD(Mcds_Store, kv);
 ZEND_METHOD(Mcds_KeyValue, __construct);
 ZEND_METHOD(Mcds_KeyValue, get);
 ZEND_METHOD(Mcds_KeyValue, set);
@@ -942,8 +953,11 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, memcached, arginfo_class_Mcds_Store_memcached, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, memory, arginfo_class_Mcds_Store_memory, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Mcds_Store, fromUrl, arginfo_class_Mcds_Store_fromUrl, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, fromConfig, arginfo_class_Mcds_Store_fromConfig, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Mcds_Store, isPersistent, arginfo_class_Mcds_Store_isPersistent, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, withPrefix, arginfo_class_Mcds_Store_withPrefix, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, update, arginfo_class_Mcds_Store_update, ZEND_ACC_PUBLIC)
+	ZEND_ME(Mcds_Store, kv, arginfo_class_Mcds_Store_kv, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counter, arginfo_class_Mcds_Store_counter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, counterMap, arginfo_class_Mcds_Store_counterMap, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, lock, arginfo_class_Mcds_Store_lock, ZEND_ACC_PUBLIC)
@@ -956,7 +970,6 @@ static const zend_function_entry class_Mcds_Store_methods[] = {
 	ZEND_ME(Mcds_Store, rateLimiter, arginfo_class_Mcds_Store_rateLimiter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, eventLog, arginfo_class_Mcds_Store_eventLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, table, arginfo_class_Mcds_Store_table, ZEND_ACC_PUBLIC)
-	ZEND_ME(Mcds_Store, kv, arginfo_class_Mcds_Store_kv, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, hyperLogLog, arginfo_class_Mcds_Store_hyperLogLog, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, bloomFilter, arginfo_class_Mcds_Store_bloomFilter, ZEND_ACC_PUBLIC)
 	ZEND_ME(Mcds_Store, activityBitmap, arginfo_class_Mcds_Store_activityBitmap, ZEND_ACC_PUBLIC)

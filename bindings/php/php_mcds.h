@@ -20,6 +20,7 @@
 #ifndef PHP_MCDS_H
 #define PHP_MCDS_H
 
+#include <unistd.h>
 #include "php.h"
 #include "mcds.h"
 
@@ -45,6 +46,12 @@ typedef struct {
 	zval callable;                /* Mcds\ViewCounter's loader (else UNDEF) */
 	zend_fcall_info_cache fcc;    /* ... as resolved where it was passed */
 	php_mcds_lock_state lock;     /* Mcds\Lock only */
+	bool persistent;              /* Mcds\Store only: on a persistent store's
+	                               * connections (a $persistentId) */
+	pid_t pid;                    /* the process that made the handle: after
+	                               * pcntl_fork the child neither uses nor
+	                               * frees it (its connections and leases are
+	                               * the parent's) */
 	zend_object std;
 } php_mcds_object;
 
@@ -190,6 +197,16 @@ bool php_mcds_optional_bytes(mcds_bytes_list *list, const char *call, zval *rv);
 
 /* Monotonic seconds (for the lock's local expiry). */
 double php_mcds_now(void);
+
+/* The php.ini settings (mcds.c): mcds.servers, mcds.connect_timeout,
+ * mcds.io_timeout, mcds.prefix; read by Mcds\Store::fromConfig. */
+#define PHP_MCDS_INI_SERVERS "mcds.servers"
+#define PHP_MCDS_INI_CONNECT_TIMEOUT "mcds.connect_timeout"
+#define PHP_MCDS_INI_IO_TIMEOUT "mcds.io_timeout"
+#define PHP_MCDS_INI_PREFIX "mcds.prefix"
+
+/* Free the persistent stores of this process (store.c; MSHUTDOWN). */
+void php_mcds_persistent_stores_shutdown(void);
 
 
 /* Constructors shared by `new Mcds\X(...)` and Mcds\Store's factories: they

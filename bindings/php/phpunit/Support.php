@@ -72,6 +72,15 @@ final class Memcached
         return (int)substr($name, strrpos($name, ':') + 1);
     }
 
+    /** One number of this server's `stats` (total_connections, ...); the connection asking counts. */
+    public function stat(string $name): int
+    {
+        if (!preg_match('/^STAT ' . preg_quote($name, '/') . ' (\d+)\r?$/m', $this->command('stats'), $m)) {
+            throw new \RuntimeException("memcached at {$this->addr} has no stat $name");
+        }
+        return (int)$m[1];
+    }
+
     /** Send one text-protocol command to this server (flush_all, get KEY, ...); its reply. */
     public function command(string $command): string
     {
@@ -173,11 +182,17 @@ final class Php
      *
      * @param list<string> $args
      * @param array<string, string> $env
+     * @param array<string, string> $ini settings given with -d (mcds.servers, ...)
      * @return array{0: resource, 1: array<int, resource>}
      */
-    public static function start(string $script, array $args = [], array $env = []): array
+    public static function start(string $script, array $args = [], array $env = [], array $ini = []): array
     {
-        $cmd = ['setpriv', '--pdeathsig', 'KILL', PHP_BINARY, '-d', 'extension=' . self::extension(), $script, ...$args];
+        $cmd = ['setpriv', '--pdeathsig', 'KILL', PHP_BINARY, '-d', 'extension=' . self::extension()];
+        foreach ($ini as $name => $value) {
+            $cmd[] = '-d';
+            $cmd[] = "$name=$value";
+        }
+        array_push($cmd, $script, ...$args);
         $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
             $pipes, null, $env + getenv());
         if ($proc === false) {
@@ -205,9 +220,10 @@ final class Php
      * extension added with -d. Returns the status, the headers and the body.
      *
      * @param array<string, string> $env
+     * @param array<string, string> $ini settings given with -d (mcds.servers, ...)
      * @return array{status: int, headers: string, body: string, stderr: string}
      */
-    public static function cgi(string $script, array $env = []): array
+    public static function cgi(string $script, array $env = [], array $ini = []): array
     {
         $cgi = trim((string)shell_exec('command -v php-cgi'));
         if ($cgi === '') {
@@ -226,6 +242,10 @@ final class Php
             'REDIRECT_STATUS' => '200',
         ] + $env;
         $cmd = ['setpriv', '--pdeathsig', 'KILL', $cgi, '-d', 'extension=' . self::extension()];
+        foreach ($ini as $name => $value) {
+            $cmd[] = '-d';
+            $cmd[] = "$name=$value";
+        }
         $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
             $pipes, dirname($script), $cgiEnv);
         if ($proc === false) {

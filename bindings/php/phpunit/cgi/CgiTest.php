@@ -44,7 +44,7 @@ final class CgiTest extends TestCase
     public function testTheReadmeExample(): void
     {
         $script = ReadmeExample::write();
-        $r = Php::cgi($script);
+        $r = Php::cgi($script, [], ['mcds.servers' => 'memory://']);
         $this->assertSame(0, $r['status'], $r['body'] . $r['stderr']);
         $this->assertSame(ReadmeExample::expected(1), $r['body'], $r['stderr']);
         $server = new Memcached();
@@ -53,7 +53,13 @@ final class CgiTest extends TestCase
             $this->assertSame(ReadmeExample::expected($run), $r['body'], $r['stderr']);
             self::$checks++;
         }
-        self::$checks++;
+        $r = Php::cgi($script, [], ['mcds.servers' => $server->addr]);
+        $this->assertSame(ReadmeExample::expected(3), $r['body'], $r['stderr']);
+        // Nothing configured: an error, not hits = 1 from an embedded store.
+        $r = Php::cgi($script);
+        $this->assertStringContainsString('no store is configured', $r['body'] . $r['stderr']);
+        $this->assertStringNotContainsString('hits =', $r['body']);
+        self::$checks += 3;
     }
 
     public static function tearDownAfterClass(): void
