@@ -41,6 +41,10 @@ need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
 need_pkg phpize php-dev    # the PHP extension, built with phpize (bindings/php)
 need_pkg php-cgi php-cgi   # ... checked as CGI requests through php-cgi
 need_pkg phpunit phpunit   # ... and its PHPUnit suite
+need_pkg cgi-fcgi libfcgi-bin # ... and as FastCGI requests through php-fpm (scripts/check-php-fpm.sh)
+PATH="$PATH:/usr/sbin" command -v "php-fpm$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')" >/dev/null ||
+  install_pkg php-fpm "php-fpm (scripts/check-php-fpm.sh)"
+need_pkg pecl php-pear     # the extension's PECL package: pecl package, pecl install (scripts/check-pecl.sh)
 need_pkg setpriv util-linux # the PHP tests tie their processes to their own life
 need_pkg python3 python3   # the Python package's tests
 # ... in a fresh venv: Debian's python3 has no venv (ensurepip) without python3-venv
@@ -65,6 +69,7 @@ need_file /usr/share/bash-completion/bash_completion bash-completion # mcds's co
 echo "memcached: $(memcached -V)"
 echo "nutcracker: $(nutcracker -V 2>&1 | head -n 1)"
 echo "redis-server: $(redis-server --version)"
+scripts/check-python.sh --interpreters # the wheel is checked on each CPython 3.9-3.13 (pyenv's): fail now if one is missing
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs) first" >&2
@@ -159,13 +164,16 @@ scripts/check-rust-quickstart.sh
 step "the guide: mdbook build docs, and every link in it resolves (offline)"
 scripts/check-docs.sh
 
-step "the PHP extension: phpize against libmcds.a, PHPUnit under php-cli, checks under php-cgi"
+step "the PHP extension: phpize against libmcds.a, PHPUnit under php-cli, checks under php-cgi and php-fpm"
 scripts/check-php.sh
+
+step "the PHP extension's PECL package: pecl package, pecl install against libmcds found by pkg-config"
+scripts/check-pecl.sh
 
 step "the CLI as an operator installs it: scripts/install-cli.sh, then bash completion and man"
 scripts/check-cli-install.sh
 
-step "the Python package: build the wheel, pip install it into a fresh venv, run its pytest suite"
+step "the Python package: the manylinux wheel and the sdist; on each CPython 3.9-3.13 pip install without Rust, the README example, pytest"
 scripts/check-python.sh -q
 
 disk
