@@ -1,11 +1,10 @@
-//! Adversarial review of `mcds series`, `packed`, `map`, `leaderboard` and
-//! `sbloom` (issue 19's commands), as the real binary against real
-//! memcached. Each test states a finding that failed when reviewed; the
+//! `mcds series`, `packed`, `map`, `leaderboard` and `sbloom`, as the real
+//! binary against real memcached (cases an adversarial review found). Each test states a finding that failed when reviewed; the
 //! fixed ones pass now (the default read range, a reversed range, `--round`
 //! through digits not floats, `sbloom clear` of a grown filter, a record
 //! applied in part reported as ambiguous, a series named twice), and the
 //! ignored ones say what is still open (`cargo test -p mcds-cli --test
-//! review -- --ignored`).
+//! structure_commands -- --ignored`).
 
 use std::process::Output;
 

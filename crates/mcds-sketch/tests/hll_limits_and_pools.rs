@@ -1,5 +1,7 @@
-//! Adversarial review of the segmented HyperLogLog (d49e027), against real
-//! memcached. Each test states what it attacks; a failing test is a finding.
+//! The segmented HyperLogLog at memcached's limits, against real memcached:
+//! a full `-M` server, TTLs on a pool, small item limits, a hot segment
+//! under 16 threads. Each test states what it attacks (these came from an
+//! adversarial review; a failing test is a finding).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
-//! Adversarial review of bbf12a1 (add/replace/cas/append/prepend as text
-//! commands, each followed by a tagged `mg`), against real memcached 1.6.18.
+//! add/replace/cas/append/prepend as text commands, each followed by a
+//! tagged `mg`, against real memcached 1.6.18 (cases an adversarial review
+//! found).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ fn k(s: &str) -> Key {
 /// Stored reports must be distinct per key, and every append reported true
 /// must be in the value exactly once (and no other token).
 #[test]
-fn review_many_threads_pairs_never_cross_replies() {
+fn many_threads_pairs_never_cross_replies() {
     let server = MemcachedServer::start(ServerOptions::default());
     let store = Arc::new(
         MemcachedStore::builder()
@@ -152,7 +153,7 @@ fn review_many_threads_pairs_never_cross_replies() {
 /// the CAS id of a Stored add/replace/cas must be the id of the value this
 /// caller wrote whenever the item still holds it.
 #[test]
-fn review_tokio_tasks_pairs_get_their_own_ids() {
+fn tokio_tasks_pairs_get_their_own_ids() {
     let server = MemcachedServer::start(ServerOptions::default());
     let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -239,7 +240,7 @@ fn review_tokio_tasks_pairs_get_their_own_ids() {
 /// pipelines mixing pairs (too large and not), quiet gets/deletes and sets.
 /// Each op must get its own result and the server state must agree.
 #[test]
-fn review_pipeline_pairs_with_oversized_values_on_a_pool() {
+fn pipeline_pairs_with_oversized_values_on_a_pool() {
     let pool = ServerPool::start(
         2,
         ServerOptions {
@@ -351,7 +352,7 @@ fn review_pipeline_pairs_with_oversized_values_on_a_pool() {
 /// with a short io timeout: a write reported applied must be there exactly
 /// once; one reported failed but not Ambiguous must not be there at all.
 #[test]
-fn review_pauses_never_misreport_pairs() {
+fn pauses_never_misreport_pairs() {
     let server = MemcachedServer::start(ServerOptions::default());
     let store = Arc::new(
         MemcachedStore::builder()
@@ -497,7 +498,7 @@ fn injecting_proxy(upstream: String) -> String {
 /// the write was applied, so it must be reported applied or Ambiguous,
 /// never as a plain (retryable, "not applied") error.
 #[test]
-fn review_an_error_line_to_the_mg_of_a_stored_pair_is_not_a_refusal() {
+fn an_error_line_to_the_mg_of_a_stored_pair_is_not_a_refusal() {
     let server = MemcachedServer::start(ServerOptions::default());
     let proxy = injecting_proxy(server.addr());
     let store = MemcachedStore::connect(&proxy).unwrap();

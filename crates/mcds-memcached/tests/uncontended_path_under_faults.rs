@@ -1,4 +1,4 @@
-//! An adversarial review's stress tests of the lane's uncontended path: a
+//! Stress tests of the lane's uncontended path (from an adversarial review): a
 //! driver's own request has no slot (its delivery is kept in the driver),
 //! the in-flight list is the lane's spare, the connection is boxed, and a
 //! pinned session does not read the server's clock again.

@@ -1,5 +1,5 @@
-//! Adversarial review of the async Lock path on real memcached, with two
-//! stores standing for two processes.
+//! The async Lock path on real memcached, with two stores standing for two
+//! processes (cases found by an adversarial review).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,6 @@
-//! Adversarial review of bbf12a1 ("conditional writes as text commands").
+//! A stale release on a full (`-M`) server must not unlink the current
+//! holder's lock (first found reviewing "conditional writes as text
+//! commands").
 //!
 //! The commit moves add/replace/cas/append/prepend off `ms` because a meta
 //! `ms` that memcached cannot allocate (a full `-M` server) unlinks the key's
@@ -33,7 +35,7 @@ fn capped(server: &MemcachedServer) -> Arc<MemcachedStore> {
 /// item alone (it answers EXISTS, or fails); on a full `-M` server the
 /// pre-1.6.13 encoding deletes it.
 #[test]
-fn review_stale_delete_cas_on_a_full_server_keeps_the_item_pre_1_6_13() {
+fn stale_delete_cas_on_a_full_server_keeps_the_item_pre_1_6_13() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store = capped(&server);
     let key = Key::new("review:dcas").unwrap();
@@ -65,7 +67,7 @@ fn review_stale_delete_cas_on_a_full_server_keeps_the_item_pre_1_6_13() {
 /// The lock: a's lease expired and b holds the lock; a's late release (a
 /// stale CAS) on a full `-M` server must not free b's lock.
 #[test]
-fn review_a_stale_release_on_a_full_server_never_frees_anothers_lock_pre_1_6_13() {
+fn a_stale_release_on_a_full_server_never_frees_anothers_lock_pre_1_6_13() {
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store = capped(&server);
     let lock = |label: &str, ttl: u64| {
@@ -115,7 +117,7 @@ fn review_a_stale_release_on_a_full_server_never_frees_anothers_lock_pre_1_6_13(
 /// on keys that exist, plus quiet ops. Nothing may be reported applied that
 /// was not, and no failed write may remove an item.
 #[test]
-fn review_full_server_pipeline_of_pairs_keeps_every_item() {
+fn full_server_pipeline_of_pairs_keeps_every_item() {
     use mcds_core::{CasOutcome, Op, Reply, Stored};
     let server = MemcachedServer::start(ServerOptions::default().memory_mb(2).no_evict());
     let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());

@@ -1,5 +1,5 @@
-//! Adversarial review of the shared connections (lanes, `mux.rs`) and the
-//! async path, against real memcached. Each test prints what it measured;
+//! The shared connections (lanes, `mux.rs`) and the async path, against
+//! real memcached. Each test prints what it measured;
 //! random tests print their seed (`MCDS_TEST_SEED=<n>` replays one).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
