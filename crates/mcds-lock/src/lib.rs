@@ -108,9 +108,8 @@
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mcds_core::{
@@ -118,111 +117,15 @@ use mcds_core::{
     Retention, Scope, Store, Stored, Ttl, block_on,
 };
 
-/// Fence counter values per microsecond: a counter a client creates
-/// starts at its clock's Unix microseconds times this (plus a tie-break
-/// below [`FENCE_TIE_BREAK`]), which stays below 2^63 until the year 2109.
-/// A counter's later tokens stay below the start of one created a
-/// microsecond after it as long as it was acquired fewer than about a
-/// thousand times per microsecond of its life (an acquire takes a round
-/// trip: tens of microseconds). 2,100 rather than 2,048 so that a counter
-/// started this way is above one started the earlier way, at `unix_ms ·
-/// 2^21`, for the same instant.
-pub const FENCE_TICKS_PER_MICROSECOND: u64 = 2_100;
+mod background;
+mod fence;
+mod renewer;
 
-/// A new fence counter's random tie-break (below this): two processes
-/// whose clocks read the same microsecond when each re-creates a lost
-/// counter start it at different values but for a 1 in 1,024 chance.
-pub const FENCE_TIE_BREAK: u64 = 1_024;
+use background::in_background;
+use renewer::{Renewer, renew, renewal};
 
-/// How far ahead of its clock a client starts a fence counter it
-/// creates: above every counter that a client whose clock is up to this
-/// much ahead started from its clock alone (an older mcds, or one through
-/// a proxy, `mcds-text`, which starts counters at its clock's time).
-pub const FENCE_CLOCK_SKEW: Duration = Duration::from_secs(60);
-
-/// How many lock names' highest tokens a process remembers (at most: a
-/// name whose slots are taken is not remembered, and its tokens start from
-/// the clock, as before this process handed any out).
-const FENCE_FLOORS: usize = 16_384;
-
-/// How many slots a name may take after its own, when others hold those.
-const FENCE_FLOOR_PROBES: usize = 16;
-
-/// One remembered name: its hash (0: a free slot) and its highest token.
-struct FloorSlot {
-    name: AtomicU64,
-    floor: AtomicU64,
-}
-
-/// The highest fencing token this process has handed out, per fence key
-/// (by its 64-bit hash): an open-addressed table of atomics, with no lock.
-/// Not a mutex around a map: a mutex that another thread holds when the
-/// process forks stays locked forever in the child (a Python worker forked
-/// by gunicorn or Celery would hang at its first fenced acquire), and a
-/// fixed table allocates nothing per name.
-static FLOORS: [FloorSlot; FENCE_FLOORS] = [const {
-    FloorSlot {
-        name: AtomicU64::new(0),
-        floor: AtomicU64::new(0),
-    }
-}; FENCE_FLOORS];
-
-/// The slot that remembers `fence_key`: found, or (with `claim`) taken
-/// from the free ones after its place; `None` if there is none.
-fn floor_slot(fence_key: &Key, claim: bool) -> Option<&'static FloorSlot> {
-    // Never 0, which marks a free slot.
-    let name = mcds_core::stable_hash(fence_key.as_bytes()) | 1;
-    let start = (name >> 32) as usize % FENCE_FLOORS;
-    for i in 0..FENCE_FLOOR_PROBES {
-        let slot = &FLOORS[(start + i) % FENCE_FLOORS];
-        match slot.name.load(Ordering::Acquire) {
-            held if held == name => return Some(slot),
-            0 if claim => {
-                match slot
-                    .name
-                    .compare_exchange(0, name, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    Ok(_) => return Some(slot),
-                    Err(other) if other == name => return Some(slot),
-                    Err(_) => {}
-                }
-            }
-            0 => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The highest token this process has handed out for `fence_key` (0 if
-/// none, or not remembered).
-fn fence_floor(fence_key: &Key) -> u64 {
-    floor_slot(fence_key, false).map_or(0, |slot| slot.floor.load(Ordering::Acquire))
-}
-
-/// Remember that `token` was handed out for `fence_key`.
-fn record_fence(fence_key: &Key, token: u64) {
-    if let Some(slot) = floor_slot(fence_key, true) {
-        slot.floor.fetch_max(token, Ordering::AcqRel);
-    }
-}
-
-/// The value a fence counter that does not exist is created with, at
-/// `now_us` (Unix microseconds): [`FENCE_TICKS_PER_MICROSECOND`] per
-/// microsecond, a random tie-break below [`FENCE_TIE_BREAK`], and never at
-/// or below a token this process has handed out for the lock (then the
-/// highest such token, plus 2, plus the tie-break).
-fn fence_initial(now_us: u64, fence_key: &Key) -> u64 {
-    let tie_break = mcds_core::random_u64() % FENCE_TIE_BREAK;
-    let from_clock = now_us
-        .saturating_mul(FENCE_TICKS_PER_MICROSECOND)
-        .saturating_add(tie_break);
-    from_clock.max(
-        fence_floor(fence_key)
-            .saturating_add(2)
-            .saturating_add(tie_break),
-    )
-}
+pub use fence::{FENCE_CLOCK_SKEW, FENCE_TICKS_PER_MICROSECOND, FENCE_TIE_BREAK};
+use fence::{fence_floor, fence_initial, record_fence};
 
 /// Outcome of [`Guard::release`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -950,35 +853,6 @@ enum Write {
     Extend { ttl: Ttl, lease: Duration },
 }
 
-/// The renewer of [`Guard::auto_extend`] (a thread) or
-/// [`Guard::auto_extend_async`] (a tokio task).
-enum Renewer {
-    Thread {
-        stop: Arc<(Mutex<bool>, Condvar)>,
-        thread: Option<JoinHandle<()>>,
-    },
-    Task(tokio::task::JoinHandle<()>),
-}
-
-impl Renewer {
-    fn stop(&mut self) {
-        match self {
-            Renewer::Thread { stop, thread } => {
-                let (flag, wake) = &**stop;
-                *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
-                wake.notify_all();
-                if let Some(thread) = thread.take() {
-                    let _ = thread.join();
-                }
-            }
-            // Cancelled at its next await: between renewals it sleeps; an
-            // extend cut short leaves a CAS id that the release adopts
-            // (its token is still ours).
-            Renewer::Task(task) => task.abort(),
-        }
-    }
-}
-
 /// Proof of holding a [`Lock`]. Dropping it releases the lock best-effort
 /// (errors are ignored); call [`release`](Guard::release) (or
 /// [`release_async`](Guard::release_async)) to learn the outcome.
@@ -1207,59 +1081,6 @@ impl Guard {
     }
 }
 
-fn renew(
-    state: &GuardState,
-    stop: &(Mutex<bool>, Condvar),
-    ttl: Duration,
-    interval: Duration,
-    on_lost: impl FnOnce(Option<Error>),
-) {
-    let (flag, wake) = stop;
-    loop {
-        let guard = flag.lock().unwrap_or_else(PoisonError::into_inner);
-        let (guard, _) = wake
-            .wait_timeout_while(guard, interval, |stopped| !*stopped)
-            .unwrap_or_else(PoisonError::into_inner);
-        if *guard {
-            return;
-        }
-        drop(guard);
-        if let Some(outcome) = renewal(state, block_on(state.extend(Io::Blocking, ttl)), interval) {
-            return on_lost(outcome);
-        }
-    }
-}
-
-/// What one renewal's outcome means for the renewer: `None` to go on,
-/// `Some(error)` to stop and report the loss (`None` inside: the lease was
-/// found lost; an error: renewals kept failing).
-fn renewal(
-    state: &GuardState,
-    extended: Result<Extend>,
-    interval: Duration,
-) -> Option<Option<Error>> {
-    match extended {
-        Ok(Extend::Extended) => None,
-        Ok(Extend::Lost) => Some(None),
-        Err(e) => {
-            // The lease is certain until the TTL of the last write that
-            // succeeded, counted from when it was sent. If the next try
-            // would come after that, give up now, while it still holds,
-            // so the holder can stop before another client can start.
-            let until = *state
-                .lease_until
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if Instant::now() + interval >= until {
-                state.lost.store(true, Ordering::SeqCst);
-                Some(Some(e))
-            } else {
-                None
-            }
-        }
-    }
-}
-
 /// An async acquire attempt in flight. Dropped armed (its future was
 /// cancelled, by `tokio::time::timeout` or `select!`, between queueing the
 /// `add` and reading its reply), it releases the lock if the add took it:
@@ -1329,157 +1150,6 @@ impl Drop for Abandoned {
     }
 }
 
-/// Run `work` without waiting for it.
-///
-/// - On a multi-thread tokio runtime: as a task of it (given [`Io::Async`]).
-///   Its workers run the task whether or not anyone drives the runtime.
-/// - On a current-thread runtime: on a thread of its own named `name`
-///   (given [`Io::Blocking`]). Such a runtime runs tasks only while its
-///   thread is inside `block_on`, and a sync program that keeps one for
-///   occasional async calls may never enter it again (an adversarial
-///   review's finding: a dropped guard's release waited there, and the
-///   lock stayed held until its TTL). A task on the runtime waits for the
-///   thread: a program that ends first (returning from `main` ends every
-///   thread) drops the runtime, and the task's drop does what the thread
-///   had not finished (the next review's finding: the thread alone was cut
-///   short at exit).
-/// - Outside a runtime: on a thread of its own, as above (a program that
-///   exits at once may cut it short; there is nothing to wait in).
-/// - If no thread can be started (current-thread runtime or none): at
-///   once, blocking.
-///
-/// A drop must not block an async caller; a thread of our own may block.
-/// A runtime that shuts down drops its tasks, run or not (a guard dropped
-/// as a `#[tokio::main]` function ends); `unfinished` then runs, blocking,
-/// on the thread that drops the task, so a finished program leaves nothing
-/// behind that `work` was to clean up. It may run alongside a thread still
-/// doing `work`: both are a release checked against the owner token, so
-/// the second finds the item gone or no longer ours.
-fn in_background<W, F, U>(name: &str, work: W, unfinished: U)
-where
-    W: FnOnce(Io) -> F + Send + 'static,
-    F: std::future::Future<Output = ()> + Send + 'static,
-    U: FnOnce() + Send + 'static,
-{
-    use tokio::runtime::RuntimeFlavor;
-    let runtime = tokio::runtime::Handle::try_current().ok();
-    let flavor = runtime.as_ref().map(tokio::runtime::Handle::runtime_flavor);
-    match (runtime, flavor) {
-        (Some(runtime), Some(flavor)) if flavor != RuntimeFlavor::CurrentThread => {
-            let work = work(Io::Async);
-            let unfinished = Unfinished(Some(unfinished));
-            runtime.spawn(async move {
-                work.await;
-                unfinished.done();
-            });
-        }
-        (runtime, _) => {
-            // Kept here, not moved into the thread, so that it is not lost
-            // if no thread can be started.
-            let kept = Arc::new(Mutex::new(Some(work)));
-            let finished = Arc::new(Finished::default());
-            let (take, set) = (Arc::clone(&kept), Arc::clone(&finished));
-            let spawned = std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || {
-                    run_kept(&take);
-                    set.set();
-                });
-            if spawned.is_err() {
-                // No thread (out of memory or of threads; an adversarial
-                // review found the release lost then): here and now,
-                // blocking, even in an async caller's drop. Better one
-                // blocked round trip than a lock held until its TTL; and
-                // the async path would not do: a memcached connection's
-                // async requests need its helper thread, which cannot start
-                // either.
-                run_kept(&kept);
-                return;
-            }
-            if let Some(runtime) = runtime {
-                let done = Arc::clone(&finished);
-                let unfinished = Unfinished(Some(move || {
-                    if !done.is_set() {
-                        unfinished();
-                    }
-                }));
-                runtime.spawn(async move {
-                    finished.wait().await;
-                    unfinished.done();
-                });
-            }
-        }
-    }
-}
-
-/// Take the work `in_background` kept and run it here, blocking (once:
-/// whoever takes it first).
-fn run_kept<W, F>(kept: &Mutex<Option<W>>)
-where
-    W: FnOnce(Io) -> F,
-    F: std::future::Future<Output = ()>,
-{
-    let work = kept.lock().unwrap_or_else(PoisonError::into_inner).take();
-    if let Some(work) = work {
-        block_on(work(Io::Blocking));
-    }
-}
-
-/// Set by a background thread when its work is done, awaited by the
-/// runtime task that stands in for it at shutdown (see [`in_background`]).
-#[derive(Default)]
-struct Finished {
-    state: Mutex<(bool, Option<std::task::Waker>)>,
-}
-
-impl Finished {
-    fn set(&self) {
-        let waker = {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            state.0 = true;
-            state.1.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
-
-    fn is_set(&self) -> bool {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).0
-    }
-
-    async fn wait(&self) {
-        std::future::poll_fn(|cx| {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.0 {
-                std::task::Poll::Ready(())
-            } else {
-                state.1 = Some(cx.waker().clone());
-                std::task::Poll::Pending
-            }
-        })
-        .await;
-    }
-}
-
-/// What a background task left undone: run by its drop unless
-/// [`done`](Unfinished::done) was called (see [`in_background`]).
-struct Unfinished<U: FnOnce()>(Option<U>);
-
-impl<U: FnOnce()> Unfinished<U> {
-    fn done(mut self) {
-        self.0 = None;
-    }
-}
-
-impl<U: FnOnce()> Drop for Unfinished<U> {
-    fn drop(&mut self) {
-        if let Some(unfinished) = self.0.take() {
-            unfinished();
-        }
-    }
-}
-
 impl Drop for Guard {
     fn drop(&mut self) {
         self.stop_renewer();
@@ -1515,31 +1185,3 @@ impl Drop for Guard {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fence_floors_remember_each_names_highest_token() {
-        let a = Key::new("lock:floor-test-a:fence").unwrap();
-        let b = Key::new("lock:floor-test-b:fence").unwrap();
-        assert_eq!(fence_floor(&a), 0, "not handed out yet");
-        record_fence(&a, 50);
-        record_fence(&a, 40);
-        record_fence(&b, 7);
-        assert_eq!(fence_floor(&a), 50, "the highest, not the latest");
-        assert_eq!(fence_floor(&b), 7);
-        // Many names: each remembered exactly, or not at all (0: its
-        // tokens start from the clock), never another name's floor.
-        for i in 0..2_000u64 {
-            let k = Key::new(format!("lock:floor-many-{i}:fence")).unwrap();
-            record_fence(&k, 1_000 + i);
-        }
-        for i in 0..2_000u64 {
-            let k = Key::new(format!("lock:floor-many-{i}:fence")).unwrap();
-            assert!(matches!(fence_floor(&k), 0) || fence_floor(&k) == 1_000 + i);
-        }
-        assert_eq!(fence_floor(&a), 50);
-    }
-}
