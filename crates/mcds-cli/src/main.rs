@@ -100,7 +100,7 @@ fn parse() -> Result<Cli, clap::Error> {
     let mut command = Cli::command();
     let matches = command.try_get_matches_from_mut(std::env::args_os())?;
     let mut cli = Cli::from_arg_matches(&matches)?;
-    if let Cmd::Lock(args::LockCmd::Run(run)) = &mut cli.command {
+    if let Cmd::Lock(commands::LockCmd::Run(run)) = &mut cli.command {
         // The parse built `command`: the global options are in `run`'s too.
         let sub = command
             .find_subcommand("lock")

@@ -3,6 +3,7 @@
 //! sliding-window counters, rate limiters, shadow counters, view counters,
 //! counter maps).
 
+use clap::{Args, Subcommand};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,9 +13,6 @@ use mcds_counter::{
 };
 use serde_json::{Value, json};
 
-use crate::args::{
-    CounterCmd, LimitCmd, LimitShape, MapCmd, ShadowCmd, ViewCmd, WindowCmd, WindowShape,
-};
 use crate::context::{CliResult, Ctx, Target, json_line, line};
 use crate::{NEGATIVE, OK};
 
@@ -266,4 +264,255 @@ fn map_value(value: Decimal) -> Value {
     } else {
         json!(value.to_string())
     }
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+/// `--key` of the counter commands: an exact key instead of NAME.
+#[derive(Args, Debug)]
+pub(crate) struct CounterKey {
+    /// Use this exact memcached key instead of the counter NAME (whose key
+    /// is PREFIX + counter:NAME:value), for a counter another application
+    /// already uses, e.g. PHP's Memcached::increment('hits'): `mcds counter
+    /// incr --key hits 5`. NAME is then left out, and --prefix does not
+    /// apply (a prefix the other application uses belongs in KEY)
+    #[arg(long, value_name = "KEY")]
+    pub(crate) key: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum CounterCmd {
+    /// Add DELTA (default 1) and print the new value
+    #[command(override_usage = "mcds counter incr [OPTIONS] <NAME|--key KEY> [DELTA]")]
+    Incr {
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        /// How much to add (default 1)
+        delta: Option<u64>,
+        #[command(flatten)]
+        exact: CounterKey,
+    },
+    /// Subtract DELTA (default 1, stops at 0) and print the new value
+    #[command(override_usage = "mcds counter decr [OPTIONS] <NAME|--key KEY> [DELTA]")]
+    Decr {
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        /// How much to subtract (default 1)
+        delta: Option<u64>,
+        #[command(flatten)]
+        exact: CounterKey,
+    },
+    /// Print the value (0 if absent)
+    #[command(override_usage = "mcds counter get [OPTIONS] <NAME|--key KEY>")]
+    Get {
+        /// The counter (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        #[command(flatten)]
+        exact: CounterKey,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct WindowShape {
+    /// Slot length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse)]
+    pub(crate) slot: std::time::Duration,
+    /// Number of slots (the value counts the last slots - 1)
+    #[arg(long)]
+    pub(crate) slots: usize,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum WindowCmd {
+    /// Count one event now
+    Incr {
+        /// The counter
+        name: String,
+        #[command(flatten)]
+        shape: WindowShape,
+    },
+    /// Print the events of the last slots - 1 slots
+    Get {
+        /// The counter
+        name: String,
+        #[command(flatten)]
+        shape: WindowShape,
+    },
+}
+
+/// The shape of a rate limit: every client of one limit must use the same.
+#[derive(Args, Debug)]
+pub(crate) struct LimitShape {
+    /// Requests allowed per window
+    #[arg(long)]
+    pub(crate) limit: u64,
+    /// Window length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse)]
+    pub(crate) window: std::time::Duration,
+    /// Use the sliding-window estimate instead of a fixed window
+    #[arg(long)]
+    pub(crate) sliding: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LimitCmd {
+    /// Count a request; exit 0 if allowed, 1 if denied
+    Check {
+        /// The limit
+        name: String,
+        #[command(flatten)]
+        shape: LimitShape,
+    },
+    /// Whether a request would be allowed now, without counting one; exit 0
+    /// if it would, 1 if not
+    Peek {
+        /// The limit
+        name: String,
+        #[command(flatten)]
+        shape: LimitShape,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ShadowCmd {
+    /// Count DELTA (default 1) events in this period; prints this period's
+    /// count so far
+    Incr {
+        /// The counter
+        name: String,
+        /// How many events (default 1)
+        delta: Option<u64>,
+        /// Period length, whole seconds (60, 1h, 1d; every client the same)
+        #[arg(long, value_parser = crate::duration::parse)]
+        period: std::time::Duration,
+    },
+    /// Print the count of the previous period (constant for a whole period)
+    Get {
+        /// The counter
+        name: String,
+        /// Period length, whole seconds (60, 1h, 1d; every client the same)
+        #[arg(long, value_parser = crate::duration::parse)]
+        period: std::time::Duration,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ViewCmd {
+    /// Count DELTA (default 1) views; prints the new total
+    ///
+    /// When the cache is empty, the total is seeded from --initial plus
+    /// DELTA (race-free: two first views at once are both counted). Without
+    /// --initial, an empty cache counts nothing and exits 1: fetch the total
+    /// from your database and run it again with --initial, e.g.
+    /// `mcds view incr photo:9 || mcds view incr photo:9 --initial "$(psql …)"`.
+    Incr {
+        /// The counter
+        name: String,
+        /// How many views (default 1)
+        delta: Option<u64>,
+        /// The true total from your database, used only when the cache is empty
+        #[arg(long)]
+        initial: Option<u64>,
+        /// Let the cached total expire (and be seeded again) after this long
+        /// (default: never)
+        #[arg(long, value_parser = crate::duration::parse)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Print the total: the cached one, or --initial (which then seeds the
+    /// cache)
+    ///
+    /// Without --initial an empty cache exits 1, printing nothing.
+    Get {
+        /// The counter
+        name: String,
+        /// The true total from your database, used only when the cache is empty
+        #[arg(long)]
+        initial: Option<u64>,
+        /// Let the cached total expire (and be seeded again) after this long
+        /// (default: never)
+        #[arg(long, value_parser = crate::duration::parse)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Drop the cached total (the next incr or get seeds it again)
+    Invalidate {
+        /// The counter
+        name: String,
+    },
+}
+
+/// The scale of a counter map.
+#[derive(Args, Debug)]
+pub(crate) struct MapScale {
+    /// Decimal places: the map counts units of 10^-PLACES exactly, no float
+    /// stored (2: cents, 0.10 added ten times is 1.00), 0 to 18. Every
+    /// client of a map must use the same
+    #[arg(long, value_name = "PLACES", default_value_t = 0)]
+    pub(crate) scale: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum MapCmd {
+    /// Add BY (default 1; negative to subtract) to FIELD, creating it;
+    /// prints the new value
+    ///
+    /// BY is exact at --scale places: more places are refused (exit 3)
+    /// unless --round. Values stay within ±2^61 (decrements stop at -2^61);
+    /// one call adds at most 2^56 - 1 units.
+    Incr {
+        /// The map
+        name: String,
+        /// The field (any string of 1 to 1024 bytes)
+        field: String,
+        /// How much to add: an integer, or a decimal with --scale (-1.25)
+        #[arg(allow_negative_numbers = true)]
+        by: Option<String>,
+        /// Round BY half away from zero to --scale places instead of refusing
+        /// more places
+        #[arg(long)]
+        round: bool,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print FIELD's value (0 if it does not exist)
+    Get {
+        /// The map
+        name: String,
+        /// The field
+        field: String,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print `field<TAB>value` per field, in the order they were first
+    /// counted
+    ///
+    /// Fields are printed as they are; for fields with tabs or newlines use
+    /// --json, which prints one array of {"field": …, "value": …} objects
+    /// (values as numbers, or with --scale as exact decimal strings).
+    GetAll {
+        /// The map
+        name: String,
+        #[command(flatten)]
+        scale: MapScale,
+    },
+    /// Print the fields, one per line, in the order they were first counted
+    Fields {
+        /// The map
+        name: String,
+    },
+    /// Print how many fields the map has (0: it is empty)
+    Len {
+        /// The map
+        name: String,
+    },
+    /// Remove FIELD (its value is gone); exit 1 if it did not exist
+    Remove {
+        /// The map
+        name: String,
+        /// The field
+        field: String,
+    },
 }

@@ -2,12 +2,14 @@
 //! operations on single keys (with the --prefix prepended, no escaping),
 //! and each memcached server's statistics.
 
+use clap::Subcommand;
 use std::time::Duration;
 
 use mcds_core::{Key, Stored, Ttl, Updated};
 use serde_json::{Map, Value, json};
 
-use crate::args::{Global, KvCmd};
+use crate::args::Global;
+use crate::args::positive_duration;
 use crate::context::{CliResult, Ctx, Failure, json_line, line, memcached_servers};
 use crate::{NEGATIVE, OK, UNAVAILABLE};
 
@@ -277,6 +279,95 @@ fn table(rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum KvCmd {
+    /// Print KEY's value (lossy UTF-8, then a newline); exit 1 if absent
+    ///
+    /// --json gives the value, its flags and its CAS id (as mcds clients
+    /// see it, masked per server incarnation, not memcached's raw id).
+    Get {
+        /// The key (after --prefix)
+        key: String,
+    },
+    /// Store VALUE under KEY, replacing any value
+    Set {
+        /// The key (after --prefix)
+        key: String,
+        /// The value
+        value: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Store VALUE under KEY only if KEY is absent; exit 1 if it exists
+    Add {
+        /// The key (after --prefix)
+        key: String,
+        /// The value
+        value: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+    },
+    /// Delete KEY; exit 1 if it was absent
+    Delete {
+        /// The key (after --prefix)
+        key: String,
+    },
+    /// Add DELTA (default 1) to the number under KEY and print the result;
+    /// exit 1 if KEY is absent
+    ///
+    /// memcached's incr: nothing is created when KEY is absent, a value that
+    /// is not a decimal number exits 3, and the result wraps around at 2^64.
+    Incr {
+        /// The key (after --prefix)
+        key: String,
+        /// How much to add (default 1)
+        delta: Option<u64>,
+    },
+    /// Replace KEY's value by what a command makes of it, atomically (CAS)
+    ///
+    /// Runs `/bin/sh -c SHELL_COMMAND` with KEY's value on standard input
+    /// (nothing when absent; MCDS_KV_EXISTS is 1 or 0) and writes exactly
+    /// what it prints on standard output (a trailing newline included: use
+    /// printf) as the new value, only if nobody changed
+    /// KEY meanwhile; if someone did, runs it again on the new value (up to
+    /// --max-attempts times, then exit 5). The command may run several
+    /// times: it must only compute. If it exits non-zero, nothing is
+    /// written and mcds exits 1. Refused (exit 3) on a store without CAS.
+    ///
+    ///   mcds kv update config:version -c 'printf %s $(( $(cat) + 0 + 1 ))'
+    #[command(verbatim_doc_comment)]
+    Update {
+        /// The key (after --prefix)
+        key: String,
+        /// The command: run with /bin/sh -c, KEY's value on standard input
+        #[arg(short = 'c', long = "command", value_name = "SHELL_COMMAND")]
+        shell: String,
+        /// Expire after this long, rounded up to whole seconds (30, 5m, 1d;
+        /// default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+        /// How many reads (and runs of the command) before giving up on a
+        /// key other clients keep changing
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        max_attempts: u32,
+    },
+    /// Make KEY expire --ttl from now, value unchanged; exit 1 if absent
+    Touch {
+        /// The key (after --prefix)
+        key: String,
+        /// The new time to live, rounded up to whole seconds (30, 5m, 1d)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: std::time::Duration,
+    },
 }
 
 #[cfg(test)]

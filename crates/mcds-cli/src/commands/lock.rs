@@ -5,6 +5,7 @@
 //! end of the run) and kills it if mcds dies, so nothing the command started
 //! runs on without the lock.
 
+use clap::{Args, Subcommand};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use mcds_lock::{Lock, Release};
 
 use serde_json::json;
 
-use crate::args::{LockCmd, RunArgs};
+use crate::args::exit_codes_help;
 use crate::context::{CliResult, Ctx, Failure, Target};
 use crate::duration::show;
 use crate::{INVALID_INPUT, LEASE_LOST, NEGATIVE, OK, USAGE};
@@ -381,4 +382,168 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
         }
     }
     1
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LockCmd {
+    /// Run a command while holding lock NAME, like flock(1) across machines
+    ///
+    /// Blocks until the lock is free, unless -n or -w say otherwise. When
+    /// the lock stays held, exits 1 (or the -E code) silently: cron mails
+    /// nothing for an overlap. Otherwise exits with the command's own code.
+    ///
+    /// The lease lasts --ttl and is renewed every ttl/3 while the command
+    /// runs, so --ttl only bounds how long the lock outlives a crashed
+    /// host. The command runs in a process group of its own (it is not in
+    /// the terminal's foreground: lock run is for commands that do not read
+    /// the terminal, as cron jobs do not); when it exits, whatever it left
+    /// running in its group is killed before the lock is released. SIGTERM,
+    /// SIGINT and SIGHUP sent to mcds are passed on to the group; if mcds is
+    /// killed (even with SIGKILL), the group is killed with it. If the lease
+    /// is lost all the same (the server restarted or evicted it, or renewals
+    /// failed until the next would come too late), the group gets SIGTERM,
+    /// then SIGKILL after ttl/6 (0.1 to 5 s), and mcds exits 76. Needs
+    /// --servers or MCDS_SERVERS: an embedded lock would exclude nobody.
+    ///
+    /// Examples:
+    ///   mcds lock run nightly ./report.sh                 # wait for the lock
+    ///   mcds lock run -n nightly ./report.sh              # skip if running
+    ///   mcds lock run -w 5m -E 75 nightly -- make -j2     # wait 5 min, exit 75
+    ///   mcds lock run -n nightly -c 'backup && prune'     # a shell command
+    ///   mcds lock run -n --key report-lock ./report.sh    # the key PHP add()s
+    #[command(
+        after_help = exit_codes_help(),
+        verbatim_doc_comment,
+        override_usage = "mcds lock run [OPTIONS] <NAME|--key KEY> <CMD>...\n       \
+                          mcds lock run [OPTIONS] <NAME|--key KEY> -c <SHELL_COMMAND>"
+    )]
+    Run(RunArgs),
+    /// Show who holds lock NAME (or the lock on --key KEY) and how long its
+    /// lease has left
+    ///
+    /// Prints `held by <owner> for <time left>` and exits 0, or prints
+    /// `free` and exits 1. The owner is `host=<hostname> pid=<pid>` of the
+    /// `mcds lock run` holding it, then the lease's random token (or what
+    /// another application stored under the key).
+    #[command(override_usage = "mcds lock status [OPTIONS] <NAME|--key KEY>")]
+    Status {
+        /// The lock's name (left out with --key)
+        #[arg(required_unless_present = "key")]
+        name: Option<String>,
+        #[command(flatten)]
+        exact: LockKey,
+    },
+}
+
+/// `--key` of the lock commands: an exact key instead of NAME.
+#[derive(Args, Debug)]
+pub(crate) struct LockKey {
+    /// Use this exact memcached key instead of the lock NAME (whose key is
+    /// PREFIX + lock:NAME:owner), for a lock other applications take by
+    /// adding the key, as Symfony Lock's MemcachedStore does: each side
+    /// waits while the other holds it. NAME is then left out (with lock
+    /// run, the command follows --key KEY), and --prefix does not apply (a
+    /// prefix the other application uses belongs in KEY). At most 244
+    /// bytes: the fencing counter is KEY:fence
+    #[arg(long, value_name = "KEY")]
+    pub(crate) key: Option<String>,
+}
+
+/// The options of `lock run`, named as flock(1) names them.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// Do not wait: if the lock is held, exit at once with the conflict
+    /// code (1), printing nothing (flock -n)
+    #[arg(short = 'n', long, conflicts_with = "wait")]
+    pub(crate) nonblock: bool,
+
+    /// Wait at most this long for the lock (1.5, 500ms, 30s, 5m), then exit
+    /// with the conflict code, printing nothing (flock -w). Default: wait
+    /// for as long as it takes
+    #[arg(short = 'w', long, alias = "timeout", value_name = "DURATION",
+          value_parser = crate::duration::parse)]
+    pub(crate) wait: Option<std::time::Duration>,
+
+    /// The exit code when the lock was not acquired (flock -E)
+    #[arg(short = 'E', long, default_value_t = 1, value_name = "CODE")]
+    pub(crate) conflict_exit_code: u8,
+
+    /// Run this shell command with `/bin/sh -c` instead of CMD (flock -c)
+    #[arg(
+        short = 'c',
+        long = "command",
+        value_name = "SHELL_COMMAND",
+        conflicts_with = "cmd"
+    )]
+    pub(crate) shell: Option<String>,
+
+    /// Lease length (1.5, 500ms, 30s, 5m); renewed every ttl/3 while the
+    /// command runs, so it only bounds how long the lock outlives a host
+    /// that died holding it
+    #[arg(long, default_value = "30s", value_name = "DURATION",
+          value_parser = crate::duration::parse)]
+    pub(crate) ttl: std::time::Duration,
+
+    /// Pass a fencing token to the command in MCDS_FENCING_TOKEN: a number
+    /// that grows with every acquire, for the resource to reject writes
+    /// from an older holder
+    #[arg(long)]
+    pub(crate) fencing: bool,
+
+    #[command(flatten)]
+    pub(crate) exact: LockKey,
+
+    /// The lock's name: every host that runs the job must use the same one
+    /// (left out with --key)
+    #[arg(required_unless_present = "key")]
+    pub(crate) name: Option<String>,
+
+    /// The command and its arguments (a `--` before it is optional)
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present_any = ["shell", "key"],
+        value_name = "CMD"
+    )]
+    pub(crate) cmd: Vec<String>,
+
+    /// Options given after the word clap took for NAME (set by
+    /// [`RunArgs::note_option_order`]): with --key that word is the
+    /// command's first, so they were meant for the command.
+    #[arg(skip)]
+    pub(crate) options_after_name: Vec<String>,
+}
+
+impl RunArgs {
+    /// Record in `options_after_name` the options of `lock run` (`command`
+    /// and `matches` are its own) that the command line gave after NAME.
+    /// Only the parsed matches know the order.
+    pub(crate) fn note_option_order(
+        &mut self,
+        command: &clap::Command,
+        matches: &clap::ArgMatches,
+    ) {
+        let Some(name_at) = matches.index_of("name") else {
+            return;
+        };
+        self.options_after_name = matches
+            .ids()
+            .map(|id| id.as_str())
+            .filter(|&id| !matches!(id, "name" | "cmd"))
+            .filter(|&id| {
+                matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+                    && matches.index_of(id).is_some_and(|at| at > name_at)
+            })
+            .map(|id| {
+                let long = command
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .and_then(clap::Arg::get_long);
+                format!("--{}", long.unwrap_or(id))
+            })
+            .collect();
+    }
 }

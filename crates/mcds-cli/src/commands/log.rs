@@ -1,6 +1,7 @@
 //! `mcds log`: an event log (mcds-eventlog), and `log since --follow`, a
 //! `tail -f` for it.
 
+use clap::{Args, Subcommand};
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -8,7 +9,6 @@ use mcds_core::Error;
 use mcds_eventlog::{Cursor, Event, EventLog};
 use serde_json::json;
 
-use crate::args::{CursorArg, LogCmd, LogShape};
 use crate::context::{CliResult, Ctx, Failure, json_line};
 use crate::{INVALID_INPUT, OK, UNAVAILABLE};
 
@@ -209,4 +209,112 @@ fn print_batch(
 /// The event log NAME, in the shape the command line gives.
 fn open(ctx: &Ctx, name: &str, shape: &LogShape) -> Result<EventLog, Error> {
     EventLog::new(&ctx.scope, name, shape.chunk, shape.chunks)
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+#[derive(Args, Debug)]
+pub(crate) struct LogShape {
+    /// Chunk length, whole seconds (60, 1m, 1h)
+    #[arg(long, value_parser = crate::duration::parse, default_value = "60")]
+    pub(crate) chunk: std::time::Duration,
+    /// Number of chunks (the log keeps (chunks - 1) * chunk seconds)
+    #[arg(long, default_value_t = 61)]
+    pub(crate) chunks: usize,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LogCmd {
+    /// Append an event
+    Put {
+        /// The log
+        name: String,
+        /// The event's text
+        payload: String,
+        /// Event time in Unix milliseconds (default now)
+        #[arg(long)]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+    /// Print events as `<unix ms> <payload>`, in time order
+    Fetch {
+        /// The log
+        name: String,
+        /// The first Unix millisecond (default: the oldest event kept)
+        #[arg(long)]
+        from_ms: Option<u64>,
+        /// The last Unix millisecond (default: now)
+        #[arg(long)]
+        to_ms: Option<u64>,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+    /// Print the events after a cursor, as `<unix ms> <payload>` lines; with
+    /// --follow keep polling for new ones, like `tail -f`
+    ///
+    /// A cursor is `MS:N` (after the first N events at Unix millisecond MS,
+    /// and everything before MS), as mcds prints it, or `MS` alone (after
+    /// every event up to and including MS), or `now`. Without --cursor:
+    /// every event still in the log.
+    ///
+    /// To resume where a run stopped, pass the cursor it printed: with
+    /// --print-cursor a last line `cursor MS:N` follows the events (with
+    /// --follow, after each batch); under --json every event line carries
+    /// the cursor to resume after it, and --print-cursor adds a line
+    /// {"cursor":"MS:N"}.
+    ///
+    /// With --follow, mcds polls every --interval until it is killed or its
+    /// output is closed (exit 0 either way, e.g. `| head -1`); stdout is
+    /// flushed after each batch. An unavailable server is reported on
+    /// stderr once and polling goes on.
+    Since {
+        /// The log
+        name: String,
+        /// Where to start: MS:N, MS or now (default: the oldest event kept)
+        #[arg(long, value_parser = parse_cursor)]
+        cursor: Option<CursorArg>,
+        /// Keep polling for new events until killed
+        #[arg(long)]
+        follow: bool,
+        /// With --follow, how often to poll (1.5, 500ms, 5s)
+        #[arg(long, value_parser = crate::duration::parse, default_value = "1s", requires = "follow")]
+        interval: std::time::Duration,
+        /// After the events, print the cursor to resume from: `cursor MS:N`
+        #[arg(long)]
+        print_cursor: bool,
+        #[command(flatten)]
+        shape: LogShape,
+    },
+}
+
+/// A `--cursor` of `log since`: a position, or `now` (resolved when the
+/// command runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CursorArg {
+    /// After the first `seen_at_ms` events at `at_ms`.
+    At(mcds_eventlog::Cursor),
+    /// After every event up to the current time.
+    Now,
+}
+
+/// Parse `MS:N`, `MS` or `now` (see `log since --help`).
+pub(crate) fn parse_cursor(text: &str) -> Result<CursorArg, String> {
+    let bad = || {
+        format!(
+            "invalid cursor {text:?}: use MS:N as mcds prints it (e.g. 1767225600123:1), a Unix time in ms (after every event up to it), or now"
+        )
+    };
+    let text = text.trim();
+    if text == "now" {
+        return Ok(CursorArg::Now);
+    }
+    Ok(CursorArg::At(match text.split_once(':') {
+        Some((ms, n)) => mcds_eventlog::Cursor {
+            at_ms: ms.parse().map_err(|_| bad())?,
+            seen_at_ms: n.parse().map_err(|_| bad())?,
+        },
+        None => mcds_eventlog::Cursor::after(text.parse().map_err(|_| bad())?),
+    }))
 }

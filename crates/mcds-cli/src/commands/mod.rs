@@ -19,3 +19,13 @@ pub(crate) use pool::pool;
 pub(crate) use set::{set, sharded_set, table};
 pub(crate) use sketch::{bitmap, bloom, hll, leaderboard, sbloom};
 pub(crate) use timeseries::{packed, series};
+
+// The clap types of each command, for `crate::args::Cmd`.
+pub(crate) use counter::{CounterCmd, LimitCmd, MapCmd, ShadowCmd, ViewCmd, WindowCmd};
+pub(crate) use kv::KvCmd;
+pub(crate) use lock::LockCmd;
+pub(crate) use log::LogCmd;
+pub(crate) use pool::PoolCmd;
+pub(crate) use set::{SetCmd, ShardedSetCmd, TableCmd};
+pub(crate) use sketch::{BitmapCmd, BloomCmd, HllCmd, LeaderboardCmd, SbloomCmd};
+pub(crate) use timeseries::{PackedCmd, SeriesCmd};

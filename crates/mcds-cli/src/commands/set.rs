@@ -1,11 +1,11 @@
 //! `mcds set`, `mcds table` and `mcds sharded-set`: the mcds-set
 //! structures (sets of strings, tables, sharded sets).
 
+use clap::{Args, Subcommand};
 use mcds_core::Error;
 use mcds_set::{Set, ShardedSet, Table};
 use serde_json::json;
 
-use crate::args::{SetCmd, ShardedSetCmd, TableCmd};
 use crate::context::{CliResult, Ctx, json_line, line};
 use crate::{NEGATIVE, OK};
 
@@ -197,4 +197,153 @@ pub(crate) fn sharded_set(ctx: &Ctx, cmd: ShardedSetCmd) -> CliResult {
             Ok(OK)
         }
     }
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SetCmd {
+    /// Add members
+    Add {
+        /// The set
+        name: String,
+        /// The members to add (any strings)
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Remove members
+    Remove {
+        /// The set
+        name: String,
+        /// The members to remove
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Print the members, one per line, in insertion order
+    Members {
+        /// The set
+        name: String,
+    },
+    /// Exit 0 if MEMBER is in the set, 1 if not (prints true or false)
+    Contains {
+        /// The set
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Rewrite the set without the tokens of removed members; prints
+    /// whether it was rewritten
+    ///
+    /// false: there was nothing to drop, or another client wrote meanwhile
+    /// (nothing is lost; run it again).
+    Compact {
+        /// The set
+        name: String,
+    },
+}
+
+/// The shape of a sharded set.
+#[derive(Args, Debug)]
+pub(crate) struct ShardedShape {
+    /// Number of shards, 1 to 4096. Every client must use the same number:
+    /// with another one, members are looked for in other shards and seem
+    /// missing
+    #[arg(long)]
+    pub(crate) shards: usize,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ShardedSetCmd {
+    /// Add members (one append per shard touched)
+    Add {
+        /// The set
+        name: String,
+        /// The members to add
+        #[arg(required = true)]
+        members: Vec<String>,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Remove members
+    Remove {
+        /// The set
+        name: String,
+        /// The members to remove
+        #[arg(required = true)]
+        members: Vec<String>,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Print the members, one per line, shard by shard
+    Members {
+        /// The set
+        name: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Exit 0 if MEMBER is in the set, 1 if not (prints true or false)
+    Contains {
+        /// The set
+        name: String,
+        /// The member
+        member: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+    /// Rewrite every shard that holds tokens of removed members
+    Compact {
+        /// The set
+        name: String,
+        #[command(flatten)]
+        shape: ShardedShape,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum TableCmd {
+    /// Set MEMBER's value, adding the member if it is new
+    Set {
+        /// The table
+        name: String,
+        /// The member (any string)
+        member: String,
+        /// Its value
+        value: String,
+    },
+    /// Print MEMBER's value; exit 1 (printing nothing) if it is absent
+    Get {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Print true and exit 0 if MEMBER is present, else false and exit 1
+    Has {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Remove MEMBER; exit 1 if it was absent
+    Delete {
+        /// The table
+        name: String,
+        /// The member
+        member: String,
+    },
+    /// Print `member<TAB>value` per member, in insertion order
+    ///
+    /// Members and values are printed as they are (invalid UTF-8 lossily);
+    /// for text with tabs or newlines use --json, which prints one array of
+    /// {"member": …, "value": …} objects.
+    Entries {
+        /// The table
+        name: String,
+    },
+    /// Print the members, one per line, in insertion order
+    Keys {
+        /// The table
+        name: String,
+    },
 }

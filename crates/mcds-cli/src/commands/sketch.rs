@@ -1,13 +1,12 @@
 //! `mcds hll`, `mcds bloom`, `mcds bitmap`, `mcds leaderboard` and `mcds
 //! sbloom`: the mcds-sketch structures.
 
+use clap::{Args, Subcommand};
 use mcds_core::Ttl;
 use mcds_sketch::{ActivityBitmap, BloomFilter, HyperLogLog, Leaderboard, ScalableBloomFilter};
 use serde_json::{Value, json};
 
-use crate::args::{
-    BitmapCmd, BitmapShape, BloomCmd, BloomShape, HllCmd, LeaderboardCmd, SbloomCmd, SbloomShape,
-};
+use crate::args::positive_duration;
 use crate::context::{CliResult, Ctx, json_line, line};
 use crate::{NEGATIVE, OK};
 
@@ -248,4 +247,240 @@ pub(crate) fn sbloom(ctx: &Ctx, cmd: SbloomCmd) -> CliResult {
         }
     }
     Ok(OK)
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum HllCmd {
+    /// Add elements; prints 1 if the estimate may have changed, else 0
+    Add {
+        /// The sketch
+        name: String,
+        /// The elements to add
+        #[arg(required = true)]
+        elements: Vec<String>,
+    },
+    /// Print the estimated number of distinct elements (of the union, for
+    /// several names)
+    Count {
+        /// The sketches (several: the count of their union)
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Write the union of TARGET and SOURCES into TARGET
+    Merge {
+        /// The sketch to merge into (it keeps its own elements)
+        target: String,
+        /// The sketches to merge
+        #[arg(required = true)]
+        sources: Vec<String>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BloomShape {
+    /// Expected number of elements (every client must use the same)
+    #[arg(long)]
+    pub(crate) capacity: u64,
+    /// False-positive rate at capacity, e.g. 0.01
+    #[arg(long, default_value_t = 0.01)]
+    pub(crate) fpr: f64,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum BloomCmd {
+    /// Add elements; prints how many were new
+    Add {
+        /// The filter
+        name: String,
+        /// The elements to add
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: BloomShape,
+    },
+    /// Exit 0 if ELEMENT may have been added, 1 if it certainly was not
+    Check {
+        /// The filter
+        name: String,
+        /// The element to look for
+        element: String,
+        #[command(flatten)]
+        shape: BloomShape,
+    },
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BitmapShape {
+    /// Unix seconds of bit 0
+    #[arg(long, default_value_t = 0)]
+    pub(crate) start: u64,
+    /// Time per bit (86400, 1d, 1h, 500ms)
+    #[arg(long, value_parser = crate::duration::parse, default_value = "1d")]
+    pub(crate) unit: std::time::Duration,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum BitmapCmd {
+    /// Set the bit of the unit containing --at-ms (default now), or bit
+    /// --index; prints the previous bit
+    Mark {
+        /// The bitmap
+        name: String,
+        /// Unix milliseconds (default now)
+        #[arg(long, conflicts_with = "index")]
+        at_ms: Option<u64>,
+        /// A bit index instead of a time
+        #[arg(long)]
+        index: Option<u64>,
+        #[command(flatten)]
+        shape: BitmapShape,
+    },
+    /// Print how many bits are set in FIRST..=LAST (bit indexes)
+    Count {
+        /// The bitmap
+        name: String,
+        /// The first bit index counted
+        first: u64,
+        /// The last bit index counted
+        last: u64,
+        #[command(flatten)]
+        shape: BitmapShape,
+    },
+}
+
+/// The shape of a leaderboard.
+#[derive(Args, Debug)]
+pub(crate) struct BoardShape {
+    /// Members the board keeps: counts are exact up to this many members,
+    /// then each overestimates by at most total/capacity (shown as its
+    /// error). Every client of a board must use the same
+    #[arg(long)]
+    pub(crate) capacity: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LeaderboardCmd {
+    /// Add BY (default 1) to MEMBER's count; prints its new count
+    Incr {
+        /// The board
+        name: String,
+        /// The member (at most 128 bytes; the empty member is one too)
+        member: String,
+        /// How much to add, at least 1 (default 1)
+        by: Option<u64>,
+        /// Let the board expire this long after its last increment (30, 5m,
+        /// 1d; default: never)
+        #[arg(long, value_parser = positive_duration)]
+        ttl: Option<std::time::Duration>,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print the K members with the largest counts, largest first:
+    /// `member<TAB>count<TAB>error` per line
+    ///
+    /// The error is how much the count may overestimate (0 while the board
+    /// is exact). --json prints one array of {"member", "count", "error"}
+    /// objects.
+    Top {
+        /// The board
+        name: String,
+        /// How many members
+        #[arg(short = 'k', value_name = "K", default_value_t = 10)]
+        k: usize,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print MEMBER's count; exit 1 (printing nothing) if it is not on the
+    /// board
+    ///
+    /// --json adds its error (how much the count may overestimate). A
+    /// member off the board has a true count of at most the board's
+    /// max_error (see `summary`).
+    Score {
+        /// The board
+        name: String,
+        /// The member
+        member: String,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Print the board's state: `members=N capacity=C total=T exact=BOOL
+    /// max_error=E`
+    ///
+    /// total is the sum of every increment counted; max_error how much a
+    /// count may overestimate, and the most a member off the board can have
+    /// (0 while exact).
+    Summary {
+        /// The board
+        name: String,
+        #[command(flatten)]
+        shape: BoardShape,
+    },
+    /// Delete the board
+    Clear {
+        /// The board
+        name: String,
+    },
+}
+
+/// The shape of a scalable Bloom filter: every client of one filter must
+/// use the same.
+#[derive(Args, Debug)]
+pub(crate) struct SbloomShape {
+    /// Elements the first layer takes; when it is full a layer --growth
+    /// times larger is added, and so on
+    #[arg(long)]
+    pub(crate) capacity: u64,
+    /// False-positive rate of the whole filter, however many layers it
+    /// grows, e.g. 0.01
+    #[arg(long, default_value_t = 0.01)]
+    pub(crate) fpr: f64,
+    /// How many times larger each layer is than the one before, 1 to 16
+    #[arg(long, default_value_t = 2)]
+    pub(crate) growth: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SbloomCmd {
+    /// Add elements; prints how many were new
+    Add {
+        /// The filter
+        name: String,
+        /// The elements to add
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Exit 0 if every ELEMENT may have been added, 1 if one certainly was
+    /// not
+    ///
+    /// Prints nothing; --json prints one object per element, with
+    /// "maybe_present".
+    Check {
+        /// The filter
+        name: String,
+        /// The elements to look for (one round trip for all)
+        #[arg(required = true)]
+        elements: Vec<String>,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Print how many layers the filter has grown to
+    Layers {
+        /// The filter
+        name: String,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
+    /// Delete the filter, every layer of it
+    Clear {
+        /// The filter
+        name: String,
+        #[command(flatten)]
+        shape: SbloomShape,
+    },
 }

@@ -1,15 +1,13 @@
 //! `mcds series` and `mcds packed`: the mcds-timeseries structures (time
 //! series of integer samples, packed per-slot counters).
 
+use clap::{Args, Subcommand};
 use std::time::Duration;
 
 use mcds_core::Error;
 use mcds_timeseries::{Bucket, PackedSeries, Stats, TimeSeries};
 use serde_json::{Value, json};
 
-use crate::args::{
-    PackedCmd, PackedShape, SeriesCmd, SeriesMulti, SeriesQuery, SeriesRead, SeriesShape,
-};
 use crate::context::{CliResult, Ctx, Failure, json_line};
 use crate::{INVALID_INPUT, NEGATIVE, OK};
 
@@ -304,6 +302,281 @@ fn open_series(ctx: &Ctx, name: &str, shape: &SeriesShape) -> Result<TimeSeries,
     Ok(TimeSeries::new(&ctx.scope, name, &shape.resolutions)?
         .with_loss_check(!shape.trust.no_loss_check)
         .with_max_clock_skew(shape.trust.max_clock_skew))
+}
+
+// ---- the command line: clap's types for these commands (their doc
+// comments are the `--help` text) ----
+
+/// The time range of a read: Unix milliseconds, inclusive, or the last
+/// DURATION.
+#[derive(Args, Debug)]
+pub(crate) struct TimeRange {
+    /// A Unix millisecond in the first bucket (or slot) read: reads take
+    /// whole buckets (default: the oldest kept, at most the newest 10000
+    /// buckets or 100000 slots a read takes)
+    #[arg(long, value_name = "MS", conflicts_with = "last")]
+    pub(crate) from_ms: Option<u64>,
+    /// A Unix millisecond in the last bucket (or slot) read (default: now)
+    #[arg(long, value_name = "MS")]
+    pub(crate) to_ms: Option<u64>,
+    /// Read from DURATION before --to-ms (or now) instead of from --from-ms
+    /// (5m, 1h, 1d)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) last: Option<std::time::Duration>,
+}
+
+impl TimeRange {
+    /// `(from_ms, to_ms)`, with `now_ms` for what is left out. Without a
+    /// start, the read starts `max_units - 1` units of `unit` before its end
+    /// (the most one read takes; the library skips what is past retention).
+    /// A start after the end is an error, not an empty range.
+    pub(crate) fn resolve(
+        &self,
+        now_ms: u64,
+        unit: std::time::Duration,
+        max_units: u64,
+    ) -> Result<(u64, u64), mcds_core::Error> {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let to = self.to_ms.unwrap_or(now_ms);
+        let from = match (self.last, self.from_ms) {
+            (Some(last), _) => to.saturating_sub(ms(last)),
+            (None, Some(from)) => from,
+            (None, None) => {
+                let unit = ms(unit).max(1);
+                (to / unit).saturating_sub(max_units.saturating_sub(1)) * unit
+            }
+        };
+        if from > to {
+            return Err(mcds_core::Error::InvalidArgument(format!(
+                "--from-ms {from} is after --to-ms {to}: give the earlier time first"
+            )));
+        }
+        Ok((from, to))
+    }
+}
+
+/// `--resolution STEP:RETENTION` of `series`.
+pub(crate) fn parse_resolution(text: &str) -> Result<mcds_timeseries::Resolution, String> {
+    let Some((step, retention)) = text.split_once(':') else {
+        return Err(format!(
+            "invalid resolution {text:?}: use STEP:RETENTION, e.g. 1m:1d (buckets of a minute, kept a day)"
+        ));
+    };
+    let step = crate::duration::parse(step)?;
+    let retention = crate::duration::parse(retention)?;
+    mcds_timeseries::Resolution::new(step, retention).map_err(|e| e.to_string())
+}
+
+/// The shape of a time series: every client of one series must give the
+/// same resolutions.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesShape {
+    /// A resolution: buckets of STEP, readable for RETENTION after they end
+    /// (1s:1h, 1m:1d, 1h:30d). Repeat it to record at several at once (up
+    /// to 8, distinct steps); every client of a series gives the same ones
+    #[arg(long = "resolution", value_name = "STEP:RETENTION", required = true,
+          value_parser = parse_resolution)]
+    pub(crate) resolutions: Vec<mcds_timeseries::Resolution>,
+    #[command(flatten)]
+    pub(crate) trust: LossCheck,
+}
+
+/// How a time series' reads tell lost data, and the clock skew they allow.
+#[derive(Args, Debug)]
+pub(crate) struct LossCheck {
+    /// Read what the servers hold without asking whether they lost items
+    /// (a restart, flush or eviction) since the data was written. By
+    /// default a read fails (exit 3, "may have lost data") for a bucket
+    /// its server cannot vouch for, including one from before the server
+    /// started; with this, such a bucket may read short or empty
+    #[arg(long)]
+    pub(crate) no_loss_check: bool,
+    /// The most the clocks of the series' clients differ by: a sample may
+    /// lie at most this far ahead of now, and a read vouches for a bucket
+    /// that starts twice this long after its server's last loss
+    #[arg(long, value_name = "DURATION", default_value = "60s",
+          value_parser = crate::duration::parse)]
+    pub(crate) max_clock_skew: std::time::Duration,
+}
+
+/// What a read of a time series covers, and at which resolution.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesRead {
+    #[command(flatten)]
+    pub(crate) range: TimeRange,
+    /// The bucket length read: one of the --resolution steps (default: the
+    /// finest)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) step: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub(crate) shape: SeriesShape,
+}
+
+/// A read of one time series.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesQuery {
+    /// The series
+    pub(crate) name: String,
+    #[command(flatten)]
+    pub(crate) read: SeriesRead,
+}
+
+/// A read of several time series at once.
+#[derive(Args, Debug)]
+pub(crate) struct SeriesMulti {
+    /// The series (all recorded at --step)
+    #[arg(required = true)]
+    pub(crate) names: Vec<String>,
+    #[command(flatten)]
+    pub(crate) read: SeriesRead,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SeriesCmd {
+    /// Record a sample VALUE at --at-ms (default now), at every resolution
+    ///
+    /// Prints nothing (--json: the sample, and "recorded": false when it is
+    /// past every retention). Counts, sums, min and max are exact under any
+    /// number of concurrent recorders: each bucket is updated by CAS, which
+    /// needs a memcached reached directly (not through a proxy). A sample
+    /// older than every resolution's retention is not recorded (a warning
+    /// says so; exit 0); one more than --max-clock-skew ahead of now is
+    /// refused (exit 3).
+    Record {
+        /// The series
+        name: String,
+        /// The sample, an integer (negative ones too)
+        #[arg(allow_negative_numbers = true)]
+        value: i64,
+        /// Sample time in Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: SeriesShape,
+    },
+    /// Print the non-empty buckets of the range, oldest first, one line
+    /// each: `START_MS COUNT SUM MIN MAX AVG`
+    ///
+    /// --json: one object per bucket and line (as everywhere under --json,
+    /// a number beyond 2^53 − 1 is a string).
+    Range(SeriesQuery),
+    /// Print the aggregates of every sample in the range: `COUNT SUM MIN MAX
+    /// AVG`; exit 1 (printing nothing) when it has none
+    Aggregate(SeriesQuery),
+    /// Print how many samples the range holds
+    Count(SeriesQuery),
+    /// Print the exact sum of the range's samples (0 when none)
+    Sum(SeriesQuery),
+    /// Print the mean of the range's samples; exit 1 (printing nothing)
+    /// when it has none
+    Avg(SeriesQuery),
+    /// Print the smallest sample of the range; exit 1 (printing nothing)
+    /// when it has none
+    Min(SeriesQuery),
+    /// Print the largest sample of the range; exit 1 (printing nothing)
+    /// when it has none
+    Max(SeriesQuery),
+    /// Print the buckets where any of the series has samples, each merging
+    /// their samples there (as `range` prints them)
+    ///
+    /// Say the latency of every server of a fleet, per minute: `mcds series
+    /// union latency:web1 latency:web2 --step 1m --last 1h --resolution 1m:1d`.
+    /// The series are read in one batch.
+    Union(SeriesMulti),
+    /// Print the buckets where every one of the series has samples, each
+    /// merging their samples there (as `range` prints them)
+    Intersection(SeriesMulti),
+}
+
+/// How wide a packed series' slots are.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum Width {
+    /// 1 byte, counts to 255
+    U8,
+    /// 2 bytes, counts to 65535
+    U16,
+    /// 4 bytes, counts to 4294967295
+    U32,
+}
+
+impl From<Width> for mcds_timeseries::SlotWidth {
+    fn from(width: Width) -> Self {
+        match width {
+            Width::U8 => mcds_timeseries::SlotWidth::U8,
+            Width::U16 => mcds_timeseries::SlotWidth::U16,
+            Width::U32 => mcds_timeseries::SlotWidth::U32,
+        }
+    }
+}
+
+/// The shape of a packed series: every client of one series must give the
+/// same --slot, --period and --width.
+#[derive(Args, Debug)]
+pub(crate) struct PackedShape {
+    /// Slot length: each slot counts the events of this long (1m, 1h, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) slot: std::time::Duration,
+    /// How long one item covers: a whole number of slots, 1 to 65536 of them
+    /// (--period 1d with --slot 1m: 1440 slots per item)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) period: std::time::Duration,
+    /// Slot width; a slot's count saturates at its largest value
+    #[arg(long, value_enum, default_value = "u32")]
+    pub(crate) width: Width,
+    /// How long a period stays readable after it ends (default: one period)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub(crate) retention: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub(crate) trust: LossCheck,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum PackedCmd {
+    /// Add DELTA (default 1) to the slot of --at-ms (default now); prints
+    /// the slot's new count
+    ///
+    /// The count saturates at the width's largest value (255 for u8). A slot
+    /// past retention is refused (exit 3).
+    Incr {
+        /// The series
+        name: String,
+        /// How much to add (default 1)
+        delta: Option<u32>,
+        /// A time in the slot, Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print the count of the slot of --at-ms (default now)
+    Get {
+        /// The series
+        name: String,
+        /// A time in the slot, Unix milliseconds (default now)
+        #[arg(long, value_name = "MS")]
+        at_ms: Option<u64>,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print every slot of the range within retention, oldest first, zeros
+    /// included: `START_MS COUNT` per line (at most 100000 slots)
+    Range {
+        /// The series
+        name: String,
+        #[command(flatten)]
+        range: TimeRange,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
+    /// Print the sum of the slots of the range
+    Sum {
+        /// The series
+        name: String,
+        #[command(flatten)]
+        range: TimeRange,
+        #[command(flatten)]
+        shape: PackedShape,
+    },
 }
 
 #[cfg(test)]
