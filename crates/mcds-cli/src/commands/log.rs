@@ -318,3 +318,23 @@ pub(crate) fn parse_cursor(text: &str) -> Result<CursorArg, String> {
         None => mcds_eventlog::Cursor::after(text.parse().map_err(|_| bad())?),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_back_what_log_since_prints() {
+        use mcds_eventlog::Cursor;
+        let at = |at_ms, seen_at_ms| Ok(CursorArg::At(Cursor { at_ms, seen_at_ms }));
+        assert_eq!(parse_cursor("1767225600123:2"), at(1_767_225_600_123, 2));
+        assert_eq!(parse_cursor("0:0"), at(0, 0));
+        // A bare time: after every event up to and including it.
+        assert_eq!(parse_cursor("1000"), at(1001, 0));
+        assert_eq!(parse_cursor("now"), Ok(CursorArg::Now));
+        for bad in ["", "x", "1:", ":1", "1:2:3", "-5", "1.5"] {
+            let e = parse_cursor(bad).unwrap_err();
+            assert!(e.contains("MS:N"), "{bad}: {e}");
+        }
+    }
+}

@@ -616,4 +616,56 @@ mod tests {
         s.merge(&Stats::of(-5));
         assert_eq!(stats_text(&s), "2 5 -5 10 2.5");
     }
+
+    #[test]
+    fn resolutions_are_step_colon_retention() {
+        use std::time::Duration;
+        let r = parse_resolution("1m:1d").unwrap();
+        assert_eq!(
+            (r.step(), r.retention()),
+            (Duration::from_secs(60), Duration::from_secs(86_400))
+        );
+        let r = parse_resolution("500ms:1h30m").unwrap();
+        assert_eq!(
+            (r.step(), r.retention()),
+            (Duration::from_millis(500), Duration::from_secs(5400))
+        );
+        for (bad, says) in [
+            ("1m", "STEP:RETENTION"),
+            ("", "STEP:RETENTION"),
+            ("1m:", "500ms"),
+            ("x:1d", "500ms"),
+            ("1m:1s", "raise it"),
+            ("0:1d", "step"),
+        ] {
+            let e = parse_resolution(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn time_ranges_default_to_the_most_one_read_takes_up_to_now() {
+        use std::time::Duration;
+        let range = |from_ms, to_ms, last: Option<u64>| TimeRange {
+            from_ms,
+            to_ms,
+            last: last.map(Duration::from_secs),
+        };
+        let resolve = |r: TimeRange| r.resolve(5000, Duration::from_millis(10), 1000).unwrap();
+        assert_eq!(resolve(range(None, None, None)), (0, 5000));
+        assert_eq!(
+            range(None, None, None)
+                .resolve(5000, Duration::from_millis(10), 100)
+                .unwrap(),
+            (4010, 5000),
+            "100 units of 10 ms, the last one 5000's"
+        );
+        assert_eq!(resolve(range(Some(10), Some(20), None)), (10, 20));
+        assert_eq!(resolve(range(None, None, Some(2))), (3000, 5000));
+        assert_eq!(resolve(range(None, Some(4000), Some(2))), (2000, 4000));
+        assert_eq!(resolve(range(None, None, Some(60))), (0, 5000));
+        let reversed =
+            range(Some(30), Some(20), None).resolve(5000, Duration::from_millis(10), 1000);
+        assert!(reversed.unwrap_err().to_string().contains("after --to-ms"));
+    }
 }
