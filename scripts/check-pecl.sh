@@ -121,22 +121,8 @@ if ldd "$ext" | grep -q libmcds; then fail "mcds.so links libmcds.so: $(ldd "$ex
 echo "pecl install: $ext in $(( $(date +%s) - started ))s, libmcds linked statically (ldd: $(ldd "$ext" | awk '{print $1}' | tr '\n' ' '))"
 
 # A smoke test of what pecl installed, against a real memcached.
-user_args=()
-if [ "$(id -u)" -eq 0 ]; then user_args=(-u root); fi
-free_port() { php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); $n = stream_socket_get_name($s, false); echo substr($n, strrpos($n, ":") + 1);'; }
-for try in 1 2 3; do
-  port=$(free_port)
-  setpriv --pdeathsig KILL memcached -l 127.0.0.1 -p "$port" -U 0 -m 16 "${user_args[@]}" >/dev/null 2>&1 &
-  mc_pid=$!
-  for _ in $(seq 100); do
-    php -r 'exit(@stream_socket_client("tcp://127.0.0.1:'"$port"'", $e, $s, 0.2) ? 0 : 1);' && break 2
-    kill -0 "$mc_pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  kill -KILL "$mc_pid" 2>/dev/null || true
-  mc_pid=""
-  [ "$try" -lt 3 ] || fail "memcached did not start"
-done
+source "$root/scripts/lib/memcached.sh"
+start_memcached || fail "memcached did not start"
 cat >"$tmp/smoke.php" <<'PHP'
 <?php
 $store = Mcds\Store::fromConfig(persistentId: 'pecl');
@@ -148,7 +134,7 @@ printf("mcds %s (libmcds %s): hits %d, lock %s, set %s, persistent %s\n", phpver
     $hits->incr() + $hits->incr(), $lock->synchronized(fn () => 'ran'), json_encode($set->members()),
     var_export($store->isPersistent(), true));
 PHP
-smoke=$(php -d extension="$ext" -d mcds.servers="127.0.0.1:$port" "$tmp/smoke.php")
+smoke=$(php -d extension="$ext" -d mcds.servers="$mc_addr" "$tmp/smoke.php")
 echo "smoke: $smoke"
 [ "$smoke" = "mcds $version (libmcds $version): hits 3, lock ran, set [\"a\"], persistent true" ] || fail "the smoke script printed: $smoke"
 

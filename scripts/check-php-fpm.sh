@@ -64,7 +64,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "check-php-fpm: FAILED: $*" >&2; [ -f "$tmp/fpm.log" ] && sed 's/^/  fpm.log: /' "$tmp/fpm.log" >&2; exit 1; }
 
-free_port() { php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); $n = stream_socket_get_name($s, false); echo substr($n, strrpos($n, ":") + 1);'; }
+source "$root/scripts/lib/memcached.sh" # free_port, start_memcached
 wait_port() { # wait_port PORT PID: until something listens on 127.0.0.1:PORT (or PID died)
   for _ in $(seq 100); do
     if php -r 'exit(@stream_socket_client("tcp://127.0.0.1:'"$1"'", $e, $s, 0.2) ? 0 : 1);'; then return 0; fi
@@ -75,16 +75,8 @@ wait_port() { # wait_port PORT PID: until something listens on 127.0.0.1:PORT (o
 }
 
 # memcached: a real one, on a free loopback port.
-user_args=()
-if [ "$(id -u)" -eq 0 ]; then user_args=(-u root); fi
-for try in 1 2 3; do
-  mc_port=$(free_port)
-  setpriv --pdeathsig KILL memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 16 "${user_args[@]}" >/dev/null 2>&1 &
-  mc_pid=$!
-  if wait_port "$mc_port" "$mc_pid"; then pids+=("$mc_pid"); break; fi
-  kill -KILL "$mc_pid" 2>/dev/null || true
-  [ "$try" -lt 3 ] || fail "memcached did not start"
-done
+start_memcached || fail "memcached did not start"
+pids+=("$mc_pid")
 mc_stat() { # mc_stat NAME: one value of memcached's stats (this connection counts in total_connections)
   php -r '$s = stream_socket_client("tcp://127.0.0.1:'"$mc_port"'", $e, $m, 2); fwrite($s, "stats\r\nquit\r\n");
     while (($l = fgets($s)) !== false) { if (preg_match("/^STAT '"$1"' (\\d+)/", $l, $x)) { echo $x[1]; exit(0); } } exit(1);'

@@ -87,22 +87,11 @@ awk '/^## Using mcds from C/ { sect = 1 } sect && /^```python$/ { grab = 1; next
      grab && /^```$/ { exit } grab { print }' README.md >"$example"
 [ -s "$example" ] || { echo "no Python example found in README.md" >&2; exit 1; }
 
-free_port() { "$1" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-start_memcached() { # start_memcached PYTHON: sets mc_pid and mc_addr
-  local port as_root=()
-  [ "$(id -u)" -eq 0 ] && as_root=(-u root) # memcached refuses root without -u
-  port=$(free_port "$1")
-  memcached "${as_root[@]}" -l 127.0.0.1 -p "$port" -U 0 -m 16 &
-  mc_pid=$!
-  bg_pids+=("$mc_pid")
-  mc_addr="127.0.0.1:$port"
-  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return; sleep 0.1; done
-  echo "memcached did not start on $mc_addr" >&2
-  return 1
-}
+source scripts/lib/memcached.sh
 run_example() { # run_example PYTHON: the README example on memcached and on the embedded store
   local py=$1 first second embedded
-  start_memcached "$py"
+  start_memcached
+  bg_pids+=("$mc_pid")
   first=$(cd / && bare "$py" "$example" "$mc_addr")
   second=$(cd / && bare "$py" "$example" "$mc_addr")
   kill "$mc_pid"; wait "$mc_pid" 2>/dev/null || true

@@ -395,10 +395,9 @@ static void config_error(const char *format, ...)
 	zend_string_release(message);
 }
 
-/* An ini setting, without the spaces around it ("" when unset). */
-static const char *ini_trimmed(const char *name, size_t *len)
+/* `v` (NULL: "") without the spaces around it; its length in *len. */
+static const char *trimmed(const char *v, size_t *len)
 {
-	const char *v = zend_ini_string_ex((char *)name, strlen(name), 0, NULL);
 	if (v == NULL) {
 		v = "";
 	}
@@ -412,6 +411,12 @@ static const char *ini_trimmed(const char *name, size_t *len)
 	}
 	*len = n;
 	return v;
+}
+
+/* An ini setting, without the spaces around it ("" when unset). */
+static const char *ini_trimmed(const char *name, size_t *len)
+{
+	return trimmed(zend_ini_string_ex((char *)name, strlen(name), 0, NULL), len);
 }
 
 /* mcds.connect_timeout / mcds.io_timeout as a URL option (none when unset). */
@@ -459,17 +464,7 @@ ZEND_METHOD(Mcds_Store, fromConfig)
 	if (servers_len == 0) {
 		/* The process's environment (php-cli, php-cgi; php-fpm clears its
 		 * workers' by default), as the mcds command reads it. */
-		servers = getenv("MCDS_SERVERS");
-		servers_len = 0;
-		if (servers != NULL) {
-			while (isspace((unsigned char)*servers)) {
-				servers++;
-			}
-			servers_len = strlen(servers);
-			while (servers_len > 0 && isspace((unsigned char)servers[servers_len - 1])) {
-				servers_len--;
-			}
-		}
+		servers = trimmed(getenv("MCDS_SERVERS"), &servers_len);
 		what = "Mcds\\Store::fromConfig(): MCDS_SERVERS in the environment (and the ini settings mcds.*)";
 	}
 	if (servers_len == 0) {

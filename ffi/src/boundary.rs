@@ -50,7 +50,9 @@ pub(crate) fn null(what: &str) -> Fail {
 /// Run `body` inside the panic boundary and turn its outcome into a code,
 /// recording the message of a failure for `mcds_last_error_message`.
 pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Fail>) -> mcds_result {
-    crate::cancel::take_stopped(); // a mark no call of ours left (a free's)
+    // Only an op inside a boundary marks a stop (a free runs without the
+    // token); cleared first all the same, so no stale mark is misread.
+    crate::cancel::take_stopped();
     let outcome = catch_unwind(AssertUnwindSafe(body));
     // An op that stopped for the thread's cancellation token marks it, and
     // the call answers MCDS_CANCELLED with the message the structure made

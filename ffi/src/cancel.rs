@@ -218,7 +218,7 @@ pub(crate) struct Cancellable {
 }
 
 impl Cancellable {
-    /// `store`, made cancellable (once: wrapping a wrapper adds nothing).
+    /// `store`, made cancellable.
     pub(crate) fn wrap(store: Arc<dyn Store>) -> Arc<dyn Store> {
         Arc::new(Cancellable { inner: store })
     }

@@ -8,7 +8,7 @@
 
 use ::mcds_core::{Key, Stored};
 
-use crate::boundary::{Fail, boundary, bytes, handle, null, ttl, write};
+use crate::boundary::{Fail, boundary, bytes, handle, out_ptr, ttl, write};
 use crate::list::mcds_bytes_list;
 use crate::result::mcds_result;
 use crate::store::mcds_store;
@@ -64,9 +64,7 @@ pub unsafe extern "C" fn mcds_store_get(
     out_value: *mut *mut mcds_bytes_list,
 ) -> mcds_result {
     boundary(|| {
-        if out_value.is_null() {
-            return Err(null("out_value"));
-        }
+        let out_value = out_ptr(out_value, "out_value")?;
         // SAFETY: forwarded caller contract.
         let (store, key) = unsafe { target(store, key, key_len) }?;
         let value = store
@@ -183,12 +181,8 @@ pub unsafe extern "C" fn mcds_store_incr(
     out_found: *mut bool,
 ) -> mcds_result {
     boundary(|| {
-        if out_value.is_null() {
-            return Err(null("out_value"));
-        }
-        if out_found.is_null() {
-            return Err(null("out_found"));
-        }
+        let out_value = out_ptr(out_value, "out_value")?;
+        let out_found = out_ptr(out_found, "out_found")?;
         // SAFETY: forwarded caller contract.
         let (store, key) = unsafe { target(store, key, key_len) }?;
         let value = store.scope.store().incr(&key, delta)?;
@@ -223,9 +217,7 @@ pub unsafe extern "C" fn mcds_store_incr_or_init(
     out_value: *mut u64,
 ) -> mcds_result {
     boundary(|| {
-        if out_value.is_null() {
-            return Err(null("out_value"));
-        }
+        let out_value = out_ptr(out_value, "out_value")?;
         // SAFETY: forwarded caller contract.
         let (store, key) = unsafe { target(store, key, key_len) }?;
         let value = store

@@ -269,6 +269,19 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
     }
 }
 
+/// The error of a first touch whose field counter (`key`) may exist
+/// unlisted: `what` happened to it, and the way out.
+fn counting_unlisted(key: &Key, what: String) -> Error {
+    let field_key = key.display();
+    Error::Ambiguous {
+        key: field_key.clone(),
+        server: String::new(),
+        reason: format!(
+            "field {field_key} {what}: its amount may count, unlisted; remove the field to clear it"
+        ),
+    }
+}
+
 /// Named fields, each an atomic signed counter, listed and read all at
 /// once: Redis' `HINCRBY`, `HINCRBYFLOAT` (without float drift),
 /// `HGET`, `HGETALL`, `HKEYS`, `HDEL` and `HLEN` on memcached.
@@ -408,8 +421,8 @@ fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
 /// * An increment failing with [`Error::Ambiguous`] may or may not have
 ///   counted. A first touch that cannot tell whether it created the
 ///   counter (no reply came) registers the field before it fails, so a
-///   counter it may have made is listed. A first touch whose registration fails after the counter was
-///   created retries the registration once (a full registry: the
+///   counter it may have made is listed. A first touch whose registration
+///   fails after the counter was created retries the registration once (a full registry: the
 ///   compacting rewrite), then takes the counter back (deleted by its CAS
 ///   id, or, when another client's increment found it meanwhile, `by`
 ///   subtracted again) and returns the error: the call did not happen. If
@@ -644,14 +657,10 @@ impl CounterMap {
                 };
                 return Err(match listed {
                     Ok(()) => e,
-                    Err(again) => Error::Ambiguous {
-                        key: key.display(),
-                        server: String::new(),
-                        reason: format!(
-                            "field {field_key} may have been created ({e}), and registering it failed ({again}): its amount may count, unlisted; remove the field to clear it",
-                            field_key = key.display()
-                        ),
-                    },
+                    Err(again) => counting_unlisted(
+                        key,
+                        format!("may have been created ({e}), and registering it failed ({again})"),
+                    ),
                 });
             }
             Err(e) => return Err(e),
@@ -706,14 +715,12 @@ impl CounterMap {
         };
         match undone {
             Ok(_) => e,
-            Err(undo) => Error::Ambiguous {
-                key: key.display(),
-                server: String::new(),
-                reason: format!(
-                    "field {field_key} was created but could not be registered ({e}), and taking it back failed ({undo}): its amount may count, unlisted; remove the field to clear it",
-                    field_key = key.display()
+            Err(undo) => counting_unlisted(
+                key,
+                format!(
+                    "was created but could not be registered ({e}), and taking it back failed ({undo})"
                 ),
-            },
+            ),
         }
     }
 
