@@ -45,7 +45,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
+use crate::item::{Item, Updated};
 use crate::key::Key;
 use crate::op::{Op, Reply};
 use crate::store::Store;
@@ -67,6 +67,55 @@ pub enum Io {
     /// Never block: await the store's async methods and async timers (the
     /// async API).
     Async,
+}
+
+/// The async twin of each typed [`Store`] method, from the op table (see
+/// [`for_each_op!`](crate::for_each_op)). The blocking mode calls the
+/// store's typed method itself, so a backend's own version of one (the
+/// embedded store answers `incr_or_init` without an `Op`) is used; the
+/// async mode sends the op through [`Store::execute_async`].
+macro_rules! access_methods {
+    (
+        ops { $(
+            $(#[doc = $doc:literal])*
+            $rw:ident $method:ident $variant:ident $shape:tt -> $ret:ty, $accessor:ident;
+        )* }
+        replies { $($replies:tt)* }
+    ) => { $(
+        access_method!($method $variant $shape -> $ret, $accessor);
+    )* };
+}
+
+/// One method of [`access_methods!`].
+macro_rules! access_method {
+    ($method:ident $variant:ident ($ty:ty) -> $ret:ty, $accessor:ident) => {
+        #[doc = concat!("[`Store::", stringify!($method), "`].")]
+        #[inline]
+        #[allow(clippy::needless_lifetimes)]
+        pub async fn $method<'a>(&self, key: $ty) -> Result<$ret> {
+            match self.io {
+                Io::Blocking => self.store.$method(key),
+                Io::Async => self.store.execute_async(&Op::$variant(key)).await?.$accessor(),
+            }
+        }
+    };
+    (
+        $method:ident $variant:ident
+        { $( $(#[$fdoc:meta])* $field:ident : $fty:ty ),* $(,)? } -> $ret:ty, $accessor:ident
+    ) => {
+        #[doc = concat!("[`Store::", stringify!($method), "`].")]
+        #[inline]
+        #[allow(clippy::needless_lifetimes)]
+        pub async fn $method<'a>(&self, $($field: $fty),*) -> Result<$ret> {
+            match self.io {
+                Io::Blocking => self.store.$method($($field),*),
+                Io::Async => {
+                    let op = Op::$variant { $($field),* };
+                    self.store.execute_async(&op).await?.$accessor()
+                }
+            }
+        }
+    };
 }
 
 /// A store and the way to wait for it: what a structure's algorithm uses
@@ -148,110 +197,9 @@ impl<'s> Access<'s> {
         }
     }
 
-    /// [`Store::get`].
-    #[inline]
-    pub async fn get(&self, key: &Key) -> Result<Option<Item>> {
-        self.execute(&Op::Get(key)).await?.item()
-    }
-
-    /// [`Store::set`].
-    #[inline]
-    pub async fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        self.execute(&Op::Set { key, value, ttl }).await?.cas()
-    }
-
-    /// [`Store::add`].
-    #[inline]
-    pub async fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.execute(&Op::Add { key, value, ttl }).await?.stored()
-    }
-
-    /// [`Store::replace`].
-    #[inline]
-    pub async fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.execute(&Op::Replace { key, value, ttl })
-            .await?
-            .stored()
-    }
-
-    /// [`Store::cas`].
-    #[inline]
-    pub async fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        let op = Op::Cas {
-            key,
-            value,
-            ttl,
-            cas,
-        };
-        self.execute(&op).await?.cas_outcome()
-    }
-
-    /// [`Store::incr`].
-    #[inline]
-    pub async fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.execute(&Op::Incr { key, delta }).await?.counter()
-    }
-
-    /// [`Store::decr`].
-    #[inline]
-    pub async fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.execute(&Op::Decr { key, delta }).await?.counter()
-    }
-
-    /// [`Store::incr_or_init`].
-    #[inline]
-    pub async fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        if self.io == Io::Blocking {
-            // The store's own method: the embedded store answers it
-            // without building an `Op` and a `Reply`.
-            return self.store.incr_or_init(key, delta, initial, ttl);
-        }
-        let op = Op::IncrOrInit {
-            key,
-            delta,
-            initial,
-            ttl,
-        };
-        self.execute(&op).await?.value()
-    }
-
-    /// [`Store::delete`].
-    #[inline]
-    pub async fn delete(&self, key: &Key) -> Result<bool> {
-        self.execute(&Op::Delete(key)).await?.applied()
-    }
-
-    /// [`Store::delete_cas`].
-    #[inline]
-    pub async fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        self.execute(&Op::DeleteCas { key, cas }).await?.deleted()
-    }
-
-    /// [`Store::touch`].
-    #[inline]
-    pub async fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        self.execute(&Op::Touch { key, ttl }).await?.applied()
-    }
-
-    /// [`Store::append`].
-    #[inline]
-    pub async fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.execute(&Op::Append { key, value }).await?.applied()
-    }
-
-    /// [`Store::prepend`].
-    #[inline]
-    pub async fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.execute(&Op::Prepend { key, value }).await?.applied()
-    }
-
-    /// [`Store::append_or_add`].
-    #[inline]
-    pub async fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.execute(&Op::AppendOrAdd { key, value, ttl })
-            .await?
-            .done()
-    }
+    // One async method per op of the op table (`get`, `set`, ...,
+    // `touch`): see `access_methods!`.
+    crate::for_each_op!(access_methods);
 
     /// [`Store::get_multi`]: one batch, one result per key; any failure
     /// fails the whole call.

@@ -58,7 +58,7 @@ pub use error::{Error, Result};
 pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, Updated};
 pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
 pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
-pub use op::{Op, Reply, run_pipeline};
+pub use op::{Op, OpArg, OpArgs, OpKind, Reply, run_pipeline};
 pub use random::{random_token, random_u64, stable_hash, stable_hash128};
 pub use retention::Retention;
 pub use scope::Scope;

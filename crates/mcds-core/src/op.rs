@@ -34,281 +34,397 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::item::{CasOutcome, DeleteOutcome, Item, Stored};
 use crate::key::Key;
 use crate::store::Store;
 use crate::ttl::Ttl;
 
-/// One operation of a [`Store::pipeline`] batch: the arguments of the
-/// [`Store`] method of the same name.
-#[derive(Clone, Copy, Debug)]
-pub enum Op<'a> {
-    /// [`Store::get`] → [`Reply::Item`].
-    Get(&'a Key),
-    /// [`Store::set`] → [`Reply::Cas`].
-    Set {
-        /// The key.
-        key: &'a Key,
-        /// The value.
-        value: &'a [u8],
-        /// Its TTL.
-        ttl: Ttl,
-    },
-    /// [`Store::add`] → [`Reply::Stored`].
-    Add {
-        /// The key.
-        key: &'a Key,
-        /// The value.
-        value: &'a [u8],
-        /// Its TTL.
-        ttl: Ttl,
-    },
-    /// [`Store::replace`] → [`Reply::Stored`].
-    Replace {
-        /// The key.
-        key: &'a Key,
-        /// The value.
-        value: &'a [u8],
-        /// Its TTL.
-        ttl: Ttl,
-    },
-    /// [`Store::cas`] → [`Reply::CasOutcome`].
-    Cas {
-        /// The key.
-        key: &'a Key,
-        /// The value.
-        value: &'a [u8],
-        /// Its TTL.
-        ttl: Ttl,
-        /// The CAS id the item must still have.
-        cas: u64,
-    },
-    /// [`Store::append`] → [`Reply::Applied`].
-    Append {
-        /// The key.
-        key: &'a Key,
-        /// The bytes to append.
-        value: &'a [u8],
-    },
-    /// [`Store::prepend`] → [`Reply::Applied`].
-    Prepend {
-        /// The key.
-        key: &'a Key,
-        /// The bytes to prepend.
-        value: &'a [u8],
-    },
-    /// [`Store::append_or_add`] → [`Reply::Done`].
-    AppendOrAdd {
-        /// The key.
-        key: &'a Key,
-        /// The bytes to append (or the new value).
-        value: &'a [u8],
-        /// The TTL if the key is created.
-        ttl: Ttl,
-    },
-    /// [`Store::incr`] → [`Reply::Counter`].
-    Incr {
-        /// The key.
-        key: &'a Key,
-        /// How much to add.
-        delta: u64,
-    },
-    /// [`Store::decr`] → [`Reply::Counter`].
-    Decr {
-        /// The key.
-        key: &'a Key,
-        /// How much to subtract.
-        delta: u64,
-    },
-    /// [`Store::incr_or_init`] → [`Reply::Value`].
-    IncrOrInit {
-        /// The key.
-        key: &'a Key,
-        /// How much to add.
-        delta: u64,
-        /// The value of a new counter.
-        initial: u64,
-        /// The TTL of a new counter.
-        ttl: Ttl,
-    },
-    /// [`Store::delete`] → [`Reply::Applied`].
-    Delete(&'a Key),
-    /// [`Store::delete_cas`] → [`Reply::Deleted`].
-    DeleteCas {
-        /// The key.
-        key: &'a Key,
-        /// The CAS id the item must still have.
-        cas: u64,
-    },
-    /// [`Store::touch`] → [`Reply::Applied`].
-    Touch {
-        /// The key.
-        key: &'a Key,
-        /// The new TTL.
-        ttl: Ttl,
-    },
+/// **The op table**: every memcached operation mcds uses, declared once.
+///
+/// `for_each_op!(m)` calls the macro `m` with the whole table, and each
+/// place that needs one thing per op generates it from there:
+///
+/// * here: the [`Op`] variants, [`OpKind`], [`Op::key`], [`Op::name`],
+///   [`Op::has_side_effect`], [`Op::build`], the [`Reply`] variants and
+///   their accessors;
+/// * in `store.rs`: the typed [`Store`] method of each op (its doc comment
+///   is the one written in the table);
+/// * in `access.rs`: its async twin on [`Access`](crate::Access).
+///
+/// The differential test and the fuzz harnesses build their ops with
+/// [`Op::build`] over [`OpKind::ALL`], so a new op is generated, compared
+/// and fuzzed without touching them. What stays per backend is encoding
+/// and decoding (see [`Store`]'s docs for the list of places a new op
+/// touches).
+///
+/// An entry reads: doc comment (the typed method's), `read` or `write`
+/// (whether the op may change the store), the method's name, the variant
+/// with its fields (a tuple variant has one field, the key), `->` the
+/// typed method's result and the [`Reply`] accessor that reads it. The
+/// reply kinds follow the ops.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_op {
+    ($callback:ident) => {
+        $callback! {
+            ops {
+                /// Read one item.
+                read get Get(&'a $crate::Key) -> Option<$crate::Item>, item;
+
+                /// Store unconditionally; returns the new CAS id.
+                write set Set {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The value.
+                    value: &'a [u8],
+                    /// Its TTL.
+                    ttl: $crate::Ttl,
+                } -> u64, cas;
+
+                /// Store only if the key does not exist.
+                write add Add {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The value.
+                    value: &'a [u8],
+                    /// Its TTL.
+                    ttl: $crate::Ttl,
+                } -> $crate::Stored, stored;
+
+                /// Store only if the key exists.
+                write replace Replace {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The value.
+                    value: &'a [u8],
+                    /// Its TTL.
+                    ttl: $crate::Ttl,
+                } -> $crate::Stored, stored;
+
+                /// Store only if the item's CAS id is still `cas`.
+                write cas Cas {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The value.
+                    value: &'a [u8],
+                    /// Its TTL.
+                    ttl: $crate::Ttl,
+                    /// The CAS id the item must still have.
+                    cas: u64,
+                } -> $crate::CasOutcome, cas_outcome;
+
+                /// Append to an existing value, keeping its TTL. `false` if the key does
+                /// not exist. An item that would grow past the item limit is
+                /// [`Error::ValueTooLarge`] and is left as it was.
+                write append Append {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The bytes to append.
+                    value: &'a [u8],
+                } -> bool, applied;
+
+                /// Prepend to an existing value, keeping its TTL. `false` if the key does
+                /// not exist.
+                write prepend Prepend {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The bytes to prepend.
+                    value: &'a [u8],
+                } -> bool, applied;
+
+                /// Append, creating the key with `value` and `ttl` if it is missing. The
+                /// TTL applies only on creation.
+                write append_or_add AppendOrAdd {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The bytes to append (or the new value).
+                    value: &'a [u8],
+                    /// The TTL if the key is created.
+                    ttl: $crate::Ttl,
+                } -> (), done;
+
+                /// Add `delta` to a counter, wrapping at 2^64. `None` if the key does not
+                /// exist; [`Error::NonNumeric`] if the value is not a number.
+                write incr Incr {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// How much to add.
+                    delta: u64,
+                } -> Option<u64>, counter;
+
+                /// Subtract `delta` from a counter, stopping at 0. `None` if the key does
+                /// not exist; [`Error::NonNumeric`] if the value is not a number.
+                write decr Decr {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// How much to subtract.
+                    delta: u64,
+                } -> Option<u64>, counter;
+
+                /// Add `delta` to a counter, or create it with the value `initial` (not
+                /// `initial + delta`; memcached's `ma … N J D` also stores just J) and
+                /// `ttl` if it is missing. Atomic: concurrent callers never lose an
+                /// update. Returns the counter's new value.
+                write incr_or_init IncrOrInit {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// How much to add.
+                    delta: u64,
+                    /// The value of a new counter.
+                    initial: u64,
+                    /// The TTL of a new counter.
+                    ttl: $crate::Ttl,
+                } -> u64, value;
+
+                /// Delete a key; `false` if it did not exist.
+                write delete Delete(&'a $crate::Key) -> bool, applied;
+
+                /// Delete a key only if its CAS id is still `cas`, atomically. A backend
+                /// that cannot do it in one atomic step answers [`Error::Unsupported`]:
+                /// a conditional delete built from other operations (read, compare,
+                /// delete) has a window in which it deletes another writer's item, and a
+                /// lock released that way could delete the next holder's lock.
+                write delete_cas DeleteCas {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The CAS id the item must still have.
+                    cas: u64,
+                } -> $crate::DeleteOutcome, deleted;
+
+                /// Give an existing key a new TTL; `false` if it does not exist.
+                write touch Touch {
+                    /// The key.
+                    key: &'a $crate::Key,
+                    /// The new TTL.
+                    ttl: $crate::Ttl,
+                } -> bool, applied;
+            }
+            replies {
+                /// From [`Op::Get`].
+                Item(Option<$crate::Item>) item;
+                /// From [`Op::Set`]: the new CAS id.
+                Cas(u64) cas;
+                /// From [`Op::Add`] and [`Op::Replace`].
+                Stored($crate::Stored) stored;
+                /// From [`Op::Cas`].
+                CasOutcome($crate::CasOutcome) cas_outcome;
+                /// From [`Op::Append`], [`Op::Prepend`], [`Op::Delete`], [`Op::Touch`]:
+                /// whether the key existed.
+                Applied(bool) applied;
+                /// From [`Op::AppendOrAdd`].
+                Done done;
+                /// From [`Op::Incr`] and [`Op::Decr`]: the new value, `None` if the key
+                /// is missing.
+                Counter(Option<u64>) counter;
+                /// From [`Op::IncrOrInit`]: the new value.
+                Value(u64) value;
+                /// From [`Op::DeleteCas`].
+                Deleted($crate::DeleteOutcome) deleted;
+            }
+        }
+    };
 }
 
-impl<'a> Op<'a> {
-    /// The op's key.
-    pub fn key(&self) -> &'a Key {
-        match *self {
-            Op::Get(key) | Op::Delete(key) => key,
-            Op::Set { key, .. }
-            | Op::Add { key, .. }
-            | Op::Replace { key, .. }
-            | Op::Cas { key, .. }
-            | Op::Append { key, .. }
-            | Op::Prepend { key, .. }
-            | Op::AppendOrAdd { key, .. }
-            | Op::Incr { key, .. }
-            | Op::Decr { key, .. }
-            | Op::IncrOrInit { key, .. }
-            | Op::DeleteCas { key, .. }
-            | Op::Touch { key, .. } => key,
-        }
-    }
+/// The pattern of an op of kind `$variant` that binds its key to `$key`.
+macro_rules! key_pattern {
+    ($variant:ident ($ty:ty), $key:ident) => {
+        Op::$variant($key)
+    };
+    ($variant:ident { $($fields:tt)* }, $key:ident) => {
+        Op::$variant { $key, .. }
+    };
+}
 
-    /// The [`Store`] method's name ("get", "incr_or_init", ...).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Get(_) => "get",
-            Op::Set { .. } => "set",
-            Op::Add { .. } => "add",
-            Op::Replace { .. } => "replace",
-            Op::Cas { .. } => "cas",
-            Op::Append { .. } => "append",
-            Op::Prepend { .. } => "prepend",
-            Op::AppendOrAdd { .. } => "append_or_add",
-            Op::Incr { .. } => "incr",
-            Op::Decr { .. } => "decr",
-            Op::IncrOrInit { .. } => "incr_or_init",
-            Op::Delete(_) => "delete",
-            Op::DeleteCas { .. } => "delete_cas",
-            Op::Touch { .. } => "touch",
+/// An op of kind `$variant`, each field from [`OpArg::take`].
+macro_rules! build_op {
+    ($variant:ident ($ty:ty), $args:ident) => {
+        Op::$variant(OpArg::take($args, "key"))
+    };
+    ($variant:ident { $( $(#[$doc:meta])* $field:ident : $ty:ty ),* $(,)? }, $args:ident) => {
+        Op::$variant { $( $field: OpArg::take($args, stringify!($field)) ),* }
+    };
+}
+
+/// `true` for `write`, `false` for `read`.
+macro_rules! writes {
+    (read) => {
+        false
+    };
+    (write) => {
+        true
+    };
+}
+
+/// The accessor of one [`Reply`] kind.
+macro_rules! reply_accessor {
+    ($(#[doc = $doc:literal])* $variant:ident ($ty:ty) $accessor:ident) => {
+        #[doc = concat!("The content of a [`Reply::", stringify!($variant), "`].")]
+        #[inline]
+        pub fn $accessor(self) -> Result<$ty> {
+            match self {
+                Reply::$variant(v) => Ok(v),
+                other => Err(mismatch(stringify!($variant), &other)),
+            }
         }
+    };
+    ($(#[doc = $doc:literal])* $variant:ident $accessor:ident) => {
+        #[doc = concat!("Check that this is a [`Reply::", stringify!($variant), "`].")]
+        #[inline]
+        pub fn $accessor(self) -> Result<()> {
+            match self {
+                Reply::$variant => Ok(()),
+                other => Err(mismatch(stringify!($variant), &other)),
+            }
+        }
+    };
+}
+
+/// Generates [`Op`], [`OpKind`] and [`Reply`] from the table.
+macro_rules! define_ops {
+    (
+        ops { $(
+            $(#[doc = $doc:literal])*
+            $rw:ident $method:ident $variant:ident $shape:tt -> $ret:ty, $accessor:ident;
+        )* }
+        replies { $(
+            $(#[doc = $rdoc:literal])*
+            $rvariant:ident $( ($rty:ty) )? $raccessor:ident;
+        )* }
+    ) => {
+        /// One operation of a [`Store::pipeline`] batch: the arguments of the
+        /// [`Store`] method of the same name. Generated from the op table
+        /// (`for_each_op!` in `op.rs`), like [`OpKind`], [`Reply`] and the
+        /// typed methods of [`Store`] and [`Access`](crate::Access).
+        #[derive(Clone, Copy, Debug)]
+        pub enum Op<'a> { $(
+            #[doc = concat!("[`Store::", stringify!($method), "`]; its reply is read by [`Reply::", stringify!($accessor), "`].")]
+            $variant $shape,
+        )* }
+
+        /// The kind of an [`Op`], without its arguments: [`Op::kind`], and
+        /// [`OpKind::ALL`] for code that covers every op (the differential
+        /// test, the fuzz harnesses).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind { $(
+            #[doc = concat!("[`Op::", stringify!($variant), "`].")]
+            $variant,
+        )* }
+
+        impl OpKind {
+            /// Every kind, in the table's order.
+            pub const ALL: &'static [OpKind] = &[$(OpKind::$variant),*];
+
+            /// The [`Store`] method's name ("get", "incr_or_init", ...).
+            pub fn name(self) -> &'static str {
+                match self { $( OpKind::$variant => stringify!($method), )* }
+            }
+
+            /// Whether an op of this kind may change the store (everything
+            /// but `get`).
+            pub fn has_side_effect(self) -> bool {
+                match self { $( OpKind::$variant => writes!($rw), )* }
+            }
+        }
+
+        impl<'a> Op<'a> {
+            /// The op's kind.
+            #[inline]
+            pub fn kind(&self) -> OpKind {
+                match self { $( Op::$variant { .. } => OpKind::$variant, )* }
+            }
+
+            /// The op's key.
+            #[inline]
+            pub fn key(&self) -> &'a Key {
+                match *self { $( key_pattern!($variant $shape, key) => key, )* }
+            }
+
+            /// An op of kind `kind`, each argument taken from `args` by its
+            /// field name ("key", "value", "ttl", "delta", "cas", ...): how
+            /// the differential test and the fuzz harnesses make one op of
+            /// every kind without a list of their own.
+            pub fn build(kind: OpKind, args: &mut dyn OpArgs<'a>) -> Op<'a> {
+                match kind { $( OpKind::$variant => build_op!($variant $shape, args), )* }
+            }
+        }
+
+        /// The result of one [`Op`]: the return value of the [`Store`] method of the
+        /// same name. The accessors return [`Error::Internal`] when the reply is of
+        /// another kind than asked for (a bug in the caller or the backend).
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum Reply { $(
+            $(#[doc = $rdoc])*
+            $rvariant $( ($rty) )?,
+        )* }
+
+        impl Reply { $(
+            reply_accessor!($rvariant $( ($rty) )? $raccessor);
+        )* }
+    };
+}
+
+for_each_op!(define_ops);
+
+impl Op<'_> {
+    /// The [`Store`] method's name ("get", "incr_or_init", ...).
+    #[inline]
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 
     /// Whether the op may change the store (everything but `get`).
+    #[inline]
     pub fn has_side_effect(&self) -> bool {
-        !matches!(self, Op::Get(_))
+        self.kind().has_side_effect()
     }
 }
 
-/// The result of one [`Op`]: the return value of the [`Store`] method of the
-/// same name. The accessors return [`Error::Protocol`] when the reply is of
-/// another kind than asked for (a bug in the caller or the backend).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    /// From [`Op::Get`].
-    Item(Option<Item>),
-    /// From [`Op::Set`]: the new CAS id.
-    Cas(u64),
-    /// From [`Op::Add`] and [`Op::Replace`].
-    Stored(Stored),
-    /// From [`Op::Cas`].
-    CasOutcome(CasOutcome),
-    /// From [`Op::Append`], [`Op::Prepend`], [`Op::Delete`], [`Op::Touch`]:
-    /// whether the key existed.
-    Applied(bool),
-    /// From [`Op::AppendOrAdd`].
-    Done,
-    /// From [`Op::Incr`] and [`Op::Decr`]: the new value, `None` if the key
-    /// is missing.
-    Counter(Option<u64>),
-    /// From [`Op::IncrOrInit`]: the new value.
-    Value(u64),
-    /// From [`Op::DeleteCas`].
-    Deleted(DeleteOutcome),
+/// Where [`Op::build`] takes an op's arguments from: one method per
+/// argument type, each told the field's name.
+pub trait OpArgs<'a> {
+    /// The key (every op has one; `field` is "key").
+    fn key(&mut self, field: &'static str) -> &'a Key;
+    /// A byte string ("value").
+    fn bytes(&mut self, field: &'static str) -> &'a [u8];
+    /// A TTL ("ttl").
+    fn ttl(&mut self, field: &'static str) -> Ttl;
+    /// A number ("delta", "initial", "cas").
+    fn number(&mut self, field: &'static str) -> u64;
+}
+
+/// An argument type of an [`Op`] field: which [`OpArgs`] method supplies it.
+pub trait OpArg<'a>: Sized {
+    /// Take the field `field` from `args`.
+    fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self;
+}
+
+impl<'a> OpArg<'a> for &'a Key {
+    fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
+        args.key(field)
+    }
+}
+
+impl<'a> OpArg<'a> for &'a [u8] {
+    fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
+        args.bytes(field)
+    }
+}
+
+impl<'a> OpArg<'a> for Ttl {
+    fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
+        args.ttl(field)
+    }
+}
+
+impl<'a> OpArg<'a> for u64 {
+    fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
+        args.number(field)
+    }
 }
 
 fn mismatch(want: &str, got: &Reply) -> Error {
     Error::Internal(format!(
-        "a backend answered a {want} operation with {got:?}"
+        "a backend answered {got:?} where a Reply::{want} was expected"
     ))
-}
-
-impl Reply {
-    /// The item of a [`Reply::Item`].
-    #[inline]
-    pub fn item(self) -> Result<Option<Item>> {
-        match self {
-            Reply::Item(item) => Ok(item),
-            other => Err(mismatch("get", &other)),
-        }
-    }
-
-    /// The CAS id of a [`Reply::Cas`].
-    #[inline]
-    pub fn cas(self) -> Result<u64> {
-        match self {
-            Reply::Cas(cas) => Ok(cas),
-            other => Err(mismatch("set", &other)),
-        }
-    }
-
-    /// The outcome of a [`Reply::Stored`].
-    #[inline]
-    pub fn stored(self) -> Result<Stored> {
-        match self {
-            Reply::Stored(s) => Ok(s),
-            other => Err(mismatch("add/replace", &other)),
-        }
-    }
-
-    /// The outcome of a [`Reply::CasOutcome`].
-    #[inline]
-    pub fn cas_outcome(self) -> Result<CasOutcome> {
-        match self {
-            Reply::CasOutcome(c) => Ok(c),
-            other => Err(mismatch("cas", &other)),
-        }
-    }
-
-    /// The flag of a [`Reply::Applied`].
-    #[inline]
-    pub fn applied(self) -> Result<bool> {
-        match self {
-            Reply::Applied(b) => Ok(b),
-            other => Err(mismatch("append/prepend/delete/touch", &other)),
-        }
-    }
-
-    /// Check that this is a [`Reply::Done`].
-    #[inline]
-    pub fn done(self) -> Result<()> {
-        match self {
-            Reply::Done => Ok(()),
-            other => Err(mismatch("append_or_add", &other)),
-        }
-    }
-
-    /// The value of a [`Reply::Counter`].
-    #[inline]
-    pub fn counter(self) -> Result<Option<u64>> {
-        match self {
-            Reply::Counter(v) => Ok(v),
-            other => Err(mismatch("incr/decr", &other)),
-        }
-    }
-
-    /// The value of a [`Reply::Value`].
-    #[inline]
-    pub fn value(self) -> Result<u64> {
-        match self {
-            Reply::Value(v) => Ok(v),
-            other => Err(mismatch("incr_or_init", &other)),
-        }
-    }
-
-    /// The outcome of a [`Reply::Deleted`].
-    #[inline]
-    pub fn deleted(self) -> Result<DeleteOutcome> {
-        match self {
-            Reply::Deleted(d) => Ok(d),
-            other => Err(mismatch("delete_cas", &other)),
-        }
-    }
 }
 
 /// Run exactly `N` ops in one batch and get their `N` results; a backend

@@ -5,7 +5,7 @@ use crate::access::BoxFuture;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::item::{CasOutcome, DeleteOutcome, Item, Stored, Updated};
+use crate::item::{Item, Updated};
 use crate::key::Key;
 use crate::op::{Op, Reply};
 use crate::retention::Retention;
@@ -15,6 +15,41 @@ use crate::ttl::Ttl;
 /// (`None` if the key is missing) and returns the new value, or `None` to
 /// leave the item unchanged.
 pub type UpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
+
+/// A typed [`Store`] method per op of the op table (see
+/// [`for_each_op!`](crate::for_each_op)): `execute` the op, read its reply.
+macro_rules! store_methods {
+    (
+        ops { $(
+            $(#[doc = $doc:literal])*
+            $rw:ident $method:ident $variant:ident $shape:tt -> $ret:ty, $accessor:ident;
+        )* }
+        replies { $($replies:tt)* }
+    ) => { $(
+        store_method!($(#[doc = $doc])* $method $variant $shape -> $ret, $accessor);
+    )* };
+}
+
+/// One method of [`store_methods!`]: a tuple op takes just its key.
+macro_rules! store_method {
+    ($(#[doc = $doc:literal])* $method:ident $variant:ident ($ty:ty) -> $ret:ty, $accessor:ident) => {
+        $(#[doc = $doc])*
+        #[allow(clippy::needless_lifetimes)]
+        fn $method<'a>(&self, key: $ty) -> Result<$ret> {
+            self.execute(&Op::$variant(key))?.$accessor()
+        }
+    };
+    (
+        $(#[doc = $doc:literal])* $method:ident $variant:ident
+        { $( $(#[$fdoc:meta])* $field:ident : $fty:ty ),* $(,)? } -> $ret:ty, $accessor:ident
+    ) => {
+        $(#[doc = $doc])*
+        #[allow(clippy::needless_lifetimes)]
+        fn $method<'a>(&self, $($field: $fty),*) -> Result<$ret> {
+            self.execute(&Op::$variant { $($field),* })?.$accessor()
+        }
+    };
+}
 
 /// A memcached-style key-value store: the embedded
 /// [`MemoryStore`](crate::MemoryStore), real memcached (crate
@@ -26,9 +61,26 @@ pub type UpdateFn<'a> = dyn FnMut(Option<&[u8]>) -> Option<Vec<u8>> + 'a;
 /// wrapper that builds the op and reads the reply), [`update`](Store::update)
 /// (a CAS loop), and [`pipeline`](Store::pipeline), which a backend
 /// overrides to send a batch in one round trip. Wrappers and delegation
-/// follow the one [`Op`] list, so adding an operation means: the `Op` and
-/// `Reply` variants, a typed method here, each backend's `execute`, and a
-/// conformance case.
+/// follow the one [`Op`] list.
+///
+/// **Adding an operation.** The ops are declared once, in the op table
+/// (`for_each_op!` in `mcds-core/src/op.rs`): one entry there generates
+/// the [`Op`] variant, its [`OpKind`](crate::OpKind), name and key, the
+/// [`Reply`] accessor, the typed method here and its async twin on
+/// [`Access`](crate::Access), and puts the op in the differential test and
+/// the fuzz harnesses (they build every kind with [`Op::build`]). What is
+/// left is per backend, so a new op touches these files:
+///
+/// 1. `mcds-core/src/op.rs`: the table entry (and a [`Reply`] kind if no
+///    existing one fits);
+/// 2. `mcds-core/src/memory.rs`: the embedded store's `execute`;
+/// 3. `mcds-memcached/src/codec.rs`: its meta command and how its reply
+///    decodes;
+/// 4. `mcds-text/src/plan.rs`: its text command and how its reply decodes;
+/// 5. `mcds-memcached/src/fuzzing.rs`: a valid server reply for it, so the
+///    fuzz harness can check what it decodes to;
+/// 6. a conformance case in `mcds-testkit/src/conformance/`, which every
+///    backend runs.
 ///
 /// Outcomes that are normal in memcached (a miss, "not stored", a CAS
 /// conflict) are values; [`Error`] is for what the caller must handle. Every
@@ -141,10 +193,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         crate::DEFAULT_ITEM_SIZE_LIMIT
     }
 
-    /// Read one item.
-    fn get(&self, key: &Key) -> Result<Option<Item>> {
-        self.execute(&Op::Get(key))?.item()
-    }
+    // The typed methods, one per op of the op table, each `execute` and
+    // its reply's accessor: `get`, `set`, `add`, `replace`, `cas`,
+    // `append`, `prepend`, `append_or_add`, `incr`, `decr`,
+    // `incr_or_init`, `delete`, `delete_cas`, `touch`.
+    crate::for_each_op!(store_methods);
 
     /// Read many items in one batch (one round trip per server). The result
     /// has one entry per key, in order; any failure fails the whole call.
@@ -157,96 +210,6 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             .into_iter()
             .map(|r| r.and_then(Reply::item))
             .collect()
-    }
-
-    /// Store unconditionally; returns the new CAS id.
-    fn set(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<u64> {
-        self.execute(&Op::Set { key, value, ttl })?.cas()
-    }
-
-    /// Store only if the key does not exist.
-    fn add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.execute(&Op::Add { key, value, ttl })?.stored()
-    }
-
-    /// Store only if the key exists.
-    fn replace(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<Stored> {
-        self.execute(&Op::Replace { key, value, ttl })?.stored()
-    }
-
-    /// Store only if the item's CAS id is still `cas`.
-    fn cas(&self, key: &Key, value: &[u8], ttl: Ttl, cas: u64) -> Result<CasOutcome> {
-        self.execute(&Op::Cas {
-            key,
-            value,
-            ttl,
-            cas,
-        })?
-        .cas_outcome()
-    }
-
-    /// Append to an existing value, keeping its TTL. `false` if the key does
-    /// not exist. An item that would grow past the item limit is
-    /// [`Error::ValueTooLarge`] and is left as it was.
-    fn append(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.execute(&Op::Append { key, value })?.applied()
-    }
-
-    /// Prepend to an existing value, keeping its TTL. `false` if the key does
-    /// not exist.
-    fn prepend(&self, key: &Key, value: &[u8]) -> Result<bool> {
-        self.execute(&Op::Prepend { key, value })?.applied()
-    }
-
-    /// Append, creating the key with `value` and `ttl` if it is missing. The
-    /// TTL applies only on creation.
-    fn append_or_add(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        self.execute(&Op::AppendOrAdd { key, value, ttl })?.done()
-    }
-
-    /// Add `delta` to a counter, wrapping at 2^64. `None` if the key does not
-    /// exist; [`Error::NonNumeric`] if the value is not a number.
-    fn incr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.execute(&Op::Incr { key, delta })?.counter()
-    }
-
-    /// Subtract `delta` from a counter, stopping at 0. `None` if the key does
-    /// not exist; [`Error::NonNumeric`] if the value is not a number.
-    fn decr(&self, key: &Key, delta: u64) -> Result<Option<u64>> {
-        self.execute(&Op::Decr { key, delta })?.counter()
-    }
-
-    /// Add `delta` to a counter, or create it with the value `initial` (not
-    /// `initial + delta`; memcached's `ma … N J D` also stores just J) and
-    /// `ttl` if it is missing. Atomic: concurrent callers never lose an
-    /// update. Returns the counter's new value.
-    fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
-        self.execute(&Op::IncrOrInit {
-            key,
-            delta,
-            initial,
-            ttl,
-        })?
-        .value()
-    }
-
-    /// Delete a key; `false` if it did not exist.
-    fn delete(&self, key: &Key) -> Result<bool> {
-        self.execute(&Op::Delete(key))?.applied()
-    }
-
-    /// Delete a key only if its CAS id is still `cas`, atomically. A backend
-    /// that cannot do it in one atomic step answers [`Error::Unsupported`]:
-    /// a conditional delete built from other operations (read, compare,
-    /// delete) has a window in which it deletes another writer's item, and a
-    /// lock released that way could delete the next holder's lock.
-    fn delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
-        self.execute(&Op::DeleteCas { key, cas })?.deleted()
-    }
-
-    /// Give an existing key a new TTL; `false` if it does not exist.
-    fn touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
-        self.execute(&Op::Touch { key, ttl })?.applied()
     }
 
     /// Read-modify-write by CAS, retried with backoff when another writer

@@ -35,7 +35,10 @@ use std::mem::{Discriminant, discriminant};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use mcds_core::{CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, Reply, Store, Stored, Ttl};
+use mcds_core::{
+    CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, OpArgs, OpKind, Reply, Store, Stored,
+    Ttl,
+};
 use memcache::exp::{MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
 
 use crate::codec;
@@ -113,74 +116,37 @@ fn key(name: &str) -> Key {
     Key::new(name).unwrap_or_else(|e| panic!("fixture key {name:?}: {e}"))
 }
 
-/// How many op kinds there are (the length of [`ops`]; [`valid_reply`]
-/// matches every kind, so a new one does not compile until it is added).
-const KINDS: usize = 14;
+/// How many op kinds there are: every kind of the op table
+/// ([`OpKind::ALL`]); [`valid_reply`] matches every kind, so a new one
+/// does not compile until it is added there.
+const KINDS: usize = OpKind::ALL.len();
 
-/// One op of each kind, the `i`-th on `keys[i]`.
+/// The fixed arguments of the fixture's ops: "v", a minute, CAS id 77,
+/// delta and initial value 1.
+struct FixedArgs<'a>(&'a Key);
+
+impl<'a> OpArgs<'a> for FixedArgs<'a> {
+    fn key(&mut self, _field: &'static str) -> &'a Key {
+        self.0
+    }
+    fn bytes(&mut self, _field: &'static str) -> &'a [u8] {
+        b"v"
+    }
+    fn ttl(&mut self, _field: &'static str) -> Ttl {
+        Ttl::secs(60)
+    }
+    fn number(&mut self, field: &'static str) -> u64 {
+        if field == "cas" { 77 } else { 1 }
+    }
+}
+
+/// One op of each kind of the op table, the `i`-th on `keys[i]`.
 fn ops(keys: &[Key]) -> Vec<Op<'_>> {
-    let ttl = Ttl::secs(60);
-    let v: &[u8] = b"v";
-    vec![
-        Op::Get(&keys[0]),
-        Op::Set {
-            key: &keys[1],
-            value: v,
-            ttl,
-        },
-        Op::Add {
-            key: &keys[2],
-            value: v,
-            ttl,
-        },
-        Op::Replace {
-            key: &keys[3],
-            value: v,
-            ttl,
-        },
-        Op::Cas {
-            key: &keys[4],
-            value: v,
-            ttl,
-            cas: 77,
-        },
-        Op::Append {
-            key: &keys[5],
-            value: v,
-        },
-        Op::Prepend {
-            key: &keys[6],
-            value: v,
-        },
-        Op::AppendOrAdd {
-            key: &keys[7],
-            value: v,
-            ttl,
-        },
-        Op::Incr {
-            key: &keys[8],
-            delta: 1,
-        },
-        Op::Decr {
-            key: &keys[9],
-            delta: 1,
-        },
-        Op::IncrOrInit {
-            key: &keys[10],
-            delta: 1,
-            initial: 1,
-            ttl,
-        },
-        Op::Delete(&keys[11]),
-        Op::DeleteCas {
-            key: &keys[12],
-            cas: 77,
-        },
-        Op::Touch {
-            key: &keys[13],
-            ttl,
-        },
-    ]
+    OpKind::ALL
+        .iter()
+        .zip(keys)
+        .map(|(&kind, key)| Op::build(kind, &mut FixedArgs(key)))
+        .collect()
 }
 
 /// A valid reply to `op` at batch `position`: its bytes, and what it

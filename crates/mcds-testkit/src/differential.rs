@@ -1,42 +1,36 @@
 //! Differential testing: the same random op sequence on two stores must give
 //! the same results (CAS ids compared by whether they match, not by value).
 
-use mcds_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Store, Stored, Ttl};
+use mcds_core::{CasOutcome, Error, Item, Key, Op, OpArgs, OpKind, Reply, Store, Stored, Ttl};
 use proptest::prelude::*;
 
-/// One operation on one of [`KEYS`] keys (the `usize` is the key's index).
+/// One step of a sequence: an op of any kind in the op table, or a
+/// `get_multi` (a typed method that is a batch, not an op).
 #[derive(Clone, Debug)]
-pub enum Op {
-    /// `get`.
-    Get(usize),
+pub enum Step {
+    /// An op of this kind, its arguments taken from [`Args`] (see
+    /// [`Op::build`]): every kind of the table is drawn, so a new op is
+    /// compared without a change here.
+    Op(OpKind, Args),
     /// `get_multi` of these keys, duplicates allowed.
     GetMulti(Vec<usize>),
-    /// `set` this value.
-    Set(usize, Vec<u8>),
-    /// `add` this value.
-    Add(usize, Vec<u8>),
-    /// `replace` with this value.
-    Replace(usize, Vec<u8>),
-    /// `cas` with the id from a fresh read (`true`) or a stale id.
-    Cas(usize, Vec<u8>, bool),
-    /// `append` this value.
-    Append(usize, Vec<u8>),
-    /// `prepend` this value.
-    Prepend(usize, Vec<u8>),
-    /// `append_or_add` this value.
-    AppendOrAdd(usize, Vec<u8>),
-    /// `incr` by this delta.
-    Incr(usize, u64),
-    /// `decr` by this delta.
-    Decr(usize, u64),
-    /// `incr_or_init` with this delta and initial value.
-    IncrOrInit(usize, u64, u64),
-    /// `delete`.
-    Delete(usize),
-    /// `delete_cas` with the id from a fresh read (`true`) or a stale id.
-    DeleteCas(usize, bool),
-    /// `touch` to one hour.
-    Touch(usize),
+}
+
+/// The arguments of one [`Step::Op`], by field name (see [`Op::build`]).
+#[derive(Clone, Debug)]
+pub struct Args {
+    /// The key's index in `0..KEYS`.
+    pub key: usize,
+    /// "value".
+    pub value: Vec<u8>,
+    /// "delta".
+    pub delta: u64,
+    /// "initial".
+    pub initial: u64,
+    /// "cas": the id of a fresh read of the key (`true`) or a stale id.
+    pub fresh_cas: bool,
+    /// "ttl": an hour (`true`) or none.
+    pub ttl_hour: bool,
 }
 
 /// The number of distinct keys an op sequence uses.
@@ -71,49 +65,37 @@ fn delta() -> impl Strategy<Value = u64> {
     prop_oneof![0..20u64, Just(u64::MAX), Just(u64::MAX - 1), any::<u64>()]
 }
 
-/// A strategy for one op.
-pub fn op() -> impl Strategy<Value = Op> {
-    let key = 0..KEYS;
+/// A strategy for one step: any kind of the op table, or a `get_multi`.
+pub fn op() -> impl Strategy<Value = Step> {
+    let args = (
+        0..KEYS,
+        value(),
+        delta(),
+        delta(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(key, value, delta, initial, fresh_cas, ttl_hour)| Args {
+            key,
+            value,
+            delta,
+            initial,
+            fresh_cas,
+            ttl_hour,
+        });
     prop_oneof![
-        key.clone().prop_map(Op::Get),
-        prop::collection::vec(0..KEYS, 0..6).prop_map(Op::GetMulti),
-        (key.clone(), value()).prop_map(|(k, v)| Op::Set(k, v)),
-        (key.clone(), value()).prop_map(|(k, v)| Op::Add(k, v)),
-        (key.clone(), value()).prop_map(|(k, v)| Op::Replace(k, v)),
-        (key.clone(), value(), any::<bool>()).prop_map(|(k, v, c)| Op::Cas(k, v, c)),
-        (key.clone(), value()).prop_map(|(k, v)| Op::Append(k, v)),
-        (key.clone(), value()).prop_map(|(k, v)| Op::Prepend(k, v)),
-        (key.clone(), value()).prop_map(|(k, v)| Op::AppendOrAdd(k, v)),
-        (key.clone(), delta()).prop_map(|(k, d)| Op::Incr(k, d)),
-        (key.clone(), delta()).prop_map(|(k, d)| Op::Decr(k, d)),
-        (key.clone(), delta(), delta()).prop_map(|(k, d, i)| Op::IncrOrInit(k, d, i)),
-        key.clone().prop_map(Op::Delete),
-        (key.clone(), any::<bool>()).prop_map(|(k, c)| Op::DeleteCas(k, c)),
-        key.prop_map(Op::Touch),
+        14 => (prop::sample::select(OpKind::ALL), args).prop_map(|(k, a)| Step::Op(k, a)),
+        1 => prop::collection::vec(0..KEYS, 0..6).prop_map(Step::GetMulti),
     ]
 }
 
 /// A result with CAS ids and error details removed, so two stores compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// `get`: value and flags.
-    Item(Option<(Vec<u8>, u32)>),
+    /// An op's reply, its CAS ids zeroed (they differ between stores).
+    Reply(Reply),
     /// `get_multi`: values and flags.
     Items(Vec<Option<(Vec<u8>, u32)>>),
-    /// `set` succeeded (its CAS id is not compared).
-    Cas(u64),
-    /// `add`/`replace`: stored or not.
-    Stored(bool),
-    /// `cas`: "stored", "exists" or "not found".
-    CasResult(&'static str),
-    /// `append`/`prepend`/`delete`/`touch`.
-    Bool(bool),
-    /// Counter ops.
-    Number(Option<u64>),
-    /// `append_or_add`.
-    Unit,
-    /// `delete_cas`.
-    Deleted(DeleteOutcome),
     /// An error, by kind.
     Error(&'static str),
 }
@@ -132,65 +114,86 @@ fn strip(item: Option<Item>) -> Option<(Vec<u8>, u32)> {
     item.map(|i| (i.value, i.flags))
 }
 
+/// `reply` without the CAS ids a store chose.
+fn without_cas(reply: Reply) -> Reply {
+    match reply {
+        Reply::Item(item) => Reply::Item(item.map(|i| Item { cas: 0, ..i })),
+        Reply::Cas(_) => Reply::Cas(0),
+        Reply::CasOutcome(CasOutcome::Stored(_)) => Reply::CasOutcome(CasOutcome::Stored(0)),
+        Reply::Stored(Stored::Stored(_)) => Reply::Stored(Stored::Stored(0)),
+        other => other,
+    }
+}
+
 /// A CAS id no store hands out in a test.
 const STALE_CAS: u64 = u64::MAX / 3;
 
-/// Apply `op` to `store` with keys `keys`; the normalized outcome.
-pub fn apply(store: &dyn Store, keys: &[Key], op: &Op) -> Outcome {
-    let fresh_cas = |k: usize, fresh: bool| -> u64 {
-        if !fresh {
-            return STALE_CAS;
+/// The arguments of a [`Step::Op`] on one store: the "cas" field reads
+/// that store's own id of the key when the step asks for a fresh one.
+struct StoreArgs<'a> {
+    store: &'a dyn Store,
+    key: &'a Key,
+    args: &'a Args,
+}
+
+impl<'a> OpArgs<'a> for StoreArgs<'a> {
+    fn key(&mut self, _field: &'static str) -> &'a Key {
+        self.key
+    }
+    fn bytes(&mut self, _field: &'static str) -> &'a [u8] {
+        &self.args.value
+    }
+    fn ttl(&mut self, _field: &'static str) -> Ttl {
+        if self.args.ttl_hour {
+            Ttl::secs(3600)
+        } else {
+            Ttl::Never
         }
-        store
-            .get(&keys[k])
-            .ok()
-            .flatten()
-            .map_or(STALE_CAS, |i| i.cas)
-    };
-    let ttl = Ttl::Never;
-    let r: Result<Outcome, Error> = match op {
-        Op::Get(k) => store.get(&keys[*k]).map(|i| Outcome::Item(strip(i))),
-        Op::GetMulti(ks) => {
+    }
+    fn number(&mut self, field: &'static str) -> u64 {
+        match field {
+            "cas" if self.args.fresh_cas => self
+                .store
+                .get(self.key)
+                .ok()
+                .flatten()
+                .map_or(STALE_CAS, |i| i.cas),
+            "cas" => STALE_CAS,
+            "initial" => self.args.initial,
+            _ => self.args.delta,
+        }
+    }
+}
+
+/// Apply `step` to `store` with keys `keys`; the normalized outcome. An
+/// op goes through [`Store::execute`], which every typed method wraps.
+pub fn apply(store: &dyn Store, keys: &[Key], step: &Step) -> Outcome {
+    let r: Result<Outcome, Error> = match step {
+        Step::Op(kind, args) => {
+            let mut source = StoreArgs {
+                store,
+                key: &keys[args.key],
+                args,
+            };
+            let op = Op::build(*kind, &mut source);
+            store.execute(&op).map(|r| Outcome::Reply(without_cas(r)))
+        }
+        Step::GetMulti(ks) => {
             let list: Vec<Key> = ks.iter().map(|&k| keys[k].clone()).collect();
             store
                 .get_multi(&list)
                 .map(|v| Outcome::Items(v.into_iter().map(strip).collect()))
         }
-        Op::Set(k, v) => store.set(&keys[*k], v, ttl).map(|_| Outcome::Cas(0)),
-        Op::Add(k, v) => store
-            .add(&keys[*k], v, ttl)
-            .map(|s| Outcome::Stored(s != Stored::NotStored)),
-        Op::Replace(k, v) => store
-            .replace(&keys[*k], v, ttl)
-            .map(|s| Outcome::Stored(s != Stored::NotStored)),
-        Op::Cas(k, v, fresh) => {
-            let cas = fresh_cas(*k, *fresh);
-            store.cas(&keys[*k], v, ttl, cas).map(|c| {
-                Outcome::CasResult(match c {
-                    CasOutcome::Stored(_) => "stored",
-                    CasOutcome::Exists => "exists",
-                    CasOutcome::NotFound => "not found",
-                })
-            })
-        }
-        Op::Append(k, v) => store.append(&keys[*k], v).map(Outcome::Bool),
-        Op::Prepend(k, v) => store.prepend(&keys[*k], v).map(Outcome::Bool),
-        Op::AppendOrAdd(k, v) => store
-            .append_or_add(&keys[*k], v, ttl)
-            .map(|_| Outcome::Unit),
-        Op::Incr(k, d) => store.incr(&keys[*k], *d).map(Outcome::Number),
-        Op::Decr(k, d) => store.decr(&keys[*k], *d).map(Outcome::Number),
-        Op::IncrOrInit(k, d, i) => store
-            .incr_or_init(&keys[*k], *d, *i, ttl)
-            .map(|n| Outcome::Number(Some(n))),
-        Op::Delete(k) => store.delete(&keys[*k]).map(Outcome::Bool),
-        Op::DeleteCas(k, fresh) => {
-            let cas = fresh_cas(*k, *fresh);
-            store.delete_cas(&keys[*k], cas).map(Outcome::Deleted)
-        }
-        Op::Touch(k) => store.touch(&keys[*k], Ttl::secs(3600)).map(Outcome::Bool),
     };
     r.unwrap_or_else(|e| Outcome::Error(kind(&e)))
+}
+
+/// The key of a counter op (one whose reply is a number), if `step` is one.
+fn counter_key(step: &Step) -> Option<usize> {
+    match step {
+        Step::Op(OpKind::Incr | OpKind::Decr | OpKind::IncrOrInit, args) => Some(args.key),
+        _ => None,
+    }
 }
 
 /// Counter ops whose answer on a real memcached depends on stale memory, not
@@ -213,10 +216,9 @@ pub fn apply(store: &dyn Store, keys: &[Key], op: &Op) -> Outcome {
 ///   runs past the data to the next NUL, so the answer is NonNumeric or not
 ///   depending on stale bytes. (The conformance suite covers wrapping on a
 ///   fresh server, whose memory is zeroed.)
-fn memcached_quirk(reference: &dyn Store, keys: &[Key], op: &Op) -> bool {
-    let k = match op {
-        Op::Incr(k, _) | Op::Decr(k, _) | Op::IncrOrInit(k, _, _) => *k,
-        _ => return false,
+fn memcached_quirk(reference: &dyn Store, keys: &[Key], step: &Step) -> bool {
+    let Some(k) = counter_key(step) else {
+        return false;
     };
     let Some(current) = reference.get(&keys[k]).ok().flatten() else {
         return false;
@@ -265,7 +267,7 @@ fn align_padding(a: &dyn Store, b: &dyn Store, key: &Key) -> Result<(), String> 
 
 /// Run `ops` on both stores (keys `<prefix>0..3`); `Err` describes the first
 /// difference, including a final comparison of every key.
-pub fn compare(a: &dyn Store, b: &dyn Store, prefix: &str, ops: &[Op]) -> Result<usize, String> {
+pub fn compare(a: &dyn Store, b: &dyn Store, prefix: &str, ops: &[Step]) -> Result<usize, String> {
     let keys: Vec<Key> = (0..KEYS)
         .map(|i| Key::new(format!("{prefix}{i}")).expect("valid key"))
         .collect();
@@ -282,11 +284,11 @@ pub fn compare(a: &dyn Store, b: &dyn Store, prefix: &str, ops: &[Op]) -> Result
                 b.backend_name()
             ));
         }
-        if let Op::Incr(k, _) | Op::Decr(k, _) | Op::IncrOrInit(k, _, _) = op {
-            align_padding(a, b, &keys[*k]).map_err(|e| format!("op #{i} {op:?}: {e}"))?;
+        if let Some(k) = counter_key(op) {
+            align_padding(a, b, &keys[k]).map_err(|e| format!("op #{i} {op:?}: {e}"))?;
         }
     }
-    let all = Op::GetMulti((0..KEYS).collect());
+    let all = Step::GetMulti((0..KEYS).collect());
     let (fa, fb) = (apply(a, &keys, &all), apply(b, &keys, &all));
     if fa != fb {
         return Err(format!("final state differs: {fa:?} vs {fb:?}"));

@@ -1,7 +1,7 @@
 //! Pipelined batches: the same replies as one op at a time, in order, with
 //! errors per op, in as many payloads as it takes.
 
-use mcds_core::{CasOutcome, Key, Op, Reply, Stored, Ttl, traffic};
+use mcds_core::{CasOutcome, Key, Op, OpKind, Reply, Stored, Ttl, traffic};
 
 use super::{Env, assert_non_numeric, assert_too_large, k, value};
 
@@ -126,6 +126,17 @@ pub fn pipeline_every_op(env: &Env) {
             Op::Get(&hit),
             Op::Get(&num),
         ];
+        // Every kind of the op table is in the batch (a new op fails here
+        // until it is added), but the two that need a CAS id read first:
+        // `pipeline_cas_ops` has them.
+        let by_cas = [OpKind::Cas, OpKind::DeleteCas];
+        for kind in OpKind::ALL.iter().filter(|k| !by_cas.contains(k)) {
+            assert!(
+                ops.iter().any(|op| op.kind() == *kind),
+                "pipeline_every_op has no {} op",
+                kind.name()
+            );
+        }
         let replies = if piped {
             s.pipeline(&ops)
         } else {
