@@ -57,6 +57,47 @@ pub use counting::{CountingStore, OpStats};
 pub use error::{Error, Result};
 pub use item::{CasOutcome, DEFAULT_ITEM_SIZE_LIMIT, DeleteOutcome, Item, Stored, Updated};
 pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
+/// **One definition, both APIs.** On an `async fn x_io(.., io: Io, ..)` in
+/// an `impl` block, `#[blocking_and_async(vis)]` keeps that function and
+/// adds two with visibility `vis` and the same other parameters:
+///
+/// * `x`, the blocking form: `block_on(self.x_io(Io::Blocking, ..))`,
+///   with the doc comment written on `x_io`;
+/// * `x_async`, the async form: `self.x_io(Io::Async, ..).await`,
+///   documented as "`x` without blocking the thread".
+///
+/// The algorithm reaches the store through [`Access`] with the `io` it is
+/// given (see [`access`](Access)), so the blocking form never waits on a
+/// future and pays nothing for the async one. Other attributes are copied
+/// to both forms. Each parameter must be a plain name; a method without
+/// `self` calls `Self::x_io`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcds_core::{Access, Io, Key, MemoryStore, Result, Store, Ttl, blocking_and_async};
+///
+/// struct Hits {
+///     store: Arc<dyn Store>,
+///     key: Key,
+/// }
+///
+/// impl Hits {
+///     /// Count one hit; the new total. One round trip.
+///     #[blocking_and_async(pub)]
+///     async fn hit_io(&self, io: Io, by: u64) -> Result<u64> {
+///         Access::new(&*self.store, io)
+///             .incr_or_init(&self.key, by, by, Ttl::Never)
+///             .await
+///     }
+/// }
+///
+/// let hits = Hits { store: Arc::new(MemoryStore::new()), key: Key::new("hits")? };
+/// assert_eq!(hits.hit(2)?, 2);
+/// assert_eq!(block_on(hits.hit_async(3))?, 5);
+/// # use mcds_core::block_on;
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+pub use mcds_macros::blocking_and_async;
 pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
 pub use op::{Op, OpArg, OpArgs, OpKind, Reply, run_pipeline};
 pub use random::{random_token, random_u64, stable_hash, stable_hash128};

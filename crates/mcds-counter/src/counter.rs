@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Store, Ttl, block_on};
+use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Store, Ttl, blocking_and_async};
 
 use crate::read_counter;
 
@@ -145,15 +145,7 @@ impl Counter {
     /// assert_eq!(new, [10, 1, 15]);
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn incr_many(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
-        block_on(Counter::incr_many_io(Io::Blocking, counters))
-    }
-
-    /// [`incr_many`](Counter::incr_many) without blocking the thread.
-    pub async fn incr_many_async(counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
-        Counter::incr_many_io(Io::Async, counters).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_many_io(io: Io, counters: &[(&Counter, u64)]) -> Vec<Result<u64>> {
         let Some((first, _)) = counters.first() else {
             return Vec::new();
@@ -190,43 +182,19 @@ impl Counter {
 
     /// Subtract `delta`, stopping at 0; the new value (0 if the counter does
     /// not exist). One round trip.
-    pub fn decr(&self, delta: u64) -> Result<u64> {
-        block_on(self.decr_io(Io::Blocking, delta))
-    }
-
-    /// [`decr`](Counter::decr) without blocking the thread.
-    pub async fn decr_async(&self, delta: u64) -> Result<u64> {
-        self.decr_io(Io::Async, delta).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn decr_io(&self, io: Io, delta: u64) -> Result<u64> {
         Ok(self.access(io).decr(&self.key, delta).await?.unwrap_or(0))
     }
 
     /// The current value, 0 if the counter does not exist. One round trip.
-    pub fn get(&self) -> Result<u64> {
-        block_on(self.get_io(Io::Blocking))
-    }
-
-    /// [`get`](Counter::get) without blocking the thread.
-    pub async fn get_async(&self) -> Result<u64> {
-        self.get_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_io(&self, io: Io) -> Result<u64> {
         read_counter(self.access(io).get(&self.key).await?, &self.key)
     }
 
     /// Delete the counter (it reads as 0 again).
-    pub fn reset(&self) -> Result<()> {
-        block_on(self.reset_io(Io::Blocking))
-    }
-
-    /// [`reset`](Counter::reset) without blocking the thread.
-    pub async fn reset_async(&self) -> Result<()> {
-        self.reset_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn reset_io(&self, io: Io) -> Result<()> {
         self.access(io).delete(&self.key).await.map(drop)
     }

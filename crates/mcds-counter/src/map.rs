@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use mcds_core::{
-    Access, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl, block_on,
-    stable_hash128,
+    Access, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl,
+    blocking_and_async, stable_hash128,
 };
 
 /// The longest field name, in bytes.
@@ -543,11 +543,6 @@ impl CounterMap {
     /// does not exist; the new value, in units. 1 round trip, 2 on the
     /// field's first touch. Bounds and failures: see the
     /// [type docs](CounterMap).
-    pub fn incr(&self, field: &str, by: i64) -> Result<i64> {
-        block_on(self.incr_io(Io::Blocking, field, by))
-    }
-
-    /// [`incr`](CounterMap::incr) without blocking the thread.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -560,10 +555,7 @@ impl CounterMap {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn incr_async(&self, field: &str, by: i64) -> Result<i64> {
-        self.incr_io(Io::Async, field, by).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_io(&self, io: Io, field: &str, by: i64) -> Result<i64> {
         let magnitude = by.unsigned_abs();
         if magnitude > MAX_AMOUNT {
@@ -774,16 +766,10 @@ impl CounterMap {
     /// at the map's scale; the new value. More decimal places than the
     /// scale (unless zeros) is [`Error::InvalidArgument`]: nothing is
     /// rounded.
-    pub fn incr_decimal(&self, field: &str, amount: &str) -> Result<Decimal> {
-        block_on(self.incr_decimal_io(Io::Blocking, field, amount))
-    }
-
+    ///
     /// [`incr_decimal`](CounterMap::incr_decimal) without blocking the
     /// thread.
-    pub async fn incr_decimal_async(&self, field: &str, amount: &str) -> Result<Decimal> {
-        self.incr_decimal_io(Io::Async, field, amount).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_decimal_io(&self, io: Io, field: &str, amount: &str) -> Result<Decimal> {
         let units = parse_units(amount, self.scale, false)?;
         self.incr_io(io, field, units)
@@ -795,15 +781,7 @@ impl CounterMap {
     /// `{}` prints: `0.1`, not 0.1000000000000000055…), rounded half away
     /// from zero to the map's scale; the new value. NaN, infinities and
     /// amounts beyond `i64` units are [`Error::InvalidArgument`].
-    pub fn incr_f64(&self, field: &str, amount: f64) -> Result<Decimal> {
-        block_on(self.incr_f64_io(Io::Blocking, field, amount))
-    }
-
-    /// [`incr_f64`](CounterMap::incr_f64) without blocking the thread.
-    pub async fn incr_f64_async(&self, field: &str, amount: f64) -> Result<Decimal> {
-        self.incr_f64_io(Io::Async, field, amount).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_f64_io(&self, io: Io, field: &str, amount: f64) -> Result<Decimal> {
         if !amount.is_finite() {
             return Err(Error::InvalidArgument(format!(
@@ -824,15 +802,7 @@ impl CounterMap {
     }
 
     /// `field`'s value in units, 0 if it does not exist. 1 round trip.
-    pub fn get(&self, field: &str) -> Result<i64> {
-        block_on(self.get_io(Io::Blocking, field))
-    }
-
-    /// [`get`](CounterMap::get) without blocking the thread.
-    pub async fn get_async(&self, field: &str) -> Result<i64> {
-        self.get_io(Io::Async, field).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_io(&self, io: Io, field: &str) -> Result<i64> {
         let key = self.field_key(field)?;
         let item = self.access(io).get(&key).await?;
@@ -869,15 +839,7 @@ impl CounterMap {
     /// Every field with its value in units, in first-registration order. 2
     /// round trips (1 when the map is empty): see the
     /// [type docs](CounterMap).
-    pub fn get_all(&self) -> Result<Vec<(String, i64)>> {
-        block_on(self.get_all_io(Io::Blocking))
-    }
-
-    /// [`get_all`](CounterMap::get_all) without blocking the thread.
-    pub async fn get_all_async(&self) -> Result<Vec<(String, i64)>> {
-        self.get_all_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_all_io(&self, io: Io) -> Result<Vec<(String, i64)>> {
         let fields = self.fields_io(io).await?;
         if fields.is_empty() {
@@ -898,16 +860,10 @@ impl CounterMap {
     }
 
     /// [`get_all`](Self::get_all) as [`Decimal`]s at the map's scale.
-    pub fn get_all_decimal(&self) -> Result<Vec<(String, Decimal)>> {
-        block_on(self.get_all_decimal_io(Io::Blocking))
-    }
-
+    ///
     /// [`get_all_decimal`](CounterMap::get_all_decimal) without blocking
     /// the thread.
-    pub async fn get_all_decimal_async(&self) -> Result<Vec<(String, Decimal)>> {
-        self.get_all_decimal_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_all_decimal_io(&self, io: Io) -> Result<Vec<(String, Decimal)>> {
         Ok(self
             .get_all_io(io)
@@ -919,15 +875,7 @@ impl CounterMap {
 
     /// The registered fields, in first-registration order. 1 round trip
     /// (2 when it compacts the registry).
-    pub fn fields(&self) -> Result<Vec<String>> {
-        block_on(self.fields_io(Io::Blocking))
-    }
-
-    /// [`fields`](CounterMap::fields) without blocking the thread.
-    pub async fn fields_async(&self) -> Result<Vec<String>> {
-        self.fields_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn fields_io(&self, io: Io) -> Result<Vec<String>> {
         let access = self.access(io);
         let Some(item) = access.get(&self.registry).await? else {
@@ -970,15 +918,7 @@ impl CounterMap {
 
     /// Remove `field`: unregister it, then delete its counter. Whether its
     /// counter existed. 2 round trips.
-    pub fn remove(&self, field: &str) -> Result<bool> {
-        block_on(self.remove_io(Io::Blocking, field))
-    }
-
-    /// [`remove`](CounterMap::remove) without blocking the thread.
-    pub async fn remove_async(&self, field: &str) -> Result<bool> {
-        self.remove_io(Io::Async, field).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn remove_io(&self, io: Io, field: &str) -> Result<bool> {
         let key = self.field_key(field)?;
         let mut token = Vec::with_capacity(field.len() + 2);

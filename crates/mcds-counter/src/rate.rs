@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Op, Result, Scope, Ttl, block_on};
+use mcds_core::{Access, Error, Io, Key, Op, Result, Scope, Ttl, blocking_and_async};
 
 use crate::read_counter;
 
@@ -113,15 +113,7 @@ impl RateLimiter {
     }
 
     /// Count this request and decide whether it is allowed.
-    pub fn check(&self) -> Result<Decision> {
-        block_on(self.check_io(Io::Blocking))
-    }
-
-    /// [`check`](RateLimiter::check) without blocking the thread.
-    pub async fn check_async(&self) -> Result<Decision> {
-        self.check_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn check_io(&self, io: Io) -> Result<Decision> {
         let access = self.access(io);
         let now_ms = self.scope.clock().now_ms();
@@ -150,15 +142,7 @@ impl RateLimiter {
 
     /// Decide whether a request would be allowed now, without counting one.
     /// One round trip.
-    pub fn peek(&self) -> Result<Decision> {
-        block_on(self.peek_io(Io::Blocking))
-    }
-
-    /// [`peek`](RateLimiter::peek) without blocking the thread.
-    pub async fn peek_async(&self) -> Result<Decision> {
-        self.peek_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn peek_io(&self, io: Io) -> Result<Decision> {
         let access = self.access(io);
         let now_ms = self.scope.clock().now_ms();

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Io, Key, Result, Scope, Ttl, block_on};
+use mcds_core::{Access, Io, Key, Result, Scope, Ttl, blocking_and_async};
 
 use crate::read_counter;
 
@@ -75,15 +75,7 @@ impl ShadowCounter {
     }
 
     /// Count `delta` events in this period. One round trip.
-    pub fn incr(&self, delta: u64) -> Result<u64> {
-        block_on(self.incr_io(Io::Blocking, delta))
-    }
-
-    /// [`incr`](ShadowCounter::incr) without blocking the thread.
-    pub async fn incr_async(&self, delta: u64) -> Result<u64> {
-        self.incr_io(Io::Async, delta).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_io(&self, io: Io, delta: u64) -> Result<u64> {
         let number = self.scope.clock().now_secs() / self.period;
         let ttl = Ttl::from(Duration::from_secs(3 * self.period));
@@ -92,15 +84,7 @@ impl ShadowCounter {
     }
 
     /// The number of events in the previous period. One round trip.
-    pub fn value(&self) -> Result<u64> {
-        block_on(self.value_io(Io::Blocking))
-    }
-
-    /// [`value`](ShadowCounter::value) without blocking the thread.
-    pub async fn value_async(&self) -> Result<u64> {
-        self.value_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn value_io(&self, io: Io) -> Result<u64> {
         let Some(previous) = (self.scope.clock().now_secs() / self.period).checked_sub(1) else {
             return Ok(0);

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use mcds_core::{Access, Io, Key, Result, Scope, Store, Stored, Ttl, block_on};
+use mcds_core::{Access, Io, Key, Result, Scope, Store, Stored, Ttl, block_on, blocking_and_async};
 
 use crate::read_counter;
 
@@ -169,15 +169,7 @@ impl ViewCounter {
     }
 
     /// Drop the cached value (the next view reloads it).
-    pub fn invalidate(&self) -> Result<()> {
-        block_on(self.invalidate_io(Io::Blocking))
-    }
-
-    /// [`invalidate`](ViewCounter::invalidate) without blocking the thread.
-    pub async fn invalidate_async(&self) -> Result<()> {
-        self.invalidate_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn invalidate_io(&self, io: Io) -> Result<()> {
         self.access(io).delete(&self.key).await.map(drop)
     }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, block_on};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, blocking_and_async};
 
 use crate::read_counter;
 
@@ -91,15 +91,7 @@ impl WindowCounter {
     }
 
     /// Count `delta` events now. One round trip.
-    pub fn incr(&self, delta: u64) -> Result<u64> {
-        block_on(self.incr_io(Io::Blocking, delta))
-    }
-
-    /// [`incr`](WindowCounter::incr) without blocking the thread.
-    pub async fn incr_async(&self, delta: u64) -> Result<u64> {
-        self.incr_io(Io::Async, delta).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_io(&self, io: Io, delta: u64) -> Result<u64> {
         let number = self.scope.clock().now_secs() / self.slot;
         let ttl = Ttl::from(Duration::from_secs((self.slots + 1) * self.slot));
@@ -108,15 +100,7 @@ impl WindowCounter {
     }
 
     /// The events of the last N−1 complete slots. One round trip.
-    pub fn value(&self) -> Result<u64> {
-        block_on(self.value_io(Io::Blocking))
-    }
-
-    /// [`value`](WindowCounter::value) without blocking the thread.
-    pub async fn value_async(&self) -> Result<u64> {
-        self.value_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn value_io(&self, io: Io) -> Result<u64> {
         let current = self.scope.clock().now_secs() / self.slot;
         let others: Vec<Key> = (1..self.slots)

@@ -44,7 +44,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use mcds_core::{ManualClock, MemoryStore, Scope};
+//! use mcds_core::{blocking_and_async, ManualClock, MemoryStore, Scope};
 //! use mcds_eventlog::{Cursor, EventLog};
 //!
 //! let clock = ManualClock::new(1_800_000_000_000);
@@ -92,7 +92,9 @@ mod tests;
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, UnixMs, block_on};
+use mcds_core::{
+    Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, UnixMs, blocking_and_async,
+};
 
 pub use frame::Event;
 
@@ -187,15 +189,7 @@ impl EventLog {
     }
 
     /// Record `payload` now. One round trip. Returns the event as stored.
-    pub fn put(&self, payload: &[u8]) -> Result<Event> {
-        block_on(self.put_io(Io::Blocking, payload))
-    }
-
-    /// [`put`](EventLog::put) without blocking the thread.
-    pub async fn put_async(&self, payload: &[u8]) -> Result<Event> {
-        self.put_io(Io::Async, payload).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn put_io(&self, io: Io, payload: &[u8]) -> Result<Event> {
         let at_ms = self.scope.clock().now_ms();
         self.put_at_io(io, at_ms, payload).await?;
@@ -207,15 +201,7 @@ impl EventLog {
 
     /// Record `payload` with timestamp `at_ms`, which must lie within the
     /// log's capacity and not after the current chunk.
-    pub fn put_at(&self, at_ms: UnixMs, payload: &[u8]) -> Result<()> {
-        block_on(self.put_at_io(Io::Blocking, at_ms, payload))
-    }
-
-    /// [`put_at`](EventLog::put_at) without blocking the thread.
-    pub async fn put_at_async(&self, at_ms: UnixMs, payload: &[u8]) -> Result<()> {
-        self.put_at_io(Io::Async, at_ms, payload).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn put_at_io(&self, io: Io, at_ms: u64, payload: &[u8]) -> Result<()> {
         let now_ms = self.scope.clock().now_ms();
         let n = self.chunks;
@@ -317,35 +303,17 @@ impl EventLog {
 
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
     /// in time order. One `get_multi`.
-    pub fn fetch(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
-        block_on(self.fetch_io(Io::Blocking, first_ms, last_ms))
-    }
-
-    /// [`fetch`](EventLog::fetch) without blocking the thread.
-    pub async fn fetch_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
-        self.fetch_io(Io::Async, first_ms, last_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn fetch_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
         Ok(self.fetch_checked_io(io, first_ms, last_ms).await?.0)
     }
 
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
-    pub fn fetch_checked(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<(Vec<Event>, usize)> {
-        block_on(self.fetch_checked_io(Io::Blocking, first_ms, last_ms))
-    }
-
+    ///
     /// [`fetch_checked`](EventLog::fetch_checked) without blocking the
     /// thread.
-    pub async fn fetch_checked_async(
-        &self,
-        first_ms: UnixMs,
-        last_ms: UnixMs,
-    ) -> Result<(Vec<Event>, usize)> {
-        self.fetch_checked_io(Io::Async, first_ms, last_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn fetch_checked_io(
         &self,
         io: Io,
@@ -375,15 +343,7 @@ impl EventLog {
     /// assert_eq!(newest_first, [b"c", b"b", b"a"]);
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn fetch_rev(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
-        block_on(self.fetch_rev_io(Io::Blocking, first_ms, last_ms))
-    }
-
-    /// [`fetch_rev`](EventLog::fetch_rev) without blocking the thread.
-    pub async fn fetch_rev_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<Vec<Event>> {
-        self.fetch_rev_io(Io::Async, first_ms, last_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn fetch_rev_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
         let mut events = self.fetch_io(io, first_ms, last_ms).await?;
         events.reverse();
@@ -410,15 +370,7 @@ impl EventLog {
     /// assert_eq!(latest, [b"19", b"18", b"17"]);
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn latest(&self, n: usize) -> Result<Vec<Event>> {
-        block_on(self.latest_io(Io::Blocking, n))
-    }
-
-    /// [`latest`](EventLog::latest) without blocking the thread.
-    pub async fn latest_async(&self, n: usize) -> Result<Vec<Event>> {
-        self.latest_io(Io::Async, n).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn latest_io(&self, io: Io, n: usize) -> Result<Vec<Event>> {
         let Some(plan) = self.plan(0, u64::MAX).filter(|_| n > 0) else {
             return Ok(Vec::new());
@@ -453,15 +405,7 @@ impl EventLog {
     /// damaged bytes. So `count` reads the chunks covering the range and
     /// walks their frames' headers and checks, allocating nothing per
     /// event.
-    pub fn count(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<u64> {
-        block_on(self.count_io(Io::Blocking, first_ms, last_ms))
-    }
-
-    /// [`count`](EventLog::count) without blocking the thread.
-    pub async fn count_async(&self, first_ms: UnixMs, last_ms: UnixMs) -> Result<u64> {
-        self.count_io(Io::Async, first_ms, last_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn count_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<u64> {
         let Some(plan) = self.plan(first_ms, last_ms) else {
             return Ok(0);
@@ -502,15 +446,7 @@ impl EventLog {
     /// assert_eq!(log.fetch(0, u64::MAX)?[0].payload, b"2"); // at 10 s, before 15 s, kept
     /// # Ok::<(), mcds_core::Error>(())
     /// ```
-    pub fn trim(&self, before_ms: UnixMs) -> Result<usize> {
-        block_on(self.trim_io(Io::Blocking, before_ms))
-    }
-
-    /// [`trim`](EventLog::trim) without blocking the thread.
-    pub async fn trim_async(&self, before_ms: UnixMs) -> Result<usize> {
-        self.trim_io(Io::Async, before_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn trim_io(&self, io: Io, before_ms: u64) -> Result<usize> {
         let w_now = self.scope.clock().now_ms() / self.chunk_ms();
         let Some(last) = (before_ms / self.chunk_ms()).checked_sub(1) else {
@@ -536,15 +472,7 @@ impl EventLog {
 
     /// The events after `cursor` (up to now), and the cursor to use next.
     /// One `get_multi`.
-    pub fn since(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
-        block_on(self.since_io(Io::Blocking, cursor))
-    }
-
-    /// [`since`](EventLog::since) without blocking the thread.
-    pub async fn since_async(&self, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
-        self.since_io(Io::Async, cursor).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn since_io(&self, io: Io, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
         let events = self.fetch_io(io, cursor.at_ms, u64::MAX).await?;
         let mut skip = cursor.seen_at_ms;

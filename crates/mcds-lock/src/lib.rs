@@ -114,7 +114,7 @@ use std::time::{Duration, Instant};
 
 use mcds_core::{
     Access, Backoff, CasOutcome, Clock, DeleteOutcome, Error, Io, Key, Op, Reply, Result,
-    Retention, Scope, Store, Stored, Ttl, block_on,
+    Retention, Scope, Store, Stored, Ttl, block_on, blocking_and_async,
 };
 
 mod background;
@@ -682,15 +682,7 @@ impl Lock {
     }
 
     /// The owner token of the current holder, if the lock is held.
-    pub fn holder(&self) -> Result<Option<String>> {
-        block_on(self.holder_io(Io::Blocking))
-    }
-
-    /// [`holder`](Lock::holder) without blocking the thread.
-    pub async fn holder_async(&self) -> Result<Option<String>> {
-        self.holder_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn holder_io(&self, io: Io) -> Result<Option<String>> {
         Ok(self
             .access(io)

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Error, Io, Result, Scope, block_on};
+use mcds_core::{Error, Io, Result, Scope, blocking_and_async};
 
 use crate::set::Set;
 
@@ -83,15 +83,7 @@ impl IntArray {
 
     /// The values in first-insertion order. A member that is not a decimal
     /// `i64` (someone else wrote the key) is [`Error::Corrupt`].
-    pub fn members(&self) -> Result<Vec<i64>> {
-        block_on(self.members_io(Io::Blocking))
-    }
-
-    /// [`members`](IntArray::members) without blocking the thread.
-    pub async fn members_async(&self) -> Result<Vec<i64>> {
-        self.members_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn members_io(&self, io: Io) -> Result<Vec<i64>> {
         self.set
             .members_io(io)

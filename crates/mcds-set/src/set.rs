@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use mcds_core::{
     Access, CasOutcome, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on,
+    blocking_and_async,
 };
 
 pub(crate) use crate::codec::Op;
@@ -321,15 +322,7 @@ impl Set {
     }
 
     /// Read and decode, without compacting.
-    pub fn decoded(&self) -> Result<Decoded> {
-        block_on(self.decoded_io(Io::Blocking))
-    }
-
-    /// [`decoded`](Set::decoded) without blocking the thread.
-    pub async fn decoded_async(&self) -> Result<Decoded> {
-        self.decoded_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn decoded_io(&self, io: Io) -> Result<Decoded> {
         match self.access(io).get(&self.key).await? {
             None => Ok(Decoded::default()),
@@ -339,15 +332,7 @@ impl Set {
 
     /// The members in first-insertion order. One round trip; two when the log
     /// is dirty enough to compact.
-    pub fn members(&self) -> Result<Vec<Vec<u8>>> {
-        block_on(self.members_io(Io::Blocking))
-    }
-
-    /// [`members`](Set::members) without blocking the thread.
-    pub async fn members_async(&self) -> Result<Vec<Vec<u8>>> {
-        self.members_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     pub(crate) async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
         let access = self.access(io);
         let Some(item) = access.get(&self.key).await? else {
@@ -369,15 +354,7 @@ impl Set {
     }
 
     /// The members as text (lossy for non-UTF-8 members).
-    pub fn members_utf8(&self) -> Result<Vec<String>> {
-        block_on(self.members_utf8_io(Io::Blocking))
-    }
-
-    /// [`members_utf8`](Set::members_utf8) without blocking the thread.
-    pub async fn members_utf8_async(&self) -> Result<Vec<String>> {
-        self.members_utf8_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn members_utf8_io(&self, io: Io) -> Result<Vec<String>> {
         Ok(self
             .members_io(io)
@@ -388,16 +365,9 @@ impl Set {
     }
 
     /// Whether `member` is in the set. One round trip.
-    pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.contains_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`contains`](Set::contains) without blocking the thread.
-    pub async fn contains_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        self.contains_io(Io::Async, member.as_ref()).await
-    }
-
-    pub(crate) async fn contains_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    pub(crate) async fn contains_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
         Ok(self
             .decoded_io(io)
             .await?
@@ -407,43 +377,19 @@ impl Set {
     }
 
     /// The number of members. One round trip.
-    pub fn len(&self) -> Result<usize> {
-        block_on(self.len_io(Io::Blocking))
-    }
-
-    /// [`len`](Set::len) without blocking the thread.
-    pub async fn len_async(&self) -> Result<usize> {
-        self.len_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn len_io(&self, io: Io) -> Result<usize> {
         Ok(self.decoded_io(io).await?.members.len())
     }
 
     /// Whether the set has no members.
-    pub fn is_empty(&self) -> Result<bool> {
-        block_on(self.is_empty_io(Io::Blocking))
-    }
-
-    /// [`is_empty`](Set::is_empty) without blocking the thread.
-    pub async fn is_empty_async(&self) -> Result<bool> {
-        self.is_empty_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn is_empty_io(&self, io: Io) -> Result<bool> {
         Ok(self.len_io(io).await? == 0)
     }
 
     /// Delete the set.
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](Set::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     pub(crate) async fn clear_io(&self, io: Io) -> Result<()> {
         self.access(io).delete(&self.key).await.map(drop)
     }
@@ -451,15 +397,7 @@ impl Set {
     /// Rewrite the log without dead tokens, by CAS. `Ok(true)` if it was
     /// rewritten, `Ok(false)` if there was nothing to do or a concurrent
     /// append won (nothing is lost either way).
-    pub fn compact(&self) -> Result<bool> {
-        block_on(self.compact_io(Io::Blocking))
-    }
-
-    /// [`compact`](Set::compact) without blocking the thread.
-    pub async fn compact_async(&self) -> Result<bool> {
-        self.compact_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     pub(crate) async fn compact_io(&self, io: Io) -> Result<bool> {
         let access = self.access(io);
         let Some(item) = access.get(&self.key).await? else {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Access, Io, Key, Result, Scope, Store, block_on, stable_hash};
+use mcds_core::{Access, Io, Key, Result, Scope, Store, block_on, blocking_and_async, stable_hash};
 
 use crate::set::{Codec, Op, Set};
 
@@ -159,15 +159,7 @@ impl ShardedSet {
     }
 
     /// Every member, shard by shard: one `get_multi`.
-    pub fn members(&self) -> Result<Vec<Vec<u8>>> {
-        block_on(self.members_io(Io::Blocking))
-    }
-
-    /// [`members`](ShardedSet::members) without blocking the thread.
-    pub async fn members_async(&self) -> Result<Vec<Vec<u8>>> {
-        self.members_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
         let keys: Vec<Key> = self.shards.iter().map(|s| s.key().clone()).collect();
         let items = self.access(io).get_multi(&keys).await?;
@@ -181,59 +173,28 @@ impl ShardedSet {
     }
 
     /// Whether `member` is in the set: reads one shard.
-    pub fn contains(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.contains_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`contains`](ShardedSet::contains) without blocking the thread.
-    pub async fn contains_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        self.contains_io(Io::Async, member.as_ref()).await
-    }
-
-    async fn contains_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn contains_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
         self.shards[self.shard_of(member)]
             .contains_io(io, member)
             .await
     }
 
     /// The number of members: one `get_multi`.
-    pub fn len(&self) -> Result<usize> {
-        block_on(self.len_io(Io::Blocking))
-    }
-
-    /// [`len`](ShardedSet::len) without blocking the thread.
-    pub async fn len_async(&self) -> Result<usize> {
-        self.len_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn len_io(&self, io: Io) -> Result<usize> {
         Ok(self.members_io(io).await?.len())
     }
 
     /// Whether the set has no members.
-    pub fn is_empty(&self) -> Result<bool> {
-        block_on(self.is_empty_io(Io::Blocking))
-    }
-
-    /// [`is_empty`](ShardedSet::is_empty) without blocking the thread.
-    pub async fn is_empty_async(&self) -> Result<bool> {
-        self.is_empty_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn is_empty_io(&self, io: Io) -> Result<bool> {
         Ok(self.len_io(io).await? == 0)
     }
 
     /// Compact every shard that has dead tokens.
-    pub fn compact(&self) -> Result<()> {
-        block_on(self.compact_io(Io::Blocking))
-    }
-
-    /// [`compact`](ShardedSet::compact) without blocking the thread.
-    pub async fn compact_async(&self) -> Result<()> {
-        self.compact_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn compact_io(&self, io: Io) -> Result<()> {
         for shard in &self.shards {
             shard.compact_io(io).await?;
@@ -242,15 +203,7 @@ impl ShardedSet {
     }
 
     /// Delete every shard: one pipelined batch (one round trip per server).
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](ShardedSet::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
         let ops: Vec<mcds_core::Op<'_>> = self
             .shards

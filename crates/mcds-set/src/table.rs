@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mcds_core::{
     Access, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Stored, Ttl, block_on,
-    is_key_byte, stable_hash128,
+    blocking_and_async, is_key_byte, stable_hash128,
 };
 
 use crate::set::{Op, Set};
@@ -127,11 +127,6 @@ impl Table {
 
     /// Set `member`'s value, adding the member if it is new: the member's
     /// key and the list append go in one pipelined batch (one round trip).
-    pub fn set(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
-        block_on(self.set_io(Io::Blocking, member.as_ref(), value))
-    }
-
-    /// [`set`](Table::set) without blocking the thread.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -145,11 +140,9 @@ impl Table {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn set_async(&self, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
-        self.set_io(Io::Async, member.as_ref(), value).await
-    }
-
-    async fn set_io(&self, io: Io, member: &[u8], value: &[u8]) -> Result<()> {
+    #[blocking_and_async(pub)]
+    async fn set_io(&self, io: Io, member: impl AsRef<[u8]>, value: &[u8]) -> Result<()> {
+        let member = member.as_ref();
         let key = self.member_key(member)?;
         // Refuse an oversized value before anything is written: the list
         // append goes in the same batch and would list a member that has no
@@ -215,16 +208,9 @@ impl Table {
     }
 
     /// Whether `member` is present: one round trip.
-    pub fn has(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.has_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`has`](Table::has) without blocking the thread.
-    pub async fn has_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        self.has_io(Io::Async, member.as_ref()).await
-    }
-
-    async fn has_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn has_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
         Ok(self
             .access(io)
             .get(&self.member_key(member)?)
@@ -233,16 +219,9 @@ impl Table {
     }
 
     /// `member`'s value.
-    pub fn get(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        block_on(self.get_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`get`](Table::get) without blocking the thread.
-    pub async fn get_async(&self, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.get_io(Io::Async, member.as_ref()).await
-    }
-
-    async fn get_io(&self, io: Io, member: &[u8]) -> Result<Option<Vec<u8>>> {
+    #[blocking_and_async(pub)]
+    async fn get_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let member = member.as_ref();
         Ok(self
             .access(io)
             .get(&self.member_key(member)?)
@@ -252,16 +231,9 @@ impl Table {
 
     /// Remove `member`; whether it was present. The delete and the list
     /// append go in one pipelined batch (one round trip).
-    pub fn delete(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.delete_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`delete`](Table::delete) without blocking the thread.
-    pub async fn delete_async(&self, member: impl AsRef<[u8]>) -> Result<bool> {
-        self.delete_io(Io::Async, member.as_ref()).await
-    }
-
-    async fn delete_io(&self, io: Io, member: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn delete_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
+        let member = member.as_ref();
         let key = self.member_key(member)?;
         let tokens = self.list.tokens(Op::Remove, &[member]);
         let [existed, list] = self
@@ -288,15 +260,7 @@ impl Table {
     }
 
     /// Members with their values (members whose entry is gone are skipped).
-    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        block_on(self.entries_io(Io::Blocking))
-    }
-
-    /// [`entries`](Table::entries) without blocking the thread.
-    pub async fn entries_async(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.entries_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn entries_io(&self, io: Io) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let members = self.list.members_io(io).await?;
         let keys: Vec<Key> = members

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, UnixMs, block_on};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, Ttl, UnixMs, blocking_and_async};
 
 use crate::{corrupt, update_checked};
 
@@ -152,11 +152,6 @@ impl ActivityBitmap {
     }
 
     /// SETBIT index 1: the previous bit.
-    pub fn set(&self, index: u64) -> Result<bool> {
-        block_on(self.set_io(Io::Blocking, index))
-    }
-
-    /// [`set`](ActivityBitmap::set) without blocking the thread.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -172,10 +167,7 @@ impl ActivityBitmap {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn set_async(&self, index: u64) -> Result<bool> {
-        self.set_io(Io::Async, index).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn set_io(&self, io: Io, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
         let i = index % SEGMENT_BITS;
@@ -197,29 +189,13 @@ impl ActivityBitmap {
     }
 
     /// Mark the unit containing `at_ms`: the previous bit.
-    pub fn mark(&self, at_ms: UnixMs) -> Result<bool> {
-        block_on(self.mark_io(Io::Blocking, at_ms))
-    }
-
-    /// [`mark`](ActivityBitmap::mark) without blocking the thread.
-    pub async fn mark_async(&self, at_ms: UnixMs) -> Result<bool> {
-        self.mark_io(Io::Async, at_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn mark_io(&self, io: Io, at_ms: u64) -> Result<bool> {
         self.set_io(io, self.index_of(at_ms)?).await
     }
 
     /// Mark the current unit (by the bitmap's clock).
-    pub fn mark_now(&self) -> Result<bool> {
-        block_on(self.mark_now_io(Io::Blocking))
-    }
-
-    /// [`mark_now`](ActivityBitmap::mark_now) without blocking the thread.
-    pub async fn mark_now_async(&self) -> Result<bool> {
-        self.mark_now_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn mark_now_io(&self, io: Io) -> Result<bool> {
         self.mark_io(io, self.scope.clock().now_ms()).await
     }
@@ -230,15 +206,7 @@ impl ActivityBitmap {
     }
 
     /// GETBIT. 1 round trip.
-    pub fn get(&self, index: u64) -> Result<bool> {
-        block_on(self.get_io(Io::Blocking, index))
-    }
-
-    /// [`get`](ActivityBitmap::get) without blocking the thread.
-    pub async fn get_async(&self, index: u64) -> Result<bool> {
-        self.get_io(Io::Async, index).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_io(&self, io: Io, index: u64) -> Result<bool> {
         let key = self.segment_key(index / SEGMENT_BITS)?;
         match self.access(io).get(&key).await? {
@@ -248,31 +216,17 @@ impl ActivityBitmap {
     }
 
     /// Whether the unit containing `at_ms` is marked.
-    pub fn is_marked(&self, at_ms: UnixMs) -> Result<bool> {
-        block_on(self.is_marked_io(Io::Blocking, at_ms))
-    }
-
-    /// [`is_marked`](ActivityBitmap::is_marked) without blocking the thread.
-    pub async fn is_marked_async(&self, at_ms: UnixMs) -> Result<bool> {
-        self.is_marked_io(Io::Async, at_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn is_marked_io(&self, io: Io, at_ms: u64) -> Result<bool> {
         self.get_io(io, self.index_of(at_ms)?).await
     }
 
     /// BITCOUNT of bits `first..=last`: one `get_multi` of their segments
     /// (at most 10 000 segments, 655 million bits, per call).
-    pub fn count_bits(&self, first: u64, last: u64) -> Result<u64> {
-        block_on(self.count_bits_io(Io::Blocking, first, last))
-    }
-
+    ///
     /// [`count_bits`](ActivityBitmap::count_bits) without blocking the
     /// thread.
-    pub async fn count_bits_async(&self, first: u64, last: u64) -> Result<u64> {
-        self.count_bits_io(Io::Async, first, last).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn count_bits_io(&self, io: Io, first: u64, last: u64) -> Result<u64> {
         if first > last {
             return Ok(0);
@@ -304,15 +258,7 @@ impl ActivityBitmap {
 
     /// BITCOUNT of the units from the one containing `from_ms` to the one
     /// containing `to_ms`, inclusive.
-    pub fn count(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
-        block_on(self.count_io(Io::Blocking, from_ms, to_ms))
-    }
-
-    /// [`count`](ActivityBitmap::count) without blocking the thread.
-    pub async fn count_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
-        self.count_io(Io::Async, from_ms, to_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn count_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<u64> {
         self.count_bits_io(io, self.index_of(from_ms)?, self.index_of(to_ms)?)
             .await

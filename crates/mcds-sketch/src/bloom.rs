@@ -25,8 +25,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcds_core::{
-    Access, CasOutcome, Error, Io, Key, Op, Reply, Result, Scope, Store, Stored, Ttl, block_on,
-    stable_hash128,
+    Access, CasOutcome, Error, Io, Key, Op, Reply, Result, Scope, Store, Stored, Ttl,
+    blocking_and_async, stable_hash128,
 };
 
 use crate::{corrupt, update_checked};
@@ -331,11 +331,6 @@ impl BloomFilter {
     }
 
     /// Add an element; whether it was new (some bit was clear).
-    pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.add_io(Io::Blocking, element.as_ref()))
-    }
-
-    /// [`add`](BloomFilter::add) without blocking the thread.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -348,11 +343,9 @@ impl BloomFilter {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        self.add_io(Io::Async, element.as_ref()).await
-    }
-
-    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn add_io(&self, io: Io, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
         let (block, positions) = self.shape.locate(element);
         let elements: [Vec<u64>; 1] = [positions.collect()];
         Ok(self.add_to_block(self.access(io), block, &elements).await? > 0)
@@ -360,15 +353,7 @@ impl BloomFilter {
 
     /// Add many elements: one read of the blocks they touch and one
     /// pipelined batch of CAS writes. Returns how many were new.
-    pub fn add_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<usize> {
-        block_on(self.add_many_io(Io::Blocking, elements))
-    }
-
-    /// [`add_many`](BloomFilter::add_many) without blocking the thread.
-    pub async fn add_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<usize> {
-        self.add_many_io(Io::Async, elements).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<usize> {
         let access = self.access(io);
         let mut by_block: BTreeMap<usize, Vec<Vec<u64>>> = BTreeMap::new();
@@ -450,16 +435,9 @@ impl BloomFilter {
 
     /// Whether the element may have been added (false positives at about
     /// the configured rate; never a false negative). 1 round trip.
-    pub fn contains(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.contains_io(Io::Blocking, element.as_ref()))
-    }
-
-    /// [`contains`](BloomFilter::contains) without blocking the thread.
-    pub async fn contains_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        self.contains_io(Io::Async, element.as_ref()).await
-    }
-
-    async fn contains_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn contains_io(&self, io: Io, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
         let (block, mut positions) = self.shape.locate(element);
         match self.access(io).get(&self.keys[block]).await? {
             None => Ok(false),
@@ -472,16 +450,10 @@ impl BloomFilter {
 
     /// [`contains`](Self::contains) for many elements: one `get_multi` of
     /// the blocks they fall in (1 round trip per server).
-    pub fn contains_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
-        block_on(self.contains_many_io(Io::Blocking, elements))
-    }
-
+    ///
     /// [`contains_many`](BloomFilter::contains_many) without blocking the
     /// thread.
-    pub async fn contains_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
-        self.contains_many_io(Io::Async, elements).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn contains_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<Vec<bool>> {
         let located: Vec<(usize, Vec<u64>)> = elements
             .iter()
@@ -517,15 +489,7 @@ impl BloomFilter {
     }
 
     /// Delete every block.
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](BloomFilter::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
         let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
         for r in self.access(io).pipeline(&ops).await {

@@ -79,7 +79,7 @@ use std::sync::Arc;
 use mcds_core::backend::item_size;
 use mcds_core::{
     Access, Backoff, CasOutcome, Error, Io, Key, Op, Reply, Result, Scope, Store, Stored, Ttl,
-    block_on, stable_hash,
+    blocking_and_async, stable_hash,
 };
 
 use crate::{MAX_ATTEMPTS, cas_or_add, corrupt, update_checked_with};
@@ -578,15 +578,7 @@ impl HyperLogLog {
     }
 
     /// The stored registers (all zero if no segment exists). 1 round trip.
-    pub fn registers(&self) -> Result<Registers> {
-        block_on(self.registers_io(Io::Blocking))
-    }
-
-    /// [`registers`](HyperLogLog::registers) without blocking the thread.
-    pub async fn registers_async(&self) -> Result<Registers> {
-        self.registers_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn registers_io(&self, io: Io) -> Result<Registers> {
         HyperLogLog::union(io, &[self]).await
     }
@@ -595,16 +587,9 @@ impl HyperLogLog {
     /// docs for concurrent writers). An error may come after the element
     /// was recorded (a lost reply, a compaction that failed); adding it
     /// again is always safe.
-    pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.add_io(Io::Blocking, element.as_ref()))
-    }
-
-    /// [`add`](HyperLogLog::add) without blocking the thread.
-    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        self.add_io(Io::Async, element.as_ref()).await
-    }
-
-    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn add_io(&self, io: Io, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
         let (index, rank) = index_and_rank(stable_hash(element));
         let (s, local) = (index / SEGMENT_REGISTERS, index % SEGMENT_REGISTERS);
         let key = &self.keys[s];
@@ -764,15 +749,7 @@ impl HyperLogLog {
 
     /// PFADD of many elements: one CAS write of the segments they raise
     /// (2 round trips; 1 when none rises).
-    pub fn add_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<bool> {
-        block_on(self.add_many_io(Io::Blocking, elements))
-    }
-
-    /// [`add_many`](HyperLogLog::add_many) without blocking the thread.
-    pub async fn add_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<bool> {
-        self.add_many_io(Io::Async, elements).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<bool> {
         let mut local = Registers::new();
         for e in elements {
@@ -864,15 +841,7 @@ impl HyperLogLog {
 
     /// PFCOUNT: the estimated number of distinct elements added. 1 round
     /// trip.
-    pub fn count(&self) -> Result<u64> {
-        block_on(self.count_io(Io::Blocking))
-    }
-
-    /// [`count`](HyperLogLog::count) without blocking the thread.
-    pub async fn count_async(&self) -> Result<u64> {
-        self.count_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn count_io(&self, io: Io) -> Result<u64> {
         Ok(self.registers_io(io).await?.count())
     }
@@ -880,16 +849,10 @@ impl HyperLogLog {
     /// PFCOUNT of several keys: the estimated size of their union, without
     /// writing anything. 1 round trip per server (`get_multi`); all must
     /// use the same store.
-    pub fn count_union(sketches: &[&HyperLogLog]) -> Result<u64> {
-        block_on(HyperLogLog::count_union_io(Io::Blocking, sketches))
-    }
-
+    ///
     /// [`count_union`](HyperLogLog::count_union) without blocking the
     /// thread.
-    pub async fn count_union_async(sketches: &[&HyperLogLog]) -> Result<u64> {
-        HyperLogLog::count_union_io(Io::Async, sketches).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn count_union_io(io: Io, sketches: &[&HyperLogLog]) -> Result<u64> {
         Ok(HyperLogLog::union(io, sketches).await?.count())
     }
@@ -920,15 +883,7 @@ impl HyperLogLog {
     /// One `get_multi` of the others, then the CAS writes of
     /// [`merge_registers`](Self::merge_registers) (3 round trips). All must
     /// use the same store.
-    pub fn merge(&self, others: &[&HyperLogLog]) -> Result<()> {
-        block_on(self.merge_io(Io::Blocking, others))
-    }
-
-    /// [`merge`](HyperLogLog::merge) without blocking the thread.
-    pub async fn merge_async(&self, others: &[&HyperLogLog]) -> Result<()> {
-        self.merge_io(Io::Async, others).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn merge_io(&self, io: Io, others: &[&HyperLogLog]) -> Result<()> {
         let union = HyperLogLog::union(io, others).await?;
         self.write_registers(self.access(io), &union)
@@ -939,30 +894,16 @@ impl HyperLogLog {
     /// Add the registers `other` (built locally): one `get_multi` of the
     /// segments it could raise, one batch of CAS writes of those it does
     /// (2 round trips; 1 when none rises). Whether a register changed.
-    pub fn merge_registers(&self, other: &Registers) -> Result<bool> {
-        block_on(self.merge_registers_io(Io::Blocking, other))
-    }
-
+    ///
     /// [`merge_registers`](HyperLogLog::merge_registers) without blocking
     /// the thread.
-    pub async fn merge_registers_async(&self, other: &Registers) -> Result<bool> {
-        self.merge_registers_io(Io::Async, other).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn merge_registers_io(&self, io: Io, other: &Registers) -> Result<bool> {
         self.write_registers(self.access(io), other).await
     }
 
     /// Delete the sketch (it counts 0 again): its 16 items in one batch.
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](HyperLogLog::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
         let ops: Vec<Op<'_>> = self.keys.iter().map(Op::Delete).collect();
         for reply in self.access(io).pipeline(&ops).await {
@@ -1043,17 +984,11 @@ impl HllBuffer {
     /// Merge the local registers into the stored sketch (2 round trips;
     /// none when nothing is pending) and start over. On error the local
     /// registers are kept, so a later flush retries them.
-    pub fn flush(&mut self) -> Result<bool> {
-        block_on(self.flush_io(Io::Blocking))
-    }
-
+    ///
     /// [`flush`](HllBuffer::flush) without blocking the thread. Cancelled
     /// (dropped) before it finishes, it keeps the local registers, as on
     /// error.
-    pub async fn flush_async(&mut self) -> Result<bool> {
-        self.flush_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn flush_io(&mut self, io: Io) -> Result<bool> {
         if self.pending == 0 {
             return Ok(false);

@@ -55,7 +55,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use mcds_core::{Access, Backoff, Error, Io, Item, Key, Op, Result, Scope, block_on};
+use mcds_core::{Access, Backoff, Error, Io, Item, Key, Op, Result, Scope, blocking_and_async};
 
 use crate::bloom::{BloomFilter, check_rate, set_elements, stored, test_bit};
 use crate::{MAX_ATTEMPTS, corrupt, update_checked};
@@ -341,10 +341,7 @@ impl ScalableBloomFilter {
 
     /// Add an element; whether it was new (in no layer yet). See the type's
     /// docs for the round trips.
-    pub fn add(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.add_io(Io::Blocking, element.as_ref()))
-    }
-
+    ///
     /// [`add`](ScalableBloomFilter::add) without blocking the thread (the
     /// backoff after a lost race is a timer).
     ///
@@ -359,11 +356,9 @@ impl ScalableBloomFilter {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn add_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        self.add_io(Io::Async, element.as_ref()).await
-    }
-
-    async fn add_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn add_io(&self, io: Io, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
         let access = self.access(io);
         let mut backoff = Backoff::default();
         let mut attempts = 0;
@@ -454,32 +449,21 @@ impl ScalableBloomFilter {
 
     /// Whether the element may have been added (no false negatives; false
     /// positives below the configured rate). 1 round trip.
-    pub fn contains(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        block_on(self.contains_io(Io::Blocking, element.as_ref()))
-    }
-
+    ///
     /// [`contains`](ScalableBloomFilter::contains) without blocking the
     /// thread.
-    pub async fn contains_async(&self, element: impl AsRef<[u8]>) -> Result<bool> {
-        self.contains_io(Io::Async, element.as_ref()).await
-    }
-
-    async fn contains_io(&self, io: Io, element: &[u8]) -> Result<bool> {
+    #[blocking_and_async(pub)]
+    async fn contains_io(&self, io: Io, element: impl AsRef<[u8]>) -> Result<bool> {
+        let element = element.as_ref();
         Ok(self.contains_many_io(io, &[element]).await?[0])
     }
 
     /// [`contains`](Self::contains) for many elements: one `get_multi` of
     /// the header and the blocks they fall in, in every layer.
-    pub fn contains_many<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
-        block_on(self.contains_many_io(Io::Blocking, elements))
-    }
-
+    ///
     /// [`contains_many`](ScalableBloomFilter::contains_many) without
     /// blocking the thread.
-    pub async fn contains_many_async<E: AsRef<[u8]>>(&self, elements: &[E]) -> Result<Vec<bool>> {
-        self.contains_many_io(Io::Async, elements).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn contains_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<Vec<bool>> {
         let elements: Vec<&[u8]> = elements.iter().map(AsRef::as_ref).collect();
         let probe = self.probe(self.access(io), &elements).await?;
@@ -490,15 +474,7 @@ impl ScalableBloomFilter {
     }
 
     /// How many layers the filter has (the header's count; 1 round trip).
-    pub fn layers(&self) -> Result<usize> {
-        block_on(self.layers_io(Io::Blocking))
-    }
-
-    /// [`layers`](ScalableBloomFilter::layers) without blocking the thread.
-    pub async fn layers_async(&self) -> Result<usize> {
-        self.layers_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn layers_io(&self, io: Io) -> Result<usize> {
         Ok(self.probe(self.access(io), &[]).await?.layers.len())
     }
@@ -513,15 +489,7 @@ impl ScalableBloomFilter {
     /// lost), the clear is refused with [`Error::InvalidArgument`] before
     /// anything is deleted (1 more round trip): open it with the capacity
     /// it was created with.
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](ScalableBloomFilter::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
         if let Some(stored) = self.as_stored(io).await? {
             return stored.clear_as_opened(io).await;

@@ -35,7 +35,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, Store, Ttl, block_on, stable_hash};
+use mcds_core::{
+    Access, Error, Io, Key, Result, Scope, Store, Ttl, blocking_and_async, stable_hash,
+};
 
 use crate::{corrupt, update_checked};
 
@@ -453,11 +455,6 @@ impl Leaderboard {
 
     /// ZINCRBY: add `by` (at least 1) to `member`'s count; its new count
     /// (exact in exact mode, an upper bound once sketched). 2 round trips.
-    pub fn incr(&self, member: impl AsRef<[u8]>, by: u64) -> Result<u64> {
-        block_on(self.incr_io(Io::Blocking, member.as_ref(), by))
-    }
-
-    /// [`incr`](Leaderboard::incr) without blocking the thread.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -470,11 +467,9 @@ impl Leaderboard {
     /// # Ok::<(), mcds_core::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn incr_async(&self, member: impl AsRef<[u8]>, by: u64) -> Result<u64> {
-        self.incr_io(Io::Async, member.as_ref(), by).await
-    }
-
-    async fn incr_io(&self, io: Io, member: &[u8], by: u64) -> Result<u64> {
+    #[blocking_and_async(pub)]
+    async fn incr_io(&self, io: Io, member: impl AsRef<[u8]>, by: u64) -> Result<u64> {
+        let member = member.as_ref();
         let mut count = 0;
         self.update(self.access(io), &[(member, by)], &mut |c| count = c)
             .await?;
@@ -483,15 +478,7 @@ impl Leaderboard {
 
     /// Apply many increments, in order, in one CAS update (2 round trips):
     /// for a local buffer of a hot path's increments.
-    pub fn incr_many<M: AsRef<[u8]>>(&self, increments: &[(M, u64)]) -> Result<()> {
-        block_on(self.incr_many_io(Io::Blocking, increments))
-    }
-
-    /// [`incr_many`](Leaderboard::incr_many) without blocking the thread.
-    pub async fn incr_many_async<M: AsRef<[u8]>>(&self, increments: &[(M, u64)]) -> Result<()> {
-        self.incr_many_io(Io::Async, increments).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_many_io<M: AsRef<[u8]>>(&self, io: Io, increments: &[(M, u64)]) -> Result<()> {
         let increments: Vec<(&[u8], u64)> =
             increments.iter().map(|(m, by)| (m.as_ref(), *by)).collect();
@@ -537,15 +524,7 @@ impl Leaderboard {
     }
 
     /// The whole stored board (empty if missing). 1 round trip.
-    pub fn summary(&self) -> Result<SpaceSaving> {
-        block_on(self.summary_io(Io::Blocking))
-    }
-
-    /// [`summary`](Leaderboard::summary) without blocking the thread.
-    pub async fn summary_async(&self) -> Result<SpaceSaving> {
-        self.summary_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn summary_io(&self, io: Io) -> Result<SpaceSaving> {
         match self.access(io).get(&self.key).await? {
             None => Ok(SpaceSaving::new(self.capacity)),
@@ -557,44 +536,21 @@ impl Leaderboard {
 
     /// ZREVRANGE 0 k−1 WITHSCORES: the `k` members with the largest counts,
     /// largest first, each with its error. 1 round trip.
-    pub fn top(&self, k: usize) -> Result<Vec<Entry>> {
-        block_on(self.top_io(Io::Blocking, k))
-    }
-
-    /// [`top`](Leaderboard::top) without blocking the thread.
-    pub async fn top_async(&self, k: usize) -> Result<Vec<Entry>> {
-        self.top_io(Io::Async, k).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn top_io(&self, io: Io, k: usize) -> Result<Vec<Entry>> {
         Ok(self.summary_io(io).await?.top(k))
     }
 
     /// ZSCORE: the member's entry, `None` if it is not on the board (then
     /// its true count is at most [`SpaceSaving::max_error`]). 1 round trip.
-    pub fn score(&self, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
-        block_on(self.score_io(Io::Blocking, member.as_ref()))
-    }
-
-    /// [`score`](Leaderboard::score) without blocking the thread.
-    pub async fn score_async(&self, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
-        self.score_io(Io::Async, member.as_ref()).await
-    }
-
-    async fn score_io(&self, io: Io, member: &[u8]) -> Result<Option<Entry>> {
+    #[blocking_and_async(pub)]
+    async fn score_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
+        let member = member.as_ref();
         Ok(self.summary_io(io).await?.get(member))
     }
 
     /// Delete the board.
-    pub fn clear(&self) -> Result<()> {
-        block_on(self.clear_io(Io::Blocking))
-    }
-
-    /// [`clear`](Leaderboard::clear) without blocking the thread.
-    pub async fn clear_async(&self) -> Result<()> {
-        self.clear_io(Io::Async).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
         self.access(io).delete(&self.key).await.map(drop)
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcds_core::{Access, Error, Io, Key, Result, Scope, UnixMs, block_on};
+use mcds_core::{Access, Error, Io, Key, Result, Scope, UnixMs, blocking_and_async};
 
 use crate::period::{
     DEFAULT_SKEW_MS, Read, check_retained, corrupt, first_readable, refuse_early, ttl_for, whole_ms,
@@ -302,15 +302,7 @@ impl PackedSeries {
     /// Add `delta` to the slot containing `ts_ms` (Unix ms), saturating at
     /// the width's maximum; the slot's new value. 2 round trips (1 when the
     /// slot does not change); see the [type docs](PackedSeries).
-    pub fn incr(&self, ts_ms: UnixMs, delta: u32) -> Result<u32> {
-        block_on(self.incr_io(Io::Blocking, ts_ms, delta))
-    }
-
-    /// [`incr`](PackedSeries::incr) without blocking the thread.
-    pub async fn incr_async(&self, ts_ms: UnixMs, delta: u32) -> Result<u32> {
-        self.incr_io(Io::Async, ts_ms, delta).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_io(&self, io: Io, ts_ms: u64, delta: u32) -> Result<u32> {
         let index = ts_ms / self.slot_ms;
         let (period, i) = (index / self.slots, (index % self.slots) as usize);
@@ -355,30 +347,14 @@ impl PackedSeries {
     }
 
     /// [`incr`](Self::incr) the slot of now, by the scope's clock.
-    pub fn incr_now(&self, delta: u32) -> Result<u32> {
-        block_on(self.incr_now_io(Io::Blocking, delta))
-    }
-
-    /// [`incr_now`](PackedSeries::incr_now) without blocking the thread.
-    pub async fn incr_now_async(&self, delta: u32) -> Result<u32> {
-        self.incr_now_io(Io::Async, delta).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn incr_now_io(&self, io: Io, delta: u32) -> Result<u32> {
         self.incr_io(io, self.scope.clock().now_ms(), delta).await
     }
 
     /// The count of the slot containing `ts_ms`: 1 round trip (0 when past
     /// retention, without reading).
-    pub fn get(&self, ts_ms: UnixMs) -> Result<u32> {
-        block_on(self.get_io(Io::Blocking, ts_ms))
-    }
-
-    /// [`get`](PackedSeries::get) without blocking the thread.
-    pub async fn get_async(&self, ts_ms: UnixMs) -> Result<u32> {
-        self.get_io(Io::Async, ts_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn get_io(&self, io: Io, ts_ms: u64) -> Result<u32> {
         Ok(self
             .range_io(io, ts_ms, ts_ms)
@@ -393,15 +369,7 @@ impl PackedSeries {
     /// (1 round trip per server), then the loss check of each server read
     /// from (2 more each; see the [type docs](PackedSeries)). At most [`MAX_RANGE_SLOTS`] slots per
     /// call, else [`Error::InvalidArgument`].
-    pub fn range(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<Vec<Slot>> {
-        block_on(self.range_io(Io::Blocking, from_ms, to_ms))
-    }
-
-    /// [`range`](PackedSeries::range) without blocking the thread.
-    pub async fn range_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<Vec<Slot>> {
-        self.range_io(Io::Async, from_ms, to_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn range_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<Vec<Slot>> {
         let now = self.scope.clock().now_ms();
         let oldest = first_readable(self.period_ms(), self.retention_ms, now);
@@ -465,15 +433,7 @@ impl PackedSeries {
     }
 
     /// The sum of the slots of the range (as in [`range`](Self::range)).
-    pub fn sum(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
-        block_on(self.sum_io(Io::Blocking, from_ms, to_ms))
-    }
-
-    /// [`sum`](PackedSeries::sum) without blocking the thread.
-    pub async fn sum_async(&self, from_ms: UnixMs, to_ms: UnixMs) -> Result<u64> {
-        self.sum_io(Io::Async, from_ms, to_ms).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn sum_io(&self, io: Io, from_ms: u64, to_ms: u64) -> Result<u64> {
         Ok(self
             .range_io(io, from_ms, to_ms)

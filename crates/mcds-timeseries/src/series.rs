@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcds_core::{
     Access, Backoff, CasOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Ttl, UnixMs,
-    block_on,
+    block_on, blocking_and_async,
 };
 
 use crate::period::{
@@ -525,15 +525,7 @@ impl TimeSeries {
     /// retention: 2 round trips per server, 2 more per lost CAS race (see
     /// the [type docs](TimeSeries) for the protocol and for what a failure
     /// may have applied).
-    pub fn record(&self, ts_ms: UnixMs, value: i64) -> Result<()> {
-        block_on(self.record_io(Io::Blocking, ts_ms, value))
-    }
-
-    /// [`record`](TimeSeries::record) without blocking the thread.
-    pub async fn record_async(&self, ts_ms: UnixMs, value: i64) -> Result<()> {
-        self.record_io(Io::Async, ts_ms, value).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn record_io(&self, io: Io, ts_ms: u64, value: i64) -> Result<()> {
         let now = self.scope.clock().now_ms();
         refuse_early("time series", &self.name, ts_ms, now, self.skew_ms)?;
@@ -639,15 +631,7 @@ impl TimeSeries {
     }
 
     /// Record `value` now, by the scope's clock.
-    pub fn record_now(&self, value: i64) -> Result<()> {
-        block_on(self.record_now_io(Io::Blocking, value))
-    }
-
-    /// [`record_now`](TimeSeries::record_now) without blocking the thread.
-    pub async fn record_now_async(&self, value: i64) -> Result<()> {
-        self.record_now_io(Io::Async, value).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn record_now_io(&self, io: Io, value: i64) -> Result<()> {
         self.record_io(io, self.scope.clock().now_ms(), value).await
     }
@@ -675,20 +659,7 @@ impl TimeSeries {
     /// inclusive), oldest first. Buckets past retention are not read. One
     /// `get_multi` (1 round trip per server), then the loss check of each
     /// server read from (see the [type docs](TimeSeries)).
-    pub fn range(&self, from_ms: UnixMs, to_ms: UnixMs, step: Duration) -> Result<Vec<Bucket>> {
-        block_on(self.range_io(Io::Blocking, from_ms, to_ms, step))
-    }
-
-    /// [`range`](TimeSeries::range) without blocking the thread.
-    pub async fn range_async(
-        &self,
-        from_ms: u64,
-        to_ms: u64,
-        step: Duration,
-    ) -> Result<Vec<Bucket>> {
-        self.range_io(Io::Async, from_ms, to_ms, step).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn range_io(
         &self,
         io: Io,
@@ -705,25 +676,7 @@ impl TimeSeries {
 
     /// The aggregates of every sample in the range (as in
     /// [`range`](Self::range)); `None` when it has none.
-    pub fn aggregate(
-        &self,
-        from_ms: UnixMs,
-        to_ms: UnixMs,
-        step: Duration,
-    ) -> Result<Option<Stats>> {
-        block_on(self.aggregate_io(Io::Blocking, from_ms, to_ms, step))
-    }
-
-    /// [`aggregate`](TimeSeries::aggregate) without blocking the thread.
-    pub async fn aggregate_async(
-        &self,
-        from_ms: u64,
-        to_ms: u64,
-        step: Duration,
-    ) -> Result<Option<Stats>> {
-        self.aggregate_io(Io::Async, from_ms, to_ms, step).await
-    }
-
+    #[blocking_and_async(pub)]
     async fn aggregate_io(
         &self,
         io: Io,
