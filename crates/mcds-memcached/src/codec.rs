@@ -42,9 +42,9 @@
 use std::time::Duration;
 
 use mcds_core::{CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Stored, backend};
+use mcds_net::incarnation::Incarnation;
 use memcache::exp::{MetaCommand, MetaOp, ReturnCode};
 
-use crate::incarnation::Incarnation;
 use crate::reply::{Block, MetaReply};
 
 /// An op encoded for one server incarnation by `memcache`'s command
@@ -554,8 +554,8 @@ fn unexpected(server: &str, what: &str, r: &MetaReply) -> Error {
 #[cfg(test)]
 mod wire_tests {
     use super::*;
-    use crate::incarnation::Version;
     use mcds_core::Ttl;
+    use mcds_net::incarnation::Version;
 
     /// [`incremented`] reads what [`decode`] reads, and leaves to it every
     /// reply it does not take (values that are not counters, other codes,

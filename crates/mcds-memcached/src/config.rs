@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use mcds_core::Result;
+use mcds_net::incarnation::Version;
+use mcds_net::route::Distribution;
+use mcds_net::transport::{Credentials, Security, TlsOptions};
 
-use crate::incarnation::Version;
-use crate::route::Distribution;
 use crate::store::MemcachedStore;
-use crate::transport::{Credentials, Security, TlsOptions};
 
 /// How long a dial may take by default, and each exchange.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
@@ -248,7 +248,7 @@ impl Builder {
                 "a pool name is up to 64 letters, digits, '-', '_' or '.'; got {name:?}"
             )));
         }
-        let list = crate::transport::resolve_servers(servers, self.tls.is_some())?;
+        let list = mcds_net::transport::resolve_servers(servers, self.tls.is_some())?;
         self.config.security = Security::new(self.tls.as_ref(), self.credentials.take())?;
         MemcachedStore::new(list, self.config)
     }

@@ -4,15 +4,14 @@
 //! lines and data blocks read, over whichever [`Stream`] reached the server
 //! (TCP, a unix socket, TLS).
 
+use mcds_net::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
+pub(crate) use mcds_net::transport::is_timeout;
+use mcds_net::transport::{self, Stream};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::incarnation::{INCARNATION_KEY, Incarnation, ServerClock, Version};
 use crate::pool::{PoolSeen, PoolSpec};
 use crate::reply::{MetaReply, read_reply};
-use crate::transport::{self, Stream};
-
-pub(crate) use crate::transport::is_timeout;
 
 /// One open connection and what its server said it is.
 pub(crate) struct Conn {
@@ -59,7 +58,7 @@ impl Conn {
     /// Bound the following writes and reads by `deadline`, the clock read
     /// at `now` just before the next write (see [`Stream::set_deadline_at`]).
     ///
-    /// [`Stream::set_deadline_at`]: crate::transport::Stream::set_deadline_at
+    /// [`Stream::set_deadline_at`]: mcds_net::transport::Stream::set_deadline_at
     pub(crate) fn set_deadline_at(&mut self, deadline: Instant, now: Instant) {
         self.reader.get_mut().set_deadline_at(deadline, now);
     }
@@ -67,7 +66,7 @@ impl Conn {
     /// When the connection's last read or write began, or a moment before
     /// (see [`Stream::last_clock`]).
     ///
-    /// [`Stream::last_clock`]: crate::transport::Stream::last_clock
+    /// [`Stream::last_clock`]: mcds_net::transport::Stream::last_clock
     pub(crate) fn last_clock(&self) -> Instant {
         self.reader.get_ref().last_clock()
     }

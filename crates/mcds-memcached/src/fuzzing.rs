@@ -39,10 +39,10 @@ use mcds_core::{
     CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, OpArgs, OpKind, Reply, Store, Stored,
     Ttl,
 };
+use mcds_net::incarnation::{Incarnation, ServerClock, Version};
 use memcache::exp::{MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
 
 use crate::codec;
-use crate::incarnation::{Incarnation, ServerClock, Version};
 use crate::pipeline::{Outcome, Planned, Replies, read_replies};
 use crate::reply::{MAX_LINE, MAX_VALUE, MetaReply, read_reply};
 use crate::session::ErrorMap;

@@ -161,18 +161,14 @@
 mod codec;
 mod config;
 mod conn;
-pub mod incarnation;
-mod ketama;
 mod mux;
 mod pipeline;
 pub mod pool;
 mod reply;
 pub mod retention;
-mod route;
 mod server;
 mod session;
 mod store;
-pub mod transport;
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -182,12 +178,11 @@ pub mod fuzzing;
 mod reply_readers;
 
 pub use config::Builder;
-pub use incarnation::{INCARNATION_KEY, Version};
-pub use ketama::{Continuum, ketama};
+pub use mcds_net::{
+    Continuum, Credentials, Distribution, INCARNATION_KEY, TlsOptions, Version, ketama, route,
+};
 pub use pool::POOL_KEY;
-pub use route::{Distribution, route};
 pub use store::{ConnectionStats, MemcachedStore, Stats};
-pub use transport::{Credentials, TlsOptions};
 
 /// The README's examples, run as doctests.
 #[doc = include_str!("../README.md")]

@@ -41,7 +41,7 @@
 //! * **Timeouts.** Each request has a deadline; the driver bounds its reads
 //!   and writes by the earliest deadline of the requests in flight (the
 //!   socket's timeout, re-armed only when it changes by more than
-//!   [`SLACK`](crate::transport::SLACK): no system call per op).
+//!   [`SLACK`](mcds_net::transport::SLACK): no system call per op).
 //!
 //! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
 
@@ -55,12 +55,12 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcds_core::{Error, Io};
+use mcds_net::incarnation::{Incarnation, ServerClock};
 use memcache::exp::ReturnCode;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::conn::Conn;
-use crate::incarnation::{Incarnation, ServerClock};
 use crate::reply::{MetaReply, Opaque};
 use crate::server::Server;
 

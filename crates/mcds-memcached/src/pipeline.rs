@@ -15,11 +15,11 @@
 use std::time::Instant;
 
 use mcds_core::{Error, Io, Op, Reply, Result, Stored, traffic};
+use mcds_net::incarnation::Incarnation;
 use memcache::exp::ReturnCode;
 
 use crate::codec;
 use crate::conn::is_timeout;
-use crate::incarnation::Incarnation;
 use crate::reply::MetaReply;
 use crate::session::{ErrorMap, Session};
 use crate::store::MemcachedStore;

@@ -85,9 +85,9 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcds_core::{Error, Io, Key, Op, Result, Ttl};
+use mcds_net::incarnation::ServerClock;
 use parking_lot::Mutex;
 
-use crate::incarnation::ServerClock;
 use crate::server::Server;
 use crate::session::Session;
 use crate::store::MemcachedStore;

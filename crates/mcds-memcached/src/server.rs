@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
+use mcds_net::incarnation::{Incarnation, ServerClock, Version};
+use mcds_net::transport::{self, Endpoint, Stream};
 use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
-use crate::incarnation::{Incarnation, ServerClock, Version};
 use crate::mux::Lane;
 use crate::pool::ServerPool;
-use crate::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
 struct Health {
@@ -84,7 +84,7 @@ impl Server {
     /// higher one, however old: a drift of the two machines' clock rates
     /// that makes the kept estimate low is corrected by the next fresh
     /// sample (connections are replaced every
-    /// [`CLOCK_MAX_AGE`](crate::incarnation::CLOCK_MAX_AGE)), and one
+    /// [`CLOCK_MAX_AGE`](mcds_net::incarnation::CLOCK_MAX_AGE)), and one
     /// that makes it high only lengthens items.
     pub(crate) fn learn_clock(&self, sample: Option<ServerClock>) {
         let Some(sample) = sample else {
@@ -332,7 +332,7 @@ mod tests {
     /// rises.
     #[test]
     fn a_new_incarnation_replaces_the_clock_estimate() {
-        use crate::incarnation::{Incarnation, Version};
+        use mcds_net::incarnation::{Incarnation, Version};
         let server = Server::new(
             "127.0.0.1:1".into(),
             Endpoint::Unix("/nonexistent".into()),

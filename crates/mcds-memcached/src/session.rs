@@ -9,12 +9,12 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use mcds_core::{Error, Io, Key, Op, Reply, block_on, traffic};
+use mcds_net::incarnation::Incarnation;
 use memcache::exp::MetaCommand;
 
 use crate::codec;
 use crate::config::Config;
 use crate::conn::is_timeout;
-use crate::incarnation::Incarnation;
 use crate::mux::{self, Delivery, Expect, Lane, Queued, Request, Ticket};
 use crate::reply::MetaReply;
 use crate::server::Server;

@@ -19,16 +19,16 @@
 use std::time::Duration;
 
 use mcds_core::{BoxFuture, Error, Io, Key, Op, Reply, Result, Store, Ttl, backend, block_on};
+use mcds_net::incarnation::Version;
+use mcds_net::route::Router;
+use mcds_net::transport::Endpoint;
 use std::sync::Arc;
 
 use crate::codec;
 use crate::config::{Builder, Config};
-use crate::incarnation::Version;
 use crate::pool::PoolSpec;
-use crate::route::Router;
 use crate::server::Server;
 use crate::session::Session;
-use crate::transport::Endpoint;
 
 /// A [`Store`] on real memcached: one server or a pool. See the
 /// [crate docs](crate) for the protocol paths, routing, timeouts and errors.
@@ -152,10 +152,7 @@ impl MemcachedStore {
             .map(|(addr, endpoint)| Server::new(addr, endpoint, config.connections_per_server))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
-        let distribution = match config.distribution {
-            crate::Distribution::Rendezvous => "rendezvous",
-            crate::Distribution::Ketama => "ketama",
-        };
+        let distribution = config.distribution.name();
         let mut config = config;
         config.pool = Arc::new(PoolSpec::new(&config.pool_name, distribution, &ids)?);
         Ok(MemcachedStore {

@@ -643,7 +643,7 @@ fn a_trickling_tls_reply_is_bounded_by_the_deadline() {
 /// within SLACK past the deadline.)
 #[test]
 fn a_flush_with_nothing_to_flush_succeeds_after_the_deadline() {
-    use mcds_memcached::transport::{Endpoint, Security, Stream};
+    use mcds_net::transport::{Endpoint, Security, Stream};
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let endpoint = Endpoint::resolve(&addr).unwrap();

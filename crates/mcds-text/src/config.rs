@@ -1,64 +1,13 @@
 //! Settings of a [`TextStore`] ([`Config`]), the [`Builder`] that sets them
-//! and resolves the addresses, and key placement ([`Router`]).
+//! and resolves the addresses.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::Result;
-use mcds_memcached::transport::{self, Credentials, Security, TlsOptions};
+use mcds_net::Distribution;
+use mcds_net::transport::{self, Credentials, Security, TlsOptions};
 
 use crate::store::TextStore;
-
-/// Where a key lives among the store's addresses: pluggable, so a pool can
-/// follow the placement other clients of the same servers use.
-///
-/// `route` must return an index below `servers.len()` (an index out of
-/// range is taken modulo the length), and the same index for the same key
-/// and list every time: a key that moves loses its data, and a lock that
-/// moves is a second lock.
-pub trait Router: Send + Sync + std::fmt::Debug {
-    /// The index in `servers` (as configured, `host:port`) of the server
-    /// that owns `key`.
-    fn route(&self, key: &[u8], servers: &[String]) -> usize;
-}
-
-/// The default [`Router`]: rendezvous hashing over XXH3-64, exactly
-/// [`mcds_memcached::route`], so a text store and a `MemcachedStore` over the
-/// same list place every key alike.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Rendezvous;
-
-impl Router for Rendezvous {
-    fn route(&self, key: &[u8], servers: &[String]) -> usize {
-        mcds_memcached::route(key, servers)
-    }
-}
-
-/// A [`Router`] compatible with libmemcached's MD5 ketama
-/// ([`mcds_memcached::ketama`]): the placement of php-memcached, pylibmc and
-/// `MemcachedStore`'s `Distribution::Ketama`, for a pool whose keys other
-/// clients also read and write: `.router(Ketama::default())`. It builds the
-/// continuum ([`mcds_memcached::Continuum`]) once, for the store's server
-/// list, and answers each key from it.
-#[derive(Debug, Default)]
-pub struct Ketama {
-    cache: std::sync::OnceLock<(Vec<String>, mcds_memcached::Continuum)>,
-}
-
-impl Router for Ketama {
-    fn route(&self, key: &[u8], servers: &[String]) -> usize {
-        let (cached, continuum) = self
-            .cache
-            .get_or_init(|| (servers.to_vec(), mcds_memcached::Continuum::new(servers)));
-        if cached.as_slice() == servers {
-            continuum.server_for(key)
-        } else {
-            // Another list than the first one asked about (a router shared
-            // by two stores): computed afresh, never a stale placement.
-            mcds_memcached::ketama(key, servers)
-        }
-    }
-}
 
 /// How long a dial may take by default, and each exchange.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
@@ -73,7 +22,7 @@ pub(crate) struct Config {
     pub(crate) down_backoff_base: Duration,
     pub(crate) down_backoff_max: Duration,
     pub(crate) behind_proxy: bool,
-    pub(crate) router: Arc<dyn Router>,
+    pub(crate) distribution: Distribution,
     /// TLS and credentials, built when the store is created.
     pub(crate) security: Security,
 }
@@ -88,7 +37,7 @@ impl Default for Config {
             down_backoff_base: Duration::from_millis(50),
             down_backoff_max: Duration::from_secs(1),
             behind_proxy: false,
-            router: Arc::new(Rendezvous),
+            distribution: Distribution::Rendezvous,
             security: Security::default(),
         }
     }
@@ -167,10 +116,12 @@ impl Builder {
         self
     }
 
-    /// How keys are placed on the addresses (default [`Rendezvous`];
-    /// [`Ketama`] to share a pool with libmemcached clients).
-    pub fn router(mut self, router: impl Router + 'static) -> Builder {
-        self.config.router = Arc::new(router);
+    /// How keys are placed on the addresses: [`Distribution::Rendezvous`]
+    /// by default (as `MemcachedStore` places them), or
+    /// [`Distribution::Ketama`] to share a pool with libmemcached clients
+    /// (php-memcached, pylibmc).
+    pub fn distribution(mut self, distribution: Distribution) -> Builder {
+        self.config.distribution = distribution;
         self
     }
 

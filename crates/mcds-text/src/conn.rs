@@ -7,8 +7,9 @@
 use std::io::{self, BufReader, Write};
 use std::time::{Duration, Instant};
 
-use mcds_memcached::transport::{self, Stream};
-use mcds_memcached::{INCARNATION_KEY, Version};
+pub(crate) use mcds_net::transport::is_timeout;
+use mcds_net::transport::{self, Stream};
+use mcds_net::{INCARNATION_KEY, Version};
 
 use crate::incarnation::{Incarnation, ServerClock};
 use crate::wire::{self, Expect, Line, ReadError, Resp};
@@ -257,8 +258,6 @@ impl Conn {
         Ok(secs.map(|secs| ServerClock { secs, sent }))
     }
 }
-
-pub(crate) use mcds_memcached::transport::is_timeout;
 
 fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)

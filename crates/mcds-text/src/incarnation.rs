@@ -1,13 +1,13 @@
 //! What one direct server incarnation is: the same scheme as
 //! `mcds-memcached`, whose [`Incarnation`] and [`ServerClock`] this backend
 //! uses, with the same marker (the key
-//! [`INCARNATION_KEY`](mcds_memcached::INCARNATION_KEY)) and mask
+//! [`INCARNATION_KEY`](mcds_net::INCARNATION_KEY)) and mask
 //! (`stable_hash(marker)`). A text client and a meta client on one server
 //! therefore hand out the same CAS ids and exptimes. The handshake that
 //! reads them over the text protocol is in [`conn`](crate::conn).
 
 use mcds_core::{Clock, SystemClock, Ttl};
-pub(crate) use mcds_memcached::incarnation::{Incarnation, ServerClock};
+pub(crate) use mcds_net::incarnation::{Incarnation, ServerClock};
 
 /// The exptime for `ttl` without a sample of the server's clock (behind a
 /// proxy): relative up to 30 days, beyond that an absolute Unix time on this
@@ -19,7 +19,7 @@ pub(crate) fn client_exptime(ttl: Ttl) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcds_memcached::Version;
+    use mcds_net::Version;
     use std::time::{Duration, Instant};
 
     #[test]

@@ -11,7 +11,7 @@
 //!
 //! | | direct (default) | behind a proxy |
 //! |---|---|---|
-//! | each address is | one memcached server (a pool is routed here, by a pluggable [`Router`]: [`Rendezvous`] by default, or [`Ketama`]) | a proxy that places keys itself |
+//! | each address is | one memcached server (a pool is routed here by a [`Distribution`]: rendezvous hashing by default, or libmemcached's ketama) | a proxy that places keys itself |
 //! | CAS ids | masked with the server's incarnation marker: restart-safe | none: every id is 0 |
 //! | `cas`, `delete_cas`, `update` | yes | [`Error::Unsupported`] |
 //! | [`Store::supports_cas`] | `true` (`false` on a `-C` server) | `false` |
@@ -61,7 +61,7 @@
 //! would overwrite newer members. As in `mcds-memcached`, each new direct
 //! connection's handshake (one round trip: `version`, `gets
 //! __mcds_incarnation`, `stats`) reads a random marker kept on the server
-//! ([`INCARNATION_KEY`](mcds_memcached::INCARNATION_KEY); the first
+//! ([`INCARNATION_KEY`](mcds_net::INCARNATION_KEY); the first
 //! connection after a restart or flush creates it with `add` and reads it
 //! back), and every CAS id crosses the API XOR-ed with a mask derived from
 //! it. An id from an earlier incarnation unmasks to a random number and
@@ -189,7 +189,8 @@ mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use config::{Builder, Ketama, Rendezvous, Router};
+pub use config::Builder;
+pub use mcds_net::{Credentials, Distribution, TlsOptions, Version};
 pub use store::TextStore;
 
 /// The README's examples, run as doctests.

@@ -7,12 +7,12 @@ use std::io;
 use std::time::Instant;
 
 use mcds_core::{Backoff, Error};
+use mcds_net::transport::{self, Endpoint, Stream};
 use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, ServerClock};
-use mcds_memcached::transport::{self, Endpoint, Stream};
 
 #[derive(Default)]
 struct Health {

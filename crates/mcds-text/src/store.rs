@@ -10,14 +10,14 @@ use mcds_core::{
     CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl, UpdateFn,
     Updated, backend, traffic,
 };
-use mcds_memcached::Version;
+use mcds_net::transport::Endpoint;
+use mcds_net::{Router, Version};
 
 use crate::config::{Builder, Config};
 use crate::conn::{Conn, is_timeout};
 use crate::incarnation::{Incarnation, client_exptime};
 use crate::server::Server;
 use crate::wire::{self, Expect, Line, ReadError, Resp};
-use mcds_memcached::transport::Endpoint;
 
 /// A [`Store`] over memcached's classic text protocol: direct connections
 /// to one server or a pool, or connections to a proxy. See the
@@ -42,6 +42,8 @@ use mcds_memcached::transport::Endpoint;
 pub struct TextStore {
     servers: Vec<Server>,
     ids: Vec<String>,
+    /// Where each key lives, computed once from `config.distribution`.
+    router: Router,
     config: Config,
 }
 
@@ -166,10 +168,12 @@ impl TextStore {
             .into_iter()
             .map(|(addr, endpoint)| Server::new(addr, endpoint))
             .collect();
-        let ids = servers.iter().map(|s| s.addr.clone()).collect();
+        let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
+        let router = Router::new(config.distribution, &ids);
         TextStore {
             servers,
             ids,
+            router,
             config,
         }
     }
@@ -185,12 +189,12 @@ impl TextStore {
     }
 
     /// The index of the address that owns `key` (by the configured
-    /// [`Router`](crate::Router)).
+    /// [`Distribution`](crate::Distribution)).
     pub fn server_for(&self, key: &Key) -> usize {
         if self.servers.len() == 1 {
             return 0;
         }
-        self.config.router.route(key.as_bytes(), &self.ids) % self.servers.len()
+        self.router.server_for(key.as_bytes()) % self.servers.len()
     }
 
     /// The version the direct server at `index` reported on its latest

@@ -292,20 +292,20 @@ fn bad_server_list_is_a_clear_error() {
     ));
 }
 
-/// The Ketama router places keys as `MemcachedStore` with
-/// `Distribution::Ketama` does (libmemcached's placement).
+/// `Distribution::Ketama` places keys as `MemcachedStore` with it does
+/// (libmemcached's placement).
 #[test]
 fn ketama_routing_matches_the_meta_backends() {
     let pool = ServerPool::start(3, ServerOptions::default());
     let s = TextStore::builder()
-        .router(mcds_text::Ketama::default())
+        .distribution(mcds_text::Distribution::Ketama)
         .connect(pool.addrs())
         .unwrap();
     for i in 0..50 {
         let key = k(&format!("ketama{i}"));
         assert_eq!(
             s.server_for(&key),
-            mcds_memcached::ketama(key.as_bytes(), &pool.addrs())
+            mcds_net::ketama(key.as_bytes(), &pool.addrs())
         );
         s.set(&key, b"v", Ttl::Never).unwrap();
     }

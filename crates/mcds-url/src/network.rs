@@ -289,10 +289,9 @@ pub(crate) fn open(kind: &UrlKind) -> Option<Result<Scope>> {
         credentials,
     } = kind
     {
-        let mut b = mcds_text::TextStore::builder().behind_proxy(*proxy);
-        if *distribution == Distribution::Ketama {
-            b = b.router(mcds_text::Ketama::default());
-        }
+        let b = mcds_text::TextStore::builder()
+            .behind_proxy(*proxy)
+            .distribution(*distribution);
         let b = with_network_options!(
             b,
             connect_timeout,

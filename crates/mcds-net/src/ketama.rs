@@ -37,9 +37,9 @@ const POINTS_PER_DIGEST: u32 = 4;
 /// `Memcached::OPT_LIBKETAMA_COMPATIBLE` set to `true`, and pylibmc with
 /// `behaviors={"ketama_weighted": True}`, for the same servers in the same
 /// order, each of weight 1. Use it to share a pool's keys with PHP or
-/// Python applications; [`Builder::distribution`](crate::Builder::distribution)
-/// with [`Distribution::Ketama`](crate::Distribution::Ketama) makes a
-/// [`MemcachedStore`](crate::MemcachedStore) place its keys this way.
+/// Python applications; a backend's `Builder::distribution` with
+/// [`Distribution::Ketama`](crate::Distribution::Ketama) makes a store
+/// place its keys this way.
 ///
 /// Each server is named as the other clients name it: `host:port`, the host
 /// exactly as they were given it (`localhost` and `127.0.0.1` place keys
@@ -54,7 +54,7 @@ const POINTS_PER_DIGEST: u32 = 4;
 /// does.
 ///
 /// ```
-/// use mcds_memcached::ketama;
+/// use mcds_net::ketama;
 ///
 /// let pool = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"];
 /// // What php-memcached's getServerByKey() answers for these servers, added
@@ -71,7 +71,7 @@ pub fn ketama<S: AsRef<str>>(key: &[u8], servers: &[S]) -> usize {
 /// for a fixed server list and ask it for each key.
 ///
 /// ```
-/// use mcds_memcached::{Continuum, ketama};
+/// use mcds_net::{Continuum, ketama};
 ///
 /// let pool = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"];
 /// let continuum = Continuum::new(&pool);

@@ -5,20 +5,19 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::ketama::Continuum;
 
-/// How a [`MemcachedStore`](crate::MemcachedStore) places keys on the
-/// servers of a pool, set with
-/// [`Builder::distribution`](crate::Builder::distribution). A single server
-/// owns every key either way.
+/// How a store places keys on the servers of a pool, set with the
+/// backends' `Builder::distribution` (`mcds-memcached` and `mcds-text`
+/// alike); [`Router`] is the placement it computes. A single server owns
+/// every key either way.
 ///
-/// ```no_run
-/// use mcds_memcached::{Distribution, MemcachedStore};
+/// ```
+/// use mcds_net::{Distribution, Router};
 ///
 /// // The same servers, in the same order, as the PHP and Python apps give
 /// // php-memcached (OPT_LIBKETAMA_COMPATIBLE) and pylibmc (ketama_weighted).
-/// let store = MemcachedStore::builder()
-///     .distribution(Distribution::Ketama)
-///     .connect(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"])?;
-/// # Ok::<(), mcds_core::Error>(())
+/// let servers = ["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"].map(String::from);
+/// let router = Router::new(Distribution::Ketama, &servers);
+/// assert!(router.server_for(b"user:42") < 3);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -36,9 +35,24 @@ pub enum Distribution {
     Ketama,
 }
 
-/// A pool's placement, computed once per store.
+impl Distribution {
+    /// Its name in store URLs and pool identities: "rendezvous" or
+    /// "ketama".
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Rendezvous => "rendezvous",
+            Distribution::Ketama => "ketama",
+        }
+    }
+}
+
+/// A pool's placement of keys: a [`Distribution`] computed once for a
+/// list of servers (each backend builds one per store).
 #[derive(Clone, Debug)]
-pub(crate) enum Router {
+pub struct Router(Placement);
+
+#[derive(Clone, Debug)]
+enum Placement {
     /// Each server's rendezvous seed ([`server_seed`]).
     Rendezvous(Vec<u64>),
     Ketama(Continuum),
@@ -46,20 +60,20 @@ pub(crate) enum Router {
 
 impl Router {
     /// The placement of `distribution` over these servers.
-    pub(crate) fn new(distribution: Distribution, servers: &[String]) -> Router {
-        match distribution {
+    pub fn new(distribution: Distribution, servers: &[String]) -> Router {
+        Router(match distribution {
             Distribution::Rendezvous => {
-                Router::Rendezvous(servers.iter().map(|s| server_seed(s)).collect())
+                Placement::Rendezvous(servers.iter().map(|s| server_seed(s)).collect())
             }
-            Distribution::Ketama => Router::Ketama(Continuum::new(servers)),
-        }
+            Distribution::Ketama => Placement::Ketama(Continuum::new(servers)),
+        })
     }
 
     /// The index of the server that owns `key`.
-    pub(crate) fn server_for(&self, key: &[u8]) -> usize {
-        match self {
-            Router::Rendezvous(seeds) => route_seeded(key, seeds),
-            Router::Ketama(continuum) => continuum.server_for(key),
+    pub fn server_for(&self, key: &[u8]) -> usize {
+        match &self.0 {
+            Placement::Rendezvous(seeds) => route_seeded(key, seeds),
+            Placement::Ketama(continuum) => continuum.server_for(key),
         }
     }
 }
@@ -73,7 +87,7 @@ impl Router {
 /// addresses, which should not be configured).
 ///
 /// ```
-/// use mcds_memcached::route;
+/// use mcds_net::route;
 ///
 /// let pool = ["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"];
 /// let i = route(b"user:42", &pool);

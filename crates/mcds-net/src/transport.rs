@@ -130,13 +130,17 @@ where
 
 /// TLS settings for connections to memcached started with `-Z`.
 ///
-/// ```no_run
-/// use mcds_memcached::{MemcachedStore, TlsOptions};
+/// Given to a backend's `Builder::tls` (`mcds_memcached::MemcachedStore`
+/// or `mcds_text::TextStore`, which re-export this type):
 ///
-/// let store = MemcachedStore::builder()
-///     .tls(TlsOptions::new().ca_file("/etc/memcached/ca.pem"))
-///     .connect(["cache.internal:11211"])?;
-/// # Ok::<(), mcds_core::Error>(())
+/// ```
+/// use mcds_net::TlsOptions;
+///
+/// let tls = TlsOptions::new()
+///     .ca_file("/etc/memcached/ca.pem")
+///     .server_name("cache.internal");
+/// // MemcachedStore::builder().tls(tls).connect(["cache.internal:11211"])?
+/// # let _ = tls;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsOptions {
