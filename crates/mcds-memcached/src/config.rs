@@ -4,14 +4,10 @@
 use std::time::Duration;
 
 use mcds_core::Result;
+use mcds_net::NetOptions;
 use mcds_net::incarnation::Version;
-use mcds_net::route::Distribution;
-use mcds_net::transport::{Credentials, Security, TlsOptions};
 
 use crate::store::MemcachedStore;
-
-/// How long a dial may take by default, and each exchange.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Connections per server unless [`Builder::connections_per_server`] says
 /// otherwise.
@@ -20,19 +16,11 @@ pub(crate) const DEFAULT_CONNECTIONS: usize = 2;
 /// Settings of a [`MemcachedStore`], set through [`Builder`].
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
-    pub(crate) connect_timeout: Duration,
-    pub(crate) io_timeout: Duration,
-    pub(crate) item_size_limit: usize,
-    pub(crate) connections_per_server: usize,
-    pub(crate) down_backoff_base: Duration,
-    pub(crate) down_backoff_max: Duration,
+    /// What both backends have (timeouts, limits, connections, routing,
+    /// TLS and credentials).
+    pub(crate) net: NetOptions,
     /// Treat servers as no newer than this (tests of older servers' paths).
     pub(crate) version_cap: Option<Version>,
-    /// How keys are placed on the servers.
-    pub(crate) distribution: Distribution,
-    /// TLS and credentials, as built from `tls` and `credentials` when the
-    /// store is created.
-    pub(crate) security: Security,
     /// The pool's name ([`Builder::pool_name`]; empty: the default pool).
     pub(crate) pool_name: String,
     /// How often the pool record is read again ([`Builder::pool_recheck`]).
@@ -45,15 +33,8 @@ pub(crate) struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            connect_timeout: DEFAULT_TIMEOUT,
-            io_timeout: DEFAULT_TIMEOUT,
-            item_size_limit: mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
-            connections_per_server: DEFAULT_CONNECTIONS,
-            down_backoff_base: Duration::from_millis(50),
-            down_backoff_max: Duration::from_secs(1),
+            net: NetOptions::new(DEFAULT_CONNECTIONS),
             version_cap: None,
-            distribution: Distribution::Rendezvous,
-            security: Security::default(),
             pool_name: String::new(),
             pool_recheck: crate::pool::DEFAULT_RECHECK,
             pool: std::sync::Arc::new(
@@ -77,59 +58,12 @@ impl Default for Config {
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
-    tls: Option<TlsOptions>,
-    credentials: Option<Credentials>,
 }
 
 impl Builder {
-    /// How long dialing a server may take (default 1 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Builder {
-        self.config.connect_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long one request/response exchange may take, sending and reply
-    /// together (default 1 s). An operation that has to dial first may also
-    /// spend up to the connect timeout (and `io_timeout` for the version
-    /// handshake) on the dial; a read retried on a fresh connection after a
-    /// restart gets a second exchange.
-    pub fn io_timeout(mut self, timeout: Duration) -> Builder {
-        self.config.io_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// The servers' item size limit, as with memcached's `-I` (default
-    /// 1 MiB). Items over it are refused before they are sent.
-    pub fn item_size_limit(mut self, bytes: usize) -> Builder {
-        self.config.item_size_limit = bytes;
-        self
-    }
-
-    /// How many connections each server gets (default 2, at least 1).
-    ///
-    /// Every thread and task using the store shares them: a caller's
-    /// request goes out on one of them, together with the requests of the
-    /// callers that arrived while the previous write was in flight (one
-    /// `write` for all, each reply routed back to its caller), so a store
-    /// never opens more than this many connections per server, whatever
-    /// the number of callers. More connections let more round trips be in
-    /// flight at once; fewer make larger batches. Two keep both cores of a
-    /// small machine busy; [`MemcachedStore::connection_stats`] shows how
-    /// full the writes are.
-    ///
-    /// [`MemcachedStore::connection_stats`]: crate::MemcachedStore::connection_stats
-    pub fn connections_per_server(mut self, n: usize) -> Builder {
-        self.config.connections_per_server = n.max(1);
-        self
-    }
-
-    /// How long a server that refused a connection is left alone: the first
-    /// wait, doubling up to the second (defaults 50 ms and 1 s).
-    pub fn down_backoff(mut self, first: Duration, max: Duration) -> Builder {
-        self.config.down_backoff_base = first;
-        self.config.down_backoff_max = max.max(first);
-        self
-    }
+    // connect_timeout, io_timeout, item_size_limit, connections_per_server,
+    // down_backoff, distribution, tls and credentials: as mcds-text's.
+    mcds_net::builder_options!(config.net);
 
     /// Use only what memcached `version` has, even where a server is newer:
     /// the protocol paths of older servers, run against a current one. For
@@ -146,29 +80,6 @@ impl Builder {
     /// ```
     pub fn version_cap(mut self, version: Version) -> Builder {
         self.config.version_cap = Some(version);
-        self
-    }
-
-    /// How keys are placed on the servers of a pool (default
-    /// [`Distribution::Rendezvous`]). [`Distribution::Ketama`] places them
-    /// as php-memcached does with `Memcached::OPT_LIBKETAMA_COMPATIBLE` and
-    /// pylibmc with `behaviors={"ketama_weighted": True}`, so that PHP or
-    /// Python applications and this store find each key on the same server;
-    /// list the servers as they do (same host names, same order).
-    ///
-    /// Every process that uses a pool must place keys the same way: a store
-    /// with another distribution looks for most keys on the wrong server.
-    ///
-    /// ```no_run
-    /// use mcds_memcached::{Distribution, MemcachedStore};
-    ///
-    /// let store = MemcachedStore::builder()
-    ///     .distribution(Distribution::Ketama)
-    ///     .connect(["10.0.0.1:11211", "10.0.0.2:11211"])?;
-    /// # Ok::<(), mcds_core::Error>(())
-    /// ```
-    pub fn distribution(mut self, distribution: Distribution) -> Builder {
-        self.config.distribution = distribution;
         self
     }
 
@@ -195,40 +106,6 @@ impl Builder {
         self
     }
 
-    /// Connect with TLS (memcached started with `-Z`): the server's
-    /// certificate is verified as [`TlsOptions`] says. TLS servers must be
-    /// `host:port` (a unix socket is local already).
-    ///
-    /// ```no_run
-    /// use mcds_memcached::{MemcachedStore, TlsOptions};
-    ///
-    /// let store = MemcachedStore::builder()
-    ///     .tls(TlsOptions::new().ca_file("/etc/memcached/ca.pem"))
-    ///     .connect(["cache.internal:11211"])?;
-    /// # Ok::<(), mcds_core::Error>(())
-    /// ```
-    pub fn tls(mut self, tls: TlsOptions) -> Builder {
-        self.tls = Some(tls);
-        self
-    }
-
-    /// Authenticate every connection with memcached's ASCII auth (a server
-    /// started with `-Y <authfile>`). [`Credentials::from_env`] reads them
-    /// from `MCDS_USERNAME` and `MCDS_PASSWORD`.
-    ///
-    /// ```no_run
-    /// use mcds_memcached::{Credentials, MemcachedStore};
-    ///
-    /// let store = MemcachedStore::builder()
-    ///     .credentials(Credentials::new("app", "s3cret")?)
-    ///     .connect(["127.0.0.1:11211"])?;
-    /// # Ok::<(), mcds_core::Error>(())
-    /// ```
-    pub fn credentials(mut self, credentials: Credentials) -> Builder {
-        self.credentials = Some(credentials);
-        self
-    }
-
     /// Create the store for these servers: `host:port` each, or
     /// `unix:/path/to/socket` (memcached's `-s`). Addresses are resolved and
     /// TLS files read now; connections are made on first use, so a server
@@ -248,8 +125,7 @@ impl Builder {
                 "a pool name is up to 64 letters, digits, '-', '_' or '.'; got {name:?}"
             )));
         }
-        let list = mcds_net::transport::resolve_servers(servers, self.tls.is_some())?;
-        self.config.security = Security::new(self.tls.as_ref(), self.credentials.take())?;
+        let list = self.config.net.resolve(servers)?;
         MemcachedStore::new(list, self.config)
     }
 }

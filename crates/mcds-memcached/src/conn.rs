@@ -89,21 +89,8 @@ impl Conn {
     /// Write a pre-encoded payload within the deadline. Also gives whether
     /// any byte left, failure or not.
     pub(crate) fn write_payload(&mut self, payload: &[u8]) -> (io::Result<()>, usize) {
-        let stream = self.reader.get_mut();
-        let before = stream.sent();
-        let mut written = 0;
-        let outcome = (|| {
-            while written < payload.len() {
-                match stream.write(&payload[written..]) {
-                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-                    Ok(n) => written += n,
-                    Err(e) => return Err(e),
-                }
-            }
-            stream.flush()
-        })();
-        // Bytes that reached the socket, not bytes queued (TLS queues all).
-        (outcome, (stream.sent() - before) as usize)
+        let (outcome, sent) = self.reader.get_mut().send_all(payload);
+        (outcome, sent as usize)
     }
 }
 

@@ -560,9 +560,9 @@ impl Lane {
         state: &mut LaneState,
         server: &Server,
     ) -> (Option<Incarnation>, Option<ServerClock>) {
-        let epoch = server.epoch();
+        let epoch = server.learned.epoch();
         if state.seen.epoch != epoch {
-            let (latest, clock) = server.latest();
+            let (latest, clock) = server.learned.latest();
             state.seen = Seen {
                 epoch,
                 latest,

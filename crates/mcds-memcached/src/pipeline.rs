@@ -97,24 +97,16 @@ impl MemcachedStore {
         if let Err(e) = self.pool_gate(io).await {
             return ops.iter().map(|_| Err(e.duplicate())).collect();
         }
-        let mut out = Vec::with_capacity(ops.len());
-        let mut start = 0;
-        let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-        for (i, op) in ops.iter().enumerate() {
-            let key = op.key().as_bytes();
-            if late.contains(key) {
-                out.extend(self.run_segment(io, &ops[start..i]).await);
-                start = i;
-                late.clear();
-            }
-            if matches!(
+        let late = |op: &Op<'_>| {
+            matches!(
                 op,
                 Op::Append { .. } | Op::Prepend { .. } | Op::AppendOrAdd { .. }
-            ) {
-                late.insert(key);
-            }
+            )
+        };
+        let mut out = Vec::with_capacity(ops.len());
+        for segment in mcds_net::batch::segments(ops, late) {
+            out.extend(self.run_segment(io, &ops[segment]).await);
         }
-        out.extend(self.run_segment(io, &ops[start..]).await);
         out
     }
 
@@ -175,7 +167,7 @@ impl MemcachedStore {
                 op,
                 index,
                 &incarnation,
-                self.config.item_size_limit,
+                self.config.net.item_size_limit,
                 &mut wires[server],
             ) {
                 Ok(p) => groups[server].push(p),
@@ -191,7 +183,7 @@ impl MemcachedStore {
             // caller drives the lane) before any reply is read; the tickets
             // are then read in server order, which keeps two pipelines
             // waiting on each other's lanes from waiting forever.
-            let deadline = Instant::now() + self.config.io_timeout;
+            let deadline = Instant::now() + self.config.net.timing.io_timeout;
             // A round that spans servers is queued on each server's
             // connection as async requests, written and read by the
             // connections' helper threads at once: a caller that drove one
@@ -263,7 +255,7 @@ impl MemcachedStore {
                             server: self.ids[server].clone(),
                             error: unsent_reason(&delivery),
                             sent: false,
-                            timeout: self.config.io_timeout,
+                            timeout: self.config.net.timing.io_timeout,
                         };
                         for (p, o) in part.iter().zip(mine) {
                             *o = Some(Outcome::Failed(error.for_op(&ops[p.index])));

@@ -291,7 +291,7 @@ impl ServerPool {
                 server = server.addr
             ))),
             Some(PoolSeen::NotBefore(at)) => {
-                let now = server_lower_bound(server.clock());
+                let now = server_lower_bound(server.learned.clock());
                 if now >= at {
                     // Read again first (see `due`): the next check does.
                     self.read_at.store(0, Ordering::Release);
@@ -339,7 +339,7 @@ impl ServerPool {
     /// (its record is then read again before it is trusted: a restart
     /// may have lost it, and an old client written its own since).
     fn due(&self, server: &Server) -> bool {
-        matches!(*self.seen.lock(), Some(PoolSeen::NotBefore(at)) if server_lower_bound(server.clock()) >= at)
+        matches!(*self.seen.lock(), Some(PoolSeen::NotBefore(at)) if server_lower_bound(server.learned.clock()) >= at)
     }
 
     /// Whether the record was read more than `recheck` ago, claiming the
@@ -414,7 +414,7 @@ impl MemcachedStore {
                 .and_then(mcds_core::Reply::item);
             match read {
                 Ok(Some(item)) => server.pool.learn(
-                    spec.judge(&item.value, server_lower_bound(server.clock())),
+                    spec.judge(&item.value, server_lower_bound(server.learned.clock())),
                     spec.pooled,
                 ),
                 // Gone (a flush, an eviction): written again if this

@@ -86,7 +86,7 @@ impl<'a> Session<'a> {
         codec::encode_wire(
             op,
             &incarnation,
-            self.config.item_size_limit,
+            self.config.net.item_size_limit,
             &mut payload,
             opaque,
             false,
@@ -132,7 +132,7 @@ impl<'a> Session<'a> {
             // when the session was pinned (the lane's answer below carries
             // it already).
             Some(mut pinned) => {
-                if let Some(clock) = self.server.clock() {
+                if let Some(clock) = self.server.learned.clock() {
                     pinned.clock = Some(clock);
                 }
                 pinned
@@ -297,7 +297,7 @@ impl<'a> Session<'a> {
         mut now: Instant,
     ) -> Result<(MetaReply, Option<MetaReply>), Error> {
         traffic::record(1);
-        let deadline = now + self.config.io_timeout;
+        let deadline = now + self.config.net.timing.io_timeout;
         let mut unsent = 0;
         let mut reread = 0;
         loop {
@@ -366,7 +366,7 @@ impl<'a> Session<'a> {
     /// half of its timeout is left (a new connection's handshake takes
     /// time too).
     fn time_left(&self, deadline: Instant) -> bool {
-        Instant::now() + self.config.io_timeout / 2 <= deadline
+        Instant::now() + self.config.net.timing.io_timeout / 2 <= deadline
     }
 
     /// Wait for a batch's replies; a batch that never left is submitted
@@ -422,7 +422,7 @@ impl<'a> Session<'a> {
             let request = Request {
                 payload: b"stats\r\n".to_vec(),
                 expect: Expect::Stats,
-                deadline: now + self.config.io_timeout,
+                deadline: now + self.config.net.timing.io_timeout,
             };
             let ticket = self.submit(io, request, now).await?;
             let delivery = ticket.delivery().await;
@@ -440,7 +440,7 @@ impl<'a> Session<'a> {
         Err(match error {
             Some(Err(e)) if is_timeout_error(&e) => Error::Timeout {
                 server,
-                after: self.config.io_timeout,
+                after: self.config.net.timing.io_timeout,
             },
             Some(Err(memcache::exp::Error::Io(e))) if e.kind() == io::ErrorKind::InvalidData => {
                 Error::Protocol {
@@ -465,8 +465,8 @@ impl<'a> Session<'a> {
     pub(crate) fn errors(&self) -> ErrorMap<'a> {
         ErrorMap {
             server: &self.server.addr,
-            io_timeout: self.config.io_timeout,
-            item_size_limit: self.config.item_size_limit,
+            io_timeout: self.config.net.timing.io_timeout,
+            item_size_limit: self.config.net.item_size_limit,
         }
     }
 }
@@ -548,23 +548,8 @@ impl ErrorMap<'_> {
                 after: self.io_timeout,
             },
             E::Io(source) => Error::Io { server, source },
-            E::Server(message) => {
-                // memcached words these differently per command: "out of
-                // memory storing object" (ms), "Out of memory allocating new
-                // item" (ma creating a counter).
-                let lower = message.to_ascii_lowercase();
-                if lower.contains("too large") {
-                    Error::ValueTooLarge {
-                        key: key.display(),
-                        size: 0,
-                        limit: self.item_size_limit,
-                    }
-                } else if lower.contains("out of memory") {
-                    Error::OutOfMemory { key: key.display() }
-                } else {
-                    Error::Server { server, message }
-                }
-            }
+            E::Server(message) => mcds_net::errors::item_error(key, &message, self.item_size_limit)
+                .unwrap_or(Error::Server { server, message }),
             E::Rejected(message) if message.contains("non-numeric") => {
                 Error::NonNumeric { key: key.display() }
             }

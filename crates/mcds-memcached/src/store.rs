@@ -149,14 +149,14 @@ impl MemcachedStore {
     pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> Result<MemcachedStore> {
         let servers: Vec<Arc<Server>> = servers
             .into_iter()
-            .map(|(addr, endpoint)| Server::new(addr, endpoint, config.connections_per_server))
+            .map(|(addr, endpoint)| Server::new(addr, endpoint, config.net.connections_per_server))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
-        let distribution = config.distribution.name();
+        let distribution = config.net.distribution.name();
         let mut config = config;
         config.pool = Arc::new(PoolSpec::new(&config.pool_name, distribution, &ids)?);
         Ok(MemcachedStore {
-            router: Router::new(config.distribution, &ids),
+            router: Router::new(config.net.distribution, &ids),
             servers,
             ids,
             config,
@@ -177,7 +177,7 @@ impl MemcachedStore {
     /// The version the server at `index` reported on its latest connection,
     /// if one was made.
     pub fn server_version(&self, index: usize) -> Option<Version> {
-        self.servers.get(index).and_then(|s| s.version())
+        self.servers.get(index).and_then(|s| s.learned.version())
     }
 
     /// The value of `key` and how long it has left before it expires, as
@@ -286,7 +286,7 @@ impl MemcachedStore {
     }
 
     fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
-        backend::check_item_size(key, value_len, self.config.item_size_limit).map(drop)
+        backend::check_item_size(key, value_len, self.config.net.item_size_limit).map(drop)
     }
 
     /// `append`/`prepend` (`op`, adding `value_len` bytes): NS is both
@@ -304,7 +304,9 @@ impl MemcachedStore {
             match self.not_stored_reason(io, &mut s, key, value_len).await? {
                 NotStored::Missing => return Ok(false),
                 // Created meanwhile, or grown by others: again.
-                NotStored::Exists(cas) => refusals.seen(key, cas, self.config.item_size_limit)?,
+                NotStored::Exists(cas) => {
+                    refusals.seen(key, cas, self.config.net.item_size_limit)?
+                }
             }
         }
         Err(Error::Conflict {
@@ -382,7 +384,7 @@ impl MemcachedStore {
                     && let NotStored::Exists(cas) =
                         self.not_stored_reason(io, s, key, value.len()).await?
                 {
-                    refusals.seen(key, cas, self.config.item_size_limit)?;
+                    refusals.seen(key, cas, self.config.net.item_size_limit)?;
                     continue;
                 }
             }
@@ -509,7 +511,7 @@ impl Store for MemcachedStore {
     }
 
     fn item_size_limit(&self) -> usize {
-        self.config.item_size_limit
+        self.config.net.item_size_limit
     }
 
     /// From the `stats` of the server that owns `key` (1 round trip), and

@@ -255,6 +255,13 @@ impl ServerClock {
     }
 }
 
+/// The exptime for `ttl` without a sample of the server's clock (a store
+/// behind a proxy, which cannot read one server's clock): relative up to
+/// 30 days, beyond that an absolute Unix time on this client's clock.
+pub fn client_exptime(ttl: Ttl) -> u32 {
+    ttl.to_memcached_exptime(SystemClock.now_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +287,25 @@ mod tests {
             1_800_000_000 + 40 * 86_400
         );
         assert_eq!(clock.exptime_at(Ttl::secs(u32::MAX), t0), i32::MAX as u32);
+    }
+
+    #[test]
+    fn masking_round_trips_and_never_matching_never_matches() {
+        let i = Incarnation::new(Version(1, 6, 18), b"marker", true, None);
+        for id in [1u64, 2, 12345, u64::MAX - 1] {
+            assert_eq!(i.cas_in(i.cas_out(id)), id);
+        }
+        assert_eq!(i.cas_out(0), 0);
+        assert_eq!(i.cas_in(i.never_matching()), u64::MAX);
+        // Another incarnation reads the same caller id as another server id.
+        let j = Incarnation::new(Version(1, 6, 18), b"other", true, None);
+        assert_ne!(j.cas_in(i.cas_out(7)), 7);
+    }
+
+    #[test]
+    fn a_client_exptime_is_relative_up_to_30_days() {
+        assert_eq!(client_exptime(Ttl::secs(60)), 60);
+        assert!(client_exptime(Ttl::secs(40 * 86_400)) > 1_700_000_000);
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //!   ids and exptimes.
 //! * [`route`](mod@route): which server of a pool holds a key
 //!   ([`Distribution`]: rendezvous hashing, or libmemcached's [`ketama`]).
+//! * [`health`]: a server's down backoff between dials ([`Health`]), and
+//!   [`learned`]: what its handshakes taught ([`Learned`]).
+//! * [`errors`]: what memcached's `SERVER_ERROR` replies mean.
+//! * [`batch`]: where a pipelined batch is cut so that ops on one key
+//!   apply in order.
+//! * [`options`]: the settings both backends have ([`NetOptions`]), and
+//!   [`builder_options!`] that writes their builder methods.
 //!
 //! Users reach these types through the backends, which re-export the ones
 //! that appear in their APIs; this crate is the backends' plumbing, public
@@ -19,12 +26,23 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod batch;
+pub mod errors;
+pub mod health;
 pub mod incarnation;
 mod ketama;
+pub mod learned;
+pub mod options;
 pub mod route;
 pub mod transport;
 
+/// How long a dial may take by default, and each exchange.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub use health::{DialTiming, Health};
 pub use incarnation::{INCARNATION_KEY, Version};
 pub use ketama::{Continuum, ketama};
+pub use learned::Learned;
+pub use options::NetOptions;
 pub use route::{Distribution, Router, route};
 pub use transport::{Credentials, TlsOptions};

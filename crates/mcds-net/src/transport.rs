@@ -777,6 +777,27 @@ impl Stream {
         }
     }
 
+    /// Write all of `payload` and flush, within the current deadline; the
+    /// outcome and how many bytes of it reached the socket (failure or
+    /// not: bytes that left cannot be taken back, so a caller that saw
+    /// some leave must not send the request again). Counted at the socket,
+    /// not at the TLS layer, which queues everything.
+    pub fn send_all(&mut self, payload: &[u8]) -> (io::Result<()>, u64) {
+        let before = self.sent();
+        let mut written = 0;
+        let outcome = (|| {
+            while written < payload.len() {
+                match self.write(&payload[written..]) {
+                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                    Ok(n) => written += n,
+                    Err(e) => return Err(e),
+                }
+            }
+            self.flush()
+        })();
+        (outcome, self.sent() - before)
+    }
+
     /// The socket under the stream.
     fn socket(&self) -> socket2::SockRef<'_> {
         match &self.inner {

@@ -4,15 +4,15 @@
 //! deadline, over whichever [`Stream`] reached the server (TCP, a unix
 //! socket, TLS: mcds-memcached's transport).
 
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader};
 use std::time::{Duration, Instant};
 
 pub(crate) use mcds_net::transport::is_timeout;
 use mcds_net::transport::{self, Stream};
 use mcds_net::{INCARNATION_KEY, Version};
 
-use crate::incarnation::{Incarnation, ServerClock};
 use crate::wire::{self, Expect, Line, ReadError, Resp};
+use mcds_net::incarnation::{Incarnation, ServerClock};
 
 /// One open connection.
 pub(crate) struct Conn {
@@ -59,20 +59,8 @@ impl Conn {
     pub(crate) fn write(&mut self, payload: &[u8], deadline: Instant) -> (io::Result<()>, bool) {
         let stream = self.reader.get_mut();
         stream.set_deadline(deadline);
-        let before = stream.sent();
-        let mut written = 0;
-        let outcome = (|| {
-            while written < payload.len() {
-                match stream.write(&payload[written..]) {
-                    Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-                    Ok(n) => written += n,
-                    Err(e) => return Err(e),
-                }
-            }
-            stream.flush()
-        })();
-        // Bytes that reached the socket, not bytes queued (TLS queues all).
-        (outcome, stream.sent() != before)
+        let (outcome, sent) = stream.send_all(payload);
+        (outcome, sent > 0)
     }
 
     /// Read one reply of the shape `expect` before `deadline`.

@@ -180,7 +180,6 @@
 
 mod config;
 mod conn;
-mod incarnation;
 mod server;
 mod store;
 mod wire;

@@ -15,9 +15,9 @@ use mcds_net::{Router, Version};
 
 use crate::config::{Builder, Config};
 use crate::conn::{Conn, is_timeout};
-use crate::incarnation::{Incarnation, client_exptime};
 use crate::server::Server;
 use crate::wire::{self, Expect, Line, ReadError, Resp};
+use mcds_net::incarnation::{Incarnation, client_exptime};
 
 /// A [`Store`] over memcached's classic text protocol: direct connections
 /// to one server or a pool, or connections to a proxy. See the
@@ -42,7 +42,7 @@ use crate::wire::{self, Expect, Line, ReadError, Resp};
 pub struct TextStore {
     servers: Vec<Server>,
     ids: Vec<String>,
-    /// Where each key lives, computed once from `config.distribution`.
+    /// Where each key lives, computed once from `config.net.distribution`.
     router: Router,
     config: Config,
 }
@@ -169,7 +169,7 @@ impl TextStore {
             .map(|(addr, endpoint)| Server::new(addr, endpoint))
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
-        let router = Router::new(config.distribution, &ids);
+        let router = Router::new(config.net.distribution, &ids);
         TextStore {
             servers,
             ids,
@@ -207,7 +207,7 @@ impl TextStore {
     }
 
     fn check_size(&self, key: &Key, value_len: usize) -> Result<()> {
-        backend::check_item_size(key, value_len, self.config.item_size_limit).map(drop)
+        backend::check_item_size(key, value_len, self.config.net.item_size_limit).map(drop)
     }
 
     fn open(&self, server: usize) -> Result<Session<'_>> {
@@ -414,15 +414,10 @@ impl TextStore {
                 Error::NonNumeric { key: key.display() }
             }
             Line::ServerError(m) => {
-                let lower = m.to_ascii_lowercase();
-                if lower.contains("too large") {
-                    Error::ValueTooLarge {
-                        key: key.display(),
-                        size: 0,
-                        limit: self.config.item_size_limit,
-                    }
-                } else if lower.contains("out of memory") {
-                    Error::OutOfMemory { key: key.display() }
+                if let Some(e) =
+                    mcds_net::errors::item_error(key, &m, self.config.net.item_size_limit)
+                {
+                    e
                 } else if self.config.behind_proxy && side_effect {
                     // twemproxy answers SERVER_ERROR when its own request to
                     // the server failed or timed out: that request may have
@@ -472,7 +467,7 @@ impl TextStore {
         let rounds = chunks.iter().map(Vec::len).max().unwrap_or(0);
         let mut failed = vec![false; units.len()];
         for round in 0..rounds {
-            let deadline = Instant::now() + self.config.io_timeout;
+            let deadline = Instant::now() + self.config.net.timing.io_timeout;
             let mut written = Vec::new();
             for (server, ranges) in chunks.iter().enumerate() {
                 let Some(range) = ranges.get(round).cloned() else {
@@ -593,7 +588,7 @@ impl TextStore {
                 key: unit.key.clone(),
                 server: addr,
                 reason: if is_timeout(e) {
-                    format!("no reply within {:?}", self.config.io_timeout)
+                    format!("no reply within {:?}", self.config.net.timing.io_timeout)
                 } else {
                     e.to_string()
                 },
@@ -601,7 +596,7 @@ impl TextStore {
         } else if is_timeout(e) {
             Error::Timeout {
                 server: addr,
-                after: self.config.io_timeout,
+                after: self.config.net.timing.io_timeout,
             }
         } else {
             Error::Io {
@@ -769,7 +764,9 @@ impl TextStore {
         for _ in 0..4 {
             match self.probe(key, value.len())? {
                 NotStored::Missing => return Ok(false),
-                NotStored::Exists(size) => refusals.seen(key, size, self.config.item_size_limit)?,
+                NotStored::Exists(size) => {
+                    refusals.seen(key, size, self.config.net.item_size_limit)?
+                }
             }
             if self.concat_once(key, value, verb)? {
                 return Ok(true);
@@ -795,7 +792,7 @@ impl TextStore {
                     return Ok(());
                 }
                 if seen_existing && let NotStored::Exists(size) = self.probe(key, value.len())? {
-                    refusals.seen(key, size, self.config.item_size_limit)?;
+                    refusals.seen(key, size, self.config.net.item_size_limit)?;
                     continue;
                 }
             }
@@ -868,17 +865,8 @@ impl TextStore {
     /// a key comes again: a proxy may send two commands on one key over
     /// different server connections), so ops on one key apply in order.
     fn run_pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        let mut out = Vec::with_capacity(ops.len());
-        let mut start = 0;
-        let mut late: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
-        for (i, op) in ops.iter().enumerate() {
-            let key = op.key().as_bytes();
-            if late.contains(key) {
-                out.extend(self.run_segment(&ops[start..i]));
-                start = i;
-                late.clear();
-            }
-            if self.config.behind_proxy
+        let late = |op: &Op<'_>| {
+            self.config.behind_proxy
                 || matches!(
                     op,
                     Op::Append { .. }
@@ -886,11 +874,11 @@ impl TextStore {
                         | Op::AppendOrAdd { .. }
                         | Op::IncrOrInit { .. }
                 )
-            {
-                late.insert(key);
-            }
+        };
+        let mut out = Vec::with_capacity(ops.len());
+        for segment in mcds_net::batch::segments(ops, late) {
+            out.extend(self.run_segment(&ops[segment]));
         }
-        out.extend(self.run_segment(&ops[start..]));
         out
     }
 
@@ -1276,7 +1264,7 @@ impl Store for TextStore {
     }
 
     fn item_size_limit(&self) -> usize {
-        self.config.item_size_limit
+        self.config.net.item_size_limit
     }
 
     /// The CAS loop of [`Store::update`]; behind a proxy
@@ -1301,8 +1289,8 @@ impl Store for TextStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::incarnation::Incarnation;
     use crate::wire::Value;
+    use mcds_net::incarnation::Incarnation;
 
     fn store(behind_proxy: bool) -> TextStore {
         let config = Config {
