@@ -461,6 +461,11 @@ impl<'a> Session<'a> {
         &self.server.addr
     }
 
+    /// The configured item size limit.
+    pub(crate) fn item_size_limit(&self) -> usize {
+        self.config.net.item_size_limit
+    }
+
     /// How failures are reported for this session's server.
     pub(crate) fn errors(&self) -> ErrorMap<'a> {
         ErrorMap {

@@ -19,6 +19,7 @@
 use std::time::Duration;
 
 use mcds_core::{BoxFuture, Error, Io, Key, Op, Reply, Result, Store, Ttl, backend, block_on};
+use mcds_net::fallback::{self, NotStored, Start, Steps};
 use mcds_net::incarnation::Version;
 use mcds_net::route::Router;
 use mcds_net::transport::Endpoint;
@@ -97,39 +98,6 @@ pub struct ConnectionStats {
     /// Connections checked with a non-blocking peek before a write because
     /// they had sat idle (see the crate docs).
     pub idle_checks: u64,
-}
-
-/// Why an append answered NS.
-#[derive(Debug, PartialEq, Eq)]
-enum NotStored {
-    Missing,
-    /// The key exists, the write would fit the configured limit, and this
-    /// is the item's raw CAS id (0: the server did not say).
-    Exists(u64),
-}
-
-/// What the probes after refused appends have seen: the same version of
-/// the item (the same CAS id) twice means no other client wrote, deleted or
-/// re-created it in between, so the refusal was not contention but the
-/// server's own refusal to grow it (its `-I` smaller than the configured
-/// limit, or no memory for the larger item). Without CAS ids (`-C`) it
-/// cannot tell, and contention stays the diagnosis.
-#[derive(Default)]
-struct Refusals {
-    last: Option<u64>,
-}
-
-impl Refusals {
-    fn seen(&mut self, key: &Key, cas: u64, limit: usize) -> Result<()> {
-        if cas != 0 && self.last.replace(cas) == Some(cas) {
-            return Err(Error::ValueTooLarge {
-                key: key.display(),
-                size: 0,
-                limit,
-            });
-        }
-        Ok(())
-    }
 }
 
 impl MemcachedStore {
@@ -289,115 +257,36 @@ impl MemcachedStore {
         backend::check_item_size(key, value_len, self.config.net.item_size_limit).map(drop)
     }
 
-    /// `append`/`prepend` (`op`, adding `value_len` bytes): NS is both
-    /// "missing" and "the result would be too large", so it is followed by
-    /// one probe.
-    async fn concat(&self, io: Io, op: &Op<'_>, value_len: usize) -> Result<bool> {
-        let key = op.key();
-        let mut s = self.session(key)?;
-        let mut refusals = Refusals::default();
-        for _ in 0..4 {
-            let (r, _) = s.exchange_op(io, op).await?;
-            if codec::stored(&r, op.name(), s.server_addr())? {
-                return Ok(true);
-            }
-            match self.not_stored_reason(io, &mut s, key, value_len).await? {
-                NotStored::Missing => return Ok(false),
-                // Created meanwhile, or grown by others: again.
-                NotStored::Exists(cas) => {
-                    refusals.seen(key, cas, self.config.net.item_size_limit)?
-                }
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 4,
-        })
-    }
-
-    /// After an append answered NS, one probe (`mg <key> s`): the key is
-    /// missing, or it exists and the append would exceed the item limit
-    /// ([`Error::ValueTooLarge`]), or it exists and fits (it was created
-    /// between the two commands).
-    async fn not_stored_reason(
-        &self,
-        io: Io,
-        s: &mut Session<'_>,
-        key: &Key,
-        added: usize,
-    ) -> Result<NotStored> {
-        let r = s.exchange_io(io, key, &codec::probe(key)).await?;
-        let Some(current) = codec::probed_size(&r) else {
-            return Ok(NotStored::Missing);
+    /// `append`/`prepend` (`op`): NS is both "missing" and "the result
+    /// would be too large", so each is followed by one probe
+    /// ([`fallback::concat`]).
+    async fn concat(&self, io: Io, op: &Op<'_>, start: Start) -> Result<bool> {
+        let (Op::Append { key, value } | Op::Prepend { key, value }) = *op else {
+            return Err(Error::Internal(format!("concat of a {} op", op.name())));
         };
-        self.check_size(key, current.saturating_add(added))?;
-        Ok(NotStored::Exists(codec::probed_cas(&r)))
+        let prepend = matches!(op, Op::Prepend { .. });
+        let mut s = self.session(key)?;
+        let mut steps = MetaSteps { session: &mut s };
+        let limit = self.config.net.item_size_limit;
+        fallback::concat(&mut steps, io, key, value, prepend, start, limit).await
     }
 
-    /// `append_or_add`: the append/add loop, from the append, or from the
-    /// add when a pipelined append already answered NS.
+    /// `append_or_add`: the append/add loop ([`fallback::append_or_add`]),
+    /// from the append, or from the add when a pipelined append already
+    /// answered NS.
     async fn append_or_add(
         &self,
         io: Io,
         key: &Key,
         value: &[u8],
         ttl: Ttl,
-        from: AppendAdd,
+        start: Start,
     ) -> Result<()> {
         self.check_size(key, value.len())?;
         let mut s = self.session(key)?;
-        self.append_then_add(io, &mut s, key, value, ttl, from)
-            .await
-    }
-
-    /// `append_or_add`: append; on a miss add; if the add lost (the key
-    /// exists now), append again. Up to 16 rounds of append-then-add.
-    ///
-    /// On the first append of a fresh start, NS is taken as a miss: the
-    /// add follows at once (2 round trips on first touch, then 1). Once the
-    /// key has been seen to exist (an add answered NS, or a probe found
-    /// it), NS may mean "too large": a probe tells, and a key that exists
-    /// and fits is appended to again, with no add.
-    async fn append_then_add(
-        &self,
-        io: Io,
-        s: &mut Session<'_>,
-        key: &Key,
-        value: &[u8],
-        ttl: Ttl,
-        from: AppendAdd,
-    ) -> Result<()> {
-        let server = s.server_addr();
-        let append = Op::Append { key, value };
-        let add = Op::Add { key, value, ttl };
-        // After a pipelined append missed, the first round is the add alone.
-        let mut skip_append = from == AppendAdd::AfterMiss;
-        let mut seen_existing = false;
-        let mut refusals = Refusals::default();
-        for _ in 0..16 {
-            if !std::mem::take(&mut skip_append) {
-                let (r, _) = s.exchange_op(io, &append).await?;
-                if codec::stored(&r, "append", server)? {
-                    return Ok(());
-                }
-                if seen_existing
-                    && let NotStored::Exists(cas) =
-                        self.not_stored_reason(io, s, key, value.len()).await?
-                {
-                    refusals.seen(key, cas, self.config.net.item_size_limit)?;
-                    continue;
-                }
-            }
-            let (r, _) = s.exchange_op(io, &add).await?;
-            if codec::stored(&r, "add", server)? {
-                return Ok(());
-            }
-            seen_existing = true;
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 16,
-        })
+        let mut steps = MetaSteps { session: &mut s };
+        let limit = self.config.net.item_size_limit;
+        fallback::append_or_add(&mut steps, io, key, value, ttl, start, limit).await
     }
 
     /// One op in `io` mode: the blocking [`Store::execute`] and the async
@@ -410,13 +299,11 @@ impl MemcachedStore {
             // allocator serves from its per-thread cache, and the async
             // API boxes each op's future (about 250 instructions more per
             // op, measured with callgrind at 64 tasks).
-            Op::Append { value, .. } | Op::Prepend { value, .. } => {
-                Box::pin(self.concat(io, op, value.len()))
-                    .await
-                    .map(Reply::Applied)
-            }
+            Op::Append { .. } | Op::Prepend { .. } => Box::pin(self.concat(io, op, Start::Write))
+                .await
+                .map(Reply::Applied),
             Op::AppendOrAdd { key, value, ttl } => {
-                Box::pin(self.append_or_add(io, key, value, ttl, AppendAdd::Start))
+                Box::pin(self.append_or_add(io, key, value, ttl, Start::Write))
                     .await
                     .map(|()| Reply::Done)
             }
@@ -434,9 +321,11 @@ impl MemcachedStore {
     pub(crate) async fn finish_not_stored(&self, io: Io, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } | Op::Prepend { key, value } => {
-                let reason = self
-                    .not_stored_reason(io, &mut self.session(key)?, key, value.len())
-                    .await?;
+                let reason = MetaSteps {
+                    session: &mut self.session(key)?,
+                }
+                .probe(io, key, value.len())
+                .await?;
                 match reason {
                     NotStored::Missing => Ok(Reply::Applied(false)),
                     // The probe's connection is back in the pool first.
@@ -444,7 +333,7 @@ impl MemcachedStore {
                 }
             }
             Op::AppendOrAdd { key, value, ttl } => {
-                self.append_or_add(io, key, value, ttl, AppendAdd::AfterMiss)
+                self.append_or_add(io, key, value, ttl, Start::AfterNotStored)
                     .await?;
                 Ok(Reply::Done)
             }
@@ -453,13 +342,57 @@ impl MemcachedStore {
     }
 }
 
-/// Where [`MemcachedStore::append_then_add`] starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum AppendAdd {
-    /// With the append.
-    Start,
-    /// With the add: a pipelined append already answered NS.
-    AfterMiss,
+/// The single exchanges of the fallback loops ([`fallback`]), all on one
+/// session (one server incarnation).
+struct MetaSteps<'s, 'a> {
+    session: &'s mut Session<'a>,
+}
+
+impl MetaSteps<'_, '_> {
+    /// `op` in one exchange: whether it stored (`HD`, not `NS`).
+    async fn stored(&mut self, io: Io, op: &Op<'_>) -> Result<bool> {
+        let (r, _) = self.session.exchange_op(io, op).await?;
+        codec::stored(&r, op.name(), self.session.server_addr())
+    }
+}
+
+impl fallback::Steps for MetaSteps<'_, '_> {
+    async fn concat(&mut self, io: Io, key: &Key, value: &[u8], prepend: bool) -> Result<bool> {
+        let op = if prepend {
+            Op::Prepend { key, value }
+        } else {
+            Op::Append { key, value }
+        };
+        self.stored(io, &op).await
+    }
+
+    async fn add(&mut self, io: Io, key: &Key, value: &[u8], ttl: Ttl) -> Result<bool> {
+        self.stored(io, &Op::Add { key, value, ttl }).await
+    }
+
+    /// One probe (`mg <key> s c`): the key is missing, or it exists and
+    /// the append would exceed the item limit ([`Error::ValueTooLarge`]),
+    /// or it exists and fits (it was created between the two commands);
+    /// its version is its raw CAS id (none without CAS ids, `-C`).
+    async fn probe(&mut self, io: Io, key: &Key, added: usize) -> Result<NotStored> {
+        let r = self
+            .session
+            .exchange_io(io, key, &codec::probe(key))
+            .await?;
+        let Some(current) = codec::probed_size(&r) else {
+            return Ok(NotStored::Missing);
+        };
+        let limit = self.session.item_size_limit();
+        backend::check_item_size(key, current.saturating_add(added), limit)?;
+        let cas = codec::probed_cas(&r);
+        Ok(NotStored::Exists((cas != 0).then_some(cas)))
+    }
+
+    async fn incr(&mut self, io: Io, key: &Key, delta: u64) -> Result<Option<u64>> {
+        let op = Op::Incr { key, delta };
+        let (r, incarnation) = self.session.exchange_op(io, &op).await?;
+        codec::decode(&op, Some(r), &incarnation, self.session.server_addr())?.counter()
+    }
 }
 
 impl Store for MemcachedStore {

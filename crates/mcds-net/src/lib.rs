@@ -13,6 +13,8 @@
 //!   ([`Distribution`]: rendezvous hashing, or libmemcached's [`ketama`]).
 //! * [`health`]: a server's down backoff between dials ([`Health`]), and
 //!   [`learned`]: what its handshakes taught ([`Learned`]).
+//! * [`fallback`]: the loops that finish an append that may be "too
+//!   large", an append that creates its key, and an increment that does.
 //! * [`errors`]: what memcached's `SERVER_ERROR` replies mean.
 //! * [`batch`]: where a pipelined batch is cut so that ops on one key
 //!   apply in order.
@@ -28,6 +30,7 @@
 
 pub mod batch;
 pub mod errors;
+pub mod fallback;
 pub mod health;
 pub mod incarnation;
 mod ketama;

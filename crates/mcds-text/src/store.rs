@@ -7,9 +7,10 @@
 use std::time::Instant;
 
 use mcds_core::{
-    CasOutcome, DeleteOutcome, Error, Item, Key, Op, Reply, Result, Store, Stored, Ttl, UpdateFn,
-    Updated, backend, traffic,
+    CasOutcome, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Store, Stored, Ttl,
+    UpdateFn, Updated, backend, block_on, traffic,
 };
+use mcds_net::fallback::{self, NotStored, Start};
 use mcds_net::transport::Endpoint;
 use mcds_net::{Router, Version};
 
@@ -109,34 +110,6 @@ enum Outcome {
     /// answered NOT_STORED (missing or too large), an `incr_or_init` or
     /// `append_or_add` whose key was missing.
     Again,
-}
-
-/// Why an append answered NOT_STORED.
-enum NotStored {
-    Missing,
-    /// The key exists, this many bytes, and the append would fit.
-    Exists(usize),
-}
-
-/// Refused appends whose probe saw the key at the same size twice: no one
-/// appended in between, so the refusal was the server's own smaller item
-/// limit (its `-I`), not contention.
-#[derive(Default)]
-struct Refusals {
-    last: Option<usize>,
-}
-
-impl Refusals {
-    fn seen(&mut self, key: &Key, size: usize, limit: usize) -> Result<()> {
-        if self.last.replace(size) == Some(size) {
-            return Err(Error::ValueTooLarge {
-                key: key.display(),
-                size: 0,
-                limit,
-            });
-        }
-        Ok(())
-    }
 }
 
 fn unsupported(op: &'static str, hint: &'static str) -> Error {
@@ -746,7 +719,9 @@ impl TextStore {
                     None => Ok(NotStored::Missing),
                     Some(v) => {
                         self.check_size(key, v.data.len().saturating_add(added))?;
-                        Ok(NotStored::Exists(v.data.len()))
+                        // The text protocol's `get` has no CAS id: the size
+                        // is the version (an append that landed changes it).
+                        Ok(NotStored::Exists(Some(v.data.len() as u64)))
                     }
                 }
             }
@@ -757,59 +732,44 @@ impl TextStore {
         }
     }
 
+    /// The fallback loops' steps ([`fallback`]) on this store.
+    fn steps(&self) -> TextSteps<'_> {
+        TextSteps(self)
+    }
+
     /// `append`/`prepend` after its first NOT_STORED: probe, and append
     /// again while the key exists and fits (it was created meanwhile).
-    fn concat_after_miss(&self, key: &Key, value: &[u8], verb: &'static str) -> Result<bool> {
-        let mut refusals = Refusals::default();
-        for _ in 0..4 {
-            match self.probe(key, value.len())? {
-                NotStored::Missing => return Ok(false),
-                NotStored::Exists(size) => {
-                    refusals.seen(key, size, self.config.net.item_size_limit)?
-                }
-            }
-            if self.concat_once(key, value, verb)? {
-                return Ok(true);
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 4,
-        })
+    fn concat_after_miss(&self, key: &Key, value: &[u8], prepend: bool) -> Result<bool> {
+        let limit = self.config.net.item_size_limit;
+        let start = Start::AfterNotStored;
+        block_on(fallback::concat(
+            &mut self.steps(),
+            Io::Blocking,
+            key,
+            value,
+            prepend,
+            start,
+            limit,
+        ))
     }
 
-    /// `append_or_add` after its append missed: add; if the add lost (the
-    /// key exists now), append again; once the key has been seen, an
-    /// append's NOT_STORED may mean "too large", which a probe tells. Up to
-    /// 16 rounds, never a lost or doubled piece.
+    /// `append_or_add` after its append missed: from the add.
     fn append_or_add_after_miss(&self, key: &Key, value: &[u8], ttl: Ttl) -> Result<()> {
-        let mut seen_existing = false;
-        let mut refusals = Refusals::default();
-        let mut skip_append = true;
-        for _ in 0..16 {
-            if !std::mem::take(&mut skip_append) {
-                if self.concat_once(key, value, "append")? {
-                    return Ok(());
-                }
-                if seen_existing && let NotStored::Exists(size) = self.probe(key, value.len())? {
-                    refusals.seen(key, size, self.config.net.item_size_limit)?;
-                    continue;
-                }
-            }
-            if self.add_raw(key, value, ttl)? {
-                return Ok(());
-            }
-            seen_existing = true;
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 16,
-        })
+        let limit = self.config.net.item_size_limit;
+        let start = Start::AfterNotStored;
+        block_on(fallback::append_or_add(
+            &mut self.steps(),
+            Io::Blocking,
+            key,
+            value,
+            ttl,
+            start,
+            limit,
+        ))
     }
 
-    /// `incr_or_init` after its incr missed: add the initial value; if the
-    /// add lost (another client created the counter), incr again. Bounded;
-    /// never a lost increment.
+    /// `incr_or_init` after its incr missed: add the initial value, or
+    /// incr again if another client created the counter.
     fn incr_or_init_after_miss(
         &self,
         key: &Key,
@@ -817,29 +777,25 @@ impl TextStore {
         initial: u64,
         ttl: Ttl,
     ) -> Result<u64> {
-        for _ in 0..64 {
-            if self.add_raw(key, initial.to_string().as_bytes(), ttl)? {
-                return Ok(initial);
-            }
-            if let Some(v) = self.incr_once(key, delta)? {
-                return Ok(v);
-            }
-        }
-        Err(Error::Conflict {
-            key: key.display(),
-            attempts: 64,
-        })
+        block_on(fallback::incr_or_init(
+            &mut self.steps(),
+            Io::Blocking,
+            key,
+            delta,
+            initial,
+            ttl,
+        ))
     }
 
     /// Finish an op whose first exchange answered [`Outcome::Again`].
     fn finish(&self, op: &Op<'_>) -> Result<Reply> {
         match *op {
             Op::Append { key, value } => self
-                .concat_after_miss(key, value, "append")
+                .concat_after_miss(key, value, false)
                 .map(Reply::Applied),
-            Op::Prepend { key, value } => self
-                .concat_after_miss(key, value, "prepend")
-                .map(Reply::Applied),
+            Op::Prepend { key, value } => {
+                self.concat_after_miss(key, value, true).map(Reply::Applied)
+            }
             Op::AppendOrAdd { key, value, ttl } => self
                 .append_or_add_after_miss(key, value, ttl)
                 .map(|()| Reply::Done),
@@ -1208,6 +1164,30 @@ fn read_back(resp: Option<Resp>, key: &Key, value: &[u8], inc: Option<&Incarnati
             _ => inc.never_matching(),
         },
         _ => inc.never_matching(),
+    }
+}
+
+/// The single exchanges of the fallback loops ([`fallback`]): each one
+/// blocking command on the key's server (the text store's exchanges
+/// block; its async API runs them off the caller's executor).
+struct TextSteps<'a>(&'a TextStore);
+
+impl fallback::Steps for TextSteps<'_> {
+    async fn concat(&mut self, _io: Io, key: &Key, value: &[u8], prepend: bool) -> Result<bool> {
+        let verb = if prepend { "prepend" } else { "append" };
+        self.0.concat_once(key, value, verb)
+    }
+
+    async fn add(&mut self, _io: Io, key: &Key, value: &[u8], ttl: Ttl) -> Result<bool> {
+        self.0.add_raw(key, value, ttl)
+    }
+
+    async fn probe(&mut self, _io: Io, key: &Key, added: usize) -> Result<NotStored> {
+        self.0.probe(key, added)
+    }
+
+    async fn incr(&mut self, _io: Io, key: &Key, delta: u64) -> Result<Option<u64>> {
+        self.0.incr_once(key, delta)
     }
 }
 
