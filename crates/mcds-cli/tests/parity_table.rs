@@ -396,11 +396,29 @@ fn read(path: &Path) -> String {
 }
 
 /// The `pub fn`s of `impl <ty> {` blocks in `src` (inherent impls only),
-/// but for the async twins (`pub async fn` and `*_async*`).
+/// but for the async twins (`pub async fn` and `*_async*`); an
+/// `async fn x_io` under `#[blocking_and_async(pub)]` is the method `x`.
 fn rust_methods(src: &str, ty: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
+    let mut pair = false;
     for line in src.lines() {
+        if inside && line.trim() == "#[blocking_and_async(pub)]" {
+            pair = true;
+            continue;
+        }
+        let unscoped = line.trim().trim_start_matches("pub(crate) ");
+        if pair && let Some(rest) = unscoped.strip_prefix("async fn ") {
+            pair = false;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if let Some(base) = name.strip_suffix("_io") {
+                out.push(base.to_string());
+            }
+            continue;
+        }
         if line.starts_with("impl ") {
             let head = line.trim_end_matches('{').trim();
             inside = !head.contains(" for ")

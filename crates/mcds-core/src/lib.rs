@@ -99,7 +99,7 @@ pub use key::{Key, MAX_KEY_LEN, escape_name, is_key_byte};
 /// ```
 pub use mcds_macros::blocking_and_async;
 pub use memory::{Eviction, MemoryStore, MemoryStoreBuilder};
-pub use op::{Op, OpArg, OpArgs, OpKind, Reply, run_pipeline};
+pub use op::{Op, OpArg, OpArgs, OpFields, OpKind, OwnedOp, Reply, run_pipeline};
 pub use random::{random_token, random_u64, stable_hash, stable_hash128};
 pub use retention::Retention;
 pub use scope::Scope;

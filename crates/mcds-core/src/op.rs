@@ -244,6 +244,21 @@ macro_rules! build_op {
     };
 }
 
+/// Give each field of an op of kind `$variant`, bound by [`key_pattern!`]
+/// style, to an [`OpFields`] sink.
+macro_rules! give_fields {
+    ($op:expr, $variant:ident ($ty:ty), $sink:ident) => {
+        if let Op::$variant(key) = $op {
+            OpArg::give(key, $sink, "key");
+        }
+    };
+    ($op:expr, $variant:ident { $( $(#[$doc:meta])* $field:ident : $ty:ty ),* $(,)? }, $sink:ident) => {
+        if let Op::$variant { $($field),* } = $op {
+            $( OpArg::give($field, $sink, stringify!($field)); )*
+        }
+    };
+}
+
 /// `true` for `write`, `false` for `read`.
 macro_rules! writes {
     (read) => {
@@ -345,6 +360,12 @@ macro_rules! define_ops {
             pub fn build(kind: OpKind, args: &mut dyn OpArgs<'a>) -> Op<'a> {
                 match kind { $( OpKind::$variant => build_op!($variant $shape, args), )* }
             }
+
+            /// Give each argument of the op, by field name, to `sink`: the
+            /// inverse of [`Op::build`] ([`OwnedOp`] keeps an op this way).
+            pub fn fields(&self, sink: &mut dyn OpFields) {
+                match self.kind() { $( OpKind::$variant => give_fields!(*self, $variant $shape, sink), )* }
+            }
         }
 
         /// The result of one [`Op`]: the return value of the [`Store`] method of the
@@ -391,15 +412,34 @@ pub trait OpArgs<'a> {
     fn number(&mut self, field: &'static str) -> u64;
 }
 
-/// An argument type of an [`Op`] field: which [`OpArgs`] method supplies it.
+/// Where [`Op::fields`] gives an op's arguments: one method per argument
+/// type, each told the field's name.
+pub trait OpFields {
+    /// The key ("key").
+    fn key(&mut self, field: &'static str, key: &Key);
+    /// A byte string ("value").
+    fn bytes(&mut self, field: &'static str, bytes: &[u8]);
+    /// A TTL ("ttl").
+    fn ttl(&mut self, field: &'static str, ttl: Ttl);
+    /// A number ("delta", "initial", "cas").
+    fn number(&mut self, field: &'static str, n: u64);
+}
+
+/// An argument type of an [`Op`] field: which [`OpArgs`] method supplies
+/// it, and which [`OpFields`] method takes it.
 pub trait OpArg<'a>: Sized {
     /// Take the field `field` from `args`.
     fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self;
+    /// Give this value of the field `field` to `sink`.
+    fn give(self, sink: &mut dyn OpFields, field: &'static str);
 }
 
 impl<'a> OpArg<'a> for &'a Key {
     fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
         args.key(field)
+    }
+    fn give(self, sink: &mut dyn OpFields, field: &'static str) {
+        sink.key(field, self)
     }
 }
 
@@ -407,17 +447,115 @@ impl<'a> OpArg<'a> for &'a [u8] {
     fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
         args.bytes(field)
     }
+    fn give(self, sink: &mut dyn OpFields, field: &'static str) {
+        sink.bytes(field, self)
+    }
 }
 
 impl<'a> OpArg<'a> for Ttl {
     fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
         args.ttl(field)
     }
+    fn give(self, sink: &mut dyn OpFields, field: &'static str) {
+        sink.ttl(field, self)
+    }
 }
 
 impl<'a> OpArg<'a> for u64 {
     fn take(args: &mut dyn OpArgs<'a>, field: &'static str) -> Self {
         args.number(field)
+    }
+    fn give(self, sink: &mut dyn OpFields, field: &'static str) {
+        sink.number(field, self)
+    }
+}
+
+/// An [`Op`] that owns its arguments, for code that must keep an op past
+/// the borrow it was made from (a store that runs the op on another
+/// thread). [`OwnedOp::op`] gives the op back.
+///
+/// ```
+/// use mcds_core::{Key, Op, OwnedOp, Ttl};
+///
+/// let key = Key::new("k")?;
+/// let owned = OwnedOp::from(&Op::Set { key: &key, value: b"v", ttl: Ttl::secs(9) });
+/// drop(key);
+/// let Op::Set { key, value, ttl } = owned.op() else { unreachable!() };
+/// assert_eq!((key.as_bytes(), value, ttl), (&b"k"[..], &b"v"[..], Ttl::secs(9)));
+/// # Ok::<(), mcds_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct OwnedOp {
+    kind: OpKind,
+    keys: Vec<(&'static str, Key)>,
+    bytes: Vec<(&'static str, Vec<u8>)>,
+    ttls: Vec<(&'static str, Ttl)>,
+    numbers: Vec<(&'static str, u64)>,
+}
+
+impl From<&Op<'_>> for OwnedOp {
+    fn from(op: &Op<'_>) -> OwnedOp {
+        let mut owned = OwnedOp {
+            kind: op.kind(),
+            keys: Vec::new(),
+            bytes: Vec::new(),
+            ttls: Vec::new(),
+            numbers: Vec::new(),
+        };
+        op.fields(&mut owned);
+        owned
+    }
+}
+
+impl OpFields for OwnedOp {
+    fn key(&mut self, field: &'static str, key: &Key) {
+        self.keys.push((field, key.clone()));
+    }
+    fn bytes(&mut self, field: &'static str, bytes: &[u8]) {
+        self.bytes.push((field, bytes.to_vec()));
+    }
+    fn ttl(&mut self, field: &'static str, ttl: Ttl) {
+        self.ttls.push((field, ttl));
+    }
+    fn number(&mut self, field: &'static str, n: u64) {
+        self.numbers.push((field, n));
+    }
+}
+
+/// The field `field` of `list` (every field an op gave is there: the list
+/// was filled by the same op kind's [`Op::fields`]).
+fn named<'v, T>(list: &'v [(&'static str, T)], field: &str) -> &'v T {
+    &list
+        .iter()
+        .find(|(name, _)| *name == field)
+        .unwrap_or_else(|| panic!("OwnedOp has no field {field:?}"))
+        .1
+}
+
+impl<'a> OpArgs<'a> for &'a OwnedOp {
+    fn key(&mut self, field: &'static str) -> &'a Key {
+        named(&self.keys, field)
+    }
+    fn bytes(&mut self, field: &'static str) -> &'a [u8] {
+        named::<Vec<u8>>(&self.bytes, field)
+    }
+    fn ttl(&mut self, field: &'static str) -> Ttl {
+        *named(&self.ttls, field)
+    }
+    fn number(&mut self, field: &'static str) -> u64 {
+        *named(&self.numbers, field)
+    }
+}
+
+impl OwnedOp {
+    /// The op, borrowing from this.
+    pub fn op(&self) -> Op<'_> {
+        Op::build(self.kind, &mut &*self)
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> OpKind {
+        self.kind
     }
 }
 
@@ -463,4 +601,40 @@ pub(crate) fn exactly<const N: usize>(
             "the {backend} backend returned {got} results for a batch of {N} ops"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct arguments per field, so a field given back in another's
+    /// place shows.
+    struct Distinct<'a>(&'a Key);
+
+    impl<'a> OpArgs<'a> for Distinct<'a> {
+        fn key(&mut self, _field: &'static str) -> &'a Key {
+            self.0
+        }
+        fn bytes(&mut self, _field: &'static str) -> &'a [u8] {
+            b"bytes"
+        }
+        fn ttl(&mut self, _field: &'static str) -> Ttl {
+            Ttl::secs(77)
+        }
+        fn number(&mut self, field: &'static str) -> u64 {
+            field.len() as u64 * 1000 + 7
+        }
+    }
+
+    #[test]
+    fn every_kind_survives_owning_and_back() {
+        let key = Key::new("k").unwrap();
+        for &kind in OpKind::ALL {
+            let op = Op::build(kind, &mut Distinct(&key));
+            assert_eq!(op.kind(), kind);
+            assert_eq!(op.name(), kind.name());
+            let owned = OwnedOp::from(&op);
+            assert_eq!(format!("{:?}", owned.op()), format!("{op:?}"), "{kind:?}");
+        }
+    }
 }

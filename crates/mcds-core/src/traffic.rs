@@ -51,6 +51,17 @@ pub fn record(commands: u64) {
     });
 }
 
+/// Count `traffic`, measured on another thread, as this thread's (a store
+/// that runs an op on a worker thread credits its caller with the round
+/// trips, so [`measure`] around an async call sees them).
+pub fn add(traffic: Traffic) {
+    COUNTERS.with(|c| {
+        let mut t = c.get();
+        t += traffic;
+        c.set(t);
+    });
+}
+
 /// Everything recorded on this thread so far.
 pub fn current() -> Traffic {
     COUNTERS.with(Cell::get)

@@ -6,7 +6,7 @@
 //! writes (see below), over TCP, TLS
 //! ([`Builder::tls`]), or a unix socket (`unix:/path`), with memcached's
 //! ASCII authentication when asked ([`Builder::credentials`]); see
-//! [`transport`].
+//! [`mcds_net::transport`], shared with `mcds-text`.
 //!
 //! * **One round trip per op** where the server allows: `incr_or_init` is
 //!   `ma <k> N<ttl> J<initial> D<delta>`, `add` returns its CAS (a text
@@ -136,15 +136,17 @@
 //! ## Inside
 //!
 //! One op reads in one direction: [`MemcachedStore`] (`store.rs`, one
-//! function per protocol variant) picks the server (`route.rs`, and
-//! `ketama.rs` for [`Distribution::Ketama`]), checks
+//! function per protocol variant) picks the server (a
+//! [`mcds_net::Router`] for the [`Distribution`]), checks
 //! out a session (`session.rs`: exchanges and what a failure means) on one
 //! of the server's shared connections (`mux.rs`: lanes, the automatic
-//! pipelining of concurrent callers; `server.rs`: health, backoff;
+//! pipelining of concurrent callers; `server.rs`: its lanes, and its
+//! health and incarnation through [`mcds_net::Health`] and
+//! [`mcds_net::Learned`];
 //! `conn.rs`: one connection, its handshake and the reply framing, over a
-//! [`transport::Stream`]), and the session encodes
+//! [`mcds_net::transport::Stream`]), and the session encodes
 //! the op and decodes its reply with the codec (`codec.rs`, a leaf over the
-//! plain data of `incarnation.rs`). `pipeline.rs` batches ops over the same
+//! plain data of [`mcds_net::incarnation`]). `pipeline.rs` batches ops over the same
 //! pieces; `config.rs` holds the [`Builder`].
 //!
 //! [`Store`]: mcds_core::Store

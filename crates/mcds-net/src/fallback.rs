@@ -1,7 +1,7 @@
 //! The loops that finish the writes memcached has no single command for,
 //! written once for both backends over their single exchanges
 //! ([`Steps`]): an append whose "not stored" may mean "missing" or "too
-//! large" ([`concat`]), an append that creates its key
+//! large" ([`concat()`]), an append that creates its key
 //! ([`append_or_add`]), and, where the protocol lacks it, an increment
 //! that creates its counter ([`incr_or_init`]).
 //!
@@ -94,7 +94,7 @@ impl Refusals {
     }
 }
 
-/// Where [`concat`] starts: with the append, or with the probe when the
+/// Where [`concat()`] starts: with the append, or with the probe when the
 /// append was already sent (in a pipeline) and answered "not stored".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {

@@ -18,6 +18,20 @@
 //! | TTLs | absolute times on the server's own clock | relative; over 30 days absolute on this client's clock |
 //! | [`Store::colocated`] | by routing | only a key with itself |
 //!
+//! ## The async API
+//!
+//! The text protocol has no opaque token to match a reply to its caller,
+//! so a connection serves one caller at a time and its exchanges block.
+//! The async API ([`Store::execute_async`](mcds_core::Store::execute_async) and the `_async` methods of
+//! every structure) therefore runs each op on a worker thread of a shared
+//! pool (the `blocking` crate's) and awaits it there: the caller's
+//! executor thread never blocks on I/O. The op's round trips are counted
+//! on the caller's thread ([`traffic`](mcds_core::traffic)). A future that
+//! is dropped does not stop its op, which runs to its end. For many
+//! concurrent async callers, the meta-protocol store (`mcds-memcached`),
+//! whose connections are shared and whose async path has no thread hop,
+//! is the faster choice.
+//!
 //! ## Operations
 //!
 //! | op | commands (first exchange) | then |

@@ -4,11 +4,12 @@
 //! replies decoded; ops that text lacks are finished by loops of single
 //! exchanges.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcds_core::{
-    CasOutcome, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Store, Stored, Ttl,
-    UpdateFn, Updated, backend, block_on, traffic,
+    BoxFuture, CasOutcome, DeleteOutcome, Error, Io, Item, Key, Op, OwnedOp, Reply, Result, Store,
+    Stored, Ttl, UpdateFn, Updated, backend, block_on, traffic,
 };
 use mcds_net::fallback::{self, NotStored, Start};
 use mcds_net::transport::Endpoint;
@@ -40,12 +41,15 @@ use mcds_net::incarnation::{Incarnation, client_exptime};
 /// assert_eq!(store.incr_or_init(&k, 1, 1, Ttl::secs(3600))?, 2);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+#[derive(Clone)]
 pub struct TextStore {
-    servers: Vec<Server>,
-    ids: Vec<String>,
+    // Each part shared (the store is a handful of `Arc`s, cloned cheaply):
+    // the async API runs an op on a worker thread with a clone.
+    servers: Arc<[Server]>,
+    ids: Arc<[String]>,
     /// Where each key lives, computed once from `config.net.distribution`.
-    router: Router,
-    config: Config,
+    router: Arc<Router>,
+    config: Arc<Config>,
 }
 
 impl std::fmt::Debug for TextStore {
@@ -144,10 +148,10 @@ impl TextStore {
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
         let router = Router::new(config.net.distribution, &ids);
         TextStore {
-            servers,
-            ids,
-            router,
-            config,
+            servers: servers.into(),
+            ids: ids.into(),
+            router: Arc::new(router),
+            config: Arc::new(config),
         }
     }
 
@@ -1167,6 +1171,14 @@ fn read_back(resp: Option<Resp>, key: &Key, value: &[u8], inc: Option<&Incarnati
     }
 }
 
+/// Run `work` on the `blocking` crate's thread pool, and count its round
+/// trips on the awaiting thread.
+async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (out, traffic) = blocking::unblock(move || traffic::measure(work)).await;
+    traffic::add(traffic);
+    out
+}
+
 /// The single exchanges of the fallback loops ([`fallback`]): each one
 /// blocking command on the key's server (the text store's exchanges
 /// block; its async API runs them off the caller's executor).
@@ -1208,6 +1220,36 @@ impl Store for TextStore {
             Outcome::Done(r) => r,
             Outcome::Again => self.finish(op),
         }
+    }
+
+    /// [`execute`](Store::execute) on a worker thread of a shared pool
+    /// (the `blocking` crate's), so the caller's executor thread never
+    /// blocks: the op is copied (an [`OwnedOp`]) and the store cloned (a
+    /// few `Arc`s). Its round trips are counted on the caller's thread.
+    /// Dropping the future does not stop the op: it runs to its end.
+    fn execute_async<'a>(&'a self, op: &'a Op<'a>) -> BoxFuture<'a, Result<Reply>> {
+        let store = self.clone();
+        let op = OwnedOp::from(op);
+        Box::pin(off_thread(move || store.execute(&op.op())))
+    }
+
+    /// [`pipeline`](Store::pipeline) on a worker thread, as
+    /// [`execute_async`](Store::execute_async).
+    fn pipeline_async<'a>(&'a self, ops: &'a [Op<'a>]) -> BoxFuture<'a, Vec<Result<Reply>>> {
+        let store = self.clone();
+        let ops: Vec<OwnedOp> = ops.iter().map(OwnedOp::from).collect();
+        Box::pin(off_thread(move || {
+            let ops: Vec<Op<'_>> = ops.iter().map(OwnedOp::op).collect();
+            store.pipeline(&ops)
+        }))
+    }
+
+    /// [`supports_cas`](Store::supports_cas) on a worker thread (it may
+    /// dial), as [`execute_async`](Store::execute_async).
+    fn supports_cas_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<bool>> {
+        let store = self.clone();
+        let key = key.clone();
+        Box::pin(off_thread(move || store.supports_cas(&key)))
     }
 
     /// Each server's share in payloads of pipelined commands, every server
