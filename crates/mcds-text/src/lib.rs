@@ -194,6 +194,10 @@
 
 mod config;
 mod conn;
+mod engine;
+mod finish;
+mod pipeline;
+mod plan;
 mod server;
 mod store;
 mod wire;
