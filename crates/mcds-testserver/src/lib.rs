@@ -19,12 +19,17 @@
 //! * [`spawn_tied`] starts any helper process so that it dies with the test
 //!   process, even when that is killed with SIGKILL.
 
-mod server;
+mod memcached;
+mod nutcracker;
+mod options;
+mod pool;
+mod process;
 
-pub use server::{
-    INCARNATION_KEY, Listen, MemcachedServer, NutcrackerProcess, NutcrackerServer, ServerOptions,
-    ServerPool, TlsFiles, process_alive, spawn_tied,
-};
+pub use memcached::{MemcachedServer, TlsFiles};
+pub use nutcracker::{NutcrackerProcess, NutcrackerServer};
+pub use options::{INCARNATION_KEY, Listen, ServerOptions};
+pub use pool::ServerPool;
+pub use process::{process_alive, spawn_tied};
 
 /// The README's examples, run as doctests.
 #[doc = include_str!("../README.md")]

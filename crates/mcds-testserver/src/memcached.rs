@@ -1,189 +1,17 @@
-//! Real memcached processes on free loopback ports.
+//! One real memcached process on a free loopback port
+//! ([`MemcachedServer`]), its TLS files, and the raw access tests use.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The key of mcds's server incarnation marker (`mcds_memcached::INCARNATION_KEY`:
-/// this crate sits below mcds-memcached, so it names the key itself; a test in
-/// mcds-testkit checks that the two agree).
-pub const INCARNATION_KEY: &str = "__mcds_incarnation";
-
-/// How to start memcached.
-#[derive(Clone, Debug)]
-pub struct ServerOptions {
-    /// `-m`: memory for items, in megabytes (default 64).
-    pub memory_mb: u32,
-    /// `-M`: return an error instead of evicting when memory is full.
-    pub no_evict: bool,
-    /// `-I`: item size limit, e.g. `"1m"` (default: memcached's, 1 MiB).
-    pub item_size: Option<String>,
-    /// `-t`: worker threads (default 2, the machines have 2 cores).
-    pub threads: u32,
-    /// Any further arguments.
-    pub extra_args: Vec<String>,
-    /// Run with `-vv` and record every command line the server receives
-    /// (see [`MemcachedServer::commands`]).
-    pub log_commands: bool,
-    /// How clients reach it: TCP (the default), TLS or a unix socket.
-    pub listen: Listen,
-    /// `-Y`: require memcached's ASCII authentication with this user and
-    /// password.
-    pub auth: Option<(String, String)>,
-}
-
-/// How a test server listens.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Listen {
-    /// Plain TCP on a free loopback port.
-    #[default]
-    Tcp,
-    /// TLS (`-Z`) on a free loopback port, with a certificate for
-    /// `127.0.0.1` and `localhost` from a CA made for the test (see
-    /// [`TlsFiles`]). With `client_auth`, the server also requires a client
-    /// certificate from that CA (`ssl_verify_mode=2`). The kit's own
-    /// inspection ([`MemcachedServer::raw`], `stats`) goes through a second,
-    /// plain listener (memcached's `notls:`).
-    Tls {
-        /// Require client certificates.
-        client_auth: bool,
-    },
-    /// A unix-domain socket (`-s`) in a directory made for the test; no
-    /// network listener.
-    Unix,
-}
-
-impl Default for ServerOptions {
-    fn default() -> Self {
-        ServerOptions {
-            memory_mb: 64,
-            no_evict: false,
-            item_size: None,
-            threads: 2,
-            extra_args: Vec::new(),
-            log_commands: false,
-            listen: Listen::Tcp,
-            auth: None,
-        }
-    }
-}
-
-impl ServerOptions {
-    /// Set `-m`.
-    pub fn memory_mb(mut self, mb: u32) -> Self {
-        self.memory_mb = mb;
-        self
-    }
-
-    /// Set `-M`.
-    pub fn no_evict(mut self) -> Self {
-        self.no_evict = true;
-        self
-    }
-
-    /// Set `-I`.
-    pub fn item_size(mut self, size: &str) -> Self {
-        self.item_size = Some(size.to_string());
-        self
-    }
-
-    /// Record the commands the server receives (`-vv`).
-    pub fn log_commands(mut self) -> Self {
-        self.log_commands = true;
-        self
-    }
-
-    /// Listen with TLS (see [`Listen::Tls`]).
-    pub fn tls(mut self) -> Self {
-        self.listen = Listen::Tls { client_auth: false };
-        self
-    }
-
-    /// Listen with TLS and require client certificates (see [`Listen::Tls`]).
-    pub fn tls_client_auth(mut self) -> Self {
-        self.listen = Listen::Tls { client_auth: true };
-        self
-    }
-
-    /// Listen on a unix socket (see [`Listen::Unix`]).
-    pub fn unix_socket(mut self) -> Self {
-        self.listen = Listen::Unix;
-        self
-    }
-
-    /// Require ASCII authentication (`-Y`) with this user and password.
-    pub fn auth(mut self, user: &str, password: &str) -> Self {
-        self.auth = Some((user.to_string(), password.to_string()));
-        self
-    }
-
-    fn args(&self, port: u16, files: &Files) -> Vec<String> {
-        let mut args = match self.listen {
-            Listen::Tcp => vec![
-                "-l".into(),
-                "127.0.0.1".into(),
-                "-p".into(),
-                port.to_string(),
-            ],
-            Listen::Tls { client_auth } => {
-                let tls = files.tls.as_ref().expect("TLS files are made at start");
-                let mut settings = format!(
-                    "ssl_chain_cert={},ssl_key={}",
-                    tls.server_cert.display(),
-                    tls.server_key.display()
-                );
-                if client_auth {
-                    settings.push_str(&format!(
-                        ",ssl_verify_mode=2,ssl_ca_cert={}",
-                        tls.ca.display()
-                    ));
-                }
-                vec![
-                    "-Z".into(),
-                    "-o".into(),
-                    settings,
-                    "-l".into(),
-                    format!("127.0.0.1:{port},notls:127.0.0.1:{}", files.plain_port),
-                ]
-            }
-            Listen::Unix => vec!["-s".into(), files.socket().display().to_string()],
-        };
-        if self.auth.is_some() {
-            args.push("-Y".into());
-            args.push(files.dir.join("authfile").display().to_string());
-        }
-        args.extend([
-            "-U".into(),
-            "0".into(),
-            // Ignored unless running as root, where memcached requires it.
-            "-u".into(),
-            "root".into(),
-            "-m".into(),
-            self.memory_mb.to_string(),
-            "-t".into(),
-            self.threads.to_string(),
-        ]);
-        if self.no_evict {
-            args.push("-M".into());
-        }
-        if self.log_commands {
-            args.push("-vv".into());
-        }
-        if let Some(size) = &self.item_size {
-            args.push("-I".into());
-            args.push(size.clone());
-        }
-        args.extend(self.extra_args.iter().cloned());
-        args
-    }
-}
+use crate::options::{INCARNATION_KEY, Listen, ServerOptions};
+use crate::process::{free_port, proc_state, spawn_tied};
 
 /// A memcached process owned by a test. It listens on 127.0.0.1 only, on a
 /// free port, and is killed when dropped.
@@ -213,114 +41,8 @@ pub struct MemcachedServer {
     log: Arc<Mutex<Vec<String>>>,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("cannot bind a loopback port to find a free one")
-}
-
-fn binary() -> String {
+pub(crate) fn binary() -> String {
     std::env::var("MCDS_MEMCACHED_BIN").unwrap_or_else(|_| "memcached".into())
-}
-
-/// A request to the spawner thread: the command, and where to send the child.
-type SpawnJob = (Command, Sender<std::io::Result<Child>>);
-
-/// Start `program` so that the process dies with the test process, however
-/// the test process ends: by returning, by a panic, or by SIGKILL.
-/// `configure` sets its arguments, environment and standard streams.
-///
-/// Dropping a [`MemcachedServer`] kills it, but a test killed with `-9` (or a
-/// server kept in a `static`, which Rust never drops) runs no destructor. So
-/// the process is started under `setpriv --pdeathsig KILL` (util-linux, part
-/// of every Debian system), which asks the kernel to SIGKILL it when its
-/// parent goes away, and then execs `program` under the same pid.
-///
-/// The kernel's notion of "parent" here is the *thread* that forked, not the
-/// process: a server forked from a test's own thread would be killed when
-/// that test's thread ends, even while a `static` still hands it out to other
-/// tests. Every process is therefore forked from one spawner thread that
-/// lives as long as the test process, so the signal comes exactly when the
-/// test process dies.
-///
-/// Where `setpriv` is missing, `program` is started directly, with a warning:
-/// it is then still killed on drop and on panic, but not when the test
-/// process itself is killed.
-///
-/// ```no_run
-/// let child = mcds_testserver::spawn_tied("sleep", |c| {
-///     c.arg("60");
-/// })
-/// .unwrap();
-/// // `sleep` is SIGKILLed by the kernel if this process dies first.
-/// # drop(child);
-/// ```
-pub fn spawn_tied(
-    program: impl AsRef<OsStr>,
-    configure: impl FnOnce(&mut Command),
-) -> std::io::Result<Child> {
-    static SPAWNER: OnceLock<Sender<SpawnJob>> = OnceLock::new();
-    let mut command = if have_setpriv() {
-        let mut command = Command::new("setpriv");
-        command.args(["--pdeathsig", "KILL", "--"]).arg(program);
-        command
-    } else {
-        Command::new(program)
-    };
-    configure(&mut command);
-    let spawner = SPAWNER.get_or_init(|| {
-        let (tx, rx) = channel::<SpawnJob>();
-        std::thread::Builder::new()
-            .name("mcds-testkit-spawner".into())
-            .spawn(move || {
-                for (mut command, reply) in rx {
-                    let _ = reply.send(command.spawn());
-                }
-            })
-            .expect("cannot start the test kit's spawner thread");
-        tx
-    });
-    let gone = || std::io::Error::other("the test kit's spawner thread is gone");
-    let (reply, result) = channel();
-    spawner.send((command, reply)).map_err(|_| gone())?;
-    result.recv().map_err(|_| gone())?
-}
-
-/// Whether process `pid` is alive: it exists and is not a zombie (Linux
-/// `/proc`). For tests that check a process is gone.
-pub fn process_alive(pid: u32) -> bool {
-    proc_state(format!("/proc/{pid}/stat")).is_some_and(|state| state != 'Z' && state != 'X')
-}
-
-/// The state letter of a `/proc/.../stat` file (R, S, T, Z, ...).
-fn proc_state(stat: impl AsRef<std::path::Path>) -> Option<char> {
-    let stat = std::fs::read_to_string(stat).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// Whether `setpriv --pdeathsig` works here (checked once).
-/// `MC_TESTKIT_NO_SETPRIV=1` turns it off, to see `tests/no_leaks.rs` fail
-/// without it.
-fn have_setpriv() -> bool {
-    static HAVE: OnceLock<bool> = OnceLock::new();
-    std::env::var_os("MC_TESTKIT_NO_SETPRIV").is_none()
-        && *HAVE.get_or_init(|| {
-            let ok = Command::new("setpriv")
-                .args(["--pdeathsig", "KILL", "--", "true"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                eprintln!(
-                    "mcds-testkit: `setpriv --pdeathsig` is unavailable (install util-linux): \
-                 processes a test starts will outlive it if it is killed with SIGKILL"
-                );
-            }
-            ok
-        })
 }
 
 impl MemcachedServer {
@@ -675,7 +397,7 @@ impl MemcachedServer {
 }
 
 /// A connection the kit inspects a server through.
-trait ReadWrite: Read + Write {
+pub(crate) trait ReadWrite: Read + Write {
     fn set_timeout(&self, timeout: Duration) -> std::io::Result<()>;
 }
 
@@ -762,11 +484,11 @@ impl TlsFiles {
 /// A test server's own files: a directory (removed on drop) with its
 /// certificates, its unix socket and its auth file, as its options need.
 #[derive(Debug)]
-struct Files {
-    dir: PathBuf,
-    tls: Option<TlsFiles>,
+pub(crate) struct Files {
+    pub(crate) dir: PathBuf,
+    pub(crate) tls: Option<TlsFiles>,
     /// The plain listener of a TLS server.
-    plain_port: u16,
+    pub(crate) plain_port: u16,
 }
 
 impl Files {
@@ -793,7 +515,7 @@ impl Files {
         Ok(files)
     }
 
-    fn socket(&self) -> PathBuf {
+    pub(crate) fn socket(&self) -> PathBuf {
         self.dir.join("memcached.sock")
     }
 }
@@ -809,238 +531,5 @@ impl Drop for MemcachedServer {
         // A paused process must be continued to die promptly on some
         // systems; SIGKILL works on stopped processes on Linux.
         self.kill();
-    }
-}
-
-/// Several servers, for a pool.
-#[derive(Debug)]
-pub struct ServerPool {
-    /// The servers, in configuration order.
-    pub servers: Vec<MemcachedServer>,
-}
-
-impl ServerPool {
-    /// Start `n` servers with the same options.
-    pub fn start(n: usize, options: ServerOptions) -> ServerPool {
-        ServerPool {
-            servers: (0..n)
-                .map(|_| MemcachedServer::start(options.clone()))
-                .collect(),
-        }
-    }
-
-    /// Their addresses.
-    pub fn addrs(&self) -> Vec<String> {
-        self.servers.iter().map(MemcachedServer::addr).collect()
-    }
-
-    /// `host:port,host:port,...`.
-    pub fn servers_arg(&self) -> String {
-        self.addrs().join(",")
-    }
-}
-
-/// A twemproxy (`nutcracker`) process in front of memcached servers of its
-/// own, for tests of the text-protocol backend behind a proxy. It listens
-/// on a free 127.0.0.1 port (its stats listener on another one), spreads
-/// keys with `distribution: ketama` and `hash: md5` (libketama's placement), and keeps one
-/// connection per server (`server_connections: 1`). It and its servers are
-/// killed when dropped; its configuration lives in a scratch directory
-/// removed then.
-///
-/// ```no_run
-/// use mcds_testserver::{NutcrackerServer, ServerOptions};
-///
-/// let proxy = NutcrackerServer::start(3, ServerOptions::default());
-/// let addr = proxy.addr(); // "127.0.0.1:<port>" of nutcracker
-/// assert_eq!(proxy.backends().len(), 3);
-/// # let _ = addr;
-/// ```
-#[derive(Debug)]
-pub struct NutcrackerServer {
-    child: Option<Child>,
-    port: u16,
-    dir: std::path::PathBuf,
-    backends: ServerPool,
-}
-
-fn nutcracker_binary() -> String {
-    if let Ok(bin) = std::env::var("MCDS_NUTCRACKER_BIN") {
-        return bin;
-    }
-    // Debian installs it in /usr/sbin, which a non-root PATH may lack.
-    let on_path = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join("nutcracker").is_file())
-    });
-    if !on_path && std::path::Path::new("/usr/sbin/nutcracker").is_file() {
-        return "/usr/sbin/nutcracker".into();
-    }
-    "nutcracker".into()
-}
-
-impl NutcrackerServer {
-    /// Start `n` memcached servers with `options`, then nutcracker in
-    /// front of them, and wait until it accepts connections. Panics with a
-    /// clear message if the binary is missing.
-    pub fn start(n: usize, options: ServerOptions) -> NutcrackerServer {
-        let mut backends = ServerPool::start(n, options);
-        let mut last = String::new();
-        for attempt in 0..10 {
-            let port = free_port();
-            let dir = std::env::temp_dir().join(format!(
-                "mcds-nutcracker-{}-{port}-{attempt}",
-                std::process::id()
-            ));
-            let mut proxy = NutcrackerServer {
-                child: None,
-                port,
-                dir,
-                backends,
-            };
-            match proxy.spawn() {
-                Ok(()) => return proxy,
-                Err(e) => last = e,
-            }
-            backends = std::mem::replace(
-                &mut proxy.backends,
-                ServerPool {
-                    servers: Vec::new(),
-                },
-            );
-        }
-        panic!("could not start nutcracker: {last}");
-    }
-
-    fn config(&self) -> String {
-        let mut conf = format!(
-            "mcds:\n  listen: 127.0.0.1:{}\n  hash: md5\n  distribution: ketama\n  timeout: 2000\n  server_connections: 1\n  auto_eject_hosts: false\n  servers:\n",
-            self.port
-        );
-        for addr in self.backends.addrs() {
-            conf.push_str(&format!("   - {addr}:1\n"));
-        }
-        conf
-    }
-
-    fn spawn(&mut self) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("scratch directory: {e}"))?;
-        let conf = self.dir.join("nutcracker.yml");
-        std::fs::write(&conf, self.config()).map_err(|e| format!("writing {conf:?}: {e}"))?;
-        let stats_port = free_port();
-        let log = self.dir.join("nutcracker.log");
-        let mut child = spawn_tied(nutcracker_binary(), |c| {
-            c.arg("-c")
-                .arg(&conf)
-                .args(["-a", "127.0.0.1", "-s", &stats_port.to_string()])
-                .arg("-o")
-                .arg(&log)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-        })
-        .map_err(|e| {
-            format!(
-                "cannot run `{}`: {e} — install it (apt-get install nutcracker) or set MCDS_NUTCRACKER_BIN; ./scripts/test.sh installs it",
-                nutcracker_binary()
-            )
-        })?;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                let log = std::fs::read_to_string(&log).unwrap_or_default();
-                return Err(if matches!(status.code(), Some(126 | 127)) {
-                    format!(
-                        "cannot run `{}` ({status}) — install it (apt-get install nutcracker) or set MCDS_NUTCRACKER_BIN; ./scripts/test.sh installs it",
-                        nutcracker_binary()
-                    )
-                } else {
-                    format!(
-                        "nutcracker on port {} exited at start: {status}: {log}",
-                        self.port
-                    )
-                });
-            }
-            if TcpStream::connect(self.addr()).is_ok() {
-                // Ours, not another process that took the port: ours would
-                // have exited failing to bind it.
-                std::thread::sleep(Duration::from_millis(50));
-                if let Ok(None) = child.try_wait() {
-                    self.child = Some(child);
-                    return Ok(());
-                }
-                continue;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        Err(format!(
-            "nutcracker on port {} did not accept connections within 5 s",
-            self.port
-        ))
-    }
-
-    /// `127.0.0.1:<port>` of the proxy.
-    pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    /// The proxy's process id, while running.
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
-    }
-
-    /// The memcached servers behind the proxy.
-    pub fn backends(&self) -> &[MemcachedServer] {
-        &self.backends.servers
-    }
-
-    /// The memcached servers behind the proxy, to kill or restart one.
-    pub fn backends_mut(&mut self) -> &mut [MemcachedServer] {
-        &mut self.backends.servers
-    }
-
-    /// Take the memcached servers out (they then live as long as the
-    /// caller keeps them; the proxy is killed when dropped).
-    pub fn into_parts(mut self) -> (NutcrackerProcess, Vec<MemcachedServer>) {
-        let backends = std::mem::take(&mut self.backends.servers);
-        let process = NutcrackerProcess {
-            child: self.child.take(),
-            dir: std::mem::take(&mut self.dir),
-        };
-        (process, backends)
-    }
-}
-
-impl Drop for NutcrackerServer {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if !self.dir.as_os_str().is_empty() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-/// The nutcracker process of a [`NutcrackerServer`] split by
-/// [`into_parts`](NutcrackerServer::into_parts): killed, and its scratch
-/// directory removed, when dropped.
-#[derive(Debug)]
-pub struct NutcrackerProcess {
-    child: Option<Child>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for NutcrackerProcess {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if !self.dir.as_os_str().is_empty() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
     }
 }
