@@ -5,7 +5,7 @@
 #
 #   libmcds0      the C library under its SONAME: /usr/lib/<multiarch>/
 #                 libmcds.so.0 -> libmcds.so.<version>
-#   libmcds-dev   include/mcds.h (and mcds_php.h), libmcds.a, the link
+#   libmcds-dev   include/mcds.h, libmcds.a, the link
 #                 libmcds.so for the linker, and mcds.pc for pkg-config
 #   mcds          the command line, its man pages and its bash, zsh and
 #                 fish completions
@@ -144,7 +144,7 @@ package libmcds0 "$lib" libs "$lib_depends" \
 dev="$stage/libmcds-dev"
 devlib="$dev/usr/lib/$multiarch"
 install -d "$devlib/pkgconfig" "$dev/usr/include"
-install -m 0644 include/mcds.h include/mcds_php.h "$dev/usr/include/"
+install -m 0644 include/mcds.h "$dev/usr/include/"
 install -m 0644 "$target/release/libmcds_ffi.a" "$devlib/libmcds.a"
 strip --strip-debug --remove-section=.comment "$devlib/libmcds.a"
 ln -s "libmcds.so.$abi" "$devlib/libmcds.so"

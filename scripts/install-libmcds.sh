@@ -6,8 +6,7 @@
 #
 # Installs PREFIX/lib/libmcds.so.<version> with the links libmcds.so.<ABI>
 # (its SONAME, what programs load) and libmcds.so (what the linker finds),
-# libmcds.a, PREFIX/include/mcds.h (with mcds_php.h, the same for PHP's
-# FFI::cdef) and PREFIX/lib/pkgconfig/mcds.pc.
+# libmcds.a, PREFIX/include/mcds.h and PREFIX/lib/pkgconfig/mcds.pc.
 #
 # The pkg-config file adds an rpath for every prefix but /usr, so a program
 # built with `pkg-config --libs mcds` finds libmcds at run time without
@@ -29,7 +28,7 @@ install -m 0644 "$target/release/libmcds_ffi.a" "$libdir/libmcds.a"
 install -m 0755 "$target/release/libmcds_ffi.so" "$libdir/libmcds.so.$version"
 ln -sfn "libmcds.so.$version" "$libdir/libmcds.so.$abi"
 ln -sfn "libmcds.so.$abi" "$libdir/libmcds.so"
-install -m 0644 include/mcds.h include/mcds_php.h "$prefix/include/"
+install -m 0644 include/mcds.h "$prefix/include/"
 rpath="-Wl,-rpath,\${libdir} "
 if [ "$prefix" = /usr ] || [ "${MCDS_NO_RPATH:-0}" = 1 ]; then rpath=""; fi
 sed -e "s|@PREFIX@|$prefix|" -e "s|@LIBDIR@|\${prefix}/lib|" -e "s|@VERSION@|$version|" -e "s|@RPATH@|$rpath|" \

@@ -1,9 +1,8 @@
 //! Builds the C test (ffi/tests/c/test_mcds.c) against the real libmcds and
 //! runs it against real memcached: with -Wall -Wextra -Wpedantic -Werror,
-//! with ASan+UBSan, and under valgrind. Also runs the PHP (FFI) test. The
-//! Python package (bindings/python) and the PHP extension (bindings/php)
-//! have their own suites, run by scripts/check-python.sh and
-//! scripts/check-php.sh.
+//! with ASan+UBSan, and under valgrind. The Python package
+//! (bindings/python) and the PHP extension (bindings/php) have their own
+//! suites, run by scripts/check-python.sh and scripts/check-php.sh.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -200,39 +199,4 @@ fn c_links_statically() {
         .arg(&exe));
     let server = MemcachedServer::start_default();
     run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
-}
-
-/// The PHP FFI test, through the PHP-ready header.
-fn php_ffi_command(server: &MemcachedServer) -> Command {
-    let mut cmd = Command::new("php");
-    cmd.arg(ffi_dir().join("tests/php/test_mcds.php"))
-        .env("MCDS_LIB", lib_dir().join(CARGO_SO))
-        .env("MCDS_HEADER", ffi_dir().join("../include/mcds_php.h"))
-        .env("MCDS_TEST_SERVERS", server.addr());
-    cmd
-}
-
-#[test]
-fn php_ffi() {
-    let server = MemcachedServer::start_default();
-    let out = run(&mut php_ffi_command(&server));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("checks passed"));
-}
-
-/// The PHP test's own failure path reports the failure (the code's name
-/// and libmcds's message) and exits 1, instead of dying on a TypeError.
-#[test]
-fn php_ffi_failure_path_reports_the_error() {
-    let server = MemcachedServer::start_default();
-    let out = php_ffi_command(&server)
-        .env("MCDS_TEST_FAIL_ON_PURPOSE", "1")
-        .output()
-        .expect("run php");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
-    assert!(
-        stderr.contains("got MCDS_INVALID_KEY, expected MCDS_OK: invalid key"),
-        "stderr: {stderr}"
-    );
-    assert!(!stderr.contains("TypeError"), "stderr: {stderr}");
 }
