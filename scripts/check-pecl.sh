@@ -15,8 +15,8 @@
 # built mcds.so under. The extension directory and PEAR registry of the
 # machine are compared before and after.
 #
-# Also checks that package.xml lists every source config.m4 builds and every
-# header, and that its version is the extension's (PHP_MCDS_VERSION).
+# Also checks that package.xml lists every source config.m4 builds (mcds.c
+# and the files of mcds_classes.h) and every header, and that its version is the extension's (PHP_MCDS_VERSION).
 # Needs php-pear (pecl), php-dev, pkg-config, memcached, util-linux
 # (scripts/test.sh installs them). Runs cargo (scripts/install-libmcds.sh).
 set -euo pipefail
@@ -58,7 +58,10 @@ before=$(system_state)
 # package.xml against config.m4 and the headers.
 pkg="$root/bindings/php/package.xml"
 listed=$(sed -n 's/.*<file name="\([^"]*\)".*/\1/p' "$pkg" | sort)
-built=$(sed -n '/PHP_NEW_EXTENSION(mcds,/,/\]/p' "$root/bindings/php/config.m4" | tr -d '[],' | tr ' ' '\n' | grep '\.c$' | sort)
+# config.m4 builds mcds.c and the file of each class in mcds_classes.h (the
+# same sed as config.m4's).
+built=$({ echo mcds.c; sed -n '/^#define MCDS_HANDLE_CLASSES/,/^#endif/s/^.*X(.*,.*, *\(.*\)).*$/\1.c/p' \
+  "$root/bindings/php/mcds_classes.h"; } | sort -u)
 headers=$(cd "$root/bindings/php" && ls ./*.h | sed 's|^\./||' | grep -v '^config\.h$' | sort)
 missing=$(comm -13 <(echo "$listed") <(printf '%s\n%s\nconfig.m4\n' "$built" "$headers" | sort -u))
 [ -z "$missing" ] || fail "package.xml does not list: $missing"

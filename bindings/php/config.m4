@@ -127,7 +127,18 @@ if test "$PHP_MCDS" != "no"; then
   CFLAGS=$old_CFLAGS
 
   PHP_SUBST(MCDS_SHARED_LIBADD)
+
+  dnl The sources: mcds.c and the file of each handle class, the third field
+  dnl of each X(Class, stem, file) line of MCDS_HANDLE_CLASSES in
+  dnl mcds_classes.h (uniq: two classes may share a file). The sed script
+  dnl has no brackets, which m4 would take for its quotes.
+  mcds_classes_h="PHP_EXT_SRCDIR([mcds])/mcds_classes.h"
+  AC_MSG_CHECKING([for the handle classes' sources (mcds_classes.h)])
+  test -r "$mcds_classes_h" || AC_MSG_ERROR([$mcds_classes_h not found])
+  MCDS_CLASS_SOURCES=`sed -n '/^#define MCDS_HANDLE_CLASSES/,/^#endif/s/^.*X(.*,.*, *\(.*\)).*$/\1.c/p' "$mcds_classes_h" | uniq | tr '\n' ' ' | sed 's/ *$//'`
+  test -n "$MCDS_CLASS_SOURCES" || AC_MSG_ERROR([no X(Class, stem, file) line found in $mcds_classes_h])
+  AC_MSG_RESULT([$MCDS_CLASS_SOURCES])
   PHP_NEW_EXTENSION(mcds,
-    [mcds.c store.c counter.c shadow.c view.c lock.c set.c sharded_set.c int_array.c window.c limiter.c eventlog.c table.c hll.c bloom.c bitmap.c timeseries.c leaderboard.c scalable_bloom.c counter_map.c kv.c],
+    [mcds.c $MCDS_CLASS_SOURCES],
     $ext_shared,, [-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden -DZEND_ENABLE_STATIC_TSRMLS_CACHE=1])
 fi

@@ -17,13 +17,11 @@
 #include "php_mcds.h"
 #include "mcds_arginfo.h"
 
-zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce, *php_mcds_set_ce,
-	*php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce, *php_mcds_log_ce,
-	*php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce, *php_mcds_bitmap_ce,
-	*php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce, *php_mcds_sharded_set_ce,
-	*php_mcds_int_array_ce, *php_mcds_cursor_ce, *php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
-zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
-zend_class_entry *php_mcds_kv_ce;
+/* The handle classes' entries, from mcds_classes.h. */
+#define PHP_MCDS_CE_DEFINE(class, stem, file) zend_class_entry *php_mcds_##stem##_ce;
+MCDS_HANDLE_CLASSES(PHP_MCDS_CE_DEFINE)
+#undef PHP_MCDS_CE_DEFINE
+zend_class_entry *php_mcds_decision_ce, *php_mcds_cursor_ce;
 
 zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
@@ -458,39 +456,12 @@ static PHP_MINIT_FUNCTION(mcds)
 	php_mcds_handlers.clone_obj = NULL;
 	php_mcds_handlers.get_gc = php_mcds_get_gc;
 
-	php_mcds_store_ce = register_class_Mcds_Store();
-	php_mcds_counter_ce = register_class_Mcds_Counter();
-	php_mcds_lock_ce = register_class_Mcds_Lock();
-	php_mcds_set_ce = register_class_Mcds_Set();
-	php_mcds_window_ce = register_class_Mcds_WindowCounter();
-	php_mcds_limiter_ce = register_class_Mcds_RateLimiter();
-	php_mcds_log_ce = register_class_Mcds_EventLog();
-	php_mcds_table_ce = register_class_Mcds_Table();
-	php_mcds_hll_ce = register_class_Mcds_HyperLogLog();
-	php_mcds_bloom_ce = register_class_Mcds_BloomFilter();
-	php_mcds_bitmap_ce = register_class_Mcds_ActivityBitmap();
-	php_mcds_shadow_counter_ce = register_class_Mcds_ShadowCounter();
-	php_mcds_view_counter_ce = register_class_Mcds_ViewCounter();
-	php_mcds_sharded_set_ce = register_class_Mcds_ShardedSet();
-	php_mcds_int_array_ce = register_class_Mcds_IntArray();
-	php_mcds_timeseries_ce = register_class_Mcds_TimeSeries();
-	php_mcds_packed_series_ce = register_class_Mcds_PackedSeries();
-	php_mcds_leaderboard_ce = register_class_Mcds_Leaderboard();
-	php_mcds_scalable_bloom_ce = register_class_Mcds_ScalableBloomFilter();
-	php_mcds_counter_map_ce = register_class_Mcds_CounterMap();
-	php_mcds_kv_ce = register_class_Mcds_KeyValue();
-	zend_class_entry *with_handles[] = {
-		php_mcds_store_ce, php_mcds_counter_ce, php_mcds_lock_ce, php_mcds_set_ce,
-		php_mcds_window_ce, php_mcds_limiter_ce, php_mcds_log_ce, php_mcds_table_ce,
-		php_mcds_hll_ce, php_mcds_bloom_ce, php_mcds_bitmap_ce, php_mcds_shadow_counter_ce,
-		php_mcds_view_counter_ce, php_mcds_sharded_set_ce, php_mcds_int_array_ce,
-		php_mcds_timeseries_ce, php_mcds_packed_series_ce,
-		php_mcds_leaderboard_ce, php_mcds_scalable_bloom_ce, php_mcds_counter_map_ce,
-		php_mcds_kv_ce,
-	};
-	for (size_t i = 0; i < sizeof(with_handles) / sizeof(with_handles[0]); i++) {
-		with_handles[i]->create_object = php_mcds_create_object;
-	}
+	/* The handle classes (mcds_classes.h): each object a php_mcds_object. */
+#define PHP_MCDS_REGISTER(class, stem, file)                        \
+	php_mcds_##stem##_ce = register_class_Mcds_##class();          \
+	php_mcds_##stem##_ce->create_object = php_mcds_create_object;
+	MCDS_HANDLE_CLASSES(PHP_MCDS_REGISTER)
+#undef PHP_MCDS_REGISTER
 	php_mcds_decision_ce = register_class_Mcds_Decision();
 	php_mcds_cursor_ce = register_class_Mcds_Cursor();
 

@@ -4,10 +4,17 @@
  * Layout: mcds.c registers the module, the classes (from the generated
  * mcds_arginfo.h, which only mcds.c includes) and the exceptions, and
  * holds the helpers below; each class has its own file (store.c,
- * counter.c, lock.c, ...) with its methods and a php_mcds_<class>_minit
- * hook. To wrap a new libmcds function: declare the method in
- * mcds.stub.php, run ./gen-arginfo.sh, write the ZEND_METHOD in the
- * class's file (or a new file, added to config.m4 and to mcds.c's MINIT).
+ * counter.c, lock.c, ...) with its methods. mcds_classes.h lists the
+ * handle classes once: their class entries below, mcds.c's MINIT and
+ * config.m4's sources all come from it. To wrap a new libmcds function:
+ * declare the method in mcds.stub.php, run ./gen-arginfo.sh, write the
+ * ZEND_METHOD in the class's file.
+ *
+ * A new class is four files: its .c file (its ZEND_METHODs), its
+ * declaration in mcds.stub.php, the regenerated mcds_arginfo.h
+ * (./gen-arginfo.sh), and one line in mcds_classes.h; plus its .c file's
+ * line in package.xml for PECL (scripts/check-pecl.sh checks it), and its
+ * constructor here if Mcds\Store has a factory for it.
  *
  * Every object is a php_mcds_object: the libmcds handle (NULL until the
  * constructor succeeds: every method checks it before any libmcds call),
@@ -23,6 +30,7 @@
 #include <unistd.h>
 #include "php.h"
 #include "mcds.h"
+#include "mcds_classes.h"
 
 #define PHP_MCDS_EXTNAME "mcds"
 #define PHP_MCDS_VERSION "0.1.0"
@@ -61,15 +69,12 @@ static inline php_mcds_object *php_mcds_from_obj(zend_object *obj)
 }
 #define Z_MCDS_P(zv) php_mcds_from_obj(Z_OBJ_P(zv))
 
-/* Class entries (set in MINIT). */
-extern zend_class_entry *php_mcds_store_ce, *php_mcds_counter_ce, *php_mcds_lock_ce,
-	*php_mcds_set_ce, *php_mcds_window_ce, *php_mcds_decision_ce, *php_mcds_limiter_ce,
-	*php_mcds_log_ce, *php_mcds_table_ce, *php_mcds_hll_ce, *php_mcds_bloom_ce,
-	*php_mcds_bitmap_ce, *php_mcds_shadow_counter_ce, *php_mcds_view_counter_ce,
-	*php_mcds_sharded_set_ce, *php_mcds_int_array_ce, *php_mcds_cursor_ce,
-	*php_mcds_timeseries_ce, *php_mcds_packed_series_ce;
-extern zend_class_entry *php_mcds_leaderboard_ce, *php_mcds_scalable_bloom_ce, *php_mcds_counter_map_ce;
-extern zend_class_entry *php_mcds_kv_ce;
+/* Class entries (set in MINIT): php_mcds_<stem>_ce for each handle class
+ * of mcds_classes.h, and the plain classes and exceptions others use. */
+#define PHP_MCDS_CE_EXTERN(class, stem, file) extern zend_class_entry *php_mcds_##stem##_ce;
+MCDS_HANDLE_CLASSES(PHP_MCDS_CE_EXTERN)
+#undef PHP_MCDS_CE_EXTERN
+extern zend_class_entry *php_mcds_decision_ce, *php_mcds_cursor_ce;
 extern zend_class_entry *php_mcds_exception_ce, *php_mcds_lock_lost_exception_ce,
 	*php_mcds_callback_failed_exception_ce;
 
