@@ -4,6 +4,7 @@ use after close (fork: test_fork.py)."""
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import threading
 import time
@@ -12,7 +13,9 @@ import pytest
 from conftest import Memcached, unique
 
 import mcds
+import mcds.aio
 from mcds._ffi import ffi
+from mcds._store import FACTORIES as REGISTERED
 
 # Every structure's factory, with the arguments it needs.
 FACTORIES = {
@@ -39,6 +42,29 @@ CLASSES = {
     "bloom_filter": mcds.BloomFilter,
     "activity_bitmap": mcds.ActivityBitmap,
 }
+
+
+def test_every_factory_is_registered_with_its_class_signature() -> None:
+    """Store's factories come from one registry (_store.FACTORIES): each is
+    a plain method with the signature of its class less the store (save
+    counter_map's scale), a docstring naming the class, and a plain call on
+    mcds.aio.Store."""
+    assert len(REGISTERED) == 19
+    for name, method in REGISTERED.items():
+        assert inspect.getattr_static(mcds.Store, name) is method
+        assert method.__name__ == name and method.__qualname__ == f"Store.{name}"
+        sig = inspect.signature(getattr(mcds.Store, name))
+        cls = getattr(mcds, sig.return_annotation)
+        assert f":class:`~mcds.{cls.__name__}`" in (method.__doc__ or ""), name
+        params = list(sig.parameters.values())
+        assert params[0].name == "self"
+        if name != "counter_map":
+            assert params[1:] == list(inspect.signature(cls).parameters.values())[1:], name
+    assert mcds.aio.Store._local == frozenset(REGISTERED)
+    with mcds.Store.memory() as store:
+        assert store.counter("c").incr(2) == 2
+        assert store.counter_map("m", 2).scale == 2
+        assert store.lock("l", 5, fencing=True).ttl == 5
 
 
 def test_store_forms(memcached: Memcached) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import math
-from typing import Any, Callable, Iterable, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterable, Optional, Tuple, TypeVar, Union, overload
 
 from ._bitmap import ActivityBitmap
 from ._bloom import BloomFilter
@@ -24,10 +25,81 @@ from ._set import Set
 from ._shadow import ShadowCounter
 from ._sharded_set import ShardedSet
 from ._table import Table
-from ._timeseries import PackedSeries, Resolution, TimeSeries
+from ._timeseries import PackedSeries, Resolution, TimeSeries  # noqa: F401 (the factories' annotations)
 from ._update import Updater, run_update
-from ._view import Loader, ViewCounter
+from ._view import Loader, ViewCounter  # noqa: F401 (the factories' annotations)
 from ._window import WindowCounter
+
+if TYPE_CHECKING:
+    # typeshed's, which every type checker has: nothing to install.
+    from typing_extensions import Concatenate, ParamSpec
+
+    _P = ParamSpec("_P")
+else:
+    _P = TypeVar("_P")  # at run time any type variable does: only type checkers read it
+_S = TypeVar("_S")
+
+#: The structure factories of :class:`Store`, by method name: each makes a
+#: structure's handle with no round trip (``store.counter("hits")``).
+#: Filled as ``Store`` is defined, from its ``_Factory`` attributes;
+#: :mod:`mcds.aio` makes these plain calls rather than coroutines.
+FACTORIES: Dict[str, Callable[..., Any]] = {}
+
+
+class _Factory(Generic[_P, _S]):
+    """A structure factory of :class:`Store`, registered in ``FACTORIES``:
+    ``counter = _Factory(Counter, "doc")`` in the class body makes
+    ``store.counter(*args, **kwargs)`` call ``Counter(store, *args,
+    **kwargs)``, with the signature of ``Counter`` less its store and
+    ``doc`` as its docstring. ``@_Factory`` on a method registers the
+    method as it is (a factory that does more than call a class).
+
+    As the class is made, ``__set_name__`` puts a plain function in its
+    place (``inspect``, ``help`` and Sphinx see an ordinary method); type
+    checkers read the ``__get__`` below: ``store.counter`` is
+    ``Callable[[Data], Counter]``, parameters, defaults and all."""
+
+    def __init__(self, make: "Callable[Concatenate[Store, _P], _S]", doc: Optional[str] = None) -> None:
+        self.make = make
+        self.doc = make.__doc__ if doc is None else doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        make = self.make
+        if getattr(make, "__qualname__", None) == f"{owner.__qualname__}.{name}":
+            method: Callable[..., Any] = make  # @_Factory on the method itself
+        else:
+            sig = inspect.signature(make)
+            params = list(sig.parameters.values())
+            returns = make.__name__ if isinstance(make, type) else sig.return_annotation
+            this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+            def method(self: Store, *args: Any, **kwargs: Any) -> Any:
+                return make(self, *args, **kwargs)
+
+            method.__name__ = name
+            method.__qualname__ = f"{owner.__qualname__}.{name}"
+            method.__module__ = owner.__module__
+            method.__doc__ = self.doc
+            method.__signature__ = sig.replace(  # type: ignore[attr-defined]
+                parameters=[this, *params[1:]], return_annotation=returns
+            )
+            method.__annotations__ = {
+                **{p.name: p.annotation for p in params[1:] if p.annotation is not p.empty},
+                "return": returns,
+            }
+        FACTORIES[name] = method
+        setattr(owner, name, method)
+
+    if TYPE_CHECKING:  # replaced by a function as the class is made: for type checkers only
+
+        @overload
+        def __get__(self, store: None, owner: Any) -> "Callable[Concatenate[Store, _P], _S]": ...
+
+        @overload
+        def __get__(self, store: "Store", owner: Any) -> "Callable[_P, _S]": ...
+
+        def __get__(self, store: "Optional[Store]", owner: Any) -> Any: ...
+
 
 #: Servers: ``"host:port[,host:port...]"``, or an iterable of ``"host:port"``
 #: strings or ``(host, port)`` pairs.
@@ -244,7 +316,8 @@ class Store(Handle):
         store._create(self, lib.mcds_store_with_prefix, "mcds_store", lib.mcds_store_free, f"{base} prefix={raw!r}", raw)
         return store
 
-    # -- the structures: one factory per class, with the class's arguments --
+    # -- the structures: one factory per class, with the class's arguments
+    # (a line each: _Factory; FACTORIES lists them for mcds.aio) --
 
     def update(self, key: Data, fn: Updater, ttl: int = 0, max_attempts: int = 0) -> bool:
         """Update ``key`` (this store's prefix in front, as it is: a raw
@@ -281,10 +354,9 @@ class Store(Handle):
         """
         return KeyValue(self)
 
-    def counter(self, name: Data) -> Counter:
-        """The exact shared counter ``name``: see :class:`~mcds.Counter`."""
-        return Counter(self, name)
+    counter = _Factory(Counter, """The exact shared counter ``name``: see :class:`~mcds.Counter`.""")
 
+    @_Factory
     def counter_map(self, name: Data, scale: int = 0) -> CounterMap:
         """The counter map ``name`` counting units of ``10**-scale``: see
         :class:`~mcds.CounterMap`."""
@@ -294,89 +366,30 @@ class Store(Handle):
         with m:
             return m.with_scale(scale)
 
-    def shadow_counter(self, name: Data, period_secs: int) -> ShadowCounter:
-        """The shadow counter ``name``: see :class:`~mcds.ShadowCounter`."""
-        return ShadowCounter(self, name, period_secs=period_secs)
-
-    def view_counter(self, name: Data, loader: Loader, ttl: int = 0) -> ViewCounter:
-        """The view counter ``name``, loading its total with ``loader``:
-        see :class:`~mcds.ViewCounter`."""
-        return ViewCounter(self, name, loader, ttl=ttl)
-
-    def lock(
-        self,
-        name: Data,
-        ttl: Seconds = 30,
-        timeout: Optional[Seconds] = None,
-        *,
-        fencing: bool = False,
-        owner_label: Optional[str] = None,
-        backoff: Optional[Tuple[Seconds, Seconds]] = None,
-    ) -> Lock:
-        """The distributed lock ``name`` with a lease of ``ttl`` seconds;
+    shadow_counter = _Factory(ShadowCounter, """The shadow counter ``name``: see :class:`~mcds.ShadowCounter`.""")
+    view_counter = _Factory(ViewCounter, """The view counter ``name``, loading its total with ``loader``:
+        see :class:`~mcds.ViewCounter`.""")
+    lock = _Factory(Lock, """The distributed lock ``name`` with a lease of ``ttl`` seconds;
         ``with`` waits up to ``timeout`` (``None``: forever). See
-        :class:`~mcds.Lock` for ``fencing``, ``owner_label`` and ``backoff``."""
-        return Lock(self, name, ttl=ttl, timeout=timeout, fencing=fencing, owner_label=owner_label, backoff=backoff)
-
-    def set(self, name: Data) -> Set:
-        """The set ``name``: see :class:`~mcds.Set`."""
-        return Set(self, name)
-
-    def sharded_set(self, name: Data, shards: int) -> ShardedSet:
-        """The sharded set ``name`` over ``shards`` items: see :class:`~mcds.ShardedSet`."""
-        return ShardedSet(self, name, shards=shards)
-
-    def int_array(self, name: Data) -> IntArray:
-        """The integer array ``name``: see :class:`~mcds.IntArray`."""
-        return IntArray(self, name)
-
-    def window_counter(self, name: Data, slot_secs: int, slots: int) -> WindowCounter:
-        """The sliding-window counter ``name``: see :class:`~mcds.WindowCounter`."""
-        return WindowCounter(self, name, slot_secs=slot_secs, slots=slots)
-
-    def rate_limiter(self, name: Data, limit: int, window_secs: int, sliding: bool = False) -> RateLimiter:
-        """The rate limiter ``name``: see :class:`~mcds.RateLimiter`."""
-        return RateLimiter(self, name, limit=limit, window_secs=window_secs, sliding=sliding)
-
-    def event_log(self, name: Data, chunk_secs: int, chunks: int) -> EventLog:
-        """The event log ``name``: see :class:`~mcds.EventLog`."""
-        return EventLog(self, name, chunk_secs=chunk_secs, chunks=chunks)
-
-    def table(self, name: Data) -> Table:
-        """The table ``name``: see :class:`~mcds.Table`."""
-        return Table(self, name)
-
-    def hyperloglog(self, name: Data) -> HyperLogLog:
-        """The HyperLogLog ``name``: see :class:`~mcds.HyperLogLog`."""
-        return HyperLogLog(self, name)
-
-    def bloom_filter(self, name: Data, expected_items: int, false_positive_rate: float = 0.01) -> BloomFilter:
-        """The Bloom filter ``name``: see :class:`~mcds.BloomFilter`."""
-        return BloomFilter(self, name, expected_items=expected_items, false_positive_rate=false_positive_rate)
-
-    def activity_bitmap(self, name: Data, start_unix_secs: int, unit_ms: int) -> ActivityBitmap:
-        """The activity bitmap ``name``: see :class:`~mcds.ActivityBitmap`."""
-        return ActivityBitmap(self, name, start_unix_secs=start_unix_secs, unit_ms=unit_ms)
-
-    def time_series(self, name: Data, resolutions: Iterable[Union[Resolution, Tuple[int, int]]]) -> TimeSeries:
-        """The time series ``name`` at ``resolutions``, ``(step_ms,
-        retention_ms)`` pairs: see :class:`~mcds.TimeSeries`."""
-        return TimeSeries(self, name, resolutions)
-
-    def packed_series(
-        self, name: Data, slot_ms: int, slots_per_period: int, width: int, retention_ms: int
-    ) -> PackedSeries:
-        """The packed series ``name``: see :class:`~mcds.PackedSeries`."""
-        return PackedSeries(
-            self, name, slot_ms=slot_ms, slots_per_period=slots_per_period, width=width, retention_ms=retention_ms
-        )
-
-    def leaderboard(self, name: Data, capacity: int) -> Leaderboard:
-        """The leaderboard ``name``: see :class:`~mcds.Leaderboard`."""
-        return Leaderboard(self, name, capacity=capacity)
-
-    def scalable_bloom_filter(
-        self, name: Data, initial_capacity: int, error_rate: float = 0.01
-    ) -> ScalableBloomFilter:
-        """The scalable Bloom filter ``name``: see :class:`~mcds.ScalableBloomFilter`."""
-        return ScalableBloomFilter(self, name, initial_capacity=initial_capacity, error_rate=error_rate)
+        :class:`~mcds.Lock` for ``fencing``, ``owner_label`` and ``backoff``.""")
+    set = _Factory(Set, """The set ``name``: see :class:`~mcds.Set`.""")
+    sharded_set = _Factory(
+        ShardedSet, """The sharded set ``name`` over ``shards`` items: see :class:`~mcds.ShardedSet`."""
+    )
+    int_array = _Factory(IntArray, """The integer array ``name``: see :class:`~mcds.IntArray`.""")
+    window_counter = _Factory(
+        WindowCounter, """The sliding-window counter ``name``: see :class:`~mcds.WindowCounter`."""
+    )
+    rate_limiter = _Factory(RateLimiter, """The rate limiter ``name``: see :class:`~mcds.RateLimiter`.""")
+    event_log = _Factory(EventLog, """The event log ``name``: see :class:`~mcds.EventLog`.""")
+    table = _Factory(Table, """The table ``name``: see :class:`~mcds.Table`.""")
+    hyperloglog = _Factory(HyperLogLog, """The HyperLogLog ``name``: see :class:`~mcds.HyperLogLog`.""")
+    bloom_filter = _Factory(BloomFilter, """The Bloom filter ``name``: see :class:`~mcds.BloomFilter`.""")
+    activity_bitmap = _Factory(ActivityBitmap, """The activity bitmap ``name``: see :class:`~mcds.ActivityBitmap`.""")
+    time_series = _Factory(TimeSeries, """The time series ``name`` at ``resolutions``, ``(step_ms,
+        retention_ms)`` pairs: see :class:`~mcds.TimeSeries`.""")
+    packed_series = _Factory(PackedSeries, """The packed series ``name``: see :class:`~mcds.PackedSeries`.""")
+    leaderboard = _Factory(Leaderboard, """The leaderboard ``name``: see :class:`~mcds.Leaderboard`.""")
+    scalable_bloom_filter = _Factory(
+        ScalableBloomFilter, """The scalable Bloom filter ``name``: see :class:`~mcds.ScalableBloomFilter`."""
+    )

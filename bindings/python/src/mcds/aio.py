@@ -58,7 +58,7 @@ from ._ffi import ffi, lib
 from ._handle import Handle, Seconds, check, seconds_arg
 from ._kv import KeyValue
 from ._lock import Lock as _SyncLock
-from ._store import Servers
+from ._store import FACTORIES, Servers
 from ._store import Store as _SyncStore
 
 __all__ = ["Store", "Async", "Lock", "incr_many", "max_threads", "set_max_threads"]
@@ -183,17 +183,10 @@ def _wrap(value: Any) -> Any:
     return value
 
 
-#: The store's factories: they make a structure's handle without a round
-#: trip, so they are plain calls (as are ``close`` and the ``with_*``
-#: methods of every object).
-_FACTORIES = frozenset(
-    {
-        "counter", "counter_map", "shadow_counter", "view_counter", "lock", "set", "sharded_set",
-        "int_array", "window_counter", "rate_limiter", "event_log", "table", "hyperloglog",
-        "bloom_filter", "activity_bitmap", "time_series", "packed_series", "leaderboard",
-        "scalable_bloom_filter",
-    }
-)
+#: The store's factories (as :class:`mcds.Store` registers them): they make
+#: a structure's handle without a round trip, so they are plain calls (as
+#: are ``close`` and the ``with_*`` methods of every object).
+_FACTORIES = frozenset(FACTORIES)
 
 
 class Async(Generic[_T]):
