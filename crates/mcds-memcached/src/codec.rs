@@ -551,6 +551,61 @@ fn unexpected(server: &str, what: &str, r: &MetaReply) -> Error {
     }
 }
 
+/// A valid reply to `op` at batch `position`: its bytes, and what
+/// [`decode`] makes of them (`None`: finished after the batch, an
+/// append-like op that answered `NS`). Beside the encoder and the decoder
+/// so that each op kind's three live together; the fuzz harness
+/// (`fuzzing.rs`) feeds these, and bytes around them, to the decoder.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn example_reply(
+    op: &Op<'_>,
+    position: usize,
+    incarnation: &Incarnation,
+) -> (String, Option<Reply>) {
+    let o = format!("O{position}");
+    let cas = 1000 + position as u64;
+    let out = incarnation.cas_out(cas);
+    match op {
+        Op::Get(_) => (
+            format!("VA 2 f5 c{cas} {o}\r\nhi\r\n"),
+            Some(Reply::Item(Some(Item {
+                flags: 5,
+                cas: out,
+                value: b"hi".to_vec(),
+            }))),
+        ),
+        Op::Set { .. } => (format!("HD c{cas} {o}\r\n"), Some(Reply::Cas(out))),
+        // Add, replace and cas: the text write's reply, then the `mg`'s.
+        Op::Add { .. } => (
+            format!("NOT_STORED\r\nVA 1 c{cas} {o}\r\nx\r\n"),
+            Some(Reply::Stored(Stored::NotStored)),
+        ),
+        Op::Replace { .. } => (
+            format!("STORED\r\nVA 1 c{cas} {o}\r\nv\r\n"),
+            Some(Reply::Stored(Stored::Stored(out))),
+        ),
+        Op::Cas { .. } => (
+            format!("EXISTS\r\nEN {o}\r\n"),
+            Some(Reply::CasOutcome(CasOutcome::Exists)),
+        ),
+        Op::Append { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Applied(true))),
+        Op::Prepend { .. } => (format!("NOT_STORED\r\nEN {o}\r\n"), None),
+        Op::AppendOrAdd { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Done)),
+        Op::Incr { .. } => (
+            format!("VA 2 {o}\r\n42\r\n"),
+            Some(Reply::Counter(Some(42))),
+        ),
+        Op::Decr { .. } => (format!("NF {o}\r\n"), Some(Reply::Counter(None))),
+        Op::IncrOrInit { .. } => (format!("VA 1 {o}\r\n7\r\n"), Some(Reply::Value(7))),
+        Op::Delete(_) => (format!("NF {o}\r\n"), Some(Reply::Applied(false))),
+        Op::DeleteCas { .. } => (
+            format!("EX {o}\r\n"),
+            Some(Reply::Deleted(DeleteOutcome::Exists)),
+        ),
+        Op::Touch { .. } => (format!("EN {o}\r\n"), Some(Reply::Applied(false))),
+    }
+}
+
 #[cfg(test)]
 mod wire_tests {
     use super::*;

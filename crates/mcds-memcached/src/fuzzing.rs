@@ -35,10 +35,7 @@ use std::mem::{Discriminant, discriminant};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use mcds_core::{
-    CasOutcome, DeleteOutcome, Item, Key, MemoryStore, Op, OpArgs, OpKind, Reply, Store, Stored,
-    Ttl,
-};
+use mcds_core::{CasOutcome, Key, MemoryStore, Op, OpArgs, OpKind, Reply, Store, Stored, Ttl};
 use mcds_net::incarnation::{Incarnation, ServerClock, Version};
 use memcache::exp::{MetaCommandResult, MetaResponse, ReturnCode, parse_meta_result};
 
@@ -117,7 +114,7 @@ fn key(name: &str) -> Key {
 }
 
 /// How many op kinds there are: every kind of the op table
-/// ([`OpKind::ALL`]); [`valid_reply`] matches every kind, so a new one
+/// ([`OpKind::ALL`]); [`codec::example_reply`] matches every kind, so a new one
 /// does not compile until it is added there.
 const KINDS: usize = OpKind::ALL.len();
 
@@ -147,54 +144,6 @@ fn ops(keys: &[Key]) -> Vec<Op<'_>> {
         .zip(keys)
         .map(|(&kind, key)| Op::build(kind, &mut FixedArgs(key)))
         .collect()
-}
-
-/// A valid reply to `op` at batch `position`: its bytes, and what it
-/// decodes to (`None`: finished after the batch, an append-like op that
-/// answered `NS`).
-fn valid_reply(op: &Op<'_>, position: usize, incarnation: &Incarnation) -> (String, Option<Reply>) {
-    let o = format!("O{position}");
-    let cas = 1000 + position as u64;
-    let out = incarnation.cas_out(cas);
-    match op {
-        Op::Get(_) => (
-            format!("VA 2 f5 c{cas} {o}\r\nhi\r\n"),
-            Some(Reply::Item(Some(Item {
-                flags: 5,
-                cas: out,
-                value: b"hi".to_vec(),
-            }))),
-        ),
-        Op::Set { .. } => (format!("HD c{cas} {o}\r\n"), Some(Reply::Cas(out))),
-        // Add, replace and cas: the text write's reply, then the `mg`'s.
-        Op::Add { .. } => (
-            format!("NOT_STORED\r\nVA 1 c{cas} {o}\r\nx\r\n"),
-            Some(Reply::Stored(Stored::NotStored)),
-        ),
-        Op::Replace { .. } => (
-            format!("STORED\r\nVA 1 c{cas} {o}\r\nv\r\n"),
-            Some(Reply::Stored(Stored::Stored(out))),
-        ),
-        Op::Cas { .. } => (
-            format!("EXISTS\r\nEN {o}\r\n"),
-            Some(Reply::CasOutcome(CasOutcome::Exists)),
-        ),
-        Op::Append { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Applied(true))),
-        Op::Prepend { .. } => (format!("NOT_STORED\r\nEN {o}\r\n"), None),
-        Op::AppendOrAdd { .. } => (format!("STORED\r\nHD {o}\r\n"), Some(Reply::Done)),
-        Op::Incr { .. } => (
-            format!("VA 2 {o}\r\n42\r\n"),
-            Some(Reply::Counter(Some(42))),
-        ),
-        Op::Decr { .. } => (format!("NF {o}\r\n"), Some(Reply::Counter(None))),
-        Op::IncrOrInit { .. } => (format!("VA 1 {o}\r\n7\r\n"), Some(Reply::Value(7))),
-        Op::Delete(_) => (format!("NF {o}\r\n"), Some(Reply::Applied(false))),
-        Op::DeleteCas { .. } => (
-            format!("EX {o}\r\n"),
-            Some(Reply::Deleted(DeleteOutcome::Exists)),
-        ),
-        Op::Touch { .. } => (format!("EN {o}\r\n"), Some(Reply::Applied(false))),
-    }
 }
 
 /// The kind of reply each op of [`ops`] has, as the reference backend
@@ -303,7 +252,7 @@ fn pipelined(fixture: &Fixture, data: &[u8]) {
         })
         .collect();
     let valid: Vec<(String, Option<Reply>)> = (0..KINDS)
-        .map(|i| valid_reply(&batch[position(i)], position(i), inc))
+        .map(|i| codec::example_reply(&batch[position(i)], position(i), inc))
         .collect();
     for k in 0..=KINDS {
         let mut stream: Vec<u8> = valid[..k]
@@ -797,7 +746,7 @@ mod tests {
     /// The valid replies of this server's ops `ops`, in order.
     fn valid(fixture: &Fixture, ops: std::ops::Range<usize>) -> String {
         let batch = fixture.batch();
-        ops.map(|i| valid_reply(&batch[position(i)], position(i), &fixture.incarnation).0)
+        ops.map(|i| codec::example_reply(&batch[position(i)], position(i), &fixture.incarnation).0)
             .collect()
     }
 
@@ -826,7 +775,7 @@ mod tests {
         let part = part(&fixture);
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let op = &batch[position(i)];
-            let (_, want) = valid_reply(op, position(i), &fixture.incarnation);
+            let (_, want) = codec::example_reply(op, position(i), &fixture.incarnation);
             check_outcome(i, op, &part[i], outcome, Some(&want), &fixture.incarnation);
         }
     }

@@ -1,7 +1,7 @@
 //! Pipelined batches: the same replies as one op at a time, in order, with
 //! errors per op, in as many payloads as it takes.
 
-use mcds_core::{CasOutcome, Key, Op, OpKind, Reply, Stored, Ttl, traffic};
+use mcds_core::{CasOutcome, Key, Op, OpArgs, OpKind, Reply, Stored, Ttl, traffic};
 
 use super::{Env, assert_non_numeric, assert_too_large, k, value};
 
@@ -14,6 +14,25 @@ fn shape(r: &mcds_core::Result<Reply>) -> String {
         Ok(Reply::CasOutcome(CasOutcome::Stored(_))) => "cas stored".into(),
         Ok(other) => format!("{other:?}"),
         Err(e) => format!("error {e:?}").split_whitespace().take(2).collect(),
+    }
+}
+
+/// The arguments of a generated op in [`pipeline_every_op`]: its own key,
+/// the value "1", an hour, and 1 for every number.
+struct Fixed<'a>(&'a Key);
+
+impl<'a> OpArgs<'a> for Fixed<'a> {
+    fn key(&mut self, _field: &'static str) -> &'a Key {
+        self.0
+    }
+    fn bytes(&mut self, _field: &'static str) -> &'a [u8] {
+        b"1"
+    }
+    fn ttl(&mut self, _field: &'static str) -> Ttl {
+        Ttl::secs(3600)
+    }
+    fn number(&mut self, _field: &'static str) -> u64 {
+        1
     }
 }
 
@@ -126,25 +145,34 @@ pub fn pipeline_every_op(env: &Env) {
             Op::Get(&hit),
             Op::Get(&num),
         ];
-        // Every kind of the op table is in the batch (a new op fails here
-        // until it is added), but the two that need a CAS id read first:
-        // `pipeline_cas_ops` has them.
+        // Every other kind of the op table (a new op, until a case above
+        // is written for it) joins the batch once, on a key of its own,
+        // with fixed arguments (`Fixed`), but the two that need a CAS id
+        // read first: `pipeline_cas_ops` has them.
         let by_cas = [OpKind::Cas, OpKind::DeleteCas];
-        for kind in OpKind::ALL.iter().filter(|k| !by_cas.contains(k)) {
-            assert!(
-                ops.iter().any(|op| op.kind() == *kind),
-                "pipeline_every_op has no {} op",
-                kind.name()
-            );
-        }
+        let missing: Vec<OpKind> = OpKind::ALL
+            .iter()
+            .copied()
+            .filter(|kind| !by_cas.contains(kind) && !ops.iter().any(|op| op.kind() == *kind))
+            .collect();
+        let extra_keys: Vec<_> = missing
+            .iter()
+            .map(|kind| key(&format!("x-{}", kind.name())))
+            .collect();
+        let extra = missing
+            .iter()
+            .zip(&extra_keys)
+            .map(|(&kind, key)| Op::build(kind, &mut Fixed(key)));
+        let all: Vec<Op<'_>> = ops.iter().copied().chain(extra).collect();
         let replies = if piped {
-            s.pipeline(&ops)
+            s.pipeline(&all)
         } else {
-            ops.iter().map(|op| s.execute(op)).collect()
+            all.iter().map(|op| s.execute(op)).collect()
         };
-        let mut out: Vec<String> = replies.iter().map(shape).collect();
+        let mut out: Vec<String> = replies[..ops.len()].iter().map(shape).collect();
         out.push(format!("aoa={:?}", value(env, &aoa).map(String::from_utf8)));
         out.push(format!("new={:?}", value(env, &new).map(String::from_utf8)));
+        out.extend(replies[ops.len()..].iter().map(shape));
         out
     };
     let piped = run("p1:", true);
