@@ -37,7 +37,7 @@ need_pkg nutcracker nutcracker # twemproxy: the text-protocol backend behind a p
 need_pkg redis-server redis-server # the peers bench compares with redis-rs (benches/benches/peers.rs)
 need_pkg cc gcc            # the C ABI tests compile C
 need_pkg valgrind valgrind # ... and run it under valgrind
-need_pkg php php-cli       # the PHP FFI test, and the PHP extension's tests
+need_pkg php php-cli       # the PHP extension's tests
 need_pkg phpize php-dev    # the PHP extension, built with phpize (bindings/php)
 need_pkg php-cgi php-cgi   # ... checked as CGI requests through php-cgi
 need_pkg phpunit phpunit   # ... and its PHPUnit suite

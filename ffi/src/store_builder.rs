@@ -13,7 +13,7 @@
 //!
 //! * **Adding an option adds a function, not a field.** A struct's layout
 //!   is compiled into every C caller and copied by hand into every ctypes
-//!   and PHP FFI binding; a new field would break them all (a new SONAME).
+//!   and PHP binding; a new field would break them all (a new SONAME).
 //!   A new setter breaks nothing, and a caller that never heard of it gets
 //!   the default.
 //! * **Each value is checked where it is set:** a setter returns
