@@ -6,11 +6,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{
-    BitmapCmd, BloomCmd, CounterCmd, HllCmd, KvCmd, LeaderboardCmd, LimitCmd, LockCmd, LogCmd,
-    MapCmd, PackedCmd, PoolCmd, SbloomCmd, SeriesCmd, SetCmd, ShadowCmd, ShardedSetCmd, TableCmd,
-    ViewCmd, WindowCmd,
-};
+use crate::commands::PoolCmd;
 
 /// Distributed data structures on memcached, from the shell.
 ///
@@ -103,33 +99,10 @@ pub(crate) struct Global {
 pub(crate) enum Cmd {
     /// A short tour of every structure on the embedded store
     Demo,
-    /// Exact counters
-    #[command(subcommand)]
-    Counter(CounterCmd),
-    /// A distributed lock; `lock run` works like flock(1)
-    #[command(subcommand)]
-    Lock(LockCmd),
-    /// Sets of strings
-    #[command(subcommand)]
-    Set(SetCmd),
-    /// An event log
-    #[command(subcommand)]
-    Log(LogCmd),
-    /// Sliding-window counters (e.g. users online in the last 5 minutes)
-    #[command(subcommand)]
-    Window(WindowCmd),
-    /// Rate limits
-    #[command(subcommand)]
-    Limit(LimitCmd),
-    /// HyperLogLog distinct counts (PFADD, PFCOUNT, PFMERGE)
-    #[command(subcommand)]
-    Hll(HllCmd),
-    /// Bloom filters: "seen before?" with a bounded false-positive rate
-    #[command(subcommand)]
-    Bloom(BloomCmd),
-    /// Activity bitmaps: one bit per time unit (SETBIT, BITCOUNT)
-    #[command(subcommand)]
-    Bitmap(BitmapCmd),
+    // The commands of the structures (and `kv`): one group each, listed
+    // and run in `commands/mod.rs`.
+    #[command(flatten)]
+    Structure(crate::commands::StructureCmd),
     /// Print a shell completion script (scripts/install-cli.sh installs it)
     ///
     /// bash: `source <(mcds completions bash)`, or save it as
@@ -149,45 +122,6 @@ pub(crate) enum Cmd {
         #[arg(long = "dir", value_name = "DIR", hide = true, conflicts_with = "dir")]
         dir_option: Option<std::path::PathBuf>,
     },
-    /// Tables: a member set with a value per member (a distributed map)
-    #[command(subcommand)]
-    Table(TableCmd),
-    /// Shadow counters: the count of the previous period (visitors last hour)
-    #[command(subcommand)]
-    Shadow(ShadowCmd),
-    /// View counters: a cached count seeded from your database's total
-    #[command(subcommand)]
-    View(ViewCmd),
-    /// Sets spread over several keys, for sets too large for one item
-    #[command(subcommand)]
-    ShardedSet(ShardedSetCmd),
-    /// Time series: count, sum, min, max and average of integer samples
-    /// per time bucket, at several resolutions
-    #[command(subcommand)]
-    Series(SeriesCmd),
-    /// Packed series: a small counter per time slot, many slots to one
-    /// item (Redis BITFIELD counters)
-    #[command(subcommand)]
-    Packed(PackedCmd),
-    /// Counter maps: named fields, each an atomic signed counter (HINCRBY,
-    /// HINCRBYFLOAT, HGETALL, HDEL)
-    #[command(subcommand)]
-    Map(MapCmd),
-    /// Leaderboards: the top members by count (ZINCRBY, ZREVRANGE), exact
-    /// up to --capacity members
-    #[command(subcommand)]
-    Leaderboard(LeaderboardCmd),
-    /// Scalable Bloom filters: "seen before?" that grows with the elements
-    /// added, keeping its false-positive rate
-    #[command(subcommand)]
-    Sbloom(SbloomCmd),
-    /// Raw store operations on single keys (--prefix applies), for operators
-    ///
-    /// `kv` rather than top-level get/set/delete: `mcds set` is the set
-    /// structure. The key is KEY with --prefix prepended, used as it is
-    /// (no escaping, unlike structure names).
-    #[command(subcommand)]
-    Kv(KvCmd),
     /// Print each memcached server's statistics (`stats`)
     ///
     /// One line per server with its address, version, uptime, curr_items,

@@ -34,7 +34,7 @@ mod report;
 use std::process::ExitCode;
 
 use args::{Cli, Cmd};
-use context::{CliResult, Failure, open};
+use context::{CliResult, Failure};
 use report::Report;
 
 /// Done.
@@ -58,36 +58,17 @@ const CONFIG: u8 = 78;
 
 fn run(cli: Cli) -> CliResult {
     let Cli { global, command } = cli;
-    let ctx = || open(&global, false);
     match command {
         Cmd::Demo => {
             demo::run();
             Ok(OK)
         }
-        Cmd::Lock(cmd) => commands::lock(&open(&global, true)?, cmd),
-        Cmd::Counter(cmd) => commands::counter(&ctx()?, cmd),
-        Cmd::Set(cmd) => commands::set(&ctx()?, cmd),
-        Cmd::Log(cmd) => commands::log(&ctx()?, cmd),
-        Cmd::Window(cmd) => commands::window(&ctx()?, cmd),
-        Cmd::Limit(cmd) => commands::limit(&ctx()?, cmd),
-        Cmd::Hll(cmd) => commands::hll(&ctx()?, cmd),
-        Cmd::Bloom(cmd) => commands::bloom(&ctx()?, cmd),
-        Cmd::Bitmap(cmd) => commands::bitmap(&ctx()?, cmd),
+        Cmd::Structure(cmd) => cmd.run(&global),
         Cmd::Completions { shell } => {
             docs::completions(shell);
             Ok(OK)
         }
         Cmd::Man { dir, dir_option } => docs::man(dir.or(dir_option).as_deref()),
-        Cmd::Table(cmd) => commands::table(&ctx()?, cmd),
-        Cmd::Shadow(cmd) => commands::shadow(&ctx()?, cmd),
-        Cmd::View(cmd) => commands::view(&ctx()?, cmd),
-        Cmd::ShardedSet(cmd) => commands::sharded_set(&ctx()?, cmd),
-        Cmd::Series(cmd) => commands::series(&ctx()?, cmd),
-        Cmd::Packed(cmd) => commands::packed(&ctx()?, cmd),
-        Cmd::Map(cmd) => commands::map(&ctx()?, cmd),
-        Cmd::Leaderboard(cmd) => commands::leaderboard(&ctx()?, cmd),
-        Cmd::Sbloom(cmd) => commands::sbloom(&ctx()?, cmd),
-        Cmd::Kv(cmd) => commands::kv(&ctx()?, cmd),
         Cmd::Stats => commands::stats(&global),
         Cmd::Pool(cmd) => commands::pool(&global, &cmd),
     }
@@ -100,7 +81,9 @@ fn parse() -> Result<Cli, clap::Error> {
     let mut command = Cli::command();
     let matches = command.try_get_matches_from_mut(std::env::args_os())?;
     let mut cli = Cli::from_arg_matches(&matches)?;
-    if let Cmd::Lock(commands::LockCmd::Run(run)) = &mut cli.command {
+    if let Cmd::Structure(commands::StructureCmd::Lock(commands::LockCmd::Run(run))) =
+        &mut cli.command
+    {
         // The parse built `command`: the global options are in `run`'s too.
         let sub = command
             .find_subcommand("lock")
