@@ -95,6 +95,7 @@ pub struct Incarnation {
 }
 
 impl PartialEq for Incarnation {
+    #[inline]
     fn eq(&self, other: &Incarnation) -> bool {
         (self.version, self.mask, self.cas) == (other.version, other.mask, other.cas)
     }
@@ -131,6 +132,7 @@ impl Incarnation {
 
     /// The exptime to send for `ttl`: absolute, on the server's own clock
     /// (see [`ServerClock`]), or relative when the clock is unknown.
+    #[inline]
     pub fn exptime(&self, ttl: Ttl) -> u32 {
         // No clock read for an item that never expires (every counter
         // without a TTL): a pipeline encodes one per op.
@@ -144,6 +146,7 @@ impl Incarnation {
     }
 
     /// The id a caller sees for the server's CAS id `id` (0 stays 0: no id).
+    #[inline]
     pub fn cas_out(&self, id: u64) -> u64 {
         if id == 0 { 0 } else { id ^ self.mask }
     }
@@ -151,6 +154,7 @@ impl Incarnation {
     /// The server's CAS id for a caller's `id`. Never 0, which `md`/`ms`
     /// would read as "no CAS": an id that unmasks to 0 becomes one no item
     /// ever has.
+    #[inline]
     pub fn cas_in(&self, id: u64) -> u64 {
         match id ^ self.mask {
             0 => u64::MAX,
@@ -228,6 +232,7 @@ impl ServerClock {
     }
 
     /// The absolute exptime for `ttl` if sent at `now` (0 for never).
+    #[inline]
     pub fn exptime_at(&self, ttl: Ttl, now: Instant) -> u32 {
         let Some(n) = ttl.as_secs() else {
             return 0;

@@ -94,16 +94,19 @@ impl Learned {
     }
 
     /// How many times what [`latest`](Learned::latest) gives has changed.
+    #[inline]
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
     }
 
     /// The latest incarnation and the clock estimate.
+    #[inline]
     pub fn latest(&self) -> (Option<Incarnation>, Option<ServerClock>) {
         (self.incarnation(), self.clock())
     }
 
     /// The clock estimate.
+    #[inline]
     pub fn clock(&self) -> Option<ServerClock> {
         *self.clock.lock()
     }
@@ -114,11 +117,13 @@ impl Learned {
     }
 
     /// The latest incarnation.
+    #[inline]
     pub fn incarnation(&self) -> Option<Incarnation> {
         *self.incarnation.lock()
     }
 
     /// Whether the latest incarnation is markerless (read without a lock).
+    #[inline]
     pub fn markerless(&self) -> bool {
         self.markerless.load(Ordering::Relaxed)
     }

@@ -209,7 +209,12 @@ impl Driver<'_> {
             state.check_after = conn.last_clock() + IDLE_CHECK;
         }
         if alive {
-            state.conn = self.conn.take();
+            // The lane holds no connection while a driver has it: filling
+            // the empty slot, rather than assigning over it (a drop of the
+            // old value), keeps a connection's drop off the hot path.
+            if let Some(conn) = self.conn.take() {
+                state.conn.get_or_insert(conn);
+            }
         } else {
             self.conn = None;
             state.conn = None;

@@ -396,6 +396,7 @@ impl Stream {
 
     /// How many bytes the socket has taken so far (under TLS, record
     /// bytes): a write that failed with this unchanged sent nothing.
+    #[inline]
     pub fn sent(&self) -> u64 {
         match &self.inner {
             Inner::Tcp(s) => s.sent,
@@ -409,6 +410,7 @@ impl Stream {
     /// not: bytes that left cannot be taken back, so a caller that saw
     /// some leave must not send the request again). Counted at the socket,
     /// not at the TLS layer, which queues everything.
+    #[inline]
     pub fn send_all(&mut self, payload: &[u8]) -> (io::Result<()>, u64) {
         let before = self.sent();
         let mut written = 0;
