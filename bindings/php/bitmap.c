@@ -7,7 +7,7 @@
 
 static void bitmap_free(void *h) { mcds_bitmap_free(h); }
 
-bool php_mcds_bitmap_construct(zval *obj, zval *store_zv, zend_string *name, zend_long start_secs,
+static bool php_mcds_bitmap_construct(zval *obj, zval *store_zv, zend_string *name, zend_long start_secs,
 	zend_long unit_ms, uint32_t arg)
 {
 	uint64_t s, u;
@@ -121,4 +121,19 @@ ZEND_METHOD(Mcds_ActivityBitmap, withTtl)
 	mcds_bitmap *derived = NULL;
 	MCDS_TRY(mcds_bitmap_with_ttl(b, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, bitmap_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, activityBitmap)
+{
+	zend_string *name;
+	zend_long start_secs, unit_ms;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(start_secs)
+		Z_PARAM_LONG(unit_ms)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_bitmap_ce,
+		php_mcds_bitmap_construct(return_value, ZEND_THIS, name, start_secs, unit_ms, 2));
 }

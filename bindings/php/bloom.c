@@ -6,7 +6,7 @@
 
 static void bloom_free(void *h) { mcds_bloom_free(h); }
 
-bool php_mcds_bloom_construct(zval *obj, zval *store_zv, zend_string *name, zend_long expected,
+static bool php_mcds_bloom_construct(zval *obj, zval *store_zv, zend_string *name, zend_long expected,
 	double fp_rate, uint32_t arg)
 {
 	uint64_t n;
@@ -127,4 +127,20 @@ ZEND_METHOD(Mcds_BloomFilter, withTtl)
 	mcds_bloom *derived = NULL;
 	MCDS_TRY(mcds_bloom_with_ttl(b, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, bloom_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, bloomFilter)
+{
+	zend_string *name;
+	zend_long expected;
+	double fp_rate;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(expected)
+		Z_PARAM_DOUBLE(fp_rate)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_bloom_ce,
+		php_mcds_bloom_construct(return_value, ZEND_THIS, name, expected, fp_rate, 2));
 }

@@ -7,7 +7,7 @@
 
 static void counter_free(void *h) { mcds_counter_free(h); }
 
-bool php_mcds_counter_construct(zval *obj, zval *store_zv, zend_string *name)
+static bool php_mcds_counter_construct(zval *obj, zval *store_zv, zend_string *name)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_counter *c = NULL;
@@ -214,4 +214,15 @@ ZEND_METHOD(Mcds_Counter, withTtl)
 	mcds_counter *derived = NULL;
 	MCDS_TRY(mcds_counter_with_ttl(c, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, counter_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, counter)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_counter_ce, php_mcds_counter_construct(return_value, ZEND_THIS, name));
 }

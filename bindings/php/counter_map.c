@@ -8,7 +8,7 @@
 
 static void counter_map_free(void *h) { mcds_counter_map_free(h); }
 
-bool php_mcds_counter_map_construct(zval *obj, zval *store_zv, zend_string *name, zend_long scale, uint32_t arg)
+static bool php_mcds_counter_map_construct(zval *obj, zval *store_zv, zend_string *name, zend_long scale, uint32_t arg)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	uint32_t places;
@@ -290,4 +290,18 @@ ZEND_METHOD(Mcds_CounterMap, remove)
 	bool existed = false;
 	MCDS_TRY(mcds_counter_map_remove(m, FIELD(field), &existed));
 	RETURN_BOOL(existed);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, counterMap)
+{
+	zend_string *name;
+	zend_long scale = 0;
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(scale)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_counter_map_ce, php_mcds_counter_map_construct(return_value, ZEND_THIS, name, scale, 2));
 }

@@ -7,7 +7,7 @@
 
 static void log_free(void *h) { mcds_log_free(h); }
 
-bool php_mcds_log_construct(zval *obj, zval *store_zv, zend_string *name, zend_long chunk_secs,
+static bool php_mcds_log_construct(zval *obj, zval *store_zv, zend_string *name, zend_long chunk_secs,
 	zend_long chunks, uint32_t arg)
 {
 	uint32_t s, n;
@@ -213,4 +213,19 @@ ZEND_METHOD(Mcds_Cursor, after)
 	}
 	object_init_ex(return_value, php_mcds_cursor_ce);
 	cursor_init(Z_OBJ_P(return_value), at + 1, 0);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, eventLog)
+{
+	zend_string *name;
+	zend_long chunk_secs, chunks;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(chunk_secs)
+		Z_PARAM_LONG(chunks)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_log_ce,
+		php_mcds_log_construct(return_value, ZEND_THIS, name, chunk_secs, chunks, 2));
 }

@@ -6,7 +6,7 @@
 
 static void hll_free(void *h) { mcds_hll_free(h); }
 
-bool php_mcds_hll_construct(zval *obj, zval *store_zv, zend_string *name)
+static bool php_mcds_hll_construct(zval *obj, zval *store_zv, zend_string *name)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_hll *h = NULL;
@@ -154,4 +154,15 @@ ZEND_METHOD(Mcds_HyperLogLog, withTtl)
 	mcds_hll *derived = NULL;
 	MCDS_TRY(mcds_hll_with_ttl(h, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, hll_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, hyperLogLog)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_hll_ce, php_mcds_hll_construct(return_value, ZEND_THIS, name));
 }

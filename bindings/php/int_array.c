@@ -6,7 +6,7 @@
 
 static void int_array_free(void *h) { mcds_int_array_free(h); }
 
-bool php_mcds_int_array_construct(zval *obj, zval *store_zv, zend_string *name)
+static bool php_mcds_int_array_construct(zval *obj, zval *store_zv, zend_string *name)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_int_array *a = NULL;
@@ -105,4 +105,15 @@ ZEND_METHOD(Mcds_IntArray, clear)
 	ZEND_PARSE_PARAMETERS_NONE();
 	MCDS_GET_THIS(mcds_int_array, a);
 	MCDS_TRY(mcds_int_array_clear(a));
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, intArray)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_int_array_ce, php_mcds_int_array_construct(return_value, ZEND_THIS, name));
 }

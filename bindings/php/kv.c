@@ -11,7 +11,7 @@
 /* The handle is the store's: freed with the store, not here. */
 static void kv_keep(void *h) { (void)h; }
 
-bool php_mcds_kv_construct(zval *obj, zval *store_zv)
+static bool php_mcds_kv_construct(zval *obj, zval *store_zv)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	if (store == NULL) {
@@ -126,4 +126,12 @@ ZEND_METHOD(Mcds_KeyValue, incr)
 		RETURN_NULL();
 	}
 	MCDS_RETURN_U64_OR_STRING(value);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, kv)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	MCDS_FACTORY(php_mcds_kv_ce, php_mcds_kv_construct(return_value, ZEND_THIS));
 }

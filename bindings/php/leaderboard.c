@@ -6,7 +6,7 @@
 
 static void leaderboard_free(void *h) { mcds_leaderboard_free(h); }
 
-bool php_mcds_leaderboard_construct(zval *obj, zval *store_zv, zend_string *name, zend_long capacity,
+static bool php_mcds_leaderboard_construct(zval *obj, zval *store_zv, zend_string *name, zend_long capacity,
 	uint32_t arg)
 {
 	uint32_t cap;
@@ -233,4 +233,18 @@ ZEND_METHOD(Mcds_Leaderboard, withTtl)
 	mcds_leaderboard *derived = NULL;
 	MCDS_TRY(mcds_leaderboard_with_ttl(lb, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, leaderboard_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, leaderboard)
+{
+	zend_string *name;
+	zend_long capacity;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(capacity)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_leaderboard_ce,
+		php_mcds_leaderboard_construct(return_value, ZEND_THIS, name, capacity, 2));
 }

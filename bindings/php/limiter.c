@@ -6,7 +6,7 @@
 
 static void limiter_free(void *h) { mcds_limiter_free(h); }
 
-bool php_mcds_limiter_construct(zval *obj, zval *store_zv, zend_string *name, zend_long limit,
+static bool php_mcds_limiter_construct(zval *obj, zval *store_zv, zend_string *name, zend_long limit,
 	zend_long window_secs, bool sliding, uint32_t arg)
 {
 	uint64_t l;
@@ -75,4 +75,22 @@ ZEND_METHOD(Mcds_RateLimiter, check)
 ZEND_METHOD(Mcds_RateLimiter, peek)
 {
 	limiter_decide(INTERNAL_FUNCTION_PARAM_PASSTHRU, mcds_limiter_peek);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, rateLimiter)
+{
+	zend_string *name;
+	zend_long limit, window_secs;
+	bool sliding = false;
+	ZEND_PARSE_PARAMETERS_START(3, 4)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(limit)
+		Z_PARAM_LONG(window_secs)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_BOOL(sliding)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_limiter_ce,
+		php_mcds_limiter_construct(return_value, ZEND_THIS, name, limit, window_secs, sliding, 2));
 }

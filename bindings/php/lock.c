@@ -119,7 +119,7 @@ static bool lock_construct(zval *obj, zval *store_zv, zend_string *name, bool ex
 	return true;
 }
 
-bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
+static bool php_mcds_lock_construct(zval *obj, zval *store_zv, zend_string *name,
 	const php_mcds_lock_options *opts, uint32_t arg)
 {
 	return lock_construct(obj, store_zv, name, false, opts, arg);
@@ -552,4 +552,25 @@ ZEND_METHOD(Mcds_Lock, getTtl)
 	MCDS_GET_THIS(mcds_lock, h);
 	(void)h;
 	RETURN_DOUBLE(Z_MCDS_P(ZEND_THIS)->lock.ttl);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, lock)
+{
+	zend_string *name;
+	php_mcds_lock_options opts = {.ttl = 30.0};
+	bool min_null = true, max_null = true;
+	ZEND_PARSE_PARAMETERS_START(1, 6)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(opts.ttl)
+		Z_PARAM_BOOL(opts.fencing)
+		Z_PARAM_PATH_STR_OR_NULL(opts.owner_label)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_min, min_null)
+		Z_PARAM_DOUBLE_OR_NULL(opts.backoff_max, max_null)
+	ZEND_PARSE_PARAMETERS_END();
+	opts.backoff_min_set = !min_null;
+	opts.backoff_max_set = !max_null;
+	MCDS_FACTORY(php_mcds_lock_ce, php_mcds_lock_construct(return_value, ZEND_THIS, name, &opts, 2));
 }

@@ -20,9 +20,10 @@
  * objects with readonly properties, no handle) and the exception hierarchy
  * (each class registered with its parent) stay written out in mcds.c.
  *
- * A new PHP class: its methods in a new <file>.c, its declaration in
- * mcds.stub.php, ./gen-arginfo.sh (mcds_arginfo.h), one line here, and the
- * new .c file in package.xml (scripts/check-pecl.sh checks that list).
+ * A new PHP class: its methods (and its Mcds\Store factory) in a new
+ * <file>.c, its declaration in mcds.stub.php, ./gen-arginfo.sh
+ * (mcds_arginfo.h), one line here, and the new .c file in package.xml
+ * (scripts/check-pecl.sh checks that list).
  */
 #ifndef MCDS_CLASSES_H
 #define MCDS_CLASSES_H

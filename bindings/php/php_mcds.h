@@ -13,8 +13,10 @@
  * A new class is four files: its .c file (its ZEND_METHODs), its
  * declaration in mcds.stub.php, the regenerated mcds_arginfo.h
  * (./gen-arginfo.sh), and one line in mcds_classes.h; plus its .c file's
- * line in package.xml for PECL (scripts/check-pecl.sh checks it), and its
- * constructor here if Mcds\Store has a factory for it.
+ * line in package.xml for PECL (scripts/check-pecl.sh checks it). Its
+ * Mcds\Store factory (declared with Mcds\Store in the stub) is written in
+ * its own .c file too, beside the constructor both share: nothing in
+ * store.c or here changes.
  *
  * Every object is a php_mcds_object: the libmcds handle (NULL until the
  * constructor succeeds: every method checks it before any libmcds call),
@@ -214,14 +216,14 @@ double php_mcds_now(void);
 void php_mcds_persistent_stores_shutdown(void);
 
 
-/* Constructors shared by `new Mcds\X(...)` and Mcds\Store's factories: they
- * construct the object in `obj` (already object_init_ex'ed). On failure an
- * exception is pending and they return false. `arg` is the argument number
- * of the first parameter after $name, for ValueErrors: 3 in
- * `new X($store, $name, ...)`, 2 in `$store->x($name, ...)`. */
-bool php_mcds_counter_construct(zval *obj, zval *store, zend_string *name);
-/* $scale: 0 to 18 decimal places (libmcds refuses more). */
-bool php_mcds_counter_map_construct(zval *obj, zval *store, zend_string *name, zend_long scale, uint32_t arg);
+/* Each class's constructor (php_mcds_<class>_construct, static in its own
+ * file) serves both `new Mcds\X(...)` and Mcds\Store's factory of it,
+ * which lives in the same file: it constructs the object in `obj` (already
+ * object_init_ex'ed); on failure an exception is pending and it returns
+ * false. Its `arg` is the argument number of the first parameter after
+ * $name, for ValueErrors: 3 in `new X($store, $name, ...)`, 2 in
+ * `$store->x($name, ...)`. */
+
 /* The options of a lock (Mcds\Lock::__construct, Mcds\Store::lock). */
 typedef struct {
 	double ttl;
@@ -231,39 +233,18 @@ typedef struct {
 	double backoff_min;         /* seconds, when set */
 	double backoff_max;
 } php_mcds_lock_options;
-bool php_mcds_lock_construct(zval *obj, zval *store, zend_string *name,
-	const php_mcds_lock_options *opts, uint32_t arg);
-bool php_mcds_shadow_counter_construct(zval *obj, zval *store, zend_string *name,
-	zend_long period_secs, uint32_t arg);
-bool php_mcds_view_counter_construct(zval *obj, zval *store, zend_string *name,
-	zend_fcall_info *loader, zend_fcall_info_cache *loader_fcc, zend_long ttl, uint32_t arg);
-bool php_mcds_sharded_set_construct(zval *obj, zval *store, zend_string *name, zend_long shards,
-	uint32_t arg);
-bool php_mcds_int_array_construct(zval *obj, zval *store, zend_string *name);
-bool php_mcds_set_construct(zval *obj, zval *store, zend_string *name);
-bool php_mcds_window_construct(zval *obj, zval *store, zend_string *name, zend_long slot_secs,
-	zend_long slots, uint32_t arg);
-bool php_mcds_limiter_construct(zval *obj, zval *store, zend_string *name, zend_long limit,
-	zend_long window_secs, bool sliding, uint32_t arg);
-bool php_mcds_log_construct(zval *obj, zval *store, zend_string *name, zend_long chunk_secs,
-	zend_long chunks, uint32_t arg);
-bool php_mcds_table_construct(zval *obj, zval *store, zend_string *name);
-bool php_mcds_kv_construct(zval *obj, zval *store);
-bool php_mcds_hll_construct(zval *obj, zval *store, zend_string *name);
-bool php_mcds_bloom_construct(zval *obj, zval *store, zend_string *name, zend_long expected,
-	double fp_rate, uint32_t arg);
-bool php_mcds_bitmap_construct(zval *obj, zval *store, zend_string *name, zend_long start_secs,
-	zend_long unit_ms, uint32_t arg);
-bool php_mcds_leaderboard_construct(zval *obj, zval *store, zend_string *name, zend_long capacity,
-	uint32_t arg);
-bool php_mcds_scalable_bloom_construct(zval *obj, zval *store, zend_string *name,
-	zend_long initial_capacity, double error_rate, uint32_t arg);
 
-/* $resolutions: a list of [stepMs, retentionMs] pairs. */
-bool php_mcds_timeseries_construct(zval *obj, zval *store, zend_string *name, HashTable *resolutions,
-	uint32_t arg);
-bool php_mcds_packed_series_construct(zval *obj, zval *store, zend_string *name, zend_long slot_ms,
-	zend_long slots_per_period, zend_long width, zend_long retention_ms, uint32_t arg);
-
+/* The body of a Mcds\Store factory: `return_value` becomes an instance of
+ * `ce` constructed by `call` (its class's php_mcds_<class>_construct); on
+ * failure the half-made object goes and the call throws. */
+#define MCDS_FACTORY(ce, call)                                   \
+	do {                                                         \
+		object_init_ex(return_value, (ce));                      \
+		if (!(call)) {                                           \
+			zval_ptr_dtor(return_value);                         \
+			ZVAL_NULL(return_value);                             \
+			RETURN_THROWS();                                     \
+		}                                                        \
+	} while (0)
 
 #endif /* PHP_MCDS_H */

@@ -6,7 +6,7 @@
 
 static void scalable_bloom_free(void *h) { mcds_scalable_bloom_free(h); }
 
-bool php_mcds_scalable_bloom_construct(zval *obj, zval *store_zv, zend_string *name,
+static bool php_mcds_scalable_bloom_construct(zval *obj, zval *store_zv, zend_string *name,
 	zend_long initial_capacity, double error_rate, uint32_t arg)
 {
 	uint64_t n;
@@ -131,4 +131,20 @@ ZEND_METHOD(Mcds_ScalableBloomFilter, clear)
 	ZEND_PARSE_PARAMETERS_NONE();
 	MCDS_GET_THIS(mcds_scalable_bloom, sb);
 	MCDS_TRY(mcds_scalable_bloom_clear(sb));
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, scalableBloomFilter)
+{
+	zend_string *name;
+	zend_long initial_capacity;
+	double error_rate;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(initial_capacity)
+		Z_PARAM_DOUBLE(error_rate)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_scalable_bloom_ce,
+		php_mcds_scalable_bloom_construct(return_value, ZEND_THIS, name, initial_capacity, error_rate, 2));
 }

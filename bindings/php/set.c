@@ -6,7 +6,7 @@
 
 static void set_free(void *h) { mcds_set_free(h); }
 
-bool php_mcds_set_construct(zval *obj, zval *store_zv, zend_string *name)
+static bool php_mcds_set_construct(zval *obj, zval *store_zv, zend_string *name)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_set *s = NULL;
@@ -128,4 +128,15 @@ ZEND_METHOD(Mcds_Set, withTtl)
 	mcds_set *derived = NULL;
 	MCDS_TRY(mcds_set_with_ttl(s, ttl, &derived));
 	php_mcds_return_derived(return_value, ZEND_THIS, derived, set_free);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, set)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_set_ce, php_mcds_set_construct(return_value, ZEND_THIS, name));
 }

@@ -6,7 +6,7 @@
 
 static void shadow_free(void *h) { mcds_shadow_counter_free(h); }
 
-bool php_mcds_shadow_counter_construct(zval *obj, zval *store_zv, zend_string *name,
+static bool php_mcds_shadow_counter_construct(zval *obj, zval *store_zv, zend_string *name,
 	zend_long period_secs, uint32_t arg)
 {
 	uint32_t period;
@@ -58,4 +58,18 @@ ZEND_METHOD(Mcds_ShadowCounter, value)
 	uint64_t value = 0;
 	MCDS_TRY(mcds_shadow_counter_value(c, &value));
 	MCDS_RETURN_U64_OR_STRING(value);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, shadowCounter)
+{
+	zend_string *name;
+	zend_long period;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(period)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_shadow_counter_ce,
+		php_mcds_shadow_counter_construct(return_value, ZEND_THIS, name, period, 2));
 }

@@ -6,7 +6,7 @@
 
 static void sharded_free(void *h) { mcds_sharded_set_free(h); }
 
-bool php_mcds_sharded_set_construct(zval *obj, zval *store_zv, zend_string *name, zend_long shards,
+static bool php_mcds_sharded_set_construct(zval *obj, zval *store_zv, zend_string *name, zend_long shards,
 	uint32_t arg)
 {
 	uint32_t n;
@@ -118,4 +118,18 @@ ZEND_METHOD(Mcds_ShardedSet, clear)
 	ZEND_PARSE_PARAMETERS_NONE();
 	MCDS_GET_THIS(mcds_sharded_set, s);
 	MCDS_TRY(mcds_sharded_set_clear(s));
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, shardedSet)
+{
+	zend_string *name;
+	zend_long shards;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(shards)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_sharded_set_ce,
+		php_mcds_sharded_set_construct(return_value, ZEND_THIS, name, shards, 2));
 }

@@ -7,7 +7,7 @@
 
 static void table_free(void *h) { mcds_table_free(h); }
 
-bool php_mcds_table_construct(zval *obj, zval *store_zv, zend_string *name)
+static bool php_mcds_table_construct(zval *obj, zval *store_zv, zend_string *name)
 {
 	const mcds_store *store = php_mcds_store_handle(store_zv);
 	mcds_table *t = NULL;
@@ -125,4 +125,15 @@ ZEND_METHOD(Mcds_Table, entries)
 	}
 	zval_ptr_dtor(&m);
 	zval_ptr_dtor(&v);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, table)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_PATH_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_table_ce, php_mcds_table_construct(return_value, ZEND_THIS, name));
 }

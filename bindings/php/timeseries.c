@@ -123,7 +123,7 @@ static mcds_resolution *resolutions_arg(HashTable *ht, uint32_t arg, uintptr_t *
 	return out;
 }
 
-bool php_mcds_timeseries_construct(zval *obj, zval *store_zv, zend_string *name, HashTable *resolutions,
+static bool php_mcds_timeseries_construct(zval *obj, zval *store_zv, zend_string *name, HashTable *resolutions,
 	uint32_t arg)
 {
 	uintptr_t n = 0;
@@ -387,7 +387,7 @@ ZEND_METHOD(Mcds_TimeSeries, intersection)
 
 /* ---- Mcds\PackedSeries ---------------------------------------------------- */
 
-bool php_mcds_packed_series_construct(zval *obj, zval *store_zv, zend_string *name, zend_long slot_ms,
+static bool php_mcds_packed_series_construct(zval *obj, zval *store_zv, zend_string *name, zend_long slot_ms,
 	zend_long slots_per_period, zend_long width, zend_long retention_ms, uint32_t arg)
 {
 	uint64_t slot, slots, retention;
@@ -554,4 +554,35 @@ ZEND_METHOD(Mcds_PackedSeries, sum)
 	uint64_t sum = 0;
 	MCDS_TRY(mcds_packed_series_sum(p, f, t, &sum));
 	MCDS_RETURN_U64(sum);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, timeSeries)
+{
+	zend_string *name;
+	HashTable *resolutions;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_ARRAY_HT(resolutions)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_timeseries_ce,
+		php_mcds_timeseries_construct(return_value, ZEND_THIS, name, resolutions, 2));
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, packedSeries)
+{
+	zend_string *name;
+	zend_long slot_ms, slots, width, retention_ms;
+	ZEND_PARSE_PARAMETERS_START(5, 5)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(slot_ms)
+		Z_PARAM_LONG(slots)
+		Z_PARAM_LONG(width)
+		Z_PARAM_LONG(retention_ms)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_packed_series_ce,
+		php_mcds_packed_series_construct(return_value, ZEND_THIS, name, slot_ms, slots, width, retention_ms, 2));
 }

@@ -28,7 +28,7 @@
 
 static void view_free(void *h) { mcds_view_counter_free(h); }
 
-bool php_mcds_view_counter_construct(zval *obj, zval *store_zv, zend_string *name,
+static bool php_mcds_view_counter_construct(zval *obj, zval *store_zv, zend_string *name,
 	zend_fcall_info *loader, zend_fcall_info_cache *loader_fcc, zend_long ttl, uint32_t arg)
 {
 	uint32_t ttl_secs;
@@ -194,4 +194,22 @@ ZEND_METHOD(Mcds_ViewCounter, invalidate)
 	ZEND_PARSE_PARAMETERS_NONE();
 	MCDS_GET_THIS(mcds_view_counter, c);
 	MCDS_TRY(mcds_view_counter_invalidate(c));
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, viewCounter)
+{
+	zend_string *name;
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+	zend_long ttl = 0;
+	ZEND_PARSE_PARAMETERS_START(2, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_FUNC(fci, fcc)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(ttl)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_view_counter_ce,
+		php_mcds_view_counter_construct(return_value, ZEND_THIS, name, &fci, &fcc, ttl, 3));
 }

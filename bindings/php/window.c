@@ -6,7 +6,7 @@
 
 static void window_free(void *h) { mcds_window_free(h); }
 
-bool php_mcds_window_construct(zval *obj, zval *store_zv, zend_string *name, zend_long slot_secs,
+static bool php_mcds_window_construct(zval *obj, zval *store_zv, zend_string *name, zend_long slot_secs,
 	zend_long slots, uint32_t arg)
 {
 	uint32_t s, n;
@@ -58,4 +58,19 @@ ZEND_METHOD(Mcds_WindowCounter, value)
 	uint64_t value = 0;
 	MCDS_TRY(mcds_window_value(w, &value));
 	MCDS_RETURN_U64_OR_STRING(value);
+}
+
+/* Mcds\Store's factory of this class (declared with Mcds\Store in
+ * mcds.stub.php): beside its constructor. */
+ZEND_METHOD(Mcds_Store, windowCounter)
+{
+	zend_string *name;
+	zend_long slot_secs, slots;
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_PATH_STR(name)
+		Z_PARAM_LONG(slot_secs)
+		Z_PARAM_LONG(slots)
+	ZEND_PARSE_PARAMETERS_END();
+	MCDS_FACTORY(php_mcds_window_ce,
+		php_mcds_window_construct(return_value, ZEND_THIS, name, slot_secs, slots, 2));
 }
