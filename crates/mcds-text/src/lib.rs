@@ -26,11 +26,22 @@
 //! every structure) therefore runs each op on a worker thread of a shared
 //! pool (the `blocking` crate's) and awaits it there: the caller's
 //! executor thread never blocks on I/O. The op's round trips are counted
-//! on the caller's thread ([`traffic`](mcds_core::traffic)). A future that
-//! is dropped does not stop its op, which runs to its end. For many
-//! concurrent async callers, the meta-protocol store (`mcds-memcached`),
-//! whose connections are shared and whose async path has no thread hop,
-//! is the faster choice.
+//! on the caller's thread ([`traffic`](mcds_core::traffic)).
+//!
+//! * **Cancelling.** A future dropped before a worker took its op cancels
+//!   it: nothing is sent. Once the op started it runs to its end, as a
+//!   request the meta store has written does: a caller that drops a write
+//!   on its own timeout and retries it may apply it twice (a counter
+//!   counts both), so retry only what may be repeated, or give the store
+//!   an [`io_timeout`](Builder::io_timeout) instead, whose expiry is an
+//!   error that says whether the write may have landed
+//!   ([`Error::Ambiguous`](mcds_core::Error::Ambiguous)).
+//! * **Sharing.** Every text store of a process shares the pool (up to 500
+//!   threads): many async callers waiting on a stopped server hold threads
+//!   that callers of healthy servers then queue for. For many concurrent
+//!   async callers, the meta-protocol store (`mcds-memcached`), whose
+//!   connections are shared and whose async path has no thread hop, is the
+//!   better choice.
 //!
 //! ## Operations
 //!
