@@ -86,18 +86,21 @@ fn encode(resp: &Resp, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+    /// One input of each shape: the first byte picks the op kinds, the
+    /// rest is what the server sent (every reply line kind, a value, a
+    /// truncated value, an unknown-command error, nothing).
+    const SEEDS: [&[u8]; 7] = [
+        b"\x07STORED\r\nNOT_STORED\r\n42\r\nCLIENT_ERROR bad\r\n",
+        b"\x02VALUE k 5 3 9\r\nabc\r\nVALUE j 0 0\r\n\r\nEND\r\n",
+        b"\x01SERVER_ERROR out of memory\r\nEND\r\n",
+        b"\x01VALUE k 0 99999999\r\nab",
+        b"\x00VALUE k 0 1\r\na\r\nEND\r\n",
+        b"\x07ERROR\r\n\r\n",
+        b"",
+    ];
+
     #[test]
     fn seeds_of_every_shape_pass() {
-        for data in [
-            &b"\x07STORED\r\nNOT_STORED\r\n42\r\nCLIENT_ERROR bad\r\n"[..],
-            b"\x02VALUE k 5 3 9\r\nabc\r\nVALUE j 0 0\r\n\r\nEND\r\n",
-            b"\x01SERVER_ERROR out of memory\r\nEND\r\n",
-            b"\x01VALUE k 0 99999999\r\nab",
-            b"\x00VALUE k 0 1\r\na\r\nEND\r\n",
-            b"\x07ERROR\r\n\r\n",
-            b"",
-        ] {
-            super::replies(data);
-        }
+        SEEDS.iter().copied().for_each(super::replies);
     }
 }

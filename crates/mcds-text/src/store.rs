@@ -53,6 +53,8 @@ impl std::fmt::Debug for TextStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TextStore")
             .field("servers", &self.ids)
+            .field("behind_proxy", &self.config.behind_proxy)
+            .field("distribution", &self.config.net.distribution)
             .field("config", &self.config)
             .finish()
     }
