@@ -74,13 +74,20 @@ macro_rules! store_method {
 /// 1. `mcds-core/src/op.rs`: the table entry (and a [`Reply`] kind if no
 ///    existing one fits);
 /// 2. `mcds-core/src/memory.rs`: the embedded store's `execute`;
-/// 3. `mcds-memcached/src/codec.rs`: its meta command and how its reply
-///    decodes;
-/// 4. `mcds-text/src/plan.rs`: its text command and how its reply decodes;
-/// 5. `mcds-memcached/src/fuzzing.rs`: a valid server reply for it, so the
-///    fuzz harness can check what it decodes to;
-/// 6. a conformance case in `mcds-testkit/src/conformance/`, which every
-///    backend runs.
+/// 3. `mcds-memcached/src/codec.rs`: its meta command, how its reply
+///    decodes, and an example reply (the fuzz harness feeds it, and bytes
+///    around it, to the decoder);
+/// 4. `mcds-text/src/plan.rs`: its text command and how its reply decodes
+///    (or why a proxy refuses it);
+/// 5. a conformance case, which every backend runs, in its topic's file
+///    of `mcds-testkit/src/conformance/`;
+/// 6. the case's name in `conformance_suite!` (`conformance/mod.rs`).
+///
+/// Until the case is written, `pipeline_every_op` already sends the op in
+/// a batch against each backend and the differential test compares it
+/// with the embedded store on real memcached. Two recorded transcripts
+/// of the meta fuzz harness's own tests (a real server's replies to one
+/// op of each kind) are test data to record again.
 ///
 /// Outcomes that are normal in memcached (a miss, "not stored", a CAS
 /// conflict) are values; [`Error`] is for what the caller must handle. Every
