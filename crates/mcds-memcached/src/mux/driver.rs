@@ -212,6 +212,9 @@ impl Driver<'_> {
             // The lane holds no connection while a driver has it: filling
             // the empty slot, rather than assigning over it (a drop of the
             // old value), keeps a connection's drop off the hot path.
+            // (Nobody dials while a driver drives: `check` answers the
+            // lane's incarnation, which only the driver clears.)
+            debug_assert!(state.conn.is_none());
             if let Some(conn) = self.conn.take() {
                 state.conn.get_or_insert(conn);
             }
