@@ -2,13 +2,11 @@
 //! its [`Version`] (which commands it has), the mask its CAS ids cross the
 //! API with, whether it has CAS ids at all, and a sample of its clock.
 //!
-//! Plain data and the arithmetic on it, with no I/O: the handshake
-//! (`conn`) produces an [`Incarnation`], the `codec` encodes ops and decodes
-//! replies for one, and the server keeps the best clock estimate any
-//! handshake gave (`server`).
-//!
-//! Public for the other backends of memcached's protocols (`mcds-text`),
-//! which read the same marker and must hand out the same CAS ids and
+//! Plain data and the arithmetic on it, with no I/O: each backend's
+//! handshake produces an [`Incarnation`] and its codec encodes ops and
+//! decodes replies for one, while [`Learned`](crate::Learned) keeps the
+//! latest one and the best clock estimate any handshake gave. Both
+//! backends read the same marker and hand out the same CAS ids and
 //! exptimes: one scheme, written once.
 
 use std::time::{Duration, Instant};
