@@ -698,7 +698,7 @@ fn a_closed_stdout_is_not_a_panic() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
-    assert_eq!(first, "member-0\n");
+    assert!(first.starts_with("member-"), "{first}");
     // The reader is dropped: the pipe is closed with most lines unwritten.
     let output = child.wait_with_output().unwrap();
     let e = String::from_utf8_lossy(&output.stderr);

@@ -245,6 +245,41 @@ pub mod text {
         b <= b' ' && (b == b' ' || (0x09..=0x0d).contains(&b))
     }
 
+    /// Whether `member` is in the set the log `bytes` decodes to, without
+    /// decoding it: the last `+` or `-` token of `member` decides. A scan
+    /// that compares bytes, a few microseconds for a 16 KiB bucket where a
+    /// full decode builds a hash table.
+    pub fn contains(bytes: &[u8], member: &[u8]) -> bool {
+        let mut present = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            if is_separator(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let mut escaped = false;
+            while i < bytes.len() && !is_separator(bytes[i]) {
+                escaped |= bytes[i] == b'%';
+                i += 1;
+            }
+            let token = &bytes[start..i];
+            let op = token[0];
+            if op != b'+' && op != b'-' {
+                continue;
+            }
+            let same = if escaped {
+                unescape(&token[1..]) == member
+            } else {
+                &token[1..] == member
+            };
+            if same {
+                present = op == b'+';
+            }
+        }
+        present
+    }
+
     /// Decode a log. Never fails: unknown tokens are skipped and counted as
     /// dirt.
     pub fn decode(bytes: &[u8]) -> Decoded {
@@ -326,55 +361,76 @@ pub mod binary {
         out
     }
 
+    /// Whether `member` is in the set the log `bytes` decodes to, without
+    /// decoding it (see [`text::contains`](super::text::contains)); a
+    /// malformed log is an error, as for [`decode`].
+    pub fn contains(bytes: &[u8], member: &[u8]) -> Result<bool, DecodeError> {
+        let mut present = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            let (op, range) = token(bytes, i)?;
+            if &bytes[range.clone()] == member {
+                present = op == Op::Add;
+            }
+            i = range.end;
+        }
+        Ok(present)
+    }
+
+    /// The token starting at `start`: its op and its member's byte range.
+    fn token(bytes: &[u8], start: usize) -> Result<(Op, std::ops::Range<usize>), DecodeError> {
+        let op = match bytes[start] {
+            b'+' => Op::Add,
+            b'-' => Op::Remove,
+            _ => {
+                return Err(DecodeError {
+                    offset: start,
+                    reason: "a token must start with '+' or '-'",
+                });
+            }
+        };
+        let mut i = start + 1;
+        let mut len: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let Some(&b) = bytes.get(i) else {
+                return Err(DecodeError {
+                    offset: start,
+                    reason: "truncated length",
+                });
+            };
+            i += 1;
+            if shift > 56 {
+                return Err(DecodeError {
+                    offset: start,
+                    reason: "length varint too long",
+                });
+            }
+            len |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| i.checked_add(len))
+            .filter(|&end| end <= bytes.len())
+            .ok_or(DecodeError {
+                offset: start,
+                reason: "member runs past the end of the log",
+            })?;
+        Ok((op, i..end))
+    }
+
     /// Decode a log; any malformed or truncated token is an error.
     pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let mut replay = Replay::with_capacity(bytes.len() / 16);
         let mut i = 0;
         while i < bytes.len() {
-            let start = i;
-            let op = match bytes[i] {
-                b'+' => Op::Add,
-                b'-' => Op::Remove,
-                _ => {
-                    return Err(DecodeError {
-                        offset: start,
-                        reason: "a token must start with '+' or '-'",
-                    });
-                }
-            };
-            i += 1;
-            let mut len: u64 = 0;
-            let mut shift = 0;
-            loop {
-                let Some(&b) = bytes.get(i) else {
-                    return Err(DecodeError {
-                        offset: start,
-                        reason: "truncated length",
-                    });
-                };
-                i += 1;
-                if shift > 56 {
-                    return Err(DecodeError {
-                        offset: start,
-                        reason: "length varint too long",
-                    });
-                }
-                len |= u64::from(b & 0x7f) << shift;
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
-            }
-            let end = usize::try_from(len)
-                .ok()
-                .and_then(|len| i.checked_add(len))
-                .filter(|&end| end <= bytes.len())
-                .ok_or(DecodeError {
-                    offset: start,
-                    reason: "member runs past the end of the log",
-                })?;
-            replay.apply(op, std::borrow::Cow::Borrowed(&bytes[i..end]));
-            i = end;
+            let (op, range) = token(bytes, i)?;
+            i = range.end;
+            replay.apply(op, std::borrow::Cow::Borrowed(&bytes[range]));
         }
         Ok(replay.finish())
     }

@@ -1,12 +1,10 @@
-//! [`Set`]: an append-only set in one item.
+//! [`Set`]: an append-only set whose buckets split as they fill.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use mcds_core::{
-    Access, CasOutcome, Error, Io, Key, Op as StoreOp, Reply, Result, Scope, Store, Ttl, block_on,
-    blocking_and_async,
-};
+use mcds_core::{Error, Io, Key, Reply, Result, Scope, Store, Ttl, block_on, blocking_and_async};
+
+use crate::buckets::{Append, Buckets};
 
 pub(crate) use crate::codec::Op;
 use crate::codec::{Decoded, binary, text};
@@ -36,6 +34,17 @@ impl Codec {
         match self {
             Codec::Text => text::encode(op, members),
             Codec::Binary => binary::encode(op, members),
+        }
+    }
+
+    /// Whether `member` is live in the log `bytes`, by a scan (no decode).
+    pub(crate) fn contains(self, key: &Key, bytes: &[u8], member: &[u8]) -> Result<bool> {
+        match self {
+            Codec::Text => Ok(text::contains(bytes, member)),
+            Codec::Binary => binary::contains(bytes, member).map_err(|e| Error::Corrupt {
+                key: key.display(),
+                reason: format!("binary set log: {e}"),
+            }),
         }
     }
 
@@ -75,29 +84,28 @@ impl Compaction {
     }
 }
 
-/// A set of byte strings in one memcached item (Dustin Sallings' "Maintaining a set in memcached").
+/// A set of byte strings on memcached (Dustin Sallings' "Maintaining a
+/// set in memcached", grown past one item): append-only logs of `+m`/`-m`
+/// tokens in buckets that split in two as they fill, so a set has no size
+/// wall and a member's read moves one bucket, not the set.
 ///
-/// * `add`/`remove` append `+m`/`-m` tokens for the whole batch: **one
-///   round trip per call**, whatever the batch size, no read, no lock.
-///   Removing from a missing set creates nothing.
-/// * `members` reads the log (one round trip) and, when too much of it is
-///   dead ([`Compaction`]), rewrites it compacted with a CAS (a second round
-///   trip). A compaction that loses a race to a concurrent append simply
-///   fails: nothing is destroyed.
-/// * A write that would push the item past the size limit rewrites the
-///   set without its dead tokens, by CAS, with the write applied (2 more
-///   round trips). If the live members with an add's still do not fit, the
-///   add fails with [`Error::ValueTooLarge`] and nothing of it is written;
-///   a remove always fits, so a full set can always shrink. Use
-///   [`ShardedSet`](crate::ShardedSet) for larger sets (its shards are
-///   written one item each: a batch over several shards can be refused in
-///   one shard and written in the others, and the error names the shard's
-///   key).
+/// * `add`/`remove` append `+m`/`-m` tokens to the member's bucket: **one
+///   round trip per call** (one append per bucket touched, pipelined),
+///   whatever the batch size, no read, no lock. Removing from a missing
+///   set creates nothing. The first add creates the set (3 round trips:
+///   the directory read, the root bucket, the directory).
+/// * `contains` reads the member's bucket: 1 round trip, about 16 KiB at
+///   most ([`with_bucket_bytes`](Set::with_bucket_bytes)).
+/// * `members` reads the directory and every bucket, `page` buckets per
+///   pipelined batch ([`members_iter`](Set::members_iter) streams them); a
+///   small set is one round trip. Buckets dirty enough
+///   ([`Compaction`]) are rewritten compacted with a CAS, which a
+///   concurrent append makes fail harmlessly.
+/// * A bucket grows to about 16 KiB and then splits (see the
+///   [layout](#layout-and-limits)); writers that meet a split follow it.
 /// * Every method that reaches the store has an async twin (`add_async`,
-///   …): the same algorithm (see [`Access`]), awaiting the store instead of
-///   blocking the thread.
-///
-/// Key: `<prefix>set:<name>:log`.
+///   …): the same algorithm (see [`mcds_core::Access`]), awaiting the store
+///   instead of blocking the thread.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -112,24 +120,57 @@ impl Compaction {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Layout and limits
+///
+/// Key `<prefix>set:<name>:log` holds the **directory**: `b1 <id> ` and a
+/// token per split bucket. Buckets live under `<key>.<id>.<depth>.<index>`,
+/// spread over a pool's servers by their keys. A member goes to the
+/// bucket named by the top bits of its XXH3-64 hash. A split copies a
+/// bucket's live members into its two children and then deletes it by
+/// CAS, so that an append racing the split fails and is sent again to the
+/// right child: no member is lost or listed twice (the algorithm and why
+/// it holds: the `buckets` module of this crate).
+///
+/// * **Members:** no limit but the servers' memory: a member costs its
+///   token (its bytes, escaped, plus 2) and its share of a bucket item's
+///   overhead, about 10 bytes for an 8-byte member. 10 million such
+///   members fill about 100 MB of a pool.
+/// * **Member size:** one member's token must fit one item (1 MiB by
+///   default), else [`Error::ValueTooLarge`] before anything is sent.
+/// * **Directory:** about 8 bytes per split bucket: a million buckets
+///   (some 10^10 members) before it reaches the item limit.
+/// * **Order:** members come bucket by bucket (in hash order), each
+///   bucket's in first-insertion order. A set that never split keeps plain
+///   first-insertion order.
+/// * **Behind a proxy or with `-C`** (no CAS) a bucket cannot split: the
+///   set is one bucket, and an add that does not fit is
+///   [`Error::ValueTooLarge`], nothing written.
+/// * **A handle caches the directory.** Keep one `Set` per set and reuse
+///   it: a new handle reads the directory on its first call (one more
+///   round trip).
+///
+/// Sets an mcds before 0.9 wrote (the whole log in the key's one item)
+/// are moved into a root bucket on first use, by CAS. Stop every older
+/// writer of a set first: an older client's append to the directory makes
+/// it [`Error::Corrupt`].
+///
 /// # What a restart or an eviction loses
 ///
-/// A restart or an eviction loses the set's one item: every member, and
-/// adds after the loss start it again. No read can tell a lost set from one
-/// never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+/// A bucket that is evicted, or whose server restarts, is detected: the
+/// directory still lists it, and reads and writes of it fail with
+/// [`Error::Lost`] instead of answering without its members, until the
+/// set is [cleared](Set::clear). A lost **directory** (or every item) is
+/// not detectable: the set reads as empty, and the next add starts a new
+/// one (its old buckets are never read again).
+/// [Why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct Set {
-    store: Arc<dyn Store>,
-    key: Key,
-    codec: Codec,
-    ttl: Ttl,
+    buckets: Buckets,
     compaction: Compaction,
 }
 
-/// CAS attempts of a [`Set::rewrite`] before [`Error::Conflict`]: each
-/// failed attempt saw another client's append land between its read and
-/// its write.
-const REWRITE_ATTEMPTS: u32 = 64;
+/// How many buckets [`Set::members`] and friends read per pipelined batch.
+const PAGE: usize = 512;
 
 fn as_slices<M: AsRef<[u8]>>(members: &[M]) -> Vec<&[u8]> {
     members.iter().map(AsRef::as_ref).collect()
@@ -140,56 +181,62 @@ impl Set {
     /// prefix), with the text codec and no expiry.
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<Set> {
         let scope = scope.into();
-        Ok(Set::with_key(
-            Arc::clone(scope.store()),
-            scope.key("set", name, "log")?,
-        ))
+        let key = scope.key("set", name, "log")?;
+        crate::buckets::check_key(&key)?;
+        Ok(Set::with_key(Arc::clone(scope.store()), key))
     }
 
-    /// A set stored under an explicit key (no prefix is added).
+    /// A set stored under an explicit key (no prefix is added). Its
+    /// buckets add up to 23 bytes to it: a key over 227 bytes fails with
+    /// [`Error::InvalidKey`] on first use.
     pub fn with_key(store: Arc<dyn Store>, key: Key) -> Set {
         Set {
-            store,
-            key,
-            codec: Codec::Text,
-            ttl: Ttl::Never,
+            buckets: Buckets::new(store, key),
             compaction: Compaction::default(),
         }
     }
 
     /// Use `codec` (every reader and writer of the set must agree).
     pub fn with_codec(mut self, codec: Codec) -> Set {
-        self.codec = codec;
+        self.buckets.set_codec(codec);
         self
     }
 
-    /// Expire the set `ttl` after it is created (and after each compaction).
+    /// Expire the set `ttl` after it is created (its buckets a minute
+    /// later, so that the directory goes first and no bucket is missed
+    /// while it lives).
     pub fn with_ttl(mut self, ttl: Ttl) -> Set {
-        self.ttl = ttl;
+        self.buckets.set_ttl(ttl);
         self
     }
 
-    /// When to compact.
+    /// When [`members`](Set::members) compacts a bucket.
     pub fn with_compaction(mut self, compaction: Compaction) -> Set {
         self.compaction = compaction;
         self
     }
 
+    /// Split buckets past `bytes` (default 16 KiB, at least 64): smaller
+    /// buckets make `contains` cheaper and `members` take more items.
+    /// Every writer of a set should use the same size; a different one
+    /// only changes when buckets split, not where members are.
+    pub fn with_bucket_bytes(mut self, bytes: usize) -> Set {
+        self.buckets.set_split_bytes(bytes);
+        self
+    }
+
     /// The codec in use.
     pub fn codec(&self) -> Codec {
-        self.codec
+        self.buckets.codec()
     }
 
-    /// The key the set lives under.
+    /// The key the set's directory lives under.
     pub fn key(&self) -> &Key {
-        &self.key
+        self.buckets.dir()
     }
 
-    fn access(&self, io: Io) -> Access<'_> {
-        Access::new(&*self.store, io)
-    }
-
-    /// Add `members`: one append (creating the set if needed).
+    /// Add `members`: one append per bucket touched, in one pipelined
+    /// batch (creating the set if needed).
     pub fn add<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
         block_on(self.write_io(Io::Blocking, Op::Add, &as_slices(members)))
     }
@@ -211,7 +258,8 @@ impl Set {
         self.write_io(Io::Async, Op::Add, &as_slices(members)).await
     }
 
-    /// Remove `members`: one append; a missing set stays missing.
+    /// Remove `members`: one append per bucket touched; a missing set
+    /// stays missing.
     pub fn remove<M: AsRef<[u8]>>(&self, members: &[M]) -> Result<()> {
         block_on(self.write_io(Io::Blocking, Op::Remove, &as_slices(members)))
     }
@@ -223,134 +271,122 @@ impl Set {
     }
 
     async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
-        if members.is_empty() {
-            return Ok(());
-        }
-        let tokens = self.tokens(op, members);
-        let first = self.access(io).execute(&self.store_op(op, &tokens)).await;
-        self.finish(io, op, members, first).await
+        self.buckets.write(io, op, members).await
     }
 
-    /// The encoded tokens of an add or remove.
-    pub(crate) fn tokens(&self, op: Op, members: &[&[u8]]) -> Vec<u8> {
-        self.codec.encode(op, members)
+    /// The appends that write `members` (empty when the set must be
+    /// created first, or a removal finds no set): tables and sharded sets
+    /// put them in a pipelined batch with their own ops, then hand the
+    /// replies to [`finish`](Self::finish).
+    pub(crate) async fn prepare<'m>(
+        &self,
+        io: Io,
+        op: Op,
+        members: &[&'m [u8]],
+    ) -> Result<Vec<Append<'m>>> {
+        self.buckets.check_sizes(members)?;
+        self.buckets.prepare(io, op, members).await
     }
 
-    /// The store operation that writes `tokens`: `append_or_add` for an
-    /// add, `append` for a remove (a missing set stays missing). Tables and
-    /// sharded sets put it in a pipelined batch.
-    pub(crate) fn store_op<'a>(&'a self, op: Op, tokens: &'a [u8]) -> StoreOp<'a> {
-        match op {
-            Op::Add => StoreOp::AppendOrAdd {
-                key: &self.key,
-                value: tokens,
-                ttl: self.ttl,
-            },
-            Op::Remove => StoreOp::Append {
-                key: &self.key,
-                value: tokens,
-            },
-        }
+    /// The set's directory structure, for [`buckets::prime`](crate::buckets::prime).
+    pub(crate) fn buckets(&self) -> &Buckets {
+        &self.buckets
     }
 
-    /// Handle the result of [`store_op`](Self::store_op) for `members`:
-    /// when the item limit refused the append, [`rewrite`](Self::rewrite)
-    /// the set with the write applied.
+    /// The store operations of `appends`, for a pipelined batch.
+    pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<mcds_core::Op<'a>> {
+        self.buckets.ops(appends)
+    }
+
+    /// Finish a write from the replies of [`prepare`](Self::prepare)'s
+    /// appends: follow splits, create the set, retry what did not land.
     pub(crate) async fn finish(
         &self,
         io: Io,
         op: Op,
         members: &[&[u8]],
-        result: Result<Reply>,
+        appends: Vec<Append<'_>>,
+        results: Vec<Result<Reply>>,
     ) -> Result<()> {
-        match result {
-            Ok(_) => Ok(()),
-            Err(Error::ValueTooLarge { .. }) => self.rewrite(io, op, members).await,
-            Err(e) => Err(e),
-        }
+        self.buckets.finish(io, op, members, appends, results).await
     }
 
-    /// Apply `op` of `members` by rewriting the whole set compacted, by
-    /// CAS: what a write does when the item limit refused its append. The
-    /// dead tokens go, and the write lands if the live members with it fit
-    /// one item; if they do not, nothing is written and the error is
-    /// [`Error::ValueTooLarge`]. A remove always fits (it only shrinks the
-    /// set), so a full set can always shrink. A concurrent append makes
-    /// the CAS fail, and the rewrite starts again from a fresh read (up to
-    /// [`REWRITE_ATTEMPTS`] times, then [`Error::Conflict`], nothing
-    /// written). 2 round trips per attempt. Needs CAS: a store without it
-    /// (`-C`, a proxy) refuses with [`Error::Unsupported`], nothing written.
-    pub(crate) async fn rewrite(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
-        let limit = self.store.item_size_limit();
-        let mut refusal: Option<Error> = None;
-        let mut apply = |current: Option<&[u8]>| -> Option<Vec<u8>> {
-            refusal = None;
-            let mut live = match current.map(|bytes| self.codec.decode(&self.key, bytes)) {
-                None => Vec::new(),
-                Some(Ok(decoded)) => decoded.members,
-                Some(Err(e)) => {
-                    refusal = Some(e);
-                    return None;
-                }
-            };
-            match op {
-                Op::Add => {
-                    let mut have: HashSet<Vec<u8>> = live.iter().cloned().collect();
-                    for &m in members {
-                        if have.insert(m.to_vec()) {
-                            live.push(m.to_vec());
-                        }
-                    }
-                }
-                Op::Remove => {
-                    let gone: HashSet<&[u8]> = members.iter().copied().collect();
-                    current?; // removing from a missing set creates nothing
-                    live.retain(|m| !gone.contains(m.as_slice()));
-                }
-            }
-            let bytes = self.encode_set(&live);
-            if let Err(e) = mcds_core::backend::check_item_size(&self.key, bytes.len(), limit) {
-                refusal = Some(e);
-                return None;
-            }
-            Some(bytes)
-        };
-        self.access(io)
-            .update(&self.key, self.ttl, REWRITE_ATTEMPTS, &mut apply)
+    /// The keys of the first batch of a read of every bucket, and the
+    /// shape they were chosen by (see `ShardedSet::members`).
+    pub(crate) fn first_keys(&self) -> Result<(Vec<Key>, Option<crate::buckets::Shape>)> {
+        self.buckets.first_keys(PAGE)
+    }
+
+    /// [`decoded`](Self::decoded) from the items of its first batch.
+    pub(crate) async fn decoded_from(
+        &self,
+        io: Io,
+        guess: Option<crate::buckets::Shape>,
+        found: Vec<Option<mcds_core::Item>>,
+    ) -> Result<Decoded> {
+        let mut all = Decoded::default();
+        self.buckets
+            .scan_from(io, PAGE, guess, found, &mut |_, _, decoded| {
+                all.members.extend(decoded.members);
+                all.dirtiness += decoded.dirtiness;
+                Ok(())
+            })
             .await?;
-        refusal.map_or(Ok(()), Err)
+        Ok(all)
     }
 
-    /// Read and decode, without compacting.
+    /// Read and decode every bucket, without compacting: the members
+    /// bucket by bucket, and the dead tokens of all.
     #[blocking_and_async(pub)]
-    async fn decoded_io(&self, io: Io) -> Result<Decoded> {
-        match self.access(io).get(&self.key).await? {
-            None => Ok(Decoded::default()),
-            Some(item) => self.codec.decode(&self.key, &item.value),
-        }
+    pub(crate) async fn decoded_io(&self, io: Io) -> Result<Decoded> {
+        let mut all = Decoded::default();
+        self.buckets
+            .scan(io, PAGE, &mut |_, _, decoded| {
+                all.members.extend(decoded.members);
+                all.dirtiness += decoded.dirtiness;
+                Ok(())
+            })
+            .await?;
+        Ok(all)
     }
 
-    /// The members in first-insertion order. One round trip; two when the log
-    /// is dirty enough to compact.
+    /// The members, bucket by bucket (see the [type docs](Set)). One round
+    /// trip for a set this handle has seen before with at most 512
+    /// buckets, one more per 512 buckets, and a CAS per bucket dirty
+    /// enough to compact.
     #[blocking_and_async(pub)]
     pub(crate) async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
-        let access = self.access(io);
-        let Some(item) = access.get(&self.key).await? else {
-            return Ok(Vec::new());
-        };
-        let decoded = self.codec.decode(&self.key, &item.value)?;
-        if self.compaction.due(&decoded) {
+        let mut members = Vec::new();
+        let mut dirty = Vec::new();
+        self.buckets
+            .scan(io, PAGE, &mut |key, item, decoded| {
+                if self.compaction.due(&decoded) {
+                    dirty.push((key.clone(), item.cas, decoded.members.clone()));
+                }
+                members.extend(decoded.members);
+                Ok(())
+            })
+            .await?;
+        for (key, cas, live) in dirty {
             // Best effort: losing the race to an append is harmless.
-            let _ = access
-                .cas(
-                    &self.key,
-                    &self.encode_set(&decoded.members),
-                    self.ttl,
-                    item.cas,
-                )
-                .await;
+            let _ = self.buckets.compact(io, &key, cas, &live).await;
         }
-        Ok(decoded.members)
+        Ok(members)
+    }
+
+    /// The members a page of buckets at a time, with bounded memory: each
+    /// item of the iterator is one bucket's members (in first-insertion
+    /// order), read `page` buckets per pipelined batch. The whole set is
+    /// never held at once; a bucket that splits while the iterator runs is
+    /// read as its children, so no member is skipped or returned twice.
+    pub fn members_iter(&self, page: usize) -> MembersIter<'_> {
+        MembersIter {
+            set: self,
+            page: page.max(1),
+            pending: std::collections::VecDeque::new(),
+            cursor: None,
+            done: false,
+        }
     }
 
     /// The members as text (lossy for non-UTF-8 members).
@@ -364,22 +400,24 @@ impl Set {
             .collect())
     }
 
-    /// Whether `member` is in the set. One round trip.
+    /// Whether `member` is in the set: one round trip, reading one bucket
+    /// (a new handle reads the directory first).
     #[blocking_and_async(pub)]
     pub(crate) async fn contains_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
-        let member = member.as_ref();
-        Ok(self
-            .decoded_io(io)
-            .await?
-            .members
-            .iter()
-            .any(|m| m == member))
+        self.buckets.contains(io, member.as_ref()).await
     }
 
-    /// The number of members. One round trip.
+    /// The number of members: reads every bucket.
     #[blocking_and_async(pub)]
     async fn len_io(&self, io: Io) -> Result<usize> {
-        Ok(self.decoded_io(io).await?.members.len())
+        let mut n = 0;
+        self.buckets
+            .scan(io, PAGE, &mut |_, _, decoded| {
+                n += decoded.members.len();
+                Ok(())
+            })
+            .await?;
+        Ok(n)
     }
 
     /// Whether the set has no members.
@@ -388,35 +426,90 @@ impl Set {
         Ok(self.len_io(io).await? == 0)
     }
 
-    /// Delete the set.
+    /// Delete the set: its buckets and its directory, in one pipelined
+    /// batch after a directory read.
     #[blocking_and_async(pub)]
     pub(crate) async fn clear_io(&self, io: Io) -> Result<()> {
-        self.access(io).delete(&self.key).await.map(drop)
+        self.buckets.clear(io).await
     }
 
-    /// Rewrite the log without dead tokens, by CAS. `Ok(true)` if it was
-    /// rewritten, `Ok(false)` if there was nothing to do or a concurrent
-    /// append won (nothing is lost either way).
+    /// Rewrite every bucket that has dead tokens without them, by CAS.
+    /// `Ok(true)` if any was rewritten; a bucket whose CAS a concurrent
+    /// append beat stays as it was (nothing is lost either way).
     #[blocking_and_async(pub)]
     pub(crate) async fn compact_io(&self, io: Io) -> Result<bool> {
-        let access = self.access(io);
-        let Some(item) = access.get(&self.key).await? else {
-            return Ok(false);
-        };
-        let decoded = self.codec.decode(&self.key, &item.value)?;
-        if decoded.dirtiness == 0 {
-            return Ok(false);
+        let mut dirty = Vec::new();
+        self.buckets
+            .scan(io, PAGE, &mut |key, item, decoded| {
+                if decoded.dirtiness > 0 {
+                    dirty.push((key.clone(), item.cas, decoded.members));
+                }
+                Ok(())
+            })
+            .await?;
+        let mut any = false;
+        for (key, cas, live) in dirty {
+            any |= self.buckets.compact(io, &key, cas, &live).await?;
         }
-        let compacted = self.encode_set(&decoded.members);
-        Ok(matches!(
-            access
-                .cas(&self.key, &compacted, self.ttl, item.cas)
-                .await?,
-            CasOutcome::Stored(_)
-        ))
+        Ok(any)
     }
 
-    fn encode_set(&self, members: &[Vec<u8>]) -> Vec<u8> {
-        self.codec.encode(Op::Add, &as_slices(members))
+    /// One page of buckets from `cursor` (see [`MembersIter`]).
+    async fn page_io(
+        &self,
+        io: Io,
+        cursor: Option<crate::buckets::Cursor>,
+        page: usize,
+    ) -> Result<(Vec<Vec<Vec<u8>>>, Option<crate::buckets::Cursor>)> {
+        self.buckets.page(io, cursor, page).await
+    }
+}
+
+/// The iterator of [`Set::members_iter`]: one item per bucket, its members.
+/// It reads `page` buckets per batch, and holds one page at a time.
+#[derive(Debug)]
+pub struct MembersIter<'s> {
+    set: &'s Set,
+    page: usize,
+    pending: std::collections::VecDeque<Vec<Vec<u8>>>,
+    cursor: Option<crate::buckets::Cursor>,
+    done: bool,
+}
+
+impl MembersIter<'_> {
+    /// The next bucket's members without blocking the thread: `None` at
+    /// the end.
+    pub async fn next_async(&mut self) -> Option<Result<Vec<Vec<u8>>>> {
+        self.next_io(Io::Async).await
+    }
+
+    async fn next_io(&mut self, io: Io) -> Option<Result<Vec<Vec<u8>>>> {
+        loop {
+            if let Some(bucket) = self.pending.pop_front() {
+                return Some(Ok(bucket));
+            }
+            if self.done {
+                return None;
+            }
+            match self.set.page_io(io, self.cursor.take(), self.page).await {
+                Ok((buckets, next)) => {
+                    self.pending.extend(buckets);
+                    self.done = next.is_none();
+                    self.cursor = next;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for MembersIter<'_> {
+    type Item = Result<Vec<Vec<u8>>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        block_on(self.next_io(Io::Blocking))
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcds_core::{Access, Io, Key, Result, Scope, Store, block_on, blocking_and_async, stable_hash};
+use mcds_core::{Access, Io, Result, Scope, Store, block_on, blocking_and_async, stable_hash};
 
 use crate::set::{Codec, Op, Set};
 
@@ -42,9 +42,6 @@ pub struct ShardedSet {
     store: Arc<dyn Store>,
     shards: Vec<Set>,
 }
-
-/// One shard's part of a write: the shard, its members, their tokens.
-type ShardWrite<'s, 'm> = (&'s Set, Vec<&'m [u8]>, Vec<u8>);
 
 impl ShardedSet {
     /// `shards` shards (1 to 4096) with the text codec, in `scope` (a
@@ -131,43 +128,54 @@ impl ShardedSet {
     }
 
     async fn write_io<M: AsRef<[u8]>>(&self, io: Io, op: Op, members: &[M]) -> Result<()> {
-        // (shard, its members, their tokens)
-        let writes: Vec<ShardWrite<'_, '_>> = self
+        let groups: Vec<(&Set, Vec<&[u8]>)> = self
             .shards
             .iter()
             .zip(self.group(members))
             .filter(|(_, group)| !group.is_empty())
-            .map(|(shard, group)| {
-                let tokens = shard.tokens(op, &group);
-                (shard, group, tokens)
-            })
             .collect();
-        let ops: Vec<_> = writes
+        let sets: Vec<_> = groups.iter().map(|(shard, _)| shard.buckets()).collect();
+        crate::buckets::prime(io, &sets).await?;
+        let mut writes = Vec::with_capacity(groups.len());
+        for (shard, group) in &groups {
+            writes.push(shard.prepare(io, op, group).await?);
+        }
+        let ops: Vec<_> = groups
             .iter()
-            .map(|(shard, _, tokens)| shard.store_op(op, tokens))
+            .zip(&writes)
+            .flat_map(|((shard, _), w)| shard.ops(w))
             .collect();
-        let results = self.access(io).pipeline(&ops).await;
-        // Finish every shard (compaction retries), then report the first
+        let mut results = self.access(io).pipeline(&ops).await.into_iter();
+        // Finish every shard (splits, retries), then report the first
         // failure.
         let mut first_error = None;
-        for ((shard, group, _), result) in writes.iter().zip(results) {
-            if let Err(e) = shard.finish(io, op, group, result).await {
+        for ((shard, group), appends) in groups.iter().zip(writes) {
+            let n = shard.ops(&appends).len();
+            let replies: Vec<_> = results.by_ref().take(n).collect();
+            if let Err(e) = shard.finish(io, op, group, appends, replies).await {
                 first_error.get_or_insert(e);
             }
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Every member, shard by shard: one `get_multi`.
+    /// Every member, shard by shard: every shard's directory and the
+    /// buckets this handle last saw, in one batch (one round trip per
+    /// server), and more only for shards that changed shape since.
     #[blocking_and_async(pub)]
     async fn members_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
-        let keys: Vec<Key> = self.shards.iter().map(|s| s.key().clone()).collect();
-        let items = self.access(io).get_multi(&keys).await?;
+        let mut keys = Vec::new();
+        let mut firsts = Vec::with_capacity(self.shards.len());
+        for shard in &self.shards {
+            let (k, guess) = shard.first_keys()?;
+            firsts.push((k.len(), guess));
+            keys.extend(k);
+        }
+        let mut found = self.access(io).get_multi(&keys).await?.into_iter();
         let mut out = Vec::new();
-        for (shard, item) in self.shards.iter().zip(items) {
-            if let Some(item) = item {
-                out.extend(shard.codec().decode(shard.key(), &item.value)?.members);
-            }
+        for (shard, (n, guess)) in self.shards.iter().zip(firsts) {
+            let items: Vec<_> = found.by_ref().take(n).collect();
+            out.extend(shard.decoded_from(io, guess, items).await?.members);
         }
         Ok(out)
     }
@@ -202,18 +210,12 @@ impl ShardedSet {
         Ok(())
     }
 
-    /// Delete every shard: one pipelined batch (one round trip per server).
+    /// Delete every shard (each its directory read, then its buckets).
     #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
-        let ops: Vec<mcds_core::Op<'_>> = self
-            .shards
-            .iter()
-            .map(|s| mcds_core::Op::Delete(s.key()))
-            .collect();
-        self.access(io)
-            .pipeline(&ops)
-            .await
-            .into_iter()
-            .try_for_each(|r| r.map(drop))
+        for shard in &self.shards {
+            shard.clear_io(io).await?;
+        }
+        Ok(())
     }
 }

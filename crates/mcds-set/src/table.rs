@@ -97,6 +97,13 @@ impl Table {
         Ok(table)
     }
 
+    /// Split the member list's buckets past `bytes` (see
+    /// [`Set::with_bucket_bytes`]).
+    pub fn with_bucket_bytes(mut self, bytes: usize) -> Table {
+        self.list = self.list.with_bucket_bytes(bytes);
+        self
+    }
+
     /// The key of `member`'s entry: `v:<member>` when the member is UTF-8,
     /// key-safe, 1 to 150 bytes and does not start with `#`; otherwise
     /// `v:#<XXH3-128 hex>`.
@@ -148,7 +155,6 @@ impl Table {
         // append goes in the same batch and would list a member that has no
         // value.
         mcds_core::backend::check_item_size(&key, value.len(), self.store.item_size_limit())?;
-        let tokens = self.list.tokens(Op::Add, &[member]);
         // A `replace` or an `add`, not a `set`: memcached unlinks the old
         // item when it cannot allocate a `set`'s new one (memory full under
         // `-M`), so a refused `set` would lose the row's previous value;
@@ -172,15 +178,24 @@ impl Table {
         // an existing one 2.
         let (mut next, mut then) = (add, replace);
         let access = self.access(io);
-        let [mut written, list] = access
-            .run_pipeline([next, self.list.store_op(Op::Add, &tokens)])
-            .await?;
+        let appends = self.list.prepare(io, Op::Add, &[member]).await?;
+        let mut ops = vec![next];
+        ops.extend(self.list.ops(&appends));
+        let mut replies = access.pipeline(&ops).await.into_iter();
+        let mut written = replies
+            .next()
+            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())));
+        let list: Vec<_> = replies.collect();
         // The member's listing first: when the list cannot take it (the
         // item limit, even rewritten without its dead tokens), the row must
         // not change either. A new row the `add` stored is taken back (by
         // its CAS id: a later writer's value stays); an existing one was
         // not written yet, and is not.
-        if let Err(e) = self.list.finish(io, Op::Add, &[member], list).await {
+        if let Err(e) = self
+            .list
+            .finish(io, Op::Add, &[member], appends, list)
+            .await
+        {
             if let Ok(Reply::Stored(Stored::Stored(cas))) = written {
                 access.delete_cas(&key, cas).await.map_err(|undo| {
                     Error::Ambiguous {
@@ -235,17 +250,18 @@ impl Table {
     async fn delete_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
         let member = member.as_ref();
         let key = self.member_key(member)?;
-        let tokens = self.list.tokens(Op::Remove, &[member]);
-        let [existed, list] = self
-            .access(io)
-            .run_pipeline([
-                StoreOp::Delete(&key),
-                self.list.store_op(Op::Remove, &tokens),
-            ])
+        let appends = self.list.prepare(io, Op::Remove, &[member]).await?;
+        let mut ops = vec![StoreOp::Delete(&key)];
+        ops.extend(self.list.ops(&appends));
+        let mut replies = self.access(io).pipeline(&ops).await.into_iter();
+        let existed = replies
+            .next()
+            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))?
+            .applied()?;
+        let list: Vec<_> = replies.collect();
+        self.list
+            .finish(io, Op::Remove, &[member], appends, list)
             .await?;
-        let existed = existed?.applied()?;
-        // A full list takes the removal by a rewrite (it only shrinks).
-        self.list.finish(io, Op::Remove, &[member], list).await?;
         Ok(existed)
     }
 

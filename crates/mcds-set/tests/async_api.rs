@@ -240,14 +240,14 @@ fn concurrent_adds_on_memcached() {
     concurrent_adds(Arc::new(MemcachedStore::connect(&server.addr()).unwrap()));
 }
 
-/// An add that overflows the item compacts and writes again, in the async
-/// mode too.
+/// A set an older mcds wrote in one item, full of dead tokens: the first
+/// async add moves it into a bucket, and compacts the bucket when the item
+/// limit refuses the append.
 #[test]
-fn async_add_compacts_a_full_item() {
+fn async_add_moves_an_old_full_item_and_compacts_it() {
     let store = Arc::new(MemoryStore::builder().item_size_limit(400).build());
     let set = Set::new(Arc::clone(&store) as Arc<dyn Store>, "full").unwrap();
-    // Fill the item with dead tokens, bypassing the set (which would
-    // compact).
+    // Fill the item with dead tokens, bypassing the set.
     store.set(set.key(), b"+x -x ", Ttl::Never).unwrap();
     loop {
         match store.append(set.key(), b"+x -x ") {

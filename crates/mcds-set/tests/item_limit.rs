@@ -1,5 +1,6 @@
-//! Sets and tables at the item limit: a write either applies whole and
-//! returns `Ok`, or applies nothing and returns the error.
+//! Sets and tables past the item limit: they split into more items and
+//! lose nothing; a member too large for any item is refused whole, with
+//! nothing written.
 
 use std::sync::Arc;
 
@@ -16,97 +17,86 @@ fn member(i: usize, len: usize) -> Vec<u8> {
     format!("{i:0>len$}").into_bytes()
 }
 
-/// A set filled with live members (nothing to compact): a remove still
-/// goes through, by a compacting rewrite (before, it was refused, so a
-/// full set could never shrink), and frees room for the refused add.
-fn full_set(store: Arc<dyn Store>, len: usize) {
-    let set = Set::new(store, "full").unwrap();
-    let mut acknowledged = Vec::new();
-    let refused = loop {
-        let m = member(acknowledged.len(), len);
-        match set.add(&[&m]) {
-            Ok(()) => acknowledged.push(m),
-            Err(Error::ValueTooLarge { .. }) => break m,
-            Err(e) => panic!("{e}"),
-        }
-        assert!(acknowledged.len() < 100_000, "the set never filled");
-    };
-    assert_eq!(
-        set.members().unwrap(),
-        acknowledged,
-        "the refused add is not in"
-    );
-    let gone = acknowledged.remove(0);
-    set.remove(&[&gone]).unwrap();
-    assert_eq!(set.members().unwrap(), acknowledged);
-    set.add(&[&refused]).unwrap();
-    acknowledged.push(refused);
-    assert_eq!(set.members().unwrap(), acknowledged);
-}
-
-/// A table whose member list fills its item: a new member is refused
-/// whole (no row is left that `has` sees and `keys` never lists); a new
-/// value for a listed member is written; a delete unlists and deletes,
-/// both (before: refused but the row gone, and still listed).
-fn full_table(store: Arc<dyn Store>, len: usize) {
-    let table = Table::new(store, "full").unwrap();
-    let mut acknowledged = Vec::new();
-    let refused = loop {
-        let m = member(acknowledged.len(), len);
-        match table.set(&m, b"v") {
-            Ok(()) => acknowledged.push(m),
-            Err(Error::ValueTooLarge { .. }) => break m,
-            Err(e) => panic!("{e}"),
-        }
-        assert!(acknowledged.len() < 100_000, "the table never filled");
-    };
-    assert!(!table.has(&refused).unwrap(), "a refused member has a row");
+/// Members worth three items go in, one add at a time and in batches; all
+/// of them read back, removals shrink it, and a member larger than an item
+/// is refused with nothing written.
+fn grows(store: Arc<dyn Store>, len: usize) {
+    let limit = store.item_size_limit();
+    let n = 3 * limit / len;
+    let set = Set::new(Arc::clone(&store), "grows").unwrap();
+    let members: Vec<Vec<u8>> = (0..n).map(|i| member(i, len)).collect();
+    for m in &members[..n / 2] {
+        set.add(&[m]).unwrap();
+    }
+    for chunk in members[n / 2..].chunks(37) {
+        set.add(chunk).unwrap();
+    }
+    let mut got = set.members().unwrap();
+    got.sort();
+    assert_eq!(got, members, "every member of {n} ({} bytes each)", len);
+    assert!(set.contains(&members[n - 1]).unwrap());
+    set.remove(&members[..n / 3]).unwrap();
+    assert_eq!(set.len().unwrap(), n - n / 3);
+    assert!(!set.contains(&members[0]).unwrap());
+    let huge = vec![b'h'; limit + 1];
     assert!(matches!(
-        table.set(&refused, b"w"),
+        set.add(&[&huge]),
         Err(Error::ValueTooLarge { .. })
     ));
-    assert!(!table.has(&refused).unwrap(), "a refused retry left a row");
-    assert_eq!(table.keys().unwrap(), acknowledged);
-    // A listed member's new value: written, and Ok.
-    table.set(&acknowledged[0], b"new").unwrap();
-    assert_eq!(table.get(&acknowledged[0]).unwrap(), Some(b"new".to_vec()));
-    // A delete from the full list: gone and unlisted.
-    let gone = acknowledged.remove(1);
-    assert!(table.delete(&gone).unwrap());
-    assert!(!table.has(&gone).unwrap());
-    assert_eq!(table.keys().unwrap(), acknowledged);
-    // The room it freed takes the refused member.
-    table.set(&refused, b"w").unwrap();
-    acknowledged.push(refused.clone());
-    assert_eq!(table.keys().unwrap(), acknowledged);
-    assert_eq!(table.get(&refused).unwrap(), Some(b"w".to_vec()));
-    assert_eq!(table.entries().unwrap().len(), acknowledged.len());
+    assert!(!set.contains(&huge).unwrap(), "a refused member is not in");
+    assert_eq!(set.len().unwrap(), n - n / 3);
+}
+
+/// A table past one item of members: every row listed; a member whose
+/// list token cannot fit an item is refused before its row is written.
+fn table_grows(store: Arc<dyn Store>, len: usize) {
+    let limit = store.item_size_limit();
+    let n = 3 * limit / len;
+    let table = Table::new(Arc::clone(&store), "grows").unwrap();
+    let members: Vec<Vec<u8>> = (0..n).map(|i| member(i, len)).collect();
+    for m in &members {
+        table.set(m, b"v").unwrap();
+    }
+    let mut keys = table.keys().unwrap();
+    keys.sort();
+    assert_eq!(keys, members);
+    assert_eq!(table.entries().unwrap().len(), n);
+    assert!(table.delete(&members[1]).unwrap());
+    assert!(!table.has(&members[1]).unwrap());
+    assert_eq!(table.keys().unwrap().len(), n - 1);
+    let huge = vec![b'h'; limit + 1];
+    assert!(matches!(
+        table.set(&huge, b"w"),
+        Err(Error::ValueTooLarge { .. })
+    ));
+    assert!(!table.has(&huge).unwrap(), "a refused member has a row");
+    assert_eq!(table.keys().unwrap().len(), n - 1);
 }
 
 #[test]
-fn a_full_set_still_shrinks_on_memory() {
-    full_set(
+fn a_set_grows_past_the_item_limit_on_memory() {
+    grows(
         Arc::new(MemoryStore::builder().item_size_limit(4096).build()),
         100,
     );
 }
 
 #[test]
-fn a_full_set_still_shrinks_on_memcached() {
+fn a_set_grows_past_the_item_limit_on_memcached() {
     let server = MemcachedServer::start_default();
-    full_set(memcached(&server), 1000);
+    grows(memcached(&server), 1000);
 }
 
 #[test]
-fn a_full_table_refuses_a_new_member_whole_on_memory() {
-    full_table(
+fn a_table_grows_past_the_item_limit_on_memory() {
+    table_grows(
         Arc::new(MemoryStore::builder().item_size_limit(4096).build()),
         100,
     );
 }
 
 #[test]
-fn a_full_table_refuses_a_new_member_whole_on_memcached() {
+fn a_table_grows_past_the_item_limit_on_memcached() {
     let server = MemcachedServer::start_default();
-    full_table(memcached(&server), 1000);
+    table_grows(memcached(&server), 1000);
 }

@@ -41,12 +41,11 @@ fn round_trips_on_memcached() {
         1,
         "members, clean enough"
     );
-    let dirty = Set::new(Arc::clone(&store), "rt")
-        .unwrap()
-        .with_compaction(Compaction {
-            min_dirt: 0,
-            ratio: 0.0,
-        });
+    // A clone shares the handle's cached directory.
+    let dirty = set.clone().with_compaction(Compaction {
+        min_dirt: 0,
+        ratio: 0.0,
+    });
     assert_eq!(
         rt(|| drop(dirty.members().unwrap())),
         2,
@@ -85,7 +84,10 @@ fn round_trips_on_memcached() {
 
     let table = Table::new(Arc::clone(&store), "trt").unwrap();
     let table_first = rt(|| table.set("ann", b"1").unwrap());
-    assert!(table_first <= 2, "first Table::set: {table_first}");
+    assert!(
+        table_first <= 4,
+        "first Table::set of a new handle: the directory read, the row, the root bucket, the directory: {table_first}"
+    );
     assert_eq!(rt(|| table.set("bob", b"2").unwrap()), 1, "Table::set");
     assert_eq!(
         rt(|| table.set("bob", b"3").unwrap()),
@@ -206,43 +208,36 @@ fn compaction_racing_with_adds_loses_nothing() {
 }
 
 #[test]
-fn near_the_item_limit_is_a_clear_error_and_nothing_is_lost() {
+fn a_set_past_the_item_limit_splits_and_every_acknowledged_member_is_there() {
     let server = MemcachedServer::start_default();
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let set = Set::new(Arc::clone(&store), "big").unwrap();
     let mut acknowledged = Vec::new();
-    let err = loop {
+    for _ in 0..25 {
         let batch: Vec<String> = (0..100)
             .map(|i| format!("{:0>990}", acknowledged.len() + i))
             .collect();
-        match set.add(&batch) {
-            Ok(()) => acknowledged.extend(batch),
-            Err(e) => break e,
-        }
-        assert!(acknowledged.len() < 2000, "never hit the limit");
-    };
-    assert!(matches!(err, Error::ValueTooLarge { .. }), "{err}");
-    let members = set.members_utf8().unwrap();
+        set.add(&batch).unwrap();
+        acknowledged.extend(batch);
+    }
+    // 2.5 MB of members: more than two items' worth.
+    let mut members = set.members_utf8().unwrap();
+    members.sort();
     assert_eq!(
         members, acknowledged,
         "every acknowledged member is there, nothing else"
     );
-    // A write that overflows a dirty log compacts it and goes through.
-    let full = Set::new(Arc::clone(&store), "full").unwrap();
-    let members: Vec<String> = (0..900).map(|i| format!("{i:0>990}")).collect();
-    for chunk in members.chunks(100) {
-        full.add(chunk).unwrap();
+    // Removals past the limit go through, and adds after them.
+    for chunk in acknowledged[..1500].chunks(50) {
+        set.remove(chunk).unwrap();
     }
-    for chunk in members[..600].chunks(50) {
-        full.remove(chunk).unwrap(); // overflows around the 3rd batch: compacts
-    }
-    assert_eq!(full.members_utf8().unwrap(), members[600..].to_vec());
-    full.add(&members[..300]).unwrap();
-    assert_eq!(full.len().unwrap(), 600);
-    // A sharded set holds what one item cannot.
+    assert_eq!(set.len().unwrap(), 1000);
+    set.add(&acknowledged[..300]).unwrap();
+    assert_eq!(set.len().unwrap(), 1300);
+    // A sharded set's shards grow the same way.
     let sharded = ShardedSet::new(Arc::clone(&store), "big", 4).unwrap();
     sharded.add(&acknowledged).unwrap();
-    sharded.add(&acknowledged).unwrap(); // duplicates are dirt, still fits
+    sharded.add(&acknowledged).unwrap(); // duplicates are dirt
     assert_eq!(sharded.len().unwrap(), acknowledged.len());
 }
 
@@ -259,12 +254,15 @@ fn sharded_set_on_a_pool() {
         t.round_trips <= 3,
         "ShardedSet::add: one round trip per server, {t:?}"
     );
-    assert_eq!(t.commands, 16, "one append per shard");
+    assert!(
+        (16..=32).contains(&t.commands),
+        "one append per shard, and now and then a bucket read back: {t:?}"
+    );
     let (got, t) = traffic::measure(|| set.members().unwrap());
     assert_eq!(got.len(), 500);
     assert!(
-        t.round_trips <= 3,
-        "one get_multi: at most one round trip per server"
+        t.round_trips <= 16,
+        "one batch per shard (each its directory and buckets): {t:?}"
     );
     assert!(set.contains("u999").unwrap() && !set.contains("u0").unwrap());
 }

@@ -282,6 +282,68 @@ pub fn set(store: Arc<dyn Store>, name: &str, id: u64, rounds: u64) -> Result<St
     Ok(format!("set {id} kept {}", rounds * 5))
 }
 
+/// Which structure a [`grow`] worker writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grown {
+    /// A [`Set`] (`add`, `remove`, `contains`).
+    Set,
+    /// A [`mcds_set::Table`] (`set`, `delete`, `has`): its member list is
+    /// a growing set.
+    Table,
+}
+
+/// The buckets of a [`grow`] workload's set: 512 bytes, so that a few
+/// thousand members split them hundreds of times while the writers run.
+pub const GROW_BUCKET_BYTES: usize = 512;
+
+/// One writer of a structure whose buckets split while it runs: `rounds`
+/// rounds of adding 8 members `"<id>:<n>"` (one batch for a set, one call
+/// each for a table), removing the odd ones, and checking that every
+/// member it added in the previous round reads as present or absent as it
+/// should. Prints `grow <id> kept <n> wrong <reads that were wrong>`.
+pub fn grow(
+    store: Arc<dyn Store>,
+    what: Grown,
+    name: &str,
+    id: u64,
+    rounds: u64,
+) -> Result<String> {
+    let set = Set::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
+    let table =
+        mcds_set::Table::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
+    let mut wrong = 0;
+    let mut previous: Vec<String> = Vec::new();
+    for round in 0..rounds {
+        let batch: Vec<String> = (0..8).map(|i| format!("{id}:{}", round * 8 + i)).collect();
+        let odd: Vec<&String> = batch.iter().skip(1).step_by(2).collect();
+        match what {
+            Grown::Set => {
+                set.add(&batch)?;
+                set.remove(&odd)?;
+            }
+            Grown::Table => {
+                for m in &batch {
+                    table.set(m, m.as_bytes())?;
+                }
+                for m in &odd {
+                    table.delete(m)?;
+                }
+            }
+        }
+        for (i, m) in previous.iter().enumerate() {
+            let present = match what {
+                Grown::Set => set.contains(m)?,
+                Grown::Table => table.has(m)?,
+            };
+            if present != (i % 2 == 0) {
+                wrong += 1;
+            }
+        }
+        previous = batch;
+    }
+    Ok(format!("grow {id} kept {} wrong {wrong}", rounds * 4))
+}
+
 /// What one [`mixed`] worker did, as printed on its line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MixedReport {

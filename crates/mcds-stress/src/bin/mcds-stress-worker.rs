@@ -3,6 +3,8 @@
 //! * `counter NAME THREADS N`
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
+//! * `grow set|table NAME ID ROUNDS`: [`mcds_stress::grow`], a structure
+//!   whose buckets split while 4 writers run.
 //! * `mixed NAME ID SECS`
 //! * `cmap-race NAME ID ROUNDS`: [`mcds_stress::counter_map_race`].
 //! * `timeseries NAME ID T0_MS THREADS N`: records into a time series; prints
@@ -16,7 +18,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -35,6 +37,18 @@ fn main() -> ExitCode {
             }
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
         },
+        (Some(servers), Some("grow"), Some(what)) => {
+            let what = match what.as_str() {
+                "set" => Some(mcds_stress::Grown::Set),
+                "table" => Some(mcds_stress::Grown::Table),
+                _ => None,
+            };
+            match (what, args.get(3), number(4), number(5)) {
+                (Some(what), Some(name), Some(id), Some(rounds)) => mcds_stress::connect(servers)
+                    .and_then(|s| mcds_stress::grow(s, what, name, id, rounds)),
+                _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+            }
+        }
         (Some(servers), Some("mixed"), Some(name)) => match (number(3), number(4)) {
             (Some(id), Some(secs)) => mcds_stress::connect(servers)
                 .and_then(|s| mcds_stress::mixed(s, name, id, secs))

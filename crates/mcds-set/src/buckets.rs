@@ -1,0 +1,1353 @@
+//! How a [`Set`](crate::Set) grows past one item: a directory item and
+//! buckets that split in two as they fill (extendible hashing over
+//! memcached items).
+//!
+//! ## Layout
+//!
+//! * The **directory**, under the set's key: `b1 <id> ` and then one token
+//!   `s<depth>.<index hex> ` per bucket that was split. `<id>` (8 random
+//!   hex digits) names this life of the set: a set that is cleared, or
+//!   whose directory is lost, starts again under a new id, so no bucket
+//!   name is ever used twice.
+//! * **Buckets**, under `<set key>.<id>.<depth>.<index hex>`: each an
+//!   append-only log in the set's [`Codec`]. A member belongs to the bucket
+//!   whose index is the top `depth` bits of its XXH3-64 hash; the root
+//!   `0.0` holds every member until it splits into `1.0` and `1.1`, and so
+//!   on. A member's bucket is the deepest one on its hash's path that the
+//!   directory does not record as split.
+//!
+//! ## Why nothing is lost or listed twice while a bucket splits
+//!
+//! Writers append to a bucket blind (one round trip, no read), so the only
+//! way to stop a writer that does not know about a split is to make its
+//! append fail: memcached refuses an `append` to a missing item. A split
+//! therefore ends by deleting the bucket, by CAS, with the CAS id it read:
+//!
+//! 1. read the two children's CAS ids (or that they are missing);
+//! 2. read the bucket (value and CAS id);
+//! 3. write the live members into the children: `add` a missing child, `cas`
+//!    an existing one (left by a split that gave up) with the id of step 1;
+//! 4. delete the bucket with the CAS id of step 2;
+//! 5. append `s<depth>.<index> ` to the directory.
+//!
+//! The delete succeeds only if no append landed since step 2, so the
+//! children hold exactly what the bucket held. Two splitters of one bucket
+//! cannot leave different copies: step 1 comes before step 2, so a later
+//! splitter read the bucket after an earlier one wrote the children, and
+//! its `cas` of them fails unless it read the same bucket (then both wrote
+//! the same bytes). A split gives up when a child's write fails (another
+//! splitter is at work: what it wrote stays, since the other may finish
+//! with it) or when step 4 finds the bucket changed (it then deletes the
+//! children it wrote, by their CAS ids, which fail if another splitter
+//! took them over). A step 4 that finds the bucket gone means the other
+//! splitter finished with the same children: step 5 follows. Children a
+//! split left behind belong to a live bucket, are never read, and the
+//! next split overwrites them.
+//!
+//! After step 4, an append to the old bucket answers NOT_STORED. The writer
+//! reads the directory again; if step 5 has not happened yet (a splitter
+//! that stopped between 4 and 5), it finds the children and appends the
+//! directory token itself. A bucket that is missing with no children is
+//! **lost** (evicted, or its server restarted): writes and reads of it
+//! fail with [`Error::Lost`] rather than answering without the members it
+//! held, until the set is cleared.
+//!
+//! Only two kinds of writer create buckets: the one that creates a set's
+//! directory (the root, under a fresh id that no one else knows until the
+//! directory names it, and before the directory exists), and a splitter
+//! (the children). A writer never re-creates a bucket it found missing, so
+//! a split bucket cannot come back.
+//!
+//! ## When a bucket splits
+//!
+//! After an append of `n` bytes, a writer reads the bucket with probability
+//! `8·n / split_bytes`: on average once per eighth of a bucket appended, by
+//! any writer. A bucket over `split_bytes` splits; one whose live members
+//! fill less than half of it (dead tokens from removals) is compacted
+//! instead. An append that the item limit refuses splits the bucket at
+//! once. No read or write waits for a split: a reader that meets a split
+//! mid-way follows it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use mcds_core::{
+    Access, CasOutcome, DeleteOutcome, Error, Io, Item, Key, Op as StoreOp, Reply, Result, Store,
+    Stored, Ttl, stable_hash,
+};
+use parking_lot::Mutex;
+
+use crate::codec::{Decoded, Op};
+use crate::set::Codec;
+
+/// The bucket size past which a bucket splits (16 KiB): a member read
+/// moves at most about this much.
+pub(crate) const DEFAULT_SPLIT_BYTES: usize = 16 * 1024;
+
+/// The deepest bucket: 2^40 buckets, far past any pool's memory.
+const MAX_DEPTH: u8 = 40;
+
+/// The longest suffix a bucket key adds to the set's key:
+/// `.<8 hex>.<2 digits>.<10 hex>`.
+pub(crate) const BUCKET_SUFFIX_LEN: usize = 1 + 8 + 1 + 2 + 1 + 10;
+
+/// Rounds of "route, append, follow a split" before [`Error::Conflict`].
+const MAX_ROUNDS: u32 = 64;
+
+/// Draws of a new set's id that look for a root on the directory's server.
+const COLOCATE_TRIES: u32 = 16;
+
+/// The directory's first token.
+const MAGIC: &[u8] = b"b1 ";
+
+/// A bucket: its depth and its index (the top `depth` bits of a member's
+/// hash).
+pub(crate) type Bucket = (u8, u64);
+
+/// The bucket index of `hash` at `depth`: its top `depth` bits.
+fn index_at(hash: u64, depth: u8) -> u64 {
+    if depth == 0 {
+        0
+    } else {
+        hash >> (64 - u32::from(depth))
+    }
+}
+
+fn children((depth, index): Bucket) -> [Bucket; 2] {
+    [(depth + 1, index << 1), (depth + 1, index << 1 | 1)]
+}
+
+/// What a set's directory says: the life's id, whether it expires, and the
+/// split buckets. Cheap to clone (a handle clones it for every operation):
+/// the split set is shared, copied only when a split is recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    id: Arc<str>,
+    /// Created with a TTL (the directory's `t` token): every operation
+    /// reads the directory too, since the buckets outlive it.
+    expiring: bool,
+    split: Arc<HashSet<Bucket>>,
+}
+
+impl Shape {
+    fn new(id: &str, expiring: bool) -> Shape {
+        Shape {
+            id: id.into(),
+            expiring,
+            split: Arc::default(),
+        }
+    }
+
+    /// The header of a new directory: `b1 <id> ` and `t ` if it expires.
+    fn header(id: &str, expiring: bool) -> Vec<u8> {
+        let mut header = [MAGIC, id.as_bytes(), b" "].concat();
+        if expiring {
+            header.extend_from_slice(b"t ");
+        }
+        header
+    }
+
+    /// The directory's bytes: `b1 <id> ` and the split tokens.
+    fn parse(bytes: &[u8]) -> std::result::Result<Shape, String> {
+        let rest = bytes
+            .strip_prefix(MAGIC)
+            .ok_or("a set directory starts with `b1 `")?;
+        let text = std::str::from_utf8(rest).map_err(|_| "a set directory is ASCII")?;
+        let mut tokens = text.split(' ').filter(|t| !t.is_empty());
+        let id = tokens.next().ok_or("a set directory names its id")?;
+        if id.len() != 8 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "a set directory's id is 8 hex digits; found {id:?}"
+            ));
+        }
+        let mut shape = Shape::new(id, false);
+        for token in tokens {
+            if token == "t" {
+                shape.expiring = true;
+                continue;
+            }
+            let bucket = token
+                .strip_prefix('s')
+                .and_then(|t| t.split_once('.'))
+                .and_then(|(d, i)| Some((d.parse::<u8>().ok()?, u64::from_str_radix(i, 16).ok()?)))
+                .filter(|&(d, i)| d < MAX_DEPTH && (d == 0 || i >> d == 0))
+                .ok_or_else(|| {
+                    format!("a set directory token is s<depth>.<hex index>; found {token:?}")
+                })?;
+            shape.record(bucket);
+        }
+        Ok(shape)
+    }
+
+    /// Record `bucket` as split, with every bucket above it (a bucket
+    /// exists only once its parent split, whatever order the directory's
+    /// tokens were appended in).
+    fn record(&mut self, (depth, index): Bucket) {
+        if self.split.contains(&(depth, index)) {
+            return;
+        }
+        let split = Arc::make_mut(&mut self.split);
+        for d in (0..=depth).rev() {
+            if !split.insert((d, index >> (depth - d))) {
+                break;
+            }
+        }
+    }
+
+    fn token((depth, index): Bucket) -> String {
+        format!("s{depth}.{index:x} ")
+    }
+
+    /// The bucket that holds members of hash `hash`.
+    fn leaf(&self, hash: u64) -> Bucket {
+        let mut depth = 0;
+        while depth < MAX_DEPTH && self.split.contains(&(depth, index_at(hash, depth))) {
+            depth += 1;
+        }
+        (depth, index_at(hash, depth))
+    }
+
+    /// Every bucket that holds members, in hash order.
+    fn leaves(&self) -> Vec<Bucket> {
+        self.leaves_under((0, 0))
+    }
+
+    /// The buckets that hold members of `top`'s hash range, in hash order.
+    fn leaves_under(&self, top: Bucket) -> Vec<Bucket> {
+        let mut out = Vec::new();
+        let mut stack = vec![top];
+        while let Some(b) = stack.pop() {
+            if self.split.contains(&b) && b.0 < MAX_DEPTH {
+                let [low, high] = children(b);
+                stack.push(high);
+                stack.push(low);
+            } else {
+                out.push(b);
+            }
+        }
+        out
+    }
+}
+
+/// Read, in one batch, the directories of the `sets` whose handles have
+/// not read theirs yet (a sharded set's shards), so that routing their
+/// writes costs one round trip, not one per set.
+pub(crate) async fn prime(io: Io, sets: &[&Buckets]) -> Result<()> {
+    let unknown: Vec<&Buckets> = sets
+        .iter()
+        .copied()
+        .filter(|b| matches!(*b.shape.lock(), Known::Unknown))
+        .collect();
+    let Some(first) = unknown.first() else {
+        return Ok(());
+    };
+    let keys: Vec<Key> = unknown.iter().map(|b| b.dir.clone()).collect();
+    let items = first.access(io).get_multi(&keys).await?;
+    for (b, item) in unknown.iter().zip(items) {
+        // An old one-item log stays unknown: the set's own read moves it.
+        if let Ok(shape) = b.shape_of(item.as_ref())? {
+            b.remember(shape);
+        }
+    }
+    Ok(())
+}
+
+/// [`Error::InvalidKey`] unless `dir` leaves room for a bucket's suffix.
+pub(crate) fn check_key(dir: &Key) -> Result<()> {
+    dir.with_suffix([b'x'; BUCKET_SUFFIX_LEN])
+        .map(drop)
+        .map_err(|_| Error::InvalidKey {
+            key: dir.display(),
+            reason: "a set's key leaves room for its buckets' suffix (23 bytes) within 250 bytes",
+        })
+}
+
+/// Where a paged read of a set stands: the set's life and the first hash
+/// not read yet.
+#[derive(Clone, Debug)]
+pub(crate) struct Cursor {
+    id: Arc<str>,
+    from: u64,
+}
+
+/// The first hash of `bucket`'s range, and its last.
+fn range((depth, index): Bucket) -> (u64, u64) {
+    if depth == 0 {
+        return (0, u64::MAX);
+    }
+    let start = index << (64 - u32::from(depth));
+    (start, start | (u64::MAX >> u32::from(depth)))
+}
+
+/// A set's buckets: the directory, a cached copy of its shape, and the
+/// split and routing logic (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct Buckets {
+    store: Arc<dyn Store>,
+    dir: Key,
+    codec: Codec,
+    ttl: Ttl,
+    split_bytes: usize,
+    /// The directory as last read (shared by clones of the handle).
+    shape: Arc<Mutex<Known>>,
+}
+
+/// What a handle knows of its set's directory.
+#[derive(Clone, Debug)]
+enum Known {
+    /// Not read yet.
+    Unknown,
+    /// Missing when last read (or cleared by this handle): a write creates
+    /// the set without reading first; a read still looks.
+    Missing,
+    /// As last read or changed by this handle.
+    Shape(Shape),
+}
+
+/// What a write of one bucket's members came to.
+enum Landed {
+    Done,
+    /// Route these members again (the bucket split or the set is new).
+    Again,
+}
+
+/// A planned append: the bucket, its key, the members and their tokens.
+pub(crate) struct Append<'m> {
+    bucket: Bucket,
+    key: Key,
+    members: Vec<&'m [u8]>,
+    tokens: Vec<u8>,
+    /// Read the bucket back in the same batch, to see whether it is due
+    /// to split (sampled: see the module docs).
+    probe: bool,
+}
+
+impl Append<'_> {
+    /// The store operations: the probe's `get` when sampled, then the
+    /// append (tables and sharded sets put them in a pipelined batch with
+    /// their own). The `get` goes first: a batch is cut after an append
+    /// followed by an op on its key (the append may need finishing), and
+    /// the bucket read just before the append tells its size as well.
+    pub(crate) fn ops(&self) -> impl Iterator<Item = StoreOp<'_>> {
+        let append = StoreOp::Append {
+            key: &self.key,
+            value: &self.tokens,
+        };
+        self.probe
+            .then_some(StoreOp::Get(&self.key))
+            .into_iter()
+            .chain(std::iter::once(append))
+    }
+
+    fn op_count(&self) -> usize {
+        1 + usize::from(self.probe)
+    }
+}
+
+impl Buckets {
+    /// The operations of `appends`, in order: with a TTL, a read of the
+    /// directory first, so that a write finds out in the same round trip
+    /// that the set it routed by has expired (its buckets outlive it by a
+    /// minute: see [`bucket_ttl`](Self::bucket_ttl)).
+    pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<StoreOp<'a>> {
+        let check = (self.checks_life() && !appends.is_empty()).then_some(StoreOp::Get(&self.dir));
+        check
+            .into_iter()
+            .chain(appends.iter().flat_map(Append::ops))
+            .collect()
+    }
+
+    /// Whether each operation reads the directory too: a set made with a
+    /// TTL (by this handle or, as its directory says, by another) has
+    /// buckets that outlive the directory, so a cached shape can name
+    /// buckets of a set that has expired.
+    fn checks_life(&self) -> bool {
+        self.ttl != Ttl::Never || self.cached().is_some_and(|s| s.expiring)
+    }
+
+    /// Whether the directory `item` read in an operation's batch is still
+    /// the life `id` (else the cached shape is forgotten and read again).
+    fn same_life(&self, item: Result<Option<Item>>, id: &str) -> Result<bool> {
+        // An old one-item log reads as no life: it is moved on the next read.
+        let shape: Option<Shape> = self.shape_of(item?.as_ref())?.unwrap_or_default();
+        let same = shape.as_ref().is_some_and(|s| &*s.id == id);
+        if !same {
+            *self.shape.lock() = Known::Unknown;
+        }
+        Ok(same)
+    }
+
+    pub(crate) fn new(store: Arc<dyn Store>, dir: Key) -> Buckets {
+        Buckets {
+            store,
+            dir,
+            codec: Codec::Text,
+            ttl: Ttl::Never,
+            split_bytes: DEFAULT_SPLIT_BYTES,
+            shape: Arc::new(Mutex::new(Known::Unknown)),
+        }
+    }
+
+    pub(crate) fn set_codec(&mut self, codec: Codec) {
+        self.codec = codec;
+    }
+
+    pub(crate) fn set_ttl(&mut self, ttl: Ttl) {
+        self.ttl = ttl;
+    }
+
+    pub(crate) fn set_split_bytes(&mut self, bytes: usize) {
+        self.split_bytes = bytes.max(64);
+    }
+
+    pub(crate) fn dir(&self) -> &Key {
+        &self.dir
+    }
+
+    pub(crate) fn codec(&self) -> Codec {
+        self.codec
+    }
+
+    fn access(&self, io: Io) -> Access<'_> {
+        Access::new(&*self.store, io)
+    }
+
+    /// The TTL of a bucket: the set's, plus a minute, so that the directory
+    /// (created after the root) expires first and a bucket is never found
+    /// missing while its directory lives.
+    fn bucket_ttl(&self) -> Ttl {
+        match self.ttl {
+            Ttl::Never => Ttl::Never,
+            Ttl::Secs(n) => Ttl::secs(n.get().saturating_add(60)),
+        }
+    }
+
+    pub(crate) fn key_of(&self, id: &str, (depth, index): Bucket) -> Result<Key> {
+        self.dir.with_suffix(format!(".{id}.{depth}.{index:x}"))
+    }
+
+    /// The life id in a bucket key (`<dir>.<id>.<depth>.<index>`).
+    fn key_life(&self, key: &Key) -> String {
+        let rest = &key.as_bytes()[self.dir.len().min(key.len())..];
+        String::from_utf8_lossy(rest.get(1..9).unwrap_or_default()).into_owned()
+    }
+
+    fn cached(&self) -> Option<Shape> {
+        match &*self.shape.lock() {
+            Known::Shape(shape) => Some(shape.clone()),
+            _ => None,
+        }
+    }
+
+    fn remember(&self, shape: Option<Shape>) {
+        *self.shape.lock() = shape.map_or(Known::Missing, Known::Shape);
+    }
+
+    /// Read the directory: `None` when the set does not exist. A directory
+    /// an older mcds wrote (one item holding the whole log) is moved into
+    /// a root bucket first.
+    async fn read_shape(&self, io: Io) -> Result<Option<Shape>> {
+        for _ in 0..MAX_ROUNDS {
+            let item = self.access(io).get(&self.dir).await?;
+            match self.shape_of(item.as_ref())? {
+                Ok(shape) => {
+                    self.remember(shape.clone());
+                    return Ok(shape);
+                }
+                Err(legacy) => self.migrate(io, legacy).await?,
+            }
+        }
+        Err(self.conflict())
+    }
+
+    /// The shape a directory item describes, or the item itself when it is
+    /// a one-item set of an older mcds.
+    fn shape_of<'i>(
+        &self,
+        item: Option<&'i Item>,
+    ) -> Result<std::result::Result<Option<Shape>, &'i Item>> {
+        let Some(item) = item else {
+            return Ok(Ok(None));
+        };
+        if !item.value.starts_with(MAGIC) {
+            return Ok(Err(item));
+        }
+        Shape::parse(&item.value)
+            .map(|s| Ok(Some(s)))
+            .map_err(|reason| Error::Corrupt {
+                key: self.dir.display(),
+                reason: format!(
+                    "{reason} (an mcds before 0.9 may have appended members to it: upgrade every client of the set)"
+                ),
+            })
+    }
+
+    /// Move a one-item set of an older mcds (its log under the set's key)
+    /// into buckets of a new life (split as its size needs), then replace
+    /// the log by the directory, by CAS: an old client's append in between
+    /// makes the CAS fail, the new buckets are deleted, and the move starts
+    /// again.
+    async fn migrate(&self, io: Io, legacy: &Item) -> Result<()> {
+        let decoded = self.codec.decode(&self.dir, &legacy.value)?;
+        let id = new_id();
+        let (splits, buckets) = self.layout(as_slices(&decoded.members));
+        let keys: Vec<Key> = buckets
+            .iter()
+            .map(|(b, _)| self.key_of(&id, *b))
+            .collect::<Result<_>>()?;
+        let ttl = self.bucket_ttl();
+        let ops: Vec<StoreOp<'_>> = keys
+            .iter()
+            .zip(&buckets)
+            .map(|(key, (_, bytes))| StoreOp::Add {
+                key,
+                value: bytes,
+                ttl,
+            })
+            .collect();
+        let access = self.access(io);
+        let mut written = Vec::new();
+        let mut failed = None;
+        for (key, reply) in keys.iter().zip(access.pipeline(&ops).await) {
+            match reply.and_then(Reply::stored) {
+                Ok(Stored::Stored(cas)) => written.push((key, cas)),
+                Ok(Stored::NotStored) => {} // 2^-32: another life's name
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        let mut header = Shape::header(&id, self.ttl != Ttl::Never);
+        for b in splits {
+            header.extend_from_slice(Shape::token(b).as_bytes());
+        }
+        let moved = failed.is_none()
+            && written.len() == keys.len()
+            && matches!(
+                access.cas(&self.dir, &header, self.ttl, legacy.cas).await?,
+                CasOutcome::Stored(_)
+            );
+        if !moved {
+            for (key, cas) in written {
+                access.delete_cas(key, cas).await?;
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Lay `members` out in buckets of at most the split size: the buckets
+    /// that are split, and each leaf with its log.
+    fn layout(&self, members: Vec<&[u8]>) -> (Vec<Bucket>, Vec<(Bucket, Vec<u8>)>) {
+        let mut splits = Vec::new();
+        let mut leaves = Vec::new();
+        let mut stack = vec![((0u8, 0u64), members)];
+        while let Some((bucket, members)) = stack.pop() {
+            let bytes = self.codec.encode(Op::Add, &members);
+            if bytes.len() <= self.split_at() || members.len() < 2 || bucket.0 >= MAX_DEPTH {
+                leaves.push((bucket, bytes));
+                continue;
+            }
+            splits.push(bucket);
+            let [low, high] = children(bucket);
+            let (a, b): (Vec<&[u8]>, Vec<&[u8]>) = members
+                .into_iter()
+                .partition(|m| index_at(stable_hash(m), low.0) == low.1);
+            stack.push((high, b));
+            stack.push((low, a));
+        }
+        (splits, leaves)
+    }
+
+    /// The shape to read by: the cached one, else the directory's.
+    async fn shape(&self, io: Io) -> Result<Option<Shape>> {
+        match self.cached() {
+            Some(shape) => Ok(Some(shape)),
+            None => self.read_shape(io).await,
+        }
+    }
+
+    /// The shape to write by: as [`shape`](Self::shape), but an add to a
+    /// set this handle last saw missing creates it without reading the
+    /// directory again (the creation finds out if another writer was
+    /// first).
+    async fn write_shape(&self, io: Io, op: Op) -> Result<Option<Shape>> {
+        let known = self.shape.lock().clone();
+        match known {
+            Known::Shape(shape) => Ok(Some(shape)),
+            // A removal must not be dropped on an old belief.
+            Known::Missing if op == Op::Add => Ok(None),
+            Known::Missing => self.read_shape(io).await,
+            Known::Unknown => self.read_shape(io).await,
+        }
+    }
+
+    /// Create the set: its root bucket under a fresh id (holding `first`,
+    /// the tokens of the creating write), then the directory naming it. A
+    /// writer that loses the race to create the directory deletes its root
+    /// and uses the winner's. `Ok(true)` when `first` was written.
+    async fn create(&self, io: Io, first: &[u8]) -> Result<bool> {
+        let access = self.access(io);
+        let expiring = self.ttl != Ttl::Never;
+        // An id whose root lives on the directory's server, when one of a
+        // few draws finds it: then both adds go in one batch, applied in
+        // order (the root before the directory names it), one round trip.
+        let mut id = new_id();
+        let mut root = self.key_of(&id, (0, 0))?;
+        for _ in 0..COLOCATE_TRIES {
+            if self.store.colocated(&root, &self.dir) {
+                break;
+            }
+            id = new_id();
+            root = self.key_of(&id, (0, 0))?;
+        }
+        let header = Shape::header(&id, expiring);
+        let add_root = StoreOp::Add {
+            key: &root,
+            value: first,
+            ttl: self.bucket_ttl(),
+        };
+        let add_dir = StoreOp::Add {
+            key: &self.dir,
+            value: &header,
+            ttl: self.ttl,
+        };
+        let (rooted, named) = if self.store.colocated(&root, &self.dir) {
+            let [rooted, named] = access.run_pipeline([add_root, add_dir]).await?;
+            (rooted?.stored()?, named.and_then(Reply::stored))
+        } else {
+            let rooted = access.execute(&add_root).await?.stored()?;
+            if !rooted.is_stored() {
+                return Ok(false); // 2^-32: try again with another id
+            }
+            (
+                rooted,
+                access.execute(&add_dir).await.and_then(Reply::stored),
+            )
+        };
+        match (rooted, named?) {
+            (Stored::Stored(_), Stored::Stored(_)) => {
+                self.remember(Some(Shape::new(&id, expiring)));
+                Ok(true)
+            }
+            (Stored::Stored(cas), Stored::NotStored) => {
+                // Another writer created the set first: ours is unnamed.
+                access.delete_cas(&root, cas).await?;
+                self.read_shape(io).await?;
+                Ok(false)
+            }
+            (Stored::NotStored, Stored::Stored(cas)) => {
+                // 2^-32: the id names another life's root. Take the
+                // directory back and start again.
+                access.delete_cas(&self.dir, cas).await?;
+                Ok(false)
+            }
+            (Stored::NotStored, Stored::NotStored) => {
+                self.read_shape(io).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn conflict(&self) -> Error {
+        Error::Conflict {
+            key: self.dir.display(),
+            attempts: MAX_ROUNDS,
+        }
+    }
+
+    /// Group `members` by bucket under `shape`.
+    pub(crate) fn plan<'m>(
+        &self,
+        shape: &Shape,
+        op: Op,
+        members: &[&'m [u8]],
+    ) -> Result<Vec<Append<'m>>> {
+        let mut groups: Vec<(Bucket, Vec<&'m [u8]>)> = Vec::new();
+        for &m in members {
+            let bucket = shape.leaf(stable_hash(m));
+            match groups.iter_mut().find(|(b, _)| *b == bucket) {
+                Some((_, group)) => group.push(m),
+                None => groups.push((bucket, vec![m])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(bucket, members)| {
+                let tokens = self.codec.encode(op, &members);
+                Ok(Append {
+                    key: self.key_of(&shape.id, bucket)?,
+                    probe: sampled(&tokens, self.split_at()),
+                    tokens,
+                    bucket,
+                    members,
+                })
+            })
+            .collect()
+    }
+
+    /// The appends of a write of `members`, routed by the cached shape
+    /// (read first when there is none). Empty for a removal from a set
+    /// that does not exist; a new set is created by [`write`](Self::write).
+    pub(crate) async fn prepare<'m>(
+        &self,
+        io: Io,
+        op: Op,
+        members: &[&'m [u8]],
+    ) -> Result<Vec<Append<'m>>> {
+        match self.write_shape(io, op).await? {
+            Some(shape) => self.plan(&shape, op, members),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Add or remove `members`: one append per bucket touched, in one
+    /// pipelined batch; following splits and creating the set as needed.
+    pub(crate) async fn write(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
+        if members.is_empty() {
+            return Ok(());
+        }
+        self.check_sizes(members)?;
+        let appends = self.prepare(io, op, members).await?;
+        let results = if appends.is_empty() {
+            Vec::new()
+        } else {
+            self.access(io).pipeline(&self.ops(&appends)).await
+        };
+        self.finish(io, op, members, appends, results).await
+    }
+
+    /// A member whose token alone exceeds the item limit can never be
+    /// written: refused before anything is sent.
+    pub(crate) fn check_sizes(&self, members: &[&[u8]]) -> Result<()> {
+        let limit = self.store.item_size_limit();
+        for m in members {
+            let token = self.codec.encode(Op::Add, &[m]);
+            mcds_core::backend::check_item_size(&self.dir, token.len(), limit)?;
+        }
+        Ok(())
+    }
+
+    /// Handle the replies of [`prepare`](Self::prepare)'s appends: grow
+    /// the buckets that may be full, and write again (routed afresh) the
+    /// members whose bucket was split, missing or too full. With no
+    /// appends (no set yet), an add creates the set.
+    pub(crate) async fn finish(
+        &self,
+        io: Io,
+        op: Op,
+        members: &[&[u8]],
+        appends: Vec<Append<'_>>,
+        results: Vec<Result<Reply>>,
+    ) -> Result<()> {
+        let mut again: Vec<&[u8]> = Vec::new();
+        let mut first_error = None;
+        if appends.is_empty() {
+            again.extend_from_slice(members);
+        }
+        let mut results = results.into_iter();
+        if self.checks_life() && !appends.is_empty() {
+            let dir = results
+                .next()
+                .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
+                .and_then(Reply::item);
+            let id = self.key_life(&appends[0].key);
+            if !self.same_life(dir, &id)? {
+                // Written into buckets of an expired set: write again.
+                return Box::pin(self.finish(io, op, members, Vec::new(), Vec::new())).await;
+            }
+        }
+        for append in &appends {
+            let replies: Vec<_> = results.by_ref().take(append.op_count()).collect();
+            match self.landed(io, append, replies).await {
+                Ok(Landed::Done) => {}
+                Ok(Landed::Again) => again.extend_from_slice(&append.members),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        for _ in 0..MAX_ROUNDS {
+            if again.is_empty() {
+                return Ok(());
+            }
+            let Some(shape) = self.write_shape(io, op).await? else {
+                if op == Op::Remove {
+                    return Ok(()); // removing from a missing set creates nothing
+                }
+                if self.create(io, &self.codec.encode(op, &again)).await? {
+                    return Ok(());
+                }
+                continue;
+            };
+            let appends = self.plan(&shape, op, &again)?;
+            let mut results = self
+                .access(io)
+                .pipeline(&self.ops(&appends))
+                .await
+                .into_iter();
+            if self.checks_life() {
+                let dir = results
+                    .next()
+                    .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
+                    .and_then(Reply::item);
+                if !self.same_life(dir, &shape.id)? {
+                    continue;
+                }
+            }
+            let mut next = Vec::new();
+            for append in &appends {
+                let replies: Vec<_> = results.by_ref().take(append.op_count()).collect();
+                match self.landed(io, append, replies).await? {
+                    Landed::Done => {}
+                    Landed::Again => next.extend_from_slice(&append.members),
+                }
+            }
+            again = next;
+        }
+        Err(self.conflict())
+    }
+
+    /// One append's replies: the append's, and the probe's when sampled.
+    async fn landed(
+        &self,
+        io: Io,
+        append: &Append<'_>,
+        replies: Vec<Result<Reply>>,
+    ) -> Result<Landed> {
+        let mut replies = replies.into_iter();
+        let probed = if append.probe {
+            replies.next().and_then(|r| r.and_then(Reply::item).ok())
+        } else {
+            None
+        };
+        let result = replies
+            .next()
+            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())));
+        match result.and_then(Reply::applied) {
+            Ok(true) => {
+                if let Some(Some(item)) = probed
+                    && item.value.len() + append.tokens.len() > self.split_at()
+                {
+                    // Best effort: a split that fails leaves the bucket as
+                    // it was, and the write has landed.
+                    let _ = self.grow(io, append.bucket, false).await;
+                }
+                Ok(Landed::Done)
+            }
+            Ok(false) => {
+                self.follow(io, append.bucket).await?;
+                Ok(Landed::Again)
+            }
+            Err(Error::ValueTooLarge { .. }) => {
+                if !self.grow(io, append.bucket, true).await? {
+                    // Nothing left to split or compact: the members do not
+                    // fit one bucket of this set.
+                    return Err(Error::ValueTooLarge {
+                        key: append.key.display(),
+                        size: append.tokens.len(),
+                        limit: self.store.item_size_limit(),
+                    });
+                }
+                Ok(Landed::Again)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The size past which a bucket splits: the set's, and at most a
+    /// quarter of the item limit (so that a bucket always has room to
+    /// grow while its split is due).
+    fn split_at(&self) -> usize {
+        self.split_bytes
+            .min(self.store.item_size_limit() / 4)
+            .max(64)
+    }
+
+    /// `bucket` was missing when a write or read expected it: read the
+    /// directory again, and if it still routes there, find out why. A
+    /// split whose directory token is not written yet is finished (the
+    /// children exist); a bucket with no children that the directory,
+    /// read once more, still lists is lost.
+    async fn follow(&self, io: Io, bucket: Bucket) -> Result<()> {
+        let Some(shape) = self.read_shape(io).await? else {
+            return Ok(()); // cleared, or never created: routed afresh
+        };
+        if shape.split.contains(&bucket) || !shape.leaves().contains(&bucket) {
+            return Ok(());
+        }
+        let [low, high] = children(bucket);
+        let keys = [
+            self.key_of(&shape.id, bucket)?,
+            self.key_of(&shape.id, low)?,
+            self.key_of(&shape.id, high)?,
+        ];
+        let found = self.access(io).get_multi(&keys).await?;
+        if found[0].is_some() {
+            return Ok(()); // it is back: a race with a clear; try again
+        }
+        if found[1].is_some() || found[2].is_some() {
+            self.record_split(io, &shape, bucket).await?;
+            return Ok(());
+        }
+        // No children: split too, since the first read? A child is split
+        // only by a writer whose shape has the bucket split, and every
+        // shape learns a split from the directory or appends it there
+        // first: so the directory records this bucket's split by now.
+        match self.read_shape(io).await? {
+            Some(now) if now.id == shape.id && now.split.contains(&bucket) => Ok(()),
+            Some(now) if now.id != shape.id => Ok(()),
+            None => Ok(()),
+            Some(_) => Err(self.lost(&keys[0])),
+        }
+    }
+
+    fn lost(&self, key: &Key) -> Error {
+        Error::Lost {
+            key: key.display(),
+            reason: format!(
+                "set {}'s directory lists bucket {} but it is gone (evicted, or its server restarted or was flushed), with the members it held; clear the set to start it again",
+                self.dir.display(),
+                key.display()
+            ),
+        }
+    }
+
+    /// Append `bucket`'s split token to the directory and to the cached
+    /// shape.
+    async fn record_split(&self, io: Io, shape: &Shape, bucket: Bucket) -> Result<()> {
+        let token = Shape::token(bucket);
+        self.access(io).append(&self.dir, token.as_bytes()).await?;
+        let mut cache = self.shape.lock();
+        match &mut *cache {
+            Known::Shape(cached) if cached.id == shape.id => cached.record(bucket),
+            _ => {
+                let mut shape = shape.clone();
+                shape.record(bucket);
+                *cache = Known::Shape(shape);
+            }
+        }
+        Ok(())
+    }
+
+    /// Split `bucket` if it is over the split size (or `force`d: the item
+    /// limit refused an append), or compact it when dead tokens are most
+    /// of it. `Ok(true)` when the bucket changed (split, compacted, or
+    /// found gone: its writers are to route again).
+    async fn grow(&self, io: Io, bucket: Bucket, force: bool) -> Result<bool> {
+        let Some(shape) = self.cached() else {
+            return Ok(true);
+        };
+        let access = self.access(io);
+        let key = self.key_of(&shape.id, bucket)?;
+        let [low, high] = children(bucket);
+        let child_keys = [self.key_of(&shape.id, low)?, self.key_of(&shape.id, high)?];
+        // Step 1: the children's CAS ids, before the bucket is read.
+        let kids = access.get_multi(&child_keys).await?;
+        // Step 2.
+        let Some(item) = access.get(&key).await? else {
+            return Ok(true);
+        };
+        if !force && item.value.len() <= self.split_at() {
+            return Ok(false);
+        }
+        let decoded = self.codec.decode(&key, &item.value)?;
+        let live = self.codec.encode(Op::Add, &as_slices(&decoded.members));
+        if live.len() <= item.value.len() / 2 || bucket.0 >= MAX_DEPTH || decoded.members.len() < 2
+        {
+            // Compact: mostly dead tokens (or nothing a split can divide).
+            if live.len() >= item.value.len() {
+                return Ok(false);
+            }
+            return Ok(matches!(
+                access.cas(&key, &live, self.bucket_ttl(), item.cas).await?,
+                CasOutcome::Stored(_)
+            ));
+        }
+        // Step 3.
+        let mut halves: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
+        for m in &decoded.members {
+            let bit = index_at(stable_hash(m), bucket.0 + 1) & 1;
+            halves[bit as usize].push(m);
+        }
+        let mut written: Vec<(&Key, u64)> = Vec::new();
+        let mut ok = true;
+        for ((child, kid), half) in child_keys.iter().zip(&kids).zip(&halves) {
+            let bytes = self.codec.encode(Op::Add, half);
+            let cas = match kid {
+                None => match access.add(child, &bytes, self.bucket_ttl()).await? {
+                    Stored::Stored(cas) => Some(cas),
+                    Stored::NotStored => None,
+                },
+                Some(kid) => match access
+                    .cas(child, &bytes, self.bucket_ttl(), kid.cas)
+                    .await?
+                {
+                    CasOutcome::Stored(cas) => Some(cas),
+                    _ => None,
+                },
+            };
+            match cas {
+                Some(cas) => written.push((child, cas)),
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        // Step 4.
+        let outcome = if ok {
+            Some(access.delete_cas(&key, item.cas).await?)
+        } else {
+            None
+        };
+        match outcome {
+            Some(DeleteOutcome::Deleted) | Some(DeleteOutcome::NotFound) => {
+                // Deleted: the split is done. Not found: another splitter
+                // of the same bucket read what we read, wrote the same
+                // children before us, and deleted it: our children are
+                // its, and must stay. Step 5, for either.
+                self.record_split(io, &shape, bucket).await?;
+                Ok(true)
+            }
+            Some(DeleteOutcome::Exists) => {
+                // The bucket is live and changed since we read it: the
+                // children we wrote are garbage. Deleted by their CAS ids:
+                // a splitter that overwrote them since (and may have
+                // finished the split with them) keeps its own.
+                for (child, cas) in written {
+                    access.delete_cas(child, cas).await?;
+                }
+                Ok(false)
+            }
+            None => {
+                // A child's write failed: another splitter is on this
+                // bucket, and a child we wrote may be the one it finishes
+                // with (it read the same bucket, wrote the same child,
+                // and may have deleted the bucket already). Leave it: a
+                // child of a live bucket is never read, and the next
+                // split overwrites it.
+                Ok(false)
+            }
+        }
+    }
+
+    /// Whether `member` is in the set: one bucket read (and the directory
+    /// first when this handle has not read it yet).
+    pub(crate) async fn contains(&self, io: Io, member: &[u8]) -> Result<bool> {
+        for _ in 0..MAX_ROUNDS {
+            let Some(shape) = self.shape(io).await? else {
+                return Ok(false);
+            };
+            let bucket = shape.leaf(stable_hash(member));
+            let key = self.key_of(&shape.id, bucket)?;
+            let item = if self.checks_life() {
+                let [dir, item] = self
+                    .access(io)
+                    .run_pipeline([StoreOp::Get(&self.dir), StoreOp::Get(&key)])
+                    .await?;
+                if !self.same_life(dir.and_then(Reply::item), &shape.id)? {
+                    continue;
+                }
+                item.and_then(Reply::item)?
+            } else {
+                self.access(io).get(&key).await?
+            };
+            match item {
+                Some(item) => return self.codec.contains(&key, &item.value, member),
+                None => self.follow(io, bucket).await?,
+            }
+        }
+        Err(self.conflict())
+    }
+
+    /// Visit every bucket's decoded log, bucket by bucket in hash order,
+    /// reading `page` buckets per batch. The directory and the buckets the
+    /// cached shape names go in the first batch, so a handle that knows
+    /// the set's shape reads a small set in one round trip. A bucket that
+    /// split while the scan ran is read again as its children (which hold
+    /// what it held, and what was written since); one that is lost is
+    /// [`Error::Lost`].
+    pub(crate) async fn scan(
+        &self,
+        io: Io,
+        page: usize,
+        visit: &mut (dyn FnMut(&Key, &Item, Decoded) -> Result<()> + Send),
+    ) -> Result<()> {
+        let (keys, guess) = self.first_keys(page)?;
+        let found = self.access(io).get_multi(&keys).await?;
+        self.scan_from(io, page, guess, found, visit).await
+    }
+
+    /// The keys of a scan's first batch: the directory, and the first
+    /// page of buckets the cached shape names (the guess).
+    pub(crate) fn first_keys(&self, page: usize) -> Result<(Vec<Key>, Option<Shape>)> {
+        let guess = self.cached();
+        let mut keys = vec![self.dir.clone()];
+        if let Some(shape) = &guess {
+            for b in shape.leaves().into_iter().take(page.max(1)) {
+                keys.push(self.key_of(&shape.id, b)?);
+            }
+        }
+        Ok((keys, guess))
+    }
+
+    /// A scan from its first batch's items (see [`scan`](Self::scan)):
+    /// sharded sets read every shard's first batch at once.
+    pub(crate) async fn scan_from(
+        &self,
+        io: Io,
+        page: usize,
+        guess: Option<Shape>,
+        found: Vec<Option<Item>>,
+        visit: &mut (dyn FnMut(&Key, &Item, Decoded) -> Result<()> + Send),
+    ) -> Result<()> {
+        let page = page.max(1);
+        let mut found = found.into_iter();
+        let dir = found.next().flatten();
+        let shape = match self.shape_of(dir.as_ref())? {
+            Ok(shape) => shape,
+            Err(legacy) => {
+                let legacy = legacy.clone();
+                self.migrate(io, &legacy).await?;
+                self.read_shape(io).await?
+            }
+        };
+        self.remember(shape.clone());
+        let Some(shape) = shape else {
+            return Ok(());
+        };
+        let mut prefetched: Vec<Option<Item>> = Vec::new();
+        if guess.as_ref() == Some(&shape) {
+            prefetched = found.collect();
+        }
+        let mut queue: std::collections::VecDeque<Bucket> = shape.leaves().into();
+        let mut follows = 0;
+        while !queue.is_empty() {
+            let batch: Vec<Bucket> = queue.drain(..page.min(queue.len())).collect();
+            let id = self.cached().map_or(shape.id.clone(), |s| s.id);
+            if id != shape.id {
+                // Cleared and started again while we read: what was read
+                // is of the old life.
+                return Err(self.conflict());
+            }
+            let keys: Vec<Key> = batch
+                .iter()
+                .map(|&b| self.key_of(&id, b))
+                .collect::<Result<_>>()?;
+            let items = if prefetched.len() == keys.len() {
+                std::mem::take(&mut prefetched)
+            } else {
+                prefetched.clear();
+                self.access(io).get_multi(&keys).await?
+            };
+            let mut split = Vec::new();
+            for ((key, item), &bucket) in keys.iter().zip(items).zip(&batch) {
+                match item {
+                    Some(item) => {
+                        let decoded = self.codec.decode(key, &item.value)?;
+                        visit(key, &item, decoded)?;
+                    }
+                    None => {
+                        follows += 1;
+                        if follows > MAX_ROUNDS {
+                            return Err(self.conflict());
+                        }
+                        self.follow(io, bucket).await?;
+                        let now = self.cached().unwrap_or_else(|| shape.clone());
+                        split.extend(now.leaves_under(bucket));
+                    }
+                }
+            }
+            for b in split.into_iter().rev() {
+                queue.push_front(b);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrite one bucket, read with CAS id `cas`, as its `live` members,
+    /// by CAS (a concurrent append makes it fail, harmlessly). `Ok(true)`
+    /// if rewritten.
+    pub(crate) async fn compact(
+        &self,
+        io: Io,
+        key: &Key,
+        cas: u64,
+        live: &[Vec<u8>],
+    ) -> Result<bool> {
+        let live = self.codec.encode(Op::Add, &as_slices(live));
+        Ok(matches!(
+            self.access(io)
+                .cas(key, &live, self.bucket_ttl(), cas)
+                .await?,
+            CasOutcome::Stored(_)
+        ))
+    }
+
+    /// Up to `page` buckets' members from `cursor` (the start when
+    /// `None`), and the cursor of the rest (`None` at the end). The first
+    /// page reads the directory; a bucket split since is read as its
+    /// children; a set cleared between pages is [`Error::Conflict`].
+    pub(crate) async fn page(
+        &self,
+        io: Io,
+        cursor: Option<Cursor>,
+        page: usize,
+    ) -> Result<(Vec<Vec<Vec<u8>>>, Option<Cursor>)> {
+        let from = cursor.as_ref().map_or(0, |c| c.from);
+        for _ in 0..MAX_ROUNDS {
+            let shape = match &cursor {
+                None => self.read_shape(io).await?,
+                Some(_) => self.shape(io).await?,
+            };
+            let shape = match (shape, &cursor) {
+                (None, None) => return Ok((Vec::new(), None)),
+                (Some(shape), None) => shape,
+                (Some(shape), Some(c)) if shape.id == c.id => shape,
+                _ => return Err(self.conflict()),
+            };
+            let batch: Vec<Bucket> = shape
+                .leaves()
+                .into_iter()
+                .filter(|&b| range(b).0 >= from)
+                .take(page.max(1))
+                .collect();
+            let keys: Vec<Key> = batch
+                .iter()
+                .map(|&b| self.key_of(&shape.id, b))
+                .collect::<Result<_>>()?;
+            let items = self.access(io).get_multi(&keys).await?;
+            let mut out = Vec::with_capacity(batch.len());
+            let mut missing = None;
+            for ((key, item), &bucket) in keys.iter().zip(items).zip(&batch) {
+                match item {
+                    Some(item) => out.push(self.codec.decode(key, &item.value)?.members),
+                    None => {
+                        missing = Some(bucket);
+                        break;
+                    }
+                }
+            }
+            if let Some(bucket) = missing {
+                self.follow(io, bucket).await?;
+                continue;
+            }
+            let next = batch
+                .last()
+                .and_then(|&b| range(b).1.checked_add(1))
+                .map(|from| Cursor {
+                    id: shape.id.clone(),
+                    from,
+                });
+            return Ok((out, next));
+        }
+        Err(self.conflict())
+    }
+
+    /// Delete the set: every bucket the directory names (and the children
+    /// a split that gave up may have left), then the directory.
+    pub(crate) async fn clear(&self, io: Io) -> Result<()> {
+        let shape = self.read_shape(io).await?;
+        let mut keys = Vec::new();
+        if let Some(shape) = &shape {
+            for b in shape.leaves() {
+                keys.push(self.key_of(&shape.id, b)?);
+                for c in children(b) {
+                    keys.push(self.key_of(&shape.id, c)?);
+                }
+            }
+        }
+        keys.push(self.dir.clone());
+        let ops: Vec<StoreOp<'_>> = keys.iter().map(StoreOp::Delete).collect();
+        let results = self.access(io).pipeline(&ops).await;
+        self.remember(None);
+        results.into_iter().try_for_each(|r| r.map(drop))
+    }
+}
+
+fn as_slices(members: &[Vec<u8>]) -> Vec<&[u8]> {
+    members.iter().map(Vec::as_slice).collect()
+}
+
+/// A new life's id: 8 random hex digits.
+fn new_id() -> String {
+    format!("{:08x}", mcds_core::random_u64() as u32)
+}
+
+/// Whether a write of `tokens` should look at its bucket's size: with
+/// probability `8·n / split_bytes` for `n` bytes, drawn from a hash of the
+/// tokens (XXH3-64 with a fixed seed), so that one call always does the
+/// same round trips and a test that counts them is repeatable. Writes of
+/// different members draw independently, so a bucket is looked at about
+/// once per eighth of its split size appended, by whichever writers.
+fn sampled(tokens: &[u8], split_bytes: usize) -> bool {
+    let draw = xxhash_rust::xxh3::xxh3_64_with_seed(tokens, 0x5eed_b0c4);
+    let threshold = (tokens.len().saturating_mul(8) as u128 * u128::from(u64::MAX))
+        / split_bytes.max(1) as u128;
+    u128::from(draw) < threshold
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_routes_each_hash_to_one_leaf_and_lists_every_leaf_once() {
+        let mut shape = Shape::new("00000000", false);
+        shape.record((0, 0));
+        shape.record((1, 1));
+        shape.record((3, 0b010)); // its parent (2, 0b01) is implied
+        let leaves = shape.leaves();
+        assert_eq!(
+            leaves,
+            [(2, 0), (4, 4), (4, 5), (3, 3), (2, 2), (2, 3)],
+            "a DFS in hash order"
+        );
+        for h in [
+            0u64,
+            1 << 61,
+            1 << 62,
+            3 << 62,
+            u64::MAX,
+            0x5555_5555_5555_5555,
+        ] {
+            let leaf = shape.leaf(h);
+            assert!(leaves.contains(&leaf), "{h:x} → {leaf:?}");
+        }
+    }
+
+    #[test]
+    fn the_directory_round_trips_and_refuses_what_it_does_not_write() {
+        let mut bytes = b"b1 0badcafe ".to_vec();
+        bytes.extend_from_slice(Shape::token((0, 0)).as_bytes());
+        bytes.extend_from_slice(Shape::token((1, 1)).as_bytes());
+        let shape = Shape::parse(&bytes).unwrap();
+        assert_eq!(&*shape.id, "0badcafe");
+        assert_eq!(shape.leaves(), [(1, 0), (2, 2), (2, 3)]);
+        for bad in [
+            &b"b1 "[..],
+            b"b1 xyz ",
+            b"b1 0badcafe s1 ",
+            b"b1 0badcafe s1.2 ",
+            b"b1 0badcafe +a ",
+        ] {
+            assert!(
+                Shape::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn sampling_looks_about_once_per_eighth_of_a_bucket() {
+        let looks = (0..100_000u32)
+            .filter(|i| sampled(format!("+m{i:07} ").as_bytes(), 16 * 1024))
+            .count();
+        // Expected 100_000 × 8 · 10 / 16384 ≈ 488.
+        assert!((350..650).contains(&looks), "{looks}");
+    }
+}
