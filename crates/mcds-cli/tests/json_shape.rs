@@ -58,6 +58,7 @@ fn commands(t0: &str) -> Vec<(Vec<String>, Option<&'static str>)> {
         (vec!["map", "fields", "m"], Some("map")),
         (vec!["map", "len", "m"], Some("map")),
         (vec!["map", "remove", "m", "f"], Some("map")),
+        (vec!["map", "clear-registry", "m"], Some("map")),
         (vec!["set", "add", "s", "a", "b"], Some("set")),
         (vec!["set", "remove", "s", "b"], Some("set")),
         (vec!["set", "contains", "s", "a"], Some("set")),

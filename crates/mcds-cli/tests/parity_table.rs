@@ -258,6 +258,7 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
         "map get-all --scale",
     ),
     ("CounterMap", "is_empty", Surface::Cli, "map len"),
+    ("CounterMap", "get_all_iter", Surface::Cli, "map get-all"),
     (
         "Leaderboard",
         "with_ttl",

@@ -4,16 +4,28 @@
 
 /// [`CounterMap`](crate::CounterMap)'s field registry and stored counters.
 pub mod map {
-    /// A decoded field registry: the live fields in first-registration
-    /// order, and how many tokens no longer count.
+    /// A decoded field registry bucket (mcds-set's text codec): the live
+    /// fields in first-registration order and how many tokens no longer
+    /// count; an error when a member is not a field name.
     pub fn decode_registry(bytes: &[u8]) -> Result<(Vec<String>, usize), String> {
-        crate::map::decode_registry(bytes).map(|r| (r.fields, r.dirt))
+        let decoded = mcds_set::fuzzing::text::decode(bytes);
+        let fields = decoded
+            .members
+            .into_iter()
+            .map(crate::map::field_name)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((fields, decoded.dirtiness))
     }
 
     /// Append the registry token `+field ` (`op` `b'+'`) or `-field `
     /// (`b'-'`) to `out`.
     pub fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
-        crate::map::encode_token(op, field, out)
+        let op = if op == b'+' {
+            mcds_set::fuzzing::Op::Add
+        } else {
+            mcds_set::fuzzing::Op::Remove
+        };
+        mcds_set::fuzzing::text::encode_member(op, field.as_bytes(), out)
     }
 
     /// The stored counter of a value in

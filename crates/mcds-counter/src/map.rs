@@ -2,13 +2,15 @@
 //! `HINCRBY`/`HINCRBYFLOAT`), listed by a field registry and read all at
 //! once; [`Decimal`], its fixed-point amounts.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Arc;
 
 use mcds_core::{
-    Access, DeleteOutcome, Error, Io, Item, Key, Op, Reply, Result, Scope, Stored, Ttl,
+    Access, DeleteOutcome, Error, Io, Item, Key, Result, Scope, Stored, Ttl, block_on,
     blocking_and_async, stable_hash128,
 };
+use mcds_set::Set;
 
 /// The longest field name, in bytes.
 pub const MAX_FIELD_LEN: usize = 1024;
@@ -47,9 +49,6 @@ const MAX_ATTEMPTS: u32 = 16;
 /// probability `1 − 1/s`, so 64 salts all fail with probability
 /// `(1 − 1/s)^64`: 5·10⁻¹² for 3 servers, 0.2 % for 10.
 const PLACEMENT_TRIES: u32 = 64;
-
-/// Dead registry tokens below which a read never compacts the registry.
-const COMPACT_MIN_DIRT: usize = 64;
 
 /// A fixed-point number: `units` of `10^-scale`. The amounts and values of
 /// a [`CounterMap`] with a scale; exact, so 0.1 added ten times is 1.0.
@@ -167,99 +166,16 @@ pub(crate) fn decode_value(stored: u64) -> i64 {
     stored.min(i64::MAX as u64) as i64 - OFFSET as i64
 }
 
-/// One registry token: `+field ` or `-field `, the field's whitespace,
-/// control bytes and `%` written as `%XX`.
-pub(crate) fn encode_token(op: u8, field: &str, out: &mut Vec<u8>) {
-    out.push(op);
-    for &b in field.as_bytes() {
-        if b <= b' ' || b == 0x7f || b == b'%' {
-            out.extend_from_slice(format!("%{b:02X}").as_bytes());
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b' ');
-}
-
-/// A decoded registry: the fields in first-registration order, and how
-/// many tokens no longer count (what a compaction drops).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Registry {
-    pub(crate) fields: Vec<String>,
-    pub(crate) dirt: usize,
-}
-
-/// Replay a registry log. Anything a [`CounterMap`] does not write is an
-/// error (the reason), never skipped: a registry that cannot be read whole
-/// cannot say which fields exist.
-pub(crate) fn decode_registry(bytes: &[u8]) -> std::result::Result<Registry, String> {
-    if !bytes.is_empty() && !bytes.ends_with(b" ") {
-        return Err("a field registry ends with a space; this one does not".into());
-    }
-    // Field name → its live position in `order`.
-    let mut live: HashMap<String, usize> = HashMap::new();
-    let mut order: Vec<Option<String>> = Vec::new();
-    let mut tokens = 0;
-    for token in bytes.split(|&b| b == b' ').filter(|t| !t.is_empty()) {
-        tokens += 1;
-        let (&op, escaped) = token.split_first().unwrap_or((&0, &[]));
-        let field = unescape(escaped)?;
-        match op {
-            b'+' => {
-                if !live.contains_key(&field) {
-                    live.insert(field.clone(), order.len());
-                    order.push(Some(field));
-                }
-            }
-            b'-' => {
-                if let Some(i) = live.remove(&field) {
-                    order[i] = None;
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "a field registry token starts with + or -; found byte 0x{op:02x}"
-                ));
-            }
-        }
-    }
-    let fields: Vec<String> = order.into_iter().flatten().collect();
-    Ok(Registry {
-        dirt: tokens - fields.len(),
-        fields,
-    })
-}
-
-/// A registry token's field name, or why it is not one.
-fn unescape(escaped: &[u8]) -> std::result::Result<String, String> {
-    let mut out = Vec::with_capacity(escaped.len());
-    let mut i = 0;
-    while i < escaped.len() {
-        let b = escaped[i];
-        if b == b'%' {
-            let hex = escaped
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a % in a field registry is followed by two hex digits")?;
-            out.push(hex);
-            i += 3;
-        } else if b < b' ' || b == 0x7f {
-            return Err(format!(
-                "a field registry holds no control bytes; found 0x{b:02x}"
-            ));
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    if out.is_empty() || out.len() > MAX_FIELD_LEN {
+/// A registered field's name from the registry's bytes, or why it is not
+/// one: UTF-8 of 1 to [`MAX_FIELD_LEN`] bytes, as the map writes them.
+pub(crate) fn field_name(member: Vec<u8>) -> std::result::Result<String, String> {
+    if member.is_empty() || member.len() > MAX_FIELD_LEN {
         return Err(format!(
             "a registered field name is 1 to {MAX_FIELD_LEN} bytes; found {}",
-            out.len()
+            member.len()
         ));
     }
-    String::from_utf8(out).map_err(|_| "a registered field name is not UTF-8".into())
+    String::from_utf8(member).map_err(|_| "a registered field name is not UTF-8".into())
 }
 
 fn corrupt(key: &Key, reason: impl Into<String>) -> Error {
@@ -319,48 +235,43 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 /// A map `name` keeps
 ///
 /// * its **field registry** under `<prefix>cmap:<name>:fields`: an
-///   append-only log of tokens `+field ` (registered) and `-field `
-///   (removed), the field's whitespace, control bytes and `%` written as
-///   `%XX` (the framing of mcds-set's text sets, written here in a few
-///   lines since structure crates depend on mcds-core only). Replaying it
-///   gives the fields in first-registration order. Writers only append, so
-///   none loses another's token; a read that finds more than
-///   `max(64, fields)` dead tokens (repeated `+`, removed fields) rewrites
-///   it compacted with a CAS, which a concurrent append makes fail
-///   harmlessly (behind a proxy, which has no CAS, it is never
-///   compacted). The registry is one item: a map lists about 1 MiB of
-///   field names (each escaped, plus 2 bytes). A registration or removal
-///   that the item limit refuses rewrites the registry without its dead
-///   tokens, by CAS, with the change applied (2 more round trips); when
-///   the live fields alone fill it, a first touch fails with
-///   [`Error::ValueTooLarge`] and takes its new counter back, so nothing
-///   counts unlisted. A removal always fits.
+///   [`mcds_set::Set`] of the field names (text codec, `%XX` escapes), so
+///   it has no size wall: its buckets of about 16 KiB split as they fill
+///   and spread over a pool. Writers only append (`+field ` to register,
+///   `-field ` to unregister), so none loses another's token; a read that
+///   finds a bucket dirty compacts it by CAS (behind a proxy, which has no
+///   CAS, buckets neither split nor compact, and the registry is one item
+///   of about 1 MiB of names). A registry an older mcds wrote in one item
+///   is moved into buckets on first use.
 /// * each field's **counter** under `<prefix>cmap:<name>:v:<h>`, `<h>` the
 ///   32 hex digits of the field's 128-bit XXH3 (so any field of up to
 ///   [`MAX_FIELD_LEN`] bytes makes a valid key), or `<h>.<salt>`: on a pool
-///   the first salt (of 64) whose key lives on the registry's server, so a
-///   whole map lives on one server, like a Redis hash on one node. Behind
-///   a proxy (no placement known) or when no salt lands there, salt 0.
+///   the first salt (of 64) whose key lives on the server of the registry's
+///   directory (where the one-item registry of earlier versions lived:
+///   the placement is kept so that existing counters keep their keys).
+///   Behind a proxy (no placement known) or when no salt lands there,
+///   salt 0.
 ///
 /// ## Operations and round trips (warm connection)
 ///
 /// * [`incr`](Self::incr): one `incr` (or `decr`) of the field's counter: 1
 ///   round trip. On the **first touch** (the counter is missing: a new,
-///   removed or evicted field) that misses, and a second batch creates the
-///   counter with `add` and registers the field with `append_or_add`: 2
-///   round trips (3 on memcached 1.6.18 when the registry itself is new:
-///   its `append_or_add` is an append, then an add). If another client
-///   created the counter between the two, the `add` fails and the increment
-///   is sent again (a third round trip).
+///   removed or evicted field) that misses, the counter is created with
+///   `add`, and then the field is registered (one append to its registry
+///   bucket): 3 round trips (one more when the registry itself is new, one
+///   more on a handle that has not read the registry's directory yet). If
+///   another client created the counter first, the `add` fails and the
+///   increment is sent again.
 /// * [`get`](Self::get): 1 round trip.
-/// * [`get_all`](Self::get_all): **2 round trips**: the registry first (the
-///   counters' keys are not known before it is read), then every counter
-///   in one `get_multi`; one round trip when the map is empty, one more
-///   when it compacts the registry.
+/// * [`get_all`](Self::get_all): **2 round trips** for a registry of up to
+///   512 buckets (some 800,000 8-byte names): the registry's directory and
+///   buckets first (the counters' keys are not known before), then every
+///   counter in one `get_multi`; one more per 512 buckets, and one more
+///   when it compacts a bucket. [`get_all_iter`](Self::get_all_iter)
+///   streams it a page of buckets at a time.
 /// * [`fields`](Self::fields), [`len`](Self::len): 1 (the registry).
-/// * [`remove`](Self::remove): 2, an append of `-field `, then a delete
-///   of the counter (in one batch, the append could be finished after the
-///   delete: see the guarantees).
+/// * [`remove`](Self::remove): 2, the unregistration, then the delete of
+///   the counter.
 ///
 /// ## Amounts, bounds and scale
 ///
@@ -400,21 +311,22 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 ///   increment of the same field ends either with the field listed and
 ///   counting or listed with no counter (read as absent, recreated by the
 ///   next increment), never counting unlisted: the first touch creates the
-///   counter before registering (one batch to the one server that holds
-///   both), and `remove` unregisters before deleting (it waits for the
-///   first reply before it sends the second). Where the counter cannot be
-///   placed on the registry's server (behind a proxy) that order is not
-///   guaranteed and the race can leave a counter unlisted until the field
-///   is removed again.
+///   counter before it registers the field (it waits for the `add`'s
+///   reply), and `remove` unregisters before it deletes (it waits for the
+///   first reply before it sends the second). So if the registration
+///   lands before the unregistration, the counter's creation was earlier
+///   still, and the delete removes it.
 /// * [`get_all`](Self::get_all) is not a snapshot: increments between its
 ///   two round trips may show for some fields. A listed field whose
 ///   counter is missing (removed meanwhile, evicted) is left out;
 ///   [`fields`](Self::fields) lists it.
-/// * **Restart and flush** lose the whole map (it lives on one server).
-///   **Eviction** can take a counter (the field counts from 0 again, listed
-///   as before) or the registry (its fields are no longer listed, though
-///   [`get`](Self::get) still reads their counters; the next first touch
-///   of a field starts a new registry). With `-M` a full server refuses
+/// * **Restart and flush** lose the counters and registry buckets of the
+///   server. **Eviction** can take a counter (the field counts from 0
+///   again, listed as before) or a registry bucket (detected: `fields` and
+///   `get_all` fail with [`Error::Lost`] until
+///   [`clear_registry`](Self::clear_registry)), or the registry's directory (its fields are no longer
+///   listed, though [`get`](Self::get) still reads their counters; the
+///   next first touch of a field starts a new registry). With `-M` a full server refuses
 ///   writes with [`Error::OutOfMemory`]; memcached 1.6 then also deletes
 ///   the item it could not write, so a failed first touch can take the
 ///   registry with it (as eviction does).
@@ -422,20 +334,15 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 ///   counted. A first touch that cannot tell whether it created the
 ///   counter (no reply came) registers the field before it fails, so a
 ///   counter it may have made is listed. A first touch whose registration
-///   fails after the counter was created retries the registration once (a full registry: the
-///   compacting rewrite), then takes the counter back (deleted by its CAS
-///   id, or, when another client's increment found it meanwhile, `by`
-///   subtracted again) and returns the error: the call did not happen. If
-///   taking it back fails too, the error is [`Error::Ambiguous`]. What this
-///   cannot undo: another client whose increment found the new counter in
-///   that moment was told `Ok`, and its amount counts unlisted while the
-///   registry stays full (a full registry *and* two first touches of one
-///   field at once); `remove` the field to clear it.
+///   fails after the counter was created takes the counter back (deleted
+///   by its CAS id, or, when another client's increment found it
+///   meanwhile, `by` subtracted again) and returns the error: the call did
+///   not happen. If taking it back fails too, the error is
+///   [`Error::Ambiguous`]. What this cannot undo: another client whose
+///   increment found the new counter in that moment was told `Ok`, and its
+///   amount counts unlisted; `remove` the field to clear it.
 /// * `remove` sends its unregistration and its delete one after the other
-///   (2 round trips): sent as one batch, an append that found the registry
-///   missing was finished after the batch, after the delete, and a racing
-///   first touch was left counting unlisted in 1–5 % of rounds on a
-///   brand-new map. Checked from 3 processes over 1000 rounds, each on a
+///   (2 round trips). Checked from 3 processes over 1000 rounds, each on a
 ///   missing registry (`mcds-stress` `processes`).
 /// * **A counter at 2^63 or more** is one memcached may refuse to increment
 ///   ([`Error::NonNumeric`]: its check for a minus sign reads past the
@@ -459,6 +366,8 @@ pub struct CounterMap {
     scope: Scope,
     name: String,
     registry: Key,
+    /// The field registry: a growing set under `registry`.
+    fields: Set,
     scale: u32,
 }
 
@@ -468,7 +377,10 @@ impl CounterMap {
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<CounterMap> {
         let scope = scope.into();
         let registry = scope.key("cmap", name, "fields")?;
+        // The registry's buckets add a suffix to its key.
+        registry.with_suffix([b'x'; 23])?;
         let map = CounterMap {
+            fields: Set::with_key(Arc::clone(scope.store()), registry.clone()),
             scope,
             name: name.to_string(),
             registry,
@@ -606,8 +518,8 @@ impl CounterMap {
         Ok(decode_value(stored))
     }
 
-    /// The first touch: create the counter at `by` and register the field,
-    /// in one batch (counter first: see the guarantees). `false` if another
+    /// The first touch: create the counter at `by`, then register the
+    /// field (in that order: see the guarantees). `false` if another
     /// client created the counter first.
     async fn create(&self, access: Access<'_>, field: &str, key: &Key, by: i64) -> Result<bool> {
         // A first touch starts at `by`, within the bounds like any value.
@@ -618,24 +530,8 @@ impl CounterMap {
             )));
         }
         let initial = encode_value(by).to_string();
-        let mut token = Vec::with_capacity(field.len() + 2);
-        encode_token(b'+', field, &mut token);
-        let register = Op::AppendOrAdd {
-            key: &self.registry,
-            value: &token,
-            ttl: Ttl::Never,
-        };
-        let [added, registered] = access
-            .run_pipeline([
-                Op::Add {
-                    key,
-                    value: initial.as_bytes(),
-                    ttl: Ttl::Never,
-                },
-                register,
-            ])
-            .await?;
-        let added = match added.and_then(Reply::stored) {
+        let io = access.io();
+        let added = match access.add(key, initial.as_bytes(), Ttl::Never).await {
             Ok(added) => added,
             // Unanswered (a lost reply, a cancelled call): the counter may
             // exist, and a later increment would find it and never
@@ -643,11 +539,7 @@ impl CounterMap {
             // field with no counter reads as absent), then fail: the
             // amount may count.
             Err(e @ Error::Ambiguous { .. }) => {
-                let listed = match registered.and_then(Reply::done) {
-                    Ok(()) => Ok(()),
-                    Err(first) => self.register_again(access, field, &register, first).await,
-                };
-                return Err(match listed {
+                return Err(match self.register(io, field, true).await {
                     Ok(()) => e,
                     Err(again) => counting_unlisted(
                         key,
@@ -657,31 +549,23 @@ impl CounterMap {
             }
             Err(e) => return Err(e),
         };
-        let Err(e) = registered.and_then(Reply::done) else {
-            return Ok(added.is_stored());
-        };
         let Stored::Stored(cas) = added else {
-            return Err(e); // the winner registers it
+            return Ok(false); // the winner registers it
         };
-        match self.register_again(access, field, &register, e).await {
+        match self.register(io, field, true).await {
             Ok(()) => Ok(true),
             Err(e) => Err(self.undo_create(access, key, cas, by, e).await),
         }
     }
 
-    /// Register `field` once more after its registration failed with `e`:
-    /// a full registry is rewritten without its dead tokens, anything
-    /// else is sent again.
-    async fn register_again(
-        &self,
-        access: Access<'_>,
-        field: &str,
-        register: &Op<'_>,
-        e: Error,
-    ) -> Result<()> {
-        match e {
-            Error::ValueTooLarge { .. } => self.rewrite_registry(access, b'+', field).await,
-            _ => access.execute(register).await.and_then(Reply::done),
+    /// Register (`add`) or unregister `field` in the registry set: one
+    /// append to its bucket, following the registry's splits.
+    async fn register(&self, io: Io, field: &str, add: bool) -> Result<()> {
+        match (io, add) {
+            (Io::Blocking, true) => self.fields.add(&[field]),
+            (Io::Blocking, false) => self.fields.remove(&[field]),
+            (Io::Async, true) => self.fields.add_async(&[field]).await,
+            (Io::Async, false) => self.fields.remove_async(&[field]).await,
         }
     }
 
@@ -714,52 +598,6 @@ impl CounterMap {
                 ),
             ),
         }
-    }
-
-    /// Apply `op` (`b'+'` register, `b'-'` unregister) of `field` by
-    /// rewriting the registry compacted, by CAS: what a registration or
-    /// removal does when the item limit refused its append. The dead
-    /// tokens go; the write lands if the live fields with it fit one item,
-    /// else nothing is written and the error is [`Error::ValueTooLarge`].
-    /// An unregistration always fits. A concurrent append makes the CAS
-    /// fail and the rewrite starts again ([`Error::Conflict`] after
-    /// [`MAX_ATTEMPTS`], nothing written).
-    async fn rewrite_registry(&self, access: Access<'_>, op: u8, field: &str) -> Result<()> {
-        let limit = access.store().item_size_limit();
-        let registry = &self.registry;
-        let mut refusal: Option<Error> = None;
-        let mut apply = |current: Option<&[u8]>| -> Option<Vec<u8>> {
-            refusal = None;
-            let mut fields = match current.map(decode_registry) {
-                None => Vec::new(),
-                Some(Ok(r)) => r.fields,
-                Some(Err(reason)) => {
-                    refusal = Some(corrupt(registry, reason));
-                    return None;
-                }
-            };
-            if op == b'+' {
-                if !fields.iter().any(|f| f == field) {
-                    fields.push(field.to_string());
-                }
-            } else {
-                current?; // a missing registry: nothing to unregister
-                fields.retain(|f| f != field);
-            }
-            let mut bytes = Vec::new();
-            for f in &fields {
-                encode_token(b'+', f, &mut bytes);
-            }
-            if let Err(e) = mcds_core::backend::check_item_size(registry, bytes.len(), limit) {
-                refusal = Some(e);
-                return None;
-            }
-            Some(bytes)
-        };
-        access
-            .update(registry, Ttl::Never, MAX_ATTEMPTS, &mut apply)
-            .await?;
-        refusal.map_or(Ok(()), Err)
     }
 
     /// [`incr`](Self::incr) by an exact decimal amount (`"1.25"`, `"-3"`)
@@ -842,21 +680,7 @@ impl CounterMap {
     #[blocking_and_async(pub)]
     async fn get_all_io(&self, io: Io) -> Result<Vec<(String, i64)>> {
         let fields = self.fields_io(io).await?;
-        if fields.is_empty() {
-            return Ok(Vec::new());
-        }
-        let keys: Vec<Key> = fields
-            .iter()
-            .map(|f| self.field_key(f))
-            .collect::<Result<_>>()?;
-        let items = self.access(io).get_multi(&keys).await?;
-        let mut all = Vec::with_capacity(fields.len());
-        for ((field, key), item) in fields.into_iter().zip(&keys).zip(items) {
-            if let Some(value) = self.value(key, item)? {
-                all.push((field, value));
-            }
-        }
-        Ok(all)
+        self.values_of(io, fields).await
     }
 
     /// [`get_all`](Self::get_all) as [`Decimal`]s at the map's scale.
@@ -873,27 +697,55 @@ impl CounterMap {
             .collect())
     }
 
-    /// The registered fields, in first-registration order. 1 round trip
-    /// (2 when it compacts the registry).
+    /// The registered fields: the registry's buckets one after another,
+    /// each in first-registration order (a map whose registry never split
+    /// keeps plain registration order). 1 round trip for a registry of up
+    /// to 512 buckets this handle has read before (2 on a new handle),
+    /// one more per 512 buckets, and a CAS per bucket compacted.
     #[blocking_and_async(pub)]
     async fn fields_io(&self, io: Io) -> Result<Vec<String>> {
-        let access = self.access(io);
-        let Some(item) = access.get(&self.registry).await? else {
-            return Ok(Vec::new());
+        let members = match io {
+            Io::Blocking => self.fields.members()?,
+            Io::Async => self.fields.members_async().await?,
         };
-        let registry = decode_registry(&item.value).map_err(|r| corrupt(&self.registry, r))?;
-        if registry.dirt > COMPACT_MIN_DIRT.max(registry.fields.len()) {
-            let mut compacted = Vec::new();
-            for field in &registry.fields {
-                encode_token(b'+', field, &mut compacted);
-            }
-            // Best effort: a concurrent append makes it fail, harmlessly,
-            // and an error leaves the log as it was (or compacted).
-            let _ = access
-                .cas(&self.registry, &compacted, Ttl::Never, item.cas)
-                .await;
+        members
+            .into_iter()
+            .map(|m| field_name(m).map_err(|r| corrupt(&self.registry, r)))
+            .collect()
+    }
+
+    /// Every field with its value, a registry bucket at a time: each item
+    /// is one bucket's fields with their values, read with one `get_multi`
+    /// of their counters, `page` buckets of the registry per batch. Memory
+    /// stays bounded by a page, for maps too large to read whole. Fields
+    /// whose counter is missing are left out, as in
+    /// [`get_all`](Self::get_all).
+    pub fn get_all_iter(&self, page: usize) -> GetAllIter<'_> {
+        GetAllIter {
+            map: self,
+            buckets: self.fields.members_iter(page),
+            ready: VecDeque::new(),
         }
-        Ok(registry.fields)
+    }
+
+    /// The values of `fields`, in one `get_multi`, leaving out fields whose
+    /// counter is missing.
+    async fn values_of(&self, io: Io, fields: Vec<String>) -> Result<Vec<(String, i64)>> {
+        if fields.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Key> = fields
+            .iter()
+            .map(|f| self.field_key(f))
+            .collect::<Result<_>>()?;
+        let items = self.access(io).get_multi(&keys).await?;
+        let mut all = Vec::with_capacity(fields.len());
+        for ((field, key), item) in fields.into_iter().zip(&keys).zip(items) {
+            if let Some(value) = self.value(key, item)? {
+                all.push((field, value));
+            }
+        }
+        Ok(all)
     }
 
     /// How many fields are registered. 1 round trip.
@@ -916,27 +768,85 @@ impl CounterMap {
         self.len_async().await.map(|n| n == 0)
     }
 
+    /// Delete the field registry (every bucket, then its directory): the
+    /// way out of an [`Error::Lost`] registry bucket. The counters stay,
+    /// unlisted until their next first touch, and [`get`](Self::get) still
+    /// reads them.
+    #[blocking_and_async(pub)]
+    async fn clear_registry_io(&self, io: Io) -> Result<()> {
+        match io {
+            Io::Blocking => self.fields.clear(),
+            Io::Async => self.fields.clear_async().await,
+        }
+    }
+
     /// Remove `field`: unregister it, then delete its counter. Whether its
     /// counter existed. 2 round trips.
     #[blocking_and_async(pub)]
     async fn remove_io(&self, io: Io, field: &str) -> Result<bool> {
         let key = self.field_key(field)?;
-        let mut token = Vec::with_capacity(field.len() + 2);
-        encode_token(b'-', field, &mut token);
-        let access = self.access(io);
         // Unregistered, then deleted, one after the other: a first touch
         // creates the counter, then registers, so no counter created after
         // this delete can be left unregistered by it (see the type docs).
-        // Not in one batch: an append that found the registry missing or
-        // full is finished after its batch, and landed after the delete
-        // (and after a racing first touch's registration) 1–5 % of the time.
-        match access.append(&self.registry, &token).await {
-            Ok(_) => {}
-            // A full registry takes the removal by a rewrite (it shrinks).
-            Err(Error::ValueTooLarge { .. }) => self.rewrite_registry(access, b'-', field).await?,
-            Err(e) => return Err(e),
+        self.register(io, field, false).await?;
+        self.access(io).delete(&key).await
+    }
+}
+
+/// The iterator of [`CounterMap::get_all_iter`]: every field with its
+/// value, a registry bucket at a time.
+#[derive(Debug)]
+pub struct GetAllIter<'m> {
+    map: &'m CounterMap,
+    buckets: mcds_set::MembersIter<'m>,
+    ready: VecDeque<(String, i64)>,
+}
+
+impl GetAllIter<'_> {
+    /// The next field and its value without blocking the thread: `None`
+    /// at the end.
+    pub async fn next_async(&mut self) -> Option<Result<(String, i64)>> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            let bucket = match self.buckets.next_async().await? {
+                Ok(bucket) => bucket,
+                Err(e) => return Some(Err(e)),
+            };
+            match self.fill(Io::Async, bucket).await {
+                Ok(()) => {}
+                Err(e) => return Some(Err(e)),
+            }
         }
-        access.delete(&key).await
+    }
+
+    async fn fill(&mut self, io: Io, bucket: Vec<Vec<u8>>) -> Result<()> {
+        let fields = bucket
+            .into_iter()
+            .map(|m| field_name(m).map_err(|r| corrupt(&self.map.registry, r)))
+            .collect::<Result<Vec<_>>>()?;
+        self.ready.extend(self.map.values_of(io, fields).await?);
+        Ok(())
+    }
+}
+
+impl Iterator for GetAllIter<'_> {
+    type Item = Result<(String, i64)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            let bucket = match self.buckets.next()? {
+                Ok(bucket) => bucket,
+                Err(e) => return Some(Err(e)),
+            };
+            if let Err(e) = block_on(self.fill(Io::Blocking, bucket)) {
+                return Some(Err(e));
+            }
+        }
     }
 }
 
@@ -995,33 +905,10 @@ mod tests {
     }
 
     #[test]
-    fn registry_replays_and_counts_dirt() {
-        let mut log = Vec::new();
-        for (op, f) in [
-            (b'+', "a b"),
-            (b'+', "50%"),
-            (b'+', "a b"),
-            (b'-', "50%"),
-            (b'+', "ü\n"),
-            (b'-', "gone"),
-        ] {
-            encode_token(op, f, &mut log);
-        }
-        assert_eq!(&log[..10], b"+a%20b +50");
-        let r = decode_registry(&log).unwrap();
-        assert_eq!(r.fields, ["a b", "ü\n"]);
-        assert_eq!(r.dirt, 4);
-        for garbage in [
-            &b"+a"[..],
-            b"*a ",
-            b"+%zz ",
-            b"+\xff ",
-            b"+a\tb ",
-            b"+ ",
-            b"\x00\x01 ",
-        ] {
-            assert!(decode_registry(garbage).is_err(), "{garbage:?}");
-        }
-        assert_eq!(decode_registry(b"").unwrap(), Registry::default());
+    fn registry_members_must_be_field_names() {
+        assert_eq!(field_name(b"a b".to_vec()).unwrap(), "a b");
+        assert!(field_name(Vec::new()).is_err());
+        assert!(field_name(vec![b'x'; MAX_FIELD_LEN + 1]).is_err());
+        assert!(field_name(vec![0xff]).is_err());
     }
 }

@@ -25,8 +25,9 @@ fn ops(data: &[u8]) -> Vec<(u8, String)> {
     out
 }
 
-/// The [`CounterMap`](mcds_counter::CounterMap) field registry (`+f -f`
-/// tokens, `%XX` escapes): arbitrary bytes decode or are refused without
+/// The [`CounterMap`](mcds_counter::CounterMap) field registry (a bucket
+/// of mcds-set's text codec: `+f -f` tokens, `%XX` escapes): arbitrary
+/// bytes decode or are refused without
 /// panicking, to unique fields of 1 to `MAX_FIELD_LEN` bytes that a
 /// compaction (their `+` tokens) keeps as they are; the same bytes read as
 /// registrations and removals replay like a naive ordered model.
@@ -41,7 +42,11 @@ pub fn countermap_registry(data: &[u8]) {
                 .iter()
                 .all(|f| (1..=MAX_FIELD_LEN).contains(&f.len()))
         );
-        let tokens = data.split(|&b| b == b' ').filter(|t| !t.is_empty()).count();
+        // Tokens as the text codec splits them: on ASCII whitespace.
+        let tokens = data
+            .split(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+            .filter(|t| !t.is_empty())
+            .count();
         assert_eq!(fields.len() + dirt, tokens);
         let mut compacted = Vec::new();
         for f in &fields {

@@ -218,18 +218,24 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
             );
         }
         MapCmd::GetAll { name, scale } => {
-            let all = open(&name, scale.scale)?.get_all_decimal()?;
-            if ctx.json {
-                let objects: Vec<Value> = all
-                    .iter()
-                    .map(|(field, value)| json!({ "field": field, "value": map_value(*value) }))
-                    .collect();
-                json_line(json!({ "map": name, "entries": objects }));
-            } else {
-                for (field, value) in all {
+            let map = open(&name, scale.scale)?;
+            if !ctx.json {
+                for entry in map.get_all_iter(64) {
+                    let (field, units) = entry?;
+                    let value = Decimal {
+                        units,
+                        scale: map.scale(),
+                    };
                     line(format!("{field}\t{value}"));
                 }
+                return Ok(OK);
             }
+            let objects: Vec<Value> = map
+                .get_all_decimal()?
+                .iter()
+                .map(|(field, value)| json!({ "field": field, "value": map_value(*value) }))
+                .collect();
+            json_line(json!({ "map": name, "entries": objects }));
         }
         MapCmd::Fields { name } => {
             let fields = open(&name, 0)?.fields()?;
@@ -244,6 +250,12 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
         MapCmd::Len { name } => {
             let len = open(&name, 0)?.len()?;
             ctx.print(len, json!({ "map": name, "len": len }));
+        }
+        MapCmd::ClearRegistry { name } => {
+            open(&name, 0)?.clear_registry()?;
+            if ctx.json {
+                json_line(json!({ "map": name, "registry": "cleared" }));
+            }
         }
         MapCmd::Remove { name, field } => {
             let removed = open(&name, 0)?.remove(&field)?;
@@ -486,9 +498,10 @@ pub(crate) enum MapCmd {
         #[command(flatten)]
         scale: MapScale,
     },
-    /// Print `field<TAB>value` per field, in the order they were first
-    /// counted
+    /// Print `field<TAB>value` per field, a registry bucket at a time
+    /// (each bucket's fields in the order they were first counted)
     ///
+    /// Streams: a map of millions of fields is printed with bounded memory.
     /// Fields are printed as they are; for fields with tabs or newlines use
     /// --json, which prints one array of {"field": …, "value": …} objects
     /// (values as numbers, or with --scale as exact decimal strings).
@@ -498,13 +511,21 @@ pub(crate) enum MapCmd {
         #[command(flatten)]
         scale: MapScale,
     },
-    /// Print the fields, one per line, in the order they were first counted
+    /// Print the fields, one per line, a registry bucket at a time (each
+    /// bucket's in the order they were first counted)
     Fields {
         /// The map
         name: String,
     },
     /// Print how many fields the map has (0: it is empty)
     Len {
+        /// The map
+        name: String,
+    },
+    /// Delete the field registry (not the values): the way out when a
+    /// read reports a registry bucket lost (evicted, or its server
+    /// restarted); fields are listed again from their next first count
+    ClearRegistry {
         /// The map
         name: String,
     },
