@@ -236,7 +236,7 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 ///
 /// * its **field registry** under `<prefix>cmap:<name>:fields`: an
 ///   [`mcds_set::Set`] of the field names (text codec, `%XX` escapes), so
-///   it has no size wall: its buckets of about 16 KiB split as they fill
+///   it has no size wall: its buckets of about 4 KiB split as they fill
 ///   and spread over a pool. Writers only append (`+field ` to register,
 ///   `-field ` to unregister), so none loses another's token; a read that
 ///   finds a bucket dirty compacts it by CAS (behind a proxy, which has no
@@ -264,7 +264,7 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 ///   increment is sent again.
 /// * [`get`](Self::get): 1 round trip.
 /// * [`get_all`](Self::get_all): **2 round trips** for a registry of up to
-///   512 buckets (some 800,000 8-byte names): the registry's directory and
+///   512 buckets (some 150,000 8-byte names): the registry's directory and
 ///   buckets first (the counters' keys are not known before), then every
 ///   counter in one `get_multi`; one more per 512 buckets, and one more
 ///   when it compacts a bucket. [`get_all_iter`](Self::get_all_iter)

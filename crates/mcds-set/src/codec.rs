@@ -247,7 +247,7 @@ pub mod text {
 
     /// Whether `member` is in the set the log `bytes` decodes to, without
     /// decoding it: the last `+` or `-` token of `member` decides. A scan
-    /// that compares bytes, a few microseconds for a 16 KiB bucket where a
+    /// that compares bytes, a microsecond or two for a 4 KiB bucket where a
     /// full decode builds a hash table.
     pub fn contains(bytes: &[u8], member: &[u8]) -> bool {
         let mut present = false;

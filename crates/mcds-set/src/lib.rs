@@ -6,7 +6,7 @@
 //! | type | what | round trips |
 //! |---|---|---|
 //! | [`Codec`] | how a set's logs are stored: the `+a -b ` text codec (compatible with Dustin Sallings' encoding, `%XX` escapes) or a length-prefixed binary codec | — |
-//! | [`Set`] | a set in buckets of about 16 KiB that split as they fill: append-only adds and removes, compaction by CAS on read | add/remove 1, contains 1, members 1 (per 512 buckets) |
+//! | [`Set`] | a set in buckets of about 4 KiB that split as they fill: append-only adds and removes, compaction by CAS on read | add/remove 1, contains 1, members 1 (per 512 buckets) |
 //! | [`ShardedSet`] | K sets by a stable hash of the member (each growing like a `Set`), to spread writes | 1 append per shard touched, members 1 batch |
 //! | [`IntArray`] | the codec over integers | as `Set` |
 //! | [`Table`] | O(1) `has` through a key per member, plus the member list as a `Set`; a map with values | has/get 1, set/delete 1 |

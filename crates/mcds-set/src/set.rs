@@ -94,14 +94,14 @@ impl Compaction {
 ///   whatever the batch size, no read, no lock. Removing from a missing
 ///   set creates nothing. The first add creates the set (3 round trips:
 ///   the directory read, the root bucket, the directory).
-/// * `contains` reads the member's bucket: 1 round trip, about 16 KiB at
+/// * `contains` reads the member's bucket: 1 round trip, about 4 KiB at
 ///   most ([`with_bucket_bytes`](Set::with_bucket_bytes)).
 /// * `members` reads the directory and every bucket, `page` buckets per
 ///   pipelined batch ([`members_iter`](Set::members_iter) streams them); a
 ///   small set is one round trip. Buckets dirty enough
 ///   ([`Compaction`]) are rewritten compacted with a CAS, which a
 ///   concurrent append makes fail harmlessly.
-/// * A bucket grows to about 16 KiB and then splits (see the
+/// * A bucket grows to about 4 KiB and then splits (see the
 ///   [layout](#layout-and-limits)); writers that meet a split follow it.
 /// * Every method that reaches the store has an async twin (`add_async`,
 ///   …): the same algorithm (see [`mcds_core::Access`]), awaiting the store
@@ -216,7 +216,7 @@ impl Set {
         self
     }
 
-    /// Split buckets past `bytes` (default 16 KiB, at least 64): smaller
+    /// Split buckets past `bytes` (default 4 KiB, at least 64): smaller
     /// buckets make `contains` cheaper and `members` take more items.
     /// Every writer of a set should use the same size; a different one
     /// only changes when buckets split, not where members are.
