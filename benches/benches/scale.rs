@@ -1,8 +1,8 @@
 //! `cargo bench -p mcds-benches --bench scale`: how `Set`, `Table` and
 //! `CounterMap` behave as they grow, next to Redis in the same run.
 //!
-//! For each N (10× steps from 100; `MCDS_SCALE_MAX` sets the last, default
-//! 1,000,000; 10,000,000 runs on a pool of 3), a fresh memcached (`-M`,
+//! For each N (10× steps from 100, or `MCDS_SCALE_MIN`; `MCDS_SCALE_MAX`
+//! sets the last, default 1,000,000; 10,000,000 runs on a pool of 3), a fresh memcached (`-M`,
 //! so running out of memory is an error, never a silent eviction) and a
 //! fresh redis-server are loaded with N members, and then each op is timed
 //! over interleaved rounds (mcds, Redis, mcds, …: the ratio of medians).
@@ -192,7 +192,11 @@ fn main() {
     let mut rows = Vec::new();
     let mut memory = Vec::new();
     let mut rtts = Vec::new();
-    let mut n = 100;
+    // `MCDS_SCALE_MIN` starts higher (to run 1e7 alone).
+    let mut n: usize = std::env::var("MCDS_SCALE_MIN")
+        .ok()
+        .and_then(|v| v.replace('_', "").parse::<f64>().ok())
+        .map_or(100, |v| v as usize);
     while n <= max {
         let servers = Servers::start(n);
         let store: Arc<dyn Store> = Arc::new(
@@ -281,7 +285,11 @@ fn main() {
                 OPS,
                 |i| assert!(set.contains(pick(i)).unwrap()),
                 |c, i| {
-                    let b: bool = redis::cmd("SISMEMBER").arg("s").arg(pick(i)).query(c).unwrap();
+                    let b: bool = redis::cmd("SISMEMBER")
+                        .arg("s")
+                        .arg(pick(i))
+                        .query(c)
+                        .unwrap();
                     assert!(b);
                 },
             ),
@@ -294,7 +302,14 @@ fn main() {
                 &mut con,
                 OPS,
                 |i| table.set(pick(i), b"w").unwrap(),
-                |c, i| redis::cmd("HSET").arg("t").arg(pick(i)).arg("w").exec(c).unwrap(),
+                |c, i| {
+                    redis::cmd("HSET")
+                        .arg("t")
+                        .arg(pick(i))
+                        .arg("w")
+                        .exec(c)
+                        .unwrap()
+                },
             ),
         );
         row(
@@ -306,7 +321,11 @@ fn main() {
                 OPS,
                 |i| assert!(table.has(pick(i)).unwrap()),
                 |c, i| {
-                    let b: bool = redis::cmd("HEXISTS").arg("t").arg(pick(i)).query(c).unwrap();
+                    let b: bool = redis::cmd("HEXISTS")
+                        .arg("t")
+                        .arg(pick(i))
+                        .query(c)
+                        .unwrap();
                     assert!(b);
                 },
             ),
@@ -321,7 +340,14 @@ fn main() {
                 |i| {
                     map.incr(&pick(i), 1).unwrap();
                 },
-                |c, i| redis::cmd("HINCRBY").arg("c").arg(pick(i)).arg(1).exec(c).unwrap(),
+                |c, i| {
+                    redis::cmd("HINCRBY")
+                        .arg("c")
+                        .arg(pick(i))
+                        .arg(1)
+                        .exec(c)
+                        .unwrap()
+                },
             ),
         );
         if n <= 1_000_000 {
@@ -376,7 +402,9 @@ fn main() {
     println!();
     println!("{}", mode_line(&rtts));
     println!();
-    println!("| structure | op (mcds / Redis) | N | mcds µs | Redis µs | mcds ÷ Redis (median of rounds) | bytes moved: mcds | Redis |");
+    println!(
+        "| structure | op (mcds / Redis) | N | mcds µs | Redis µs | mcds ÷ Redis (median of rounds) | bytes moved: mcds | Redis |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(

@@ -259,6 +259,7 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ),
     ("CounterMap", "is_empty", Surface::Cli, "map len"),
     ("CounterMap", "get_all_iter", Surface::Cli, "map get-all"),
+    ("TimeSeries", "range_iter", Surface::Cli, "series range"),
     (
         "Leaderboard",
         "with_ttl",

@@ -52,7 +52,7 @@ pub use codec::Decoded;
 pub use intarray::IntArray;
 pub use set::{Codec, Compaction, MembersIter, Set};
 pub use sharded::ShardedSet;
-pub use table::Table;
+pub use table::{EntriesIter, Table};
 
 /// The README's examples, run as doctests.
 #[doc = include_str!("../README.md")]

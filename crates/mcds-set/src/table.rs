@@ -275,20 +275,92 @@ impl Table {
         self.list.members_io(Io::Async).await
     }
 
-    /// Members with their values (members whose entry is gone are skipped).
+    /// Members with their values (members whose entry is gone are
+    /// skipped): the member list, then every row in one `get_multi`.
     #[blocking_and_async(pub)]
     async fn entries_io(&self, io: Io) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let members = self.list.members_io(io).await?;
+        let mut out = std::collections::VecDeque::with_capacity(members.len());
+        self.rows_io(io, members, &mut out).await?;
+        Ok(out.into())
+    }
+
+    /// [`entries`](Self::entries) as a stream: a member-list bucket at a
+    /// time, each with one `get_multi` of its rows, `page` buckets of the
+    /// list per batch. Memory stays bounded by a page.
+    pub fn entries_iter(&self, page: usize) -> EntriesIter<'_> {
+        EntriesIter {
+            table: self,
+            buckets: self.list.members_iter(page),
+            ready: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// The rows of `members` that exist, in one `get_multi`, onto `out`.
+    async fn rows_io(
+        &self,
+        io: Io,
+        members: Vec<Vec<u8>>,
+        out: &mut std::collections::VecDeque<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<()> {
         let keys: Vec<Key> = members
             .iter()
             .map(|m| self.member_key(m))
             .collect::<Result<_>>()?;
         let items = self.access(io).get_multi(&keys).await?;
-        Ok(members
-            .into_iter()
-            .zip(items)
-            .filter_map(|(m, item)| item.map(|i| (m, i.value)))
-            .collect())
+        out.extend(
+            members
+                .into_iter()
+                .zip(items)
+                .filter_map(|(m, item)| item.map(|i| (m, i.value))),
+        );
+        Ok(())
+    }
+}
+
+/// The stream of [`Table::entries_iter`]: members with their values, a
+/// member-list bucket at a time.
+#[derive(Debug)]
+pub struct EntriesIter<'t> {
+    table: &'t Table,
+    buckets: crate::MembersIter<'t>,
+    ready: std::collections::VecDeque<(Vec<u8>, Vec<u8>)>,
+}
+
+impl EntriesIter<'_> {
+    /// The next member and its value without blocking the thread.
+    pub async fn next_async(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            let bucket = match self.buckets.next_async().await? {
+                Ok(bucket) => bucket,
+                Err(e) => return Some(Err(e)),
+            };
+            if let Err(e) = self.table.rows_io(Io::Async, bucket, &mut self.ready).await {
+                return Some(Err(e));
+            }
+        }
+    }
+}
+
+impl Iterator for EntriesIter<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            let bucket = match self.buckets.next()? {
+                Ok(bucket) => bucket,
+                Err(e) => return Some(Err(e)),
+            };
+            if let Err(e) = block_on(self.table.rows_io(Io::Blocking, bucket, &mut self.ready)) {
+                return Some(Err(e));
+            }
+        }
     }
 }
 

@@ -34,6 +34,11 @@ fn grows(store: Arc<dyn Store>, len: usize) {
     let mut got = set.members().unwrap();
     got.sort();
     assert_eq!(got, members, "every member of {n} ({} bytes each)", len);
+    let buckets: Vec<Vec<Vec<u8>>> = set.members_iter(3).collect::<Result<_, _>>().unwrap();
+    assert!(buckets.len() > 3, "{} buckets", buckets.len());
+    let mut streamed: Vec<Vec<u8>> = buckets.into_iter().flatten().collect();
+    streamed.sort();
+    assert_eq!(streamed, members, "members_iter streams every member once");
     assert!(set.contains(&members[n - 1]).unwrap());
     set.remove(&members[..n / 3]).unwrap();
     assert_eq!(set.len().unwrap(), n - n / 3);
@@ -61,6 +66,18 @@ fn table_grows(store: Arc<dyn Store>, len: usize) {
     keys.sort();
     assert_eq!(keys, members);
     assert_eq!(table.entries().unwrap().len(), n);
+    let mut streamed: Vec<Vec<u8>> = table
+        .entries_iter(2)
+        .map(|e| {
+            e.map(|(m, v)| {
+                assert_eq!(v, b"v");
+                m
+            })
+        })
+        .collect::<Result<_, _>>()
+        .unwrap();
+    streamed.sort();
+    assert_eq!(streamed, members, "entries_iter streams every row once");
     assert!(table.delete(&members[1]).unwrap());
     assert!(!table.has(&members[1]).unwrap());
     assert_eq!(table.keys().unwrap().len(), n - 1);

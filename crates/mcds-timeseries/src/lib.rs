@@ -76,8 +76,8 @@ mod series;
 
 pub use packed::{MAX_RANGE_SLOTS, MAX_SLOTS_PER_PERIOD, PackedSeries, Slot, SlotWidth};
 pub use series::{
-    BUCKET_LEN, Bucket, MAX_RANGE_BUCKETS, MAX_RESOLUTIONS, MAX_SAMPLES_PER_BUCKET, Resolution,
-    Stats, TimeSeries,
+    BUCKET_LEN, Bucket, MAX_RANGE_BUCKETS, MAX_RESOLUTIONS, MAX_SAMPLES_PER_BUCKET, RangeIter,
+    Resolution, Stats, TimeSeries,
 };
 
 /// The README's examples, run as doctests.

@@ -674,6 +674,48 @@ impl TimeSeries {
             .unwrap_or_default())
     }
 
+    /// [`range`](Self::range) as a stream: the same buckets, oldest first,
+    /// read `page` buckets of `step` at a time (1 to
+    /// [`MAX_RANGE_BUCKETS`]), each page one [`range`](Self::range) read
+    /// (its `get_multi` and loss check). Memory stays bounded by a page, and
+    /// a range may span any number of buckets (a whole year of seconds).
+    /// A bad `step` or `page` is the first item's error.
+    ///
+    /// ```
+    /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    /// use std::time::Duration;
+    /// use mcds_timeseries::{Resolution, TimeSeries};
+    ///
+    /// let sec = Duration::from_secs(1);
+    /// let series = TimeSeries::new(&scope, "rps", &[Resolution::new(sec, Duration::from_secs(86_400))?])?;
+    /// let start = 1_800_000_000_000;
+    /// for i in 0..30 {
+    ///     series.record(start + i * 1000, 1)?;
+    /// }
+    /// let pages: Vec<_> = series.range_iter(start, start + 29_999, sec, 10).collect::<Result<_, _>>()?;
+    /// assert_eq!(pages.len(), 3);
+    /// assert_eq!(pages.iter().map(Vec::len).sum::<usize>(), 30);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn range_iter(
+        &self,
+        from_ms: UnixMs,
+        to_ms: UnixMs,
+        step: Duration,
+        page: u64,
+    ) -> RangeIter<'_> {
+        let step_ms = u64::try_from(step.as_millis()).unwrap_or(u64::MAX).max(1);
+        RangeIter {
+            series: self,
+            step,
+            page,
+            next: from_ms / step_ms,
+            last: to_ms / step_ms,
+            step_ms,
+            done: false,
+        }
+    }
+
     /// The aggregates of every sample in the range (as in
     /// [`range`](Self::range)); `None` when it has none.
     #[blocking_and_async(pub)]
@@ -1081,5 +1123,73 @@ mod tests {
         ));
         let none = merged(&key, None, -4).unwrap();
         assert_eq!(decode_bucket(&none), Ok(Stats::of(-4)));
+    }
+}
+
+/// The stream of [`TimeSeries::range_iter`]: one page of buckets per item.
+#[derive(Debug)]
+pub struct RangeIter<'s> {
+    series: &'s TimeSeries,
+    step: Duration,
+    page: u64,
+    /// The next bucket number to read, and the last.
+    next: u64,
+    last: u64,
+    step_ms: u64,
+    done: bool,
+}
+
+impl RangeIter<'_> {
+    /// The next page of the range, and advance; `None` past its end.
+    fn window(&mut self) -> Option<Result<(u64, u64)>> {
+        if self.done || self.next > self.last {
+            return None;
+        }
+        if !(1..=MAX_RANGE_BUCKETS).contains(&self.page) {
+            self.done = true;
+            return Some(Err(Error::InvalidArgument(format!(
+                "a range page is 1 to {MAX_RANGE_BUCKETS} buckets; got {}",
+                self.page
+            ))));
+        }
+        let end = self.next.saturating_add(self.page - 1).min(self.last);
+        let from = self.next.saturating_mul(self.step_ms);
+        let to = end
+            .saturating_mul(self.step_ms)
+            .saturating_add(self.step_ms - 1);
+        match end.checked_add(1) {
+            Some(next) => self.next = next,
+            None => self.done = true,
+        }
+        Some(Ok((from, to)))
+    }
+
+    /// The next page without blocking the thread: `None` past the end.
+    pub async fn next_async(&mut self) -> Option<Result<Vec<Bucket>>> {
+        let (from, to) = match self.window()? {
+            Ok(w) => w,
+            Err(e) => return Some(Err(e)),
+        };
+        let page = self.series.range_async(from, to, self.step).await;
+        if page.is_err() {
+            self.done = true;
+        }
+        Some(page)
+    }
+}
+
+impl Iterator for RangeIter<'_> {
+    type Item = Result<Vec<Bucket>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (from, to) = match self.window()? {
+            Ok(w) => w,
+            Err(e) => return Some(Err(e)),
+        };
+        let page = self.series.range(from, to, self.step);
+        if page.is_err() {
+            self.done = true;
+        }
+        Some(page)
     }
 }

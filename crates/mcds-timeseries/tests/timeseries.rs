@@ -942,3 +942,40 @@ mod model {
         }
     }
 }
+
+/// A range of 100,000 buckets (ten times what one `range` reads) as a
+/// stream: `range_iter` reads it 10,000 buckets a page, every bucket once,
+/// oldest first, holding one page at a time.
+#[test]
+fn a_range_of_100_000_buckets_streams_a_page_at_a_time() {
+    let (_, clock, scope) = memory();
+    let sec = Duration::from_secs(1);
+    let series = TimeSeries::new(
+        &scope,
+        "long",
+        &[Resolution::new(sec, Duration::from_secs(200_000)).unwrap()],
+    )
+    .unwrap();
+    let start = EPOCH_MS;
+    clock.advance(Duration::from_secs(100_000));
+    for i in 0..100_000u64 {
+        series.record(start + i * 1000, i as i64).unwrap();
+    }
+    let end = start + 100_000 * 1000 - 1;
+    assert!(
+        series.range(start, end, sec).is_err(),
+        "one read stops at MAX_RANGE_BUCKETS"
+    );
+    let mut pages = 0;
+    let mut next = 0i64;
+    for page in series.range_iter(start, end, sec, MAX_RANGE_BUCKETS) {
+        let page = page.unwrap();
+        assert!(page.len() as u64 <= MAX_RANGE_BUCKETS);
+        for bucket in page {
+            assert_eq!(bucket.stats.sum, i128::from(next), "in order, once each");
+            next += 1;
+        }
+        pages += 1;
+    }
+    assert_eq!((pages, next), (10, 100_000));
+}

@@ -45,10 +45,15 @@ pub(crate) fn series(ctx: &Ctx, cmd: SeriesCmd) -> CliResult {
         SeriesCmd::Union(multi) => return combine(ctx, multi, TimeSeries::union),
         SeriesCmd::Intersection(multi) => return combine(ctx, multi, TimeSeries::intersection),
         SeriesCmd::Range(q) => {
+            // Streamed a page at a time: an explicit range of any number of
+            // buckets, in bounded memory (the default window stays the
+            // last MAX_RANGE_BUCKETS).
             let (series, from, to, step) =
                 open(ctx, &q.name, &q.read, mcds_timeseries::MAX_RANGE_BUCKETS)?;
-            for bucket in series.range(from, to, step)? {
-                print_bucket(ctx, json!(q.name), &bucket);
+            for page in series.range_iter(from, to, step, 1000) {
+                for bucket in page? {
+                    print_bucket(ctx, json!(q.name), &bucket);
+                }
             }
             return Ok(OK);
         }
