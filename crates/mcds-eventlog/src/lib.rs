@@ -10,17 +10,25 @@
 //! * **Chunks.** Time is cut into chunks of `chunk` seconds aligned to Unix
 //!   time and numbered from the epoch; chunk number `w` is stored under the
 //!   key `<prefix>log:<name>:<w>`. A key is never reused.
+//! * **Pieces.** A chunk has no size wall: its first item is
+//!   `<prefix>log:<name>:<w>` and, when an append to it is refused for the
+//!   item limit, its events go on in `<w>.1`, `<w>.2`, … A piece is made
+//!   only when the one before refused a frame, and an append that the
+//!   limit refuses lands nothing, so every event is in exactly one piece.
 //! * **put** appends one self-delimiting, checksummed frame to the
-//!   chunk's key with `append_or_add`: one round trip (on memcached 1.6.18
-//!   the first event of a chunk takes two: append, then add). The key is
+//!   chunk's current piece with `append_or_add`: one round trip (on
+//!   memcached 1.6.18 the first event of a chunk takes two: append, then
+//!   add; a put that finds its piece full takes one more per piece). The key is
 //!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
 //!   can ask for it, with a chunk to spare.
 //!   A frame is the magic byte `0xE7`, the timestamp (Unix ms, 8 bytes
 //!   little-endian), the payload length (4 bytes), a check of those 13
 //!   bytes, the payload and a check of the payload (each check the low 32
 //!   bits of XXH3-64): 21 bytes of overhead per event.
-//! * **fetch(first, last)** reads every key covering the range in one
-//!   `get_multi` (the original article reads them one by one), decodes, keeps the events
+//! * **fetch(first, last)** reads the first two pieces of every chunk
+//!   covering the range in one `get_multi` (the original article reads
+//!   chunks one by one), and the next two of a chunk whose second exists
+//!   in one more, decodes, keeps the events
 //!   in `[first, last]` that belong to the chunk each key is read for and lie
 //!   within capacity, and returns them in time order (events with the same
 //!   timestamp in the order they were appended).
@@ -76,9 +84,16 @@
 //!   by another program, a torn value) is skipped and counted
 //!   ([`EventLog::fetch_checked`]); the others are still returned.
 //! * **Eviction, restart or flush** lose whole chunks of events.
-//! * A chunk holds at most one memcached item (1 MiB): a put that does not
-//!   fit is [`ValueTooLarge`](mcds_core::Error::ValueTooLarge) — choose shorter
-//!   chunks for busy logs.
+//! * **Limits.** One event's frame (payload + 21 bytes) must fit one item
+//!   (1 MiB by default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
+//!   before anything is sent. A chunk spreads over up to 65,536 pieces:
+//!   no rate a memcached pool can take is refused. Checked from 4 writer
+//!   processes putting as fast as they can into one chunk of 128 KiB items
+//!   (`mcds-stress`, `growing_structures`). A read moves the chunks (every
+//!   piece) that cover its range: `since` reads from the chunk its cursor
+//!   is in, so it moves about what it returns when the chunk is about the
+//!   polling interval; longer chunks make it re-read up to a chunk of
+//!   events it has seen.
 //! * Writers' clocks decide which chunk an event lands in: skewed clocks put
 //!   events out of order by the skew. A poller's cursor does not see events
 //!   that arrive later with a timestamp before it.
@@ -90,11 +105,13 @@ pub mod fuzzing;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{
-    Access, Error, Io, Key, Op, Reply, Result, Scope, Ttl, UnixMs, blocking_and_async,
+    Access, Error, Io, Item, Key, Op, Reply, Result, Scope, Ttl, UnixMs, blocking_and_async,
 };
+use parking_lot::Mutex;
 
 pub use frame::Event;
 
@@ -143,7 +160,14 @@ pub struct EventLog {
     name: String,
     chunks: u64,
     chunk_secs: u64,
+    /// The piece this handle last appended to, and its chunk: where the
+    /// next put of that chunk starts (pieces before it are full).
+    piece: Arc<Mutex<(u64, u32)>>,
 }
+
+/// The most pieces (items) one chunk spreads over: 65,536 items of up to
+/// 1 MiB, far past any memcached's memory.
+const MAX_PIECES: u32 = 1 << 16;
 
 impl EventLog {
     /// A log of `chunks` (2 to 10 000) chunks of `chunk` (whole seconds, at
@@ -166,8 +190,9 @@ impl EventLog {
             name: name.to_string(),
             chunks: chunks as u64,
             chunk_secs,
+            piece: Arc::new(Mutex::new((0, 0))),
         };
-        log.key_for_chunk(u64::MAX)?; // the longest key fits
+        log.key_for_piece(u64::MAX, MAX_PIECES)?; // the longest key fits
         Ok(log)
     }
 
@@ -180,8 +205,14 @@ impl EventLog {
         self.chunk_secs * 1000
     }
 
-    fn key_for_chunk(&self, w: u64) -> Result<Key> {
-        self.scope.key("log", &self.name, w)
+    /// The key of piece `p` of chunk `w`: `<w>` for the first (the key of
+    /// a chunk before pieces existed), `<w>.<p>` after it.
+    fn key_for_piece(&self, w: u64, p: u32) -> Result<Key> {
+        if p == 0 {
+            self.scope.key("log", &self.name, w)
+        } else {
+            self.scope.key("log", &self.name, format_args!("{w}.{p}"))
+        }
     }
 
     fn access(&self, io: Io) -> Access<'_> {
@@ -217,13 +248,33 @@ impl EventLog {
         let ttl = (n + 1) * self.chunk_secs;
         let mut frame = Vec::with_capacity(frame::frame_len(payload.len()));
         frame::encode(at_ms, payload, &mut frame);
-        self.access(io)
-            .append_or_add(
-                &self.key_for_chunk(w)?,
-                &frame,
-                Ttl::from(Duration::from_secs(ttl)),
-            )
-            .await
+        let ttl = Ttl::from(Duration::from_secs(ttl));
+        // A frame that no piece could hold is refused before anything is
+        // sent.
+        let longest = self.key_for_piece(w, MAX_PIECES)?;
+        mcds_core::backend::check_item_size(
+            &longest,
+            frame.len(),
+            self.scope.store().item_size_limit(),
+        )?;
+        let mut p = match *self.piece.lock() {
+            (chunk, p) if chunk == w => p,
+            _ => 0,
+        };
+        loop {
+            let key = self.key_for_piece(w, p)?;
+            match self.access(io).append_or_add(&key, &frame, ttl).await {
+                Ok(()) => {
+                    *self.piece.lock() = (w, p);
+                    return Ok(());
+                }
+                // This piece is full (for this frame): the next one. The
+                // item limit refuses an append whole, so nothing of it
+                // landed here.
+                Err(Error::ValueTooLarge { .. }) if p + 1 < MAX_PIECES => p += 1,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The chunks a read of `[first_ms, last_ms]` covers (oldest first, the
@@ -248,10 +299,17 @@ impl EventLog {
         })
     }
 
-    /// Read `chunks` in one `get_multi` and call `visit(at_ms, payload)`
-    /// for each intact frame that belongs to the chunk its key is read for
-    /// and lies in `[first, last]`, chunk by chunk in `chunks`' order, in
-    /// log order within a chunk; the damaged bytes skipped.
+    /// Read `chunks` and call `visit(at_ms, payload)` for each intact
+    /// frame that belongs to the chunk its key is read for and lies in
+    /// `[first, last]`, chunk by chunk in `chunks`' order, piece by piece
+    /// within a chunk, in log order within a piece; the damaged bytes
+    /// skipped. The first two pieces of every chunk go in one `get_multi`
+    /// (a missing key costs its few bytes); a chunk whose second piece
+    /// exists has the next two read in one more batch, and so on: a piece
+    /// exists only once the one before refused a frame. Whether there is a
+    /// next piece is asked of the server, never guessed from a piece's
+    /// size: a client configured with another item limit than the
+    /// server's would guess wrong.
     async fn read(
         &self,
         io: Io,
@@ -260,21 +318,39 @@ impl EventLog {
         last: u64,
         mut visit: impl FnMut(u64, &[u8]),
     ) -> Result<usize> {
-        let keys: Vec<Key> = chunks
-            .iter()
-            .map(|&w| self.key_for_chunk(w))
-            .collect::<Result<_>>()?;
-        let items = self.access(io).get_multi(&keys).await?;
-        let mut damaged = 0;
-        for (&w, item) in chunks.iter().zip(items) {
-            let Some(item) = item else { continue };
-            damaged += frame::scan(&item.value, |at_ms, payload| {
-                // Only this chunk's events (a frame planted by another
-                // program could claim any time).
-                if at_ms / self.chunk_ms() == w && (first..=last).contains(&at_ms) {
-                    visit(at_ms, payload);
+        // Per chunk: the pieces read so far, in order.
+        let mut pieces: Vec<Vec<Item>> = vec![Vec::new(); chunks.len()];
+        let mut open: Vec<usize> = (0..chunks.len()).collect();
+        let mut next = 0u32;
+        while !open.is_empty() && next < MAX_PIECES {
+            let keys: Vec<Key> = open
+                .iter()
+                .flat_map(|&c| [(chunks[c], next), (chunks[c], next + 1)])
+                .map(|(w, p)| self.key_for_piece(w, p))
+                .collect::<Result<_>>()?;
+            let mut items = self.access(io).get_multi(&keys).await?.into_iter();
+            let mut still = Vec::new();
+            for &c in &open {
+                let (a, b) = (items.next().flatten(), items.next().flatten());
+                if b.is_some() {
+                    still.push(c);
                 }
-            });
+                pieces[c].extend(a.into_iter().chain(b));
+            }
+            open = still;
+            next += 2;
+        }
+        let mut damaged = 0;
+        for (&w, items) in chunks.iter().zip(pieces) {
+            for item in items {
+                damaged += frame::scan(&item.value, |at_ms, payload| {
+                    // Only this chunk's events (a frame planted by another
+                    // program could claim any time).
+                    if at_ms / self.chunk_ms() == w && (first..=last).contains(&at_ms) {
+                        visit(at_ms, payload);
+                    }
+                });
+            }
         }
         Ok(damaged)
     }
@@ -421,10 +497,11 @@ impl EventLog {
     /// before `before_ms` too (one item holds a chunk's events; memcached
     /// cannot cut part of a value, and a rewrite would race the appends),
     /// so reads may still return events up to a chunk older than
-    /// `before_ms`. Returns how many chunk items it deleted. One pipelined
-    /// batch of deletes (one round trip per server) over the chunks that
-    /// can still be stored; none at all when no chunk ends by
-    /// `before_ms`.
+    /// `before_ms`. Returns how many items (pieces of chunks) it deleted.
+    /// One pipelined batch of deletes (one round trip per server) over the
+    /// first two pieces of the chunks that can still be stored, and one
+    /// more per two further pieces of a busy chunk; none at all when no
+    /// chunk ends by `before_ms`.
     ///
     /// A `before_ms` past the current chunk's end deletes the current
     /// chunk too; events put after that start it afresh.
@@ -459,13 +536,32 @@ impl EventLog {
         if first > last {
             return Ok(0);
         }
-        let keys: Vec<Key> = (first..=last)
-            .map(|w| self.key_for_chunk(w))
-            .collect::<Result<_>>()?;
-        let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
+        // Two pieces of every chunk a batch; chunks whose last piece was
+        // there go on with the next two.
+        let mut open: Vec<u64> = (first..=last).collect();
+        let mut next = 0u32;
         let mut deleted = 0;
-        for reply in self.access(io).pipeline(&ops).await {
-            deleted += usize::from(reply.and_then(Reply::applied)?);
+        while !open.is_empty() && next < MAX_PIECES {
+            let keys: Vec<Key> = open
+                .iter()
+                .flat_map(|&w| [(w, next), (w, next + 1)])
+                .map(|(w, p)| self.key_for_piece(w, p))
+                .collect::<Result<_>>()?;
+            let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
+            let mut last_there = Vec::with_capacity(open.len());
+            for (i, reply) in self.access(io).pipeline(&ops).await.into_iter().enumerate() {
+                let there = reply.and_then(Reply::applied)?;
+                deleted += usize::from(there);
+                if i % 2 == 1 {
+                    last_there.push(there);
+                }
+            }
+            open = open
+                .into_iter()
+                .zip(last_there)
+                .filter_map(|(w, there)| there.then_some(w))
+                .collect();
+            next += 2;
         }
         Ok(deleted)
     }

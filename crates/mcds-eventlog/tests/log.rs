@@ -46,7 +46,10 @@ fn round_trips_on_memcached() {
     );
     assert_eq!(next.round_trips, 1, "EventLog::put");
     assert_eq!(fetch.round_trips, 1, "EventLog::fetch over every chunk");
-    assert_eq!(fetch.commands, 10, "one mg per chunk, pipelined");
+    assert_eq!(
+        fetch.commands, 20,
+        "two mg per chunk (its first piece, and whether a second exists), pipelined"
+    );
     println!(
         "event log round trips on memcached: put {} (first touch {}), fetch {} ({} keys)",
         next.round_trips, first.round_trips, fetch.round_trips, fetch.commands
@@ -379,13 +382,17 @@ fn newest_first_count_and_trim_on_memcached() {
     };
     let (latest, rt) = traffic::measure(|| log.latest(5).unwrap());
     assert_eq!(payloads(latest), ["59", "58", "57", "56", "55"]);
-    assert_eq!((rt.round_trips, rt.commands), (1, 2), "the newest 2 chunks");
+    assert_eq!(
+        (rt.round_trips, rt.commands),
+        (1, 4),
+        "the newest 2 chunks (2 pieces each)"
+    );
     let (latest, rt) = traffic::measure(|| log.latest(25).unwrap());
     assert_eq!(payloads(latest).len(), 25);
     assert_eq!(
         (rt.round_trips, rt.commands),
-        (2, 10),
-        "2 chunks, then the 8 others within capacity"
+        (2, 20),
+        "2 chunks, then the 8 others within capacity (2 pieces each)"
     );
     let (all, rt) = traffic::measure(|| log.latest(1000).unwrap());
     assert_eq!(all.len(), 60);
@@ -394,7 +401,7 @@ fn newest_first_count_and_trim_on_memcached() {
     assert_eq!(payloads(rev), ["12", "11", "10"]);
     let (count, rt) = traffic::measure(|| log.count(EPOCH_MS + 5_000, EPOCH_MS + 44_999).unwrap());
     assert_eq!(count, 40);
-    assert_eq!((rt.round_trips, rt.commands), (1, 5));
+    assert_eq!((rt.round_trips, rt.commands), (1, 10));
     // Trim before 25 s: chunks [0, 10) and [10, 20) go; [20, 30) straddles
     // and keeps 20..=24.
     let (deleted, rt) = traffic::measure(|| log.trim(EPOCH_MS + 25_000).unwrap());
@@ -485,4 +492,82 @@ fn a_full_no_evict_server_refuses_a_put_and_keeps_the_log() {
     );
     assert!(refused > 0, "the server was not full");
     assert_eq!(all, kept, "events stored before the failed puts were lost");
+}
+
+/// Events worth several items in one chunk: the chunk spreads over pieces
+/// (`<w>`, `<w>.1`, …), and every read returns each event once, in order;
+/// `trim` deletes every piece. An event larger than an item is refused
+/// whole; one that fills a fresh item goes in.
+fn pieces(store: Arc<dyn Store>, clock: Option<&ManualClock>, payload: usize) {
+    let scope = match clock {
+        Some(clock) => Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone())),
+        None => Scope::new(Arc::clone(&store)),
+    };
+    let log = EventLog::new(scope, "pieces", Duration::from_secs(3600), 3).unwrap();
+    let limit = store.item_size_limit();
+    let n = 5 * limit / (payload + 21);
+    let mut put = Vec::new();
+    for i in 0..n {
+        let body = format!("{i:0>payload$}");
+        put.push(log.put(body.as_bytes()).unwrap());
+    }
+    let got = log.fetch(0, u64::MAX).unwrap();
+    assert_eq!(got.len(), n, "every event of {n}, once");
+    let mut sorted: Vec<_> = got.iter().map(|e| e.payload.clone()).collect();
+    sorted.sort();
+    let mut want: Vec<_> = put.iter().map(|e| e.payload.clone()).collect();
+    want.sort();
+    assert_eq!(sorted, want);
+    assert!(
+        got.windows(2).all(|w| w[0].at_ms <= w[1].at_ms),
+        "time order"
+    );
+    assert_eq!(log.count(0, u64::MAX).unwrap(), n as u64);
+    let (since, _) = log.since(&Cursor::start()).unwrap();
+    assert_eq!(since.len(), n);
+    // An event no item can hold is refused whole; one that fills a fresh
+    // item goes in (into a new piece).
+    let too_big = vec![b'x'; limit];
+    assert!(matches!(
+        log.put(&too_big),
+        Err(Error::ValueTooLarge { .. })
+    ));
+    assert_eq!(
+        log.count(0, u64::MAX).unwrap(),
+        n as u64,
+        "nothing of it landed"
+    );
+    let fits = vec![b'y'; limit - 200];
+    log.put(&fits).unwrap();
+    assert_eq!(log.count(0, u64::MAX).unwrap(), n as u64 + 1);
+    if let Some(clock) = clock {
+        clock.advance(Duration::from_secs(3600));
+    } else {
+        return;
+    }
+    let deleted = log.trim(u64::MAX).unwrap();
+    assert!(deleted >= 5, "every piece deleted: {deleted}");
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 0);
+}
+
+#[test]
+fn a_chunk_past_the_item_limit_spreads_over_pieces_on_memory() {
+    let clock = ManualClock::new(EPOCH_MS);
+    let store: Arc<dyn Store> = Arc::new(
+        MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .item_size_limit(4096)
+            .build(),
+    );
+    pieces(store, Some(&clock), 40);
+}
+
+#[test]
+fn a_chunk_past_the_item_limit_spreads_over_pieces_on_memcached() {
+    let server = MemcachedServer::start_default();
+    pieces(
+        Arc::new(MemcachedStore::connect(&server.addr()).unwrap()),
+        None,
+        1000,
+    );
 }

@@ -344,6 +344,29 @@ pub fn grow(
     Ok(format!("grow {id} kept {} wrong {wrong}", rounds * 4))
 }
 
+/// One writer of an event log whose chunk outgrows one item: puts events
+/// `"<id>:<n>"` as fast as one connection takes them for `millis` ms into
+/// the log `name` (one-hour chunks, so every event lands in the same
+/// chunk), with a client item limit of `item_limit` bytes (the server's
+/// `-I`). Prints `events <id> put <n>`: every put acknowledged.
+pub fn events(
+    servers: &str,
+    name: &str,
+    id: u64,
+    millis: u64,
+    item_limit: usize,
+) -> Result<String> {
+    let store = impatient_store(servers, item_limit)?;
+    let log = EventLog::new(store, name, Duration::from_secs(3600), 3)?;
+    let deadline = std::time::Instant::now() + Duration::from_millis(millis);
+    let mut n = 0u64;
+    while std::time::Instant::now() < deadline {
+        log.put(format!("{id}:{n}").as_bytes())?;
+        n += 1;
+    }
+    Ok(format!("events {id} put {n}"))
+}
+
 /// What one [`mixed`] worker did, as printed on its line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MixedReport {

@@ -96,3 +96,58 @@ fn a_table_splitting_on_a_pool_of_3_under_4_writer_processes_equals_the_model() 
     let pool = ServerPool::start(3, Default::default());
     check(&pool.servers_arg(), "table");
 }
+
+/// 4 writer processes put events as fast as they can for 3 s into one
+/// chunk of an event log on a server with 128 KiB items (`-I 128k`): the
+/// chunk spreads over many pieces, and a fetch returns every acknowledged
+/// event exactly once. Prints the rate.
+#[test]
+fn an_event_log_chunk_past_the_item_limit_under_4_writer_processes_loses_nothing() {
+    use mcds_testkit::ServerOptions;
+    let server = MemcachedServer::start(ServerOptions {
+        item_size: Some("128k".into()),
+        extra_args: vec!["-o".into(), "slab_chunk_max=128".into()],
+        ..Default::default()
+    });
+    let addr = server.addr();
+    let limit = (128 * 1024).to_string();
+    let started = std::time::Instant::now();
+    let lines = run_workers(4, &[&addr, "events", "ev", "{id}", "3000", &limit]);
+    let secs = started.elapsed().as_secs_f64();
+    let mut want = BTreeSet::new();
+    for line in &lines {
+        let mut words = line.split_whitespace();
+        let (id, n) = (words.nth(1).unwrap(), words.nth(1).unwrap());
+        for i in 0..n.parse::<u64>().unwrap() {
+            want.insert(format!("{id}:{i}"));
+        }
+    }
+    let store = mcds_stress::impatient_store(&addr, 128 * 1024).unwrap();
+    let log =
+        mcds_eventlog::EventLog::new(store.clone(), "ev", std::time::Duration::from_secs(3600), 3)
+            .unwrap();
+    let events = log.fetch(0, u64::MAX).unwrap();
+    let got: BTreeSet<String> = events
+        .iter()
+        .map(|e| String::from_utf8(e.payload.clone()).unwrap())
+        .collect();
+    let pieces = (1..)
+        .take_while(|p| {
+            let w = events[0].at_ms / 3_600_000;
+            store
+                .get(&mcds_core::Key::new(format!("log:ev:{w}.{p}")).unwrap())
+                .unwrap()
+                .is_some()
+        })
+        .count()
+        + 1;
+    println!(
+        "event log, 4 processes x 3 s: {} events acknowledged ({:.0} events/s over {secs:.1} s with process start), {} fetched, {pieces} pieces of 128 KiB",
+        want.len(),
+        want.len() as f64 / secs,
+        events.len()
+    );
+    assert_eq!(events.len(), got.len(), "an event returned twice");
+    assert_eq!(got, want, "every acknowledged event, nothing else");
+    assert!(pieces > 3, "the chunk spread over pieces: {pieces}");
+}

@@ -3,6 +3,7 @@
 //! * `counter NAME THREADS N`
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
+//! * `events NAME ID MILLIS ITEM_LIMIT`: [`mcds_stress::events`].
 //! * `grow set|table NAME ID ROUNDS`: [`mcds_stress::grow`], a structure
 //!   whose buckets split while 4 writers run.
 //! * `mixed NAME ID SECS`
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table NAME ID ROUNDS | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table NAME ID ROUNDS | events NAME ID MILLIS ITEM_LIMIT | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -34,6 +35,12 @@ fn main() -> ExitCode {
         (Some(servers), Some("set"), Some(name)) => match (number(3), number(4)) {
             (Some(id), Some(rounds)) => {
                 mcds_stress::connect(servers).and_then(|s| mcds_stress::set(s, name, id, rounds))
+            }
+            _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+        },
+        (Some(servers), Some("events"), Some(name)) => match (number(3), number(4), number(5)) {
+            (Some(id), Some(millis), Some(limit)) => {
+                mcds_stress::events(servers, name, id, millis, limit as usize)
             }
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
         },
