@@ -4,71 +4,93 @@
 //!
 //! ## Layout
 //!
-//! * The **directory**, under the set's key: `b1 <id> ` and then one token
-//!   `s<depth>.<index hex> ` per bucket that was split. `<id>` (8 random
-//!   hex digits) names this life of the set: a set that is cleared, or
-//!   whose directory is lost, starts again under a new id, so no bucket
-//!   name is ever used twice.
-//! * **Buckets**, under `<set key>.<id>.<depth>.<index hex>`: each an
-//!   append-only log in the set's [`Codec`]. A member belongs to the bucket
-//!   whose index is the top `depth` bits of its XXH3-64 hash; the root
-//!   `0.0` holds every member until it splits into `1.0` and `1.1`, and so
-//!   on. A member's bucket is the deepest one on its hash's path that the
-//!   directory does not record as split.
+//! * The **directory**, under the set's key: `b1 <id> ` (and `t ` for a set
+//!   with a TTL), then tokens that record splits. `<id>` (8 random hex
+//!   digits) names this life of the set: a set that is cleared, expires or
+//!   whose directory is lost starts again under a new id, and every token
+//!   carries the id, so a late append from an old life is ignored.
+//! * **Buckets**: the root `<set key>.<id>.0.0`, and every other bucket
+//!   `<set key>.<id>.<depth>.<index hex>.<nonce hex>`, where the nonce is
+//!   the random one its parent's split drew. A member belongs to the bucket
+//!   whose index is the top `depth` bits of its XXH3-64 hash; a member's
+//!   bucket is the deepest one on its hash's path that the directory does
+//!   not record as split. Each bucket is an append-only log in the set's
+//!   [`Codec`].
+//! * Tokens: `s<id>.<d>.<i>.<n>` (bucket `d.i` split into children of
+//!   nonce `n`; the first such token of a bucket counts),
+//!   `p<id>.<d>.<i>.<own>.<n>` (a split of the bucket whose key has nonce
+//!   `own` is under way) and `x…` with the same fields (that split gave
+//!   up).
 //!
 //! ## Why nothing is lost or listed twice while a bucket splits
 //!
 //! Writers append to a bucket blind (one round trip, no read), so the only
 //! way to stop a writer that does not know about a split is to make its
 //! append fail: memcached refuses an `append` to a missing item. A split
-//! therefore ends by deleting the bucket, by CAS, with the CAS id it read:
+//! therefore ends by deleting the bucket, by CAS:
 //!
-//! 1. read the two children's CAS ids (or that they are missing);
-//! 2. read the bucket (value and CAS id);
-//! 3. write the live members into the children: `add` a missing child, `cas`
-//!    an existing one (left by a split that gave up) with the id of step 1;
-//! 4. delete the bucket with the CAS id of step 2;
-//! 5. append `s<depth>.<index> ` to the directory.
+//! 1. read the bucket (value and CAS id);
+//! 2. `add` its live members, divided by the next bit of their hashes,
+//!    into two children under a fresh nonce. No other split, and no
+//!    earlier life of those buckets, ever used these keys, so no one else
+//!    reads or writes them (and no `add` can bring back a bucket that
+//!    split: that was the hole in a first design, where children were
+//!    named by position only and a paused splitter re-created a child that
+//!    had split since);
+//! 3. append its `p` token to the directory;
+//! 4. read the directory: only the first split of this bucket under way
+//!    that has not given up may delete it. Any other gives up: it appends
+//!    its `x` token and deletes its children. A split's `x` token is
+//!    written only by its own process, so the first split under way is
+//!    never told to give up by another;
+//! 5. delete the bucket with the CAS id it read. If an append landed
+//!    since, the delete fails: the split reads the bucket again, rewrites
+//!    its children (by their CAS ids) and tries again, up to
+//!    [`SPLIT_RETRIES`] times, then gives up (`x`, children deleted);
+//! 6. append its `s` token.
 //!
-//! The delete succeeds only if no append landed since step 2, so the
-//! children hold exactly what the bucket held. Two splitters of one bucket
-//! cannot leave different copies: step 1 comes before step 2, so a later
-//! splitter read the bucket after an earlier one wrote the children, and
-//! its `cas` of them fails unless it read the same bucket (then both wrote
-//! the same bytes). A split gives up when a child's write fails (another
-//! splitter is at work: what it wrote stays, since the other may finish
-//! with it) or when step 4 finds the bucket changed (it then deletes the
-//! children it wrote, by their CAS ids, which fail if another splitter
-//! took them over). A step 4 that finds the bucket gone means the other
-//! splitter finished with the same children: step 5 follows. Children a
-//! split left behind belong to a live bucket, are never read, and the
-//! next split overwrites them.
-//!
-//! After step 4, an append to the old bucket answers NOT_STORED. The writer
-//! reads the directory again; if step 5 has not happened yet (a splitter
-//! that stopped between 4 and 5), it finds the children and appends the
-//! directory token itself. A bucket that is missing with no children is
-//! **lost** (evicted, or its server restarted): writes and reads of it
-//! fail with [`Error::Lost`] rather than answering without the members it
-//! held, until the set is cleared.
+//! The delete succeeds only if no append landed since the children were
+//! written from the bucket, so they hold exactly what it held, and only one
+//! split may delete a given bucket. After step 5, an append to the old
+//! bucket answers NOT_STORED: the writer reads the directory again and
+//! routes afresh. If step 6 has not happened yet (a splitter that stopped
+//! between 5 and 6), the bucket's first split under way is the one that
+//! deleted it (its `p` token was appended before the delete, so a directory
+//! read after the bucket was seen missing has it): when that split's
+//! children exist, the writer appends its `s` token for it. A bucket that
+//! is missing with no such split is **lost** (evicted, or its server
+//! restarted): writes and reads of it fail with [`Error::Lost`] rather
+//! than answering without the members it held, until the set is cleared.
+//! A delete that finds the bucket already gone (evicted after the split
+//! read it) completes the split: its children are the best copy left.
 //!
 //! Only two kinds of writer create buckets: the one that creates a set's
 //! directory (the root, under a fresh id that no one else knows until the
 //! directory names it, and before the directory exists), and a splitter
-//! (the children). A writer never re-creates a bucket it found missing, so
-//! a split bucket cannot come back.
+//! (its own children, under its own nonce). A writer never re-creates a
+//! bucket it found missing, so a split bucket cannot come back.
+//!
+//! **What a split cannot survive.** A splitter that stops for good between
+//! steps 3 and 5 (its process killed there) stays the first split under way
+//! of its bucket: that bucket cannot split again, and once it fills one
+//! item, adds to it fail with [`Error::ValueTooLarge`] (nothing written).
+//! Clearing the set is the way out. Another process cannot safely take
+//! the split over: it cannot know that the stopped one will not wake and
+//! delete the bucket.
 //!
 //! ## When a bucket splits
 //!
-//! After an append of `n` bytes, a writer reads the bucket with probability
-//! `8·n / split_bytes`: on average once per eighth of a bucket appended, by
-//! any writer. A bucket over `split_bytes` splits; one whose live members
-//! fill less than half of it (dead tokens from removals) is compacted
-//! instead. An append that the item limit refuses splits the bucket at
-//! once. No read or write waits for a split: a reader that meets a split
-//! mid-way follows it.
+//! A write of `n` bytes reads its bucket back in the same batch with
+//! probability `8·n / split_bytes` (a hash of the write decides, so a call's
+//! round trips are repeatable): on average once per eighth of a bucket
+//! appended, by any writer. A bucket over `split_bytes` splits; one whose
+//! live members fill less than half of it (dead tokens from removals) is
+//! compacted instead. An append that the item limit refuses splits the
+//! bucket at once (a removal it refuses rewrites the bucket without the
+//! members, by CAS). No read or write waits for a split: a reader that
+//! meets a split mid-way follows it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcds_core::{
@@ -90,11 +112,15 @@ pub(crate) const DEFAULT_SPLIT_BYTES: usize = 4 * 1024;
 const MAX_DEPTH: u8 = 40;
 
 /// The longest suffix a bucket key adds to the set's key:
-/// `.<8 hex>.<2 digits>.<10 hex>`.
-pub(crate) const BUCKET_SUFFIX_LEN: usize = 1 + 8 + 1 + 2 + 1 + 10;
+/// `.<8 hex>.<2 digits>.<10 hex>.<8 hex>`.
+pub(crate) const BUCKET_SUFFIX_LEN: usize = 1 + 8 + 1 + 2 + 1 + 10 + 1 + 8;
 
 /// Rounds of "route, append, follow a split" before [`Error::Conflict`].
 const MAX_ROUNDS: u32 = 64;
+
+/// Times a split brings its children up to date with appends that landed
+/// while it ran, before it gives up.
+const SPLIT_RETRIES: u32 = 8;
 
 /// Draws of a new set's id that look for a root on the directory's server.
 const COLOCATE_TRIES: u32 = 16;
@@ -119,16 +145,28 @@ fn children((depth, index): Bucket) -> [Bucket; 2] {
     [(depth + 1, index << 1), (depth + 1, index << 1 | 1)]
 }
 
-/// What a set's directory says: the life's id, whether it expires, and the
-/// split buckets. Cheap to clone (a handle clones it for every operation):
-/// the split set is shared, copied only when a split is recorded.
+/// What a set's directory says: the life's id, whether it expires, the
+/// split buckets (each with the nonce that names its children), and the
+/// splits under way. Cheap to clone (a handle clones it for every
+/// operation): the maps are shared, copied only when a split is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
     id: Arc<str>,
     /// Created with a TTL (the directory's `t` token): every operation
     /// reads the directory too, since the buckets outlive it.
     expiring: bool,
-    split: Arc<HashSet<Bucket>>,
+    /// Split bucket → the nonce in its children's keys.
+    split: Arc<HashMap<Bucket, u32>>,
+    /// Bucket → its splits under way that have not given up, in the
+    /// directory's order: (the nonce in the split bucket's own key, the
+    /// nonce of its children). The first of a bucket's is the only one
+    /// that may delete it.
+    pending: Arc<HashMap<Bucket, Vec<(u32, u32)>>>,
+}
+
+/// The parent of a bucket below the root.
+fn parent((depth, index): Bucket) -> Bucket {
+    (depth - 1, index >> 1)
 }
 
 impl Shape {
@@ -137,6 +175,7 @@ impl Shape {
             id: id.into(),
             expiring,
             split: Arc::default(),
+            pending: Arc::default(),
         }
     }
 
@@ -149,7 +188,13 @@ impl Shape {
         header
     }
 
-    /// The directory's bytes: `b1 <id> ` and the split tokens.
+    /// The directory's bytes: `b1 <id> [t ]`, then tokens
+    /// `s<id>.<depth>.<index hex>.<nonce hex>` (a split),
+    /// `p<id>.<depth>.<index hex>.<own nonce hex>.<nonce hex>` (a split
+    /// under way of the bucket whose key has the own nonce, 0 for the root)
+    /// and `x…` with the same fields as `p` (that split gave up). Tokens of
+    /// another life (a splitter of a cleared or expired set that appended
+    /// late) are ignored, as is a split whose parent is not split.
     fn parse(bytes: &[u8]) -> std::result::Result<Shape, String> {
         let rest = bytes
             .strip_prefix(MAGIC)
@@ -163,47 +208,129 @@ impl Shape {
             ));
         }
         let mut shape = Shape::new(id, false);
+        let mut splits = Vec::new();
+        let mut pending: HashMap<Bucket, Vec<(u32, u32)>> = HashMap::new();
+        let mut gave_up: Vec<(Bucket, u32, u32)> = Vec::new();
         for token in tokens {
             if token == "t" {
                 shape.expiring = true;
                 continue;
             }
-            let bucket = token
-                .strip_prefix('s')
-                .and_then(|t| t.split_once('.'))
-                .and_then(|(d, i)| Some((d.parse::<u8>().ok()?, u64::from_str_radix(i, 16).ok()?)))
-                .filter(|&(d, i)| d < MAX_DEPTH && (d == 0 || i >> d == 0))
-                .ok_or_else(|| {
-                    format!("a set directory token is s<depth>.<hex index>; found {token:?}")
-                })?;
-            shape.record(bucket);
+            let bad = || {
+                format!(
+                    "a set directory token is s<id>.<depth>.<index>.<nonce>, p<id>.<depth>.<index>.<nonce>.<nonce> or x<id>.<depth>.<index>.<nonce>.<nonce>; found {token:?}"
+                )
+            };
+            let (kind, body) = token.split_at_checked(1).ok_or_else(bad)?;
+            let fields: Vec<&str> = body.split('.').collect();
+            let nonce = |f: &str| u32::from_str_radix(f, 16).ok();
+            let (life, d, i, own, n) = match (kind, fields.as_slice()) {
+                ("s", [life, d, i, n]) => (*life, d, i, Some(0), nonce(n)),
+                ("p" | "x", [life, d, i, own, n]) => (*life, d, i, nonce(own), nonce(n)),
+                _ => return Err(bad()),
+            };
+            let (Some(d), Some(i), Some(own), Some(n)) = (
+                d.parse::<u8>().ok(),
+                u64::from_str_radix(i, 16).ok(),
+                own,
+                n,
+            ) else {
+                return Err(bad());
+            };
+            if d >= MAX_DEPTH || (d > 0 && i >> d != 0) || (d == 0 && i != 0) {
+                return Err(bad());
+            }
+            if life != id {
+                continue; // another life's token: dirt
+            }
+            match kind {
+                "s" => splits.push(((d, i), n)),
+                "p" => pending.entry((d, i)).or_default().push((own, n)),
+                _ => gave_up.push(((d, i), own, n)),
+            }
         }
-        Ok(shape)
-    }
-
-    /// Record `bucket` as split, with every bucket above it (a bucket
-    /// exists only once its parent split, whatever order the directory's
-    /// tokens were appended in).
-    fn record(&mut self, (depth, index): Bucket) {
-        if self.split.contains(&(depth, index)) {
-            return;
+        for (bucket, own, n) in gave_up {
+            if let Some(list) = pending.get_mut(&bucket) {
+                list.retain(|&p| p != (own, n));
+            }
         }
-        let split = Arc::make_mut(&mut self.split);
-        for d in (0..=depth).rev() {
-            if !split.insert((d, index >> (depth - d))) {
+        // A split counts once its parent is split (the first token of a
+        // bucket wins; a later one for the same bucket is dirt).
+        let mut split: HashMap<Bucket, u32> = HashMap::new();
+        loop {
+            let before = split.len();
+            for &(bucket, nonce) in &splits {
+                if !split.contains_key(&bucket)
+                    && (bucket.0 == 0 || split.contains_key(&parent(bucket)))
+                {
+                    split.insert(bucket, nonce);
+                }
+            }
+            if split.len() == before {
                 break;
             }
         }
+        shape.split = Arc::new(split);
+        shape.pending = Arc::new(pending);
+        Ok(shape)
     }
 
-    fn token((depth, index): Bucket) -> String {
-        format!("s{depth}.{index:x} ")
+    /// Record `bucket` as split, its children named with `nonce`.
+    fn record(&mut self, bucket: Bucket, nonce: u32) {
+        if !self.split.contains_key(&bucket) {
+            Arc::make_mut(&mut self.split).insert(bucket, nonce);
+        }
+    }
+
+    /// The committed split's token.
+    fn split_token(&self, (depth, index): Bucket, nonce: u32) -> String {
+        format!("s{}.{depth}.{index:x}.{nonce:x} ", self.id)
+    }
+
+    /// The nonce in `bucket`'s own key: its parent's split's (0 for the
+    /// root).
+    fn own_nonce(&self, bucket: Bucket) -> u32 {
+        if bucket.0 == 0 {
+            0
+        } else {
+            self.split.get(&parent(bucket)).copied().unwrap_or(0)
+        }
+    }
+
+    /// A split under way: `bucket` into children named with `nonce`.
+    fn pending_token(&self, bucket: Bucket, nonce: u32) -> String {
+        let own = self.own_nonce(bucket);
+        format!(
+            "p{}.{}.{:x}.{own:x}.{nonce:x} ",
+            self.id, bucket.0, bucket.1
+        )
+    }
+
+    /// The split of `bucket` into children named with `nonce` gave up.
+    fn gave_up_token(&self, bucket: Bucket, nonce: u32) -> String {
+        let own = self.own_nonce(bucket);
+        format!(
+            "x{}.{}.{:x}.{own:x}.{nonce:x} ",
+            self.id, bucket.0, bucket.1
+        )
+    }
+
+    /// The one split of `bucket` (this bucket: the key with its own nonce)
+    /// that may delete it: the first under way that has not given up. Its
+    /// children's nonce.
+    fn candidate(&self, bucket: Bucket) -> Option<u32> {
+        let own = self.own_nonce(bucket);
+        self.pending
+            .get(&bucket)?
+            .iter()
+            .find(|&&(o, _)| o == own)
+            .map(|&(_, n)| n)
     }
 
     /// The bucket that holds members of hash `hash`.
     fn leaf(&self, hash: u64) -> Bucket {
         let mut depth = 0;
-        while depth < MAX_DEPTH && self.split.contains(&(depth, index_at(hash, depth))) {
+        while depth < MAX_DEPTH && self.split.contains_key(&(depth, index_at(hash, depth))) {
             depth += 1;
         }
         (depth, index_at(hash, depth))
@@ -219,7 +346,7 @@ impl Shape {
         let mut out = Vec::new();
         let mut stack = vec![top];
         while let Some(b) = stack.pop() {
-            if self.split.contains(&b) && b.0 < MAX_DEPTH {
+            if self.split.contains_key(&b) && b.0 < MAX_DEPTH {
                 let [low, high] = children(b);
                 stack.push(high);
                 stack.push(low);
@@ -228,6 +355,12 @@ impl Shape {
             }
         }
         out
+    }
+
+    /// Whether `bucket` holds members now.
+    fn is_leaf(&self, bucket: Bucket) -> bool {
+        !self.split.contains_key(&bucket)
+            && (bucket.0 == 0 || self.split.contains_key(&parent(bucket)))
     }
 }
 
@@ -260,7 +393,7 @@ pub(crate) fn check_key(dir: &Key) -> Result<()> {
         .map(drop)
         .map_err(|_| Error::InvalidKey {
             key: dir.display(),
-            reason: "a set's key leaves room for its buckets' suffix (23 bytes) within 250 bytes",
+            reason: "a set's key leaves room for its buckets' suffix (32 bytes) within 250 bytes",
         })
 }
 
@@ -315,6 +448,7 @@ enum Landed {
 
 /// A planned append: the bucket, its key, the members and their tokens.
 pub(crate) struct Append<'m> {
+    op: Op,
     bucket: Bucket,
     key: Key,
     members: Vec<&'m [u8]>,
@@ -424,8 +558,31 @@ impl Buckets {
         }
     }
 
-    pub(crate) fn key_of(&self, id: &str, (depth, index): Bucket) -> Result<Key> {
-        self.dir.with_suffix(format!(".{id}.{depth}.{index:x}"))
+    /// The key of `bucket` in `shape`'s life: the root `<dir>.<id>.0.0`,
+    /// any other `<dir>.<id>.<depth>.<index>.<nonce>` with the nonce of its
+    /// parent's split (so a bucket's key is never used twice, whatever a
+    /// late splitter does: see the module docs).
+    pub(crate) fn key_of(&self, shape: &Shape, bucket: Bucket) -> Result<Key> {
+        if bucket.0 == 0 {
+            return self.root_key(&shape.id);
+        }
+        let nonce = shape.split.get(&parent(bucket)).ok_or_else(|| {
+            Error::Internal(format!(
+                "set {}: bucket {bucket:?} has no split parent",
+                self.dir.display()
+            ))
+        })?;
+        self.child_key(&shape.id, bucket, *nonce)
+    }
+
+    fn root_key(&self, id: &str) -> Result<Key> {
+        self.dir.with_suffix(format!(".{id}.0.0"))
+    }
+
+    /// The key of `bucket`, a child made by the split with `nonce`.
+    fn child_key(&self, id: &str, (depth, index): Bucket, nonce: u32) -> Result<Key> {
+        self.dir
+            .with_suffix(format!(".{id}.{depth}.{index:x}.{nonce:x}"))
     }
 
     /// The life id in a bucket key (`<dir>.<id>.<depth>.<index>`).
@@ -492,10 +649,11 @@ impl Buckets {
     async fn migrate(&self, io: Io, legacy: &Item) -> Result<()> {
         let decoded = self.codec.decode(&self.dir, &legacy.value)?;
         let id = new_id();
-        let (splits, buckets) = self.layout(as_slices(&decoded.members));
+        let mut shape = Shape::new(&id, self.ttl != Ttl::Never);
+        let buckets = self.layout(&mut shape, as_slices(&decoded.members));
         let keys: Vec<Key> = buckets
             .iter()
-            .map(|(b, _)| self.key_of(&id, *b))
+            .map(|(b, _)| self.key_of(&shape, *b))
             .collect::<Result<_>>()?;
         let ttl = self.bucket_ttl();
         let ops: Vec<StoreOp<'_>> = keys
@@ -519,9 +677,11 @@ impl Buckets {
                 }
             }
         }
-        let mut header = Shape::header(&id, self.ttl != Ttl::Never);
-        for b in splits {
-            header.extend_from_slice(Shape::token(b).as_bytes());
+        let mut header = Shape::header(&id, shape.expiring);
+        let mut splits: Vec<(Bucket, u32)> = shape.split.iter().map(|(b, n)| (*b, *n)).collect();
+        splits.sort(); // parents first
+        for (b, n) in splits {
+            header.extend_from_slice(shape.split_token(b, n).as_bytes());
         }
         let moved = failed.is_none()
             && written.len() == keys.len()
@@ -537,10 +697,10 @@ impl Buckets {
         failed.map_or(Ok(()), Err)
     }
 
-    /// Lay `members` out in buckets of at most the split size: the buckets
-    /// that are split, and each leaf with its log.
-    fn layout(&self, members: Vec<&[u8]>) -> (Vec<Bucket>, Vec<(Bucket, Vec<u8>)>) {
-        let mut splits = Vec::new();
+    /// Lay `members` out in buckets of at most the split size: the splits
+    /// go into `shape` (each with a fresh nonce), and each leaf comes back
+    /// with its log.
+    fn layout(&self, shape: &mut Shape, members: Vec<&[u8]>) -> Vec<(Bucket, Vec<u8>)> {
         let mut leaves = Vec::new();
         let mut stack = vec![((0u8, 0u64), members)];
         while let Some((bucket, members)) = stack.pop() {
@@ -549,7 +709,7 @@ impl Buckets {
                 leaves.push((bucket, bytes));
                 continue;
             }
-            splits.push(bucket);
+            shape.record(bucket, new_nonce());
             let [low, high] = children(bucket);
             let (a, b): (Vec<&[u8]>, Vec<&[u8]>) = members
                 .into_iter()
@@ -557,7 +717,7 @@ impl Buckets {
             stack.push((high, b));
             stack.push((low, a));
         }
-        (splits, leaves)
+        leaves
     }
 
     /// The shape to read by: the cached one, else the directory's.
@@ -590,17 +750,24 @@ impl Buckets {
     async fn create(&self, io: Io, first: &[u8]) -> Result<bool> {
         let access = self.access(io);
         let expiring = self.ttl != Ttl::Never;
+        // Tokens too many for one bucket go in by the ordinary appends
+        // (which split): the root starts empty.
+        let first = if first.len() <= self.split_at() {
+            first
+        } else {
+            &[][..]
+        };
         // An id whose root lives on the directory's server, when one of a
         // few draws finds it: then both adds go in one batch, applied in
         // order (the root before the directory names it), one round trip.
         let mut id = new_id();
-        let mut root = self.key_of(&id, (0, 0))?;
+        let mut root = self.root_key(&id)?;
         for _ in 0..COLOCATE_TRIES {
             if self.store.colocated(&root, &self.dir) {
                 break;
             }
             id = new_id();
-            root = self.key_of(&id, (0, 0))?;
+            root = self.root_key(&id)?;
         }
         let header = Shape::header(&id, expiring);
         let add_root = StoreOp::Add {
@@ -615,35 +782,43 @@ impl Buckets {
         };
         let (rooted, named) = if self.store.colocated(&root, &self.dir) {
             let [rooted, named] = access.run_pipeline([add_root, add_dir]).await?;
-            (rooted?.stored()?, named.and_then(Reply::stored))
+            (
+                rooted.and_then(Reply::stored),
+                named.and_then(Reply::stored),
+            )
         } else {
-            let rooted = access.execute(&add_root).await?.stored()?;
-            if !rooted.is_stored() {
-                return Ok(false); // 2^-32: try again with another id
+            let rooted = access.execute(&add_root).await.and_then(Reply::stored);
+            if !matches!(rooted, Ok(Stored::Stored(_))) {
+                return rooted.map(|_| false); // 2^-32: try again with another id
             }
             (
                 rooted,
                 access.execute(&add_dir).await.and_then(Reply::stored),
             )
         };
-        match (rooted, named?) {
-            (Stored::Stored(_), Stored::Stored(_)) => {
+        match (rooted, named) {
+            (Ok(Stored::Stored(_)), Ok(Stored::Stored(_))) => {
                 self.remember(Some(Shape::new(&id, expiring)));
-                Ok(true)
+                Ok(!first.is_empty())
             }
-            (Stored::Stored(cas), Stored::NotStored) => {
-                // Another writer created the set first: ours is unnamed.
+            (Ok(Stored::Stored(cas)), named) => {
+                // Another writer created the set first (or the directory's
+                // write failed): ours is unnamed.
                 access.delete_cas(&root, cas).await?;
+                named?;
                 self.read_shape(io).await?;
                 Ok(false)
             }
-            (Stored::NotStored, Stored::Stored(cas)) => {
-                // 2^-32: the id names another life's root. Take the
-                // directory back and start again.
+            (rooted, Ok(Stored::Stored(cas))) => {
+                // The directory names a root that was not written (an id
+                // of another life, or the write failed): take it back.
                 access.delete_cas(&self.dir, cas).await?;
+                rooted?;
                 Ok(false)
             }
-            (Stored::NotStored, Stored::NotStored) => {
+            (rooted, named) => {
+                rooted?;
+                named?;
                 self.read_shape(io).await?;
                 Ok(false)
             }
@@ -665,26 +840,44 @@ impl Buckets {
         members: &[&'m [u8]],
     ) -> Result<Vec<Append<'m>>> {
         let mut groups: Vec<(Bucket, Vec<&'m [u8]>)> = Vec::new();
+        let mut index: HashMap<Bucket, usize> = HashMap::new();
         for &m in members {
             let bucket = shape.leaf(stable_hash(m));
-            match groups.iter_mut().find(|(b, _)| *b == bucket) {
-                Some((_, group)) => group.push(m),
-                None => groups.push((bucket, vec![m])),
-            }
+            let i = *index.entry(bucket).or_insert_with(|| {
+                groups.push((bucket, Vec::new()));
+                groups.len() - 1
+            });
+            groups[i].1.push(m);
         }
-        groups
-            .into_iter()
-            .map(|(bucket, members)| {
-                let tokens = self.codec.encode(op, &members);
-                Ok(Append {
-                    key: self.key_of(&shape.id, bucket)?,
+        let mut appends = Vec::with_capacity(groups.len());
+        for (bucket, members) in groups {
+            let key = self.key_of(shape, bucket)?;
+            // A group larger than a bucket goes in several appends (each at
+            // most a bucket's worth): the bucket splits between them.
+            let mut start = 0;
+            while start < members.len() {
+                let mut end = start;
+                let mut bytes = 0;
+                while end < members.len()
+                    && (end == start || bytes + members[end].len() + 2 <= self.split_at())
+                {
+                    bytes += members[end].len() + 2;
+                    end += 1;
+                }
+                let part = members[start..end].to_vec();
+                let tokens = self.codec.encode(op, &part);
+                appends.push(Append {
+                    op,
+                    key: key.clone(),
                     probe: sampled(&tokens, self.split_at()),
                     tokens,
                     bucket,
-                    members,
-                })
-            })
-            .collect()
+                    members: part,
+                });
+                start = end;
+            }
+        }
+        Ok(appends)
     }
 
     /// The appends of a write of `members`, routed by the cached shape
@@ -741,6 +934,38 @@ impl Buckets {
         appends: Vec<Append<'_>>,
         results: Vec<Result<Reply>>,
     ) -> Result<()> {
+        let mut written = 0;
+        let result = self
+            .finish_counting(io, op, members, appends, results, &mut written)
+            .await;
+        match result {
+            // Part of the batch landed (its buckets' appends did) before
+            // the error: the call did not fail whole. Adds and removes
+            // are idempotent, so sending the batch again is safe.
+            Err(e) if written > 0 && !matches!(e, Error::Ambiguous { .. }) => {
+                Err(Error::Ambiguous {
+                    key: self.dir.display(),
+                    server: String::new(),
+                    reason: format!(
+                        "{written} of the batch's {} members were written (their buckets took them) before this error, the rest were not: {e}; send the whole batch again (adds and removes are idempotent)",
+                        members.len()
+                    ),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// [`finish`](Self::finish), counting the members written.
+    async fn finish_counting(
+        &self,
+        io: Io,
+        op: Op,
+        members: &[&[u8]],
+        appends: Vec<Append<'_>>,
+        results: Vec<Result<Reply>>,
+        written: &mut usize,
+    ) -> Result<()> {
         let mut again: Vec<&[u8]> = Vec::new();
         let mut first_error = None;
         if appends.is_empty() {
@@ -755,13 +980,21 @@ impl Buckets {
             let id = self.key_life(&appends[0].key);
             if !self.same_life(dir, &id)? {
                 // Written into buckets of an expired set: write again.
-                return Box::pin(self.finish(io, op, members, Vec::new(), Vec::new())).await;
+                return Box::pin(self.finish_counting(
+                    io,
+                    op,
+                    members,
+                    Vec::new(),
+                    Vec::new(),
+                    written,
+                ))
+                .await;
             }
         }
         for append in &appends {
             let replies: Vec<_> = results.by_ref().take(append.op_count()).collect();
             match self.landed(io, append, replies).await {
-                Ok(Landed::Done) => {}
+                Ok(Landed::Done) => *written += append.members.len(),
                 Ok(Landed::Again) => again.extend_from_slice(&append.members),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -780,6 +1013,7 @@ impl Buckets {
                     return Ok(()); // removing from a missing set creates nothing
                 }
                 if self.create(io, &self.codec.encode(op, &again)).await? {
+                    *written += again.len();
                     return Ok(());
                 }
                 continue;
@@ -803,7 +1037,7 @@ impl Buckets {
             for append in &appends {
                 let replies: Vec<_> = results.by_ref().take(append.op_count()).collect();
                 match self.landed(io, append, replies).await? {
-                    Landed::Done => {}
+                    Landed::Done => *written += append.members.len(),
                     Landed::Again => next.extend_from_slice(&append.members),
                 }
             }
@@ -843,6 +1077,9 @@ impl Buckets {
                 self.follow(io, append.bucket).await?;
                 Ok(Landed::Again)
             }
+            Err(Error::ValueTooLarge { .. }) if append.op == Op::Remove => {
+                self.remove_by_rewrite(io, append).await
+            }
             Err(Error::ValueTooLarge { .. }) => {
                 if !self.grow(io, append.bucket, true).await? {
                     // Nothing left to split or compact: the members do not
@@ -870,39 +1107,47 @@ impl Buckets {
 
     /// `bucket` was missing when a write or read expected it: read the
     /// directory again, and if it still routes there, find out why. A
-    /// split whose directory token is not written yet is finished (the
-    /// children exist); a bucket with no children that the directory,
-    /// read once more, still lists is lost.
+    /// split that deleted the bucket and has not recorded itself yet is
+    /// the bucket's [candidate](Shape::candidate) split: if its children
+    /// exist, the split is recorded for it. A bucket with no such split
+    /// that the directory, read once more, still lists is lost.
     async fn follow(&self, io: Io, bucket: Bucket) -> Result<()> {
         let Some(shape) = self.read_shape(io).await? else {
             return Ok(()); // cleared, or never created: routed afresh
         };
-        if shape.split.contains(&bucket) || !shape.leaves().contains(&bucket) {
+        if !shape.is_leaf(bucket) {
             return Ok(());
         }
-        let [low, high] = children(bucket);
-        let keys = [
-            self.key_of(&shape.id, bucket)?,
-            self.key_of(&shape.id, low)?,
-            self.key_of(&shape.id, high)?,
-        ];
+        let key = self.key_of(&shape, bucket)?;
+        let candidate = shape.candidate(bucket);
+        let mut keys = vec![key.clone()];
+        if let Some(nonce) = candidate {
+            for child in children(bucket) {
+                keys.push(self.child_key(&shape.id, child, nonce)?);
+            }
+        }
         let found = self.access(io).get_multi(&keys).await?;
         if found[0].is_some() {
-            return Ok(()); // it is back: a race with a clear; try again
+            return Ok(()); // there after all: route again
         }
-        if found[1].is_some() || found[2].is_some() {
-            self.record_split(io, &shape, bucket).await?;
-            return Ok(());
+        // The split that deleted the bucket was its first under way, and
+        // appended its token before the delete: a directory read after
+        // the bucket was seen missing names it as the candidate. A read
+        // before the probe may name one that has given up since (and is
+        // deleting its children), so it is read again.
+        let now = match self.read_shape(io).await? {
+            None => return Ok(()),
+            Some(now) if now.id != shape.id || !now.is_leaf(bucket) => return Ok(()),
+            Some(now) => now,
+        };
+        if now.candidate(bucket) != candidate {
+            return Ok(()); // a newer split: probe again
         }
-        // No children: split too, since the first read? A child is split
-        // only by a writer whose shape has the bucket split, and every
-        // shape learns a split from the directory or appends it there
-        // first: so the directory records this bucket's split by now.
-        match self.read_shape(io).await? {
-            Some(now) if now.id == shape.id && now.split.contains(&bucket) => Ok(()),
-            Some(now) if now.id != shape.id => Ok(()),
-            None => Ok(()),
-            Some(_) => Err(self.lost(&keys[0])),
+        match candidate {
+            Some(nonce) if found[1..].iter().any(Option::is_some) => {
+                self.record_split(io, &now, bucket, nonce).await
+            }
+            _ => Err(self.lost(&key)),
         }
     }
 
@@ -917,19 +1162,55 @@ impl Buckets {
         }
     }
 
-    /// Append `bucket`'s split token to the directory and to the cached
-    /// shape.
-    async fn record_split(&self, io: Io, shape: &Shape, bucket: Bucket) -> Result<()> {
-        let token = Shape::token(bucket);
+    /// Append `bucket`'s split (children named with `nonce`) to the
+    /// directory, tagged with the life's id (a late append to a later
+    /// life's directory is ignored there), and to the cached shape.
+    async fn record_split(&self, io: Io, shape: &Shape, bucket: Bucket, nonce: u32) -> Result<()> {
+        let token = shape.split_token(bucket, nonce);
         self.access(io).append(&self.dir, token.as_bytes()).await?;
         let mut cache = self.shape.lock();
         match &mut *cache {
-            Known::Shape(cached) if cached.id == shape.id => cached.record(bucket),
+            Known::Shape(cached) if cached.id == shape.id => cached.record(bucket, nonce),
             _ => {
                 let mut shape = shape.clone();
-                shape.record(bucket);
+                shape.record(bucket, nonce);
                 *cache = Known::Shape(shape);
             }
+        }
+        Ok(())
+    }
+
+    /// Apply a removal that the item limit refused to append (a member
+    /// near the limit): rewrite the bucket without the members, by CAS.
+    async fn remove_by_rewrite(&self, io: Io, append: &Append<'_>) -> Result<Landed> {
+        let access = self.access(io);
+        for _ in 0..MAX_ROUNDS {
+            let Some(item) = access.get(&append.key).await? else {
+                self.follow(io, append.bucket).await?;
+                return Ok(Landed::Again);
+            };
+            let mut live = self.codec.decode(&append.key, &item.value)?.members;
+            live.retain(|m| !append.members.contains(&m.as_slice()));
+            let bytes = self.codec.encode(Op::Add, &as_slices(&live));
+            match access
+                .cas(&append.key, &bytes, self.bucket_ttl(), item.cas)
+                .await?
+            {
+                CasOutcome::Stored(_) => return Ok(Landed::Done),
+                CasOutcome::Exists => continue,
+                CasOutcome::NotFound => {
+                    self.follow(io, append.bucket).await?;
+                    return Ok(Landed::Again);
+                }
+            }
+        }
+        Err(self.conflict())
+    }
+
+    /// Delete the children a split wrote and gives up, by their CAS ids.
+    async fn undo(&self, io: Io, written: Vec<(Key, u64)>) -> Result<()> {
+        for (child, cas) in written {
+            self.access(io).delete_cas(&child, cas).await?;
         }
         Ok(())
     }
@@ -937,28 +1218,31 @@ impl Buckets {
     /// Split `bucket` if it is over the split size (or `force`d: the item
     /// limit refused an append), or compact it when dead tokens are most
     /// of it. `Ok(true)` when the bucket changed (split, compacted, or
-    /// found gone: its writers are to route again).
+    /// found gone: its writers are to route again). The split's steps and
+    /// why they hold: the module docs.
     async fn grow(&self, io: Io, bucket: Bucket, force: bool) -> Result<bool> {
         let Some(shape) = self.cached() else {
             return Ok(true);
         };
+        if !shape.is_leaf(bucket) {
+            return Ok(true);
+        }
         let access = self.access(io);
-        let key = self.key_of(&shape.id, bucket)?;
-        let [low, high] = children(bucket);
-        let child_keys = [self.key_of(&shape.id, low)?, self.key_of(&shape.id, high)?];
-        // Step 1: the children's CAS ids, before the bucket is read.
-        let kids = access.get_multi(&child_keys).await?;
-        // Step 2.
+        let key = self.key_of(&shape, bucket)?;
+        // Step 1.
         let Some(item) = access.get(&key).await? else {
             return Ok(true);
         };
         if !force && item.value.len() <= self.split_at() {
             return Ok(false);
         }
+        if !access.supports_cas(&key).await? {
+            return Ok(false); // a proxy or -C: one bucket, as documented
+        }
         let decoded = self.codec.decode(&key, &item.value)?;
         let live = self.codec.encode(Op::Add, &as_slices(&decoded.members));
-        if live.len() <= item.value.len() / 2 || bucket.0 >= MAX_DEPTH || decoded.members.len() < 2
-        {
+        let divisible = bucket.0 < MAX_DEPTH && (decoded.members.len() >= 2 || force);
+        if live.len() <= item.value.len() / 2 || !divisible {
             // Compact: mostly dead tokens (or nothing a split can divide).
             if live.len() >= item.value.len() {
                 return Ok(false);
@@ -968,72 +1252,110 @@ impl Buckets {
                 CasOutcome::Stored(_)
             ));
         }
-        // Step 3.
+        // Step 2: children under a fresh nonce, so no other split's (and
+        // no earlier life of a child's) key is ever written.
+        let nonce = new_nonce();
         let mut halves: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
         for m in &decoded.members {
             let bit = index_at(stable_hash(m), bucket.0 + 1) & 1;
             halves[bit as usize].push(m);
         }
-        let mut written: Vec<(&Key, u64)> = Vec::new();
-        let mut ok = true;
-        for ((child, kid), half) in child_keys.iter().zip(&kids).zip(&halves) {
+        let child_keys = children(bucket).map(|c| self.child_key(&shape.id, c, nonce));
+        let mut written: Vec<(Key, u64)> = Vec::new();
+        let mut failed = None;
+        for (child, half) in child_keys.into_iter().zip(&halves) {
+            let child = child?;
             let bytes = self.codec.encode(Op::Add, half);
-            let cas = match kid {
-                None => match access.add(child, &bytes, self.bucket_ttl()).await? {
-                    Stored::Stored(cas) => Some(cas),
-                    Stored::NotStored => None,
-                },
-                Some(kid) => match access
-                    .cas(child, &bytes, self.bucket_ttl(), kid.cas)
-                    .await?
-                {
-                    CasOutcome::Stored(cas) => Some(cas),
-                    _ => None,
-                },
-            };
-            match cas {
-                Some(cas) => written.push((child, cas)),
-                None => {
-                    ok = false;
-                    break;
-                }
+            match access.add(&child, &bytes, self.bucket_ttl()).await {
+                Ok(Stored::Stored(cas)) => written.push((child, cas)),
+                Ok(Stored::NotStored) => failed = Some(None),
+                Err(e) => failed = Some(Some(e)),
+            }
+            if failed.is_some() {
+                break;
             }
         }
-        // Step 4.
-        let outcome = if ok {
-            Some(access.delete_cas(&key, item.cas).await?)
-        } else {
-            None
+        let undo = |written: Vec<(Key, u64)>| self.undo(io, written);
+        if let Some(failed) = failed {
+            undo(written).await?;
+            return failed.map_or(Ok(false), Err);
+        }
+        // Step 3: the split under way, in the directory.
+        let pending = shape.pending_token(bucket, nonce);
+        if !access.append(&self.dir, pending.as_bytes()).await? {
+            undo(written).await?;
+            return Ok(true); // the set is gone
+        }
+        let give_up = || shape.gave_up_token(bucket, nonce);
+        // Step 4: only the first split of this bucket under way may delete
+        // it.
+        let Some(now) = self.read_shape(io).await? else {
+            undo(written).await?;
+            return Ok(true);
         };
-        match outcome {
-            Some(DeleteOutcome::Deleted) | Some(DeleteOutcome::NotFound) => {
-                // Deleted: the split is done. Not found: another splitter
-                // of the same bucket read what we read, wrote the same
-                // children before us, and deleted it: our children are
-                // its, and must stay. Step 5, for either.
-                self.record_split(io, &shape, bucket).await?;
-                Ok(true)
+        if now.id != shape.id || !now.is_leaf(bucket) {
+            undo(written).await?;
+            return Ok(true);
+        }
+        let first = now.candidate(bucket);
+        if first != Some(nonce) {
+            // Another split came first: ours gives up (only a split's own
+            // process writes that it gave up: see the module docs).
+            access.append(&self.dir, give_up().as_bytes()).await?;
+            undo(written).await?;
+            return Ok(true);
+        }
+        // Step 5: delete the bucket if nothing was appended since our read.
+        // If something was, the children (ours alone: no one reads them
+        // while the bucket lives) are brought up to date and the delete
+        // is tried again, a few times: a busy bucket still splits.
+        let mut read_cas = item.cas;
+        for attempt in 0.. {
+            match access.delete_cas(&key, read_cas).await? {
+                DeleteOutcome::Deleted => break,
+                // Gone without us, the one split that may delete it:
+                // evicted after our read. Our children hold what it held
+                // then, the best the set can have.
+                DeleteOutcome::NotFound => break,
+                DeleteOutcome::Exists => {}
             }
-            Some(DeleteOutcome::Exists) => {
-                // The bucket is live and changed since we read it: the
-                // children we wrote are garbage. Deleted by their CAS ids:
-                // a splitter that overwrote them since (and may have
-                // finished the split with them) keeps its own.
-                for (child, cas) in written {
-                    access.delete_cas(child, cas).await?;
+            let fresh = if attempt < SPLIT_RETRIES {
+                access.get(&key).await?
+            } else {
+                None
+            };
+            let refreshed = match fresh {
+                Some(fresh) => {
+                    let members = self.codec.decode(&key, &fresh.value)?.members;
+                    let mut halves: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
+                    for m in &members {
+                        let bit = index_at(stable_hash(m), bucket.0 + 1) & 1;
+                        halves[bit as usize].push(m);
+                    }
+                    let mut ok = true;
+                    for ((child, cas), half) in written.iter_mut().zip(&halves) {
+                        let bytes = self.codec.encode(Op::Add, half);
+                        match access.cas(child, &bytes, self.bucket_ttl(), *cas).await? {
+                            CasOutcome::Stored(new) => *cas = new,
+                            _ => ok = false,
+                        }
+                    }
+                    read_cas = fresh.cas;
+                    ok
                 }
-                Ok(false)
-            }
-            None => {
-                // A child's write failed: another splitter is on this
-                // bucket, and a child we wrote may be the one it finishes
-                // with (it read the same bucket, wrote the same child,
-                // and may have deleted the bucket already). Leave it: a
-                // child of a live bucket is never read, and the next
-                // split overwrites it.
-                Ok(false)
+                None => false,
+            };
+            if !refreshed {
+                // Still changing, or gone (evicted): nothing was
+                // changed, and the split gives up.
+                access.append(&self.dir, give_up().as_bytes()).await?;
+                undo(written).await?;
+                return Ok(false);
             }
         }
+        // Step 6.
+        self.record_split(io, &now, bucket, nonce).await?;
+        Ok(true)
     }
 
     /// Whether `member` is in the set: one bucket read (and the directory
@@ -1044,7 +1366,7 @@ impl Buckets {
                 return Ok(false);
             };
             let bucket = shape.leaf(stable_hash(member));
-            let key = self.key_of(&shape.id, bucket)?;
+            let key = self.key_of(&shape, bucket)?;
             let item = if self.checks_life() {
                 let [dir, item] = self
                     .access(io)
@@ -1090,7 +1412,7 @@ impl Buckets {
         let mut keys = vec![self.dir.clone()];
         if let Some(shape) = &guess {
             for b in shape.leaves().into_iter().take(page.max(1)) {
-                keys.push(self.key_of(&shape.id, b)?);
+                keys.push(self.key_of(shape, b)?);
             }
         }
         Ok((keys, guess))
@@ -1129,15 +1451,15 @@ impl Buckets {
         let mut follows = 0;
         while !queue.is_empty() {
             let batch: Vec<Bucket> = queue.drain(..page.min(queue.len())).collect();
-            let id = self.cached().map_or(shape.id.clone(), |s| s.id);
-            if id != shape.id {
+            let now = self.cached().unwrap_or_else(|| shape.clone());
+            if now.id != shape.id {
                 // Cleared and started again while we read: what was read
                 // is of the old life.
                 return Err(self.conflict());
             }
             let keys: Vec<Key> = batch
                 .iter()
-                .map(|&b| self.key_of(&id, b))
+                .map(|&b| self.key_of(&now, b))
                 .collect::<Result<_>>()?;
             let items = if prefetched.len() == keys.len() {
                 std::mem::take(&mut prefetched)
@@ -1219,7 +1541,7 @@ impl Buckets {
                 .collect();
             let keys: Vec<Key> = batch
                 .iter()
-                .map(|&b| self.key_of(&shape.id, b))
+                .map(|&b| self.key_of(&shape, b))
                 .collect::<Result<_>>()?;
             let items = self.access(io).get_multi(&keys).await?;
             let mut out = Vec::with_capacity(batch.len());
@@ -1250,15 +1572,20 @@ impl Buckets {
     }
 
     /// Delete the set: every bucket the directory names (and the children
-    /// a split that gave up may have left), then the directory.
+    /// of the splits it records as under way, which a split that stopped
+    /// may have left), then the directory.
     pub(crate) async fn clear(&self, io: Io) -> Result<()> {
         let shape = self.read_shape(io).await?;
         let mut keys = Vec::new();
         if let Some(shape) = &shape {
             for b in shape.leaves() {
-                keys.push(self.key_of(&shape.id, b)?);
-                for c in children(b) {
-                    keys.push(self.key_of(&shape.id, c)?);
+                keys.push(self.key_of(shape, b)?);
+            }
+            for (&b, pending) in shape.pending.iter() {
+                for &(_, nonce) in pending {
+                    for c in children(b) {
+                        keys.push(self.child_key(&shape.id, c, nonce)?);
+                    }
                 }
             }
         }
@@ -1272,6 +1599,12 @@ impl Buckets {
 
 fn as_slices(members: &[Vec<u8>]) -> Vec<&[u8]> {
     members.iter().map(Vec::as_slice).collect()
+}
+
+/// A split's nonce: a random non-zero `u32`, so that no two splits name
+/// their children alike.
+fn new_nonce() -> u32 {
+    (mcds_core::random_u64() as u32).max(1)
 }
 
 /// A new life's id: 8 random hex digits.
@@ -1296,16 +1629,27 @@ fn sampled(tokens: &[u8], split_bytes: usize) -> bool {
 mod tests {
     use super::*;
 
+    fn shape_of(tokens: &[&str]) -> Shape {
+        let mut bytes = b"b1 0badcafe ".to_vec();
+        for t in tokens {
+            bytes.extend_from_slice(t.as_bytes());
+            bytes.push(b' ');
+        }
+        Shape::parse(&bytes).unwrap()
+    }
+
     #[test]
     fn a_shape_routes_each_hash_to_one_leaf_and_lists_every_leaf_once() {
-        let mut shape = Shape::new("00000000", false);
-        shape.record((0, 0));
-        shape.record((1, 1));
-        shape.record((3, 0b010)); // its parent (2, 0b01) is implied
+        let shape = shape_of(&[
+            "s0badcafe.0.0.1",
+            "s0badcafe.1.1.2",
+            "s0badcafe.2.2.3",
+            "s0badcafe.3.4.4",
+        ]);
         let leaves = shape.leaves();
         assert_eq!(
             leaves,
-            [(2, 0), (4, 4), (4, 5), (3, 3), (2, 2), (2, 3)],
+            [(1, 0), (4, 8), (4, 9), (3, 5), (2, 3)],
             "a DFS in hash order"
         );
         for h in [
@@ -1318,22 +1662,36 @@ mod tests {
         ] {
             let leaf = shape.leaf(h);
             assert!(leaves.contains(&leaf), "{h:x} → {leaf:?}");
+            assert!(shape.is_leaf(leaf));
         }
     }
 
     #[test]
-    fn the_directory_round_trips_and_refuses_what_it_does_not_write() {
-        let mut bytes = b"b1 0badcafe ".to_vec();
-        bytes.extend_from_slice(Shape::token((0, 0)).as_bytes());
-        bytes.extend_from_slice(Shape::token((1, 1)).as_bytes());
-        let shape = Shape::parse(&bytes).unwrap();
+    fn the_directory_ignores_other_lives_and_orphans_and_refuses_garbage() {
+        let shape = shape_of(&[
+            "s0badcafe.0.0.a",
+            "sdeadbeef.1.0.b", // another life's: ignored
+            "s0badcafe.2.3.c", // its parent (1, 1) is not split: ignored
+            "p0badcafe.1.1.a.d",
+            "p0badcafe.1.1.a.e",
+            "p0badcafe.1.1.5.f", // another instance of (1, 1): not this one's
+            "x0badcafe.1.1.a.d",
+        ]);
         assert_eq!(&*shape.id, "0badcafe");
-        assert_eq!(shape.leaves(), [(1, 0), (2, 2), (2, 3)]);
+        assert_eq!(shape.leaves(), [(1, 0), (1, 1)]);
+        assert_eq!(
+            shape.candidate((1, 1)),
+            Some(0xe),
+            "the first split under way that has not given up"
+        );
+        assert_eq!(shape.candidate((1, 0)), None);
         for bad in [
             &b"b1 "[..],
             b"b1 xyz ",
             b"b1 0badcafe s1 ",
-            b"b1 0badcafe s1.2 ",
+            b"b1 0badcafe s0badcafe.1.2 ",
+            b"b1 0badcafe p0badcafe.1.1.2 ",
+            b"b1 0badcafe s0badcafe.0.1.2 ",
             b"b1 0badcafe +a ",
         ] {
             assert!(
