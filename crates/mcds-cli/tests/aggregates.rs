@@ -284,18 +284,6 @@ fn series_bad_input_says_what_to_do() {
             vec!["series", "record", "bad name", "1", "--resolution", "1m:1d"],
             "space",
         ),
-        (
-            vec![
-                "series",
-                "range",
-                "s",
-                "--from-ms",
-                "0",
-                "--resolution",
-                "1s:1d",
-            ],
-            "split the range",
-        ),
     ] {
         let err = fails(3, mcds(&server).args(&args));
         assert!(

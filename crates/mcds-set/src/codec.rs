@@ -251,22 +251,10 @@ pub mod text {
     /// full decode builds a hash table.
     pub fn contains(bytes: &[u8], member: &[u8]) -> bool {
         let mut present = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            if is_separator(bytes[i]) {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            let mut escaped = false;
-            while i < bytes.len() && !is_separator(bytes[i]) {
-                escaped |= bytes[i] == b'%';
-                i += 1;
-            }
-            let token = &bytes[start..i];
+        for_each_token(bytes, |token, escaped| {
             let op = token[0];
             if op != b'+' && op != b'-' {
-                continue;
+                return;
             }
             let same = if escaped {
                 unescape(&token[1..]) == member
@@ -276,15 +264,14 @@ pub mod text {
             if same {
                 present = op == b'+';
             }
-        }
+        });
         present
     }
 
-    /// Decode a log. Never fails: unknown tokens are skipped and counted as
-    /// dirt.
-    pub fn decode(bytes: &[u8]) -> Decoded {
-        // Every token the encoder writes ends with a space.
-        let mut replay = Replay::with_capacity(bytes.iter().filter(|&&b| b == b' ').count());
+    /// Call `f(token, escaped)` for each whitespace-separated token of
+    /// `bytes` (never empty), `escaped` when it holds a `%`.
+    #[inline]
+    fn for_each_token(bytes: &[u8], mut f: impl FnMut(&[u8], bool)) {
         let mut i = 0;
         while i < bytes.len() {
             if is_separator(bytes[i]) {
@@ -297,7 +284,16 @@ pub mod text {
                 escaped |= bytes[i] == b'%';
                 i += 1;
             }
-            let token = &bytes[start..i];
+            f(&bytes[start..i], escaped);
+        }
+    }
+
+    /// Decode a log. Never fails: unknown tokens are skipped and counted as
+    /// dirt.
+    pub fn decode(bytes: &[u8]) -> Decoded {
+        // Every token the encoder writes ends with a space.
+        let mut replay = Replay::with_capacity(bytes.iter().filter(|&&b| b == b' ').count());
+        for_each_token(bytes, |token, escaped| {
             let member = || {
                 if escaped {
                     Cow::Owned(unescape(&token[1..]))
@@ -310,7 +306,7 @@ pub mod text {
                 b'-' => replay.apply(Op::Remove, member()),
                 _ => replay.skip(),
             }
-        }
+        });
         replay.finish()
     }
 }

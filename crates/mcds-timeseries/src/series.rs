@@ -705,14 +705,21 @@ impl TimeSeries {
         page: u64,
     ) -> RangeIter<'_> {
         let step_ms = u64::try_from(step.as_millis()).unwrap_or(u64::MAX).max(1);
+        // From the first bucket still within retention (as `range` reads
+        // it): a range from long ago does not walk the years before.
+        let (next, error) = match self.plan(from_ms, to_ms, step) {
+            Ok(plan) => (plan.first, None),
+            Err(e) => (0, Some(e)),
+        };
         RangeIter {
             series: self,
             step,
             page,
-            next: from_ms / step_ms,
+            next,
             last: to_ms / step_ms,
             step_ms,
             done: false,
+            error,
         }
     }
 
@@ -1137,11 +1144,17 @@ pub struct RangeIter<'s> {
     last: u64,
     step_ms: u64,
     done: bool,
+    /// A bad `step`: the first item.
+    error: Option<Error>,
 }
 
 impl RangeIter<'_> {
     /// The next page of the range, and advance; `None` past its end.
     fn window(&mut self) -> Option<Result<(u64, u64)>> {
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
         if self.done || self.next > self.last {
             return None;
         }
