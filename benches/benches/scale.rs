@@ -177,12 +177,16 @@ fn compare(
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for the list: none
+        return; // `cargo nextest` asks for the list: none
     }
+    // `cargo test --benches` runs this once as a smoke test (no
+    // `--bench`): one small N.
+    let smoke = !mcds_benches::is_bench_run();
     let max: usize = std::env::var("MCDS_SCALE_MAX")
         .ok()
+        .filter(|_| !smoke)
         .and_then(|v| v.replace('_', "").parse::<f64>().ok())
-        .map_or(1_000_000, |v| v as usize);
+        .map_or(if smoke { 100 } else { 1_000_000 }, |v| v as usize);
     // The VM's fast mode for the whole run (as the peers bench): a
     // round's mcds and Redis halves then meet the same loopback latency.
     let _fast = FastMode::hold();
@@ -195,6 +199,7 @@ fn main() {
     // `MCDS_SCALE_MIN` starts higher (to run 1e7 alone).
     let mut n: usize = std::env::var("MCDS_SCALE_MIN")
         .ok()
+        .filter(|_| !smoke)
         .and_then(|v| v.replace('_', "").parse::<f64>().ok())
         .map_or(100, |v| v as usize);
     while n <= max {
