@@ -377,8 +377,10 @@ impl CounterMap {
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<CounterMap> {
         let scope = scope.into();
         let registry = scope.key("cmap", name, "fields")?;
-        // The registry's buckets add a suffix to its key.
-        registry.with_suffix([b'x'; 23])?;
+        // The registry's buckets add a suffix of up to 32 bytes to its key
+        // (`.<id>.<depth>.<index>.<nonce>`, see mcds-set): refused here,
+        // not on the map's first write.
+        registry.with_suffix([b'x'; 32])?;
         let map = CounterMap {
             fields: Set::with_key(Arc::clone(scope.store()), registry.clone()),
             scope,

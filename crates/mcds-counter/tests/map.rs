@@ -608,3 +608,15 @@ fn removes_racing_the_move_of_an_old_full_registry_all_unlist() {
         "removed but listed: {still_listed:?}"
     );
 }
+
+/// A name whose registry key leaves no room for the registry's bucket
+/// suffix (32 bytes) is refused by `new`, not by the map's first write.
+#[test]
+fn a_name_too_long_for_the_registrys_buckets_is_refused_up_front() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    // `cmap:` + name + `:fields` = 12 + name bytes.
+    let fits = "n".repeat(250 - 12 - 32);
+    let map = CounterMap::new(Arc::clone(&store), &fits).unwrap();
+    assert_eq!(map.incr("f", 1).unwrap(), 1);
+    assert!(CounterMap::new(store, &format!("{fits}n")).is_err());
+}

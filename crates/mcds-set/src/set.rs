@@ -123,7 +123,7 @@ impl Compaction {
 /// # Layout and limits
 ///
 /// Key `<prefix>set:<name>:log` holds the **directory**: `b1 <id> ` and a
-/// token per split bucket. Buckets live under `<key>.<id>.<depth>.<index>`,
+/// token per split bucket. Buckets live under `<key>.<id>.<depth>.<index>.<nonce>`,
 /// spread over a pool's servers by their keys. A member goes to the
 /// bucket named by the top bits of its XXH3-64 hash. A split copies a
 /// bucket's live members into its two children and then deletes it by
@@ -187,7 +187,7 @@ impl Set {
     }
 
     /// A set stored under an explicit key (no prefix is added). Its
-    /// buckets add up to 23 bytes to it: a key over 227 bytes fails with
+    /// buckets add up to 32 bytes to it: a key over 218 bytes fails with
     /// [`Error::InvalidKey`] on first use.
     pub fn with_key(store: Arc<dyn Store>, key: Key) -> Set {
         Set {
