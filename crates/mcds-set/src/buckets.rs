@@ -456,6 +456,11 @@ pub(crate) struct Append<'m> {
     /// Read the bucket back in the same batch, to see whether it is due
     /// to split (sampled: see the module docs).
     probe: bool,
+    /// Whether the batch reads the directory first (see
+    /// [`Buckets::ops`]). Decided once, when planned: the batch's ops and
+    /// the reading of its replies must agree even if another clone of the
+    /// handle refreshes the cached shape in between.
+    reads_life: bool,
 }
 
 impl Append<'_> {
@@ -480,13 +485,18 @@ impl Append<'_> {
     }
 }
 
+/// Whether a batch of `appends` starts with a read of the directory.
+fn reads_life(appends: &[Append<'_>]) -> bool {
+    appends.first().is_some_and(|a| a.reads_life)
+}
+
 impl Buckets {
     /// The operations of `appends`, in order: with a TTL, a read of the
     /// directory first, so that a write finds out in the same round trip
     /// that the set it routed by has expired (its buckets outlive it by a
     /// minute: see [`bucket_ttl`](Self::bucket_ttl)).
     pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<StoreOp<'a>> {
-        let check = (self.checks_life() && !appends.is_empty()).then_some(StoreOp::Get(&self.dir));
+        let check = reads_life(appends).then_some(StoreOp::Get(&self.dir));
         check
             .into_iter()
             .chain(appends.iter().flat_map(Append::ops))
@@ -497,8 +507,8 @@ impl Buckets {
     /// TTL (by this handle or, as its directory says, by another) has
     /// buckets that outlive the directory, so a cached shape can name
     /// buckets of a set that has expired.
-    fn checks_life(&self) -> bool {
-        self.ttl != Ttl::Never || self.cached().is_some_and(|s| s.expiring)
+    fn checks_life(&self, shape: &Shape) -> bool {
+        self.ttl != Ttl::Never || shape.expiring
     }
 
     /// Whether the directory `item` read in an operation's batch is still
@@ -850,6 +860,7 @@ impl Buckets {
             groups[i].1.push(m);
         }
         let mut appends = Vec::with_capacity(groups.len());
+        let reads_life = self.checks_life(shape);
         for (bucket, members) in groups {
             let key = self.key_of(shape, bucket)?;
             // A group larger than a bucket goes in several appends (each at
@@ -873,6 +884,7 @@ impl Buckets {
                     tokens,
                     bucket,
                     members: part,
+                    reads_life,
                 });
                 start = end;
             }
@@ -972,7 +984,7 @@ impl Buckets {
             again.extend_from_slice(members);
         }
         let mut results = results.into_iter();
-        if self.checks_life() && !appends.is_empty() {
+        if reads_life(&appends) {
             let dir = results
                 .next()
                 .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
@@ -1024,7 +1036,7 @@ impl Buckets {
                 .pipeline(&self.ops(&appends))
                 .await
                 .into_iter();
-            if self.checks_life() {
+            if reads_life(&appends) {
                 let dir = results
                     .next()
                     .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
@@ -1372,7 +1384,7 @@ impl Buckets {
             };
             let bucket = shape.leaf(stable_hash(member));
             let key = self.key_of(&shape, bucket)?;
-            let item = if self.checks_life() {
+            let item = if self.checks_life(&shape) {
                 let [dir, item] = self
                     .access(io)
                     .run_pipeline([StoreOp::Get(&self.dir), StoreOp::Get(&key)])
@@ -1641,6 +1653,29 @@ mod tests {
             bytes.push(b' ');
         }
         Shape::parse(&bytes).unwrap()
+    }
+
+    #[test]
+    fn a_batch_reads_the_directory_as_planned_even_if_the_cached_shape_changes() {
+        let store: Arc<dyn Store> = Arc::new(mcds_core::MemoryStore::new());
+        let buckets = Buckets::new(store, Key::new("s").unwrap());
+        let lasting = shape_of(&[]);
+        let appends = buckets.plan(&lasting, Op::Add, &[b"a", b"b"]).unwrap();
+        let planned = buckets.ops(&appends).len();
+        // Another clone of the handle reads the directory of a set made
+        // with a TTL before this batch's replies are read.
+        let mut expiring = shape_of(&["t"]);
+        expiring.expiring = true;
+        buckets.remember(Some(expiring.clone()));
+        assert_eq!(buckets.ops(&appends).len(), planned, "ops as planned");
+        assert!(!reads_life(&appends), "replies read as planned");
+        let appends = buckets.plan(&expiring, Op::Add, &[b"a"]).unwrap();
+        buckets.remember(Some(lasting));
+        assert!(reads_life(&appends));
+        assert_eq!(
+            buckets.ops(&appends).len(),
+            planned.min(1) + appends[0].op_count()
+        );
     }
 
     #[test]
