@@ -3077,9 +3077,9 @@ void mcds_packed_series_free(mcds_packed_series *ps);
  Create the leaderboard `name`, exact up to `capacity` distinct members
  and a Space-Saving sketch of `capacity` counters past that. Every
  client must use the same capacity. `MCDS_INVALID_ARGUMENT` if
- `capacity` is 0 or a full board (`capacity` members of up to 128 bytes,
- 145 bytes each) would not fit the store's item limit (about 7 000 on
- memcached's default 1 MiB). `*out` is a new handle the caller owns:
+ `capacity` is 0 or above 1 048 576 (2^20). A board of more than 200
+ members is kept in shards of 200, so an increment moves one shard
+ (at most 29 KiB each way) whatever the capacity. `*out` is a new handle the caller owns:
  free it with `mcds_leaderboard_free`.
 
  # Safety

@@ -370,7 +370,7 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     r.row("`ActivityBitmap::count_bits` (one segment)", || {
         bitmap.count_bits(0, 1000).unwrap()
     });
-    let board = Leaderboard::new(s(), "report", 1000).unwrap();
+    let board = Leaderboard::new(s(), "report", 200).unwrap();
     r.row("`Leaderboard::incr` (first: creates it)", || {
         board.incr("ann", 5).unwrap()
     });
@@ -381,6 +381,30 @@ fn report(server: &MemcachedServer, store: Arc<dyn Store>) -> Vec<Row> {
     });
     r.row("`Leaderboard::top` (10)", || board.top(10).unwrap());
     r.row("`Leaderboard::score`", || board.score("ann").unwrap());
+    // Past 200 members a board is kept in shards (here 15) under a marker.
+    let sharded = Leaderboard::new(s(), "report-sharded", 2000).unwrap();
+    r.row(
+        "`Leaderboard::incr`, capacity 2000 (first: creates its shards)",
+        || sharded.incr("ann", 5).unwrap(),
+    );
+    r.row("`Leaderboard::incr`, capacity 2000", || {
+        sharded.incr("bob", 3).unwrap()
+    });
+    r.row(
+        "`Leaderboard::incr_many`, capacity 2000 (100 members)",
+        || sharded.incr_many(&increments).unwrap(),
+    );
+    r.row("`Leaderboard::top` (10), capacity 2000", || {
+        sharded.top(10).unwrap()
+    });
+    r.row("`Leaderboard::score`, capacity 2000", || {
+        sharded.score("ann").unwrap()
+    });
+    let handle = Leaderboard::new(s(), "report-sharded", 2000).unwrap();
+    r.row(
+        "`Leaderboard::incr`, capacity 2000 (a new handle's first)",
+        || handle.incr("cy", 1).unwrap(),
+    );
     let scalable = ScalableBloomFilter::new(s(), "report", 100, 0.01).unwrap();
     r.row(
         "`ScalableBloomFilter::add` (first: creates layer 0)",

@@ -1261,9 +1261,9 @@ namespace Mcds {
     final class Leaderboard
     {
         /**
-         * $capacity: 1 up to what a full board fits in one item (about
-         * 7 000 on memcached's default 1 MiB), else an
-         * InvalidArgumentException.
+         * $capacity: 1 to 1 048 576 (2^20), else an
+         * InvalidArgumentException. A board of more than 200 members is
+         * kept in shards of 200: an increment moves one shard.
          */
         public function __construct(Store $store, string $name, int $capacity) {}
 

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 9ba348c96aa020a76f600b8e5f59e64dec1a7a8c */
+ * Stub hash: 61e59275648945f4d3c926958649ae76c4a206df */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Mcds_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()

@@ -9,7 +9,7 @@
 //! | [`HyperLogLog`] | `PFADD`/`PFCOUNT`/`PFMERGE` | 16 384 six-bit registers in 16 items, each sparse (2 bytes a register) until dense (768 bytes), plus an append log | 1 (a `get` and a 2-byte `append` in one batch); [`HllBuffer`] flush: 2 | `count`: 1 |
 //! | [`ActivityBitmap`] | `SETBIT`/`BITCOUNT` | 1 bit per time unit, 8 KiB segments | 2 (1 if already set) | `count`: 1 |
 //! | [`ScalableBloomFilter`] | RedisBloom's scalable `BF.ADD`/`BF.EXISTS` | layers of [`BloomFilter`]s, each `g` times larger at half the rate, and an item naming how many | 2 (1 if already in; 4 when it grows the filter) | `contains`: 1 |
-//! | [`Leaderboard`] | `ZINCRBY`/`ZREVRANGE … WITHSCORES` | up to `m` members (exact), then `m` Space-Saving counters: one item of ≤ 145 bytes per member | `incr`: 2 | `top`, `score`: 1 |
+//! | [`Leaderboard`] | `ZINCRBY`/`ZREVRANGE … WITHSCORES` | up to `m` members (exact), then Space-Saving counters: ≤ 145 bytes per member, in one item up to 200 members, else in shards of 200 (up to 2^20 members) | `incr`: 2 | `top`, `score`: 1 (`top`: 2 past about 700 shards on one server) |
 //!
 //! Every update is a read-modify-write by CAS, except
 //! [`HyperLogLog::add`], which appends a 2-byte record to its segment and
@@ -76,7 +76,8 @@
 //!   false-positive rate is about the configured one at `expected_items`
 //!   and grows beyond it; a scalable filter's stays below the configured
 //!   one as it grows; a leaderboard's counts are exact up to its capacity
-//!   of members, then overestimate by at most `N/m` (see [`topk`]).
+//!   of members, then overestimate by at most `N/m` (`N_s/200` per shard of a
+//!   sharded board: see [`topk`]).
 //! * **Garbage** under a sketch's key (another program, or a filter reopened
 //!   with other parameters) is [`Error::Corrupt`](mcds_core::Error::Corrupt),
 //!   never a panic or a misread.

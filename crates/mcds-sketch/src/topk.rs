@@ -24,7 +24,10 @@
 //! In exact mode (no replacement yet) every error is 0 and counts are
 //! exact. `tests/topk.rs` measures both on a Zipf stream.
 //!
-//! **Storage.** One item, `<prefix>topk:<name>:board`, updated by CAS
+//! **Storage.** A board of up to [`SHARD_MEMBERS`] members is one item,
+//! `<prefix>topk:<name>:board`; a larger one is split by member hash into
+//! shards of that many, each such a board, under a marker item (see
+//! [`Leaderboard`]'s "Layout"). Each item is updated by CAS
 //! ([`Store::update`]): the magic `MTK1`, a flags byte (bit 0: exact), the
 //! capacity (`u32`), `N` (`u64`), the number of members (`u32`), the members
 //! in byte order (a length byte, the member, count `u64`, error `u64`, all
@@ -33,13 +36,14 @@
 //! another capacity — is [`Error::Corrupt`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use mcds_core::{
-    Access, Error, Io, Key, Result, Scope, Store, Ttl, blocking_and_async, stable_hash,
+    Access, Backoff, CasOutcome, Clock, Error, Io, Item, Key, Op, Reply, Result, Scope, Store,
+    Stored, Ttl, blocking_and_async, random_u64, stable_hash,
 };
 
-use crate::{corrupt, update_checked};
+use crate::{MAX_ATTEMPTS, corrupt, update_checked};
 
 /// The stored form's first bytes (version 1).
 pub const MAGIC: &[u8; 4] = b"MTK1";
@@ -104,6 +108,10 @@ pub struct SpaceSaving {
     entries: BTreeMap<Vec<u8>, (u64, u64)>,
     /// (count, member), for the smallest count.
     by_count: BTreeSet<(u64, Vec<u8>)>,
+    /// The least [`max_error`](Self::max_error) can be: 0 for a stored
+    /// board; for the [union](Self::union) of a sharded board's shards, the
+    /// largest of theirs.
+    floor: u64,
 }
 
 impl SpaceSaving {
@@ -115,6 +123,7 @@ impl SpaceSaving {
             exact: true,
             entries: BTreeMap::new(),
             by_count: BTreeSet::new(),
+            floor: 0,
         }
     }
 
@@ -151,8 +160,33 @@ impl SpaceSaving {
         if self.exact {
             0
         } else {
-            self.by_count.first().map_or(0, |(c, _)| *c)
+            let smallest = self.by_count.first().map_or(0, |(c, _)| *c);
+            smallest.max(self.floor)
         }
+    }
+
+    /// The boards of a sharded leaderboard's shards as one: every member of
+    /// each (a member lives in one shard), `N` their sum, exact if all are,
+    /// and [`max_error`](Self::max_error) the largest of theirs (a member
+    /// off the board was counted at most its own shard's smallest count).
+    /// Its capacity is the sum of theirs. It is a summary to read, not a
+    /// stored form: [`encode`](Self::encode) of a sketched union that is
+    /// not full does not decode.
+    fn union(parts: Vec<SpaceSaving>) -> std::result::Result<SpaceSaving, String> {
+        let mut all = SpaceSaving::new(1);
+        all.capacity = 0;
+        for part in parts {
+            all.capacity = all.capacity.saturating_add(part.capacity);
+            all.total = all.total.checked_add(part.total).ok_or_else(|| {
+                "the shards' totals sum past 2^64 - 1 — clear the board".to_string()
+            })?;
+            all.exact &= part.exact;
+            all.floor = all.floor.max(part.max_error());
+            all.entries.extend(part.entries);
+            all.by_count.extend(part.by_count);
+        }
+        all.capacity = all.capacity.max(1);
+        Ok(all)
     }
 
     /// Add `by` to `member`'s count (replacing the smallest member if the
@@ -338,24 +372,64 @@ impl<'a> Reader<'a> {
 }
 
 /// A distributed leaderboard of counts (Redis's `ZINCRBY`/`ZREVRANGE`):
-/// exact up to `capacity` distinct members, a Space-Saving sketch of
-/// `capacity` counters past that (see the [module](self) docs for the
-/// error bound).
+/// exact up to `capacity` distinct members, a Space-Saving sketch past that
+/// (see the [module](self) docs for the error bound).
 ///
-/// * [`incr`](Self::incr): one CAS read-modify-write of the board, 2 round
-///   trips; [`incr_many`](Self::incr_many) likewise for any batch.
+/// * [`incr`](Self::incr): one CAS read-modify-write, 2 round trips;
+///   [`incr_many`](Self::incr_many) likewise for any batch.
 /// * [`top`](Self::top), [`score`](Self::score), [`summary`](Self::summary):
-///   1 round trip.
+///   1 round trip (2 on a handle's first read of a sharded board).
 /// * Every method that reaches the store has an async twin
 ///   ([`incr_async`](Self::incr_async), [`top_async`](Self::top_async), …):
 ///   the same algorithm, awaiting the store instead of blocking the thread.
 ///
+/// # Layout: one item, or shards
+///
+/// A board of at most [`SHARD_MEMBERS`] members is one item, `<prefix>topk:<name>:board`,
+/// in the [module](self)'s stored form. A larger one (up to
+/// [`MAX_CAPACITY`]) is split by member: member `x` lives in shard
+/// `hash(x) mod S`, and each shard is a board of its own of
+/// [`SHARD_MEMBERS`] members, so an increment reads and writes one shard
+/// (at most 29 KiB each way) whatever the capacity. `S` =
+/// ⌈1.5 · capacity / 200⌉: the shards hold half as many counters again as
+/// asked for, so that a shard's hashed share of `capacity` members (133 on
+/// average) passes 200 only about 6 standard deviations out. The board is
+/// exact until some shard has to replace a member, and the counts of a
+/// sketched shard overestimate by at most `N_s / 200`, where `N_s` is the
+/// total of the members hashed to it (about `N / (1.5 · capacity)` for a
+/// stream that no one member dominates).
+///
+/// The shards hang off a **marker** item (`<key>.m`), which names the board's
+/// *life*: a random nonce in every shard's key (`<key>.<nonce>.<s>`). A new
+/// board's first increment writes every shard (empty) and then the marker,
+/// with `add`, so a marker is never seen before its shards: a shard missing
+/// while its marker exists was evicted or lost in a restart, and reads and
+/// writes that need it fail with [`Error::Lost`] (clear the board to start
+/// again) rather than count from zero. Two first increments race by the
+/// marker's `add`: the loser deletes its shards and uses the winner's.
+/// Shards are spread over the pool by their keys.
+///
+/// With a TTL, the marker expires `ttl` after the last increment (each one
+/// touches it); the shards live at least `2·ttl + 60 s` past the last time
+/// each writing handle touched them all, which it does at least every
+/// `ttl / 4` of its writes, by the scope's clock. So shards outlive their
+/// marker by construction, and an expired board reads as empty from the
+/// moment its marker expires, never in part. A write that finds its marker
+/// gone when it touches it writes again, in the next life.
+///
+/// A board of more than 200 members written by mcds 0.1 in one item is moved
+/// into shards by its first increment (each member, count and error go to
+/// its shard; a sketched board's shards are full boards of the members they
+/// got, so every bound still holds). Stop writers of the old version first.
+///
 /// **Concurrency and failures.** Writers never lose each other's
-/// increments: a write that lost a race is redone on the new board.
-/// An increment whose reply was lost ([`Error::Ambiguous`]) may or may not
-/// have been counted; it is not retried, so it is counted at most once —
-/// read [`summary`](Self::summary)`.total()` to reconcile. Eviction,
-/// a restart or a flush deletes the board: it reads as empty again. The
+/// increments: a write that lost a race is redone on the new board (or
+/// shard). An increment whose reply was lost ([`Error::Ambiguous`]) may or
+/// may not have been counted; it is not retried, so it is counted at most
+/// once — read [`summary`](Self::summary)`.total()` to reconcile.
+/// [`incr_many`](Self::incr_many) of a sharded board writes each shard by
+/// its own CAS, in one batch: an error after some shards took their
+/// increments is [`Error::Ambiguous`] with how many were applied. The
 /// board never depends on when memcached expires an item: with a TTL
 /// ([`with_ttl`](Self::with_ttl)) it is gone once the TTL passes, whole.
 ///
@@ -372,30 +446,127 @@ impl<'a> Reader<'a> {
 /// assert_eq!((top[0].member.as_slice(), top[0].count), (&b"ann"[..], 30));
 /// assert_eq!((top[1].member.as_slice(), top[1].count), (&b"bob"[..], 25));
 /// assert_eq!(scores.score("cy")?, None);
+///
+/// // 100 000 members: 750 shards of 200, each increment moves one.
+/// let big = Leaderboard::new(Arc::new(MemoryStore::new()), "game:43", 100_000)?;
+/// big.incr_many(&[("ann", 3), ("bob", 5)])?;
+/// assert_eq!(big.top(1)?[0].member, b"bob");
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
 /// # What a restart or an eviction loses
 ///
-/// A restart or an eviction loses the board's one item: every score, and
+/// A restart or an eviction of a one-item board loses every score, and
 /// increments after the loss start it again. No read can tell a lost board
 /// from a new one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+/// A sharded board that loses a shard fails with [`Error::Lost`] while its
+/// marker lives; one that loses its marker reads as empty, and its next
+/// increment starts a new life (the old shards are then garbage, left to
+/// expire or be evicted).
 #[derive(Clone, Debug)]
 pub struct Leaderboard {
     store: Arc<dyn Store>,
     key: Key,
     capacity: u32,
     ttl: Ttl,
+    clock: Arc<dyn Clock>,
+    /// `Some` for a board of more than [`SHARD_MEMBERS`] members.
+    shards: Option<Arc<Shards>>,
+}
+
+/// The most members of a board kept in one item, and of each shard of a
+/// larger one. 200 members of [`MAX_MEMBER_LEN`] bytes take 29 KiB, so an
+/// increment of a sharded board moves at most 58 KiB.
+pub const SHARD_MEMBERS: u32 = 200;
+
+/// The largest capacity: 2^20 members, in 7 865 shards.
+pub const MAX_CAPACITY: u32 = 1 << 20;
+
+/// The marker's first bytes.
+const MARKER_MAGIC: &[u8; 4] = b"MTKS";
+
+/// The shards of a board of `capacity` members (see [`Leaderboard`]).
+fn shard_count(capacity: u32) -> u32 {
+    let shards = (u64::from(capacity) * 3).div_ceil(2 * u64::from(SHARD_MEMBERS));
+    u32::try_from(shards).unwrap_or(u32::MAX)
+}
+
+/// The marker's value: the magic, the capacity, the life's nonce and a
+/// checksum.
+fn encode_marker(capacity: u32, nonce: u32) -> Vec<u8> {
+    let mut out = MARKER_MAGIC.to_vec();
+    out.extend_from_slice(&capacity.to_le_bytes());
+    out.extend_from_slice(&nonce.to_le_bytes());
+    out.extend_from_slice(&stable_hash(&out).to_le_bytes());
+    out
+}
+
+/// The capacity and nonce of a marker's value.
+fn decode_marker(bytes: &[u8]) -> std::result::Result<(u32, u32), String> {
+    if bytes.len() != 20 || &bytes[..4] != MARKER_MAGIC {
+        return Err("not a leaderboard's marker (no MTKS header, or not 20 bytes)".into());
+    }
+    if stable_hash(&bytes[..12]).to_le_bytes() != bytes[12..] {
+        return Err("the marker's checksum does not match".into());
+    }
+    let mut r = Reader(&bytes[4..12]);
+    Ok((r.u32()?, r.u32()?))
+}
+
+/// A sharded board: its shard count, its marker's key, and the life this
+/// handle (and its clones) last saw.
+#[derive(Debug)]
+struct Shards {
+    count: u32,
+    marker: Key,
+    life: Mutex<Option<Life>>,
+}
+
+/// One life of a sharded board: the nonce its marker names and the keys
+/// of its shards.
+#[derive(Clone, Debug)]
+struct Life {
+    nonce: u32,
+    keys: Arc<[Key]>,
+    /// When this handle last touched every shard (boards with a TTL), by
+    /// the scope's clock.
+    touched_ms: Option<u64>,
+}
+
+impl Shards {
+    fn cached(&self) -> Option<Life> {
+        self.life.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn remember(&self, life: Option<Life>) {
+        *self.life.lock().unwrap_or_else(|e| e.into_inner()) = life;
+    }
+
+    /// Record a full touch of `nonce`'s shards at `now_ms`.
+    fn touched(&self, nonce: u32, now_ms: u64) {
+        let mut life = self.life.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(life) = life.as_mut().filter(|l| l.nonce == nonce) {
+            life.touched_ms = Some(now_ms);
+        }
+    }
+}
+
+/// How a sharded write's batch of CAS writes went.
+struct Written {
+    /// Shards whose CAS lost (or whose item went away): read and write again.
+    again: Vec<u32>,
+    /// The first error.
+    error: Option<Error>,
 }
 
 impl Leaderboard {
     /// The leaderboard `name` in `scope` (a store, or a [`Scope`] with a
-    /// key prefix), exact up to `capacity` members and a sketch of
-    /// `capacity` counters beyond (error at most `N/capacity`). Every client
-    /// must open it with the same capacity. [`Error::InvalidArgument`] when
-    /// a full board (`capacity` members of [`MAX_MEMBER_LEN`] bytes, 145
-    /// bytes each) would not fit the store's item limit: about 7 000 on
-    /// memcached's default 1 MiB.
+    /// key prefix and clock), exact up to `capacity` members and a sketch
+    /// beyond (see the type's docs). Every client must open it with the same
+    /// capacity. [`Error::InvalidArgument`] for a capacity of 0 or above
+    /// [`MAX_CAPACITY`], or above what one item holds on a store whose
+    /// item limit is too small for a shard of [`SHARD_MEMBERS`] members
+    /// (145 bytes each).
     pub fn new(scope: impl Into<Scope>, name: &str, capacity: u32) -> Result<Leaderboard> {
         let scope = scope.into();
         let key = scope.key("topk", name, "board")?;
@@ -404,20 +575,39 @@ impl Leaderboard {
         let room = store
             .item_size_limit()
             .saturating_sub(mcds_core::backend::item_size(
-                key.len(),
+                key.len() + 16,
                 HEADER_LEN + CHECKSUM_LEN,
             ));
-        let most = (room / per_member).min(u32::MAX as usize) as u32;
+        let in_one = (room / per_member).min(u32::MAX as usize) as u32;
+        let most = if in_one >= SHARD_MEMBERS {
+            MAX_CAPACITY
+        } else {
+            in_one
+        };
         if capacity == 0 || capacity > most {
             return Err(Error::InvalidArgument(format!(
-                "a leaderboard's capacity is 1 to {most} members on this store (each takes up to {per_member} bytes of one item); got {capacity}"
+                "a leaderboard's capacity is 1 to {most} members on this store (a board of more than {SHARD_MEMBERS} is kept in shards of {SHARD_MEMBERS}, each member taking up to {per_member} bytes of one); got {capacity}"
             )));
         }
+        let shards = if capacity > SHARD_MEMBERS {
+            let count = shard_count(capacity);
+            // The longest shard key must fit.
+            key.with_suffix(format!(".{:08x}.{:x}", u32::MAX, count - 1))?;
+            Some(Arc::new(Shards {
+                count,
+                marker: key.with_suffix(".m")?,
+                life: Mutex::new(None),
+            }))
+        } else {
+            None
+        };
         Ok(Leaderboard {
             store,
             key,
             capacity,
             ttl: Ttl::Never,
+            clock: Arc::clone(scope.clock()),
+            shards,
         })
     }
 
@@ -427,7 +617,8 @@ impl Leaderboard {
         self
     }
 
-    /// The key the board lives under.
+    /// The key the board lives under: its one item, or the prefix of its
+    /// marker (`<key>.m`) and shards (`<key>.<nonce>.<s>`).
     pub fn key(&self) -> &Key {
         &self.key
     }
@@ -454,7 +645,9 @@ impl Leaderboard {
     }
 
     /// ZINCRBY: add `by` (at least 1) to `member`'s count; its new count
-    /// (exact in exact mode, an upper bound once sketched). 2 round trips.
+    /// (exact in exact mode, an upper bound once sketched). 2 round trips
+    /// (3 on a handle's first write to a sharded board; more when it
+    /// creates one).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -476,8 +669,9 @@ impl Leaderboard {
         Ok(count)
     }
 
-    /// Apply many increments, in order, in one CAS update (2 round trips):
-    /// for a local buffer of a hot path's increments.
+    /// Apply many increments, in order: one CAS update of the board (or of
+    /// each shard it touches, in one batch), 2 round trips. For a local
+    /// buffer of a hot path's increments.
     #[blocking_and_async(pub)]
     async fn incr_many_io<M: AsRef<[u8]>>(&self, io: Io, increments: &[(M, u64)]) -> Result<()> {
         let increments: Vec<(&[u8], u64)> =
@@ -498,6 +692,11 @@ impl Leaderboard {
                     member.len()
                 )));
             }
+        }
+        if let Some(shards) = &self.shards {
+            return self
+                .update_shards(access, shards, increments, counted)
+                .await;
         }
         let mut refused = None;
         update_checked(access, &self.key, self.ttl, &mut |current| {
@@ -523,9 +722,437 @@ impl Leaderboard {
         }
     }
 
-    /// The whole stored board (empty if missing). 1 round trip.
+    /// The shard `member` lives in.
+    fn shard_of(shards: &Shards, member: &[u8]) -> u32 {
+        (stable_hash(member) % u64::from(shards.count)) as u32
+    }
+
+    /// The TTL of a sharded board's shards: they outlive the marker (see
+    /// the type's docs).
+    fn shard_ttl(&self) -> Ttl {
+        match self.ttl {
+            Ttl::Never => Ttl::Never,
+            Ttl::Secs(n) => Ttl::secs(n.get().saturating_mul(2).saturating_add(60)),
+        }
+    }
+
+    /// The life a marker's value names (the cached one when it is the same).
+    fn life_of(&self, shards: &Shards, item: &Item, cached: Option<&Life>) -> Result<Life> {
+        let (capacity, nonce) =
+            decode_marker(&item.value).map_err(|reason| corrupt(&shards.marker, reason))?;
+        if capacity != self.capacity {
+            return Err(corrupt(
+                &shards.marker,
+                format!(
+                    "created with capacity {capacity}; this leaderboard wants {} — open it with the capacity it was created with, or clear it",
+                    self.capacity
+                ),
+            ));
+        }
+        if let Some(life) = cached.filter(|l| l.nonce == nonce) {
+            return Ok(life.clone());
+        }
+        Ok(Life {
+            nonce,
+            keys: self.shard_keys(shards, nonce)?,
+            touched_ms: None,
+        })
+    }
+
+    fn shard_keys(&self, shards: &Shards, nonce: u32) -> Result<Arc<[Key]>> {
+        (0..shards.count)
+            .map(|s| self.key.with_suffix(format!(".{nonce:08x}.{s:x}")))
+            .collect()
+    }
+
+    /// A shard's board from its item; [`Error::Lost`] when it is missing
+    /// (its marker exists: see the type's docs).
+    fn shard_board(&self, life: &Life, s: u32, item: Option<Item>) -> Result<(SpaceSaving, u64)> {
+        let key = &life.keys[s as usize];
+        let Some(item) = item else {
+            return Err(Error::Lost {
+                key: key.display(),
+                reason: format!(
+                    "shard {s} of the leaderboard {} is missing while its marker exists: it was evicted, or its server restarted, and the counts of its members are gone; clear() the board to start again",
+                    self.key.display()
+                ),
+            });
+        };
+        let board = SpaceSaving::decode(&item.value).map_err(|reason| corrupt(key, reason))?;
+        if board.capacity > SHARD_MEMBERS {
+            return Err(corrupt(
+                key,
+                format!(
+                    "a shard of {} members (at most {SHARD_MEMBERS})",
+                    board.capacity
+                ),
+            ));
+        }
+        Ok((board, item.cas))
+    }
+
+    /// `increments` on a sharded board: read the marker and the shards
+    /// touched (1 round trip), then CAS each shard, touching the marker (and,
+    /// now and then, every shard) when the board has a TTL (1 round trip).
+    async fn update_shards(
+        &self,
+        access: Access<'_>,
+        shards: &Shards,
+        increments: &[(&[u8], u64)],
+        counted: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<()> {
+        if !access.supports_cas(&shards.marker).await? {
+            return Err(Error::Unsupported {
+                op: "Leaderboard::incr",
+                backend: access.store().backend_name(),
+                hint: "a leaderboard is written by CAS: use a memcached started without -C, connected directly (not through a proxy)",
+            });
+        }
+        let mut groups: BTreeMap<u32, Vec<(&[u8], u64)>> = BTreeMap::new();
+        for &(member, by) in increments {
+            groups
+                .entry(Self::shard_of(shards, member))
+                .or_default()
+                .push((member, by));
+        }
+        let mut pending: Vec<u32> = groups.keys().copied().collect();
+        let mut applied = 0usize;
+        let mut backoff = Backoff::default();
+        let partial = |applied: usize, e: Error| -> Error {
+            if applied == 0 || matches!(e, Error::Ambiguous { .. }) {
+                return e;
+            }
+            Error::Ambiguous {
+                key: self.key.display(),
+                server: String::new(),
+                reason: format!(
+                    "{applied} of the {} increments were applied (their shards took them) before this error, the rest were not: {e}",
+                    increments.len()
+                ),
+            }
+        };
+        for _ in 0..MAX_ATTEMPTS {
+            let cached = shards.cached();
+            let mut ops = vec![Op::Get(&shards.marker)];
+            if let Some(life) = &cached {
+                ops.extend(pending.iter().map(|&s| Op::Get(&life.keys[s as usize])));
+            }
+            let mut replies = access.pipeline(&ops).await.into_iter();
+            let marker = next_reply(&mut replies)
+                .and_then(Reply::item)
+                .map_err(|e| partial(applied, e))?;
+            let Some(marker) = marker else {
+                shards.remember(None);
+                self.create(access, shards)
+                    .await
+                    .map_err(|e| partial(applied, e))?;
+                continue;
+            };
+            let life = self
+                .life_of(shards, &marker, cached.as_ref())
+                .map_err(|e| partial(applied, e))?;
+            if cached.as_ref().is_none_or(|c| c.nonce != life.nonce) {
+                shards.remember(Some(life));
+                continue;
+            }
+            // The new value of each pending shard, its CAS id, and the
+            // counts of its members.
+            let mut writes: Vec<(u32, Vec<u8>, u64, Vec<u64>)> = Vec::new();
+            for &s in &pending {
+                let item = next_reply(&mut replies)
+                    .and_then(Reply::item)
+                    .map_err(|e| partial(applied, e))?;
+                let (mut board, cas) = self
+                    .shard_board(&life, s, item)
+                    .map_err(|e| partial(applied, e))?;
+                let mut counts = Vec::new();
+                for (member, by) in &groups[&s] {
+                    let count = board
+                        .insert(member, *by)
+                        .map_err(|overflow| partial(applied, Error::InvalidArgument(overflow)))?;
+                    counts.push(count);
+                }
+                writes.push((s, board.encode(), cas, counts));
+            }
+            let now = self.clock.now_ms();
+            let touch_all = self.ttl.as_secs().is_some_and(|secs| {
+                life.touched_ms
+                    .is_none_or(|t| now.saturating_sub(t) >= u64::from(secs) * 250)
+            });
+            let written = self
+                .write_shards(access, shards, &life, &writes, touch_all)
+                .await;
+            let mut stored: Vec<u32> = Vec::new();
+            for (s, _, _, counts) in &writes {
+                if !written.again.contains(s) {
+                    stored.push(*s);
+                    applied += counts.len();
+                    counts.iter().for_each(|&c| counted(c));
+                }
+            }
+            if let Some(e) = written.error {
+                return Err(partial(applied, e));
+            }
+            if touch_all {
+                shards.touched(life.nonce, now);
+            }
+            if written.again.is_empty() {
+                return Ok(());
+            }
+            pending = written.again;
+            access.sleep(backoff.next_delay()).await;
+        }
+        Err(partial(
+            applied,
+            Error::Conflict {
+                key: self.key.display(),
+                attempts: MAX_ATTEMPTS,
+            },
+        ))
+    }
+
+    /// One batch: the CAS writes of `writes`, then (with a TTL) touches of
+    /// every shard when `touch_all`, and of the marker. A marker gone by
+    /// then means the board expired or was cleared since it was read: every
+    /// write goes again, into the next life.
+    async fn write_shards(
+        &self,
+        access: Access<'_>,
+        shards: &Shards,
+        life: &Life,
+        writes: &[(u32, Vec<u8>, u64, Vec<u64>)],
+        touch_all: bool,
+    ) -> Written {
+        let shard_ttl = self.shard_ttl();
+        let mut ops: Vec<Op<'_>> = writes
+            .iter()
+            .map(|(s, value, cas, _)| Op::Cas {
+                key: &life.keys[*s as usize],
+                value,
+                ttl: shard_ttl,
+                cas: *cas,
+            })
+            .collect();
+        if touch_all {
+            ops.extend(life.keys.iter().map(|key| Op::Touch {
+                key,
+                ttl: shard_ttl,
+            }));
+        }
+        let touches_marker = self.ttl != Ttl::Never;
+        if touches_marker {
+            ops.push(Op::Touch {
+                key: &shards.marker,
+                ttl: self.ttl,
+            });
+        }
+        let mut replies = access.pipeline(&ops).await.into_iter();
+        let mut written = Written {
+            again: Vec::new(),
+            error: None,
+        };
+        for (s, ..) in writes {
+            match next_reply(&mut replies).and_then(Reply::cas_outcome) {
+                Ok(CasOutcome::Stored(_)) => {}
+                Ok(CasOutcome::Exists | CasOutcome::NotFound) => written.again.push(*s),
+                Err(e) => {
+                    written.error.get_or_insert(e);
+                }
+            }
+        }
+        if touch_all {
+            for (s, key) in life.keys.iter().enumerate() {
+                match next_reply(&mut replies).and_then(Reply::applied) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        written.error.get_or_insert_with(|| {
+                            self.shard_board(life, s as u32, None)
+                                .err()
+                                .unwrap_or_else(|| {
+                                    Error::Internal(format!("{} is missing", key.display()))
+                                })
+                        });
+                    }
+                    Err(e) => {
+                        written.error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        if touches_marker {
+            match next_reply(&mut replies).and_then(Reply::applied) {
+                Ok(true) => {}
+                Ok(false) => {
+                    shards.remember(None);
+                    written.again = writes.iter().map(|w| w.0).collect();
+                }
+                Err(e) => {
+                    written.error.get_or_insert(e);
+                }
+            }
+        }
+        written
+    }
+
+    /// Make a sharded board whose marker is missing: every shard (empty, or
+    /// a one-item board of an older mcds moved into them), then the marker,
+    /// with `add`. See the type's docs.
+    async fn create(&self, access: Access<'_>, shards: &Shards) -> Result<()> {
+        let old = access.get(&self.key).await?;
+        let boards = match &old {
+            None => vec![SpaceSaving::new(SHARD_MEMBERS); shards.count as usize],
+            Some(item) => {
+                let board = self
+                    .decode(&item.value)
+                    .map_err(|reason| corrupt(&self.key, reason))?;
+                self.split(shards, board)?
+            }
+        };
+        let nonce = random_u64() as u32;
+        let keys = self.shard_keys(shards, nonce)?;
+        let values: Vec<Vec<u8>> = boards.iter().map(SpaceSaving::encode).collect();
+        let shard_ttl = self.shard_ttl();
+        let ops: Vec<Op<'_>> = keys
+            .iter()
+            .zip(&values)
+            .map(|(key, value)| Op::Add {
+                key,
+                value,
+                ttl: shard_ttl,
+            })
+            .collect();
+        let mut first_error = None;
+        let mut collided = false;
+        for reply in access.pipeline(&ops).await {
+            match reply.and_then(Reply::stored) {
+                Ok(Stored::Stored(_)) => {}
+                Ok(Stored::NotStored) => collided = true,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if first_error.is_some() || collided {
+            self.discard(access, &keys).await;
+            return first_error.map_or(Ok(()), Err);
+        }
+        let marker = encode_marker(self.capacity, nonce);
+        match access.add(&shards.marker, &marker, self.ttl).await? {
+            Stored::Stored(_) => {
+                shards.remember(Some(Life {
+                    nonce,
+                    keys,
+                    touched_ms: Some(self.clock.now_ms()),
+                }));
+                if old.is_some() {
+                    access.delete(&self.key).await?;
+                }
+            }
+            // Another first increment made the board first.
+            Stored::NotStored => self.discard(access, &keys).await,
+        }
+        Ok(())
+    }
+
+    /// Delete shards no marker names (best effort: they are garbage).
+    async fn discard(&self, access: Access<'_>, keys: &[Key]) {
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
+        let _ = access.pipeline(&ops).await;
+    }
+
+    /// A one-item board's members, each in its shard. An exact board's
+    /// shards are exact boards of [`SHARD_MEMBERS`]; a sketched board's are
+    /// full boards of the members each got, so a member off the board still
+    /// has a true count of at most its shard's smallest count.
+    fn split(&self, shards: &Shards, board: SpaceSaving) -> Result<Vec<SpaceSaving>> {
+        let mut parts = vec![SpaceSaving::new(SHARD_MEMBERS); shards.count as usize];
+        for (member, (count, error)) in &board.entries {
+            let part = &mut parts[Self::shard_of(shards, member) as usize];
+            part.total += count;
+            part.by_count.insert((*count, member.clone()));
+            part.entries.insert(member.clone(), (*count, *error));
+        }
+        for part in &mut parts {
+            let n = part.entries.len() as u32;
+            let fits = if board.exact {
+                n <= SHARD_MEMBERS
+            } else {
+                (1..=SHARD_MEMBERS).contains(&n)
+            };
+            if !fits {
+                return Err(Error::InvalidArgument(format!(
+                    "the one-item board {} cannot be moved into shards ({n} of its members hash to one shard); clear it",
+                    self.key.display()
+                )));
+            }
+            if !board.exact {
+                part.capacity = n;
+                part.exact = false;
+            }
+        }
+        Ok(parts)
+    }
+
+    /// A sharded board's shards (`which`: all, or one), as one summary.
+    async fn read_shards(
+        &self,
+        access: Access<'_>,
+        shards: &Shards,
+        which: Option<u32>,
+    ) -> Result<SpaceSaving> {
+        for _ in 0..MAX_ATTEMPTS {
+            let cached = shards.cached();
+            let mut ops = vec![Op::Get(&shards.marker)];
+            match (&cached, which) {
+                (Some(life), None) => ops.extend(life.keys.iter().map(Op::Get)),
+                (Some(life), Some(s)) => ops.push(Op::Get(&life.keys[s as usize])),
+                // An older mcds's one-item board, not moved yet.
+                (None, _) => ops.push(Op::Get(&self.key)),
+            }
+            let mut replies = access.pipeline(&ops).await.into_iter();
+            let marker = next_reply(&mut replies).and_then(Reply::item)?;
+            let Some(marker) = marker else {
+                if cached.is_some() {
+                    shards.remember(None);
+                    continue;
+                }
+                return match next_reply(&mut replies).and_then(Reply::item)? {
+                    None => Ok(SpaceSaving::new(self.capacity)),
+                    Some(item) => self
+                        .decode(&item.value)
+                        .map_err(|reason| corrupt(&self.key, reason)),
+                };
+            };
+            let life = self.life_of(shards, &marker, cached.as_ref())?;
+            if cached.as_ref().is_none_or(|c| c.nonce != life.nonce) {
+                shards.remember(Some(life));
+                continue;
+            }
+            let read: Vec<u32> = match which {
+                None => (0..shards.count).collect(),
+                Some(s) => vec![s],
+            };
+            let mut parts = Vec::with_capacity(read.len());
+            for s in read {
+                let item = next_reply(&mut replies).and_then(Reply::item)?;
+                parts.push(self.shard_board(&life, s, item)?.0);
+            }
+            return SpaceSaving::union(parts).map_err(Error::InvalidArgument);
+        }
+        Err(Error::Conflict {
+            key: self.key.display(),
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+
+    /// The whole stored board (empty if missing). 1 round trip. For a
+    /// sharded board, the [union](SpaceSaving) of its shards: its capacity is
+    /// their counters together, and its `max_error` the largest of theirs.
     #[blocking_and_async(pub)]
     async fn summary_io(&self, io: Io) -> Result<SpaceSaving> {
+        if let Some(shards) = &self.shards {
+            return self.read_shards(self.access(io), shards, None).await;
+        }
         match self.access(io).get(&self.key).await? {
             None => Ok(SpaceSaving::new(self.capacity)),
             Some(item) => self
@@ -542,16 +1169,50 @@ impl Leaderboard {
     }
 
     /// ZSCORE: the member's entry, `None` if it is not on the board (then
-    /// its true count is at most [`SpaceSaving::max_error`]). 1 round trip.
+    /// its true count is at most the `max_error` of its board or shard).
+    /// 1 round trip, reading the member's shard alone on a sharded board.
     #[blocking_and_async(pub)]
     async fn score_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<Option<Entry>> {
         let member = member.as_ref();
+        if let Some(shards) = &self.shards {
+            let s = Self::shard_of(shards, member);
+            let board = self.read_shards(self.access(io), shards, Some(s)).await?;
+            return Ok(board.get(member));
+        }
         Ok(self.summary_io(io).await?.get(member))
     }
 
-    /// Delete the board.
+    /// Delete the board: its item, or its marker first (the board is empty
+    /// from then on) and then its shards.
     #[blocking_and_async(pub)]
     async fn clear_io(&self, io: Io) -> Result<()> {
-        self.access(io).delete(&self.key).await.map(drop)
+        let access = self.access(io);
+        let Some(shards) = &self.shards else {
+            return access.delete(&self.key).await.map(drop);
+        };
+        let cached = shards.cached();
+        let marker = access.get(&shards.marker).await?;
+        let life = match &marker {
+            Some(item) => Some(self.life_of(shards, item, cached.as_ref())?),
+            None => None,
+        };
+        access.delete(&shards.marker).await?;
+        shards.remember(None);
+        let mut keys: Vec<&Key> = vec![&self.key];
+        for life in [&life, &cached].into_iter().flatten() {
+            keys.extend(life.keys.iter());
+        }
+        let ops: Vec<Op<'_>> = keys.into_iter().map(Op::Delete).collect();
+        for reply in access.pipeline(&ops).await {
+            reply.and_then(Reply::applied)?;
+        }
+        Ok(())
     }
+}
+
+/// The next reply of a pipeline (an internal error if it ran short).
+fn next_reply(replies: &mut impl Iterator<Item = Result<Reply>>) -> Result<Reply> {
+    replies
+        .next()
+        .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
 }

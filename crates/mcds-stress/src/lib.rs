@@ -290,6 +290,20 @@ pub enum Grown {
     /// A [`mcds_set::Table`] (`set`, `delete`, `has`): its member list is
     /// a growing set.
     Table,
+    /// A [`mcds_sketch::Leaderboard`] of [`GROW_BOARD_CAPACITY`] members,
+    /// kept in shards (`incr_many`, `incr` of a member every writer
+    /// shares, `score`).
+    Leaderboard,
+}
+
+/// The capacity of a [`grow`] workload's leaderboard: more than the
+/// members 4 writers of 150 rounds count (4 800), so that it stays exact,
+/// in 75 shards.
+pub const GROW_BOARD_CAPACITY: u32 = 10_000;
+
+/// The count a [`grow`] leaderboard writer gives member `"<id>:<n>"`.
+pub fn grow_board_count(n: u64) -> u64 {
+    n % 5 + 1
 }
 
 /// The buckets of a [`grow`] workload's set: 512 bytes, so that a few
@@ -311,6 +325,7 @@ pub fn grow(
     let set = Set::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
     let table =
         mcds_set::Table::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
+    let board = mcds_sketch::Leaderboard::new(Arc::clone(&store), name, GROW_BOARD_CAPACITY)?;
     let mut wrong = 0;
     let mut previous: Vec<String> = Vec::new();
     for round in 0..rounds {
@@ -329,13 +344,24 @@ pub fn grow(
                     table.delete(m)?;
                 }
             }
+            Grown::Leaderboard => {
+                let increments: Vec<(&String, u64)> = (0..8)
+                    .map(|i| (&batch[i as usize], grow_board_count(round * 8 + i)))
+                    .collect();
+                board.incr_many(&increments)?;
+                board.incr("hot", 1)?;
+            }
         }
         for (i, m) in previous.iter().enumerate() {
-            let present = match what {
-                Grown::Set => set.contains(m)?,
-                Grown::Table => table.has(m)?,
+            let right = match what {
+                Grown::Set => set.contains(m)? == (i % 2 == 0),
+                Grown::Table => table.has(m)? == (i % 2 == 0),
+                Grown::Leaderboard => {
+                    let n = (round - 1) * 8 + i as u64;
+                    board.score(m)?.map(|e| e.count) == Some(grow_board_count(n))
+                }
             };
-            if present != (i % 2 == 0) {
+            if !right {
                 wrong += 1;
             }
         }

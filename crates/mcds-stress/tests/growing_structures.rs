@@ -1,7 +1,8 @@
-//! Structures that split into more items while 4 writer processes run:
+//! Structures that split into more items while 4 writer processes run
+//! (and a leaderboard kept in shards, made by racing first increments):
 //! the members at the end equal a model exactly (nothing lost, nothing
-//! listed twice), and no writer read a wrong answer on the way, on one
-//! memcached and on a pool of 3.
+//! listed twice, every count right), and no writer read a wrong answer on
+//! the way, on one memcached and on a pool of 3.
 
 use std::collections::BTreeSet;
 
@@ -71,6 +72,63 @@ fn check(servers: &str, what: &str) {
         split >= 10,
         "the buckets split while the writers ran: {split}"
     );
+}
+
+/// 4 processes race to make a sharded leaderboard, then count their own
+/// members and one member they share: every count equals the model.
+fn check_board(servers: &str) {
+    let lines = run_workers(
+        4,
+        &[
+            servers,
+            "grow",
+            "board",
+            "grown",
+            "{id}",
+            &ROUNDS.to_string(),
+        ],
+    );
+    for line in &lines {
+        assert!(line.ends_with("wrong 0"), "a writer read wrong: {line}");
+    }
+    let store = mcds_stress::connect(servers).unwrap();
+    let board =
+        mcds_sketch::Leaderboard::new(store, "grown", mcds_stress::GROW_BOARD_CAPACITY).unwrap();
+    let summary = board.summary().unwrap();
+    let mut model: Vec<(String, u64)> = (0..4)
+        .flat_map(|p| {
+            (0..ROUNDS * 8).map(move |n| (format!("{p}:{n}"), mcds_stress::grow_board_count(n)))
+        })
+        .collect();
+    model.push(("hot".into(), 4 * ROUNDS));
+    println!(
+        "leaderboard on {servers}: 4 processes x {ROUNDS} rounds, {} members on the board, model {}, total {}",
+        summary.len(),
+        model.len(),
+        summary.total()
+    );
+    assert!(summary.is_exact());
+    assert_eq!(summary.len(), model.len());
+    for (m, count) in &model {
+        assert_eq!(
+            summary.get(m.as_bytes()).map(|e| e.count),
+            Some(*count),
+            "{m}"
+        );
+    }
+    assert_eq!(summary.total(), model.iter().map(|(_, c)| c).sum::<u64>());
+}
+
+#[test]
+fn a_sharded_leaderboard_under_4_writer_processes_equals_the_model() {
+    let server = MemcachedServer::start_default();
+    check_board(&server.addr());
+}
+
+#[test]
+fn a_sharded_leaderboard_on_a_pool_of_3_under_4_writer_processes_equals_the_model() {
+    let pool = ServerPool::start(3, Default::default());
+    check_board(&pool.servers_arg());
 }
 
 #[test]
