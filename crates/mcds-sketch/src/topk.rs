@@ -241,16 +241,12 @@ impl SpaceSaving {
     /// The `k` members with the largest counts, largest first (ties: by
     /// member bytes).
     pub fn top(&self, k: usize) -> Vec<Entry> {
-        let mut all: Vec<(&Vec<u8>, &(u64, u64))> = self.entries.iter().collect();
-        all.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(b.0)));
-        all.into_iter()
-            .take(k)
-            .map(|(member, &(count, error))| Entry {
-                member: member.clone(),
-                count,
-                error,
-            })
-            .collect()
+        let all = self
+            .entries
+            .iter()
+            .map(|(m, &(count, error))| (m.as_slice(), count, error))
+            .collect();
+        top_of(all, k)
     }
 
     /// The stored form (see the [module](self) docs).
@@ -278,6 +274,38 @@ impl SpaceSaving {
     /// than the capacity (or, once sketched, fewer), or trailing bytes are
     /// an error.
     pub fn decode(bytes: &[u8]) -> std::result::Result<SpaceSaving, String> {
+        let parsed = Parsed::of(bytes)?;
+        let mut board = SpaceSaving::new(parsed.capacity);
+        board.exact = parsed.exact;
+        board.total = parsed.total;
+        // The members come in byte order: the maps are built in bulk.
+        board.entries = parsed
+            .entries
+            .iter()
+            .map(|&(m, count, error)| (m.to_vec(), (count, error)))
+            .collect();
+        board.by_count = parsed
+            .entries
+            .iter()
+            .map(|&(m, count, _)| (count, m.to_vec()))
+            .collect();
+        Ok(board)
+    }
+}
+
+/// A stored board read and checked (everything
+/// [`SpaceSaving::decode`] checks), its members still in the bytes: what a
+/// top-k of many shards reads without building each one's maps.
+struct Parsed<'a> {
+    capacity: u32,
+    total: u64,
+    exact: bool,
+    /// (member, count, error), in member byte order.
+    entries: Vec<(&'a [u8], u64, u64)>,
+}
+
+impl<'a> Parsed<'a> {
+    fn of(bytes: &'a [u8]) -> std::result::Result<Parsed<'a>, String> {
         if bytes.len() < HEADER_LEN + CHECKSUM_LEN || &bytes[..4] != MAGIC {
             return Err("not a leaderboard (no MTK1 header)".into());
         }
@@ -304,9 +332,9 @@ impl SpaceSaving {
                 "a sketched board is full, but holds {n} of {capacity} members"
             ));
         }
-        let mut board = SpaceSaving::new(capacity);
-        board.exact = exact;
-        board.total = total;
+        // At least 17 bytes a member: never allocate more than the bytes allow.
+        let mut entries: Vec<(&[u8], u64, u64)> =
+            Vec::with_capacity((n as usize).min(r.0.len() / ENTRY_OVERHEAD));
         let mut sum = 0u64;
         for _ in 0..n {
             let len = usize::from(r.u8()?);
@@ -315,21 +343,16 @@ impl SpaceSaving {
                     "a member of {len} bytes (at most {MAX_MEMBER_LEN})"
                 ));
             }
-            let member = r.take(len)?.to_vec();
+            let member = r.take(len)?;
             let (count, error) = (r.u64()?, r.u64()?);
             if error > count || (exact && error != 0) {
                 return Err(format!("a member with count {count} and error {error}"));
             }
-            if board
-                .entries
-                .last_key_value()
-                .is_some_and(|(m, _)| *m >= member)
-            {
+            if entries.last().is_some_and(|(m, ..)| *m >= member) {
                 return Err("members out of order or repeated".into());
             }
             sum = sum.checked_add(count).ok_or("counts sum past 2^64 - 1")?;
-            board.by_count.insert((count, member.clone()));
-            board.entries.insert(member, (count, error));
+            entries.push((member, count, error));
         }
         if sum != total {
             return Err(format!("counts sum to {sum}, the total says {total}"));
@@ -337,8 +360,34 @@ impl SpaceSaving {
         if !r.0.is_empty() {
             return Err(format!("{} bytes after the last member", r.0.len()));
         }
-        Ok(board)
+        Ok(Parsed {
+            capacity,
+            total,
+            exact,
+            entries,
+        })
     }
+}
+
+/// The `k` largest of `entries` (ties: by member bytes), largest first: a
+/// selection, then a sort of the `k`.
+fn top_of(mut entries: Vec<(&[u8], u64, u64)>, k: usize) -> Vec<Entry> {
+    let order = |a: &(&[u8], u64, u64), b: &(&[u8], u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(b.0));
+    if k < entries.len() {
+        if k > 0 {
+            entries.select_nth_unstable_by(k - 1, order);
+        }
+        entries.truncate(k);
+    }
+    entries.sort_unstable_by(order);
+    entries
+        .into_iter()
+        .map(|(member, count, error)| Entry {
+            member: member.to_vec(),
+            count,
+            error,
+        })
+        .collect()
 }
 
 /// Reads little-endian fields off the front of a slice, never panicking.
@@ -768,17 +817,16 @@ impl Leaderboard {
     /// A shard's board from its item; [`Error::Lost`] when it is missing
     /// (its marker exists: see the type's docs).
     fn shard_board(&self, life: &Life, s: u32, item: Option<Item>) -> Result<(SpaceSaving, u64)> {
-        let key = &life.keys[s as usize];
         let Some(item) = item else {
-            return Err(Error::Lost {
-                key: key.display(),
-                reason: format!(
-                    "shard {s} of the leaderboard {} is missing while its marker exists: it was evicted, or its server restarted, and the counts of its members are gone; clear() the board to start again",
-                    self.key.display()
-                ),
-            });
+            return Err(self.lost(life, s));
         };
-        let board = SpaceSaving::decode(&item.value).map_err(|reason| corrupt(key, reason))?;
+        let board = Self::shard_of_bytes(&life.keys[s as usize], &item.value)?;
+        Ok((board, item.cas))
+    }
+
+    /// A shard's board from its bytes.
+    fn shard_of_bytes(key: &Key, value: &[u8]) -> Result<SpaceSaving> {
+        let board = SpaceSaving::decode(value).map_err(|reason| corrupt(key, reason))?;
         if board.capacity > SHARD_MEMBERS {
             return Err(corrupt(
                 key,
@@ -788,7 +836,18 @@ impl Leaderboard {
                 ),
             ));
         }
-        Ok((board, item.cas))
+        Ok(board)
+    }
+
+    /// The error of shard `s` found missing while its marker exists.
+    fn lost(&self, life: &Life, s: u32) -> Error {
+        Error::Lost {
+            key: life.keys[s as usize].display(),
+            reason: format!(
+                "shard {s} of the leaderboard {} is missing while its marker exists: it was evicted, or its server restarted, and the counts of its members are gone; clear() the board to start again",
+                self.key.display()
+            ),
+        }
     }
 
     /// `increments` on a sharded board: read the marker and the shards
@@ -1093,13 +1152,16 @@ impl Leaderboard {
         Ok(parts)
     }
 
-    /// A sharded board's shards (`which`: all, or one), as one summary.
+    /// A sharded board's shards (`which`: all, or one), each checked and
+    /// handed to `each`; or, with no marker, the board an older mcds left
+    /// in one item (`None` when there is none either).
     async fn read_shards(
         &self,
         access: Access<'_>,
         shards: &Shards,
         which: Option<u32>,
-    ) -> Result<SpaceSaving> {
+        each: &mut (dyn FnMut(&Key, Vec<u8>) -> Result<()> + Send),
+    ) -> Result<Option<SpaceSaving>> {
         for _ in 0..MAX_ATTEMPTS {
             let cached = shards.cached();
             let mut ops = vec![Op::Get(&shards.marker)];
@@ -1117,9 +1179,10 @@ impl Leaderboard {
                     continue;
                 }
                 return match next_reply(&mut replies).and_then(Reply::item)? {
-                    None => Ok(SpaceSaving::new(self.capacity)),
+                    None => Ok(None),
                     Some(item) => self
                         .decode(&item.value)
+                        .map(Some)
                         .map_err(|reason| corrupt(&self.key, reason)),
                 };
             };
@@ -1132,17 +1195,41 @@ impl Leaderboard {
                 None => (0..shards.count).collect(),
                 Some(s) => vec![s],
             };
-            let mut parts = Vec::with_capacity(read.len());
             for s in read {
                 let item = next_reply(&mut replies).and_then(Reply::item)?;
-                parts.push(self.shard_board(&life, s, item)?.0);
+                let key = &life.keys[s as usize];
+                let Some(item) = item else {
+                    return Err(self.lost(&life, s));
+                };
+                each(key, item.value)?;
             }
-            return SpaceSaving::union(parts).map_err(Error::InvalidArgument);
+            return Ok(None);
         }
         Err(Error::Conflict {
             key: self.key.display(),
             attempts: MAX_ATTEMPTS,
         })
+    }
+
+    /// A sharded board's shards (`which`: all, or one) as one summary.
+    async fn shards_summary(
+        &self,
+        access: Access<'_>,
+        shards: &Shards,
+        which: Option<u32>,
+    ) -> Result<SpaceSaving> {
+        let mut parts = Vec::new();
+        let old = self
+            .read_shards(access, shards, which, &mut |key, value| {
+                parts.push(Self::shard_of_bytes(key, &value)?);
+                Ok(())
+            })
+            .await?;
+        match old {
+            Some(board) => Ok(board),
+            None if parts.is_empty() => Ok(SpaceSaving::new(self.capacity)),
+            None => SpaceSaving::union(parts).map_err(Error::InvalidArgument),
+        }
     }
 
     /// The whole stored board (empty if missing). 1 round trip. For a
@@ -1151,7 +1238,7 @@ impl Leaderboard {
     #[blocking_and_async(pub)]
     async fn summary_io(&self, io: Io) -> Result<SpaceSaving> {
         if let Some(shards) = &self.shards {
-            return self.read_shards(self.access(io), shards, None).await;
+            return self.shards_summary(self.access(io), shards, None).await;
         }
         match self.access(io).get(&self.key).await? {
             None => Ok(SpaceSaving::new(self.capacity)),
@@ -1165,7 +1252,36 @@ impl Leaderboard {
     /// largest first, each with its error. 1 round trip.
     #[blocking_and_async(pub)]
     async fn top_io(&self, io: Io, k: usize) -> Result<Vec<Entry>> {
-        Ok(self.summary_io(io).await?.top(k))
+        let Some(shards) = &self.shards else {
+            return Ok(self.summary_io(io).await?.top(k));
+        };
+        // Each shard checked, its members left in the bytes it came in,
+        // and the k largest selected from all of them.
+        let mut values: Vec<(Key, Vec<u8>)> = Vec::new();
+        let old = self
+            .read_shards(self.access(io), shards, None, &mut |key, value| {
+                values.push((key.clone(), value));
+                Ok(())
+            })
+            .await?;
+        if let Some(board) = old {
+            return Ok(board.top(k));
+        }
+        let mut all = Vec::new();
+        for (key, value) in &values {
+            let parsed = Parsed::of(value).map_err(|reason| corrupt(key, reason))?;
+            if parsed.capacity > SHARD_MEMBERS {
+                return Err(corrupt(
+                    key,
+                    format!(
+                        "a shard of {} members (at most {SHARD_MEMBERS})",
+                        parsed.capacity
+                    ),
+                ));
+            }
+            all.extend(parsed.entries);
+        }
+        Ok(top_of(all, k))
     }
 
     /// ZSCORE: the member's entry, `None` if it is not on the board (then
@@ -1176,7 +1292,9 @@ impl Leaderboard {
         let member = member.as_ref();
         if let Some(shards) = &self.shards {
             let s = Self::shard_of(shards, member);
-            let board = self.read_shards(self.access(io), shards, Some(s)).await?;
+            let board = self
+                .shards_summary(self.access(io), shards, Some(s))
+                .await?;
             return Ok(board.get(member));
         }
         Ok(self.summary_io(io).await?.get(member))
