@@ -236,6 +236,7 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
         "mcds_sharded_set_remove_many",
     ),
     ("EventLog", "put_at", Surface::Cli, "log put --at-ms"),
+    ("EventLog", "fetch_iter", Surface::Cli, "log fetch"),
     ("BloomFilter", "contains", Surface::Cli, "bloom check"),
     ("HyperLogLog", "count_union", Surface::Cli, "hll count"),
     ("HyperLogLog", "add_many", Surface::Cli, "hll add"),
@@ -259,6 +260,7 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ),
     ("CounterMap", "is_empty", Surface::Cli, "map len"),
     ("CounterMap", "get_all_iter", Surface::Cli, "map get-all"),
+    ("CounterMap", "fields_iter", Surface::Cli, "map fields"),
     ("TimeSeries", "range_iter", Surface::Cli, "series range"),
     (
         "Leaderboard",

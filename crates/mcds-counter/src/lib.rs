@@ -82,7 +82,9 @@ mod view;
 mod window;
 
 pub use counter::Counter;
-pub use map::{CounterMap, Decimal, GetAllIter, MAX_FIELD_LEN, MAX_SCALE, MAX_VALUE, MIN_VALUE};
+pub use map::{
+    CounterMap, Decimal, FieldsIter, GetAllIter, MAX_FIELD_LEN, MAX_SCALE, MAX_VALUE, MIN_VALUE,
+};
 pub use rate::{Decision, RateLimiter, Window};
 pub use shadow::ShadowCounter;
 pub use view::ViewCounter;

@@ -716,6 +716,32 @@ impl CounterMap {
             .collect()
     }
 
+    /// The registered fields, a registry bucket at a time, `page` buckets
+    /// per batch: [`fields`](Self::fields) with memory bounded by a page,
+    /// for maps too large to list whole. A bucket that splits while the
+    /// iterator runs is read as its children: no field is skipped or
+    /// returned twice.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_counter::CounterMap;
+    /// let hits = CounterMap::new(Arc::new(MemoryStore::new()), "hits")?;
+    /// hits.incr("/a", 1)?;
+    /// hits.incr("/b", 1)?;
+    /// let mut fields: Vec<String> = hits.fields_iter(16).collect::<Result<_, _>>()?;
+    /// fields.sort();
+    /// assert_eq!(fields, ["/a", "/b"]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn fields_iter(&self, page: usize) -> FieldsIter<'_> {
+        FieldsIter {
+            map: self,
+            buckets: self.fields.members_iter(page),
+            ready: VecDeque::new(),
+        }
+    }
+
     /// Every field with its value, a registry bucket at a time: each item
     /// is one bucket's fields with their values, read with one `get_multi`
     /// of their counters, `page` buckets of the registry per batch. Memory
@@ -830,6 +856,62 @@ impl GetAllIter<'_> {
             .collect::<Result<Vec<_>>>()?;
         self.ready.extend(self.map.values_of(io, fields).await?);
         Ok(())
+    }
+}
+
+/// The iterator of [`CounterMap::fields_iter`]: every registered field, a
+/// registry bucket at a time.
+#[derive(Debug)]
+pub struct FieldsIter<'m> {
+    map: &'m CounterMap,
+    buckets: mcds_set::MembersIter<'m>,
+    ready: VecDeque<String>,
+}
+
+impl FieldsIter<'_> {
+    /// The next field without blocking the thread: `None` at the end.
+    pub async fn next_async(&mut self) -> Option<Result<String>> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            match self.buckets.next_async().await? {
+                Ok(bucket) => {
+                    if let Err(e) = self.fill(bucket) {
+                        return Some(Err(e));
+                    }
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+
+    fn fill(&mut self, bucket: Vec<Vec<u8>>) -> Result<()> {
+        for m in bucket {
+            let field = field_name(m).map_err(|r| corrupt(&self.map.registry, r))?;
+            self.ready.push_back(field);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for FieldsIter<'_> {
+    type Item = Result<String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(next) = self.ready.pop_front() {
+                return Some(Ok(next));
+            }
+            match self.buckets.next()? {
+                Ok(bucket) => {
+                    if let Err(e) = self.fill(bucket) {
+                        return Some(Err(e));
+                    }
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
     }
 }
 

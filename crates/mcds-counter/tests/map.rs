@@ -520,6 +520,8 @@ fn registry_grows(store: Arc<dyn Store>, name_len: usize) {
         all.iter().map(|(_, v)| v).sum::<i64>(),
         acknowledged.len() as i64 + 4
     );
+    let names: Vec<String> = map.fields_iter(2).collect::<Result<_, _>>().unwrap();
+    assert_eq!(sorted(names), acknowledged, "fields_iter: each field once");
     let streamed: Vec<(String, i64)> = map.get_all_iter(2).collect::<Result<_, _>>().unwrap();
     assert_eq!(
         sorted(streamed.into_iter().map(|(f, _)| f).collect()),

@@ -384,6 +384,38 @@ impl EventLog {
         Ok(self.fetch_checked_io(io, first_ms, last_ms).await?.0)
     }
 
+    /// [`fetch`](Self::fetch) as a stream: the same events in the same
+    /// order, read `page` chunks per batch, so memory holds one page of
+    /// chunks rather than the whole range. The chunks are chosen when the
+    /// iterator is made (by the log's clock then); a chunk that leaves
+    /// capacity while the iterator runs reads as what is left of it.
+    ///
+    /// ```
+    /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
+    /// use std::time::Duration;
+    /// use mcds_eventlog::EventLog;
+    ///
+    /// let log = EventLog::new(&scope, "audit", Duration::from_secs(10), 7)?;
+    /// for i in 0..30 {
+    ///     log.put(format!("{i}").as_bytes())?;
+    ///     clock.advance(Duration::from_secs(2));
+    /// }
+    /// let streamed: Vec<_> = log.fetch_iter(0, u64::MAX, 1).collect::<Result<_, _>>()?;
+    /// assert_eq!(streamed, log.fetch(0, u64::MAX)?);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    pub fn fetch_iter(&self, first_ms: u64, last_ms: u64, page: usize) -> FetchIter<'_> {
+        let plan = self.plan(first_ms, last_ms);
+        FetchIter {
+            log: self,
+            page: page.max(1),
+            first: plan.as_ref().map_or(0, |p| p.first),
+            last: plan.as_ref().map_or(0, |p| p.last),
+            chunks: plan.map(|p| p.chunks).unwrap_or_default().into(),
+            ready: std::collections::VecDeque::new(),
+        }
+    }
+
     /// [`fetch`](Self::fetch), also returning how many bytes of the chunks
     /// read were damaged (not intact frames) and skipped.
     ///
@@ -605,3 +637,68 @@ impl EventLog {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The iterator of [`EventLog::fetch_iter`]: a range's events in time
+/// order, a page of chunks at a time.
+#[derive(Debug)]
+pub struct FetchIter<'l> {
+    log: &'l EventLog,
+    page: usize,
+    first: u64,
+    last: u64,
+    /// The chunks not read yet, oldest first.
+    chunks: std::collections::VecDeque<u64>,
+    ready: std::collections::VecDeque<Event>,
+}
+
+impl FetchIter<'_> {
+    /// The next page's chunks, oldest first.
+    fn take_page(&mut self) -> Vec<u64> {
+        let n = self.page.min(self.chunks.len());
+        self.chunks.drain(..n).collect()
+    }
+
+    /// The next event without blocking the thread: `None` at the end.
+    pub async fn next_async(&mut self) -> Option<Result<Event>> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
+            }
+            if self.chunks.is_empty() {
+                return None;
+            }
+            let page = self.take_page();
+            match self
+                .log
+                .events(Io::Async, &page, self.first, self.last)
+                .await
+            {
+                // Chunks partition time: a page's events all follow the
+                // previous page's.
+                Ok((events, _)) => self.ready.extend(events),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+impl Iterator for FetchIter<'_> {
+    type Item = Result<Event>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
+            }
+            if self.chunks.is_empty() {
+                return None;
+            }
+            let page = self.take_page();
+            let read = self.log.events(Io::Blocking, &page, self.first, self.last);
+            match mcds_core::block_on(read) {
+                Ok((events, _)) => self.ready.extend(events),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}

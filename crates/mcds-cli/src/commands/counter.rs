@@ -238,12 +238,13 @@ pub(crate) fn map(ctx: &Ctx, cmd: MapCmd) -> CliResult {
             json_line(json!({ "map": name, "entries": objects }));
         }
         MapCmd::Fields { name } => {
-            let fields = open(&name, 0)?.fields()?;
+            let map = open(&name, 0)?;
             if ctx.json {
-                json_line(json!({ "map": name, "fields": fields }));
+                json_line(json!({ "map": name, "fields": map.fields()? }));
             } else {
-                for field in fields {
-                    line(field);
+                // Streams: a registry bucket at a time.
+                for field in map.fields_iter(64) {
+                    line(field?);
                 }
             }
         }
@@ -513,6 +514,9 @@ pub(crate) enum MapCmd {
     },
     /// Print the fields, one per line, a registry bucket at a time (each
     /// bucket's in the order they were first counted)
+    ///
+    /// Streams: a map of millions of fields is printed with bounded memory
+    /// (--json prints one array, read whole).
     Fields {
         /// The map
         name: String,

@@ -39,9 +39,10 @@ pub(crate) fn log(ctx: &Ctx, cmd: LogCmd) -> CliResult {
             to_ms,
             shape,
         } => {
-            let events =
-                open(ctx, &name, &shape)?.fetch(from_ms.unwrap_or(0), to_ms.unwrap_or(u64::MAX))?;
-            for e in events {
+            let log = open(ctx, &name, &shape)?;
+            // Streams: 4 chunks per batch, printed as they come.
+            for e in log.fetch_iter(from_ms.unwrap_or(0), to_ms.unwrap_or(u64::MAX), 4) {
+                let e = e?;
                 let payload = String::from_utf8_lossy(&e.payload);
                 ctx.print(
                     format!("{} {payload}", e.at_ms),
