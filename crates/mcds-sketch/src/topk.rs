@@ -503,6 +503,17 @@ impl<'a> Reader<'a> {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | capacity 1 to [`MAX_CAPACITY`] (2^20); more than [`SHARD_MEMBERS`] needs an item limit that holds a shard (29 KiB) | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | a member of at most [`MAX_MEMBER_LEN`] (128) bytes, an increment of at least 1 | [`Error::InvalidArgument`] | nothing (the whole batch is refused) |
+/// | `N` of a one-item board, or of one shard, at most 2^64 − 1 | [`Error::InvalidArgument`] | nothing |
+/// | a sharded board's `N` (its shards' sum) at most 2^64 − 1 | [`summary`](Self::summary) is [`Error::InvalidArgument`]; `top` and `score` still read | — |
+/// | 2 round trips an increment, at most 58 KiB moved (one shard each way) | — | — |
+/// | `top` reads every shard: 1 round trip per ~700 shards a server, `N × (member + 17)` bytes | — | — |
+///
 /// # What a restart or an eviction loses
 ///
 /// A restart or an eviction of a one-item board loses every score, and

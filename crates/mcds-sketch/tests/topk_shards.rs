@@ -328,3 +328,51 @@ fn another_capacity_and_garbage_are_errors() {
     assert!(matches!(fresh.top(1), Err(Error::Corrupt { .. })));
     assert!(Leaderboard::new(Arc::clone(&store), "huge", 1 << 21).is_err());
 }
+
+#[test]
+fn a_shard_whose_total_would_pass_2_64_refuses_the_increment_and_writes_nothing() {
+    let server = MemcachedServer::start_default();
+    let store = memcached(&server);
+    let board = Leaderboard::new(Arc::clone(&store), "overflow", 1_000).unwrap();
+    board.incr("ann", u64::MAX - 1).unwrap();
+    // A member of ann's shard other than ann, and one of another shard.
+    let shard = |m: &str| {
+        shard_keys(&*store, "overflow").iter().position(|k| {
+            SpaceSaving::decode(&store.get(k).unwrap().unwrap().value)
+                .unwrap()
+                .get(m.as_bytes())
+                .is_some()
+        })
+    };
+    let ann = shard("ann").unwrap();
+    let mut same = None;
+    let mut other = None;
+    for i in 0..200 {
+        let m = format!("m{i}");
+        board.incr(&m, 1).ok();
+        match shard(&m) {
+            Some(s) if s == ann => same = Some(m),
+            Some(_) => other = Some(m),
+            None => {}
+        }
+        if same.is_some() && other.is_some() {
+            break;
+        }
+    }
+    let (same, other) = (same.unwrap(), other.unwrap());
+    // ann's shard holds u64::MAX - 1 + 1: full to the last unit.
+    let before = board.score(&same).unwrap();
+    assert!(matches!(
+        board.incr(&same, 1),
+        Err(Error::InvalidArgument(m)) if m.contains("2^64")
+    ));
+    assert!(matches!(
+        board.incr_many(&[(other.as_str(), 1), (same.as_str(), 1)]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(board.score(&same).unwrap(), before, "nothing written");
+    // The shards' sum passes 2^64 - 1: the summary says so, top still reads.
+    board.incr(&other, u64::MAX - 10).unwrap();
+    assert!(matches!(board.summary(), Err(Error::InvalidArgument(m)) if m.contains("2^64")));
+    assert_eq!(board.top(1).unwrap()[0].member, b"ann");
+}
