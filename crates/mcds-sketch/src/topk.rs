@@ -43,7 +43,7 @@ use mcds_core::{
     Stored, Ttl, blocking_and_async, random_u64, stable_hash,
 };
 
-use crate::{MAX_ATTEMPTS, corrupt, update_checked};
+use crate::{MAX_ATTEMPTS, corrupt};
 
 /// The stored form's first bytes (version 1).
 pub const MAGIC: &[u8; 4] = b"MTK1";
@@ -459,17 +459,24 @@ impl<'a> Reader<'a> {
 /// Shards are spread over the pool by their keys.
 ///
 /// With a TTL, the marker expires `ttl` after the last increment (each one
-/// touches it); the shards live at least `2·ttl + 60 s` past the last time
-/// each writing handle touched them all, which it does at least every
-/// `ttl / 4` of its writes, by the scope's clock. So shards outlive their
-/// marker by construction, and an expired board reads as empty from the
-/// moment its marker expires, never in part. A write that finds its marker
-/// gone when it touches it writes again, in the next life.
+/// touches it, in the batch that reads it); the shards live at least
+/// `2·ttl + 60 s` past the last time each writing handle touched them all,
+/// which it does at least every `ttl / 4` of its writes, by the scope's
+/// clock. So shards outlive their marker by construction, and an expired
+/// board reads as empty from the moment its marker expires, never in part.
+/// A write that took longer than `ttl − 2 s` from that touch to its CAS's
+/// reply (a paused thread) reads the marker again: if the life it wrote to
+/// has ended, it writes again in the next one (the old life is never read
+/// again).
 ///
-/// A board of more than 200 members written by mcds 0.1 in one item is moved
-/// into shards by its first increment (each member, count and error go to
-/// its shard; a sketched board's shards are full boards of the members they
-/// got, so every bound still holds). Stop writers of the old version first.
+/// A board of more than 200 members that an older mcds wrote in one item
+/// keeps that item: reads and increments use it as before (an increment
+/// moves the whole item) until it is cleared or lost; the next board of
+/// that name is made in shards. Moving it into shards while others write
+/// could not be made safe against a concurrent [`clear`](Self::clear)
+/// (the move would bring back what was cleared), so it is not done. Handles
+/// of one name must agree on the capacity: one on the other side of 200
+/// finds the other's item or marker and fails with [`Error::Corrupt`].
 ///
 /// **Concurrency and failures.** Writers never lose each other's
 /// increments: a write that lost a race is redone on the new board (or
@@ -613,8 +620,12 @@ impl Shards {
 
 /// How a sharded write's batch of CAS writes went.
 struct Written {
+    /// Shards that took their write.
+    stored: Vec<u32>,
     /// Shards whose CAS lost (or whose item went away): read and write again.
     again: Vec<u32>,
+    /// Shards whose write's reply was lost: it may have landed.
+    unknown: Vec<u32>,
     /// The first error.
     error: Option<Error>,
 }
@@ -758,28 +769,99 @@ impl Leaderboard {
                 .update_shards(access, shards, increments, counted)
                 .await;
         }
-        let mut refused = None;
-        update_checked(access, &self.key, self.ttl, &mut |current| {
-            let mut board = match current {
-                None => SpaceSaving::new(self.capacity),
-                Some(bytes) => self.decode(bytes)?,
-            };
-            for (member, by) in increments {
-                match board.insert(member, *by) {
-                    Ok(count) => counted(count),
-                    Err(overflow) => {
-                        refused = Some(overflow);
-                        return Ok(None);
-                    }
-                }
-            }
-            Ok(Some(board.encode()))
-        })
-        .await?;
-        match refused {
-            Some(overflow) => Err(Error::InvalidArgument(overflow)),
-            None => Ok(()),
+        self.update_one(access, &self.key, increments, counted, true)
+            .await
+            .map(drop)
+    }
+
+    /// `increments` on the one-item board under `key` by CAS (2 round
+    /// trips), reading the marker of a sharded board in the same batch: a
+    /// board of more than 200 members under this name (opened with another
+    /// capacity) is [`Error::Corrupt`], not a second board. `create`: add
+    /// the item if it is missing (a board of up to 200 members); else
+    /// `Ok(false)` when it is missing (an older mcds's board of more than
+    /// 200, gone: the caller makes shards instead).
+    async fn update_one(
+        &self,
+        access: Access<'_>,
+        key: &Key,
+        increments: &[(&[u8], u64)],
+        counted: &mut (dyn FnMut(u64) + Send),
+        create: bool,
+    ) -> Result<bool> {
+        if !access.supports_cas(key).await? {
+            return Err(no_cas(access.store()));
         }
+        let marker = self.marker_key();
+        let mut backoff = Backoff::default();
+        for _ in 0..MAX_ATTEMPTS {
+            let mut ops = Vec::with_capacity(2);
+            if self.shards.is_none() {
+                ops.extend(marker.as_ref().map(Op::Get));
+            }
+            ops.push(Op::Get(key));
+            let mut replies = access.pipeline(&ops).await.into_iter();
+            if self.shards.is_none() && marker.is_some() {
+                self.no_marker(next_reply(&mut replies).and_then(Reply::item)?)?;
+            }
+            let item = next_reply(&mut replies).and_then(Reply::item)?;
+            if item.is_none() && !create {
+                return Ok(false);
+            }
+            let mut board = match &item {
+                None => SpaceSaving::new(self.capacity),
+                Some(item) => self
+                    .decode(&item.value)
+                    .map_err(|reason| corrupt(key, reason))?,
+            };
+            let mut counts = Vec::with_capacity(increments.len());
+            for (member, by) in increments {
+                counts.push(board.insert(member, *by).map_err(Error::InvalidArgument)?);
+            }
+            let value = board.encode();
+            let op = crate::cas_or_add(key, &value, self.ttl, item.as_ref().map(|i| i.cas));
+            let stored = match (item.is_some(), access.execute(&op).await?) {
+                (true, reply) => matches!(reply.cas_outcome()?, CasOutcome::Stored(_)),
+                (false, reply) => reply.stored()?.is_stored(),
+            };
+            if stored {
+                for c in counts {
+                    counted(c);
+                }
+                return Ok(true);
+            }
+            access.sleep(backoff.next_delay()).await;
+        }
+        Err(Error::Conflict {
+            key: key.display(),
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+
+    /// The key of the marker a sharded board of this name has: `None` when
+    /// the name leaves no room for it (no sharded board can have it then).
+    fn marker_key(&self) -> Option<Key> {
+        match &self.shards {
+            Some(shards) => Some(shards.marker.clone()),
+            None => self.key.with_suffix(".m").ok(),
+        }
+    }
+
+    /// [`Error::Corrupt`] when a one-item board's handle finds a sharded
+    /// board's marker under its name.
+    fn no_marker(&self, marker: Option<Item>) -> Result<()> {
+        let Some(marker) = marker else {
+            return Ok(());
+        };
+        let key = self.marker_key().unwrap_or_else(|| self.key.clone());
+        let (capacity, _) = decode_marker(&marker.value).map_err(|r| corrupt(&key, r))?;
+        Err(corrupt(
+            &key,
+            format!(
+                "created with capacity {capacity}; this leaderboard wants {} — open it with the capacity it was created with, or clear it",
+                self.capacity
+            ),
+        ))
     }
 
     /// The shard `member` lives in.
@@ -861,9 +943,12 @@ impl Leaderboard {
         }
     }
 
-    /// `increments` on a sharded board: read the marker and the shards
-    /// touched (1 round trip), then CAS each shard, touching the marker (and,
-    /// now and then, every shard) when the board has a TTL (1 round trip).
+    /// `increments` on a sharded board: read the marker (touching it first
+    /// when the board has a TTL) and the shards touched (1 round trip),
+    /// then CAS each shard (1 round trip). With no marker, an older mcds's
+    /// one-item board under the key is written as it is (it stays one item
+    /// until cleared); with neither, the board is made (see
+    /// [`create`](Self::create)).
     async fn update_shards(
         &self,
         access: Access<'_>,
@@ -872,11 +957,7 @@ impl Leaderboard {
         counted: &mut (dyn FnMut(u64) + Send),
     ) -> Result<()> {
         if !access.supports_cas(&shards.marker).await? {
-            return Err(Error::Unsupported {
-                op: "Leaderboard::incr",
-                backend: access.store().backend_name(),
-                hint: "a leaderboard is written by CAS: use a memcached started without -C, connected directly (not through a proxy)",
-            });
+            return Err(no_cas(access.store()));
         }
         let mut groups: BTreeMap<u32, Vec<(&[u8], u64)>> = BTreeMap::new();
         for &(member, by) in increments {
@@ -886,41 +967,77 @@ impl Leaderboard {
                 .push((member, by));
         }
         let mut pending: Vec<u32> = groups.keys().copied().collect();
-        let mut applied = 0usize;
+        // Increments whose shard took them, and those whose reply was lost.
+        let (mut applied, mut unknown) = (0usize, 0usize);
         let mut backoff = Backoff::default();
-        let partial = |applied: usize, e: Error| -> Error {
-            if applied == 0 || matches!(e, Error::Ambiguous { .. }) {
+        let partial = |applied: usize, unknown: usize, e: Error| -> Error {
+            if applied + unknown == 0 || matches!(e, Error::Ambiguous { .. }) && applied == 0 {
                 return e;
             }
             Error::Ambiguous {
                 key: self.key.display(),
                 server: String::new(),
                 reason: format!(
-                    "{applied} of the {} increments were applied (their shards took them) before this error, the rest were not: {e}",
+                    "{applied} of the {} increments were applied (their shards took them) and {unknown} may have been (their replies were lost); the rest were not: {e}",
                     increments.len()
                 ),
             }
         };
         for _ in 0..MAX_ATTEMPTS {
             let cached = shards.cached();
-            let mut ops = vec![Op::Get(&shards.marker)];
-            if let Some(life) = &cached {
-                ops.extend(pending.iter().map(|&s| Op::Get(&life.keys[s as usize])));
+            let started = self.clock.now_ms();
+            let mut ops = Vec::with_capacity(pending.len() + 2);
+            if self.ttl != Ttl::Never {
+                ops.push(Op::Touch {
+                    key: &shards.marker,
+                    ttl: self.ttl,
+                });
+            }
+            ops.push(Op::Get(&shards.marker));
+            match &cached {
+                Some(life) => ops.extend(pending.iter().map(|&s| Op::Get(&life.keys[s as usize]))),
+                None => ops.push(Op::Get(&self.key)),
             }
             let mut replies = access.pipeline(&ops).await.into_iter();
+            if self.ttl != Ttl::Never {
+                // Whether there was a marker to touch: the get says.
+                next_reply(&mut replies)
+                    .and_then(Reply::applied)
+                    .map_err(|e| partial(applied, unknown, e))?;
+            }
             let marker = next_reply(&mut replies)
                 .and_then(Reply::item)
-                .map_err(|e| partial(applied, e))?;
+                .map_err(|e| partial(applied, unknown, e))?;
             let Some(marker) = marker else {
-                shards.remember(None);
+                if cached.is_some() {
+                    shards.remember(None);
+                    continue;
+                }
+                let old = next_reply(&mut replies)
+                    .and_then(Reply::item)
+                    .map_err(|e| partial(applied, unknown, e))?;
+                if old.is_some() {
+                    let rest: Vec<(&[u8], u64)> = pending
+                        .iter()
+                        .flat_map(|s| groups[s].iter().copied())
+                        .collect();
+                    let written = self
+                        .update_one(access, &self.key, &rest, counted, false)
+                        .await
+                        .map_err(|e| partial(applied, unknown, e))?;
+                    if written {
+                        return Ok(());
+                    }
+                    continue; // cleared meanwhile: make shards
+                }
                 self.create(access, shards)
                     .await
-                    .map_err(|e| partial(applied, e))?;
+                    .map_err(|e| partial(applied, unknown, e))?;
                 continue;
             };
             let life = self
                 .life_of(shards, &marker, cached.as_ref())
-                .map_err(|e| partial(applied, e))?;
+                .map_err(|e| partial(applied, unknown, e))?;
             if cached.as_ref().is_none_or(|c| c.nonce != life.nonce) {
                 shards.remember(Some(life));
                 continue;
@@ -931,40 +1048,62 @@ impl Leaderboard {
             for &s in &pending {
                 let item = next_reply(&mut replies)
                     .and_then(Reply::item)
-                    .map_err(|e| partial(applied, e))?;
+                    .map_err(|e| partial(applied, unknown, e))?;
                 let (mut board, cas) = self
                     .shard_board(&life, s, item)
-                    .map_err(|e| partial(applied, e))?;
+                    .map_err(|e| partial(applied, unknown, e))?;
                 let mut counts = Vec::new();
                 for (member, by) in &groups[&s] {
-                    let count = board
-                        .insert(member, *by)
-                        .map_err(|overflow| partial(applied, Error::InvalidArgument(overflow)))?;
+                    let count = board.insert(member, *by).map_err(|overflow| {
+                        partial(applied, unknown, Error::InvalidArgument(overflow))
+                    })?;
                     counts.push(count);
                 }
                 writes.push((s, board.encode(), cas, counts));
             }
-            let now = self.clock.now_ms();
             let touch_all = self.ttl.as_secs().is_some_and(|secs| {
                 life.touched_ms
-                    .is_none_or(|t| now.saturating_sub(t) >= u64::from(secs) * 250)
+                    .is_none_or(|t| started.saturating_sub(t) >= u64::from(secs) * 250)
             });
-            let written = self
-                .write_shards(access, shards, &life, &writes, touch_all)
-                .await;
-            let mut stored: Vec<u32> = Vec::new();
+            let mut written = self.write_shards(access, &life, &writes, touch_all).await;
+            // With a TTL, the touch before the read kept this life's marker
+            // for `ttl` from then: writes that landed within that time (less
+            // memcached's one-second clock) landed in a live board. Past it,
+            // the marker is read again: gone or replaced, the life ended
+            // while the writes were on their way, and they go again, into
+            // the next life (the old one is never read again).
+            if let Some(secs) = self.ttl.as_secs() {
+                let elapsed = self.clock.now_ms().saturating_sub(started);
+                if elapsed + 2_000 >= u64::from(secs) * 1_000 && !written.stored.is_empty() {
+                    let now = access
+                        .get(&shards.marker)
+                        .await
+                        .map_err(|e| partial(applied, unknown + written.stored.len(), e))?;
+                    let same = match now {
+                        Some(item) => {
+                            decode_marker(&item.value).is_ok_and(|(_, n)| n == life.nonce)
+                        }
+                        None => false,
+                    };
+                    if !same {
+                        shards.remember(None);
+                        written.again.append(&mut written.stored);
+                    }
+                }
+            }
             for (s, _, _, counts) in &writes {
-                if !written.again.contains(s) {
-                    stored.push(*s);
+                if written.stored.contains(s) {
                     applied += counts.len();
                     counts.iter().for_each(|&c| counted(c));
+                } else if written.unknown.contains(s) {
+                    unknown += counts.len();
                 }
             }
             if let Some(e) = written.error {
-                return Err(partial(applied, e));
+                return Err(partial(applied, unknown, e));
             }
             if touch_all {
-                shards.touched(life.nonce, now);
+                shards.touched(life.nonce, started);
             }
             if written.again.is_empty() {
                 return Ok(());
@@ -974,6 +1113,7 @@ impl Leaderboard {
         }
         Err(partial(
             applied,
+            unknown,
             Error::Conflict {
                 key: self.key.display(),
                 attempts: MAX_ATTEMPTS,
@@ -981,14 +1121,11 @@ impl Leaderboard {
         ))
     }
 
-    /// One batch: the CAS writes of `writes`, then (with a TTL) touches of
-    /// every shard when `touch_all`, and of the marker. A marker gone by
-    /// then means the board expired or was cleared since it was read: every
-    /// write goes again, into the next life.
+    /// One batch: the CAS writes of `writes`, then, when `touch_all`,
+    /// touches of every shard (the board has a TTL; see the type's docs).
     async fn write_shards(
         &self,
         access: Access<'_>,
-        shards: &Shards,
         life: &Life,
         writes: &[(u32, Vec<u8>, u64, Vec<u64>)],
         touch_all: bool,
@@ -1009,39 +1146,37 @@ impl Leaderboard {
                 ttl: shard_ttl,
             }));
         }
-        let touches_marker = self.ttl != Ttl::Never;
-        if touches_marker {
-            ops.push(Op::Touch {
-                key: &shards.marker,
-                ttl: self.ttl,
-            });
-        }
         let mut replies = access.pipeline(&ops).await.into_iter();
         let mut written = Written {
+            stored: Vec::new(),
             again: Vec::new(),
+            unknown: Vec::new(),
             error: None,
         };
         for (s, ..) in writes {
             match next_reply(&mut replies).and_then(Reply::cas_outcome) {
-                Ok(CasOutcome::Stored(_)) => {}
+                Ok(CasOutcome::Stored(_)) => written.stored.push(*s),
                 Ok(CasOutcome::Exists | CasOutcome::NotFound) => written.again.push(*s),
+                // The reply was lost: the write may have landed.
+                Err(e @ Error::Ambiguous { .. }) => {
+                    written.unknown.push(*s);
+                    written.error.get_or_insert(e);
+                }
+                // Refused (out of memory, too large, a server down before
+                // it was sent): not written.
                 Err(e) => {
                     written.error.get_or_insert(e);
                 }
             }
         }
         if touch_all {
-            for (s, key) in life.keys.iter().enumerate() {
+            for s in 0..life.keys.len() {
                 match next_reply(&mut replies).and_then(Reply::applied) {
                     Ok(true) => {}
                     Ok(false) => {
-                        written.error.get_or_insert_with(|| {
-                            self.shard_board(life, s as u32, None)
-                                .err()
-                                .unwrap_or_else(|| {
-                                    Error::Internal(format!("{} is missing", key.display()))
-                                })
-                        });
+                        written
+                            .error
+                            .get_or_insert_with(|| self.lost(life, s as u32));
                     }
                     Err(e) => {
                         written.error.get_or_insert(e);
@@ -1049,45 +1184,22 @@ impl Leaderboard {
                 }
             }
         }
-        if touches_marker {
-            match next_reply(&mut replies).and_then(Reply::applied) {
-                Ok(true) => {}
-                Ok(false) => {
-                    shards.remember(None);
-                    written.again = writes.iter().map(|w| w.0).collect();
-                }
-                Err(e) => {
-                    written.error.get_or_insert(e);
-                }
-            }
-        }
         written
     }
 
-    /// Make a sharded board whose marker is missing: every shard (empty, or
-    /// a one-item board of an older mcds moved into them), then the marker,
+    /// Make a sharded board whose marker is missing (and under whose key
+    /// no older one-item board is): every shard, empty, then the marker,
     /// with `add`. See the type's docs.
     async fn create(&self, access: Access<'_>, shards: &Shards) -> Result<()> {
-        let old = access.get(&self.key).await?;
-        let boards = match &old {
-            None => vec![SpaceSaving::new(SHARD_MEMBERS); shards.count as usize],
-            Some(item) => {
-                let board = self
-                    .decode(&item.value)
-                    .map_err(|reason| corrupt(&self.key, reason))?;
-                self.split(shards, board)?
-            }
-        };
         let nonce = random_u64() as u32;
         let keys = self.shard_keys(shards, nonce)?;
-        let values: Vec<Vec<u8>> = boards.iter().map(SpaceSaving::encode).collect();
+        let empty = SpaceSaving::new(SHARD_MEMBERS).encode();
         let shard_ttl = self.shard_ttl();
         let ops: Vec<Op<'_>> = keys
             .iter()
-            .zip(&values)
-            .map(|(key, value)| Op::Add {
+            .map(|key| Op::Add {
                 key,
-                value,
+                value: &empty,
                 ttl: shard_ttl,
             })
             .collect();
@@ -1108,16 +1220,11 @@ impl Leaderboard {
         }
         let marker = encode_marker(self.capacity, nonce);
         match access.add(&shards.marker, &marker, self.ttl).await? {
-            Stored::Stored(_) => {
-                shards.remember(Some(Life {
-                    nonce,
-                    keys,
-                    touched_ms: Some(self.clock.now_ms()),
-                }));
-                if old.is_some() {
-                    access.delete(&self.key).await?;
-                }
-            }
+            Stored::Stored(_) => shards.remember(Some(Life {
+                nonce,
+                keys,
+                touched_ms: Some(self.clock.now_ms()),
+            })),
             // Another first increment made the board first.
             Stored::NotStored => self.discard(access, &keys).await,
         }
@@ -1128,39 +1235,6 @@ impl Leaderboard {
     async fn discard(&self, access: Access<'_>, keys: &[Key]) {
         let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
         let _ = access.pipeline(&ops).await;
-    }
-
-    /// A one-item board's members, each in its shard. An exact board's
-    /// shards are exact boards of [`SHARD_MEMBERS`]; a sketched board's are
-    /// full boards of the members each got, so a member off the board still
-    /// has a true count of at most its shard's smallest count.
-    fn split(&self, shards: &Shards, board: SpaceSaving) -> Result<Vec<SpaceSaving>> {
-        let mut parts = vec![SpaceSaving::new(SHARD_MEMBERS); shards.count as usize];
-        for (member, (count, error)) in &board.entries {
-            let part = &mut parts[Self::shard_of(shards, member) as usize];
-            part.total += count;
-            part.by_count.insert((*count, member.clone()));
-            part.entries.insert(member.clone(), (*count, *error));
-        }
-        for part in &mut parts {
-            let n = part.entries.len() as u32;
-            let fits = if board.exact {
-                n <= SHARD_MEMBERS
-            } else {
-                (1..=SHARD_MEMBERS).contains(&n)
-            };
-            if !fits {
-                return Err(Error::InvalidArgument(format!(
-                    "the one-item board {} cannot be moved into shards ({n} of its members hash to one shard); clear it",
-                    self.key.display()
-                )));
-            }
-            if !board.exact {
-                part.capacity = n;
-                part.exact = false;
-            }
-        }
-        Ok(parts)
     }
 
     /// A sharded board's shards (`which`: all, or one), each checked and
@@ -1251,7 +1325,15 @@ impl Leaderboard {
         if let Some(shards) = &self.shards {
             return self.shards_summary(self.access(io), shards, None).await;
         }
-        match self.access(io).get(&self.key).await? {
+        // The marker of a sharded board under this name, in the same batch.
+        let marker = self.marker_key();
+        let mut ops: Vec<Op<'_>> = marker.iter().map(Op::Get).collect();
+        ops.push(Op::Get(&self.key));
+        let mut replies = self.access(io).pipeline(&ops).await.into_iter();
+        if marker.is_some() {
+            self.no_marker(next_reply(&mut replies).and_then(Reply::item)?)?;
+        }
+        match next_reply(&mut replies).and_then(Reply::item)? {
             None => Ok(SpaceSaving::new(self.capacity)),
             Some(item) => self
                 .decode(&item.value)
@@ -1344,4 +1426,13 @@ fn next_reply(replies: &mut impl Iterator<Item = Result<Reply>>) -> Result<Reply
     replies
         .next()
         .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
+}
+
+/// The error of a write to a server without CAS.
+fn no_cas(store: &dyn Store) -> Error {
+    Error::Unsupported {
+        op: "Leaderboard::incr",
+        backend: store.backend_name(),
+        hint: "a leaderboard is written by CAS: use a memcached started without -C, connected directly (not through a proxy)",
+    }
 }
