@@ -36,6 +36,17 @@ use crate::read_counter;
 /// loses the count: the next `incr` creates the item again from its delta,
 /// and reads count from there (0 before). No read can tell a lost counter
 /// from one never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+///
+/// # Limits
+///
+/// | limit | past it | written? |
+/// |---|---|---|
+/// | name: 236 bytes, less the scope's prefix (the key adds `counter:` and `:value` to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`] from [`new`](Counter::new) | no |
+/// | name bytes: not empty, no spaces or control bytes | [`Error::InvalidKey`] from [`new`](Counter::new) | no |
+/// | value: up to `u64::MAX` | `incr` wraps modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
+/// | value: 0 at least | `decr` stops at 0: no error | yes, 0 |
+/// | value on memcached: below 2^63 | memcached 1.6 (1.6.18 included) may refuse to `incr`/`decr` a counter of 2^63 or more with [`Error::NonNumeric`], depending on the bytes after the item in its memory (see [`CounterMap`](crate::CounterMap)'s bounds); the embedded store never does | no |
+/// | [`incr_many`](Counter::incr_many): counters on one store | [`Error::InvalidArgument`] for every counter | no |
 #[derive(Clone, Debug)]
 pub struct Counter {
     store: Arc<dyn Store>,

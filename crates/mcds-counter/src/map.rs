@@ -361,6 +361,21 @@ fn counting_unlisted(key: &Key, what: String) -> Error {
 /// unlisted by `fields` and `get_all` until their next first touch). No
 /// read can tell a lost counter from a field never touched, or a lost
 /// registry from a new map: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+///
+/// # Limits
+///
+/// | limit | past it | written? |
+/// |---|---|---|
+/// | map name: 206 bytes, less the scope's prefix (the registry's key adds `cmap:`, `:fields` and a bucket suffix of up to 32 bytes to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`] from [`new`](Self::new) | no |
+/// | field name: 1 to [`MAX_FIELD_LEN`] (1024) bytes of any UTF-8 (hashed into the key) | [`Error::InvalidArgument`] from every method taking it | no: refused before anything is sent |
+/// | fields: no limit but the servers' memory (the registry's buckets split) | — | — |
+/// | fields behind a proxy or with `-C` (no CAS): the registry is one item (1 MiB by default) | the first touch of a field that does not fit is [`Error::Ambiguous`], its cause the registry's [`Error::ValueTooLarge`]: without CAS ids the new counter cannot be taken back | yes: the counter holds the amount, unlisted, and later increments of the field succeed on it, still unlisted; `remove` the field to clear it |
+/// | one amount: at most 2^56 − 1 units either way | [`Error::InvalidArgument`] | no: refused before anything is sent |
+/// | a field's value: at most [`MAX_VALUE`] (2^61 − 1) | [`Error::InvalidArgument`] | written, then undone (a `decr` of the amount): a reader may see the value past the bound in between |
+/// | a field's value: at least [`MIN_VALUE`] (−2^61) | decrements stop at [`MIN_VALUE`]: no error | yes, [`MIN_VALUE`] |
+/// | scale: 0 to [`MAX_SCALE`] (18) places | [`Error::InvalidArgument`] from [`with_scale`](Self::with_scale) | no |
+/// | a decimal amount: no more places than the scale (unless zeros), and an `i64` of units | [`Error::InvalidArgument`] from [`incr_decimal`](Self::incr_decimal) | no |
+/// | a float amount: finite, an `i64` of units once rounded | [`Error::InvalidArgument`] from [`incr_f64`](Self::incr_f64) | no |
 #[derive(Clone, Debug)]
 pub struct CounterMap {
     scope: Scope,

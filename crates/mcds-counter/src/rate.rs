@@ -68,6 +68,18 @@ pub struct Decision {
 /// up to its limit again (at most one more limit's worth per loss). No
 /// check can tell a lost count from a window with no requests yet:
 /// [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+///
+/// # Limits
+///
+/// | limit | past it | written? |
+/// |---|---|---|
+/// | name: 224 bytes, less the scope's prefix (the key adds `rate:`, `:` and a window number of up to 20 digits to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from [`new`](RateLimiter::new) | no |
+/// | limit: at least 1 | [`Error::InvalidArgument`] from [`new`](RateLimiter::new) | no |
+/// | limit: up to `u64::MAX` | — (decisions weigh counts as `f64`: exact below 2^53) | — |
+/// | window: whole seconds, at least 1 | [`Error::InvalidArgument`] from [`new`](RateLimiter::new) | no |
+/// | window: at most ⌊(2^64 − 1) / 1000⌋ seconds (the decision counts it in milliseconds, in a `u64`) | **not refused**: `new` accepts it and `check`/`peek` overflow (a panic in builds with overflow checks, a wrong decision without) | `check`: yes, its count (the overflow follows the increment) |
+/// | TTL (two windows): up to `u32::MAX` seconds | saturates there; beyond 30 days it is sent as an absolute time, which memcached caps at January 2038 | — |
+/// | a window's count: up to `u64::MAX` | wraps modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
     scope: Scope,

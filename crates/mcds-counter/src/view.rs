@@ -43,6 +43,17 @@ use crate::read_counter;
 /// the database), and short by the views counted since the loader's value
 /// was taken when it is not. A read cannot tell a lost total from one never
 /// cached: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
+///
+/// # Limits
+///
+/// | limit | past it | written? |
+/// |---|---|---|
+/// | name: 238 bytes, less the scope's prefix (the key adds `views:` and `:value` to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from [`new`](ViewCounter::new) | no |
+/// | name bytes: not empty, no spaces or control bytes | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from [`new`](ViewCounter::new) | no |
+/// | seeded total: the loader's value plus the delta, up to `u64::MAX` | saturates at `u64::MAX`: no error | yes, `u64::MAX` |
+/// | cached total: up to `u64::MAX` | a view wraps it modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
+/// | cached total on memcached: below 2^63 | memcached 1.6 (1.6.18 included) may refuse to `incr` a counter of 2^63 or more with [`Error::NonNumeric`](mcds_core::Error::NonNumeric), depending on the bytes after the item in its memory (see [`CounterMap`](crate::CounterMap)'s bounds) | no |
+/// | a loader error | returned as it is | no |
 #[derive(Clone, Debug)]
 pub struct ViewCounter {
     store: Arc<dyn Store>,

@@ -84,8 +84,9 @@
 //!   by another program, a torn value) is skipped and counted
 //!   ([`EventLog::fetch_checked`]); the others are still returned.
 //! * **Eviction, restart or flush** lose whole chunks of events.
-//! * **Limits.** One event's frame (payload + 21 bytes) must fit one item
-//!   (1 MiB by default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
+//! * **Limits** (all of them: [`EventLog`'s docs](EventLog#limits)). One
+//!   event's frame (payload + 21 bytes) must fit one item (1 MiB by
+//!   default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
 //!   before anything is sent. A chunk spreads over up to 65,536 pieces:
 //!   no rate a memcached pool can take is refused. Checked from 4 writer
 //!   processes putting as fast as they can into one chunk of 128 KiB items
@@ -148,6 +149,31 @@ struct Plan {
 }
 
 /// A ring-buffer event log. See the [crate docs](crate).
+///
+/// # Limits
+///
+/// `L` is the item limit ([`Store::item_size_limit`](mcds_core::Store::item_size_limit),
+/// 1 MiB by default, memcached's `-I`); 59 bytes is what memcached adds
+/// to an item; a chunk's longest piece key is
+/// `<prefix>log:<name>:<w>.65536` (`w`, the chunk's number, is Unix time
+/// over the chunk length).
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | name: `<prefix>log:<name>:18446744073709551615.65536` ≤ 250 bytes (a name of up to 219 bytes without a prefix) | [`Error::InvalidKey`] from [`EventLog::new`] | nothing |
+/// | chunks: 2 to 10,000 | [`Error::InvalidArgument`] from `new` | nothing |
+/// | chunk length: whole seconds, at least 1 | [`Error::InvalidArgument`] from `new` | nothing |
+/// | payload: its frame (payload + 21 bytes) + the longest piece key + 59 ≤ `L` (1,048,471 bytes for `log:audit:<w>` with 10 s chunks and 1 MiB items) | [`Error::ValueTooLarge`] before anything is sent | nothing |
+/// | events per chunk: 65,536 pieces (items) of a chunk, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a chunk) | a put into a chunk whose last piece is full: [`Error::ValueTooLarge`]; the next chunk takes events again | nothing |
+/// | put time ([`put_at`](EventLog::put_at)): from the start of the oldest chunk within capacity to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
+///
+/// No rate is refused: writers append to a chunk's pieces without
+/// reading. Reads take any range and clamp it to what is within capacity.
+/// Not checked: a chunk length whose milliseconds, or whose
+/// `(chunks + 1) · chunk` seconds, do not fit a `u64` (some 584 million
+/// years) overflows in `put`. A `put_at` time in the oldest chunk but
+/// before `now − capacity` is stored and never read back: reads start at
+/// `now − capacity`.
 ///
 /// # What a restart or an eviction loses
 ///

@@ -102,8 +102,10 @@
 //!   millisecond-and-random-offset start; tests replay both.) Within one
 //!   process a token is also never at or below one the process handed out
 //!   before for the same lock name (it remembers the highest token of up
-//!   to 65,536 names — past that it forgets one name to make room — and
-//!   raises a counter that fell behind, 1 more round trip).
+//!   to 16,384 names, each in one of 16 slots from its hash's place — a
+//!   name whose slots are all taken is not remembered, and its tokens
+//!   follow the counter alone — and raises a counter that fell behind, 1
+//!   more round trip).
 //! * **Pools**: a lock lives on one server, chosen by its key. If that server
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
@@ -151,6 +153,20 @@ pub enum Extend {
 ///
 /// The key is `<prefix>lock:<name>:owner` (and `<prefix>lock:<name>:fence`
 /// for fencing tokens).
+///
+/// # Limits
+///
+/// | limit | past it | written? |
+/// |---|---|---|
+/// | name: 239 bytes, less the scope's prefix (the keys add `lock:` and `:owner` or `:fence` to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`] from [`new`](Lock::new) | no |
+/// | name bytes: not empty, no spaces or control bytes | [`Error::InvalidKey`] from [`new`](Lock::new) | no |
+/// | [`with_key`](Lock::with_key)'s key: 244 bytes (its fence key adds `:fence`) | [`Error::InvalidKey`] | no |
+/// | TTL: at least 1 s (shorter is under memcached's resolution) | [`Error::InvalidArgument`] from [`new`](Lock::new), [`with_key`](Lock::with_key), [`Guard::extend`], [`Guard::auto_extend`] | no: an `extend` refused leaves the lease as it was |
+/// | TTL: at most [`MAX_LEASE`] (365 days; longer would reach past memcached's 32-bit absolute times) | [`Error::InvalidArgument`], from the same methods | no |
+/// | owner label: at most 200 bytes of printable ASCII (spaces included) | [`Error::InvalidArgument`] from [`with_owner_label`](Lock::with_owner_label) | no |
+/// | fencing tokens: `u64`, a re-created counter starting below 2^63 until the year 2109 (see [`FENCE_TICKS_PER_MICROSECOND`]) | — | — |
+/// | fence floors: the highest token of up to 16,384 lock names per process | a name that finds no free slot is not remembered: no error | — |
+/// | [`acquire`](Lock::acquire)'s timeout: any; `Duration::MAX` waits for ever | [`Error::WaitTimeout`] when it runs out with the lock still held | no |
 #[derive(Clone, Debug)]
 pub struct Lock {
     store: Arc<dyn Store>,

@@ -25,10 +25,19 @@ use crate::set::Set;
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | values: every `i64`, `i64::MIN` to `i64::MAX` (at most 20 decimal bytes, so no value is too large) | — | — |
+/// | name: key `<prefix>ints:<name>:log` ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 209 bytes without a prefix) | not checked by `new` (only a key over 250 bytes is [`Error::InvalidKey`] there); a longer name works until a bucket's key would pass 250 bytes, then writes that need that bucket fail with `InvalidKey` or [`Error::ValueTooLarge`] | nothing by the failed write |
+/// | values held: as a [`Set`]'s members ([its limits](Set#limits)) | as a `Set` | as a `Set` |
+///
 /// # What a restart or an eviction loses
 ///
-/// A restart or an eviction loses the array's one item: every value, and
-/// adds after the loss start it again. No read can tell a lost array from
+/// A restart or an eviction loses the array's buckets (its values, or
+/// [`Error::Lost`] as for a [`Set`]) or its directory (every value; adds
+/// after the loss start it again). No read can tell a lost array from
 /// one never written: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct IntArray {

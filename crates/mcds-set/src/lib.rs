@@ -28,7 +28,8 @@
 //! * No size wall: a set grows by splitting buckets. The limits left are
 //!   one member's size (its token must fit one item, 1 MiB by default:
 //!   [`ValueTooLarge`](mcds_core::Error::ValueTooLarge) before anything is
-//!   sent) and the directory, about 8 bytes per split bucket.
+//!   sent) and the directory, about 60 bytes per split in one item (see
+//!   [`Set`]'s limits).
 //! * **Eviction, restart or flush** of a bucket is detected (the directory
 //!   lists it): reads and writes of it fail with
 //!   [`Lost`](mcds_core::Error::Lost) until the set is cleared. A lost

@@ -136,9 +136,10 @@ impl Compaction {
 ///   overhead, about 10 bytes for an 8-byte member. 10 million such
 ///   members fill about 100 MB of a pool.
 /// * **Member size:** one member's token must fit one item (1 MiB by
-///   default), else [`Error::ValueTooLarge`] before anything is sent.
-/// * **Directory:** about 8 bytes per split bucket: a million buckets
-///   (some 10^10 members) before it reaches the item limit.
+///   default), else [`Error::ValueTooLarge`] (see [Limits](#limits)).
+/// * **Directory:** about 60 bytes per split (its `p` and `s` tokens),
+///   in one item: some 18,000 splits with 1 MiB items (see
+///   [Limits](#limits)).
 /// * **Order:** members come bucket by bucket (in hash order), each
 ///   bucket's in first-insertion order. A set that never split keeps plain
 ///   first-insertion order.
@@ -148,6 +149,29 @@ impl Compaction {
 /// * **A handle caches the directory.** Keep one `Set` per set and reuse
 ///   it: a new handle reads the directory on its first call (one more
 ///   round trip).
+///
+/// # Limits
+///
+/// `L` is the item limit ([`Store::item_size_limit`], 1 MiB by default,
+/// memcached's `-I`); `K` the length of the set's key,
+/// `<prefix>set:<name>:log`; 59 bytes is what memcached adds to an item
+/// ([`ITEM_OVERHEAD`](mcds_core::backend::ITEM_OVERHEAD)). A member's
+/// **token** is what one add of it stores: text codec, the member (`%XX`
+/// escapes counted) plus 2; binary codec, the member plus 2 to 6 (op byte
+/// and length).
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | name: `K` ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 210 bytes without a prefix) | [`Error::InvalidKey`] from [`Set::new`] | nothing |
+/// | member: token + `K` + 32 + 59 ≤ `L` fits any bucket (a token of 1,048,465 bytes for `K` = 20 and 1 MiB items) | token + `K` + 59 > `L`: [`Error::ValueTooLarge`] before anything is sent | nothing |
+/// | member between those two (32 bytes of token) | goes in if its bucket's key is short enough, else [`Error::ValueTooLarge`] after the append is refused | no member; its bucket may have split |
+/// | members: no count limit. The directory takes about 60 bytes per split: some (`L` − `K` − 59) / 60 splits, about 18,000 with 1 MiB items (4 KiB buckets: some 7 million 8-byte members) | buckets stop splitting and grow to an item each; an add to a bucket that is full then: [`Error::ValueTooLarge`] (naming the directory's key) | nothing for that bucket; a batch whose other buckets took their members: [`Error::Ambiguous`] (send it again: adds and removes are idempotent) |
+/// | behind a proxy or with `-C` (no CAS): one bucket, one item | [`Error::ValueTooLarge`] | nothing |
+///
+/// Servers' memory bounds a set before any of these: about 10 bytes per
+/// 8-byte member. A member may be empty. A removal takes the same member
+/// sizes; one that a full bucket refuses rewrites the bucket without the
+/// member.
 ///
 /// Sets an mcds before 0.9 wrote (the whole log in the key's one item)
 /// are moved into a root bucket on first use, by CAS. Stop every older
@@ -187,8 +211,11 @@ impl Set {
     }
 
     /// A set stored under an explicit key (no prefix is added). Its
-    /// buckets add up to 32 bytes to it: a key over 218 bytes fails with
-    /// [`Error::InvalidKey`] on first use.
+    /// buckets add up to 32 bytes to it, and the key is not checked here:
+    /// keep it to 218 bytes. A longer one works until a bucket's key would
+    /// pass 250 bytes (at the first add past 237 bytes), and then the
+    /// writes that need that bucket fail with [`Error::InvalidKey`] or
+    /// [`Error::ValueTooLarge`].
     pub fn with_key(store: Arc<dyn Store>, key: Key) -> Set {
         Set {
             buckets: Buckets::new(store, key),

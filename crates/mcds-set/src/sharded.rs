@@ -7,8 +7,8 @@ use mcds_core::{Access, Io, Result, Scope, Store, block_on, blocking_and_async, 
 use crate::set::{Codec, Op, Set};
 
 /// A set spread over `shards` keys by a stable hash of the member
-/// (XXH3-64 mod K), for sets larger than one 1 MiB item and to spread load
-/// over the servers of a pool.
+/// (XXH3-64 mod K), each shard a [`Set`] of its own: to spread writes and
+/// load over the servers of a pool.
 ///
 /// * Batch `add`/`remove` touch each affected shard once (one append each).
 /// * `members` reads all shards in one `get_multi` (one round trip per
@@ -32,10 +32,25 @@ use crate::set::{Codec, Op, Set};
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// Each shard is a [`Set`] under the key `<prefix>sset:<name>:<shard>`,
+/// with [its limits](Set#limits); `L` is the item limit (1 MiB by
+/// default) and `S` the length of a member's shard key.
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | shards: 1 to 4096 | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from [`ShardedSet::new`] | nothing |
+/// | name: every shard key ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 211 bytes less the digits of the last shard index, 207 for 1000 shards or more, without a prefix) | not checked by `new` (only a shard key over 250 bytes is [`Error::InvalidKey`](mcds_core::Error::InvalidKey) there); a longer name works until a bucket's key would pass 250 bytes, then writes that need that bucket fail with `InvalidKey` or `ValueTooLarge` | nothing by the failed write |
+/// | member: token + `S` + 32 + 59 ≤ `L` fits any bucket of its shard | token + `S` + 59 > `L`: [`Error::ValueTooLarge`](mcds_core::Error::ValueTooLarge) before anything is sent | nothing |
+/// | members: no count limit; each shard's directory bounds that shard as a `Set`'s does, so K shards take K times a `Set`'s splits | as a `Set` | as a `Set` |
+///
 /// # What a restart or an eviction loses
 ///
-/// A restart or an eviction loses shards (each one item): their members,
-/// and adds after the loss start the shard again. No read can tell a lost
+/// A restart or an eviction loses shards' buckets (reads and writes of
+/// that shard then fail with [`Lost`](mcds_core::Error::Lost), as a
+/// [`Set`]'s) or directories (the shard's members; adds after the loss
+/// start the shard again). No read can tell a lost
 /// shard from an empty one: [why a read cannot see it](mcds_core::Retention#what-a-read-cannot-see).
 #[derive(Clone, Debug)]
 pub struct ShardedSet {

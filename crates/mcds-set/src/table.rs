@@ -40,12 +40,12 @@ use crate::set::{Op, Set};
 /// list entry without a member key (`keys` lists it, `has` false). `entries`
 /// only returns members whose key exists. Eviction can drop either side.
 ///
-/// **The item limit.** The member list is one item. A write it refuses
-/// for size rewrites it without its dead tokens, by CAS, with the write
-/// applied. When the listed members alone fill it, a new member is
-/// refused whole: [`Error::ValueTooLarge`], and the row its `add` wrote is
-/// taken back (by its CAS id; for a moment a reader may see it). A new
-/// value for a listed member and a delete always go through.
+/// **The item limit.** The member list is a [`Set`]: its buckets split as
+/// they fill, so it has no item wall. When it still refuses a member (see
+/// [Limits](#limits)), the member is refused whole:
+/// [`Error::ValueTooLarge`], and a row its `add` wrote is taken back (by
+/// its CAS id; for a moment a reader may see it). A new value for a listed
+/// member and a delete always go through.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -61,6 +61,21 @@ use crate::set::{Op, Set};
 /// assert_eq!(users.keys()?, vec![b"ann".to_vec()]);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # Limits
+///
+/// `L` is the item limit ([`Store::item_size_limit`], 1 MiB by default);
+/// 59 bytes is what memcached adds to an item. A member's row key is
+/// `<prefix>table:<name>:v:<member>` when the member is key-safe UTF-8 of
+/// 1 to 150 bytes not starting with `#`, else
+/// `<prefix>table:<name>:v:#<32 hex digits>` ([`Table::member_key`]).
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | name: the longest row key, with a 150-byte member, ≤ 250 bytes (a name of up to 91 bytes without a prefix) | [`Error::InvalidKey`] from [`Table::new`] | nothing |
+/// | value: row key + value + 59 ≤ `L` (1,048,498 bytes for a 19-byte row key and 1 MiB items) | [`Error::ValueTooLarge`] before anything is sent | nothing: the old value stays, a new member is not listed |
+/// | member: a member of the list `<prefix>table:<name>:members`, with a [`Set`]'s limits (token + list key + 32 + 59 ≤ `L` fits) | token + list key + 59 > `L`: [`Error::ValueTooLarge`] before anything is sent | nothing |
+/// | members: a row per member (servers' memory), and the list's limits as a `Set` | as a `Set`; a refused new member's row is taken back | no row, not listed |
 ///
 /// # What a restart or an eviction loses
 ///

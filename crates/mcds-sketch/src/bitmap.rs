@@ -85,6 +85,16 @@ pub(crate) fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 227 bytes less the scope's prefix (the key `<prefix>bitmap:<name>:<segment>` of the last segment fits 250 bytes; `:` and `%` are escaped to 3 bytes) | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
+/// | a unit of at least 1 ms, in whole milliseconds (a fraction of a millisecond is dropped) | [`Error::InvalidArgument`] from [`new`](Self::new) below 1 ms | nothing |
+/// | bit indexes 0 to `u64::MAX` ([`SEGMENT_BITS`] a segment); times from `start` on | [`Error::InvalidArgument`] for a time before `start` | nothing |
+/// | a count reads at most 10 000 segments (`first / 65 536` to `last / 65 536`: 655 360 000 bits when aligned) | [`Error::InvalidArgument`] | nothing read |
+/// | a segment grows to [`SEGMENT_BYTES`] (8 KiB) as its bits are set: the store's item limit must hold that, plus the key and 59 bytes of overhead (memcached's smallest `-I 1k` does not) | [`Error::ValueTooLarge`] from a set whose segment would outgrow the limit | nothing: the segment keeps what it had |
+///
 /// # What a restart or an eviction loses
 ///
 /// A restart or an eviction loses bitmap segments: their bits read clear.

@@ -240,6 +240,20 @@ fn set_bit(bits: &mut [u8], i: u64) -> bool {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 233 bytes less the scope's prefix (the block key `<prefix>bloom:<name>:<block>` with the longest block number fits 250 bytes; `:` and `%` are escaped to 3 bytes) | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
+/// | `expected_items` at least 1; `false_positive_rate` strictly between 0 and 1 | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | one item holds the bits that fit the store's item limit less the key, the 17-byte header and 59 bytes of overhead: about 875 000 items at 1 % with memcached's 1 MiB | no error: the filter is split into blocks, one item each | — |
+/// | at most [`MAX_BLOCKS`] (65 536) blocks: about 57 billion items at 1 % with 1 MiB items (fewer for a lower rate, a smaller item limit or a longer key) | [`Error::InvalidArgument`] from [`new`](Self::new), before anything is allocated | nothing |
+/// | the item limit leaves at least 8 bytes of bits after the key and header | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | `k` is at most 30 hash functions: a rate below about 10⁻⁹ gets more bits, not more hashes | — | — |
+/// | more than `expected_items` elements | no error: the false-positive rate rises above the configured one (a [`ScalableBloomFilter`](crate::ScalableBloomFilter) grows instead) | — |
+///
+/// Elements may be of any size: they are hashed, never stored.
+///
 /// # What a restart or an eviction loses
 ///
 /// A restart or an eviction loses blocks: elements added before the loss

@@ -502,6 +502,17 @@ pub(crate) fn encode_segment(registers: &[u8]) -> Vec<u8> {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 243 bytes less the scope's prefix (the key `<prefix>hll:<name>:s<segment>` fits 250 bytes; `:` and `%` are escaped to 3 bytes). On a pool a segment's key may take a salt (`.1` to `.63`) that places it on segment 0's server: past 240 bytes some salts do not fit, and a segment that finds none lives on another server (no error) | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
+/// | no limit on elements (of any size: hashed, never stored) or on their number: [`SEGMENTS`] (16) items of [`SEGMENT_REGISTERS`] registers, counting to billions at 0.81 % | — | — |
+/// | a segment's log: [`COMPACT_AT`] (256) records, then [`LOG_LIMIT`] (4 096) | no error: an add folds the log into the base by CAS (2 more round trips) | — |
+/// | the store's item limit holds a dense segment (773 bytes, plus the key and 59 bytes of overhead) for [`merge`](Self::merge) and [`HllBuffer::flush`], and a few log records more for [`add`](Self::add) (memcached's smallest `-I 1k` does) | [`Error::ValueTooLarge`]: from an add, after its record may be in the log (see [`add`](Self::add)); from a merge or flush, segments that fit may be written (merging again is harmless) | see left |
+/// | a server with CAS (memcached without `-C`, not through a proxy) | [`Error::Unsupported`] | nothing |
+/// | [`count_union`](Self::count_union) and [`merge`](Self::merge) take sketches of one store: this is not checked (the others' segments are read from the first one's store) | — | — |
+///
 /// # What a restart or an eviction loses
 ///
 /// A restart or an eviction loses register segments: the count then
@@ -962,6 +973,14 @@ fn no_cas(store: &dyn Store) -> Error {
 /// assert_eq!(visitors.count()?, 2);
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
+///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | no limit on the elements added (of any size, hashed) or on their number between flushes: the buffer is 16 384 registers, whatever it holds | — | — |
+/// | a flush writes whole segments: the store's item limit holds a dense one (773 bytes, plus the key and 59 bytes of overhead) | [`Error::ValueTooLarge`]; the buffer keeps its registers for a later flush. Segments that fit may be written (flushing them again is harmless) | see left |
+/// | a server with CAS (memcached without `-C`, not through a proxy) | [`Error::Unsupported`]; the buffer keeps its registers | nothing |
 #[derive(Debug)]
 pub struct HllBuffer {
     hll: HyperLogLog,

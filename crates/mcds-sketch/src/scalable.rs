@@ -129,6 +129,17 @@ impl Probe {
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 ///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 229 bytes less the scope's prefix (the block key `<prefix>sbloom:<name>:<layer>.<block>` of layer 31 fits 250 bytes; `:` and `%` are escaped to 3 bytes). [`new`](Self::new) checks the first layer's keys, one byte shorter: a name of 230 bytes opens, but cannot build layer 10, so it stops growing there like a filter at its last layer (below) | [`Error::InvalidKey`] from [`new`](Self::new) past 230 bytes | nothing |
+/// | `initial_capacity` at least 1; `error_rate` strictly between 0 and 1; the first layer (at `error_rate / 2`) fits [`MAX_BLOCKS`](crate::bloom::MAX_BLOCKS) items, as a [`BloomFilter`]'s must | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | growth 1 to [`MAX_GROWTH`] (16) | [`Error::InvalidArgument`] from [`with_growth`](Self::with_growth) | nothing |
+/// | at most [`MAX_LAYERS`] (32) layers, and no layer past one that would need more than [`MAX_BLOCKS`](crate::bloom::MAX_BLOCKS) items or hold more than 2^64 elements | no error: adds go on into the newest layer, whose false-positive rate then rises above its share | — |
+///
+/// Elements may be of any size: they are hashed, never stored.
+///
 /// # What a restart or an eviction loses
 ///
 /// A restart or an eviction loses layer blocks or the header: elements

@@ -146,6 +146,18 @@ pub struct Slot {
 /// before the server started are not vouched for, a store that cannot
 /// tell (a proxy) is [`Error::Unsupported`], and
 /// [`with_loss_check(false)`](Self::with_loss_check) reads without asking.
+///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 220 bytes less the digits of the slot length in ms and of the slots per period, and less the scope's prefix (the key `<prefix>packed:<name>:<slot ms>:<slots>:<period>` of the last period there is, 20 digits, fits 250 bytes): 211 for minute slots, 1 440 a period; `:` and `%` are escaped to 3 bytes | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
+/// | 1 to [`MAX_SLOTS_PER_PERIOD`] (65 536) slots a period | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | a slot of whole milliseconds from 1 ms, a retention of at least a period and at most 100 years (of 366 days) | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | a period item, `2 + slots × width` bytes plus the key and 59 bytes of overhead, fits the store's item limit (65 536 `u32` slots take 256 KiB: memcached's default 1 MiB holds any) | [`Error::ValueTooLarge`] from [`new`](Self::new) | nothing |
+/// | a slot counts up to its width's maximum ([`SlotWidth::max_value`]) | no error: it saturates, and [`incr`](Self::incr) returns the capped value | the capped value |
+/// | an increment at most the clock skew ahead of the scope's clock, of a period within retention (for a reader the clock skew behind) | [`Error::InvalidArgument`] from [`incr`](Self::incr) | nothing |
+/// | one read ([`range`](Self::range), [`sum`](Self::sum)) covers at most [`MAX_RANGE_SLOTS`] (100 000) slots within retention | [`Error::InvalidArgument`] | nothing read |
 #[derive(Clone, Debug)]
 pub struct PackedSeries {
     scope: Scope,

@@ -414,6 +414,19 @@ struct Target {
 /// its clients recorded is taken as a loss, but losses no client had read
 /// before such a reset are erased with them. Bytes no record writes (another program's) are
 /// `Error::Corrupt`, never a panic or a misread.
+///
+/// # Limits
+///
+/// | limit | past it | written |
+/// |---|---|---|
+/// | a name of at most 225 bytes less the digits of the longest step in ms and less the scope's prefix (the key `<prefix>ts:<name>:<step ms>:<bucket>` of the last bucket there is, 20 digits, fits 250 bytes): 221 for steps up to 9 999 ms, 220 for a minute; `:` and `%` are escaped to 3 bytes | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
+/// | 1 to [`MAX_RESOLUTIONS`] (8) resolutions, of distinct steps | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
+/// | steps and retentions of whole milliseconds, 1 ms to 100 years (of 366 days), a retention at least a step | [`Error::InvalidArgument`] from [`Resolution::new`] | nothing |
+/// | samples: any `i64`; at most [`MAX_SAMPLES_PER_BUCKET`] (2^48) in a bucket | [`Error::InvalidArgument`] from [`record`](Self::record) | nothing: the bucket as it was |
+/// | a sample at most the clock skew ([`with_max_clock_skew`](Self::with_max_clock_skew), 60 s by default) ahead of the scope's clock | [`Error::InvalidArgument`] from [`record`](Self::record) | nothing |
+/// | a sample whose bucket is within retention (for a reader the clock skew behind) | no error: `Ok`, and it is written only at the resolutions whose bucket is | nothing at the others |
+/// | one read ([`range`](Self::range), the aggregates, [`union`](Self::union), [`intersection`](Self::intersection)) covers at most [`MAX_RANGE_BUCKETS`] (10 000) buckets within retention, over all its series; [`range_iter`](Self::range_iter) streams any range in pages of 1 to [`MAX_RANGE_BUCKETS`] | [`Error::InvalidArgument`] (from `range_iter`, its first item) | nothing read |
+/// | a union or intersection takes series of one store, each once | [`Error::InvalidArgument`] | — |
 #[derive(Clone, Debug)]
 pub struct TimeSeries {
     scope: Scope,
