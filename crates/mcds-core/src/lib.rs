@@ -104,7 +104,7 @@ pub use random::{random_token, random_u64, stable_hash, stable_hash128};
 pub use retention::Retention;
 pub use scope::Scope;
 pub use store::{Store, UpdateFn};
-pub use ttl::{MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};
+pub use ttl::{MAX_PERIOD_SECS, MAX_RELATIVE_TTL_SECS, Ttl, whole_secs};
 
 /// The README's examples, run as doctests.
 #[doc = include_str!("../README.md")]

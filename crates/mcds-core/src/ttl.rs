@@ -86,16 +86,22 @@ impl From<Duration> for Ttl {
 /// use std::time::Duration;
 /// assert_eq!(mcds_core::whole_secs("the period", Duration::from_secs(60))?, 60);
 /// assert!(mcds_core::whole_secs("the period", Duration::from_millis(1500)).is_err());
+/// assert!(mcds_core::whole_secs("the period", Duration::from_secs(u64::MAX)).is_err());
 /// # Ok::<(), mcds_core::Error>(())
 /// ```
 pub fn whole_secs(what: &str, d: Duration) -> crate::Result<u64> {
-    if d < Duration::from_secs(1) || d.subsec_nanos() != 0 {
+    if d < Duration::from_secs(1) || d.subsec_nanos() != 0 || d.as_secs() > MAX_PERIOD_SECS {
         return Err(crate::Error::InvalidArgument(format!(
-            "{what} must be a whole number of seconds, at least 1 (memcached expires in whole seconds); got {d:?}"
+            "{what} must be a whole number of seconds, from 1 (memcached expires in whole seconds) to {MAX_PERIOD_SECS} (100 years); got {d:?}"
         )));
     }
     Ok(d.as_secs())
 }
+
+/// The longest period [`whole_secs`] takes: 100 years of 366 days. It
+/// bounds what the structures built on it multiply a period by (slots,
+/// chunks, milliseconds) well inside a `u64`.
+pub const MAX_PERIOD_SECS: u64 = 100 * 366 * 24 * 3600;
 
 #[cfg(test)]
 mod tests {

@@ -77,7 +77,7 @@ pub struct Decision {
 /// | limit: at least 1 | [`Error::InvalidArgument`] from [`new`](RateLimiter::new) | no |
 /// | limit: up to `u64::MAX` | — (decisions weigh counts as `f64`: exact below 2^53) | — |
 /// | window: whole seconds, at least 1 | [`Error::InvalidArgument`] from [`new`](RateLimiter::new) | no |
-/// | window: at most ⌊(2^64 − 1) / 1000⌋ seconds (the decision counts it in milliseconds, in a `u64`) | **not refused**: `new` accepts it and `check`/`peek` overflow (a panic in builds with overflow checks, a wrong decision without) | `check`: yes, its count (the overflow follows the increment) |
+/// | window: at most [`MAX_PERIOD_SECS`](mcds_core::MAX_PERIOD_SECS) (100 years) | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from `new` | nothing |
 /// | TTL (two windows): up to `u32::MAX` seconds | saturates there; beyond 30 days it is sent as an absolute time, which memcached caps at January 2038 | — |
 /// | a window's count: up to `u64::MAX` | wraps modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
 #[derive(Clone, Debug)]

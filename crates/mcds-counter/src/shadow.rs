@@ -53,7 +53,7 @@ use crate::read_counter;
 /// |---|---|---|
 /// | name: 222 bytes, less the scope's prefix (the key adds `shadow:`, `:` and a period number of up to 20 digits to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from [`new`](ShadowCounter::new) | no |
 /// | period: whole seconds, at least 1 | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from [`new`](ShadowCounter::new) | no |
-/// | period: at most ⌊(2^64 − 1) / 3⌋ seconds (the keys' TTL, 3T, must fit a `u64`) | **not refused**: `new` accepts it and `incr` overflows computing the TTL (a panic in builds with overflow checks, a wrong TTL without) | no (the panic comes before the write) |
+/// | period: at most [`MAX_PERIOD_SECS`](mcds_core::MAX_PERIOD_SECS) (100 years) | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from `new` | nothing |
 /// | TTL (3T): up to `u32::MAX` seconds | saturates there; beyond 30 days it is sent as an absolute time, which memcached caps at January 2038 | — |
 /// | a period's count: up to `u64::MAX` | `incr` wraps modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
 #[derive(Clone, Debug)]

@@ -57,7 +57,7 @@ use crate::read_counter;
 /// | name: 222 bytes, less the scope's prefix (the key adds `window:`, `:` and a slot number of up to 20 digits to reach memcached's 250; `%` and `:` count 3 bytes each, escaped) | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from [`new`](WindowCounter::new) | no |
 /// | slots: 2 to 1000 (`value` reads the N−1 complete ones in one `get_multi`) | [`Error::InvalidArgument`] from [`new`](WindowCounter::new) | no |
 /// | slot length: whole seconds, at least 1 | [`Error::InvalidArgument`] from [`new`](WindowCounter::new) | no |
-/// | slot length: at most ⌊(2^64 − 1) / (N + 1)⌋ seconds (the keys' TTL, (N + 1)·p, must fit a `u64`) | **not refused**: `new` accepts it and `incr` overflows computing the TTL (a panic in builds with overflow checks, a wrong TTL without) | no (the panic comes before the write) |
+/// | slot length: at most [`MAX_PERIOD_SECS`](mcds_core::MAX_PERIOD_SECS) (100 years) | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from `new` | nothing |
 /// | TTL ((N + 1)·p): up to `u32::MAX` seconds | saturates there; beyond 30 days it is sent as an absolute time, which memcached caps at January 2038 | — |
 /// | a slot's count: up to `u64::MAX` | `incr` wraps modulo 2^64, as memcached's `incr` does: no error | yes, the wrapped value |
 /// | the window's sum: up to `u64::MAX` | saturates at `u64::MAX`: no error | — (a read) |

@@ -548,3 +548,41 @@ fn a_decimal_amount_past_its_scale_or_its_bound_is_invalid_argument_and_nothing_
         assert_eq!(map.fields().unwrap(), ["a"]);
     }
 }
+
+/// A period of 100 years is the longest: one more second is refused by
+/// `new`, before the multiples of it (slots, milliseconds, a TTL of 3
+/// periods) could overflow, and nothing is written.
+#[test]
+fn a_period_of_100_years_counts_and_one_second_more_is_invalid_argument() {
+    let memory = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = memory.clone();
+    let store_len = |_: &Arc<dyn Store>| memory.len();
+    let longest = Duration::from_secs(mcds_core::MAX_PERIOD_SECS);
+    let past = longest + Duration::from_secs(1);
+    WindowCounter::new(Arc::clone(&store), "w", longest, 1000)
+        .unwrap()
+        .incr(1)
+        .unwrap();
+    ShadowCounter::new(Arc::clone(&store), "s", longest)
+        .unwrap()
+        .incr(1)
+        .unwrap();
+    let limiter = RateLimiter::new(Arc::clone(&store), "r", 1, longest, Window::Sliding).unwrap();
+    assert!(limiter.check().unwrap().allowed);
+    let before = store_len(&store);
+    for huge in [past, Duration::from_secs(u64::MAX)] {
+        assert!(matches!(
+            WindowCounter::new(Arc::clone(&store), "w2", huge, 1000),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            ShadowCounter::new(Arc::clone(&store), "s2", huge),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            RateLimiter::new(Arc::clone(&store), "r2", 1, huge, Window::Fixed),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    assert_eq!(store_len(&store), before, "nothing written");
+}

@@ -162,18 +162,13 @@ struct Plan {
 /// |---|---|---|
 /// | name: `<prefix>log:<name>:18446744073709551615.65536` ≤ 250 bytes (a name of up to 219 bytes without a prefix) | [`Error::InvalidKey`] from [`EventLog::new`] | nothing |
 /// | chunks: 2 to 10,000 | [`Error::InvalidArgument`] from `new` | nothing |
-/// | chunk length: whole seconds, at least 1 | [`Error::InvalidArgument`] from `new` | nothing |
+/// | chunk length: whole seconds, 1 to [`MAX_PERIOD_SECS`](mcds_core::MAX_PERIOD_SECS) (100 years) | [`Error::InvalidArgument`] from `new` | nothing |
 /// | payload: its frame (payload + 21 bytes) + the longest piece key + 59 ≤ `L` (1,048,471 bytes for `log:audit:<w>` with 10 s chunks and 1 MiB items) | [`Error::ValueTooLarge`] before anything is sent | nothing |
 /// | events per chunk: 65,536 pieces (items) of a chunk, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a chunk) | a put into a chunk whose last piece is full: [`Error::ValueTooLarge`]; the next chunk takes events again | nothing |
-/// | put time ([`put_at`](EventLog::put_at)): from the start of the oldest chunk within capacity to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
+/// | put time ([`put_at`](EventLog::put_at)): from `now − capacity` (where reads start) to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
 ///
 /// No rate is refused: writers append to a chunk's pieces without
 /// reading. Reads take any range and clamp it to what is within capacity.
-/// Not checked: a chunk length whose milliseconds, or whose
-/// `(chunks + 1) · chunk` seconds, do not fit a `u64` (some 584 million
-/// years) overflows in `put`. A `put_at` time in the oldest chunk but
-/// before `now − capacity` is stored and never read back: reads start at
-/// `now − capacity`.
 ///
 /// # What a restart or an eviction loses
 ///
@@ -263,9 +258,12 @@ impl EventLog {
         let now_ms = self.scope.clock().now_ms();
         let n = self.chunks;
         let (w_now, w) = (now_ms / self.chunk_ms(), at_ms / self.chunk_ms());
-        if w > w_now || w + (n - 1) < w_now {
+        // Reads start at `now − capacity`: an event before it (in the
+        // oldest chunk) would be stored and never read back.
+        let oldest = now_ms.saturating_sub(self.capacity().as_millis() as u64);
+        if w > w_now || w + (n - 1) < w_now || at_ms < oldest {
             return Err(Error::InvalidArgument(format!(
-                "event time {at_ms} ms is outside the log's window (the current chunk and {} s back from {now_ms} ms)",
+                "event time {at_ms} ms is outside the log's window ({oldest} ms, {} s back from {now_ms} ms, to the end of the current chunk)",
                 self.capacity().as_secs()
             )));
         }

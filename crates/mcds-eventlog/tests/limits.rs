@@ -203,3 +203,55 @@ fn put_at_takes_the_window_s_first_and_last_millisecond_and_refuses_one_outside(
         "both ends stored, nothing outside"
     );
 }
+
+/// In the middle of a chunk, the oldest chunk within capacity starts
+/// before `now − capacity`, where reads start: a `put_at` there would be
+/// stored and never read back, so it is refused; `now − capacity` itself
+/// goes in and is read.
+#[test]
+fn put_at_before_where_reads_start_is_invalid_argument_mid_chunk() {
+    let (store, clock, scope) = memory(4096);
+    clock.advance(Duration::from_millis(4_321));
+    let log = EventLog::new(scope, "mid", Duration::from_secs(10), 4).unwrap();
+    let now = EPOCH_MS + 4_321;
+    let oldest_chunk_start = (EPOCH_MS / 10_000 - 3) * 10_000;
+    let reads_start = now - log.capacity().as_millis() as u64;
+    assert!(oldest_chunk_start < reads_start);
+    for at in [oldest_chunk_start, reads_start - 1] {
+        assert!(
+            matches!(log.put_at(at, b"lost"), Err(Error::InvalidArgument(_))),
+            "{at}"
+        );
+    }
+    assert_eq!(
+        store
+            .get(&mcds_core::Key::new(format!("log:mid:{}", EPOCH_MS / 10_000 - 3)).unwrap())
+            .unwrap(),
+        None,
+        "nothing written"
+    );
+    log.put_at(reads_start, b"oldest").unwrap();
+    let got = log.fetch(0, u64::MAX).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].at_ms, reads_start);
+}
+
+/// A chunk of 100 years is the longest: one second more is refused by
+/// `new`, before its milliseconds or its TTL could overflow.
+#[test]
+fn a_chunk_of_100_years_opens_and_one_second_more_is_invalid_argument() {
+    let (_store, _clock, scope) = memory(4096);
+    let longest = Duration::from_secs(mcds_core::MAX_PERIOD_SECS);
+    let log = EventLog::new(scope.clone(), "long", longest, 10_000).unwrap();
+    log.put(b"x").unwrap();
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 1);
+    for huge in [
+        longest + Duration::from_secs(1),
+        Duration::from_secs(u64::MAX),
+    ] {
+        assert!(matches!(
+            EventLog::new(scope.clone(), "huge", huge, 3),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+}

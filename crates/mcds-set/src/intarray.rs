@@ -30,7 +30,7 @@ use crate::set::Set;
 /// | limit | past it | written |
 /// |---|---|---|
 /// | values: every `i64`, `i64::MIN` to `i64::MAX` (at most 20 decimal bytes, so no value is too large) | — | — |
-/// | name: key `<prefix>ints:<name>:log` ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 209 bytes without a prefix) | not checked by `new` (only a key over 250 bytes is [`Error::InvalidKey`] there); a longer name works until a bucket's key would pass 250 bytes, then writes that need that bucket fail with `InvalidKey` or [`Error::ValueTooLarge`] | nothing by the failed write |
+/// | name: key `<prefix>ints:<name>:log` ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 209 bytes without a prefix) | [`Error::InvalidKey`] from `new` | nothing |
 /// | values held: as a [`Set`]'s members ([its limits](Set#limits)) | as a `Set` | as a `Set` |
 ///
 /// # What a restart or an eviction loses
@@ -53,8 +53,10 @@ impl IntArray {
     /// prefix).
     pub fn new(scope: impl Into<Scope>, name: &str) -> Result<IntArray> {
         let scope = scope.into();
+        let key = scope.key("ints", name, "log")?;
+        crate::buckets::check_key(&key)?;
         Ok(IntArray {
-            set: Set::with_key(Arc::clone(scope.store()), scope.key("ints", name, "log")?),
+            set: Set::with_key(Arc::clone(scope.store()), key),
         })
     }
 

@@ -41,7 +41,7 @@ use crate::set::{Codec, Op, Set};
 /// | limit | past it | written |
 /// |---|---|---|
 /// | shards: 1 to 4096 | [`Error::InvalidArgument`](mcds_core::Error::InvalidArgument) from [`ShardedSet::new`] | nothing |
-/// | name: every shard key ≤ 218 bytes, room for a bucket's 32-byte suffix (a name of up to 211 bytes less the digits of the last shard index, 207 for 1000 shards or more, without a prefix) | not checked by `new` (only a shard key over 250 bytes is [`Error::InvalidKey`](mcds_core::Error::InvalidKey) there); a longer name works until a bucket's key would pass 250 bytes, then writes that need that bucket fail with `InvalidKey` or `ValueTooLarge` | nothing by the failed write |
+/// | name: every shard key ≤ 218 bytes, room for a bucket's 32-byte suffix (without a prefix, a name of up to 212 bytes less the digits of the last shard index: 209 for 1000 shards, 208 for 4096) | [`Error::InvalidKey`](mcds_core::Error::InvalidKey) from `new` | nothing |
 /// | member: token + `S` + 32 + 59 ≤ `L` fits any bucket of its shard | token + `S` + 59 > `L`: [`Error::ValueTooLarge`](mcds_core::Error::ValueTooLarge) before anything is sent | nothing |
 /// | members: no count limit; each shard's directory bounds that shard as a `Set`'s does, so K shards take K times a `Set`'s splits | as a `Set` | as a `Set` |
 ///
@@ -71,10 +71,9 @@ impl ShardedSet {
         let store = Arc::clone(scope.store());
         let shards = (0..shards)
             .map(|i| {
-                Ok(Set::with_key(
-                    Arc::clone(&store),
-                    scope.key("sset", name, i)?,
-                ))
+                let key = scope.key("sset", name, i)?;
+                crate::buckets::check_key(&key)?;
+                Ok(Set::with_key(Arc::clone(&store), key))
             })
             .collect::<Result<_>>()?;
         Ok(ShardedSet { store, shards })

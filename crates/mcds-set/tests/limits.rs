@@ -243,10 +243,24 @@ fn an_int_array_holds_i64_min_and_max() {
 }
 
 /// `ints:<name>:log` plus a bucket's 32 bytes fits 250 bytes with a name
-/// of 209 bytes: such an array grows through splits.
+/// of 209 bytes: such an array grows through splits. A name of 210 bytes
+/// (or a sharded set's whose shard keys leave no room) is `InvalidKey`
+/// from `new`, before anything is written.
 #[test]
 fn an_int_array_named_with_209_bytes_grows_through_splits() {
     let store = memory(4096);
+    assert!(matches!(
+        IntArray::new(Arc::clone(&store), &"n".repeat(210)),
+        Err(Error::InvalidKey { .. })
+    ));
+    // `sset:<name>:999` for 1000 shards, `sset:<name>:4095` for 4096.
+    for (shards, longest) in [(1000, 209), (4096, 208)] {
+        assert!(matches!(
+            ShardedSet::new(Arc::clone(&store), &"n".repeat(longest + 1), shards),
+            Err(Error::InvalidKey { .. })
+        ));
+        assert!(ShardedSet::new(Arc::clone(&store), &"n".repeat(longest), shards).is_ok());
+    }
     let ints = IntArray::new(Arc::clone(&store), &"n".repeat(209)).unwrap();
     let values: Vec<i64> = (0..3000).collect();
     for chunk in values.chunks(100) {

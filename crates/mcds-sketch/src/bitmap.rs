@@ -90,7 +90,7 @@ pub(crate) fn count_range(bytes: &[u8], first: u64, last: u64) -> u64 {
 /// | limit | past it | written |
 /// |---|---|---|
 /// | a name of at most 227 bytes less the scope's prefix (the key `<prefix>bitmap:<name>:<segment>` of the last segment fits 250 bytes; `:` and `%` are escaped to 3 bytes) | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
-/// | a unit of at least 1 ms, in whole milliseconds (a fraction of a millisecond is dropped) | [`Error::InvalidArgument`] from [`new`](Self::new) below 1 ms | nothing |
+/// | a unit of at least 1 ms, in whole milliseconds | [`Error::InvalidArgument`] from [`new`](Self::new) (a fraction of a millisecond too: it would be dropped) | nothing |
 /// | bit indexes 0 to `u64::MAX` ([`SEGMENT_BITS`] a segment); times from `start` on | [`Error::InvalidArgument`] for a time before `start` | nothing |
 /// | a count reads at most 10 000 segments (`first / 65 536` to `last / 65 536`: 655 360 000 bits when aligned) | [`Error::InvalidArgument`] | nothing read |
 /// | a segment grows to [`SEGMENT_BYTES`] (8 KiB) as its bits are set: the store's item limit must hold that, plus the key and 59 bytes of overhead (memcached's smallest `-I 1k` does not) | [`Error::ValueTooLarge`] from a set whose segment would outgrow the limit | nothing: the segment keeps what it had |
@@ -120,10 +120,10 @@ impl ActivityBitmap {
         unit: Duration,
     ) -> Result<ActivityBitmap> {
         let unit_ms = u64::try_from(unit.as_millis()).unwrap_or(u64::MAX);
-        if unit_ms == 0 {
-            return Err(Error::InvalidArgument(
-                "an activity bitmap's unit must be at least 1 ms (e.g. one day)".into(),
-            ));
+        if unit_ms == 0 || unit.subsec_nanos() % 1_000_000 != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "an activity bitmap's unit is a whole number of milliseconds, at least 1 (e.g. one day); got {unit:?}"
+            )));
         }
         let bitmap = ActivityBitmap {
             scope: scope.into(),
@@ -260,7 +260,8 @@ impl ActivityBitmap {
             let bytes = self.read(key, item.value)?;
             let base = segment * SEGMENT_BITS;
             let lo = first.max(base) - base;
-            let hi = last.min(base + SEGMENT_BITS - 1) - base;
+            // The last segment ends at 2^64 - 1: no `base + SEGMENT_BITS`.
+            let hi = (last - base).min(SEGMENT_BITS - 1);
             total += count_range(&bytes, lo, hi);
         }
         Ok(total)

@@ -511,7 +511,7 @@ pub(crate) fn encode_segment(registers: &[u8]) -> Vec<u8> {
 /// | a segment's log: [`COMPACT_AT`] (256) records, then [`LOG_LIMIT`] (4 096) | no error: an add folds the log into the base by CAS (2 more round trips) | — |
 /// | the store's item limit holds a dense segment (773 bytes, plus the key and 59 bytes of overhead) for [`merge`](Self::merge) and [`HllBuffer::flush`], and a few log records more for [`add`](Self::add) (memcached's smallest `-I 1k` does) | [`Error::ValueTooLarge`]: from an add, after its record may be in the log (see [`add`](Self::add)); from a merge or flush, segments that fit may be written (merging again is harmless) | see left |
 /// | a server with CAS (memcached without `-C`, not through a proxy) | [`Error::Unsupported`] | nothing |
-/// | [`count_union`](Self::count_union) and [`merge`](Self::merge) take sketches of one store: this is not checked (the others' segments are read from the first one's store) | — | — |
+/// | [`count_union`](Self::count_union) and [`merge`](Self::merge) take sketches of one store | [`Error::InvalidArgument`] | nothing |
 ///
 /// # What a restart or an eviction loses
 ///
@@ -875,6 +875,7 @@ impl HyperLogLog {
         let Some(first) = sketches.first() else {
             return Ok(union);
         };
+        check_one_store(first, sketches)?;
         let keys: Vec<Key> = sketches
             .iter()
             .flat_map(|h| h.keys.iter().cloned())
@@ -896,6 +897,7 @@ impl HyperLogLog {
     /// use the same store.
     #[blocking_and_async(pub)]
     async fn merge_io(&self, io: Io, others: &[&HyperLogLog]) -> Result<()> {
+        check_one_store(self, others)?;
         let union = HyperLogLog::union(io, others).await?;
         self.write_registers(self.access(io), &union)
             .await
@@ -945,6 +947,23 @@ enum Compaction {
 }
 
 /// [`Error::Unsupported`] for a store without CAS.
+/// [`Error::InvalidArgument`] unless every sketch of `others` uses
+/// `first`'s store: a union reads every segment from one store, and would
+/// read another store's sketch as empty.
+fn check_one_store(first: &HyperLogLog, others: &[&HyperLogLog]) -> Result<()> {
+    match others
+        .iter()
+        .find(|h| !std::ptr::addr_eq(Arc::as_ptr(&h.store), Arc::as_ptr(&first.store)))
+    {
+        None => Ok(()),
+        Some(other) => Err(Error::InvalidArgument(format!(
+            "the HyperLogLogs of a union or merge share one store; {} uses another than {}",
+            other.keys[0].display(),
+            first.keys[0].display()
+        ))),
+    }
+}
+
 fn no_cas(store: &dyn Store) -> Error {
     Error::Unsupported {
         op: "HyperLogLog write",

@@ -133,7 +133,7 @@ impl Probe {
 ///
 /// | limit | past it | written |
 /// |---|---|---|
-/// | a name of at most 229 bytes less the scope's prefix (the block key `<prefix>sbloom:<name>:<layer>.<block>` of layer 31 fits 250 bytes; `:` and `%` are escaped to 3 bytes). [`new`](Self::new) checks the first layer's keys, one byte shorter: a name of 230 bytes opens, but cannot build layer 10, so it stops growing there like a filter at its last layer (below) | [`Error::InvalidKey`] from [`new`](Self::new) past 230 bytes | nothing |
+/// | a name of at most 229 bytes less the scope's prefix (the last layer's block keys, `<prefix>sbloom:<name>:31.<block>`, fit 250 bytes for any block number; `:` and `%` are escaped to 3 bytes) | [`Error::InvalidKey`] from [`new`](Self::new) | nothing |
 /// | `initial_capacity` at least 1; `error_rate` strictly between 0 and 1; the first layer (at `error_rate / 2`) fits [`MAX_BLOCKS`](crate::bloom::MAX_BLOCKS) items, as a [`BloomFilter`]'s must | [`Error::InvalidArgument`] from [`new`](Self::new) | nothing |
 /// | growth 1 to [`MAX_GROWTH`] (16) | [`Error::InvalidArgument`] from [`with_growth`](Self::with_growth) | nothing |
 /// | at most [`MAX_LAYERS`] (32) layers, and no layer past one that would need more than [`MAX_BLOCKS`](crate::bloom::MAX_BLOCKS) items or hold more than 2^64 elements | no error: adds go on into the newest layer, whose false-positive rate then rises above its share | — |
@@ -172,6 +172,14 @@ impl ScalableBloomFilter {
         let scope = scope.into();
         // Layer i gets error_rate / 2^(i+1): check the caller's number.
         check_rate(error_rate)?;
+        // The longest block key (of the last layer) must fit, or the filter
+        // would stop growing at the layer whose keys first do not.
+        scope.key(
+            "sbloom",
+            name,
+            // As a layer's filter checks its own keys: room for any block.
+            format!("{}.{}", MAX_LAYERS - 1, u32::MAX),
+        )?;
         let mut filter = ScalableBloomFilter {
             header: scope.key("sbloom", name, "meta")?,
             scope,

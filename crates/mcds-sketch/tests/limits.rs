@@ -252,9 +252,9 @@ fn elements_larger_than_an_item_are_hashed_not_stored() {
 
 /// A scalable filter's name may take `250 − 21` bytes (less the prefix):
 /// with that, it grows to all `MAX_LAYERS` (32) layers, then goes on
-/// adding to the last one without an error. One byte more than `new`
-/// accepts is `InvalidKey`, and `with_growth` past `MAX_GROWTH` is
-/// `InvalidArgument`; neither writes anything.
+/// adding to the last one without an error. One byte more is `InvalidKey`
+/// from `new`, and `with_growth` past `MAX_GROWTH` is `InvalidArgument`;
+/// neither writes anything.
 #[test]
 fn a_scalable_filter_grows_to_max_layers_then_fills_the_last() {
     let longest = MAX_KEY_LEN - SBLOOM_KEY_EXTRA - 1; // layer 10 and up: 2 digits
@@ -288,12 +288,12 @@ fn a_scalable_filter_grows_to_max_layers_then_fills_the_last() {
         );
         assert!(filter.contains_many(&added).unwrap().iter().all(|&b| b));
     }
-    // `new` checks the first layer's keys, one byte shorter than those of
-    // layers 10 to 31.
+    // `new` checks the last layer's keys: one byte more is refused up
+    // front (it would stop the filter growing at layer 10).
     let store = memory();
     assert!(is_invalid_key(ScalableBloomFilter::new(
         store.clone(),
-        &name(longest + 2),
+        &name(longest + 1),
         1,
         0.01
     )));
@@ -492,4 +492,57 @@ fn a_bitmap_segment_needs_an_item_limit_of_8_kib_plus_its_key() {
         .unwrap()
         .unwrap();
     assert_eq!(segment.value, [0x10], "the segment as it was");
+}
+
+/// A count that reaches the last segment (bits up to 2^64 − 1) reads it
+/// like any other, without overflowing past its end.
+#[test]
+fn a_bitmap_count_of_the_last_bits_reads_the_last_segment() {
+    let store = memory();
+    let bitmap = ActivityBitmap::new(store, "end", 0, Duration::from_millis(1)).unwrap();
+    bitmap.set(u64::MAX).unwrap();
+    bitmap.set(u64::MAX - 10).unwrap();
+    assert_eq!(bitmap.count_bits(u64::MAX - 10, u64::MAX).unwrap(), 2);
+    assert_eq!(bitmap.count_bits(u64::MAX, u64::MAX).unwrap(), 1);
+    assert_eq!(
+        bitmap
+            .count_bits(u64::MAX - SEGMENT_BITS * 2, u64::MAX)
+            .unwrap(),
+        2
+    );
+}
+
+/// A unit with a fraction of a millisecond would be dropped to whole
+/// milliseconds: refused instead, and so is one below 1 ms.
+#[test]
+fn a_bitmap_unit_of_a_fraction_of_a_millisecond_is_invalid_argument() {
+    let store = memory();
+    for unit in [
+        Duration::from_micros(1500),
+        Duration::from_micros(999),
+        Duration::ZERO,
+    ] {
+        assert!(
+            is_invalid_argument(&ActivityBitmap::new(store.clone(), "u", 0, unit)),
+            "{unit:?}"
+        );
+    }
+    assert!(ActivityBitmap::new(store.clone(), "u", 0, Duration::from_millis(2)).is_ok());
+    assert_eq!(store.len(), 0, "nothing written");
+}
+
+/// A union or merge of sketches on two stores would read the second
+/// store's sketch from the first: refused, and nothing is written.
+#[test]
+fn a_hyperloglog_union_or_merge_across_two_stores_is_invalid_argument() {
+    let (a, b) = (memory(), memory());
+    let x = HyperLogLog::new(a.clone() as Arc<dyn Store>, "x").unwrap();
+    let y = HyperLogLog::new(b.clone() as Arc<dyn Store>, "y").unwrap();
+    y.add("e").unwrap();
+    assert!(is_invalid_argument(&HyperLogLog::count_union(&[&x, &y])));
+    assert!(is_invalid_argument(&x.merge(&[&y])));
+    assert_eq!(a.len(), 0, "nothing written");
+    let z = HyperLogLog::new(a.clone() as Arc<dyn Store>, "z").unwrap();
+    z.add("f").unwrap();
+    assert_eq!(HyperLogLog::count_union(&[&x, &z]).unwrap(), 1);
 }
