@@ -18,9 +18,18 @@
 //!   [`Codec`].
 //! * Tokens: `s<id>.<d>.<i>.<n>` (bucket `d.i` split into children of
 //!   nonce `n`; the first such token of a bucket counts),
-//!   `p<id>.<d>.<i>.<own>.<n>` (a split of the bucket whose key has nonce
-//!   `own` is under way) and `x…` with the same fields (that split gave
-//!   up).
+//!   `p<id>.<d>.<i>.<own>.<n>.<ms>` (a split of the bucket whose key has
+//!   nonce `own` is under way, begun at Unix ms `ms` by its splitter's
+//!   clock) and `x<id>.<d>.<i>.<own>.<n>` (that split gave up).
+//! * The **life item**, `<set key>.l` (or `.l<salt>`, on the directory's
+//!   server): the id of the current life, read in the same batch as every
+//!   write and every `contains`. When it names another life or none, the
+//!   directory is read: a handle whose cached life ended (the directory
+//!   was cleared, or lost in a restart and made again) stops writing into
+//!   the old life's buckets, which may still live on other servers. It is
+//!   a hint that the directory overrules and a reader sets right by CAS.
+//!   A set made with a TTL reads its directory instead (its buckets
+//!   outlive it).
 //!
 //! ## Why nothing is lost or listed twice while a bucket splits
 //!
@@ -53,16 +62,25 @@
 //! written from the bucket, so they hold exactly what it held, and only one
 //! split may delete a given bucket. After step 5, an append to the old
 //! bucket answers NOT_STORED: the writer reads the directory again and
-//! routes afresh. If step 6 has not happened yet (a splitter that stopped
-//! between 5 and 6), the bucket's first split under way is the one that
-//! deleted it (its `p` token was appended before the delete, so a directory
-//! read after the bucket was seen missing has it): when that split's
-//! children exist, the writer appends its `s` token for it. A bucket that
-//! is missing with no such split is **lost** (evicted, or its server
-//! restarted): writes and reads of it fail with [`Error::Lost`] rather
-//! than answering without the members it held, until the set is cleared.
-//! A delete that finds the bucket already gone (evicted after the split
-//! read it) completes the split: its children are the best copy left.
+//! routes afresh. If step 6 has not happened yet, the writer waits a few
+//! directory reads (about 30 ms) for it. A bucket still missing then, whose
+//! first split under way has children, was either deleted by that split
+//! (whose splitter stopped between 5 and 6) or lost (evicted, its server
+//! restarted) with writes the children never saw. Only a server that has
+//! lost nothing since the split began ([`Retention`](mcds_core::Retention),
+//! against the `p` token's time, less two seconds of clock skew) tells the
+//! first case: then the writer appends the `s` token for it. Otherwise,
+//! and for a missing bucket with no split under way, the bucket is
+//! **lost**: writes and reads of it fail with [`Error::Lost`] rather than
+//! answering without the members it held, until the set is cleared. A
+//! delete that finds the bucket already gone gives the split up, for the
+//! same reason: its children are a copy from before the loss.
+//!
+//! **Clearing.** [`clear`](Buckets::clear) deletes the directory by CAS
+//! (a split recorded since it read it makes it read again), then every
+//! bucket that directory names and the children of its splits under way.
+//! A split that records itself after that finds no directory and undoes
+//! itself, so no bucket is left that a handle could go on writing to.
 //!
 //! Only two kinds of writer create buckets: the one that creates a set's
 //! directory (the root, under a fresh id that no one else knows until the
@@ -122,6 +140,15 @@ const MAX_ROUNDS: u32 = 64;
 /// while it ran, before it gives up.
 const SPLIT_RETRIES: u32 = 8;
 
+/// Re-reads of the directory (with backoff: about 30 ms in all) that a
+/// reader waits for a split's record when it finds the split's bucket
+/// deleted and its children written.
+const FOLLOW_WAITS: u32 = 4;
+
+/// How far the splitter's clock (in a `p` token) and the clock behind a
+/// server's [`Retention`](mcds_core::Retention) may disagree.
+const CLOCK_SKEW_MS: u64 = 2_000;
+
 /// Draws of a new set's id that look for a root on the directory's server.
 const COLOCATE_TRIES: u32 = 16;
 
@@ -162,6 +189,9 @@ pub(crate) struct Shape {
     /// nonce of its children). The first of a bucket's is the only one
     /// that may delete it.
     pending: Arc<HashMap<Bucket, Vec<(u32, u32)>>>,
+    /// When each split under way began (its `p` token's Unix ms, by its
+    /// splitter's clock), by bucket and children's nonce.
+    started: Arc<HashMap<(Bucket, u32), u64>>,
 }
 
 /// The parent of a bucket below the root.
@@ -176,6 +206,7 @@ impl Shape {
             expiring,
             split: Arc::default(),
             pending: Arc::default(),
+            started: Arc::default(),
         }
     }
 
@@ -210,6 +241,7 @@ impl Shape {
         let mut shape = Shape::new(id, false);
         let mut splits = Vec::new();
         let mut pending: HashMap<Bucket, Vec<(u32, u32)>> = HashMap::new();
+        let mut started: HashMap<(Bucket, u32), u64> = HashMap::new();
         let mut gave_up: Vec<(Bucket, u32, u32)> = Vec::new();
         for token in tokens {
             if token == "t" {
@@ -218,14 +250,21 @@ impl Shape {
             }
             let bad = || {
                 format!(
-                    "a set directory token is s<id>.<depth>.<index>.<nonce>, p<id>.<depth>.<index>.<nonce>.<nonce> or x<id>.<depth>.<index>.<nonce>.<nonce>; found {token:?}"
+                    "a set directory token is s<id>.<depth>.<index>.<nonce>, p<id>.<depth>.<index>.<nonce>.<nonce>.<ms> or x<id>.<depth>.<index>.<nonce>.<nonce>; found {token:?}"
                 )
             };
             let (kind, body) = token.split_at_checked(1).ok_or_else(bad)?;
             let fields: Vec<&str> = body.split('.').collect();
             let nonce = |f: &str| u32::from_str_radix(f, 16).ok();
+            let mut at_ms = None;
             let (life, d, i, own, n) = match (kind, fields.as_slice()) {
                 ("s", [life, d, i, n]) => (*life, d, i, Some(0), nonce(n)),
+                ("p", [life, d, i, own, n, ms]) => {
+                    at_ms = Some(u64::from_str_radix(ms, 16).map_err(|_| bad())?);
+                    (*life, d, i, nonce(own), nonce(n))
+                }
+                // A `p` token without its time (mcds before the time was
+                // added): the split's start is unknown.
                 ("p" | "x", [life, d, i, own, n]) => (*life, d, i, nonce(own), nonce(n)),
                 _ => return Err(bad()),
             };
@@ -245,7 +284,10 @@ impl Shape {
             }
             match kind {
                 "s" => splits.push(((d, i), n)),
-                "p" => pending.entry((d, i)).or_default().push((own, n)),
+                "p" => {
+                    pending.entry((d, i)).or_default().push((own, n));
+                    started.insert(((d, i), n), at_ms.unwrap_or(u64::MAX));
+                }
                 _ => gave_up.push(((d, i), own, n)),
             }
         }
@@ -272,6 +314,7 @@ impl Shape {
         }
         shape.split = Arc::new(split);
         shape.pending = Arc::new(pending);
+        shape.started = Arc::new(started);
         Ok(shape)
     }
 
@@ -298,12 +341,24 @@ impl Shape {
     }
 
     /// A split under way: `bucket` into children named with `nonce`.
+    /// It records when it began (Unix ms), for [`Buckets::follow`]'s
+    /// question whether the bucket's server lost anything since.
     fn pending_token(&self, bucket: Bucket, nonce: u32) -> String {
         let own = self.own_nonce(bucket);
+        let now = mcds_core::unix_ms(std::time::SystemTime::now());
         format!(
-            "p{}.{}.{:x}.{own:x}.{nonce:x} ",
+            "p{}.{}.{:x}.{own:x}.{nonce:x}.{now:x} ",
             self.id, bucket.0, bucket.1
         )
+    }
+
+    /// When the split of `bucket` into children named `nonce` began
+    /// (`u64::MAX` when the directory does not say).
+    fn started(&self, bucket: Bucket, nonce: u32) -> u64 {
+        self.started
+            .get(&(bucket, nonce))
+            .copied()
+            .unwrap_or(u64::MAX)
     }
 
     /// The split of `bucket` into children named with `nonce` gave up.
@@ -425,6 +480,9 @@ pub(crate) struct Buckets {
     split_bytes: usize,
     /// The directory as last read (shared by clones of the handle).
     shape: Arc<Mutex<Known>>,
+    /// The life item: the id of the set's life, on the directory's server
+    /// (see [`Buckets::life_holds`]).
+    life: Key,
 }
 
 /// What a handle knows of its set's directory.
@@ -461,6 +519,8 @@ pub(crate) struct Append<'m> {
     /// the reading of its replies must agree even if another clone of the
     /// handle refreshes the cached shape in between.
     reads_life: bool,
+    /// Whether that read is of the directory (else of the life item).
+    via_dir: bool,
 }
 
 impl Append<'_> {
@@ -496,7 +556,7 @@ impl Buckets {
     /// that the set it routed by has expired (its buckets outlive it by a
     /// minute: see [`bucket_ttl`](Self::bucket_ttl)).
     pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<StoreOp<'a>> {
-        let check = reads_life(appends).then_some(StoreOp::Get(&self.dir));
+        let check = reads_life(appends).then(|| StoreOp::Get(self.life_check_key(appends)));
         check
             .into_iter()
             .chain(appends.iter().flat_map(Append::ops))
@@ -507,8 +567,88 @@ impl Buckets {
     /// TTL (by this handle or, as its directory says, by another) has
     /// buckets that outlive the directory, so a cached shape can name
     /// buckets of a set that has expired.
-    fn checks_life(&self, shape: &Shape) -> bool {
+    fn checks_life(&self, _shape: &Shape) -> bool {
+        true
+    }
+
+    /// Whether a batch checks its life by reading the directory (a set
+    /// made with a TTL, whose buckets outlive it), rather than the small
+    /// life item.
+    fn via_dir(&self, shape: &Shape) -> bool {
         self.ttl != Ttl::Never || shape.expiring
+    }
+
+    /// The key a batch of `appends` reads to check its life.
+    fn life_check_key(&self, appends: &[Append<'_>]) -> &Key {
+        if appends.first().is_some_and(|a| a.via_dir) {
+            &self.dir
+        } else {
+            &self.life
+        }
+    }
+
+    /// The error of a batch whose life-check read failed: its appends were
+    /// sent with it, so unless every one of them failed outright, some may
+    /// have landed, and the call is [`Error::Ambiguous`], never a plain
+    /// failure.
+    fn unread_life(&self, e: Error, appends: &[Result<Reply>]) -> Error {
+        let maybe = appends
+            .iter()
+            .any(|r| matches!(r, Ok(_) | Err(Error::Ambiguous { .. })));
+        if !maybe || matches!(e, Error::Ambiguous { .. }) {
+            return e;
+        }
+        Error::Ambiguous {
+            key: self.dir.display(),
+            server: String::new(),
+            reason: format!(
+                "the batch's appends were sent, but the read that checks the set's life failed ({e}), so whether they landed in the live set is not known; send the batch again (adds and removes are idempotent)"
+            ),
+        }
+    }
+
+    /// Whether the life-check read of a batch planned under `id` (by the
+    /// directory, `via_dir`, or the life item) says the life is still `id`.
+    /// The life item is a hint: when it names another life or none (a set
+    /// made before it existed, or it was lost), the directory decides, and
+    /// the hint is set right by CAS. The directory and the life item live
+    /// on one server, so a restart that loses the directory loses the item
+    /// too, and a handle whose cached life ended stops writing into it.
+    async fn life_holds(
+        &self,
+        io: Io,
+        via_dir: bool,
+        item: Result<Option<Item>>,
+        id: &str,
+    ) -> Result<bool> {
+        if via_dir {
+            return self.same_life(item, id);
+        }
+        let item = item?;
+        if item.as_ref().is_some_and(|i| i.value == id.as_bytes()) {
+            return Ok(true);
+        }
+        match self.read_shape(io).await? {
+            Some(shape) if &*shape.id == id => {
+                let access = self.access(io);
+                let _ = match &item {
+                    Some(item) => access
+                        .cas(&self.life, id.as_bytes(), Ttl::Never, item.cas)
+                        .await
+                        .map(drop),
+                    None => access
+                        .add(&self.life, id.as_bytes(), Ttl::Never)
+                        .await
+                        .map(drop),
+                };
+                Ok(true)
+            }
+            _ => {
+                // Another life, or none: route afresh (read_shape cached
+                // what it found).
+                Ok(false)
+            }
+        }
     }
 
     /// Whether the directory `item` read in an operation's batch is still
@@ -524,7 +664,18 @@ impl Buckets {
     }
 
     pub(crate) fn new(store: Arc<dyn Store>, dir: Key) -> Buckets {
+        // `<dir>.l`, or `<dir>.l<salt>` with the first salt that puts it on
+        // the directory's server: a restart of that server then takes both.
+        let life = (0..64u32)
+            .filter_map(|salt| match salt {
+                0 => dir.with_suffix(".l").ok(),
+                _ => dir.with_suffix(format!(".l{salt}")).ok(),
+            })
+            .find(|k| store.colocated(k, &dir))
+            .or_else(|| dir.with_suffix(".l").ok())
+            .unwrap_or_else(|| dir.clone());
         Buckets {
+            life,
             store,
             dir,
             codec: Codec::Text,
@@ -790,8 +941,17 @@ impl Buckets {
             value: &header,
             ttl: self.ttl,
         };
+        // The life item first (a hint: a creator that loses the race leaves
+        // its id there, and the next reader sets it right from the
+        // directory), so that once the directory names this life, the item
+        // has named it too.
+        let set_life = StoreOp::Set {
+            key: &self.life,
+            value: id.as_bytes(),
+            ttl: Ttl::Never,
+        };
         let (rooted, named) = if self.store.colocated(&root, &self.dir) {
-            let [rooted, named] = access.run_pipeline([add_root, add_dir]).await?;
+            let [rooted, _, named] = access.run_pipeline([add_root, set_life, add_dir]).await?;
             (
                 rooted.and_then(Reply::stored),
                 named.and_then(Reply::stored),
@@ -801,10 +961,8 @@ impl Buckets {
             if !matches!(rooted, Ok(Stored::Stored(_))) {
                 return rooted.map(|_| false); // 2^-32: try again with another id
             }
-            (
-                rooted,
-                access.execute(&add_dir).await.and_then(Reply::stored),
-            )
+            let [_, named] = access.run_pipeline([set_life, add_dir]).await?;
+            (rooted, named.and_then(Reply::stored))
         };
         match (rooted, named) {
             (Ok(Stored::Stored(_)), Ok(Stored::Stored(_))) => {
@@ -861,6 +1019,7 @@ impl Buckets {
         }
         let mut appends = Vec::with_capacity(groups.len());
         let reads_life = self.checks_life(shape);
+        let via_dir = self.via_dir(shape);
         for (bucket, members) in groups {
             let key = self.key_of(shape, bucket)?;
             // A group larger than a bucket goes in several appends (each at
@@ -885,6 +1044,7 @@ impl Buckets {
                     bucket,
                     members: part,
                     reads_life,
+                    via_dir,
                 });
                 start = end;
             }
@@ -990,7 +1150,8 @@ impl Buckets {
                 .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
                 .and_then(Reply::item);
             let id = self.key_life(&appends[0].key);
-            if !self.same_life(dir, &id)? {
+            let holds = self.life_holds(io, appends[0].via_dir, dir, &id).await;
+            if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
                 // Written into buckets of an expired set: write again.
                 return Box::pin(self.finish_counting(
                     io,
@@ -1041,7 +1202,9 @@ impl Buckets {
                     .next()
                     .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
                     .and_then(Reply::item);
-                if !self.same_life(dir, &shape.id)? {
+                let via_dir = appends.first().is_some_and(|a| a.via_dir);
+                let holds = self.life_holds(io, via_dir, dir, &shape.id).await;
+                if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
                     continue;
                 }
             }
@@ -1155,12 +1318,36 @@ impl Buckets {
         if now.candidate(bucket) != candidate {
             return Ok(()); // a newer split: probe again
         }
-        match candidate {
-            Some(nonce) if found[1..].iter().any(Option::is_some) => {
-                self.record_split(io, &now, bucket, nonce).await
+        let Some(nonce) = candidate.filter(|_| found[1..].iter().any(Option::is_some)) else {
+            return Err(self.lost(&key));
+        };
+        // The bucket is missing and its first split under way has children.
+        // Either that split deleted it (by CAS: its children then hold
+        // exactly what it held) and is about to record itself, or the
+        // bucket was lost (evicted, a restart) and the children are a copy
+        // from before the writes that landed since. A live splitter records
+        // itself within a round trip: wait for it a little.
+        let mut backoff = mcds_core::Backoff::default();
+        for _ in 0..FOLLOW_WAITS {
+            self.access(io).sleep(backoff.next_delay()).await;
+            match self.read_shape(io).await? {
+                Some(again) if again.id == now.id && again.is_leaf(bucket) => {}
+                _ => return Ok(()), // recorded, or the set is gone: route again
             }
-            _ => Err(self.lost(&key)),
         }
+        // Its splitter stopped between the delete and the record, or the
+        // bucket was lost. Only a server that has lost nothing since the
+        // split began proves the former: then the split is recorded for it.
+        let began = now.started(bucket, nonce);
+        let kept = match self.access(io).retention(&key).await? {
+            mcds_core::Retention::Complete => true,
+            mcds_core::Retention::Since(ms) => ms.saturating_add(CLOCK_SKEW_MS) <= began,
+            mcds_core::Retention::Unknown(_) => false,
+        };
+        if kept && began != u64::MAX {
+            return self.record_split(io, &now, bucket, nonce).await.map(drop);
+        }
+        Err(self.lost(&key))
     }
 
     fn lost(&self, key: &Key) -> Error {
@@ -1177,14 +1364,27 @@ impl Buckets {
     /// Append `bucket`'s split (children named with `nonce`) to the
     /// directory, tagged with the life's id (a late append to a later
     /// life's directory is ignored there), and to the cached shape.
-    async fn record_split(&self, io: Io, shape: &Shape, bucket: Bucket, nonce: u32) -> Result<()> {
+    ///
+    /// `Ok(false)` when the directory is gone (the set was cleared, or it
+    /// expired): nothing is cached, and the handle reads the directory
+    /// again, so that it never routes to buckets a clear did not know of.
+    async fn record_split(
+        &self,
+        io: Io,
+        shape: &Shape,
+        bucket: Bucket,
+        nonce: u32,
+    ) -> Result<bool> {
         let token = shape.split_token(bucket, nonce);
         // The split has happened whether or not the token lands (a full
         // `-M` server refuses it): this handle routes by it, and any other
         // finds it through the split's `p` token, as after a splitter that
         // stopped before writing it. So a read that meets the split never
         // fails for want of memory to record it.
-        let _ = self.access(io).append(&self.dir, token.as_bytes()).await;
+        if let Ok(false) = self.access(io).append(&self.dir, token.as_bytes()).await {
+            *self.shape.lock() = Known::Unknown;
+            return Ok(false);
+        }
         let mut cache = self.shape.lock();
         match &mut *cache {
             Known::Shape(cached) if cached.id == shape.id => cached.record(bucket, nonce),
@@ -1194,7 +1394,7 @@ impl Buckets {
                 *cache = Known::Shape(shape);
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Apply a removal that the item limit refused to append (a member
@@ -1330,10 +1530,16 @@ impl Buckets {
         for attempt in 0.. {
             match access.delete_cas(&key, read_cas).await? {
                 DeleteOutcome::Deleted => break,
-                // Gone without us, the one split that may delete it:
-                // evicted after our read. Our children hold what it held
-                // then, the best the set can have.
-                DeleteOutcome::NotFound => break,
+                // Gone without us, the one split that may delete it: lost
+                // (evicted, its server restarted) or cleared after our
+                // read. Our children hold what it held then, not what was
+                // written since: the split gives up, and the bucket reads
+                // as lost (see `follow`).
+                DeleteOutcome::NotFound => {
+                    access.append(&self.dir, give_up().as_bytes()).await?;
+                    undo(written).await?;
+                    return Ok(true);
+                }
                 DeleteOutcome::Exists => {}
             }
             let fresh = if attempt < SPLIT_RETRIES {
@@ -1370,8 +1576,11 @@ impl Buckets {
                 return Ok(false);
             }
         }
-        // Step 6.
-        self.record_split(io, &now, bucket, nonce).await?;
+        // Step 6. A directory gone by now was cleared (or expired) while
+        // the split ran: its children are garbage no one will route to.
+        if !self.record_split(io, &now, bucket, nonce).await? {
+            let _ = undo(written).await;
+        }
         Ok(true)
     }
 
@@ -1384,18 +1593,19 @@ impl Buckets {
             };
             let bucket = shape.leaf(stable_hash(member));
             let key = self.key_of(&shape, bucket)?;
-            let item = if self.checks_life(&shape) {
-                let [dir, item] = self
-                    .access(io)
-                    .run_pipeline([StoreOp::Get(&self.dir), StoreOp::Get(&key)])
-                    .await?;
-                if !self.same_life(dir.and_then(Reply::item), &shape.id)? {
-                    continue;
-                }
-                item.and_then(Reply::item)?
-            } else {
-                self.access(io).get(&key).await?
-            };
+            let via_dir = self.via_dir(&shape);
+            let check = if via_dir { &self.dir } else { &self.life };
+            let [life, item] = self
+                .access(io)
+                .run_pipeline([StoreOp::Get(check), StoreOp::Get(&key)])
+                .await?;
+            if !self
+                .life_holds(io, via_dir, life.and_then(Reply::item), &shape.id)
+                .await?
+            {
+                continue;
+            }
+            let item = item.and_then(Reply::item)?;
             match item {
                 Some(item) => return self.codec.contains(&key, &item.value, member),
                 None => self.follow(io, bucket).await?,
@@ -1588,12 +1798,45 @@ impl Buckets {
         Err(self.conflict())
     }
 
-    /// Delete the set: every bucket the directory names (and the children
-    /// of the splits it records as under way, which a split that stopped
-    /// may have left), then the directory.
+    /// Delete the set: its directory first, by CAS (a split recorded
+    /// since it was read makes the delete fail, and the directory is read
+    /// again), then every bucket that directory names (and the children of
+    /// the splits it records as under way). So no bucket of the life stays
+    /// behind that a handle could go on writing to: a split that records
+    /// itself after the delete finds no directory, and undoes itself; a
+    /// handle that routes to a deleted bucket finds it missing, and no
+    /// directory. Writes concurrent with the clear may land before it (and
+    /// go with it) or after it (in a new life).
     pub(crate) async fn clear(&self, io: Io) -> Result<()> {
-        let shape = self.read_shape(io).await?;
-        let mut keys = Vec::new();
+        let access = self.access(io);
+        let mut removed = None;
+        for _ in 0..MAX_ROUNDS {
+            let Some(item) = access.get(&self.dir).await? else {
+                self.remember(None);
+                return Ok(());
+            };
+            let shape = self.shape_of(Some(&item))?.ok().flatten();
+            let deleted = match access.delete_cas(&self.dir, item.cas).await {
+                Ok(DeleteOutcome::Deleted) => true,
+                Ok(DeleteOutcome::Exists) => false,
+                Ok(DeleteOutcome::NotFound) => {
+                    self.remember(None);
+                    return Ok(());
+                }
+                // No CAS (a proxy, -C): a set there is one item.
+                Err(Error::Unsupported { .. }) => access.delete(&self.dir).await.map(|_| true)?,
+                Err(e) => return Err(e),
+            };
+            if deleted {
+                removed = Some(shape);
+                break;
+            }
+        }
+        let Some(shape) = removed else {
+            return Err(self.conflict());
+        };
+        self.remember(None);
+        let mut keys = vec![self.life.clone()];
         if let Some(shape) = &shape {
             for b in shape.leaves() {
                 keys.push(self.key_of(shape, b)?);
@@ -1606,10 +1849,8 @@ impl Buckets {
                 }
             }
         }
-        keys.push(self.dir.clone());
         let ops: Vec<StoreOp<'_>> = keys.iter().map(StoreOp::Delete).collect();
-        let results = self.access(io).pipeline(&ops).await;
-        self.remember(None);
+        let results = access.pipeline(&ops).await;
         results.into_iter().try_for_each(|r| r.map(drop))
     }
 }
@@ -1656,25 +1897,29 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_reads_the_directory_as_planned_even_if_the_cached_shape_changes() {
+    fn a_batch_reads_the_life_check_it_planned_even_if_the_cached_shape_changes() {
         let store: Arc<dyn Store> = Arc::new(mcds_core::MemoryStore::new());
         let buckets = Buckets::new(store, Key::new("s").unwrap());
         let lasting = shape_of(&[]);
         let appends = buckets.plan(&lasting, Op::Add, &[b"a", b"b"]).unwrap();
-        let planned = buckets.ops(&appends).len();
+        let ops = buckets.ops(&appends);
+        assert!(
+            matches!(ops[0], StoreOp::Get(k) if *k == buckets.life),
+            "the life item"
+        );
         // Another clone of the handle reads the directory of a set made
         // with a TTL before this batch's replies are read.
         let mut expiring = shape_of(&["t"]);
         expiring.expiring = true;
         buckets.remember(Some(expiring.clone()));
-        assert_eq!(buckets.ops(&appends).len(), planned, "ops as planned");
-        assert!(!reads_life(&appends), "replies read as planned");
+        let again = buckets.ops(&appends);
+        assert_eq!(again.len(), ops.len(), "ops as planned");
+        assert!(matches!(again[0], StoreOp::Get(k) if *k == buckets.life));
         let appends = buckets.plan(&expiring, Op::Add, &[b"a"]).unwrap();
         buckets.remember(Some(lasting));
-        assert!(reads_life(&appends));
-        assert_eq!(
-            buckets.ops(&appends).len(),
-            planned.min(1) + appends[0].op_count()
+        assert!(
+            matches!(buckets.ops(&appends)[0], StoreOp::Get(k) if *k == buckets.dir),
+            "the directory"
         );
     }
 
