@@ -684,6 +684,12 @@ impl FetchIter<'_> {
 
     /// The next event without blocking the thread: `None` at the end.
     pub async fn next_async(&mut self) -> Option<Result<Event>> {
+        self.next_io(Io::Async).await
+    }
+
+    /// The next event, reading the next page of chunks in `io` mode when
+    /// the last one is used up.
+    async fn next_io(&mut self, io: Io) -> Option<Result<Event>> {
         loop {
             if let Some(event) = self.ready.pop_front() {
                 return Some(Ok(event));
@@ -692,11 +698,7 @@ impl FetchIter<'_> {
                 return None;
             }
             let page = self.take_page();
-            match self
-                .log
-                .events(Io::Async, &page, self.first, self.last)
-                .await
-            {
+            match self.log.events(io, &page, self.first, self.last).await {
                 // Chunks partition time: a page's events all follow the
                 // previous page's.
                 Ok((events, _)) => self.ready.extend(events),
@@ -710,19 +712,6 @@ impl Iterator for FetchIter<'_> {
     type Item = Result<Event>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(event) = self.ready.pop_front() {
-                return Some(Ok(event));
-            }
-            if self.chunks.is_empty() {
-                return None;
-            }
-            let page = self.take_page();
-            let read = self.log.events(Io::Blocking, &page, self.first, self.last);
-            match mcds_core::block_on(read) {
-                Ok((events, _)) => self.ready.extend(events),
-                Err(e) => return Some(Err(e)),
-            }
-        }
+        mcds_core::block_on(self.next_io(Io::Blocking))
     }
 }
