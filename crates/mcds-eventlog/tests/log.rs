@@ -277,7 +277,10 @@ fn run_against_model(
                 serial += 1;
                 let payload = format!("e{serial}").into_bytes();
                 let (w, w_now) = (at / model.chunk_ms, now / model.chunk_ms);
-                let fits = w + (model.chunks - 1) >= w_now;
+                // Within the chunks kept, and not before `now − capacity`,
+                // where reads start.
+                let capacity = (model.chunks - 1) * model.chunk_ms;
+                let fits = w + (model.chunks - 1) >= w_now && back <= capacity;
                 let put = log.put_at(at, &payload);
                 prop_assert_eq!(put.is_ok(), fits, "put at -{}ms: {:?}", back, put);
                 if fits {
