@@ -511,7 +511,7 @@ pub(crate) fn encode_segment(registers: &[u8]) -> Vec<u8> {
 /// | a segment's log: [`COMPACT_AT`] (256) records, then [`LOG_LIMIT`] (4 096) | no error: an add folds the log into the base by CAS (2 more round trips) | — |
 /// | the store's item limit holds a dense segment (773 bytes, plus the key and 59 bytes of overhead) for [`merge`](Self::merge) and [`HllBuffer::flush`], and a few log records more for [`add`](Self::add) (memcached's smallest `-I 1k` does) | [`Error::ValueTooLarge`]: from an add, after its record may be in the log (see [`add`](Self::add)); from a merge or flush, segments that fit may be written (merging again is harmless) | see left |
 /// | a server with CAS (memcached without `-C`, not through a proxy) | [`Error::Unsupported`] | nothing |
-/// | [`count_union`](Self::count_union) and [`merge`](Self::merge) take sketches of one store | [`Error::InvalidArgument`] | nothing |
+/// | [`count_union`](Self::count_union)'s sketches, and [`merge`](Self::merge)'s sources, share one store (a merge's target may live in another) | [`Error::InvalidArgument`] | nothing |
 ///
 /// # What a restart or an eviction loses
 ///
@@ -897,7 +897,8 @@ impl HyperLogLog {
     /// use the same store.
     #[blocking_and_async(pub)]
     async fn merge_io(&self, io: Io, others: &[&HyperLogLog]) -> Result<()> {
-        check_one_store(self, others)?;
+        // The sources share a store (`union` checks); the target may be
+        // elsewhere: it is written on its own.
         let union = HyperLogLog::union(io, others).await?;
         self.write_registers(self.access(io), &union)
             .await
