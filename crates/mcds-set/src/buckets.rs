@@ -341,13 +341,13 @@ impl Shape {
     }
 
     /// A split under way: `bucket` into children named with `nonce`.
-    /// It records when it began (Unix ms), for [`Buckets::follow`]'s
-    /// question whether the bucket's server lost anything since.
-    fn pending_token(&self, bucket: Bucket, nonce: u32) -> String {
+    /// It records when it began (`began`, Unix ms, taken before the
+    /// bucket was read), for [`Buckets::follow`]'s question whether the
+    /// bucket's server lost anything since the split copied it.
+    fn pending_token(&self, bucket: Bucket, nonce: u32, began: u64) -> String {
         let own = self.own_nonce(bucket);
-        let now = mcds_core::unix_ms(std::time::SystemTime::now());
         format!(
-            "p{}.{}.{:x}.{own:x}.{nonce:x}.{now:x} ",
+            "p{}.{}.{:x}.{own:x}.{nonce:x}.{began:x} ",
             self.id, bucket.0, bucket.1
         )
     }
@@ -556,11 +556,54 @@ impl Buckets {
     /// that the set it routed by has expired (its buckets outlive it by a
     /// minute: see [`bucket_ttl`](Self::bucket_ttl)).
     pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<StoreOp<'a>> {
-        let check = reads_life(appends).then(|| StoreOp::Get(self.life_check_key(appends)));
-        check
-            .into_iter()
-            .chain(appends.iter().flat_map(Append::ops))
-            .collect()
+        let mut ops = Vec::new();
+        if reads_life(appends) {
+            ops.extend(self.check_ops(appends[0].via_dir));
+        }
+        ops.extend(appends.iter().flat_map(Append::ops));
+        ops
+    }
+
+    /// The ops that check a batch's life: a read of the directory (sets
+    /// with a TTL), or a read of the life item and a touch of the
+    /// directory. The touch says whether the directory still exists, and
+    /// keeps it as recently used as the life item and the buckets, which
+    /// every call reads: memcached's LRU would otherwise evict the
+    /// directory first, and a handle could go on in a set no one else sees.
+    fn check_ops(&self, via_dir: bool) -> Vec<StoreOp<'_>> {
+        if via_dir {
+            vec![StoreOp::Get(&self.dir)]
+        } else {
+            vec![
+                StoreOp::Get(&self.life),
+                StoreOp::Touch {
+                    key: &self.dir,
+                    ttl: Ttl::Never,
+                },
+            ]
+        }
+    }
+
+    /// The replies of [`check_ops`](Self::check_ops), off the front of a
+    /// batch's replies: the item read, and whether the touch found the
+    /// directory.
+    fn take_check(
+        &self,
+        via_dir: bool,
+        replies: &mut impl Iterator<Item = Result<Reply>>,
+    ) -> (Result<Option<Item>>, Result<bool>) {
+        let mut next = || {
+            replies
+                .next()
+                .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
+        };
+        let item = next().and_then(Reply::item);
+        let found = if via_dir {
+            Ok(true)
+        } else {
+            next().and_then(Reply::applied)
+        };
+        (item, found)
     }
 
     /// Whether each operation reads the directory too: a set made with a
@@ -576,15 +619,6 @@ impl Buckets {
     /// life item.
     fn via_dir(&self, shape: &Shape) -> bool {
         self.ttl != Ttl::Never || shape.expiring
-    }
-
-    /// The key a batch of `appends` reads to check its life.
-    fn life_check_key(&self, appends: &[Append<'_>]) -> &Key {
-        if appends.first().is_some_and(|a| a.via_dir) {
-            &self.dir
-        } else {
-            &self.life
-        }
     }
 
     /// The error of a batch whose life-check read failed: its appends were
@@ -618,14 +652,14 @@ impl Buckets {
         &self,
         io: Io,
         via_dir: bool,
-        item: Result<Option<Item>>,
+        (item, dir_found): (Result<Option<Item>>, Result<bool>),
         id: &str,
     ) -> Result<bool> {
         if via_dir {
             return self.same_life(item, id);
         }
         let item = item?;
-        if item.as_ref().is_some_and(|i| i.value == id.as_bytes()) {
+        if dir_found? && item.as_ref().is_some_and(|i| i.value == id.as_bytes()) {
             return Ok(true);
         }
         match self.read_shape(io).await? {
@@ -1145,12 +1179,9 @@ impl Buckets {
         }
         let mut results = results.into_iter();
         if reads_life(&appends) {
-            let dir = results
-                .next()
-                .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
-                .and_then(Reply::item);
+            let check = self.take_check(appends[0].via_dir, &mut results);
             let id = self.key_life(&appends[0].key);
-            let holds = self.life_holds(io, appends[0].via_dir, dir, &id).await;
+            let holds = self.life_holds(io, appends[0].via_dir, check, &id).await;
             if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
                 // Written into buckets of an expired set: write again.
                 return Box::pin(self.finish_counting(
@@ -1198,12 +1229,9 @@ impl Buckets {
                 .await
                 .into_iter();
             if reads_life(&appends) {
-                let dir = results
-                    .next()
-                    .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
-                    .and_then(Reply::item);
                 let via_dir = appends.first().is_some_and(|a| a.via_dir);
-                let holds = self.life_holds(io, via_dir, dir, &shape.id).await;
+                let check = self.take_check(via_dir, &mut results);
+                let holds = self.life_holds(io, via_dir, check, &shape.id).await;
                 if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
                     continue;
                 }
@@ -1446,6 +1474,9 @@ impl Buckets {
         }
         let access = self.access(io);
         let key = self.key_of(&shape, bucket)?;
+        // When the split began: before its read of the bucket, so that a
+        // loss after the read is one since the split began.
+        let began = mcds_core::unix_ms(std::time::SystemTime::now());
         // Step 1.
         let Some(item) = access.get(&key).await? else {
             return Ok(true);
@@ -1498,7 +1529,7 @@ impl Buckets {
             return failed.map_or(Ok(false), Err);
         }
         // Step 3: the split under way, in the directory.
-        let pending = shape.pending_token(bucket, nonce);
+        let pending = shape.pending_token(bucket, nonce, began);
         if !access.append(&self.dir, pending.as_bytes()).await? {
             undo(written).await?;
             return Ok(true); // the set is gone
@@ -1594,18 +1625,17 @@ impl Buckets {
             let bucket = shape.leaf(stable_hash(member));
             let key = self.key_of(&shape, bucket)?;
             let via_dir = self.via_dir(&shape);
-            let check = if via_dir { &self.dir } else { &self.life };
-            let [life, item] = self
-                .access(io)
-                .run_pipeline([StoreOp::Get(check), StoreOp::Get(&key)])
-                .await?;
-            if !self
-                .life_holds(io, via_dir, life.and_then(Reply::item), &shape.id)
-                .await?
-            {
+            let mut ops = self.check_ops(via_dir);
+            ops.push(StoreOp::Get(&key));
+            let mut replies = self.access(io).pipeline(&ops).await.into_iter();
+            let check = self.take_check(via_dir, &mut replies);
+            if !self.life_holds(io, via_dir, check, &shape.id).await? {
                 continue;
             }
-            let item = item.and_then(Reply::item)?;
+            let item = replies
+                .next()
+                .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))
+                .and_then(Reply::item)?;
             match item {
                 Some(item) => return self.codec.contains(&key, &item.value, member),
                 None => self.follow(io, bucket).await?,

@@ -558,26 +558,27 @@ fn shard_count(capacity: u32) -> u32 {
     u32::try_from(shards).unwrap_or(u32::MAX)
 }
 
-/// The marker's value: the magic, the capacity, the life's nonce and a
-/// checksum.
-fn encode_marker(capacity: u32, nonce: u32) -> Vec<u8> {
+/// The marker's value: the magic, the capacity, the life's nonce, the
+/// TTL in seconds (0: none) and a checksum.
+fn encode_marker(capacity: u32, nonce: u32, ttl_secs: u32) -> Vec<u8> {
     let mut out = MARKER_MAGIC.to_vec();
     out.extend_from_slice(&capacity.to_le_bytes());
     out.extend_from_slice(&nonce.to_le_bytes());
+    out.extend_from_slice(&ttl_secs.to_le_bytes());
     out.extend_from_slice(&stable_hash(&out).to_le_bytes());
     out
 }
 
-/// The capacity and nonce of a marker's value.
-fn decode_marker(bytes: &[u8]) -> std::result::Result<(u32, u32), String> {
-    if bytes.len() != 20 || &bytes[..4] != MARKER_MAGIC {
-        return Err("not a leaderboard's marker (no MTKS header, or not 20 bytes)".into());
+/// The capacity, nonce and TTL (seconds, 0 for none) of a marker's value.
+fn decode_marker(bytes: &[u8]) -> std::result::Result<(u32, u32, u32), String> {
+    if bytes.len() != 24 || &bytes[..4] != MARKER_MAGIC {
+        return Err("not a leaderboard's marker (no MTKS header, or not 24 bytes)".into());
     }
-    if stable_hash(&bytes[..12]).to_le_bytes() != bytes[12..] {
+    if stable_hash(&bytes[..16]).to_le_bytes() != bytes[16..] {
         return Err("the marker's checksum does not match".into());
     }
-    let mut r = Reader(&bytes[4..12]);
-    Ok((r.u32()?, r.u32()?))
+    let mut r = Reader(&bytes[4..16]);
+    Ok((r.u32()?, r.u32()?, r.u32()?))
 }
 
 /// A sharded board: its shard count, its marker's key, and the life this
@@ -598,6 +599,8 @@ struct Life {
     /// When this handle last touched every shard (boards with a TTL), by
     /// the scope's clock.
     touched_ms: Option<u64>,
+    /// The board's TTL in seconds (0: none), as its marker says.
+    ttl_secs: u32,
 }
 
 impl Shards {
@@ -822,7 +825,22 @@ impl Leaderboard {
             let op = crate::cas_or_add(key, &value, self.ttl, item.as_ref().map(|i| i.cas));
             let stored = match (item.is_some(), access.execute(&op).await?) {
                 (true, reply) => matches!(reply.cas_outcome()?, CasOutcome::Stored(_)),
-                (false, reply) => reply.stored()?.is_stored(),
+                (false, reply) => match reply.stored()? {
+                    Stored::Stored(cas) => {
+                        // Made the board: a handle of capacity over 200 may
+                        // have made shards under a marker at the same
+                        // moment. Then neither board stands.
+                        if let (None, Some(marker)) = (&self.shards, &marker) {
+                            let found = access.get(marker).await?;
+                            if found.is_some() {
+                                let _ = access.delete_cas(key, cas).await;
+                                self.no_marker(found)?;
+                            }
+                        }
+                        true
+                    }
+                    Stored::NotStored => false,
+                },
             };
             if stored {
                 for c in counts {
@@ -854,7 +872,7 @@ impl Leaderboard {
             return Ok(());
         };
         let key = self.marker_key().unwrap_or_else(|| self.key.clone());
-        let (capacity, _) = decode_marker(&marker.value).map_err(|r| corrupt(&key, r))?;
+        let (capacity, ..) = decode_marker(&marker.value).map_err(|r| corrupt(&key, r))?;
         Err(corrupt(
             &key,
             format!(
@@ -880,8 +898,9 @@ impl Leaderboard {
 
     /// The life a marker's value names (the cached one when it is the same).
     fn life_of(&self, shards: &Shards, item: &Item, cached: Option<&Life>) -> Result<Life> {
-        let (capacity, nonce) =
+        let (capacity, nonce, ttl) =
             decode_marker(&item.value).map_err(|reason| corrupt(&shards.marker, reason))?;
+
         if capacity != self.capacity {
             return Err(corrupt(
                 &shards.marker,
@@ -898,6 +917,7 @@ impl Leaderboard {
             nonce,
             keys: self.shard_keys(shards, nonce)?,
             touched_ms: None,
+            ttl_secs: ttl,
         })
     }
 
@@ -987,7 +1007,12 @@ impl Leaderboard {
             let cached = shards.cached();
             let started = self.clock.now_ms();
             let mut ops = Vec::with_capacity(pending.len() + 2);
-            if self.ttl != Ttl::Never {
+            // The touch only once this handle knows the board's life and
+            // that it has this TTL: a handle opened with another must not
+            // change when the board expires.
+            let ttl = self.ttl.as_secs().unwrap_or(0);
+            let touches = ttl > 0 && cached.as_ref().is_some_and(|l| l.ttl_secs == ttl);
+            if touches {
                 ops.push(Op::Touch {
                     key: &shards.marker,
                     ttl: self.ttl,
@@ -999,7 +1024,7 @@ impl Leaderboard {
                 None => ops.push(Op::Get(&self.key)),
             }
             let mut replies = access.pipeline(&ops).await.into_iter();
-            if self.ttl != Ttl::Never {
+            if touches {
                 // Whether there was a marker to touch: the get says.
                 next_reply(&mut replies)
                     .and_then(Reply::applied)
@@ -1042,6 +1067,22 @@ impl Leaderboard {
                 shards.remember(Some(life));
                 continue;
             }
+            // Writers must agree on the TTL: one without it would let the
+            // board expire under the others (it never touches the marker),
+            // one with another would end it early or late for them.
+            if life.ttl_secs != ttl {
+                return Err(partial(
+                    applied,
+                    unknown,
+                    corrupt(
+                        &shards.marker,
+                        format!(
+                            "created with a TTL of {} s (0: none); this leaderboard has {ttl} s — write it with the TTL it was created with, or clear it",
+                            life.ttl_secs
+                        ),
+                    ),
+                ));
+            }
             // The new value of each pending shard, its CAS id, and the
             // counts of its members.
             let mut writes: Vec<(u32, Vec<u8>, u64, Vec<u64>)> = Vec::new();
@@ -1065,7 +1106,7 @@ impl Leaderboard {
                 life.touched_ms
                     .is_none_or(|t| started.saturating_sub(t) >= u64::from(secs) * 250)
             });
-            let mut written = self.write_shards(access, &life, &writes, touch_all).await;
+            let written = self.write_shards(access, &life, &writes, touch_all).await;
             // With a TTL, the touch before the read kept this life's marker
             // for `ttl` from then: writes that landed within that time (less
             // memcached's one-second clock) landed in a live board. Past it,
@@ -1081,13 +1122,28 @@ impl Leaderboard {
                         .map_err(|e| partial(applied, unknown + written.stored.len(), e))?;
                     let same = match now {
                         Some(item) => {
-                            decode_marker(&item.value).is_ok_and(|(_, n)| n == life.nonce)
+                            decode_marker(&item.value).is_ok_and(|(_, n, _)| n == life.nonce)
                         }
                         None => false,
                     };
                     if !same {
+                        // The writes landed before the life ended (and are
+                        // gone with it, perhaps after a reader saw them) or
+                        // after (in a life no one reads): which, no one can
+                        // tell, so they are not written again.
                         shards.remember(None);
-                        written.again.append(&mut written.stored);
+                        let stored = written.stored.len();
+                        return Err(partial(
+                            applied,
+                            unknown + stored,
+                            Error::Ambiguous {
+                                key: self.key.display(),
+                                server: String::new(),
+                                reason: format!(
+                                    "the write took longer than the board's TTL ({secs} s), and the board expired meanwhile: the increment may have been counted in it before it expired, or not at all"
+                                ),
+                            },
+                        ));
                     }
                 }
             }
@@ -1218,13 +1274,27 @@ impl Leaderboard {
             self.discard(access, &keys).await;
             return first_error.map_or(Ok(()), Err);
         }
-        let marker = encode_marker(self.capacity, nonce);
+        let marker = encode_marker(self.capacity, nonce, self.ttl.as_secs().unwrap_or(0));
         match access.add(&shards.marker, &marker, self.ttl).await? {
-            Stored::Stored(_) => shards.remember(Some(Life {
-                nonce,
-                keys,
-                touched_ms: Some(self.clock.now_ms()),
-            })),
+            Stored::Stored(cas) => {
+                let ttl_secs = self.ttl.as_secs().unwrap_or(0);
+                // A handle of capacity at most 200 may have made a one-item
+                // board under the key at the same moment: then neither
+                // board stands (each creator checks for the other's).
+                if let Some(old) = access.get(&self.key).await? {
+                    if let Err(reason) = self.decode(&old.value) {
+                        let _ = access.delete_cas(&shards.marker, cas).await;
+                        self.discard(access, &keys).await;
+                        return Err(corrupt(&self.key, reason));
+                    }
+                }
+                shards.remember(Some(Life {
+                    nonce,
+                    keys,
+                    touched_ms: Some(self.clock.now_ms()),
+                    ttl_secs,
+                }))
+            }
             // Another first increment made the board first.
             Stored::NotStored => self.discard(access, &keys).await,
         }
