@@ -28,8 +28,10 @@
 //!   was cleared, or lost in a restart and made again) stops writing into
 //!   the old life's buckets, which may still live on other servers. It is
 //!   a hint that the directory overrules and a reader sets right by CAS.
-//!   A set made with a TTL reads its directory instead (its buckets
-//!   outlive it).
+//!   The same batch touches the directory: the touch says whether it still
+//!   exists, and keeps it as recently used as the life item and the
+//!   buckets, so that memcached's LRU does not evict it alone. A set made
+//!   with a TTL reads its directory instead (its buckets outlive it).
 //!
 //! ## Why nothing is lost or listed twice while a bucket splits
 //!
@@ -72,7 +74,11 @@
 //! first case: then the writer appends the `s` token for it. Otherwise,
 //! and for a missing bucket with no split under way, the bucket is
 //! **lost**: writes and reads of it fail with [`Error::Lost`] rather than
-//! answering without the members it held, until the set is cleared. A
+//! answering without the members it held, until the set is cleared. (On a
+//! server that evicts, a splitter slower than the wait between its delete
+//! and its record makes readers meanwhile fail with `Lost` too, wrongly:
+//! they cannot tell it from a loss. Such a split records itself, and the
+//! bucket reads again.) A
 //! delete that finds the bucket already gone gives the split up, for the
 //! same reason: its children are a copy from before the loss.
 //!

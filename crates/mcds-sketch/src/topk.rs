@@ -466,8 +466,12 @@ impl<'a> Reader<'a> {
 /// board reads as empty from the moment its marker expires, never in part.
 /// A write that took longer than `ttl − 2 s` from that touch to its CAS's
 /// reply (a paused thread) reads the marker again: if the life it wrote to
-/// has ended, it writes again in the next one (the old life is never read
-/// again).
+/// has ended, the call is [`Error::Ambiguous`] (the increment may have
+/// been counted before the board expired, and gone with it, or not at
+/// all; writing it again could count it twice). The marker records the
+/// TTL: every writer must use the same one (another is
+/// [`Error::Corrupt`]), or one without it would let the board expire
+/// under the others.
 ///
 /// A board of more than 200 members that an older mcds wrote in one item
 /// keeps that item: reads and increments use it as before (an increment
