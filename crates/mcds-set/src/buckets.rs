@@ -520,12 +520,11 @@ pub(crate) struct Append<'m> {
     /// Read the bucket back in the same batch, to see whether it is due
     /// to split (sampled: see the module docs).
     probe: bool,
-    /// Whether the batch reads the directory first (see
-    /// [`Buckets::ops`]). Decided once, when planned: the batch's ops and
-    /// the reading of its replies must agree even if another clone of the
-    /// handle refreshes the cached shape in between.
-    reads_life: bool,
-    /// Whether that read is of the directory (else of the life item).
+    /// Whether the batch checks its life by reading the directory (else
+    /// the life item: see [`Buckets::check_ops`]). Decided once, when
+    /// planned: the batch's ops and the reading of its replies must agree
+    /// even if another clone of the handle refreshes the cached shape in
+    /// between.
     via_dir: bool,
 }
 
@@ -551,20 +550,14 @@ impl Append<'_> {
     }
 }
 
-/// Whether a batch of `appends` starts with a read of the directory.
-fn reads_life(appends: &[Append<'_>]) -> bool {
-    appends.first().is_some_and(|a| a.reads_life)
-}
-
 impl Buckets {
-    /// The operations of `appends`, in order: with a TTL, a read of the
-    /// directory first, so that a write finds out in the same round trip
-    /// that the set it routed by has expired (its buckets outlive it by a
-    /// minute: see [`bucket_ttl`](Self::bucket_ttl)).
+    /// The operations of `appends`, in order: the check of the set's life
+    /// first ([`check_ops`](Self::check_ops)), so that a write finds out in
+    /// the same round trip that the set it routed by has ended.
     pub(crate) fn ops<'a>(&'a self, appends: &'a [Append<'_>]) -> Vec<StoreOp<'a>> {
         let mut ops = Vec::new();
-        if reads_life(appends) {
-            ops.extend(self.check_ops(appends[0].via_dir));
+        if let Some(first) = appends.first() {
+            ops.extend(self.check_ops(first.via_dir));
         }
         ops.extend(appends.iter().flat_map(Append::ops));
         ops
@@ -590,14 +583,18 @@ impl Buckets {
         }
     }
 
-    /// The replies of [`check_ops`](Self::check_ops), off the front of a
-    /// batch's replies: the item read, and whether the touch found the
-    /// directory.
-    fn take_check(
+    /// Take the replies of [`check_ops`](Self::check_ops) off the front
+    /// of a batch's and say whether the life is still `id`
+    /// ([`life_holds`](Self::life_holds)). In a batch of `writes`, an
+    /// error is [`unread_life`](Self::unread_life)'s: the writes were sent.
+    async fn check_life(
         &self,
+        io: Io,
         via_dir: bool,
-        replies: &mut impl Iterator<Item = Result<Reply>>,
-    ) -> (Result<Option<Item>>, Result<bool>) {
+        replies: &mut std::vec::IntoIter<Result<Reply>>,
+        id: &str,
+        writes: bool,
+    ) -> Result<bool> {
         let mut next = || {
             replies
                 .next()
@@ -609,15 +606,11 @@ impl Buckets {
         } else {
             next().and_then(Reply::applied)
         };
-        (item, found)
-    }
-
-    /// Whether each operation reads the directory too: a set made with a
-    /// TTL (by this handle or, as its directory says, by another) has
-    /// buckets that outlive the directory, so a cached shape can name
-    /// buckets of a set that has expired.
-    fn checks_life(&self, _shape: &Shape) -> bool {
-        true
+        let holds = self.life_holds(io, via_dir, (item, found), id).await;
+        match holds {
+            Err(e) if writes => Err(self.unread_life(e, replies.as_slice())),
+            other => other,
+        }
     }
 
     /// Whether a batch checks its life by reading the directory (a set
@@ -1058,7 +1051,6 @@ impl Buckets {
             groups[i].1.push(m);
         }
         let mut appends = Vec::with_capacity(groups.len());
-        let reads_life = self.checks_life(shape);
         let via_dir = self.via_dir(shape);
         for (bucket, members) in groups {
             let key = self.key_of(shape, bucket)?;
@@ -1083,7 +1075,6 @@ impl Buckets {
                     tokens,
                     bucket,
                     members: part,
-                    reads_life,
                     via_dir,
                 });
                 start = end;
@@ -1184,11 +1175,12 @@ impl Buckets {
             again.extend_from_slice(members);
         }
         let mut results = results.into_iter();
-        if reads_life(&appends) {
-            let check = self.take_check(appends[0].via_dir, &mut results);
-            let id = self.key_life(&appends[0].key);
-            let holds = self.life_holds(io, appends[0].via_dir, check, &id).await;
-            if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
+        if let Some(first) = appends.first() {
+            let id = self.key_life(&first.key);
+            if !self
+                .check_life(io, first.via_dir, &mut results, &id, true)
+                .await?
+            {
                 // Written into buckets of an expired set: write again.
                 return Box::pin(self.finish_counting(
                     io,
@@ -1234,11 +1226,11 @@ impl Buckets {
                 .pipeline(&self.ops(&appends))
                 .await
                 .into_iter();
-            if reads_life(&appends) {
-                let via_dir = appends.first().is_some_and(|a| a.via_dir);
-                let check = self.take_check(via_dir, &mut results);
-                let holds = self.life_holds(io, via_dir, check, &shape.id).await;
-                if !holds.map_err(|e| self.unread_life(e, results.as_slice()))? {
+            if let Some(first) = appends.first() {
+                if !self
+                    .check_life(io, first.via_dir, &mut results, &shape.id, true)
+                    .await?
+                {
                     continue;
                 }
             }
@@ -1634,8 +1626,10 @@ impl Buckets {
             let mut ops = self.check_ops(via_dir);
             ops.push(StoreOp::Get(&key));
             let mut replies = self.access(io).pipeline(&ops).await.into_iter();
-            let check = self.take_check(via_dir, &mut replies);
-            if !self.life_holds(io, via_dir, check, &shape.id).await? {
+            if !self
+                .check_life(io, via_dir, &mut replies, &shape.id, false)
+                .await?
+            {
                 continue;
             }
             let item = replies

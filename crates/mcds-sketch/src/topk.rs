@@ -543,6 +543,10 @@ pub struct Leaderboard {
     clock: Arc<dyn Clock>,
     /// `Some` for a board of more than [`SHARD_MEMBERS`] members.
     shards: Option<Arc<Shards>>,
+    /// `<key>.m`, the marker of a sharded board of this name (which a
+    /// one-item board's handle looks for too); `None` when the name leaves
+    /// no room for it, and so no sharded board can have it.
+    marker: Option<Key>,
 }
 
 /// The most members of a board kept in one item, and of each shard of a
@@ -681,6 +685,7 @@ impl Leaderboard {
         };
         Ok(Leaderboard {
             store,
+            marker: key.with_suffix(".m").ok(),
             key,
             capacity,
             ttl: Ttl::Never,
@@ -804,7 +809,7 @@ impl Leaderboard {
         for _ in 0..MAX_ATTEMPTS {
             let mut ops = Vec::with_capacity(2);
             if self.shards.is_none() {
-                ops.extend(marker.as_ref().map(Op::Get));
+                ops.extend(marker.map(Op::Get));
             }
             ops.push(Op::Get(key));
             let mut replies = access.pipeline(&ops).await.into_iter();
@@ -834,7 +839,7 @@ impl Leaderboard {
                         // Made the board: a handle of capacity over 200 may
                         // have made shards under a marker at the same
                         // moment. Then neither board stands.
-                        if let (None, Some(marker)) = (&self.shards, &marker) {
+                        if let (None, Some(marker)) = (&self.shards, marker) {
                             let found = access.get(marker).await?;
                             if found.is_some() {
                                 let _ = access.delete_cas(key, cas).await;
@@ -862,11 +867,8 @@ impl Leaderboard {
 
     /// The key of the marker a sharded board of this name has: `None` when
     /// the name leaves no room for it (no sharded board can have it then).
-    fn marker_key(&self) -> Option<Key> {
-        match &self.shards {
-            Some(shards) => Some(shards.marker.clone()),
-            None => self.key.with_suffix(".m").ok(),
-        }
+    fn marker_key(&self) -> Option<&Key> {
+        self.marker.as_ref()
     }
 
     /// [`Error::Corrupt`] when a one-item board's handle finds a sharded
@@ -875,10 +877,10 @@ impl Leaderboard {
         let Some(marker) = marker else {
             return Ok(());
         };
-        let key = self.marker_key().unwrap_or_else(|| self.key.clone());
-        let (capacity, ..) = decode_marker(&marker.value).map_err(|r| corrupt(&key, r))?;
+        let key = self.marker_key().unwrap_or(&self.key);
+        let (capacity, ..) = decode_marker(&marker.value).map_err(|r| corrupt(key, r))?;
         Err(corrupt(
-            &key,
+            key,
             format!(
                 "created with capacity {capacity}; this leaderboard wants {} — open it with the capacity it was created with, or clear it",
                 self.capacity
@@ -1401,7 +1403,7 @@ impl Leaderboard {
         }
         // The marker of a sharded board under this name, in the same batch.
         let marker = self.marker_key();
-        let mut ops: Vec<Op<'_>> = marker.iter().map(Op::Get).collect();
+        let mut ops: Vec<Op<'_>> = marker.into_iter().map(Op::Get).collect();
         ops.push(Op::Get(&self.key));
         let mut replies = self.access(io).pipeline(&ops).await.into_iter();
         if marker.is_some() {
