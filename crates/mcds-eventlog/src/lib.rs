@@ -8,43 +8,61 @@
 //! The whole algorithm is in this file (and the frame codec in `frame.rs`):
 //!
 //! * **Chunks.** Time is cut into chunks of `chunk` seconds aligned to Unix
-//!   time and numbered from the epoch; chunk number `w` is stored under the
-//!   key `<prefix>log:<name>:<w>`. A key is never reused.
-//! * **Pieces.** A chunk has no size wall: its first item is
-//!   `<prefix>log:<name>:<w>` and, when an append to it is refused for the
-//!   item limit, its events go on in `<w>.1`, `<w>.2`, … A piece is made
-//!   only when the one before refused a frame, and an append that the
-//!   limit refuses lands nothing, so every event is in exactly one piece.
-//! * **put** appends one self-delimiting, checksummed frame to the
-//!   chunk's current piece with `append_or_add`: one round trip (on
-//!   memcached 1.6.18 the first event of a chunk takes two: append, then
-//!   add; a put that finds its piece full takes one more per piece). The key is
+//!   time and numbered from the epoch (chunk `w` starts at `w · chunk`). A
+//!   chunk's keys are never reused.
+//! * **Slices.** A chunk is cut into slices of 250 ms (at most 1,024 a
+//!   chunk: a 1024th of the chunk when that is longer, 3.5 s for an hour),
+//!   and slice `s` of chunk `w` is a run of items, its **pieces**:
+//!   `<prefix>log:<name>:<w>.<s>.0`, `.1`, … Slices keep items small where
+//!   memcached's `append` is cheap (it copies the whole item, so 4 writers
+//!   appending to one 1 MiB item managed 18k events/s; to slices of 250 ms,
+//!   47k), and let [`since`](EventLog::since) read only the slices after
+//!   its cursor.
+//! * **Pieces.** A piece is made only when the one before refused a frame
+//!   for the item limit, and an append that the limit refuses lands
+//!   nothing, so every event is in exactly one piece. Before going on to the
+//!   next piece a writer **seals** the full one: it appends filler frames
+//!   that no read returns until not even the smallest frame fits (about
+//!   `log2` of the refused frame's size in round trips, once per filled
+//!   item). So nothing lands in a piece once the next one has events, and a
+//!   run only ever grows at its end: the order a read sees is the order of
+//!   the appends, which is what [`since`](EventLog::since)'s cursor counts
+//!   on.
+//! * **put** appends one self-delimiting, checksummed frame to its slice's
+//!   current piece: one round trip (`add` for the first event of a slice or
+//!   for a handle new to it, `append` after; two when the `add` finds the
+//!   piece there, and more, as above, when a piece is full). A piece is
 //!   created with TTL `(chunks + 1) · chunk`: it outlives every read that
 //!   can ask for it, with a chunk to spare.
 //!   A frame is the magic byte `0xE7`, the timestamp (Unix ms, 8 bytes
 //!   little-endian), the payload length (4 bytes), a check of those 13
 //!   bytes, the payload and a check of the payload (each check the low 32
 //!   bits of XXH3-64): 21 bytes of overhead per event.
-//! * **fetch(first, last)** reads the first two pieces of every chunk
-//!   covering the range in one `get_multi` (the original article reads
-//!   chunks one by one), and the next two of a chunk whose second exists
-//!   in one more, decodes, keeps the events
-//!   in `[first, last]` that belong to the chunk each key is read for and lie
-//!   within capacity, and returns them in time order (events with the same
-//!   timestamp in the order they were appended).
+//! * **fetch(first, last)** asks for the first two pieces of every slice
+//!   covering the range in one pipelined `get_multi` (the original article
+//!   reads chunks one by one; a slice with no events costs a missing key of
+//!   a few bytes, and a request is cut every 32 KiB, about 900 keys), and
+//!   for the next 4, 8, … pieces of a slice whose last piece asked for was
+//!   there, in one more each; decodes; keeps the events in `[first, last]`
+//!   that belong to the slice each key is read for and lie within capacity;
+//!   and returns them in time order (events with the same timestamp in the
+//!   order they were appended). A range of a minute is one round trip.
+//! * **The layout before slices:** chunks that an older mcds wrote whole
+//!   (`<w>`, `<w>.1`, …) are read beside the slices (one more key a chunk)
+//!   and trimmed with them, so a log written before an upgrade still reads.
 //! * **since(cursor)** supports the original article's polling loop: the events after a
 //!   cursor, and the cursor to poll with next.
-//! * **Newest first:** `fetch_rev(first, last)` is `fetch` reversed (one
-//!   `get_multi`); `latest(n)` reads the newest two chunks, then, if they
-//!   hold fewer than `n` events, the older ones (1 round trip, or 2).
-//! * **count(first, last)** is the length of `fetch`, in one `get_multi`,
-//!   copying no payload. It cannot avoid transferring them: memcached
-//!   returns whole values and a chunk is one value (see
+//! * **Newest first:** `fetch_rev(first, last)` is `fetch` reversed;
+//!   `latest(n)` reads the newest two chunks, then, if they hold fewer
+//!   than `n` events, the older ones.
+//! * **count(first, last)** is the length of `fetch`, read as `fetch`
+//!   reads, copying no payload. It cannot avoid transferring them: memcached
+//!   returns whole values and a piece is one value (see
 //!   [`EventLog::count`] for why a counter beside the frames would be
 //!   wrong).
 //! * **trim(before)** deletes the chunks that end at or before `before`
-//!   in one pipelined batch of deletes; a chunk straddling `before` keeps
-//!   all its events.
+//!   (every piece of every slice, asked for as `fetch` asks) in pipelined
+//!   batches of deletes; a chunk straddling `before` keeps all its events.
 //! * **Async:** every method that reaches the store has an async twin
 //!   (`put_async`, `fetch_async`, …): the same algorithm (see [`Access`]),
 //!   awaiting the store instead of blocking the thread.
@@ -74,7 +92,7 @@
 //!
 //! * Every event put within the last `(chunks − 1) · chunk` seconds is
 //!   returned exactly once by a fetch covering it: appends are atomic, frames
-//!   are self-delimiting, and a chunk's key is never reused, so no event
+//!   are self-delimiting, and a chunk's keys are never reused, so no event
 //!   depends on *when* memcached expires an item. (A ring of `chunks` keys
 //!   reused every cycle did: memcached's clock ticks are not aligned to Unix
 //!   seconds, so a key created just after the server's tick outlived its
@@ -87,17 +105,18 @@
 //! * **Limits** (all of them: [`EventLog`'s docs](EventLog#limits)). One
 //!   event's frame (payload + 21 bytes) must fit one item (1 MiB by
 //!   default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
-//!   before anything is sent. A chunk spreads over up to 65,536 pieces:
+//!   before anything is sent. A slice spreads over up to 65,536 pieces:
 //!   no rate a memcached pool can take is refused. Checked from 4 writer
-//!   processes putting as fast as they can into one chunk of 128 KiB items
-//!   (`mcds-stress`, `growing_structures`). A read moves the chunks (every
-//!   piece) that cover its range: `since` reads from the chunk its cursor
-//!   is in, so it moves about what it returns when the chunk is about the
-//!   polling interval; longer chunks make it re-read up to a chunk of
-//!   events it has seen.
-//! * Writers' clocks decide which chunk an event lands in: skewed clocks put
+//!   processes putting as fast as they can into slices of 128 KiB items
+//!   (`mcds-stress`, `growing_structures`). A read moves the slices (every
+//!   piece) that cover its range; `since` moves about what it returns.
+//! * Writers' clocks decide which slice an event lands in: skewed clocks put
 //!   events out of order by the skew. A poller's cursor does not see events
-//!   that arrive later with a timestamp before it.
+//!   that arrive later with a timestamp before it (a writer whose clock is
+//!   behind, or a put whose reply took longer than the polling interval):
+//!   the log keeps no arrival order across slices, only time. Events at the
+//!   cursor's own millisecond are counted in append order, which sealing
+//!   keeps stable, so they are never skipped or returned twice.
 
 mod frame;
 #[cfg(feature = "fuzzing")]
@@ -154,21 +173,27 @@ struct Plan {
 ///
 /// `L` is the item limit ([`Store::item_size_limit`](mcds_core::Store::item_size_limit),
 /// 1 MiB by default, memcached's `-I`); 59 bytes is what memcached adds
-/// to an item; a chunk's longest piece key is
-/// `<prefix>log:<name>:<w>.65536` (`w`, the chunk's number, is Unix time
-/// over the chunk length).
+/// to an item; a slice's longest piece key is
+/// `<prefix>log:<name>:<w>.<s>.65535` (`w`, the chunk's number, is Unix
+/// time over the chunk length; `s`, the slice, is below 1,024).
 ///
 /// | limit | past it | written |
 /// |---|---|---|
-/// | name: `<prefix>log:<name>:18446744073709551615.65536` ≤ 250 bytes (a name of up to 219 bytes without a prefix) | [`Error::InvalidKey`] from [`EventLog::new`] | nothing |
+/// | name: `<prefix>log:<name>:18446744073709551615.1023.65535` ≤ 250 bytes (a name of up to 214 bytes without a prefix; 219 before slices) | [`Error::InvalidKey`] from [`EventLog::new`] | nothing |
 /// | chunks: 2 to 10,000 | [`Error::InvalidArgument`] from `new` | nothing |
 /// | chunk length: whole seconds, 1 to [`MAX_PERIOD_SECS`](mcds_core::MAX_PERIOD_SECS) (100 years) | [`Error::InvalidArgument`] from `new` | nothing |
-/// | payload: its frame (payload + 21 bytes) + the longest piece key + 59 ≤ `L` (1,048,471 bytes for `log:audit:<w>` with 10 s chunks and 1 MiB items) | [`Error::ValueTooLarge`] before anything is sent | nothing |
-/// | events per chunk: 65,536 pieces (items) of a chunk, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a chunk) | a put into a chunk whose last piece is full: [`Error::ValueTooLarge`]; the next chunk takes events again | nothing |
+/// | payload: its frame (payload + 21 bytes) + its slice's longest piece key + 59 ≤ `L` (1,048,468 bytes for `log:audit` with 10 s chunks and 1 MiB items) | [`Error::ValueTooLarge`] before anything is sent | nothing |
+/// | events per slice: 65,536 pieces (items) of a slice, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a slice) | a put into a slice whose last piece is full: [`Error::ValueTooLarge`]; the next slice takes events again | nothing |
 /// | put time ([`put_at`](EventLog::put_at)): from `now − capacity` (where reads start) to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
 ///
-/// No rate is refused: writers append to a chunk's pieces without
+/// No rate is refused: writers append to a slice's pieces without
 /// reading. Reads take any range and clamp it to what is within capacity.
+/// The rate one log takes is memcached's rate of appends to one item that
+/// grows to a slice's events: 4 writer processes put 47k events/s into
+/// slices of 250 ms (chunks of up to 4 minutes), and 21k into slices of
+/// 3.5 s (hour chunks), on one memcached with 1 MiB items (release build,
+/// 2 cores shared by writers and server; `scripts/bench-eventlog-writers.sh`).
+/// A busy log wants chunks of a few minutes.
 ///
 /// # What a restart or an eviction loses
 ///
@@ -181,14 +206,97 @@ pub struct EventLog {
     name: String,
     chunks: u64,
     chunk_secs: u64,
-    /// The piece this handle last appended to, and its chunk: where the
-    /// next put of that chunk starts (pieces before it are full).
-    piece: Arc<Mutex<(u64, u32)>>,
+    /// The piece this handle last appended to, and its run: where the
+    /// next put into that run starts (pieces before it are sealed).
+    piece: Arc<Mutex<Option<(Run, u32)>>>,
 }
 
-/// The most pieces (items) one chunk spreads over: 65,536 items of up to
+/// The most pieces (items) one run spreads over: 65,536 items of up to
 /// 1 MiB, far past any memcached's memory.
 const MAX_PIECES: u32 = 1 << 16;
+
+/// The most slices a chunk is cut into.
+const MAX_SLICES: u64 = 1024;
+
+/// The shortest slice, in milliseconds.
+const MIN_SLICE_MS: u64 = 250;
+
+/// The time of a sealing frame: no chunk's, so no read returns it.
+const SEAL_AT_MS: u64 = u64::MAX;
+
+/// How far past its own clock [`EventLog::since`] reads: events stamped
+/// further ahead (by a writer whose clock runs ahead, or by `put_at`) are
+/// returned by a later call, once the clock has caught up.
+const SINCE_AHEAD_MS: u64 = 1_000;
+
+/// The most pieces of one run a read asks for in one batch.
+const MAX_PROBE: u32 = 64;
+
+/// A run of pieces: the items that hold one stretch of time, filled one
+/// after another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    /// A whole chunk `w`, as mcds wrote chunks before slices: `<w>`,
+    /// `<w>.1`, `<w>.2`, … Read (and trimmed), never written.
+    Whole(u64),
+    /// Slice `s` of chunk `w`: `<w>.<s>.0`, `<w>.<s>.1`, …
+    Slice(u64, u64),
+}
+
+/// Which pieces of which runs a read (or a trim) asks for next. Pieces of
+/// a run are filled in order, so a run ends at its first missing piece:
+/// the first batch asks for piece 0 of every run, the next for the next 2
+/// pieces of every run whose last piece asked for was there, then 4, 8, …
+/// (at most [`MAX_PROBE`]): a run of `k` pieces takes about `log2 k`
+/// batches, and a missing key costs a few bytes.
+struct Probe {
+    open: Vec<usize>,
+    next: u32,
+    width: u32,
+}
+
+impl Probe {
+    fn new(runs: usize) -> Probe {
+        Probe {
+            open: (0..runs).collect(),
+            next: 0,
+            width: 2,
+        }
+    }
+
+    /// The next batch, as (run index, piece) in run order and piece order
+    /// within a run; empty when every run has ended.
+    fn batch(&self) -> Vec<(usize, u32)> {
+        let end = self.next.saturating_add(self.width).min(MAX_PIECES);
+        self.open
+            .iter()
+            .flat_map(|&r| (self.next..end).map(move |p| (r, p)))
+            .collect()
+    }
+
+    /// Take the answers to [`batch`](Probe::batch) (whether each piece was
+    /// there, in batch order): runs whose last piece was there go on.
+    fn advance(&mut self, there: &[bool]) {
+        let end = self.next.saturating_add(self.width).min(MAX_PIECES);
+        let per_run = (end - self.next) as usize;
+        if per_run == 0 {
+            self.open.clear();
+            return;
+        }
+        self.open = self
+            .open
+            .iter()
+            .zip(there.chunks(per_run))
+            .filter(|(_, pieces)| pieces.last() == Some(&true))
+            .map(|(&r, _)| r)
+            .collect();
+        self.next = end;
+        if self.next >= MAX_PIECES {
+            self.open.clear();
+        }
+        self.width = (self.width * 2).min(MAX_PROBE);
+    }
+}
 
 impl EventLog {
     /// A log of `chunks` (2 to 10 000) chunks of `chunk` (whole seconds, at
@@ -211,9 +319,10 @@ impl EventLog {
             name: name.to_string(),
             chunks: chunks as u64,
             chunk_secs,
-            piece: Arc::new(Mutex::new((0, 0))),
+            piece: Arc::new(Mutex::new(None)),
         };
-        log.key_for_piece(u64::MAX, MAX_PIECES)?; // the longest key fits
+        // The longest key fits.
+        log.piece_key(Run::Slice(u64::MAX, MAX_SLICES - 1), MAX_PIECES - 1)?;
         Ok(log)
     }
 
@@ -226,21 +335,70 @@ impl EventLog {
         self.chunk_secs * 1000
     }
 
-    /// The key of piece `p` of chunk `w`: `<w>` for the first (the key of
-    /// a chunk before pieces existed), `<w>.<p>` after it.
-    fn key_for_piece(&self, w: u64, p: u32) -> Result<Key> {
-        if p == 0 {
-            self.scope.key("log", &self.name, w)
-        } else {
-            self.scope.key("log", &self.name, format_args!("{w}.{p}"))
+    /// How long a slice is: a chunk is cut into slices of at least
+    /// [`MIN_SLICE_MS`], at most [`MAX_SLICES`] of them (the last one may
+    /// be shorter).
+    fn slice_ms(&self) -> u64 {
+        self.chunk_ms().div_ceil(MAX_SLICES).max(MIN_SLICE_MS)
+    }
+
+    /// How many slices a chunk has.
+    fn slices(&self) -> u64 {
+        self.chunk_ms().div_ceil(self.slice_ms())
+    }
+
+    /// The run an event at `at_ms` is written to.
+    fn run_of(&self, at_ms: u64) -> Run {
+        Run::Slice(
+            at_ms / self.chunk_ms(),
+            at_ms % self.chunk_ms() / self.slice_ms(),
+        )
+    }
+
+    /// Whether a frame at `at_ms` belongs in `run`: a frame planted by
+    /// another program (or a sealing frame) could claim any time.
+    fn belongs(&self, run: Run, at_ms: u64) -> bool {
+        match run {
+            Run::Whole(w) => at_ms / self.chunk_ms() == w,
+            Run::Slice(..) => self.run_of(at_ms) == run,
         }
+    }
+
+    /// The key of piece `p` of `run`.
+    fn piece_key(&self, run: Run, p: u32) -> Result<Key> {
+        match run {
+            Run::Whole(w) if p == 0 => self.scope.key("log", &self.name, w),
+            Run::Whole(w) => self.scope.key("log", &self.name, format_args!("{w}.{p}")),
+            Run::Slice(w, s) => self
+                .scope
+                .key("log", &self.name, format_args!("{w}.{s}.{p}")),
+        }
+    }
+
+    /// The runs that hold chunk `w`'s events in `[first, last]`, in read
+    /// order: the whole-chunk run of the older layout, then the slices.
+    fn runs_of(&self, w: u64, first: u64, last: u64) -> impl Iterator<Item = Run> + '_ {
+        let start = w * self.chunk_ms();
+        let end = start + (self.chunk_ms() - 1);
+        let lo = if first > start {
+            first % self.chunk_ms() / self.slice_ms()
+        } else {
+            0
+        };
+        let hi = if last < end {
+            last % self.chunk_ms() / self.slice_ms()
+        } else {
+            self.slices() - 1
+        };
+        std::iter::once(Run::Whole(w)).chain((lo..=hi).map(move |s| Run::Slice(w, s)))
     }
 
     fn access(&self, io: Io) -> Access<'_> {
         Access::new(&**self.scope.store(), io)
     }
 
-    /// Record `payload` now. One round trip. Returns the event as stored.
+    /// Record `payload` now. One round trip (see the [crate docs](crate)
+    /// for when it takes more). Returns the event as stored.
     #[blocking_and_async(pub)]
     async fn put_io(&self, io: Io, payload: &[u8]) -> Result<Event> {
         let at_ms = self.scope.clock().now_ms();
@@ -275,30 +433,98 @@ impl EventLog {
         let ttl = Ttl::from(Duration::from_secs(ttl));
         // A frame that no piece could hold is refused before anything is
         // sent.
-        let longest = self.key_for_piece(w, MAX_PIECES)?;
+        let run = self.run_of(at_ms);
+        let longest = self.piece_key(run, MAX_PIECES - 1)?;
         mcds_core::backend::check_item_size(
             &longest,
             frame.len(),
             self.scope.store().item_size_limit(),
         )?;
-        let mut p = match *self.piece.lock() {
-            (chunk, p) if chunk == w => p,
-            _ => 0,
+        // Where this handle wrote last in this run (append first: the
+        // piece is there); else piece 0 of a run new to it (add first: on
+        // a quiet log it is the run's first event).
+        let (mut p, mut known) = match *self.piece.lock() {
+            Some((r, p)) if r == run => (p, true),
+            _ => (0, false),
         };
-        loop {
-            let key = self.key_for_piece(w, p)?;
-            match self.access(io).append_or_add(&key, &frame, ttl).await {
+        let access = self.access(io);
+        for _ in 0..64 {
+            let key = self.piece_key(run, p)?;
+            let written = if known {
+                access.append_or_add(&key, &frame, ttl).await
+            } else {
+                match access.add(&key, &frame, ttl).await {
+                    Ok(stored) if stored.is_stored() => Ok(()),
+                    Ok(_) => access.append_or_add(&key, &frame, ttl).await,
+                    Err(e) => Err(e),
+                }
+            };
+            match written {
                 Ok(()) => {
-                    *self.piece.lock() = (w, p);
+                    *self.piece.lock() = Some((run, p));
                     return Ok(());
                 }
-                // This piece is full (for this frame): the next one. The
-                // item limit refuses an append whole, so nothing of it
-                // landed here.
-                Err(Error::ValueTooLarge { .. }) if p + 1 < MAX_PIECES => p += 1,
+                // This piece is full (for this frame): the item limit
+                // refuses an append whole, so nothing of it landed. Seal
+                // the piece, then go on in the next.
+                Err(Error::ValueTooLarge { .. }) if p + 1 < MAX_PIECES => {
+                    known = false;
+                    if self.seal(io, &key, frame.len()).await? {
+                        p += 1;
+                    }
+                    // Else the piece is gone (trimmed, evicted): write it
+                    // again rather than leave a gap that ends the run.
+                }
                 Err(e) => return Err(e),
             }
         }
+        Err(Error::Conflict {
+            key: self.piece_key(run, p)?.display(),
+            attempts: 64,
+        })
+    }
+
+    /// Fill the piece `key` until no frame fits in it, with frames at
+    /// [`SEAL_AT_MS`] that no read returns; `refused` is the length of a
+    /// frame it just refused. `false` if the piece is not there.
+    ///
+    /// Why: a writer that finds a piece full goes on in the next one, but
+    /// another writer, not refused yet, could still append a smaller frame
+    /// to the full piece. Then an event could land *before* events a
+    /// reader has already seen at the same millisecond (in the next piece),
+    /// and [`since`](EventLog::since)'s cursor, which counts the events
+    /// seen at its millisecond, would skip it and return one twice. Once a
+    /// piece is sealed nothing lands in it, so a run only grows at its
+    /// end. Each try is one append that either lands whole or not at all;
+    /// trying sizes of halving powers of two down to the smallest frame
+    /// leaves less room than the smallest frame: at most about
+    /// `log2(refused)` round trips, once per filled piece (and one for a
+    /// writer that finds the piece already sealed).
+    async fn seal(&self, io: Io, key: &Key, refused: usize) -> Result<bool> {
+        let access = self.access(io);
+        let smallest = frame::frame_len(0);
+        let mut tries = vec![smallest];
+        // The largest power of two below `refused`: the room left is less.
+        let mut size = 1usize << (usize::BITS - 1 - (refused.max(2) - 1).leading_zeros());
+        while size > smallest {
+            tries.push(size);
+            size /= 2;
+        }
+        tries.push(smallest);
+        let mut pad = Vec::with_capacity(refused);
+        for (i, len) in tries.into_iter().enumerate() {
+            pad.clear();
+            frame::encode(SEAL_AT_MS, &vec![0; len - smallest], &mut pad);
+            match access.append(key, &pad).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                // Already sealed, by another writer: done in one try.
+                Err(Error::ValueTooLarge { .. }) if i == 0 => return Ok(true),
+                Err(Error::ValueTooLarge { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
     }
 
     /// The chunks a read of `[first_ms, last_ms]` covers (oldest first, the
@@ -324,16 +550,14 @@ impl EventLog {
     }
 
     /// Read `chunks` and call `visit(at_ms, payload)` for each intact
-    /// frame that belongs to the chunk its key is read for and lies in
-    /// `[first, last]`, chunk by chunk in `chunks`' order, piece by piece
-    /// within a chunk, in log order within a piece; the damaged bytes
-    /// skipped. The first two pieces of every chunk go in one `get_multi`
-    /// (a missing key costs its few bytes); a chunk whose second piece
-    /// exists has the next two read in one more batch, and so on: a piece
-    /// exists only once the one before refused a frame. Whether there is a
-    /// next piece is asked of the server, never guessed from a piece's
-    /// size: a client configured with another item limit than the
-    /// server's would guess wrong.
+    /// frame that belongs to the run its key is read for and lies in
+    /// `[first, last]`: chunk by chunk in `chunks`' order, run by run
+    /// within a chunk (see [`runs_of`](Self::runs_of)), piece by piece
+    /// within a run, in log order within a piece; the damaged bytes
+    /// skipped. The pieces are asked for in [`Probe`] batches, one
+    /// `get_multi` each. Whether there is a next piece is asked of the
+    /// server, never guessed from a piece's size: a client configured with
+    /// another item limit than the server's would guess wrong.
     async fn read(
         &self,
         io: Io,
@@ -342,35 +566,34 @@ impl EventLog {
         last: u64,
         mut visit: impl FnMut(u64, &[u8]),
     ) -> Result<usize> {
-        // Per chunk: the pieces read so far, in order.
-        let mut pieces: Vec<Vec<Item>> = vec![Vec::new(); chunks.len()];
-        let mut open: Vec<usize> = (0..chunks.len()).collect();
-        let mut next = 0u32;
-        while !open.is_empty() && next < MAX_PIECES {
-            let keys: Vec<Key> = open
-                .iter()
-                .flat_map(|&c| [(chunks[c], next), (chunks[c], next + 1)])
-                .map(|(w, p)| self.key_for_piece(w, p))
-                .collect::<Result<_>>()?;
-            let mut items = self.access(io).get_multi(&keys).await?.into_iter();
-            let mut still = Vec::new();
-            for &c in &open {
-                let (a, b) = (items.next().flatten(), items.next().flatten());
-                if b.is_some() {
-                    still.push(c);
-                }
-                pieces[c].extend(a.into_iter().chain(b));
+        let runs: Vec<Run> = chunks
+            .iter()
+            .flat_map(|&w| self.runs_of(w, first, last))
+            .collect();
+        // Per run: the pieces read so far, in order.
+        let mut pieces: Vec<Vec<Item>> = vec![Vec::new(); runs.len()];
+        let mut probe = Probe::new(runs.len());
+        loop {
+            let batch = probe.batch();
+            if batch.is_empty() {
+                break;
             }
-            open = still;
-            next += 2;
+            let keys: Vec<Key> = batch
+                .iter()
+                .map(|&(r, p)| self.piece_key(runs[r], p))
+                .collect::<Result<_>>()?;
+            let items = self.access(io).get_multi(&keys).await?;
+            let there: Vec<bool> = items.iter().map(Option::is_some).collect();
+            for (&(r, _), item) in batch.iter().zip(items) {
+                pieces[r].extend(item);
+            }
+            probe.advance(&there);
         }
         let mut damaged = 0;
-        for (&w, items) in chunks.iter().zip(pieces) {
+        for (&run, items) in runs.iter().zip(pieces) {
             for item in items {
                 damaged += frame::scan(&item.value, |at_ms, payload| {
-                    // Only this chunk's events (a frame planted by another
-                    // program could claim any time).
-                    if at_ms / self.chunk_ms() == w && (first..=last).contains(&at_ms) {
+                    if self.belongs(run, at_ms) && (first..=last).contains(&at_ms) {
                         visit(at_ms, payload);
                     }
                 });
@@ -402,7 +625,9 @@ impl EventLog {
     }
 
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
-    /// in time order. One `get_multi`.
+    /// in time order. One pipelined `get_multi` (a round trip per 32 KiB of
+    /// keys: one for a range of minutes), and one more per doubling of the
+    /// pieces of a slice past two.
     #[blocking_and_async(pub)]
     async fn fetch_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
         Ok(self.fetch_checked_io(io, first_ms, last_ms).await?.0)
@@ -459,7 +684,7 @@ impl EventLog {
     }
 
     /// [`fetch`](Self::fetch) newest first: the same events in reverse
-    /// (same-ms events last appended first). One `get_multi`.
+    /// (same-ms events last appended first), read as `fetch` reads.
     ///
     /// ```
     /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
@@ -484,10 +709,10 @@ impl EventLog {
 
     /// The `n` newest events within capacity, newest first (the first `n`
     /// of [`fetch_rev`](Self::fetch_rev) over the whole log). It reads the
-    /// newest two chunks first (one round trip, enough when they hold `n`
-    /// events: a busy log transfers only those), then, if it needs more, all
-    /// the older chunks within capacity in one more `get_multi`: 2 round
-    /// trips at most, never more bytes than [`fetch`](Self::fetch).
+    /// newest two chunks first (enough when they hold `n` events: a busy
+    /// log transfers only those), then, if it needs more, all the older
+    /// chunks within capacity, each as [`fetch`](Self::fetch) reads: never
+    /// more bytes than `fetch`.
     /// ```
     /// # let (_, clock, scope) = mcds_testkit::embedded_at(1_800_000_000_000);
     /// use std::time::Duration;
@@ -525,16 +750,16 @@ impl EventLog {
     }
 
     /// How many events with `first_ms ≤ at ≤ last_ms` are within capacity:
-    /// the length of [`fetch`](Self::fetch), in one `get_multi`, without
+    /// the length of [`fetch`](Self::fetch), read as `fetch` reads, without
     /// copying a payload.
     ///
     /// It still transfers the payloads: memcached returns whole values (no
-    /// byte ranges), and a chunk's events are one value, frames back to
+    /// byte ranges), and a piece's events are one value, frames back to
     /// back. A count kept beside the frames (a counter per chunk, one more
     /// command per put) would be cheaper to read but not correct: it is
     /// evicted apart from the frames, counts a put whose append failed
     /// after an ambiguous reply differently, and cannot tell planted or
-    /// damaged bytes. So `count` reads the chunks covering the range and
+    /// damaged bytes. So `count` reads the slices covering the range and
     /// walks their frames' headers and checks, allocating nothing per
     /// event.
     #[blocking_and_async(pub)]
@@ -550,14 +775,13 @@ impl EventLog {
 
     /// Delete every chunk that ends at or before `before_ms`: whole chunks
     /// only. A chunk straddling `before_ms` keeps all its events, those
-    /// before `before_ms` too (one item holds a chunk's events; memcached
-    /// cannot cut part of a value, and a rewrite would race the appends),
-    /// so reads may still return events up to a chunk older than
-    /// `before_ms`. Returns how many items (pieces of chunks) it deleted.
-    /// One pipelined batch of deletes (one round trip per server) over the
-    /// first two pieces of the chunks that can still be stored, and one
-    /// more per two further pieces of a busy chunk; none at all when no
-    /// chunk ends by `before_ms`.
+    /// before `before_ms` too, so reads may still return events up to a
+    /// chunk older than `before_ms`. Returns how many items (pieces of
+    /// slices, and of chunks of the layout before slices) it deleted.
+    /// Pipelined batches of deletes over the first two pieces of every
+    /// slice of the chunks that can still be stored (a round trip per
+    /// server per 32 KiB of keys), and one more per doubling of the pieces
+    /// of a busy slice; none at all when no chunk ends by `before_ms`.
     ///
     /// A `before_ms` past the current chunk's end deletes the current
     /// chunk too; events put after that start it afresh.
@@ -574,7 +798,9 @@ impl EventLog {
     ///     log.put(format!("{i}").as_bytes())?; // at 0, 5, 10, ... 25 s
     ///     clock.advance(Duration::from_secs(5));
     /// }
-    /// assert_eq!(log.trim(start + 15_000)?, 1); // the chunk [0, 10 s); [10 s, 20 s) straddles
+    /// // The chunk [0, 10 s): its two events, one item each (they are in
+    /// // two slices). [10 s, 20 s) straddles 15 s and stays.
+    /// assert_eq!(log.trim(start + 15_000)?, 2);
     /// assert_eq!(log.count(0, u64::MAX)?, 4);
     /// assert_eq!(log.fetch(0, u64::MAX)?[0].payload, b"2"); // at 10 s, before 15 s, kept
     /// # Ok::<(), mcds_core::Error>(())
@@ -592,41 +818,48 @@ impl EventLog {
         if first > last {
             return Ok(0);
         }
-        // Two pieces of every chunk a batch; chunks whose last piece was
-        // there go on with the next two.
-        let mut open: Vec<u64> = (first..=last).collect();
-        let mut next = 0u32;
+        // Every run of those chunks, whole: the pieces in Probe batches.
+        let runs: Vec<Run> = (first..=last)
+            .flat_map(|w| self.runs_of(w, 0, u64::MAX))
+            .collect();
+        let mut probe = Probe::new(runs.len());
         let mut deleted = 0;
-        while !open.is_empty() && next < MAX_PIECES {
-            let keys: Vec<Key> = open
+        loop {
+            let batch = probe.batch();
+            if batch.is_empty() {
+                break;
+            }
+            let keys: Vec<Key> = batch
                 .iter()
-                .flat_map(|&w| [(w, next), (w, next + 1)])
-                .map(|(w, p)| self.key_for_piece(w, p))
+                .map(|&(r, p)| self.piece_key(runs[r], p))
                 .collect::<Result<_>>()?;
             let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
-            let mut last_there = Vec::with_capacity(open.len());
-            for (i, reply) in self.access(io).pipeline(&ops).await.into_iter().enumerate() {
-                let there = reply.and_then(Reply::applied)?;
-                deleted += usize::from(there);
-                if i % 2 == 1 {
-                    last_there.push(there);
-                }
-            }
-            open = open
+            let there = self
+                .access(io)
+                .pipeline(&ops)
+                .await
                 .into_iter()
-                .zip(last_there)
-                .filter_map(|(w, there)| there.then_some(w))
-                .collect();
-            next += 2;
+                .map(|reply| reply.and_then(Reply::applied))
+                .collect::<Result<Vec<bool>>>()?;
+            deleted += there.iter().filter(|&&t| t).count();
+            probe.advance(&there);
         }
         Ok(deleted)
     }
 
     /// The events after `cursor` (up to now), and the cursor to use next.
-    /// One `get_multi`.
+    /// It reads the slices from the cursor's to a second past now (one
+    /// round trip for polls a few minutes apart): about what it returns.
+    /// Events stamped further ahead (a writer's clock ahead of this one's,
+    /// or [`put_at`](Self::put_at)) come in a later call.
     #[blocking_and_async(pub)]
     async fn since_io(&self, io: Io, cursor: &Cursor) -> Result<(Vec<Event>, Cursor)> {
-        let events = self.fetch_io(io, cursor.at_ms, u64::MAX).await?;
+        // Up to a little past now, not to the end of the current chunk:
+        // the slices ahead are empty unless a writer's clock runs ahead,
+        // and their events, later than anything returned now, come in a
+        // later call.
+        let ahead = self.scope.clock().now_ms().saturating_add(SINCE_AHEAD_MS);
+        let events = self.fetch_io(io, cursor.at_ms, ahead).await?;
         let mut skip = cursor.seen_at_ms;
         let new: Vec<Event> = events
             .into_iter()

@@ -1,5 +1,5 @@
 //! The event log's limits, each at the limit and one past it: the name,
-//! the payload of one event, the pieces of one chunk, the chunk length and
+//! the payload of one event, the pieces of one slice, the chunk length and
 //! count, and the timestamps a put accepts. Past a limit the documented
 //! error comes back and the log reads back as it was.
 
@@ -21,7 +21,7 @@ const OVERHEAD: usize = mcds_core::backend::ITEM_OVERHEAD;
 /// A frame's bytes on top of its payload.
 const FRAME: usize = 21;
 
-/// The most pieces a chunk spreads over.
+/// The most pieces a slice spreads over.
 const MAX_PIECES: usize = 1 << 16;
 
 /// A memory store with `item_size_limit` on a manual clock, and a scope on
@@ -40,11 +40,14 @@ fn memory(item_size_limit: usize) -> (Arc<dyn Store>, ManualClock, Scope) {
 }
 
 /// The largest payload `log` (named `name`, no prefix) takes now: its
-/// frame must fit an item under the chunk's longest piece key,
-/// `log:<name>:<w>.65536`.
+/// frame must fit an item under the longest piece key of the slice it
+/// goes to, `log:<name>:<w>.<s>.65535` (slices of 250 ms, or of a 1024th
+/// of a chunk when that is longer).
 fn largest_payload(store: &dyn Store, scope: &Scope, name: &str, chunk_ms: u64) -> usize {
-    let w = scope.clock().now_ms() / chunk_ms;
-    let longest = format!("log:{name}:{w}.{MAX_PIECES}").len();
+    let now = scope.clock().now_ms();
+    let slice_ms = chunk_ms.div_ceil(1024).max(250);
+    let (w, s) = (now / chunk_ms, now % chunk_ms / slice_ms);
+    let longest = format!("log:{name}:{w}.{s}.{}", MAX_PIECES - 1).len();
     store.item_size_limit() - OVERHEAD - longest - FRAME
 }
 
@@ -99,11 +102,12 @@ fn a_payload_filling_an_item_goes_in_and_one_byte_more_is_value_too_large_on_a_6
     payload_at_and_past_the_limit(Arc::clone(&store), Scope::new(store));
 }
 
-/// With one event per item, a chunk takes exactly 65,536 events (one per
-/// piece); the next put into that chunk is `ValueTooLarge` and stores
-/// nothing, while the next chunk takes events again.
+/// With one event per item, a slice of a chunk takes exactly 65,536
+/// events (one per piece); the next put into that slice is
+/// `ValueTooLarge` and stores nothing, while the next slice takes events
+/// again.
 #[test]
-fn a_chunk_takes_65536_pieces_and_a_put_past_the_last_is_value_too_large() {
+fn a_slice_takes_65536_pieces_and_a_put_past_the_last_is_value_too_large() {
     let (store, clock, scope) = memory(256);
     let log = EventLog::new(scope.clone(), "p", Duration::from_secs(3600), 3).unwrap();
     let max = largest_payload(&*store, &scope, "p", 3_600_000);
@@ -124,22 +128,23 @@ fn a_chunk_takes_65536_pieces_and_a_put_past_the_last_is_value_too_large() {
         MAX_PIECES as u64,
         "every piece read, nothing of the refused put"
     );
-    clock.advance(Duration::from_secs(3600));
-    log.put(b"next chunk").unwrap();
+    clock.advance(Duration::from_secs(4)); // the next slice (of 3.5 s)
+    log.put(b"next slice").unwrap();
     assert_eq!(log.count(0, u64::MAX).unwrap(), MAX_PIECES as u64 + 1);
 }
 
-/// `log:<name>:<u64::MAX>.65536` must fit 250 bytes: a name of 219 bytes
-/// does, one of 220 is `InvalidKey` (a scope's prefix counts against it).
+/// `log:<name>:<u64::MAX>.1023.65535` must fit 250 bytes: a name of 214
+/// bytes does, one of 215 is `InvalidKey` (a scope's prefix counts
+/// against it).
 #[test]
-fn a_name_of_219_bytes_works_and_220_is_invalid_key() {
+fn a_name_of_214_bytes_works_and_215_is_invalid_key() {
     let (_store, _clock, scope) = memory(4096);
-    let name = "n".repeat(219);
+    let name = "n".repeat(214);
     let log = EventLog::new(scope.clone(), &name, Duration::from_secs(60), 3).unwrap();
     log.put(b"e").unwrap();
     assert_eq!(log.count(0, u64::MAX).unwrap(), 1);
     let err =
-        EventLog::new(scope.clone(), &"n".repeat(220), Duration::from_secs(60), 3).unwrap_err();
+        EventLog::new(scope.clone(), &"n".repeat(215), Duration::from_secs(60), 3).unwrap_err();
     assert!(matches!(err, Error::InvalidKey { .. }), "{err}");
     let prefixed = scope.with_prefix("a:").unwrap();
     let err = EventLog::new(prefixed, &name, Duration::from_secs(60), 3).unwrap_err();

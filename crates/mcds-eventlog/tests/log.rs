@@ -37,22 +37,37 @@ fn round_trips_on_memcached() {
     log.fetch(0, u64::MAX).unwrap(); // warm the connection
     let (_, first) = traffic::measure(|| log.put(b"first").unwrap());
     let (_, next) = traffic::measure(|| log.put(b"second").unwrap());
-    let (events, fetch) = traffic::measure(|| log.fetch(0, u64::MAX).unwrap());
+    let now = mcds_core::SystemClock.now_ms();
+    let (events, minute) = traffic::measure(|| log.fetch(now - 60_000, now).unwrap());
     assert_eq!(events.len(), 2);
-    assert!(
-        first.round_trips <= 2,
-        "first touch of a chunk: {}",
-        first.round_trips
-    );
+    assert_eq!(first.round_trips, 1, "a slice's first event: one add");
     assert_eq!(next.round_trips, 1, "EventLog::put");
-    assert_eq!(fetch.round_trips, 1, "EventLog::fetch over every chunk");
-    assert_eq!(
-        fetch.commands, 20,
-        "two mg per chunk (its first piece, and whether a second exists), pipelined"
+    assert_eq!(minute.round_trips, 1, "EventLog::fetch of the last minute");
+    // since: the slices from the cursor's on (250 ms each), 2 keys a
+    // slice and 1 a chunk for the layout before slices: about what it
+    // returns, not the chunk.
+    let cursor = Cursor::after(now - 1_000);
+    let ((new, _), since) = traffic::measure(|| log.since(&cursor).unwrap());
+    assert_eq!(new.len(), 2);
+    assert_eq!(since.round_trips, 1, "EventLog::since");
+    // The last second and the second ahead: 8 or 9 slices, and 1 or 2
+    // chunks' whole-chunk runs.
+    assert!(
+        since.commands <= 2 * 11,
+        "since of the last second asks for a few slices: {} keys",
+        since.commands
     );
+    let (_, whole) = traffic::measure(|| log.fetch(0, u64::MAX).unwrap());
     println!(
-        "event log round trips on memcached: put {} (first touch {}), fetch {} ({} keys)",
-        next.round_trips, first.round_trips, fetch.round_trips, fetch.commands
+        "event log round trips on memcached: put {} (first in its slice {}), fetch of the last minute {} ({} keys), since of the last second {} ({} keys), fetch of the whole log (10 chunks of 240 slices) {} ({} keys)",
+        next.round_trips,
+        first.round_trips,
+        minute.round_trips,
+        minute.commands,
+        since.round_trips,
+        since.commands,
+        whole.round_trips,
+        whole.commands
     );
 }
 
@@ -155,8 +170,9 @@ fn garbage_in_a_chunk_is_skipped_and_counted() {
     let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     let log = EventLog::new(Arc::clone(&store), "g", Duration::from_secs(3600), 3).unwrap();
     let event = log.put(b"good").unwrap();
-    let w = event.at_ms / 3_600_000;
-    let key = format!("log:g:{w}");
+    // Hour chunks are cut into 1024 slices of 3,516 ms.
+    let (w, slice) = (event.at_ms / 3_600_000, event.at_ms % 3_600_000 / 3_516);
+    let key = format!("log:g:{w}.{slice}.0");
     store
         .append(&Key::new(&key).unwrap(), b"\xe7garbage that is not a frame")
         .unwrap();
@@ -387,15 +403,20 @@ fn newest_first_count_and_trim_on_memcached() {
     assert_eq!(payloads(latest), ["59", "58", "57", "56", "55"]);
     assert_eq!(
         (rt.round_trips, rt.commands),
-        (1, 4),
-        "the newest 2 chunks (2 pieces each)"
+        (1, 2 * 2 * 41),
+        "the newest 2 chunks (2 pieces of each of 40 slices and the whole-chunk run)"
     );
     let (latest, rt) = traffic::measure(|| log.latest(25).unwrap());
     assert_eq!(payloads(latest).len(), 25);
     assert_eq!(
-        (rt.round_trips, rt.commands),
-        (2, 20),
-        "2 chunks, then the 8 others within capacity (2 pieces each)"
+        rt.round_trips, 2,
+        "2 chunks, then the others within capacity"
+    );
+    assert_eq!(
+        rt.commands,
+        2 * (2 * 41 + 7 * 41 + 5),
+        "2 pieces of each run: the newest 2 chunks, then the 7 before them and \
+         the oldest's whole-chunk run and 4 slices within capacity (from 59 s - 90 s = -31 s)"
     );
     let (all, rt) = traffic::measure(|| log.latest(1000).unwrap());
     assert_eq!(all.len(), 60);
@@ -404,11 +425,13 @@ fn newest_first_count_and_trim_on_memcached() {
     assert_eq!(payloads(rev), ["12", "11", "10"]);
     let (count, rt) = traffic::measure(|| log.count(EPOCH_MS + 5_000, EPOCH_MS + 44_999).unwrap());
     assert_eq!(count, 40);
-    assert_eq!((rt.round_trips, rt.commands), (1, 10));
+    // [5 s, 45 s): slices 20..40 of chunk 0, chunks 1-3 whole, slices 0..20
+    // of chunk 4, and each chunk's whole-chunk run.
+    assert_eq!((rt.round_trips, rt.commands), (1, 2 * (21 + 3 * 41 + 21)));
     // Trim before 25 s: chunks [0, 10) and [10, 20) go; [20, 30) straddles
     // and keeps 20..=24.
     let (deleted, rt) = traffic::measure(|| log.trim(EPOCH_MS + 25_000).unwrap());
-    assert_eq!(deleted, 2);
+    assert_eq!(deleted, 20, "20 events, each in its own slice");
     assert_eq!(rt.round_trips, 1);
     assert_eq!(log.count(0, u64::MAX).unwrap(), 40);
     assert_eq!(
@@ -422,7 +445,7 @@ fn newest_first_count_and_trim_on_memcached() {
     );
     assert_eq!(log.trim(0).unwrap(), 0);
     // Past the current chunk: everything, and new puts start afresh.
-    assert_eq!(log.trim(u64::MAX).unwrap(), 4);
+    assert_eq!(log.trim(u64::MAX).unwrap(), 40);
     assert_eq!(log.count(0, u64::MAX).unwrap(), 0);
     log.put(b"again").unwrap();
     assert_eq!(payloads(log.latest(10).unwrap()), ["again"]);
@@ -438,7 +461,7 @@ fn count_skips_damage_like_fetch() {
     log.put(b"two").unwrap();
     let w = EPOCH_MS / 10_000;
     store
-        .append(&Key::new(format!("log:log:{w}")).unwrap(), b"\xe7torn")
+        .append(&Key::new(format!("log:log:{w}.0.0")).unwrap(), b"\xe7torn")
         .unwrap();
     assert_eq!(log.count(0, u64::MAX).unwrap(), 2);
     assert_eq!(log.latest(5).unwrap().len(), 2);
@@ -497,8 +520,9 @@ fn a_full_no_evict_server_refuses_a_put_and_keeps_the_log() {
     assert_eq!(all, kept, "events stored before the failed puts were lost");
 }
 
-/// Events worth several items in one chunk: the chunk spreads over pieces
-/// (`<w>`, `<w>.1`, …), and every read returns each event once, in order;
+/// Events worth several items in one slice of a chunk: the slice spreads
+/// over pieces (`<w>.<s>.0`, `<w>.<s>.1`, …), and every read returns each
+/// event once, in order;
 /// `trim` deletes every piece. An event larger than an item is refused
 /// whole; one that fills a fresh item goes in.
 fn pieces(store: Arc<dyn Store>, clock: Option<&ManualClock>, payload: usize) {
@@ -615,4 +639,100 @@ fn fetch_iter_streams_what_fetch_returns() {
         }
     }
     assert!(log.fetch(0, u64::MAX).unwrap().len() > 50, "several chunks");
+}
+
+/// Two writers on one slice, and a manual clock that never moves: every
+/// event is at the same millisecond. Writer A fills piece 0 until a frame
+/// of its is refused; writer B still believes piece 0 has room for a
+/// small one. A seals piece 0 before it writes piece 1, so B's next small
+/// event is refused there too and lands after A's: a reader whose cursor
+/// counted the events at that millisecond gets B's event exactly once.
+/// (Unsealed, B's event landed in piece 0, before A's already seen second
+/// event: `since` skipped B's and returned A's twice.)
+fn a_stale_writer_cannot_land_before_events_already_seen(store: Arc<dyn Store>) {
+    let clock = ManualClock::new(EPOCH_MS);
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    let a = EventLog::new(&scope, "seal", Duration::from_secs(3600), 3).unwrap();
+    let b = EventLog::new(&scope, "seal", Duration::from_secs(3600), 3).unwrap();
+    let reader = EventLog::new(&scope, "seal", Duration::from_secs(3600), 3).unwrap();
+    let limit = store.item_size_limit();
+    a.put(&vec![b'a'; limit * 6 / 10]).unwrap();
+    b.put(b"b1").unwrap(); // B now writes piece 0
+    a.put(&vec![b'A'; limit * 5 / 10]).unwrap(); // refused there: piece 1
+    let (seen, cursor) = reader.since(&Cursor::start()).unwrap();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        cursor,
+        Cursor {
+            at_ms: EPOCH_MS,
+            seen_at_ms: 3
+        }
+    );
+    // Nothing fits in the sealed piece 0 any more, not even the smallest
+    // frame.
+    let piece0 = Key::new(format!("log:seal:{}.0.0", EPOCH_MS / 3_600_000)).unwrap();
+    assert!(matches!(
+        store.append(&piece0, &[0xE7; 21]),
+        Err(Error::ValueTooLarge { .. })
+    ));
+    b.put(b"b2").unwrap();
+    let (new, next) = reader.since(&cursor).unwrap();
+    let payloads: Vec<&[u8]> = new.iter().map(|e| e.payload.as_slice()).collect();
+    assert_eq!(payloads, [b"b2"], "B's event once, nothing seen before");
+    assert_eq!(next.seen_at_ms, 4);
+    assert_eq!(a.count(0, u64::MAX).unwrap(), 4);
+}
+
+#[test]
+fn a_stale_writer_cannot_land_before_events_already_seen_on_memory() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::builder().item_size_limit(4096).build());
+    a_stale_writer_cannot_land_before_events_already_seen(store);
+}
+
+#[test]
+fn a_stale_writer_cannot_land_before_events_already_seen_on_memcached() {
+    let server = MemcachedServer::start_default();
+    a_stale_writer_cannot_land_before_events_already_seen(Arc::new(
+        MemcachedStore::connect(&server.addr()).unwrap(),
+    ));
+}
+
+/// `since` reads the slices from its cursor's on, not the chunk: after
+/// 50 s of a busy chunk (20,000 events), a poll that returns the last
+/// 100 moves about twice their bytes (the cursor's slice, seen already,
+/// and the new one), where reading the chunk moved all 20,000.
+#[test]
+fn since_moves_about_what_it_returns_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
+    let clock = ManualClock::new(EPOCH_MS);
+    let scope = Scope::new(Arc::clone(&store)).with_clock(Arc::new(clock.clone()));
+    let log = EventLog::new(&scope, "poll", Duration::from_secs(60), 3).unwrap();
+    // 100 events every 250 ms for 50 s.
+    for slice in 0..200u64 {
+        clock.set_ms(EPOCH_MS + slice * 250);
+        for i in 0..100 {
+            log.put(format!("{slice:>5}:{i:>24}").as_bytes()).unwrap();
+        }
+    }
+    let (all, cursor) = log.since(&Cursor::start()).unwrap();
+    assert_eq!(all.len(), 20_000);
+    clock.set_ms(EPOCH_MS + 50_000);
+    for i in 0..100 {
+        log.put(format!("new:{i:>26}").as_bytes()).unwrap();
+    }
+    let frame = 30 + 21;
+    let before = server.stat("bytes_read") + server.stat("bytes_written");
+    let (new, _) = log.since(&cursor).unwrap();
+    let moved = server.stat("bytes_read") + server.stat("bytes_written") - before;
+    assert_eq!(new.len(), 100);
+    let returned = (100 * frame) as u64;
+    println!(
+        "since after 20,000 events: returned 100 events ({returned} bytes of frames), moved {moved} bytes (the chunk is {} bytes)",
+        20_100 * frame
+    );
+    assert!(
+        moved < 3 * returned + 4096,
+        "moved {moved} bytes to return {returned}"
+    );
 }

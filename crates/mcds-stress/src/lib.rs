@@ -370,27 +370,77 @@ pub fn grow(
     Ok(format!("grow {id} kept {} wrong {wrong}", rounds * 4))
 }
 
-/// One writer of an event log whose chunk outgrows one item: puts events
-/// `"<id>:<n>"` as fast as one connection takes them for `millis` ms into
-/// the log `name` (one-hour chunks, so every event lands in the same
-/// chunk), with a client item limit of `item_limit` bytes (the server's
-/// `-I`). Prints `events <id> put <n>`: every put acknowledged.
+/// One writer of an event log: puts events `"<id>:<n>"` as fast as one
+/// connection takes them for `millis` ms into the log `name` with chunks
+/// of `chunk_secs` seconds (one hour puts every event in one chunk, whose
+/// slices outgrow one item), with a client item limit of `item_limit`
+/// bytes (the server's `-I`). Prints `events <id> put <n> in <ms> ms`:
+/// every put acknowledged, and the time from the first put to the last
+/// reply.
 pub fn events(
     servers: &str,
     name: &str,
     id: u64,
     millis: u64,
     item_limit: usize,
+    chunk_secs: u64,
 ) -> Result<String> {
     let store = impatient_store(servers, item_limit)?;
-    let log = EventLog::new(store, name, Duration::from_secs(3600), 3)?;
-    let deadline = std::time::Instant::now() + Duration::from_millis(millis);
+    let log = EventLog::new(store, name, Duration::from_secs(chunk_secs), 3)?;
+    let started = std::time::Instant::now();
+    let deadline = started + Duration::from_millis(millis);
     let mut n = 0u64;
     while std::time::Instant::now() < deadline {
         log.put(format!("{id}:{n}").as_bytes())?;
         n += 1;
     }
-    Ok(format!("events {id} put {n}"))
+    Ok(format!(
+        "events {id} put {n} in {} ms",
+        started.elapsed().as_millis()
+    ))
+}
+
+/// Read back the log the [`events`] writers put into: `puts` is each
+/// writer's id and how many puts it had acknowledged. Prints
+/// `checked <n> events: <lost> lost, <twice> returned twice, <other> not put`
+/// and fails unless all three are 0.
+pub fn events_check(
+    servers: &str,
+    name: &str,
+    item_limit: usize,
+    chunk_secs: u64,
+    puts: &[(u64, u64)],
+) -> Result<String> {
+    let store = impatient_store(servers, item_limit)?;
+    let log = EventLog::new(store, name, Duration::from_secs(chunk_secs), 3)?;
+    let mut want: std::collections::HashSet<String> = puts
+        .iter()
+        .flat_map(|&(id, n)| (0..n).map(move |i| format!("{id}:{i}")))
+        .collect();
+    let events = log.fetch(0, u64::MAX)?;
+    let (mut twice, mut other) = (0, 0);
+    let mut seen = std::collections::HashSet::new();
+    for event in &events {
+        let payload = String::from_utf8_lossy(&event.payload).into_owned();
+        if !seen.insert(payload.clone()) {
+            twice += 1;
+        } else if !want.remove(&payload) {
+            other += 1;
+        }
+    }
+    let line = format!(
+        "checked {} events: {} lost, {twice} returned twice, {other} not put",
+        events.len(),
+        want.len()
+    );
+    if want.is_empty() && twice == 0 && other == 0 {
+        Ok(line)
+    } else {
+        Err(mcds_core::Error::Corrupt {
+            key: name.to_string(),
+            reason: line,
+        })
+    }
 }
 
 /// What one [`mixed`] worker did, as printed on its line.

@@ -3,7 +3,9 @@
 //! * `counter NAME THREADS N`
 //! * `lock NAME ROUNDS`
 //! * `set NAME ID ROUNDS`
-//! * `events NAME ID MILLIS ITEM_LIMIT`: [`mcds_stress::events`].
+//! * `events NAME ID MILLIS ITEM_LIMIT [CHUNK_SECS]`: [`mcds_stress::events`].
+//! * `events-check NAME ITEM_LIMIT CHUNK_SECS ID:N...`:
+//!   [`mcds_stress::events_check`], what the `events` writers put, read back.
 //! * `grow set|table|board NAME ID ROUNDS`: [`mcds_stress::grow`], a structure
 //!   whose buckets split while 4 writers run.
 //! * `mixed NAME ID SECS`
@@ -19,7 +21,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table|board NAME ID ROUNDS | events NAME ID MILLIS ITEM_LIMIT | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table|board NAME ID ROUNDS | events NAME ID MILLIS ITEM_LIMIT [CHUNK_SECS] | events-check NAME ITEM_LIMIT CHUNK_SECS ID:N... | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -40,10 +42,27 @@ fn main() -> ExitCode {
         },
         (Some(servers), Some("events"), Some(name)) => match (number(3), number(4), number(5)) {
             (Some(id), Some(millis), Some(limit)) => {
-                mcds_stress::events(servers, name, id, millis, limit as usize)
+                let chunk_secs = number(6).unwrap_or(3600);
+                mcds_stress::events(servers, name, id, millis, limit as usize, chunk_secs)
             }
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
         },
+        (Some(servers), Some("events-check"), Some(name)) => {
+            let puts: Option<Vec<(u64, u64)>> = args
+                .iter()
+                .skip(5)
+                .map(|w| {
+                    let (id, n) = w.split_once(':')?;
+                    Some((id.parse().ok()?, n.parse().ok()?))
+                })
+                .collect();
+            match (number(3), number(4), puts) {
+                (Some(limit), Some(chunk_secs), Some(puts)) => {
+                    mcds_stress::events_check(servers, name, limit as usize, chunk_secs, &puts)
+                }
+                _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
+            }
+        }
         (Some(servers), Some("grow"), Some(what)) => {
             let what = match what.as_str() {
                 "set" => Some(mcds_stress::Grown::Set),
