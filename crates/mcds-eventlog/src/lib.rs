@@ -41,17 +41,25 @@
 //! * **fetch(first, last)** asks for the first two pieces of every slice
 //!   covering the range in one pipelined `get_multi` (the original article
 //!   reads chunks one by one; a slice with no events costs a missing key of
-//!   a few bytes, and a request is cut every 32 KiB, about 900 keys), and
+//!   a few bytes, and a request is cut at the request budget, 208 KiB on a
+//!   default Linux: about 7,000 keys), and
 //!   for the next 4, 8, … pieces of a slice whose last piece asked for was
-//!   there, in one more each; decodes; keeps the events in `[first, last]`
+//!   there, in one more each; reads the pieces of a slice of several again,
+//!   but for its last, in one more (a read is not a snapshot: a piece read
+//!   before the next one was seen may have been read before its last
+//!   appends; once the next one is seen it is sealed); decodes; keeps the
+//!   events in `[first, last]`
 //!   that belong to the slice each key is read for and lie within capacity;
 //!   and returns them in time order (events with the same timestamp in the
 //!   order they were appended). A range of a minute is one round trip.
 //! * **The layout before slices:** chunks that an older mcds wrote whole
 //!   (`<w>`, `<w>.1`, …) are read beside the slices (one more key a chunk)
 //!   and trimmed with them, so a log written before an upgrade still reads.
-//! * **since(cursor)** supports the original article's polling loop: the events after a
-//!   cursor, and the cursor to poll with next.
+//! * **since(cursor)** supports the original article's polling loop: the
+//!   events after a cursor, and the cursor to poll with next. It reads the
+//!   slices from the cursor's to a second past now: about what it returns
+//!   (the cursor's slice again, at most 250 ms of events already seen),
+//!   where a whole-chunk layout re-read the chunk every poll.
 //! * **Newest first:** `fetch_rev(first, last)` is `fetch` reversed;
 //!   `latest(n)` reads the newest two chunks, then, if they hold fewer
 //!   than `n` events, the older ones.
@@ -101,7 +109,12 @@
 //! * Frames are checksummed: a damaged or truncated frame (garbage written
 //!   by another program, a torn value) is skipped and counted
 //!   ([`EventLog::fetch_checked`]); the others are still returned.
-//! * **Eviction, restart or flush** lose whole chunks of events.
+//! * **Eviction, restart or flush** lose events: a restart or a flush
+//!   every piece; an eviction the pieces it takes *and the rest of their
+//!   slice*, since a read stops at a slice's first missing piece, and
+//!   memcached evicts the least recently used items first, a slice's
+//!   first pieces before its last. A writer whose piece is gone starts its
+//!   slice again at piece 0, so events put after the loss are read.
 //! * **Limits** (all of them: [`EventLog`'s docs](EventLog#limits)). One
 //!   event's frame (payload + 21 bytes) must fit one item (1 MiB by
 //!   default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
@@ -231,6 +244,32 @@ const SINCE_AHEAD_MS: u64 = 1_000;
 
 /// The most pieces of one run a read asks for in one batch.
 const MAX_PROBE: u32 = 64;
+
+/// What one try at a piece found.
+enum Piece {
+    /// The frame was appended (or the piece created with it).
+    Landed,
+    /// The piece is not there (and was not to be created).
+    Gone,
+    /// The piece refused the frame: it is full, for this frame.
+    Full,
+}
+
+/// `e`, from sealing the piece `key` after it refused an event's frame,
+/// as the error of a put that wrote nothing: the event was refused
+/// before, so whatever became of the filler, the put was not applied.
+fn not_written(e: Error, key: &Key) -> Error {
+    match e {
+        Error::Ambiguous { server, reason, .. } => Error::Io {
+            server,
+            source: std::io::Error::other(format!(
+                "sealing the full piece {} ({reason}); the event was refused before, so it was not written",
+                key.display()
+            )),
+        },
+        e => e,
+    }
+}
 
 /// A run of pieces: the items that hold one stretch of time, filled one
 /// after another.
@@ -447,39 +486,98 @@ impl EventLog {
             Some((r, p)) if r == run => (p, true),
             _ => (0, false),
         };
-        let access = self.access(io);
-        for _ in 0..64 {
+        // Times the run was found gone under this put (a trim, a restart,
+        // an eviction) and started again at piece 0.
+        let mut restarts = 0;
+        loop {
             let key = self.piece_key(run, p)?;
-            let written = if known {
-                access.append_or_add(&key, &frame, ttl).await
-            } else {
-                match access.add(&key, &frame, ttl).await {
-                    Ok(stored) if stored.is_stored() => Ok(()),
-                    Ok(_) => access.append_or_add(&key, &frame, ttl).await,
-                    Err(e) => Err(e),
-                }
-            };
-            match written {
-                Ok(()) => {
+            // A piece this handle wrote is only appended to: if it is gone,
+            // writing it alone would leave a gap (a read stops at the first
+            // missing piece, so events after it would never be read).
+            // Piece 0 of a run new to the handle is added first (on a
+            // quiet log it is the run's first event); a later piece may be
+            // created, the one before it being sealed.
+            let outcome = self
+                .try_piece(io, &key, &frame, ttl, !known, !known && p == 0)
+                .await?;
+            match outcome {
+                Piece::Landed => {
                     *self.piece.lock() = Some((run, p));
                     return Ok(());
                 }
+                // Gone: start the run again at piece 0.
+                Piece::Gone => {
+                    restarts += 1;
+                    if restarts > 3 {
+                        return Err(Error::Conflict {
+                            key: key.display(),
+                            attempts: restarts,
+                        });
+                    }
+                    (p, known) = (0, false);
+                }
                 // This piece is full (for this frame): the item limit
                 // refuses an append whole, so nothing of it landed. Seal
-                // the piece, then go on in the next.
-                Err(Error::ValueTooLarge { .. }) if p + 1 < MAX_PIECES => {
-                    known = false;
-                    if self.seal(io, &key, frame.len()).await? {
-                        p += 1;
+                // the piece, then go on in the next. A frame that no empty
+                // piece takes (a server whose `-I` is below the configured
+                // limit) is refused by the add of the next piece as
+                // `ValueTooLarge`, returned as it is.
+                Piece::Full => {
+                    if p + 1 >= MAX_PIECES {
+                        return Err(Error::ValueTooLarge {
+                            key: key.display(),
+                            size: 0,
+                            limit: self.scope.store().item_size_limit(),
+                        });
                     }
-                    // Else the piece is gone (trimmed, evicted): write it
-                    // again rather than leave a gap that ends the run.
+                    match self.seal(io, &key, frame.len()).await {
+                        Ok(true) => (p, known) = (p + 1, false),
+                        // Gone meanwhile: start the run again, as above.
+                        Ok(false) => {
+                            restarts += 1;
+                            (p, known) = (0, false);
+                        }
+                        // The event itself was refused: not written,
+                        // whatever became of the filler.
+                        Err(e) => return Err(not_written(e, &key)),
+                    }
                 }
+            }
+        }
+    }
+
+    /// One try at appending `frame` to the piece `key`: append, and if
+    /// `create`, add the piece when it is missing (`add_first`: try the
+    /// add before the append). The append and add race other writers: a
+    /// lost race is tried again (64 rounds, then [`Error::Conflict`]).
+    async fn try_piece(
+        &self,
+        io: Io,
+        key: &Key,
+        frame: &[u8],
+        ttl: Ttl,
+        create: bool,
+        add_first: bool,
+    ) -> Result<Piece> {
+        let access = self.access(io);
+        for round in 0..64 {
+            if create && (add_first || round > 0) {
+                // A frame refused by an empty item is refused for good:
+                // its ValueTooLarge is returned as it is.
+                if access.add(key, frame, ttl).await?.is_stored() {
+                    return Ok(Piece::Landed);
+                }
+            }
+            match access.append(key, frame).await {
+                Ok(true) => return Ok(Piece::Landed),
+                Ok(false) if !create => return Ok(Piece::Gone),
+                Ok(false) => {}
+                Err(Error::ValueTooLarge { .. }) => return Ok(Piece::Full),
                 Err(e) => return Err(e),
             }
         }
         Err(Error::Conflict {
-            key: self.piece_key(run, p)?.display(),
+            key: key.display(),
             attempts: 64,
         })
     }
@@ -570,8 +668,8 @@ impl EventLog {
             .iter()
             .flat_map(|&w| self.runs_of(w, first, last))
             .collect();
-        // Per run: the pieces read so far, in order.
-        let mut pieces: Vec<Vec<Item>> = vec![Vec::new(); runs.len()];
+        // Per run: the pieces read so far, in order, with their numbers.
+        let mut pieces: Vec<Vec<(u32, Item)>> = vec![Vec::new(); runs.len()];
         let mut probe = Probe::new(runs.len());
         loop {
             let batch = probe.batch();
@@ -584,14 +682,42 @@ impl EventLog {
                 .collect::<Result<_>>()?;
             let items = self.access(io).get_multi(&keys).await?;
             let there: Vec<bool> = items.iter().map(Option::is_some).collect();
-            for (&(r, _), item) in batch.iter().zip(items) {
-                pieces[r].extend(item);
+            for (&(r, p), item) in batch.iter().zip(items) {
+                pieces[r].extend(item.map(|item| (p, item)));
             }
             probe.advance(&there);
         }
+        // A run of several pieces: read all but its last again. A piece
+        // read before the next one was seen may have been read before its
+        // last appends (a read is not a snapshot: the pieces come in
+        // several batches, and from several servers). Now that the next
+        // piece was seen, each of them is sealed and complete, and the
+        // run's events read are a prefix of its appends, which is what
+        // `since`'s count relies on. (Twice the bytes of a busy slice's
+        // full pieces; a slice of one piece is read once.)
+        let again: Vec<(usize, usize)> = pieces
+            .iter()
+            .enumerate()
+            .flat_map(|(r, items)| (0..items.len().saturating_sub(1)).map(move |i| (r, i)))
+            .collect();
+        if !again.is_empty() {
+            let keys: Vec<Key> = again
+                .iter()
+                .map(|&(r, i)| self.piece_key(runs[r], pieces[r][i].0))
+                .collect::<Result<_>>()?;
+            let items = self.access(io).get_multi(&keys).await?;
+            for (&(r, i), item) in again.iter().zip(items) {
+                match item {
+                    Some(item) => pieces[r][i].1 = item,
+                    // Gone since (trimmed, evicted): its events are lost
+                    // with it, as any evicted piece's.
+                    None => pieces[r][i].1.value.clear(),
+                }
+            }
+        }
         let mut damaged = 0;
         for (&run, items) in runs.iter().zip(pieces) {
-            for item in items {
+            for (_, item) in items {
                 damaged += frame::scan(&item.value, |at_ms, payload| {
                     if self.belongs(run, at_ms) && (first..=last).contains(&at_ms) {
                         visit(at_ms, payload);
@@ -625,9 +751,9 @@ impl EventLog {
     }
 
     /// The events with `first_ms ≤ at ≤ last_ms` that are within capacity,
-    /// in time order. One pipelined `get_multi` (a round trip per 32 KiB of
-    /// keys: one for a range of minutes), and one more per doubling of the
-    /// pieces of a slice past two.
+    /// in time order. One pipelined `get_multi` (a round trip per request
+    /// budget of keys, about 7,000: one for a range of an hour of 60 s
+    /// chunks), and one more per doubling of the pieces of a slice past two.
     #[blocking_and_async(pub)]
     async fn fetch_io(&self, io: Io, first_ms: u64, last_ms: u64) -> Result<Vec<Event>> {
         Ok(self.fetch_checked_io(io, first_ms, last_ms).await?.0)
@@ -780,7 +906,7 @@ impl EventLog {
     /// slices, and of chunks of the layout before slices) it deleted.
     /// Pipelined batches of deletes over the first two pieces of every
     /// slice of the chunks that can still be stored (a round trip per
-    /// server per 32 KiB of keys), and one more per doubling of the pieces
+    /// server per request budget of keys), and one more per doubling of the pieces
     /// of a busy slice; none at all when no chunk ends by `before_ms`.
     ///
     /// A `before_ms` past the current chunk's end deletes the current

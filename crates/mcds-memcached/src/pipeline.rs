@@ -24,11 +24,6 @@ use crate::reply::MetaReply;
 use crate::session::{ErrorMap, Session};
 use crate::store::MemcachedStore;
 
-/// Request bytes per pipelined payload (one round trip each): the whole
-/// payload is written before any reply is read, so it stays well under a
-/// socket buffer and a server busy writing replies can always read the rest.
-const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
-
 /// One op, encoded for its server into that server's buffer.
 pub(crate) struct Planned {
     /// Position in the caller's batch.
@@ -444,13 +439,19 @@ impl PartError {
 }
 
 /// Cut one server's ops into payloads of at most
-/// [`MAX_BATCH_REQUEST_BYTES`] (a single larger op goes alone).
+/// [`request_budget`](mcds_net::transport::request_budget) bytes (one
+/// round trip each; 208 KiB on a default Linux): the whole payload is
+/// written before any reply is read, so it must fit the connection's send
+/// buffer, or a server busy writing replies could stop reading the rest
+/// (see the budget's docs). A single larger op goes alone: its reply is
+/// small.
 fn chunk(ops: &[Planned]) -> Vec<&[Planned]> {
+    let budget = mcds_net::transport::request_budget();
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (pos, p) in ops.iter().enumerate() {
         let len = p.wire.len();
-        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
+        if bytes + len > budget && pos > start {
             chunks.push(&ops[start..pos]);
             (start, bytes) = (pos, 0);
         }

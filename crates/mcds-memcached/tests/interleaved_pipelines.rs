@@ -3,7 +3,8 @@
 //! place: a slice of the batch's outcomes for a part whose ops are
 //! consecutive, a scratch list scattered back otherwise): batches
 //! whose ops of two or three servers are interleaved, several payloads per
-//! server (values make each server's share well above 32 KiB), append_or_add
+//! server (values make each server's share well above one payload, the
+//! request budget), append_or_add
 //! misses that need the second batch of adds, and a server that stops
 //! answering mid-batch (its later payloads skipped). Every op's result is
 //! checked, and every key's value afterwards.
@@ -20,6 +21,12 @@ fn k(s: &str) -> Key {
 
 /// The kinds of op in a batch, by `i % KINDS`.
 const KINDS: usize = 8;
+
+/// The size of the big values: a quarter of a payload's request budget,
+/// so that each server's 50 / servers big writes span several payloads.
+fn big() -> usize {
+    mcds_net::transport::request_budget() / 4
+}
 
 /// A value of `len` bytes that names op `i` (a misplaced value shows).
 fn value(i: usize, tag: &str, len: usize) -> Vec<u8> {
@@ -187,9 +194,9 @@ fn interleaved(servers: usize) {
         .connect(pool.iter().map(|s| s.addr()))
         .unwrap();
     for round in 0..3 {
-        // 400 ops, 50 sets of 5,000 bytes: each server's share is well
-        // above one 32 KiB payload, its ops interleaved with the others'.
-        let plan = Plan::new(&format!("r11:{servers}:{round}"), 400, 5000);
+        // 400 ops, 50 sets of a quarter payload: each server's share is well
+        // above one payload, its ops interleaved with the others'.
+        let plan = Plan::new(&format!("r11:{servers}:{round}"), 400, big());
         let owner = owners(&store, &pool, &plan.keys);
         for n in 0..servers {
             let mine: Vec<usize> = (0..owner.len()).filter(|&i| owner[i] == n).collect();
@@ -250,7 +257,7 @@ fn a_server_stopping_mid_batch_fails_only_its_own_ops() {
         .io_timeout(Duration::from_millis(500))
         .connect(pool.iter().map(|s| s.addr()))
         .unwrap();
-    let plan = Plan::new("r11:stop", 400, 5000);
+    let plan = Plan::new("r11:stop", 400, big());
     let owner = owners(&store, &pool, &plan.keys);
     plan.preset(&store);
     // Every server's connection open and its incarnation known.
@@ -295,7 +302,7 @@ fn one_server_ops_refused_before_sending_leave_holes_in_its_parts() {
         .item_size_limit(64 * 1024)
         .connect([server.addr()])
         .unwrap();
-    let plan = Plan::new("r11:holes", 400, 5000);
+    let plan = Plan::new("r11:holes", 400, 48 * 1024);
     plan.preset(&store);
     let too_large = vec![b'z'; 100 * 1024];
     let mut ops = plan.ops();

@@ -16,9 +16,13 @@ use crate::store::TextStore;
 use crate::wire::{Line, ReadError, Resp};
 
 /// Request bytes per pipelined payload (one round trip each): the whole
-/// payload is written before any reply is read, so it stays well under a
-/// socket buffer.
-pub(crate) const MAX_BATCH_REQUEST_BYTES: usize = 32 * 1024;
+/// payload is written before any reply is read, so it must fit the
+/// connection's send buffer
+/// ([`request_budget`](mcds_net::transport::request_budget), 208 KiB on a
+/// default Linux; the budget's docs say why).
+pub(crate) fn max_batch_request_bytes() -> usize {
+    mcds_net::transport::request_budget()
+}
 
 /// A checked-out connection of one server for the length of one batch.
 pub(crate) struct Session<'a> {
@@ -265,13 +269,13 @@ impl TextStore {
 }
 
 /// Cut one server's units into payloads of at most
-/// [`MAX_BATCH_REQUEST_BYTES`] (a single larger unit goes alone).
+/// [`max_batch_request_bytes`] (a single larger unit goes alone).
 pub(crate) fn chunk(units: &[Unit]) -> Vec<std::ops::Range<usize>> {
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (pos, unit) in units.iter().enumerate() {
         let len = unit.wire.len();
-        if bytes + len > MAX_BATCH_REQUEST_BYTES && pos > start {
+        if bytes + len > max_batch_request_bytes() && pos > start {
             chunks.push(start..pos);
             (start, bytes) = (pos, 0);
         }

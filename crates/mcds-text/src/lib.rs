@@ -72,7 +72,8 @@
 //!   nothing, never another writer's item. The write costs no extra round
 //!   trip, but the value travels back.
 //! * **Pipelines** ([`Store::pipeline`]) write every server's share (in
-//!   payloads of at most 32 KiB) before reading any reply; text replies come
+//!   payloads that fit a socket's send buffer, 208 KiB on a default Linux:
+//!   [`request_budget`](mcds_net::transport::request_budget)) before reading any reply; text replies come
 //!   back in order. Ops that may need a second exchange (`append`, `prepend`,
 //!   `append_or_add`, `incr_or_init`) cut the batch where the same key comes
 //!   again, so one key's ops apply in order; the `add`s of the counters and

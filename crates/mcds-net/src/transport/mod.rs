@@ -46,6 +46,53 @@ use mcds_core::Result;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConnection, StreamOwned};
 
+/// The send buffer (`SO_SNDBUF`) every connection asks for. The kernel
+/// grants at most its own limit (Linux: `net.core.wmem_max`, 208 KiB by
+/// default, reported doubled); what it grants bounds the requests of one
+/// write ([`request_budget`]).
+pub const SEND_BUFFER: usize = 1 << 20;
+
+/// The least [`request_budget`]: what a socket takes on any system.
+pub const MIN_REQUEST_BUDGET: usize = 32 * 1024;
+
+/// The most [`request_budget`]: past it a batch's replies wait long
+/// behind its requests for little gain.
+pub const MAX_REQUEST_BUDGET: usize = 256 * 1024;
+
+/// How many request bytes one pipelined write may carry, so that it never
+/// waits on the server: half the send buffer the kernel grants a socket
+/// that asks for [`SEND_BUFFER`] (Linux reports twice what it grants),
+/// between [`MIN_REQUEST_BUDGET`] and [`MAX_REQUEST_BUDGET`]; 208 KiB on a
+/// default Linux.
+///
+/// What the cap is for: a batch is written whole before any reply is
+/// read, and memcached stops reading a connection while its replies
+/// cannot be sent. A batch of `mg`s for large values can fill both
+/// directions: the server waits for the client to read, the client for
+/// the server to take the rest of its requests. A write that fits the
+/// client's own send buffer always completes, whatever the server does;
+/// every connection asks for [`SEND_BUFFER`] to make that buffer known.
+/// Computed once per process (one unconnected socket).
+pub fn request_budget() -> usize {
+    static BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let granted = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .and_then(|s| {
+                s.set_send_buffer_size(SEND_BUFFER)?;
+                s.send_buffer_size()
+            })
+            .unwrap_or(0);
+        (granted / 2).clamp(MIN_REQUEST_BUDGET, MAX_REQUEST_BUDGET)
+    })
+}
+
+/// Ask the kernel for [`SEND_BUFFER`] on `socket` (see
+/// [`request_budget`]); a refusal leaves the system's default, which the
+/// budget's floor fits.
+fn ask_send_buffer(socket: socket2::SockRef<'_>) {
+    let _ = socket.set_send_buffer_size(SEND_BUFFER);
+}
+
 /// How connections to the servers are secured: TLS and credentials, both
 /// optional. Built once per store, shared by its connections.
 #[derive(Clone, Default)]
@@ -263,6 +310,7 @@ impl Stream {
                         format!("cannot connect to the unix socket {}: {e}", path.display()),
                     )
                 })?;
+                ask_send_buffer(socket2::SockRef::from(&socket));
                 Inner::Unix(DeadlineSock::new(socket, Instant::now() + io_timeout))
             }
             Endpoint::Tcp { host, addrs } => {
@@ -280,6 +328,7 @@ impl Stream {
                 }
                 let socket = socket.ok_or(last)?;
                 socket.set_nodelay(true)?;
+                ask_send_buffer(socket2::SockRef::from(&socket));
                 match &security.tls {
                     None => Inner::Tcp(DeadlineSock::new(socket, Instant::now() + io_timeout)),
                     Some(tls) => Stream::tls(server, host, socket, tls, io_timeout)?,

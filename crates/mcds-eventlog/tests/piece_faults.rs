@@ -1,0 +1,278 @@
+//! Event log pieces under faults, against real memcached (from an
+//! adversarial review): a handle whose pieces vanished (a trim, a
+//! restart), a poll that reads a slice while a writer fills its pieces,
+//! and a slice of more full pieces than a put used to walk. Servers with
+//! 64 KiB items (`-I 64k`) make pieces fill with a few events.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcds_core::{Key, ManualClock, Op, Reply, Result, Scope, Store};
+use mcds_eventlog::{Cursor, EventLog};
+use mcds_memcached::MemcachedStore;
+use mcds_testkit::{MemcachedServer, ServerOptions};
+use parking_lot::Mutex;
+
+const EPOCH_MS: u64 = 1_800_000_000_000;
+
+fn server_64k() -> MemcachedServer {
+    MemcachedServer::start(ServerOptions {
+        item_size: Some("64k".into()),
+        extra_args: vec!["-o".into(), "slab_chunk_max=32768".into()],
+        ..Default::default()
+    })
+}
+
+fn store_64k(server: &MemcachedServer) -> Arc<dyn Store> {
+    Arc::new(
+        MemcachedStore::builder()
+            .item_size_limit(64 * 1024)
+            .connect([server.addr()])
+            .unwrap(),
+    )
+}
+
+fn scope(store: &Arc<dyn Store>, clock: &ManualClock) -> Scope {
+    Scope::new(Arc::clone(store)).with_clock(Arc::new(clock.clone()))
+}
+
+fn payloads(events: &[mcds_eventlog::Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.payload[..e.payload.len().min(12)]).into_owned())
+        .collect()
+}
+
+/// A payload of `len` bytes starting with `tag`.
+fn big(tag: &str, len: usize) -> Vec<u8> {
+    let mut v = tag.as_bytes().to_vec();
+    v.resize(len, b'.');
+    v
+}
+
+/// A handle that wrote piece 2 of a slice, whose pieces a trim then
+/// deleted: its next put starts the slice again at piece 0 (writing piece 2
+/// alone left a gap where reads stop, and the put was never read).
+#[test]
+fn a_handle_whose_pieces_were_trimmed_starts_the_slice_again() {
+    let server = server_64k();
+    let store = store_64k(&server);
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let log = EventLog::new(scope(&store, &clock), "t", Duration::from_secs(10), 4).unwrap();
+    // One 40 kB event per 64 kB piece: pieces 0, 1, 2.
+    for i in 0..3 {
+        log.put(&big(&format!("before{i}"), 40_000)).unwrap();
+    }
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 3);
+    // Trim the current chunk (documented: "events put after that start it afresh").
+    let deleted = log.trim(EPOCH_MS + 10_000).unwrap();
+    println!("trim deleted {deleted} items");
+    assert_eq!(log.count(0, u64::MAX).unwrap(), 0);
+    // Same handle, same slice, after trim returned.
+    log.put(b"after-trim").unwrap();
+    let got = log.fetch(0, u64::MAX).unwrap();
+    println!(
+        "after trim + acknowledged put: fetch = {:?}",
+        payloads(&got)
+    );
+    // A fresh handle's put goes to piece 0 and is seen; the first one still is not.
+    let other = EventLog::new(scope(&store, &clock), "t", Duration::from_secs(10), 4).unwrap();
+    other.put(b"other-handle").unwrap();
+    let got2 = log.fetch(0, u64::MAX).unwrap();
+    println!("after a second handle's put: fetch = {:?}", payloads(&got2));
+    assert!(
+        got2.iter().any(|e| e.payload == b"after-trim"),
+        "LOST: put returned Ok after trim, but no read returns it: {:?}",
+        payloads(&got2)
+    );
+}
+
+/// The same after memcached restarts empty.
+#[test]
+fn a_handle_whose_pieces_a_restart_lost_starts_the_slice_again() {
+    let mut server = server_64k();
+    let store = store_64k(&server);
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let log = EventLog::new(scope(&store, &clock), "r", Duration::from_secs(10), 4).unwrap();
+    for i in 0..3 {
+        log.put(&big(&format!("before{i}"), 40_000)).unwrap();
+    }
+    server.restart();
+    // The first op after the restart may fail (the connection was reset); retry until Ok.
+    let mut ok = false;
+    for _ in 0..20 {
+        match log.put(b"after-restart") {
+            Ok(_) => {
+                ok = true;
+                break;
+            }
+            Err(e) => {
+                println!("put after restart: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    assert!(ok);
+    let got = log.fetch(0, u64::MAX).unwrap();
+    println!(
+        "after restart + acknowledged put: fetch = {:?}",
+        payloads(&got)
+    );
+    assert!(
+        got.iter().any(|e| e.payload == b"after-restart"),
+        "LOST: put returned Ok after the restart, but no read returns it"
+    );
+}
+
+/// Delegates to `inner`; before the first get pipeline that asks for a
+/// key ending in `trigger`, runs `hook` once.
+struct HookStore {
+    inner: Arc<dyn Store>,
+    trigger: String,
+    armed: AtomicBool,
+    hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl std::fmt::Debug for HookStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HookStore")
+    }
+}
+
+impl Store for HookStore {
+    fn backend_name(&self) -> &'static str {
+        self.inner.backend_name()
+    }
+    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
+        self.inner.execute(op)
+    }
+    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
+        if self.armed.load(Ordering::SeqCst)
+            && ops.iter().any(|op| {
+                matches!(op, Op::Get(_)) && op.key().as_bytes().ends_with(self.trigger.as_bytes())
+            })
+        {
+            self.armed.store(false, Ordering::SeqCst);
+            if let Some(h) = self.hook.lock().take() {
+                h();
+            }
+        }
+        self.inner.pipeline(ops)
+    }
+    fn supports_cas(&self, key: &Key) -> Result<bool> {
+        self.inner.supports_cas(key)
+    }
+    fn colocated(&self, a: &Key, b: &Key) -> bool {
+        self.inner.colocated(a, b)
+    }
+    fn item_size_limit(&self) -> usize {
+        self.inner.item_size_limit()
+    }
+    fn retention(&self, key: &Key) -> Result<mcds_core::Retention> {
+        self.inner.retention(key)
+    }
+    fn retention_async<'a>(
+        &'a self,
+        key: &'a Key,
+    ) -> mcds_core::BoxFuture<'a, Result<mcds_core::Retention>> {
+        self.inner.retention_async(key)
+    }
+}
+
+/// A read is not a snapshot: `since` reads pieces 0 and 1 of a slice in
+/// one batch and 2 to 5 in the next. Between them (the hook), a writer
+/// fills piece 1, is refused there, seals it and goes on in piece 2. Every
+/// event is at one millisecond, so the cursor counts them. The reader
+/// reads the run's earlier pieces again once it has seen a later one: its
+/// view is a prefix of the appends, and no poll skips or repeats an event
+/// (before: e4 never returned, e6 twice).
+#[test]
+fn a_poll_between_two_batches_of_pieces_skips_nothing_and_repeats_nothing() {
+    let server = server_64k();
+    let store = store_64k(&server);
+    let clock = ManualClock::new(EPOCH_MS + 1_000); // every event at this one millisecond
+    let writer = EventLog::new(scope(&store, &clock), "s", Duration::from_secs(10), 4).unwrap();
+    // 20 kB events: 3 to a 64 kB piece.
+    let ev = |i: usize| big(&format!("e{i}"), 20_000);
+    for i in 0..4 {
+        writer.put(&ev(i)).unwrap(); // piece 0: e0 e1 e2; piece 1: e3
+    }
+    let w2 = writer.clone();
+    let hooked: Arc<dyn Store> = Arc::new(HookStore {
+        inner: Arc::clone(&store),
+        trigger: ".2".into(),
+        armed: AtomicBool::new(true),
+        // Between the reader's batch [0,1] and its batch [2..5]: e4, e5
+        // fill piece 1, e6 is refused there, seals it, goes to piece 2.
+        hook: Mutex::new(Some(Box::new(move || {
+            for i in 4..7 {
+                w2.put(&ev(i)).unwrap();
+            }
+        }))),
+    });
+    let reader = EventLog::new(scope(&hooked, &clock), "s", Duration::from_secs(10), 4).unwrap();
+    let (first, cursor) = reader.since(&Cursor::start()).unwrap();
+    println!("poll 1: {:?} cursor {cursor:?}", payloads(&first));
+    let (second, cursor2) = reader.since(&cursor).unwrap();
+    println!("poll 2: {:?} cursor {cursor2:?}", payloads(&second));
+    let (third, _) = reader.since(&cursor2).unwrap();
+    println!("poll 3: {:?}", payloads(&third));
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for p in payloads(&first)
+        .into_iter()
+        .chain(payloads(&second))
+        .chain(payloads(&third))
+    {
+        *seen.entry(p.trim_end_matches('.').to_string()).or_default() += 1;
+    }
+    println!("times each event was returned by since: {seen:?}");
+    let all: Vec<String> = (0..7).map(|i| format!("e{i}")).collect();
+    let ok = all.iter().all(|e| seen.get(e) == Some(&1)) && seen.len() == 7;
+    assert!(
+        ok,
+        "since must return each of e0..e6 exactly once: {seen:?}"
+    );
+}
+
+/// A slice of 65 full pieces: a handle new to it, and a handle that wrote
+/// elsewhere meanwhile, walk the full pieces to the last (a put gave up
+/// after 64 pieces with `Conflict`, and a handle that fell behind stayed
+/// stuck).
+#[test]
+fn a_new_handle_walks_a_slice_of_65_full_pieces() {
+    let server = server_64k();
+    let store = store_64k(&server);
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let busy = EventLog::new(scope(&store, &clock), "c", Duration::from_secs(10), 4).unwrap();
+    for i in 0..64 {
+        busy.put(&big(&format!("b{i}"), 40_000)).unwrap(); // one per piece
+    }
+    busy.put(&big("b64", 40_000)).unwrap(); // the busy handle goes on fine
+    let fresh = EventLog::new(scope(&store, &clock), "c", Duration::from_secs(10), 4).unwrap();
+    let res = fresh.put(&big("fresh", 40_000));
+    println!(
+        "fresh handle's put into the slice: {res:?}",
+        res = res.as_ref().map(|_| ())
+    );
+    // The busy handle itself, after one put_at into the previous slice:
+    busy.put_at(EPOCH_MS + 500, b"earlier slice").unwrap();
+    let res2 = busy.put(&big("back", 40_000));
+    println!(
+        "busy handle after a put_at elsewhere: {:?}",
+        res2.as_ref().map(|_| ())
+    );
+    // A small event too (fits nowhere but the last piece):
+    let res3 = fresh.put(b"tiny");
+    println!("fresh handle, tiny event: {:?}", res3.as_ref().map(|_| ()));
+    assert!(
+        res.is_ok() && res2.is_ok() && res3.is_ok(),
+        "a put into a slice with 65 pieces failed"
+    );
+    assert_eq!(
+        fresh.count(0, u64::MAX).unwrap(),
+        69,
+        "every event read back"
+    );
+}
