@@ -6,14 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcds_core::{Key, ManualClock, Op, Reply, Result, Scope, Store};
+use mcds_core::{ManualClock, Op, Scope, Store};
 use mcds_eventlog::{Cursor, EventLog};
 use mcds_memcached::MemcachedStore;
-use mcds_testkit::{MemcachedServer, ServerOptions};
-use parking_lot::Mutex;
+use mcds_testkit::{HookStore, MemcachedServer, ServerOptions};
 
 const EPOCH_MS: u64 = 1_800_000_000_000;
 
@@ -126,61 +124,6 @@ fn a_handle_whose_pieces_a_restart_lost_starts_the_slice_again() {
     );
 }
 
-/// Delegates to `inner`; before the first get pipeline that asks for a
-/// key ending in `trigger`, runs `hook` once.
-struct HookStore {
-    inner: Arc<dyn Store>,
-    trigger: String,
-    armed: AtomicBool,
-    hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-}
-
-impl std::fmt::Debug for HookStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HookStore")
-    }
-}
-
-impl Store for HookStore {
-    fn backend_name(&self) -> &'static str {
-        self.inner.backend_name()
-    }
-    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
-        self.inner.execute(op)
-    }
-    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        if self.armed.load(Ordering::SeqCst)
-            && ops.iter().any(|op| {
-                matches!(op, Op::Get(_)) && op.key().as_bytes().ends_with(self.trigger.as_bytes())
-            })
-        {
-            self.armed.store(false, Ordering::SeqCst);
-            if let Some(h) = self.hook.lock().take() {
-                h();
-            }
-        }
-        self.inner.pipeline(ops)
-    }
-    fn supports_cas(&self, key: &Key) -> Result<bool> {
-        self.inner.supports_cas(key)
-    }
-    fn colocated(&self, a: &Key, b: &Key) -> bool {
-        self.inner.colocated(a, b)
-    }
-    fn item_size_limit(&self) -> usize {
-        self.inner.item_size_limit()
-    }
-    fn retention(&self, key: &Key) -> Result<mcds_core::Retention> {
-        self.inner.retention(key)
-    }
-    fn retention_async<'a>(
-        &'a self,
-        key: &'a Key,
-    ) -> mcds_core::BoxFuture<'a, Result<mcds_core::Retention>> {
-        self.inner.retention_async(key)
-    }
-}
-
 /// A read is not a snapshot: `since` reads pieces 0 and 1 of a slice in
 /// one batch and 2 to 5 in the next. Between them (the hook), a writer
 /// fills piece 1, is refused there, seals it and goes on in piece 2. Every
@@ -200,18 +143,21 @@ fn a_poll_between_two_batches_of_pieces_skips_nothing_and_repeats_nothing() {
         writer.put(&ev(i)).unwrap(); // piece 0: e0 e1 e2; piece 1: e3
     }
     let w2 = writer.clone();
-    let hooked: Arc<dyn Store> = Arc::new(HookStore {
-        inner: Arc::clone(&store),
-        trigger: ".2".into(),
-        armed: AtomicBool::new(true),
-        // Between the reader's batch [0,1] and its batch [2..5]: e4, e5
-        // fill piece 1, e6 is refused there, seals it, goes to piece 2.
-        hook: Mutex::new(Some(Box::new(move || {
+    let hooked = HookStore::new(Arc::clone(&store));
+    // Between the reader's batch [0,1] and its batch [2..5]: e4, e5 fill
+    // piece 1, e6 is refused there, seals it, goes to piece 2.
+    hooked.once_before(
+        |ops| {
+            ops.iter()
+                .any(|op| matches!(op, Op::Get(_)) && op.key().as_bytes().ends_with(b".2"))
+        },
+        move || {
             for i in 4..7 {
                 w2.put(&ev(i)).unwrap();
             }
-        }))),
-    });
+        },
+    );
+    let hooked: Arc<dyn Store> = hooked;
     let reader = EventLog::new(scope(&hooked, &clock), "s", Duration::from_secs(10), 4).unwrap();
     let (first, cursor) = reader.since(&Cursor::start()).unwrap();
     println!("poll 1: {:?} cursor {cursor:?}", payloads(&first));

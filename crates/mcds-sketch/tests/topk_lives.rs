@@ -5,66 +5,13 @@
 //! a handle with another TTL cannot make the board expire under the
 //! others.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcds_core::{Key, Op, Reply, Result, Store, Ttl};
+use mcds_core::{Op, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::Leaderboard;
-use mcds_testkit::MemcachedServer;
-
-/// Hook run after a batch was forwarded and its replies came back.
-type After = Box<dyn FnMut(&[Op<'_>]) + Send>;
-
-struct Wrap {
-    inner: Arc<dyn Store>,
-    after: Mutex<Option<After>>,
-}
-impl std::fmt::Debug for Wrap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Wrap")
-    }
-}
-impl Wrap {
-    fn new(inner: Arc<dyn Store>) -> Arc<Wrap> {
-        Arc::new(Wrap {
-            inner,
-            after: Mutex::new(None),
-        })
-    }
-    fn after(&self, ops: &[Op<'_>]) {
-        if let Some(h) = self.after.lock().unwrap().as_mut() {
-            h(ops);
-        }
-    }
-}
-impl Store for Wrap {
-    fn backend_name(&self) -> &'static str {
-        self.inner.backend_name()
-    }
-    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
-        let r = self.inner.execute(op);
-        self.after(std::slice::from_ref(op));
-        r
-    }
-    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        let r = self.inner.pipeline(ops);
-        self.after(ops);
-        r
-    }
-    fn supports_cas(&self, key: &Key) -> Result<bool> {
-        self.inner.supports_cas(key)
-    }
-    fn colocated(&self, a: &Key, b: &Key) -> bool {
-        self.inner.colocated(a, b)
-    }
-    fn item_size_limit(&self) -> usize {
-        self.inner.item_size_limit()
-    }
-    fn retention(&self, key: &Key) -> Result<mcds_core::Retention> {
-        self.inner.retention(key)
-    }
-}
+use mcds_testkit::{HookStore, MemcachedServer};
 
 fn score(b: &Leaderboard, m: &str) -> String {
     match b.score(m) {
@@ -92,7 +39,7 @@ fn an_increment_whose_board_expired_meanwhile_is_never_counted_in_two_lives() {
     let mut double = 0;
     for round in 0..rounds {
         let name = format!("b1-{round}-{}", std::process::id());
-        let wrap = Wrap::new(Arc::new(MemcachedStore::connect(&addr).unwrap()));
+        let wrap = HookStore::new(Arc::new(MemcachedStore::connect(&addr).unwrap()));
         let w = Leaderboard::new(wrap.clone() as Arc<dyn Store>, &name, 300)
             .unwrap()
             .with_ttl(Ttl::secs(3));
@@ -104,7 +51,7 @@ fn an_increment_whose_board_expired_meanwhile_is_never_counted_in_two_lives() {
         w.incr("seed", 1).unwrap();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let mut tx = Some(tx);
-        *wrap.after.lock().unwrap() = Some(Box::new(move |ops: &[Op<'_>]| {
+        wrap.after(move |ops: &[Op<'_>]| {
             if ops.iter().any(|o| matches!(o, Op::Cas { .. })) {
                 if let Some(tx) = tx.take() {
                     tx.send(()).unwrap();
@@ -112,7 +59,7 @@ fn an_increment_whose_board_expired_meanwhile_is_never_counted_in_two_lives() {
                     std::thread::sleep(Duration::from_millis(4500));
                 }
             }
-        }));
+        });
         let t0 = Instant::now();
         let w2 = w.clone();
         let h = std::thread::spawn(move || w2.incr("x", 1));

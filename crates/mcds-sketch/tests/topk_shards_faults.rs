@@ -1,85 +1,16 @@
 //! A sharded `Leaderboard` under faults on real memcached: an increment
 //! held past its board's expiry (a paused client thread), a write refused
 //! for memory, and handles of the same name on either side of the 200-member
-//! line. `Stall` wraps a real store and runs a hook just before the first
-//! batch with a CAS or an add: a client descheduled between two round
-//! trips.
+//! line. A `HookStore` runs a hook just before the first batch with a CAS:
+//! a client descheduled between two round trips.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcds_core::{Error, Key, Op, Reply, Result, Store, Ttl};
+use mcds_core::{Error, Key, Op, Store, Ttl};
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::Leaderboard;
-use mcds_testkit::MemcachedServer;
-
-type Hook = Box<dyn FnOnce() + Send>;
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Trigger {
-    Cas,
-}
-
-struct Stall {
-    inner: Arc<dyn Store>,
-    hook: Mutex<Option<(Trigger, Hook)>>,
-}
-
-impl std::fmt::Debug for Stall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Stall")
-    }
-}
-
-impl Stall {
-    fn new(inner: Arc<dyn Store>) -> Arc<Stall> {
-        Arc::new(Stall {
-            inner,
-            hook: Mutex::new(None),
-        })
-    }
-    fn arm(&self, t: Trigger, hook: impl FnOnce() + Send + 'static) {
-        *self.hook.lock().unwrap() = Some((t, Box::new(hook)));
-    }
-    fn maybe_fire(&self, ops: &[Op<'_>]) {
-        let mut g = self.hook.lock().unwrap();
-        let fire = match &*g {
-            Some((Trigger::Cas, _)) => ops.iter().any(|o| matches!(o, Op::Cas { .. })),
-            None => false,
-        };
-        if fire {
-            let (_, hook) = g.take().unwrap();
-            drop(g);
-            hook();
-        }
-    }
-}
-
-impl Store for Stall {
-    fn backend_name(&self) -> &'static str {
-        self.inner.backend_name()
-    }
-    fn execute(&self, op: &Op<'_>) -> Result<Reply> {
-        self.maybe_fire(std::slice::from_ref(op));
-        self.inner.execute(op)
-    }
-    fn pipeline(&self, ops: &[Op<'_>]) -> Vec<Result<Reply>> {
-        self.maybe_fire(ops);
-        self.inner.pipeline(ops)
-    }
-    fn supports_cas(&self, key: &Key) -> Result<bool> {
-        self.inner.supports_cas(key)
-    }
-    fn colocated(&self, a: &Key, b: &Key) -> bool {
-        self.inner.colocated(a, b)
-    }
-    fn item_size_limit(&self) -> usize {
-        self.inner.item_size_limit()
-    }
-    fn retention(&self, key: &Key) -> Result<mcds_core::Retention> {
-        self.inner.retention(key)
-    }
-}
+use mcds_testkit::{HookStore, MemcachedServer};
 
 fn mc(server: &MemcachedServer) -> Arc<dyn Store> {
     Arc::new(MemcachedStore::connect(&server.addr()).unwrap())
@@ -99,7 +30,7 @@ fn marker_exists(server: &MemcachedServer, board: &Leaderboard) -> bool {
 #[test]
 fn an_increment_held_past_its_boards_expiry_is_ambiguous_and_never_written_twice() {
     let server = MemcachedServer::start_default();
-    let stall = Stall::new(mc(&server));
+    let stall = HookStore::new(mc(&server));
     let a = Leaderboard::new(stall.clone() as Arc<dyn Store>, "lb", 1000)
         .unwrap()
         .with_ttl(Ttl::secs(2));
@@ -113,7 +44,8 @@ fn an_increment_held_past_its_boards_expiry_is_ambiguous_and_never_written_twice
     let srv_addr = server.addr();
     let b2 = b.clone();
     let key = a.key().clone();
-    stall.arm(Trigger::Cas, move || {
+    let cas = |ops: &[Op<'_>]| ops.iter().any(|o| matches!(o, Op::Cas { .. }));
+    stall.once_before(cas, move || {
         let probe = MemcachedStore::connect(&srv_addr).unwrap();
         let mk = key.with_suffix(".m").unwrap();
         let t0 = Instant::now();

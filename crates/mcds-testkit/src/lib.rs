@@ -25,11 +25,16 @@
 //! * [`fill_until_out_of_memory`] fills a `memcached -M` until every small
 //!   write is refused, for the tests of what a full server does.
 //!
+//! * [`HookStore`] runs a test's code just before or after the batches it
+//!   forwards to a real store: a client descheduled between round trips.
+//!
 //! The fuzz harnesses are in the crate `mcds-fuzz`.
 
 pub mod conformance;
 pub mod differential;
+mod hook_store;
 pub mod seed;
+pub use hook_store::{Hook, HookStore};
 pub use mcds_testserver::{
     MemcachedServer, NutcrackerServer, ServerOptions, ServerPool, process_alive, spawn_tied,
 };
