@@ -24,7 +24,10 @@
 //!   next piece a writer **seals** the full one: it appends filler frames
 //!   that no read returns until not even the smallest frame fits (about
 //!   `log2` of the refused frame's size in round trips, once per filled
-//!   item). So nothing lands in a piece once the next one has events, and a
+//!   item), then creates the next piece empty and checks that the full one
+//!   is still sealed (a restart or a trim in between cuts the run: the
+//!   writer takes the empty piece back and starts the slice again at piece
+//!   0). So nothing lands in a piece once the next one has events, and a
 //!   run only ever grows at its end: the order a read sees is the order of
 //!   the appends, which is what [`since`](EventLog::since)'s cursor counts
 //!   on.
@@ -114,7 +117,14 @@
 //!   slice*, since a read stops at a slice's first missing piece, and
 //!   memcached evicts the least recently used items first, a slice's
 //!   first pieces before its last. A writer whose piece is gone starts its
-//!   slice again at piece 0, so events put after the loss are read.
+//!   slice again at piece 0, so events put after the loss are read. What
+//!   a writer cannot see: on a pool, an earlier piece of the slice lost
+//!   with its server while the writer appends to a later piece on another
+//!   server, which is still there. The events it puts there until the
+//!   slice ends (250 ms, or a 1024th of the chunk) are lost with the
+//!   earlier piece: no read gets past the gap. The next slice starts at
+//!   piece 0. (Checking every earlier piece on every put would cost a
+//!   round trip per put.)
 //! * **Limits** (all of them: [`EventLog`'s docs](EventLog#limits)). One
 //!   event's frame (payload + 21 bytes) must fit one item (1 MiB by
 //!   default), else [`ValueTooLarge`](mcds_core::Error::ValueTooLarge)
@@ -497,15 +507,20 @@ impl EventLog {
             // Piece 0 of a run new to the handle is added first (on a
             // quiet log it is the run's first event); a later piece may be
             // created, the one before it being sealed.
-            let outcome = self
-                .try_piece(io, &key, &frame, ttl, !known, !known && p == 0)
-                .await?;
+            let outcome = if !known && p > 0 && !self.open_piece(io, run, p, ttl).await? {
+                // The piece before is not sealed any more: the run was cut
+                // (a restart, a trim) since it was; start it again.
+                Piece::Gone
+            } else {
+                self.try_piece(io, &key, &frame, ttl, !known && p == 0, !known && p == 0)
+                    .await?
+            };
             match outcome {
                 Piece::Landed => {
                     *self.piece.lock() = Some((run, p));
                     return Ok(());
                 }
-                // Gone: start the run again at piece 0.
+                // Gone (or cut, above): start the run again at piece 0.
                 Piece::Gone => {
                     restarts += 1;
                     if restarts > 3 {
@@ -543,6 +558,45 @@ impl EventLog {
                     }
                 }
             }
+        }
+    }
+
+    /// Make piece `p` (at least 1) of `run` ready for appends: `true` when
+    /// it is there and the piece before it is sealed, `false` when the
+    /// run was cut under the writer.
+    ///
+    /// Why: a writer seals piece `p − 1`, then creates `p`. A restart or a
+    /// trim in between would leave `p` alone (reads stop at the missing
+    /// piece before it, and every later put of the writer, whose handle
+    /// remembers `p`, would be acknowledged and never read), or in front of
+    /// a new, open piece `p − 1` that another writer started again (whose
+    /// events would land before ones a poller has seen). So the piece is
+    /// created empty, then the piece before is checked to be still sealed
+    /// (the smallest frame refused); if it is not, the empty piece is
+    /// taken back (by CAS: a writer may have appended meanwhile) and the
+    /// caller starts the run again at piece 0. Two round trips more per
+    /// piece created, once per full item.
+    async fn open_piece(&self, io: Io, run: Run, p: u32, ttl: Ttl) -> Result<bool> {
+        let access = self.access(io);
+        let key = self.piece_key(run, p)?;
+        if !access.add(&key, b"", ttl).await?.is_stored() {
+            // Another writer created it, and checked the piece before.
+            return Ok(true);
+        }
+        let before = self.piece_key(run, p - 1)?;
+        let mut smallest = Vec::new();
+        frame::encode(SEAL_AT_MS, b"", &mut smallest);
+        match access.append(&before, &smallest).await {
+            Err(Error::ValueTooLarge { .. }) => Ok(true),
+            Ok(_) => {
+                if let Some(item) = access.get(&key).await?
+                    && item.value.is_empty()
+                {
+                    access.delete_cas(&key, item.cas).await?;
+                }
+                Ok(false)
+            }
+            Err(e) => Err(e),
         }
     }
 

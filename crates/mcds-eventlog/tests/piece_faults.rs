@@ -4,6 +4,7 @@
 //! and a slice of more full pieces than a put used to walk. Servers with
 //! 64 KiB items (`-I 64k`) make pieces fill with a few events.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -220,5 +221,200 @@ fn a_new_handle_walks_a_slice_of_65_full_pieces() {
         fresh.count(0, u64::MAX).unwrap(),
         69,
         "every event read back"
+    );
+}
+
+/// The hook's moment: just before the single op (an `add`) that creates
+/// the piece whose key ends in `suffix`, after the piece before it was
+/// sealed (from a second adversarial review).
+fn creates(suffix: &'static str) -> impl Fn(&[Op<'_>]) -> bool + Send + 'static {
+    move |ops| matches!(ops, [op @ Op::Add { .. }] if op.key().as_bytes().ends_with(suffix.as_bytes()))
+}
+
+/// Writer A fills piece 0 of a slice, is refused there, seals it, and is
+/// about to create piece 1. Right then (the hook) another process trims
+/// the current chunk (documented: "events put after that start it
+/// afresh"): piece 0 is deleted, piece 1 does not exist yet. A then
+/// creates piece 1 alone. Every later put of A appends to piece 1 (it is
+/// there), but reads stop at the missing piece 0: acknowledged puts made
+/// after trim returned are never read. When another handle re-creates
+/// piece 0, piece 0 is open while piece 1 holds older events, and since()
+/// returns an event twice and skips another.
+#[test]
+fn a_trim_between_sealing_a_piece_and_creating_the_next_cuts_the_run_and_it_starts_again() {
+    let server = server_64k();
+    let store = store_64k(&server);
+    let clock = ManualClock::new(EPOCH_MS + 1_000); // every event at one millisecond
+    let trimmer = EventLog::new(scope(&store, &clock), "o", Duration::from_secs(10), 4).unwrap();
+    let trimmed = Arc::new(Mutex::new(None));
+    let t2 = Arc::clone(&trimmed);
+    let hooked = HookStore::new(Arc::clone(&store));
+    hooked.once_before(creates(".1"), move || {
+        // Trim the current chunk (before = its end).
+        let n = trimmer.trim(EPOCH_MS + 10_000).unwrap();
+        *t2.lock() = Some(n);
+    });
+    let hooked: Arc<dyn Store> = hooked;
+    let a = EventLog::new(scope(&hooked, &clock), "o", Duration::from_secs(10), 4).unwrap();
+    for i in 0..3 {
+        a.put(&big(&format!("e{i}"), 20_000)).unwrap(); // piece 0
+    }
+    a.put(&big("e3", 20_000)).unwrap(); // refused at piece 0: seal, [trim], piece 1
+    println!(
+        "trim (run inside e3's put) deleted {:?} items",
+        trimmed.lock()
+    );
+    // Strictly after trim returned:
+    a.put(b"e4").unwrap();
+    a.put(b"e5").unwrap();
+    let got = a.fetch(0, u64::MAX).unwrap();
+    println!(
+        "after trim, A put e3(during), e4, e5 (Ok): fetch = {:?}",
+        payloads(&got)
+    );
+
+    // A poller and a second writer.
+    let poller = EventLog::new(scope(&store, &clock), "o", Duration::from_secs(10), 4).unwrap();
+    let b = EventLog::new(scope(&store, &clock), "o", Duration::from_secs(10), 4).unwrap();
+    let mut returned: Vec<String> = Vec::new();
+    let (r, c) = poller.since(&Cursor::start()).unwrap();
+    println!("poll 1: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    b.put(b"b0").unwrap();
+    let (r, c) = poller.since(&c).unwrap();
+    println!("poll 2: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    b.put(b"b1").unwrap();
+    let (r, c) = poller.since(&c).unwrap();
+    println!("poll 3: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    let (r, _) = poller.since(&c).unwrap();
+    println!("poll 4: {:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for p in returned {
+        *seen.entry(p).or_default() += 1;
+    }
+    println!("times since returned each event: {seen:?}");
+    println!("fetch now: {:?}", payloads(&a.fetch(0, u64::MAX).unwrap()));
+    for e in ["e4", "e5", "b0", "b1"] {
+        assert_eq!(
+            seen.get(e),
+            Some(&1),
+            "since must return {e} exactly once: {seen:?}"
+        );
+    }
+}
+
+/// The same race with a restart instead of a trim: memcached restarts
+/// (empty) after writer A sealed piece 0 and before it creates piece 1.
+#[test]
+fn a_restart_between_sealing_a_piece_and_creating_the_next_never_makes_since_repeat_or_skip() {
+    let server = Arc::new(Mutex::new(server_64k()));
+    let store = store_64k(&server.lock());
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let s2 = Arc::clone(&server);
+    let hooked = HookStore::new(Arc::clone(&store));
+    hooked.once_before(creates(".1"), move || {
+        s2.lock().restart();
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    let hooked: Arc<dyn Store> = hooked;
+    let a = EventLog::new(scope(&hooked, &clock), "r", Duration::from_secs(10), 4).unwrap();
+    for i in 0..3 {
+        a.put(&big(&format!("e{i}"), 20_000)).unwrap();
+    }
+    let r3 = a.put(&big("e3", 20_000)).map(|_| ());
+    println!("e3 (restart during its put): {r3:?}");
+    let r4 = a.put(b"e4").map(|_| ());
+    let r5 = a.put(b"e5").map(|_| ());
+    println!("e4: {r4:?}, e5: {r5:?} (both after the restart)");
+    println!("fetch: {:?}", payloads(&a.fetch(0, u64::MAX).unwrap()));
+    let poller = EventLog::new(scope(&store, &clock), "r", Duration::from_secs(10), 4).unwrap();
+    let b = EventLog::new(scope(&store, &clock), "r", Duration::from_secs(10), 4).unwrap();
+    let mut returned: Vec<String> = Vec::new();
+    let (r, c) = poller.since(&Cursor::start()).unwrap();
+    println!("poll 1: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    b.put(b"b0").unwrap();
+    let (r, c) = poller.since(&c).unwrap();
+    println!("poll 2: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    b.put(b"b1").unwrap();
+    let (r, c) = poller.since(&c).unwrap();
+    println!("poll 3: {:?} cursor {c:?}", payloads(&r));
+    returned.extend(payloads(&r));
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for p in returned {
+        *seen.entry(p).or_default() += 1;
+    }
+    println!("times since returned each event: {seen:?}");
+    for e in ["b0", "b1"] {
+        assert_eq!(
+            seen.get(e),
+            Some(&1),
+            "since must return {e} exactly once: {seen:?}"
+        );
+    }
+    for e in ["e4", "e5"] {
+        assert!(
+            seen.get(e).copied().unwrap_or(0) <= 1,
+            "since returned {e} twice: {seen:?}"
+        );
+    }
+}
+
+/// Writer A fills pieces 0 and 1 of a slice; its next event is refused at
+/// piece 1, it seals piece 1, and right before it creates piece 2 (the
+/// hook) memcached restarts empty. A creates piece 2 alone and goes on
+/// appending there (it is there). A read asks pieces 0 and 1 first, finds
+/// neither, and stops: every put A makes after the restart returns Ok and
+/// is never read (A's cached piece 2 is there, so A never starts over).
+#[test]
+fn a_restart_before_piece_2_is_created_loses_no_later_put() {
+    let server = Arc::new(Mutex::new(server_64k()));
+    let store = store_64k(&server.lock());
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let s2 = Arc::clone(&server);
+    let hooked = HookStore::new(Arc::clone(&store));
+    hooked.once_before(creates(".2"), move || {
+        s2.lock().restart();
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    let hooked: Arc<dyn Store> = hooked;
+    let a = EventLog::new(scope(&hooked, &clock), "l", Duration::from_secs(10), 4).unwrap();
+    for i in 0..6 {
+        a.put(&big(&format!("e{i}"), 20_000)).unwrap(); // pieces 0 and 1
+    }
+    println!("before: count = {}", a.count(0, u64::MAX).unwrap());
+    let r6 = a.put(&big("e6", 20_000)).map(|_| ());
+    println!("e6 (memcached restarts during its put): {r6:?}");
+    let mut after = Vec::new();
+    for i in 7..12 {
+        let r = a.put(format!("e{i}").as_bytes()).map(|_| ());
+        after.push((i, r.is_ok()));
+    }
+    println!("puts after the restart (event, Ok?): {after:?}");
+    let got = a.fetch(0, u64::MAX).unwrap();
+    println!(
+        "fetch: {:?}, count: {}",
+        payloads(&got),
+        a.count(0, u64::MAX).unwrap()
+    );
+    let poller = EventLog::new(scope(&store, &clock), "l", Duration::from_secs(10), 4).unwrap();
+    println!(
+        "a fresh handle's since(start): {:?}",
+        payloads(&poller.since(&Cursor::start()).unwrap().0)
+    );
+    // Ten seconds later (the slice long over) still nothing.
+    clock.advance(Duration::from_secs(5));
+    println!(
+        "5 s later: fetch: {:?}",
+        payloads(&poller.fetch(0, u64::MAX).unwrap())
+    );
+    assert!(
+        (7..12).all(|i| got.iter().any(|e| e.payload == format!("e{i}").as_bytes())),
+        "LOST: e7..e11 were put (Ok) after the restart, fetch returns {:?}",
+        payloads(&got)
     );
 }
