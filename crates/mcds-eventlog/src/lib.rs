@@ -209,6 +209,11 @@ struct Plan {
 /// | events per slice: 65,536 pieces (items) of a slice, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a slice) | a put into a slice whose last piece is full: [`Error::ValueTooLarge`]; the next slice takes events again | nothing |
 /// | put time ([`put_at`](EventLog::put_at)): from `now − capacity` (where reads start) to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
 ///
+/// A server whose `-I` is below the configured limit refuses a frame the
+/// client let through: the put is [`Error::ValueTooLarge`] once an empty
+/// piece refuses it (the piece it was refused by is sealed first, nothing
+/// more), and writes nothing.
+///
 /// No rate is refused: writers append to a slice's pieces without
 /// reading. Reads take any range and clamp it to what is within capacity.
 /// The rate one log takes is memcached's rate of appends to one item that
@@ -254,6 +259,17 @@ const SINCE_AHEAD_MS: u64 = 1_000;
 
 /// The most pieces of one run a read asks for in one batch.
 const MAX_PROBE: u32 = 64;
+
+/// What [`EventLog::open_piece`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opened {
+    /// This call created the piece, empty; the one before is sealed.
+    Created,
+    /// Another writer created it (and checked the one before).
+    Existed,
+    /// The piece before is not sealed any more: the run was cut.
+    Cut,
+}
 
 /// What one try at a piece found.
 enum Piece {
@@ -499,6 +515,12 @@ impl EventLog {
         // Times the run was found gone under this put (a trim, a restart,
         // an eviction) and started again at piece 0.
         let mut restarts = 0;
+        let cut = |key: &Key, restarts: u32| {
+            (restarts > 3).then(|| Error::Conflict {
+                key: key.display(),
+                attempts: restarts,
+            })
+        };
         loop {
             let key = self.piece_key(run, p)?;
             // A piece this handle wrote is only appended to: if it is gone,
@@ -507,7 +529,14 @@ impl EventLog {
             // Piece 0 of a run new to the handle is added first (on a
             // quiet log it is the run's first event); a later piece may be
             // created, the one before it being sealed.
-            let outcome = if !known && p > 0 && !self.open_piece(io, run, p, ttl).await? {
+            let opened = if !known && p > 0 {
+                self.open_piece(io, run, p, ttl).await?
+            } else {
+                Opened::Existed
+            };
+            // Whether this try created the piece (empty) itself.
+            let created = opened == Opened::Created;
+            let outcome = if opened == Opened::Cut {
                 // The piece before is not sealed any more: the run was cut
                 // (a restart, a trim) since it was; start it again.
                 Piece::Gone
@@ -523,22 +552,19 @@ impl EventLog {
                 // Gone (or cut, above): start the run again at piece 0.
                 Piece::Gone => {
                     restarts += 1;
-                    if restarts > 3 {
-                        return Err(Error::Conflict {
-                            key: key.display(),
-                            attempts: restarts,
-                        });
+                    if let Some(e) = cut(&key, restarts) {
+                        return Err(e);
                     }
                     (p, known) = (0, false);
                 }
                 // This piece is full (for this frame): the item limit
                 // refuses an append whole, so nothing of it landed. Seal
-                // the piece, then go on in the next. A frame that no empty
-                // piece takes (a server whose `-I` is below the configured
-                // limit) is refused by the add of the next piece as
-                // `ValueTooLarge`, returned as it is.
+                // the piece, then go on in the next. A frame that a piece
+                // just opened (empty) refuses never fits any (a server
+                // whose `-I` is below the configured limit): it is
+                // `ValueTooLarge`, and nothing is filled on its account.
                 Piece::Full => {
-                    if p + 1 >= MAX_PIECES {
+                    if created || p + 1 >= MAX_PIECES {
                         return Err(Error::ValueTooLarge {
                             key: key.display(),
                             size: 0,
@@ -550,6 +576,9 @@ impl EventLog {
                         // Gone meanwhile: start the run again, as above.
                         Ok(false) => {
                             restarts += 1;
+                            if let Some(e) = cut(&key, restarts) {
+                                return Err(e);
+                            }
                             (p, known) = (0, false);
                         }
                         // The event itself was refused: not written,
@@ -561,9 +590,9 @@ impl EventLog {
         }
     }
 
-    /// Make piece `p` (at least 1) of `run` ready for appends: `true` when
-    /// it is there and the piece before it is sealed, `false` when the
-    /// run was cut under the writer.
+    /// Make piece `p` (at least 1) of `run` ready for appends: created by
+    /// this call (empty) or by another writer, the piece before it sealed;
+    /// or [`Opened::Cut`], the run cut under the writer.
     ///
     /// Why: a writer seals piece `p − 1`, then creates `p`. A restart or a
     /// trim in between would leave `p` alone (reads stop at the missing
@@ -576,25 +605,25 @@ impl EventLog {
     /// taken back (by CAS: a writer may have appended meanwhile) and the
     /// caller starts the run again at piece 0. Two round trips more per
     /// piece created, once per full item.
-    async fn open_piece(&self, io: Io, run: Run, p: u32, ttl: Ttl) -> Result<bool> {
+    async fn open_piece(&self, io: Io, run: Run, p: u32, ttl: Ttl) -> Result<Opened> {
         let access = self.access(io);
         let key = self.piece_key(run, p)?;
         if !access.add(&key, b"", ttl).await?.is_stored() {
             // Another writer created it, and checked the piece before.
-            return Ok(true);
+            return Ok(Opened::Existed);
         }
         let before = self.piece_key(run, p - 1)?;
         let mut smallest = Vec::new();
         frame::encode(SEAL_AT_MS, b"", &mut smallest);
         match access.append(&before, &smallest).await {
-            Err(Error::ValueTooLarge { .. }) => Ok(true),
+            Err(Error::ValueTooLarge { .. }) => Ok(Opened::Created),
             Ok(_) => {
                 if let Some(item) = access.get(&key).await?
                     && item.value.is_empty()
                 {
                     access.delete_cas(&key, item.cas).await?;
                 }
-                Ok(false)
+                Ok(Opened::Cut)
             }
             Err(e) => Err(e),
         }

@@ -418,3 +418,52 @@ fn a_restart_before_piece_2_is_created_loses_no_later_put() {
         payloads(&got)
     );
 }
+
+/// A client configured for 1 MiB items on a server with `-I 64k`: an
+/// event of 100 kB fits no piece. It is `ValueTooLarge`, nothing of it is
+/// read, and it does not fill the slice with sealed pieces on its way
+/// (one piece sealed at most: the one it was refused by). The events
+/// around it are all read.
+#[test]
+fn an_event_over_the_servers_item_limit_is_value_too_large_and_fills_nothing() {
+    let server = server_64k();
+    let store: Arc<dyn Store> = Arc::new(
+        MemcachedStore::builder()
+            .item_size_limit(1024 * 1024)
+            .connect([server.addr()])
+            .unwrap(),
+    );
+    let clock = ManualClock::new(EPOCH_MS + 1_000);
+    let log = EventLog::new(scope(&store, &clock), "big", Duration::from_secs(10), 4).unwrap();
+    log.put(b"before").unwrap();
+    let items_before = server.stat("curr_items");
+    let err = log.put(&vec![b'x'; 100_000]).unwrap_err();
+    assert!(
+        matches!(err, mcds_core::Error::ValueTooLarge { .. }),
+        "{err}"
+    );
+    let fresh = EventLog::new(scope(&store, &clock), "big", Duration::from_secs(10), 4).unwrap();
+    let err = fresh.put(&vec![b'y'; 100_000]).unwrap_err();
+    assert!(
+        matches!(err, mcds_core::Error::ValueTooLarge { .. }),
+        "{err}"
+    );
+    let added = server.stat("curr_items") - items_before;
+    assert!(added <= 2, "{added} items made for events that fit none");
+    log.put(b"after").unwrap();
+    fresh.put(b"after, fresh").unwrap();
+    let got: Vec<_> = log
+        .fetch(0, u64::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.payload)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            b"before".to_vec(),
+            b"after".to_vec(),
+            b"after, fresh".to_vec()
+        ]
+    );
+}
