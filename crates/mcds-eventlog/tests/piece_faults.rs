@@ -224,6 +224,36 @@ fn a_new_handle_walks_a_slice_of_65_full_pieces() {
     );
 }
 
+/// A poller polls `since` 4 times from the start while a second writer B
+/// puts `b0` and `b1` between the polls, all in the log `name`: how many
+/// times each event came back.
+fn polls_while_another_writer_puts(
+    store: &Arc<dyn Store>,
+    clock: &ManualClock,
+    name: &str,
+) -> BTreeMap<String, usize> {
+    let poller = EventLog::new(scope(store, clock), name, Duration::from_secs(10), 4).unwrap();
+    let b = EventLog::new(scope(store, clock), name, Duration::from_secs(10), 4).unwrap();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut cursor = Cursor::start();
+    for (poll, put) in [Some(&b"b0"[..]), Some(b"b1"), None, None]
+        .into_iter()
+        .enumerate()
+    {
+        let (events, next) = poller.since(&cursor).unwrap();
+        println!("poll {}: {:?} cursor {next:?}", poll + 1, payloads(&events));
+        for p in payloads(&events) {
+            *seen.entry(p).or_default() += 1;
+        }
+        cursor = next;
+        if let Some(put) = put {
+            b.put(put).unwrap();
+        }
+    }
+    println!("times since returned each event: {seen:?}");
+    seen
+}
+
 /// The hook's moment: just before the single op (an `add`) that creates
 /// the piece whose key ends in `suffix`, after the piece before it was
 /// sealed (from a second adversarial review).
@@ -273,29 +303,7 @@ fn a_trim_between_sealing_a_piece_and_creating_the_next_cuts_the_run_and_it_star
         payloads(&got)
     );
 
-    // A poller and a second writer.
-    let poller = EventLog::new(scope(&store, &clock), "o", Duration::from_secs(10), 4).unwrap();
-    let b = EventLog::new(scope(&store, &clock), "o", Duration::from_secs(10), 4).unwrap();
-    let mut returned: Vec<String> = Vec::new();
-    let (r, c) = poller.since(&Cursor::start()).unwrap();
-    println!("poll 1: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    b.put(b"b0").unwrap();
-    let (r, c) = poller.since(&c).unwrap();
-    println!("poll 2: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    b.put(b"b1").unwrap();
-    let (r, c) = poller.since(&c).unwrap();
-    println!("poll 3: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    let (r, _) = poller.since(&c).unwrap();
-    println!("poll 4: {:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for p in returned {
-        *seen.entry(p).or_default() += 1;
-    }
-    println!("times since returned each event: {seen:?}");
+    let seen = polls_while_another_writer_puts(&store, &clock, "o");
     println!("fetch now: {:?}", payloads(&a.fetch(0, u64::MAX).unwrap()));
     for e in ["e4", "e5", "b0", "b1"] {
         assert_eq!(
@@ -330,25 +338,7 @@ fn a_restart_between_sealing_a_piece_and_creating_the_next_never_makes_since_rep
     let r5 = a.put(b"e5").map(|_| ());
     println!("e4: {r4:?}, e5: {r5:?} (both after the restart)");
     println!("fetch: {:?}", payloads(&a.fetch(0, u64::MAX).unwrap()));
-    let poller = EventLog::new(scope(&store, &clock), "r", Duration::from_secs(10), 4).unwrap();
-    let b = EventLog::new(scope(&store, &clock), "r", Duration::from_secs(10), 4).unwrap();
-    let mut returned: Vec<String> = Vec::new();
-    let (r, c) = poller.since(&Cursor::start()).unwrap();
-    println!("poll 1: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    b.put(b"b0").unwrap();
-    let (r, c) = poller.since(&c).unwrap();
-    println!("poll 2: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    b.put(b"b1").unwrap();
-    let (r, c) = poller.since(&c).unwrap();
-    println!("poll 3: {:?} cursor {c:?}", payloads(&r));
-    returned.extend(payloads(&r));
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for p in returned {
-        *seen.entry(p).or_default() += 1;
-    }
-    println!("times since returned each event: {seen:?}");
+    let seen = polls_while_another_writer_puts(&store, &clock, "r");
     for e in ["b0", "b1"] {
         assert_eq!(
             seen.get(e),
