@@ -440,6 +440,14 @@ impl EventLog {
         }
     }
 
+    /// The keys of `pieces`, given as (index into `runs`, piece number).
+    fn keys_of(&self, runs: &[Run], pieces: &[(usize, u32)]) -> Result<Vec<Key>> {
+        pieces
+            .iter()
+            .map(|&(r, p)| self.piece_key(runs[r], p))
+            .collect()
+    }
+
     /// The runs that hold chunk `w`'s events in `[first, last]`, in read
     /// order: the whole-chunk run of the older layout, then the slices.
     fn runs_of(&self, w: u64, first: u64, last: u64) -> impl Iterator<Item = Run> + '_ {
@@ -759,10 +767,7 @@ impl EventLog {
             if batch.is_empty() {
                 break;
             }
-            let keys: Vec<Key> = batch
-                .iter()
-                .map(|&(r, p)| self.piece_key(runs[r], p))
-                .collect::<Result<_>>()?;
+            let keys = self.keys_of(&runs, &batch)?;
             let items = self.access(io).get_multi(&keys).await?;
             let there: Vec<bool> = items.iter().map(Option::is_some).collect();
             for (&(r, p), item) in batch.iter().zip(items) {
@@ -784,10 +789,9 @@ impl EventLog {
             .flat_map(|(r, items)| (0..items.len().saturating_sub(1)).map(move |i| (r, i)))
             .collect();
         if !again.is_empty() {
-            let keys: Vec<Key> = again
-                .iter()
-                .map(|&(r, i)| self.piece_key(runs[r], pieces[r][i].0))
-                .collect::<Result<_>>()?;
+            let numbered: Vec<(usize, u32)> =
+                again.iter().map(|&(r, i)| (r, pieces[r][i].0)).collect();
+            let keys = self.keys_of(&runs, &numbered)?;
             let items = self.access(io).get_multi(&keys).await?;
             for (&(r, i), item) in again.iter().zip(items) {
                 match item {
@@ -1038,10 +1042,7 @@ impl EventLog {
             if batch.is_empty() {
                 break;
             }
-            let keys: Vec<Key> = batch
-                .iter()
-                .map(|&(r, p)| self.piece_key(runs[r], p))
-                .collect::<Result<_>>()?;
+            let keys = self.keys_of(&runs, &batch)?;
             let ops: Vec<Op<'_>> = keys.iter().map(Op::Delete).collect();
             let there = self
                 .access(io)
