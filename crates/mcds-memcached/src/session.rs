@@ -49,6 +49,23 @@ impl<'a> Session<'a> {
         })
     }
 
+    /// A session on `lane`, one of `server`'s (a batch of reads spread
+    /// over its connections: `MemcachedStore::spread`).
+    pub(crate) fn on_lane(server: &'a Server, config: &'a Config, lane: &'a Lane) -> Session<'a> {
+        Session {
+            server,
+            config,
+            lane,
+            pinned: None,
+            pool_checked: true,
+        }
+    }
+
+    /// Whether the session's exchanges go out on `lane`.
+    pub(crate) fn uses(&self, lane: &Lane) -> bool {
+        std::ptr::eq(self.lane, lane)
+    }
+
     /// [`open`](Self::open), for a session that works whatever the pool
     /// record says: the record's own upkeep ([`crate::pool`]) and `stats`.
     pub(crate) fn open_unchecked(server: &'a Server, config: &'a Config) -> Session<'a> {
