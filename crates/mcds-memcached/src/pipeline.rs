@@ -425,6 +425,9 @@ impl MemcachedStore {
     /// order. A session joins only if it reaches the incarnation the share
     /// was encoded for (`pinned`); not on a server without an incarnation
     /// marker, whose CAS ids are per connection (see `Server::lane`).
+    /// While such a batch runs, another caller's request to that server
+    /// waits behind at most one payload (up to the request budget of
+    /// `mg`s, a few milliseconds) on whichever connection it takes.
     async fn spread<'s>(
         &'s self,
         io: Io,
