@@ -427,7 +427,11 @@ impl MemcachedStore {
     /// marker, whose CAS ids are per connection (see `Server::lane`).
     /// While such a batch runs, another caller's request to that server
     /// waits behind at most one payload (up to the request budget of
-    /// `mg`s, a few milliseconds) on whichever connection it takes.
+    /// `mg`s, a few milliseconds) on whichever connection it takes. Only
+    /// connections already open join: one not yet dialed is dialed in the
+    /// background for the next batch, as a batch that waited for the dial
+    /// took twice the I/O timeout against a frozen server (an adversarial
+    /// review's finding).
     async fn spread<'s>(
         &'s self,
         io: Io,
@@ -442,6 +446,9 @@ impl MemcachedStore {
         }
         for lane in &target.lanes {
             if sessions.len() >= payloads || sessions.iter().any(|s| s.uses(lane)) {
+                continue;
+            }
+            if !lane.ready_or_dial_later(target, &self.config) {
                 continue;
             }
             let mut session = Session::on_lane(target, &self.config, lane);
@@ -862,5 +869,56 @@ fn classify(op: &Op<'_>, r: MetaReply) -> Outcome {
             Outcome::Again
         }
         _ => Outcome::Reply(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    use mcds_core::{Key, Store};
+
+    use crate::MemcachedStore;
+
+    /// How many requests each connection of the first server carried.
+    fn requests(store: &MemcachedStore) -> Vec<u64> {
+        store.servers[0]
+            .lanes
+            .iter()
+            .map(|lane| lane.counters.requests.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// A batch of reads of several payloads goes out on every open
+    /// connection of its server. The first finds only one open: it does
+    /// not wait for a dial of the other, which is dialed in the background
+    /// for the next.
+    #[test]
+    fn a_batch_of_reads_spreads_over_open_connections_and_dials_the_others_for_the_next() {
+        let server = mcds_testserver::MemcachedServer::start_default();
+        let store = MemcachedStore::builder()
+            .connections_per_server(2)
+            .connect([server.addr()])
+            .unwrap();
+        let keys: Vec<Key> = (0..20_000)
+            .map(|i| Key::new(format!("spread:{i:0>30}")).unwrap())
+            .collect();
+        store.get_multi(&keys).unwrap();
+        let first = requests(&store);
+        assert!(first[0] >= 2 && first[1] == 0, "{first:?}");
+        let start = Instant::now();
+        while !store.servers[0].lanes[1].is_open() {
+            assert!(start.elapsed() < Duration::from_secs(5), "never dialed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        store.get_multi(&keys).unwrap();
+        let second = requests(&store);
+        let (on_0, on_1) = (second[0] - first[0], second[1] - first[1]);
+        println!("payloads of the second batch: {on_0} on one connection, {on_1} on the other");
+        assert!(
+            on_0 >= 1 && on_1 >= 1 && on_0.abs_diff(on_1) <= 1,
+            "{first:?} -> {second:?}"
+        );
     }
 }

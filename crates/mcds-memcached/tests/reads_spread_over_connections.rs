@@ -1,6 +1,7 @@
 //! A batch of reads too large for one payload goes out on several of the
 //! server's connections at once (memcached serves each connection on one
-//! worker thread). These check that every reply still lands on its own
+//! worker thread; that both carry it is checked in `pipeline.rs`'s unit
+//! tests). These check that every reply still lands on its own
 //! key, that only batches of reads are spread, and that a server
 //! restarted while spread reads run makes them fail or read what is
 //! there, never another key's value.
@@ -51,21 +52,37 @@ fn a_large_batch_of_reads_goes_out_on_both_connections_with_every_value_in_place
         .connect([server.addr()])
         .unwrap();
     let keys: Vec<Key> = (0..N).map(key).collect();
-    let (found, rt) = traffic::measure(|| store.get_multi(&keys).unwrap());
-    for (i, item) in found.iter().enumerate() {
-        match item {
-            Some(item) => assert_eq!(item.value, value(i), "key {i}"),
-            None => assert_eq!(i % 3, 0, "key {i} is there but read as missing"),
+    let check = |found: &[Option<mcds_core::Item>]| {
+        for (i, item) in found.iter().enumerate() {
+            match item {
+                Some(item) => assert_eq!(item.value, value(i), "key {i}"),
+                None => assert_eq!(i % 3, 0, "key {i} is there but read as missing"),
+            }
         }
+        assert!(found.iter().filter(|f| f.is_none()).count() == N.div_ceil(3));
+    };
+    // The first batch finds one connection open: it goes out on that one,
+    // and the second is dialed in the background, not waited for.
+    check(&store.get_multi(&keys).unwrap());
+    let open = std::time::Instant::now();
+    while store.connection_stats().open < 2 {
+        assert!(
+            open.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            store.connection_stats()
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
-    assert!(found.iter().filter(|f| f.is_none()).count() == N.div_ceil(3));
+    // The next goes out on both.
+    let (found, rt) = traffic::measure(|| store.get_multi(&keys).unwrap());
+    check(&found);
     let stats = store.connection_stats();
     println!(
         "{N} gets: {} payloads, on {} connections",
-        rt.round_trips, stats.dials
+        rt.round_trips, stats.open
     );
     assert!(rt.round_trips >= 2, "{} payloads", rt.round_trips);
-    assert_eq!(stats.dials, 2, "both connections used: {stats:?}");
+    assert_eq!(stats.dials, 2, "{stats:?}");
 
     // The same batch async: spread too, every value in place.
     let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
@@ -179,4 +196,31 @@ fn spread_reads_across_restarts_fail_or_read_their_own_keys() {
         println!("reader: {reads} batches, {values} values read, {errors} ops failed");
         assert!(values > 0);
     }
+}
+
+/// From an adversarial review: with only one connection open, a spread
+/// read of a frozen server first dialed the second (its handshake waited
+/// the I/O timeout) and then timed out on the first: twice the timeout.
+/// The second is now dialed in the background, and the read fails within
+/// one timeout.
+#[test]
+fn a_spread_read_of_a_frozen_server_fails_within_one_io_timeout() {
+    let server = MemcachedServer::start_default();
+    let io_timeout = Duration::from_secs(1);
+    let store = MemcachedStore::builder()
+        .connections_per_server(2)
+        .io_timeout(io_timeout)
+        .connect([server.addr()])
+        .unwrap();
+    let keys: Vec<Key> = (0..N).map(key).collect();
+    store.get(&keys[0]).unwrap(); // one connection open
+    server.pause();
+    let start = std::time::Instant::now();
+    let results = store.pipeline(&keys.iter().map(Op::Get).collect::<Vec<_>>());
+    let took = start.elapsed();
+    server.resume();
+    assert!(results.iter().all(Result::is_err));
+    println!("{N} gets of a frozen server failed after {took:?} (I/O timeout {io_timeout:?})");
+    // Twice the timeout before the fix; a margin for a busy machine.
+    assert!(took < io_timeout * 8 / 5, "{took:?}");
 }

@@ -257,6 +257,39 @@ impl Lane {
         self.state.lock().incarnation.is_some()
     }
 
+    /// Whether the lane has a usable connection now (at most one
+    /// non-blocking peek, as any request's check). If not, it is dialed on
+    /// a thread of its own, not waited for, unless it is being dialed or
+    /// its server is in its backoff window. For a batch of reads that
+    /// could use the lane (`MemcachedStore::spread`): the batch does not
+    /// wait for a dial (against a frozen server a handshake takes up to
+    /// the I/O timeout); a later batch finds the connection open.
+    pub(crate) fn ready_or_dial_later(&self, server: &Server, config: &Config) -> bool {
+        {
+            let mut state = self.state.lock();
+            if self.check(&mut state, server, Instant::now()).is_some() {
+                return true;
+            }
+            if state.dialing || server.down().is_some() {
+                return false;
+            }
+        }
+        let Some(owner) = self.server.upgrade() else {
+            return false;
+        };
+        let config = config.clone();
+        let index = self.index;
+        // (A failed spawn leaves the lane as it was: a later batch asks
+        // again.)
+        let _ = std::thread::Builder::new()
+            .name("mcds-dial".into())
+            .spawn(move || {
+                let lane = &owner.lanes[index];
+                let _ = lane.incarnation(&owner, &config, &mut Instant::now());
+            });
+        false
+    }
+
     /// The incarnation of the lane's connection, dialing one first if the
     /// lane has none (or an idle one that must be replaced: its clock
     /// sample is old, or the server has since been seen under another
