@@ -120,7 +120,9 @@ mdbook_log=$(mktemp)
 nice -n 19 scripts/check-docs.sh --install >"$mdbook_log" 2>&1 &
 mdbook_pid=$!
 # (A run that stops early stops it too: cargo first, then the script.)
-trap 'pkill -TERM -P "$mdbook_pid" 2>/dev/null; kill "$mdbook_pid" 2>/dev/null || true' EXIT
+# (Under set -e a failing command in the trap would be the run's exit
+# status: nothing to stop is not a failure.)
+trap '{ pkill -TERM -P "$mdbook_pid"; kill "$mdbook_pid"; } 2>/dev/null || true' EXIT
 
 if cargo nextest --version >/dev/null 2>&1; then
   step "cargo nextest run (then the doctests)"
