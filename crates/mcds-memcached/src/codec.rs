@@ -10,7 +10,7 @@
 //!
 //! | op | command | quiet in a pipeline |
 //! |---|---|---|
-//! | `get` | `mg <k> v f c` | yes (`EN` suppressed) |
+//! | `get` | `mg <k> v f c`; in a batch of reads of items only, `gets <k1> <k2> …` lines (see `pipeline`) | yes (`EN` suppressed; a `gets` miss has no reply) |
 //! | `set` | `ms <k> <n> T<exp> c` | no (the reply carries the CAS) |
 //! | `add`, `replace` | `add`/`replace <k> 0 <exp> <n>`, then `mg <k> v c` | no |
 //! | `cas` | `cas <k> 0 <exp> <n> <cas>`, then `mg <k> v c` | no |
@@ -425,6 +425,12 @@ pub(crate) fn decode(
             }
         });
     };
+    // A `VALUE` line answers only a multi-key `gets`, whose reader takes
+    // its key off first (`MetaReply::into_value`); anywhere else it is a
+    // reply out of place, not a value.
+    if r.value_key().is_some() {
+        return Err(unexpected(server, op.name(), &r));
+    }
     let cas = |r: &MetaReply| incarnation.cas_out(r.cas().unwrap_or(0));
     Ok(match (op, r.rc) {
         (Op::Get(_), ReturnCode::Va) => Reply::Item(Some(Item {

@@ -52,6 +52,150 @@ pub fn replies(data: &[u8]) {
     let fixture = Fixture::new();
     single(&fixture, data);
     pipelined(&fixture, data);
+    multiget(&fixture, data);
+}
+
+/// The keys of [`multiget`]'s gets, two lines of three.
+const GETS: usize = 6;
+
+/// `data` read as the replies to a payload of two `gets` lines of three
+/// keys each, after each of a few valid beginnings. Where the whole
+/// stream is well formed (each line's `VALUE`s in the order of its keys,
+/// `END`, then `MN`: [`naive_gets`]), every op must get exactly what the
+/// naive reading says. Whatever the bytes, every op gets an outcome, and
+/// an op given a value got one that a `VALUE` naming its own key carried.
+fn multiget(fixture: &Fixture, data: &[u8]) {
+    let keys: Vec<Key> = (0..GETS).map(|i| key(&format!("k{i}"))).collect();
+    let batch: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+    let mut wires = Vec::new();
+    let part: Vec<Planned> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            Planned::new(
+                op,
+                i,
+                &fixture.incarnation,
+                mcds_core::DEFAULT_ITEM_SIZE_LIMIT,
+                &mut wires,
+            )
+            .unwrap_or_else(|e| panic!("encoding a get: {e}"))
+        })
+        .collect();
+    let lines = [0..3, 3..GETS];
+    let beginnings: [&[u8]; 3] = [
+        b"",
+        b"VALUE k1 0 2 7\r\nhi\r\nEND\r\n",
+        b"VALUE k0 3 1 9\r\nx\r\nVALUE k2 0 0 4\r\n\r\nEND\r\nVALUE k4 0 1 1\r\ny\r\n",
+    ];
+    for beginning in beginnings {
+        let mut stream = beginning.to_vec();
+        stream.extend_from_slice(data);
+        let mut replies = InMemory {
+            rest: &stream,
+            state: State::Open,
+        };
+        let mut outcomes: Vec<Option<Outcome>> = (0..GETS).map(|_| None).collect();
+        crate::pipeline::read_gets_replies(
+            &mut replies,
+            &fixture.errors(),
+            &part,
+            &batch,
+            &lines,
+            &mut outcomes,
+        );
+        let inc = &fixture.incarnation;
+        let naive = naive_gets(&stream, &keys, &lines, inc);
+        let values = values_named(&stream, inc);
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let outcome = outcome.expect("read_gets_replies fills every outcome");
+            let got = match outcome {
+                Outcome::Reply(r) => {
+                    match codec::decode(&batch[i], Some(r), &fixture.incarnation, SERVER) {
+                        Ok(Reply::Item(Some(item))) => Some(Some(item)),
+                        other => panic!("get {i}: a VALUE decoded to {other:?}"),
+                    }
+                }
+                Outcome::Quiet => Some(None),
+                Outcome::Failed(_) => None,
+                Outcome::Again => panic!("get {i} was left to finish after the batch"),
+            };
+            if let Some(Some(item)) = &got {
+                assert!(
+                    values.contains(&(
+                        keys[i].as_bytes().to_vec(),
+                        item.value.clone(),
+                        item.flags,
+                        item.cas
+                    )),
+                    "get {i} took a value no VALUE of its key carried: {item:?} in {stream:?}"
+                );
+            }
+            if let Some(expected) = &naive {
+                let want = expected[i]
+                    .as_ref()
+                    .map(|(value, flags, cas)| (value.clone(), *flags, *cas));
+                let got = got
+                    .unwrap_or_else(|| panic!("get {i} failed on a well-formed stream {stream:?}"));
+                let got = got.map(|item| (item.value.clone(), item.flags, item.cas));
+                assert_eq!(got, want, "get {i} of {stream:?}");
+            }
+        }
+    }
+}
+
+/// Every `VALUE` reply in `stream`, as far as it frames: (key, data,
+/// flags, CAS id as `inc` gives it out).
+fn values_named(stream: &[u8], inc: &Incarnation) -> Vec<(Vec<u8>, Vec<u8>, u32, u64)> {
+    let mut rest = stream;
+    let mut found = Vec::new();
+    while !rest.is_empty() {
+        match frame(&mut rest) {
+            Ok(r) => {
+                if let Some(key) = r.value_key() {
+                    let key = key.to_vec();
+                    let (flags, cas) = (r.client_flags().unwrap_or(0), r.cas().unwrap_or(0));
+                    let value = r.into_value().value.map(|v| v.to_vec()).unwrap_or_default();
+                    found.push((key, value, flags, inc.cas_out(cas)));
+                }
+            }
+            Err(memcache::exp::Error::Server(_) | memcache::exp::Error::Rejected(_)) => {}
+            Err(_) => break,
+        }
+    }
+    found
+}
+
+/// What each get of `lines` (ranges of `keys`) reads from `stream`, the
+/// naive way, if the stream is well formed: per line, `VALUE`s whose keys
+/// come in the line's order, then `END`; then `MN`. `None` for any other
+/// stream (an error line, a reply of another kind, a stray key).
+#[allow(clippy::type_complexity)]
+fn naive_gets(
+    stream: &[u8],
+    keys: &[Key],
+    lines: &[std::ops::Range<usize>],
+    inc: &Incarnation,
+) -> Option<Vec<Option<(Vec<u8>, u32, u64)>>> {
+    let mut rest = stream;
+    let mut expected = vec![None; keys.len()];
+    for line in lines {
+        let mut next = line.start;
+        loop {
+            let r = frame(&mut rest).ok()?;
+            if r.is_end() {
+                break;
+            }
+            let key = r.value_key()?.to_vec();
+            let at = (next..line.end).find(|&i| keys[i].as_bytes() == key)?;
+            let (flags, cas) = (r.client_flags().unwrap_or(0), r.cas().unwrap_or(0));
+            let value = r.into_value().value.map(|v| v.to_vec()).unwrap_or_default();
+            expected[at] = Some((value, flags, inc.cas_out(cas)));
+            next = at + 1;
+        }
+    }
+    let end = frame(&mut rest).ok()?;
+    (end.rc == ReturnCode::Mn && !end.text).then_some(expected)
 }
 
 /// The server name in errors.
@@ -455,7 +599,10 @@ pub fn reply_parser(data: &[u8]) {
 /// One reply from `reader` the way mcds read replies before
 /// [`MetaReply`]: a line (at most [`MAX_LINE`] bytes) through memcache's
 /// `MetaResponse::parse_header`, a `VA` data block, then
-/// `parse_meta_result`. The reference of [`reply_parser`].
+/// `parse_meta_result`. The reference of [`reply_parser`]. memcache's meta
+/// parser has no multi-key `gets` replies: `END` and `VALUE` lines are
+/// read here by [`naive_value_line`], the key of a `VALUE` going into the
+/// result's `key`.
 pub(crate) fn reference_reply(
     reader: &mut impl std::io::BufRead,
 ) -> Result<MetaCommandResult, memcache::exp::Error> {
@@ -477,8 +624,31 @@ pub(crate) fn reference_reply(
     if line.last() == Some(&b'\r') {
         line.pop();
     }
-    let header = MetaResponse::parse_header(&line)?;
+    if line == b"END" {
+        return parse_meta_result(MetaResponse::parse_header(b"EN")?);
+    }
+    let value_line = naive_value_line(&line).transpose()?;
+    let header = MetaResponse::parse_header(if value_line.is_some() { b"VA 0" } else { &line })?;
     let mut value = None;
+    if let Some((key, flags, len, cas)) = value_line {
+        let mut block = Vec::new();
+        reader.take(len as u64 + 2).read_to_end(&mut block)?;
+        if block.len() < len + 2 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+        }
+        if &block[len..] != b"\r\n" {
+            return Err(memcache::exp::Error::Protocol(
+                "data block missing CRLF terminator".into(),
+            ));
+        }
+        block.truncate(len);
+        let mut result = parse_meta_result(header)?;
+        result.value = Some(block);
+        result.key = Some(key);
+        result.client_flags = Some(flags);
+        result.cas = cas;
+        return Ok(result);
+    }
     if header.rc() == ReturnCode::Va {
         // `parse_header` accepted it, so the second token is the length.
         let len = line
@@ -504,6 +674,52 @@ pub(crate) fn reference_reply(
     let mut result = parse_meta_result(header)?;
     result.value = value;
     Ok(result)
+}
+
+/// A `VALUE <key> <flags> <bytes> [<cas>]` line (`None` for any other
+/// line), read the naive way: split at spaces, each number through
+/// `str::parse`. Its key, flags, data length and CAS id, or the error
+/// mcds's parser must give for it.
+#[allow(clippy::type_complexity)]
+fn naive_value_line(
+    line: &[u8],
+) -> Option<Result<(Vec<u8>, u32, usize, Option<u64>), memcache::exp::Error>> {
+    let tokens: Vec<&[u8]> = line
+        .split(|&b| b == b' ')
+        .filter(|t| !t.is_empty())
+        .collect();
+    if tokens.first() != Some(&&b"VALUE"[..]) {
+        return None;
+    }
+    let bad = |what: &str| memcache::exp::Error::Protocol(format!("a VALUE line with {what}"));
+    let number = |t: &[u8]| std::str::from_utf8(t).ok().map(str::to_string);
+    Some((|| {
+        let key = tokens.get(1).ok_or_else(|| bad("no key"))?;
+        if key.len() > 250 {
+            return Err(bad("a key longer than 250 bytes"));
+        }
+        let flags = tokens.get(2).ok_or_else(|| bad("no flags"))?;
+        let flags: u32 = number(flags)
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| bad("invalid flags"))?;
+        let len = tokens.get(3).ok_or_else(|| bad("no length"))?;
+        let len: usize = number(len)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n <= MAX_VALUE)
+            .ok_or_else(|| bad("an invalid data length"))?;
+        let cas = match tokens.get(4) {
+            Some(t) => Some(
+                number(t)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| bad("an invalid CAS id"))?,
+            ),
+            None => None,
+        };
+        if tokens.len() > 5 {
+            return Err(bad("more than 4 fields"));
+        }
+        Ok((key.to_vec(), flags, len, cas))
+    })())
 }
 
 /// Check that mcds's reply `ours` and memcache's `theirs` (read from the
@@ -536,7 +752,12 @@ fn agree(
         }
         (Ok(a), Ok(b)) => {
             assert_eq!(a.rc, b.rc, "{data:?}");
-            assert_eq!(a.value.as_deref(), b.value.as_deref(), "{data:?}");
+            if a.text {
+                // (A `VALUE`'s key; memcache's `k` flag is not kept.)
+                assert_eq!(a.value_key(), b.key.as_deref(), "{data:?}");
+            }
+            let data_block = a.clone().into_value().value;
+            assert_eq!(data_block.as_deref(), b.value.as_deref(), "{data:?}");
             assert_eq!(
                 (a.cas(), a.ttl(), a.client_flags(), a.size()),
                 (b.cas, b.ttl, b.client_flags, b.size),
@@ -651,6 +872,10 @@ pub fn token_streams(seed: u64, count: usize) -> Vec<Vec<u8>> {
         "q",
         "hi",
         "STORED",
+        "VALUE",
+        "VALUE k0 0 2 5",
+        "END",
+        "k0",
         "NOT_STORED",
         "EXISTS",
         "NOT_FOUND",
@@ -722,6 +947,114 @@ mod tests {
         ] {
             replies(case);
         }
+    }
+
+    /// Crafted multi-key `gets` streams through the whole harness: hits
+    /// and misses in order, a key out of order, a key of no op, a `VALUE`
+    /// without a CAS id, an error line for a line, `MN` early or missing.
+    #[test]
+    fn crafted_gets_streams_through_the_harness() {
+        for case in [
+            &b"VALUE k1 0 1 5\r\na\r\nEND\r\nEND\r\nMN\r\n"[..],
+            b"VALUE k2 0 1 5\r\na\r\nVALUE k1 0 1 6\r\nb\r\nEND\r\nEND\r\nMN\r\n",
+            b"VALUE zz 0 1 5\r\na\r\nEND\r\nEND\r\nMN\r\n",
+            b"VALUE k0 7 1\r\na\r\nEND\r\nEND\r\nMN\r\n",
+            b"SERVER_ERROR out of memory writing get response\r\nEND\r\nMN\r\n",
+            b"END\r\nMN\r\n",
+            b"END\r\nEND\r\nEND\r\nMN\r\n",
+            b"END\r\nEND\r\nHD O1\r\nMN\r\n",
+            b"VALUE k3 0 1 5\r\na\r\nEND\r\n",
+        ] {
+            replies(case);
+        }
+    }
+
+    /// Three `gets` lines (keys k0–k8, three per line) read from `stream`;
+    /// what each get got: `Some(Some(value))`, `Some(None)` (a miss) or
+    /// `None` (failed).
+    fn three_lines(stream: &[u8]) -> Vec<Option<Option<Vec<u8>>>> {
+        let fixture = Fixture::new();
+        let keys: Vec<Key> = (0..9).map(|i| key(&format!("k{i}"))).collect();
+        let batch: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        let mut wires = Vec::new();
+        let part: Vec<Planned> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Planned::new(op, i, &fixture.incarnation, 1 << 20, &mut wires).unwrap())
+            .collect();
+        let mut replies = InMemory {
+            rest: stream,
+            state: State::Open,
+        };
+        let mut outcomes: Vec<Option<Outcome>> = (0..9).map(|_| None).collect();
+        crate::pipeline::read_gets_replies(
+            &mut replies,
+            &fixture.errors(),
+            &part,
+            &batch,
+            &[0..3, 3..6, 6..9],
+            &mut outcomes,
+        );
+        outcomes
+            .into_iter()
+            .zip(&batch)
+            .map(|(o, op)| match o.expect("every outcome filled") {
+                Outcome::Reply(r) => match codec::decode(op, Some(r), &fixture.incarnation, SERVER)
+                {
+                    Ok(Reply::Item(Some(item))) => Some(Some(item.value)),
+                    other => panic!("{other:?}"),
+                },
+                Outcome::Quiet => Some(None),
+                Outcome::Failed(_) => None,
+                Outcome::Again => panic!("again"),
+            })
+            .collect()
+    }
+
+    /// A `gets` that memcached fails midway drops the replies it has not
+    /// sent, earlier lines' included: here the first line's `END` is gone,
+    /// the error line stands for the second line, and the third line's
+    /// `END` would be read as the second's. One terminator short at `MN`:
+    /// nothing from the error on may stand, and nothing is a miss.
+    #[test]
+    fn a_gets_line_dropped_before_an_error_line_fails_the_rest_not_misses_them() {
+        let got = three_lines(b"SERVER_ERROR out of memory writing get response\r\nEND\r\nMN\r\n");
+        assert_eq!(got, vec![None; 9]);
+        // Replies sent before the error line's own line stand (the first
+        // line here); the second line's, before the error, do not.
+        let got = three_lines(
+            b"VALUE k1 0 1 5\r\na\r\nEND\r\nVALUE k4 0 1 6\r\nb\r\nSERVER_ERROR out of memory writing get response\r\nMN\r\n",
+        );
+        assert_eq!(
+            got[..3],
+            [Some(None), Some(Some(b"a".to_vec())), Some(None)]
+        );
+        assert!(got[3..].iter().all(Option::is_none), "{got:?}");
+    }
+
+    /// With every line ended at `MN`, nothing was dropped: an error line
+    /// fails its own line's unanswered gets, and the others stand.
+    #[test]
+    fn an_error_line_with_every_line_ended_fails_only_its_own_line() {
+        let got = three_lines(
+            b"VALUE k0 0 1 5\r\na\r\nEND\r\nSERVER_ERROR out of memory writing get response\r\nVALUE k8 0 1 6\r\nb\r\nEND\r\nMN\r\n",
+        );
+        let a = Some(Some(b"a".to_vec()));
+        let b = Some(Some(b"b".to_vec()));
+        assert_eq!(
+            got,
+            vec![
+                a,
+                Some(None),
+                Some(None),
+                None,
+                None,
+                None,
+                Some(None),
+                Some(None),
+                b
+            ]
+        );
     }
 
     /// This server's part of the fixture batch, encoded.

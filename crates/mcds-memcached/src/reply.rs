@@ -51,11 +51,20 @@ pub(crate) struct MetaReply {
     has: u8,
     /// `O`: the opaque token the command sent, echoed.
     pub(crate) opaque: Option<Opaque>,
-    /// A text-protocol storage reply (`STORED`, `NOT_STORED`, `EXISTS`,
-    /// `NOT_FOUND`, read as `HD`, `NS`, `EX`, `NF`): the answer to a write
-    /// mcds sends as a text command (see [`codec`](crate::codec)). It
-    /// carries no flags and no opaque.
+    /// A text-protocol reply: a storage reply (`STORED`, `NOT_STORED`,
+    /// `EXISTS`, `NOT_FOUND`, read as `HD`, `NS`, `EX`, `NF`), the answer
+    /// to a write mcds sends as a text command (see
+    /// [`codec`](crate::codec)); or a reply to a multi-key `gets` (`VALUE`
+    /// as `VA`, `END` as `EN`: see [`value_key`](Self::value_key)). It
+    /// carries no opaque.
     pub(crate) text: bool,
+    /// For a `VALUE` reply, the length of the key it names, which stands
+    /// at the front of [`value`](Self::value) before the data (0 for any
+    /// other reply): a multi-key `gets` answers only its hits, and the key
+    /// says which (see `pipeline::read_gets_replies`). A byte, as a key
+    /// has at most 250; kept in the block rather than a field of its own,
+    /// so a reply stays small.
+    key_len: u8,
 }
 
 impl MetaReply {
@@ -73,7 +82,36 @@ impl MetaReply {
             has: 0,
             opaque: None,
             text: false,
+            key_len: 0,
         }
+    }
+
+    /// The key a `VALUE` reply names; `None` for every other reply.
+    pub(crate) fn value_key(&self) -> Option<&[u8]> {
+        let len = usize::from(self.key_len);
+        (len > 0).then(|| self.value.as_deref().and_then(|v| v.get(..len)))?
+    }
+
+    /// Whether this is the `END` that closes a multi-key `gets`.
+    pub(crate) fn is_end(&self) -> bool {
+        self.text && self.rc == ReturnCode::En
+    }
+
+    /// A `VALUE` reply as the `VA` reply of an `mg <key> v f c` would be:
+    /// the key taken off the front of its block, the value, flags and CAS
+    /// id kept. Any other reply is returned as it is.
+    pub(crate) fn into_value(mut self) -> MetaReply {
+        let len = usize::from(self.key_len);
+        if len > 0 {
+            if let Some(block) = &mut self.value {
+                // In place: the block's heap buffer becomes the item's
+                // value with no copy (`Block::into_vec`).
+                block.drain(..len.min(block.len()));
+            }
+            self.key_len = 0;
+            self.text = false;
+        }
+        self
     }
 
     fn get<T: Copy>(&self, bit: u8, value: T) -> Option<T> {
@@ -296,8 +334,9 @@ fn parse_general(
     // The four text replies are whole lines; no meta line has their length
     // and first letter both (checked before tokens, as a pipeline of
     // increments reads a hundred `VA` lines).
-    if matches!(line.len(), 6 | 9 | 10) {
+    if matches!(line.len(), 3 | 6 | 9 | 10) {
         let text = match line {
+            b"END" => Some(ReturnCode::En),
             b"STORED" => Some(ReturnCode::Hd),
             b"NOT_STORED" => Some(ReturnCode::Ns),
             b"EXISTS" => Some(ReturnCode::Ex),
@@ -323,6 +362,7 @@ fn parse_general(
         b"NF" => ReturnCode::Nf,
         b"MN" => ReturnCode::Mn,
         b"ME" => ReturnCode::Me,
+        b"VALUE" => return parse_value_line(tokens, reply),
         b"ERROR" => return Err(Error::Rejected("ERROR".into())),
         b"CLIENT_ERROR" | b"SERVER_ERROR" => {
             let start = line.iter().take_while(|&&b| b == b' ').count() + code.len();
@@ -401,6 +441,46 @@ fn parse_general(
         *bad_flag = Some(Error::Protocol("invalid base64 token".into()));
     }
     Ok(data_len)
+}
+
+/// The longest key memcached stores (`KEY_MAX_LENGTH`).
+const MAX_KEY: usize = 250;
+
+/// The rest of a `VALUE <key> <flags> <bytes> [<cas>]` line, a hit of a
+/// multi-key `gets`, into `reply`: a [`text`](MetaReply::text) `VA` with
+/// the client flags, the CAS id when the line has one, and the key at the
+/// front of its block ([`MetaReply::value_key`]); returns the data
+/// length. A key longer than memcached's, a number that is not one, a
+/// missing or an extra token: [`Error::Protocol`].
+fn parse_value_line(mut tokens: Tokens<'_>, reply: &mut MetaReply) -> Result<Option<usize>, Error> {
+    let bad = |what: &str| Error::Protocol(format!("a VALUE line with {what}"));
+    let key = tokens.next().ok_or_else(|| bad("no key"))?;
+    if key.len() > MAX_KEY {
+        return Err(bad("a key longer than 250 bytes"));
+    }
+    let flags = tokens.next().ok_or_else(|| bad("no flags"))?;
+    reply.client_flags = parse_number(flags).ok_or_else(|| bad("invalid flags"))?;
+    let len = tokens.next().ok_or_else(|| bad("no length"))?;
+    let len: usize = parse_number(len)
+        .filter(|&n| n <= MAX_VALUE)
+        .ok_or_else(|| bad("an invalid data length"))?;
+    if let Some(cas) = tokens.next() {
+        reply.set_cas(parse_number(cas).ok_or_else(|| bad("an invalid CAS id"))?);
+    }
+    if tokens.next().is_some() {
+        return Err(bad("more than 4 fields"));
+    }
+    reply.rc = ReturnCode::Va;
+    reply.text = true;
+    reply.has |= HAS_FLAGS;
+    // Room for the data too, up to a bound: a reply's claimed length
+    // alone never makes a large allocation (see `read_reply`).
+    let mut block = Block::with_capacity(key.len() + len.min(1024));
+    block.extend_from_slice(key);
+    reply.value = Some(block);
+    // (At most 250: checked above.)
+    reply.key_len = u8::try_from(key.len()).unwrap_or(u8::MAX);
+    Ok(Some(len))
 }
 
 /// The two shapes of nearly every reply in a pipeline, parsed without
@@ -538,7 +618,9 @@ pub(crate) fn read_reply(
         };
         if let Some(whole) = available.get(..len + 2) {
             let framed = whole[len..] == *b"\r\n";
-            let block = Block::from_slice(&whole[..len]);
+            // (After a `VALUE` line's key, if any.)
+            let mut block = reply.value.take().unwrap_or_default();
+            block.extend_from_slice(&whole[..len]);
             // Consumed either way, as the slow path does: the stream goes
             // on after the block's `len + 2` bytes.
             reader.consume(len + 2);
@@ -549,7 +631,7 @@ pub(crate) fn read_reply(
             flags?;
             return Ok(reply);
         }
-        let mut block = Block::new();
+        let mut block = reply.value.take().unwrap_or_default();
         read_block(reader, len, &mut block)?;
         let mut end = Block::new();
         read_block(reader, 2, &mut end)?;

@@ -363,17 +363,19 @@ impl<'a> Session<'a> {
     /// replies, written already if this caller drives the lane. A batch
     /// that never left is sent again (up to [`UNSENT_RETRIES`] times) by
     /// [`batch_replies`](Self::batch_replies).
-    /// `replies`: the most replies it can have (its commands and the `MN`).
+    /// `replies`: the most replies it can have (its commands and the `MN`);
+    /// `leads`: it holds multi-key `gets` lines and must start its write
+    /// (see [`Expect::UntilMn`]).
     pub(crate) async fn submit_batch(
         &mut self,
         io: Io,
         payload: Vec<u8>,
-        replies: usize,
+        (replies, leads): (usize, bool),
         deadline: Instant,
     ) -> Result<Ticket<'a>, Error> {
         let request = Request {
             payload,
-            expect: Expect::UntilMn { replies },
+            expect: Expect::UntilMn { replies, leads },
             deadline,
         };
         self.submit(io, request, Instant::now()).await
@@ -392,7 +394,7 @@ impl<'a> Session<'a> {
         &mut self,
         io: Io,
         ticket: Ticket<'a>,
-        replies: usize,
+        replies: (usize, bool),
         deadline: Instant,
     ) -> Result<Delivery, Error> {
         let mut delivery = ticket.delivery().await;

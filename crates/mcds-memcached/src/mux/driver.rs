@@ -47,7 +47,8 @@ impl Driver<'_> {
             let mut state = self.lane.state.lock();
             let mut bytes = 0;
             while let Some(job) = state.queue.front() {
-                if bytes > 0 && bytes + job.request.payload.len() > MAX_WRITE {
+                let leads = matches!(job.request.expect, Expect::UntilMn { leads: true, .. });
+                if bytes > 0 && (leads || bytes + job.request.payload.len() > MAX_WRITE) {
                     break;
                 }
                 bytes += job.request.payload.len();

@@ -39,6 +39,16 @@ pub(crate) enum Expect {
         /// The most replies there can be (one per command and the `MN`):
         /// room for them is made at once, not by doubling as they come.
         replies: usize,
+        /// The batch holds multi-key `gets` lines, so it must be the first
+        /// request of its write: a `gets` that fails midway (memcached out
+        /// of response objects) makes memcached drop every reply it has
+        /// not sent yet on the connection (`conn_release_items`), and the
+        /// replies of other callers' commands written before it would be
+        /// lost. The driver reads all of a write's replies before the next
+        /// write, so first in a write, nothing of anyone else's is pending
+        /// (the batch's own lines are checked by count:
+        /// `pipeline::read_gets_replies`).
+        leads: bool,
     },
     /// `stats`: a listing up to `END` ([`Delivery::stats`]).
     Stats,
@@ -50,7 +60,7 @@ impl Expect {
         match self {
             // (Bounded: the number comes from the caller, and a stream
             // that fails early needs none of it.)
-            Expect::UntilMn { replies } => replies.clamp(1, 4096),
+            Expect::UntilMn { replies, .. } => replies.clamp(1, 4096),
             Expect::Pair { .. } => 2,
             Expect::One { .. } | Expect::Stats => 1,
         }
