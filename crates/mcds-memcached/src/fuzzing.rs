@@ -1374,7 +1374,15 @@ mod tests {
         use std::io::Write;
         use std::net::{Shutdown, TcpListener, TcpStream};
 
-        let mut inputs: Vec<Vec<u8>> = seeds().into_iter().map(|(_, b)| b).collect();
+        // memcache's meta connection reads no multi-key `gets` replies
+        // (`VALUE`, `END`): those seeds are compared with the naive
+        // reference of `reply_parser` instead.
+        let gets = |b: &[u8]| b.windows(5).any(|w| w == b"VALUE" || w == b"END\r\n");
+        let mut inputs: Vec<Vec<u8>> = seeds()
+            .into_iter()
+            .map(|(_, b)| b)
+            .filter(|b| !gets(b))
+            .collect();
         inputs.extend([
             b"VA 10 O0\r\nab\r\nHD O2\r\n".to_vec(),
             b"VA 2 cX\r\nhi\r\nHD O2\r\n".to_vec(),

@@ -857,7 +857,9 @@ pub(crate) fn read_replies(
 /// the first error line are what memcached sent, in order, and stand. From
 /// the first error line on they stand only if every line has ended when
 /// `MN` comes (a dropped line leaves one terminator short); if not, the
-/// ops from that line on fail, answered or not.
+/// ops from that line on fail, answered or not, with [`Error::Server`]
+/// saying that memcached dropped them. The connection is kept: its lane
+/// read to `MN`, so what comes next on it is in step.
 pub(crate) fn read_gets_replies(
     replies: &mut impl Replies,
     errors: &ErrorMap<'_>,
@@ -882,11 +884,26 @@ pub(crate) fn read_gets_replies(
             }
         }
     };
-    let out_of_step = |outcomes: &mut [Option<Outcome>], suspect: Option<usize>| {
-        give_up(outcomes, suspect, &|_| Error::Protocol {
+    // A stream out of step: every op not answered fails, and the
+    // connection is given up. Whether it broke (see `read_replies`).
+    let out_of_step = |outcomes: &mut [Option<Outcome>], replies: &mut _| {
+        Replies::discard(replies);
+        give_up(outcomes, None, &|_| Error::Protocol {
             server: server.to_string(),
             message: "multi-key gets replies out of step".into(),
         });
+        true
+    };
+    // After an error line, a line short at `MN` (or a `VALUE` of a later
+    // line where an earlier one should end) is memcached's own dropping of
+    // the replies it had not sent (see above): the ops from the error's
+    // line on fail, and the stream, read to `MN`, is in step.
+    let dropped = |outcomes: &mut [Option<Outcome>], suspect: Option<usize>| {
+        give_up(outcomes, suspect, &|_| Error::Server {
+            server: server.to_string(),
+            message: DROPPED.into(),
+        });
+        false
     };
     let broken =
         |outcomes: &mut [Option<Outcome>], suspect: Option<usize>, e: memcache::exp::Error| {
@@ -916,9 +933,10 @@ pub(crate) fn read_gets_replies(
                     let Some(pos) =
                         (next..line.end).find(|&p| ops[part[p].index].key().as_bytes() == key)
                     else {
-                        replies.discard();
-                        out_of_step(outcomes, suspect);
-                        return true;
+                        return match suspect {
+                            Some(_) => dropped(outcomes, suspect),
+                            None => out_of_step(outcomes, replies),
+                        };
                     };
                     for missed in &mut outcomes[next..pos] {
                         *missed = Some(Outcome::Quiet);
@@ -937,16 +955,24 @@ pub(crate) fn read_gets_replies(
                     suspect.get_or_insert(line.start);
                     for pos in next..line.end {
                         let op = &ops[part[pos].index];
-                        outcomes[pos] =
-                            Some(Outcome::Failed(errors.map(op.key(), same_line(&e), false)));
+                        outcomes[pos] = Some(Outcome::Failed(match &e {
+                            // Not an item's: memcached had no memory for
+                            // replies ("out of memory writing get
+                            // response"), which is not a full store.
+                            memcache::exp::Error::Server(message) => Error::Server {
+                                server: server.to_string(),
+                                message: format!("{message} — {NOT_READ}"),
+                            },
+                            _ => errors.map(op.key(), same_line(&e), false),
+                        }));
                     }
                     break;
                 }
-                Ok(_) => {
-                    replies.discard();
-                    out_of_step(outcomes, suspect);
-                    return true;
+                // A line's replies dropped after an error: `MN` early.
+                Ok(r) if r.rc == ReturnCode::Mn && !r.text && suspect.is_some() => {
+                    return dropped(outcomes, suspect);
                 }
+                Ok(_) => return out_of_step(outcomes, replies),
                 Err(e) => {
                     broken(outcomes, suspect, e);
                     return true;
@@ -960,11 +986,7 @@ pub(crate) fn read_gets_replies(
             broken(outcomes, suspect, e);
             return true;
         }
-        _ => {
-            replies.discard();
-            out_of_step(outcomes, suspect);
-            return true;
-        }
+        _ => return out_of_step(outcomes, replies),
     }
     if rejected {
         // As in `read_replies`: a connection that answered `ERROR` or
@@ -973,6 +995,12 @@ pub(crate) fn read_gets_replies(
     }
     false
 }
+
+/// What a read failed by an error line to its `gets` line was not.
+const NOT_READ: &str = "memcached had no memory left for the replies of a multi-key read (not a full store: see its -o read_buf_mem_limit and -m); these keys were not read, so retrying is safe";
+
+/// Why the reads of `gets` lines whose replies memcached dropped failed.
+const DROPPED: &str = "memcached dropped the replies of part of a multi-key read after it ran out of memory for replies (SERVER_ERROR out of memory writing get response; see its -o read_buf_mem_limit and -m); these keys were not read, so retrying is safe";
 
 /// An error line again, for the next op it fails.
 fn same_line(e: &memcache::exp::Error) -> memcache::exp::Error {

@@ -40,13 +40,7 @@ pub(crate) struct Session<'a> {
 impl<'a> Session<'a> {
     /// A session on the server's next lane. Nothing is dialed yet.
     pub(crate) fn open(server: &'a Server, config: &'a Config) -> Result<Session<'a>, Error> {
-        Ok(Session {
-            server,
-            config,
-            lane: server.lane(),
-            pinned: None,
-            pool_checked: true,
-        })
+        Ok(Session::on_lane(server, config, server.lane()))
     }
 
     /// A session on `lane`, one of `server`'s (a batch of reads spread
@@ -70,11 +64,8 @@ impl<'a> Session<'a> {
     /// record says: the record's own upkeep ([`crate::pool`]) and `stats`.
     pub(crate) fn open_unchecked(server: &'a Server, config: &'a Config) -> Session<'a> {
         Session {
-            server,
-            config,
-            lane: server.lane(),
-            pinned: None,
             pool_checked: false,
+            ..Session::on_lane(server, config, server.lane())
         }
     }
 

@@ -94,3 +94,61 @@ fn a_cas_id_read_in_a_batch_is_the_items_own() {
         }
     }
 }
+
+/// memcached with almost no memory for replies (`-o read_buf_mem_limit=1`
+/// over 32 worker threads) fails multi-key gets midway with `SERVER_ERROR
+/// out of memory writing get response`, and drops the replies it had not
+/// sent, earlier lines' included (an adversarial review found this). A
+/// read then either gets its own value or fails as a server error that
+/// says the key was not read: never another key's value, never a miss,
+/// never "the store is full" (no item failed), and the connection stays
+/// (it is in step at the batch's `MN`).
+#[test]
+fn reads_whose_replies_memcached_dropped_fail_as_not_read_and_keep_the_connection() {
+    use mcds_testserver::ServerOptions;
+    let server = MemcachedServer::start(ServerOptions {
+        threads: 32,
+        extra_args: vec!["-o".into(), "read_buf_mem_limit=1".into()],
+        ..Default::default()
+    });
+    let store = MemcachedStore::builder()
+        .connections_per_server(1)
+        .connect([server.addr()])
+        .unwrap();
+    let keys: Vec<Key> = (0..300).map(|i| key(i, 12)).collect();
+    for (i, k) in keys.iter().enumerate() {
+        store
+            .set(k, format!("v{i}").as_bytes(), Ttl::Never)
+            .unwrap();
+    }
+    let dials = store.connection_stats().dials;
+    let (mut read, mut not_read) = (0, 0);
+    for _ in 0..20 {
+        let ops: Vec<Op<'_>> = keys.iter().map(Op::Get).collect();
+        for (i, r) in store.pipeline(&ops).into_iter().enumerate() {
+            match r {
+                Ok(mcds_core::Reply::Item(Some(item))) => {
+                    assert_eq!(item.value, format!("v{i}").into_bytes(), "key {i}");
+                    read += 1;
+                }
+                Err(mcds_core::Error::Server { message, .. }) if message.contains("not read") => {
+                    not_read += 1;
+                }
+                other => panic!("key {i}: {other:?}"),
+            }
+        }
+        // The connection is in step: a read on it gets its own value.
+        let item = store.get(&keys[7]).unwrap().expect("key 7 was set");
+        assert_eq!(item.value, b"v7");
+    }
+    let redials = store.connection_stats().dials - dials;
+    println!("{read} values read, {not_read} reads failed as not read, {redials} new connections");
+    assert!(
+        not_read > 0,
+        "memcached never ran out of reply memory: the test tests nothing"
+    );
+    assert_eq!(
+        redials, 0,
+        "a batch memcached answered in step closed its connection"
+    );
+}

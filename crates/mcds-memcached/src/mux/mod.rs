@@ -274,20 +274,33 @@ impl Lane {
                 return false;
             }
         }
+        // (A failed spawn leaves the lane as it was: a later batch asks
+        // again.)
+        let _ = self.dial_on_thread(config, drop);
+        false
+    }
+
+    /// Dial this lane on a thread of its own (a dial never holds the
+    /// lane's lock, and an async caller never blocks on one), handing the
+    /// incarnation reached, or the failure, to `done`. `Err` when the
+    /// store is gone or no thread could be started.
+    fn dial_on_thread(
+        &self,
+        config: &Config,
+        done: impl FnOnce(Result<Incarnation, Error>) + Send + 'static,
+    ) -> io::Result<()> {
         let Some(owner) = self.server.upgrade() else {
-            return false;
+            return Err(io::Error::other("the store was dropped"));
         };
         let config = config.clone();
         let index = self.index;
-        // (A failed spawn leaves the lane as it was: a later batch asks
-        // again.)
-        let _ = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("mcds-dial".into())
             .spawn(move || {
                 let lane = &owner.lanes[index];
-                let _ = lane.incarnation(&owner, &config, &mut Instant::now());
-            });
-        false
+                done(lane.incarnation(&owner, &config, &mut Instant::now()));
+            })
+            .map(drop)
     }
 
     /// The incarnation of the lane's connection, dialing one first if the
@@ -512,18 +525,11 @@ impl Lane {
         if let Some(down) = server.down() {
             return Err(down);
         }
-        let Some(owner) = self.server.upgrade() else {
+        if self.server.strong_count() == 0 {
             return Err(Error::Internal("the store was dropped".into()));
-        };
-        let config = config.clone();
-        let index = self.index;
+        }
         let (done, result) = oneshot();
-        std::thread::Builder::new()
-            .name("mcds-dial".into())
-            .spawn(move || {
-                let lane = &owner.lanes[index];
-                done.send(lane.incarnation(&owner, &config, &mut Instant::now()));
-            })
+        self.dial_on_thread(config, move |r| done.send(r))
             .map_err(|e| Error::Io {
                 server: server.addr.clone(),
                 source: e,
