@@ -428,6 +428,15 @@ impl CounterMap {
         Ok(self)
     }
 
+    /// Split the field registry's buckets past `bytes` (see
+    /// [`Set::with_bucket_bytes`]; 4 KiB by default). Every client of the
+    /// map should use the same size; a mismatch only changes when buckets
+    /// split, never what they hold.
+    pub fn with_bucket_bytes(mut self, bytes: usize) -> CounterMap {
+        self.fields = self.fields.with_bucket_bytes(bytes);
+        self
+    }
+
     /// The map's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -294,6 +294,9 @@ pub enum Grown {
     /// kept in shards (`incr_many`, `incr` of a member every writer
     /// shares, `score`).
     Leaderboard,
+    /// A [`mcds_counter::CounterMap`] (`incr`, `remove`, `get`): its field
+    /// registry is a growing set.
+    CounterMap,
 }
 
 /// The capacity of a [`grow`] workload's leaderboard: more than the
@@ -326,6 +329,7 @@ pub fn grow(
     let table =
         mcds_set::Table::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
     let board = mcds_sketch::Leaderboard::new(Arc::clone(&store), name, GROW_BOARD_CAPACITY)?;
+    let map = CounterMap::new(Arc::clone(&store), name)?.with_bucket_bytes(GROW_BUCKET_BYTES);
     let mut wrong = 0;
     let mut previous: Vec<String> = Vec::new();
     for round in 0..rounds {
@@ -351,6 +355,14 @@ pub fn grow(
                 board.incr_many(&increments)?;
                 board.incr("hot", 1)?;
             }
+            Grown::CounterMap => {
+                for (i, m) in batch.iter().enumerate() {
+                    map.incr(m, grow_board_count(round * 8 + i as u64) as i64)?;
+                }
+                for m in &odd {
+                    map.remove(m)?;
+                }
+            }
         }
         for (i, m) in previous.iter().enumerate() {
             let right = match what {
@@ -359,6 +371,15 @@ pub fn grow(
                 Grown::Leaderboard => {
                     let n = (round - 1) * 8 + i as u64;
                     board.score(m)?.map(|e| e.count) == Some(grow_board_count(n))
+                }
+                Grown::CounterMap => {
+                    let n = (round - 1) * 8 + i as u64;
+                    let want = if i % 2 == 0 {
+                        grow_board_count(n) as i64
+                    } else {
+                        0
+                    };
+                    map.get(m)? == want
                 }
             };
             if !right {

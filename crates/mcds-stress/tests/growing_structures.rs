@@ -1,5 +1,6 @@
 //! Structures that split into more items while 4 writer processes run
-//! (and a leaderboard kept in shards, made by racing first increments):
+//! (sets, tables, counter maps' registries, event log slices; and a
+//! leaderboard kept in shards, made by racing first increments):
 //! the members at the end equal a model exactly (nothing lost, nothing
 //! listed twice, every count right), and no writer read a wrong answer on
 //! the way, on one memcached and on a pool of 3.
@@ -131,6 +132,57 @@ fn a_sharded_leaderboard_on_a_pool_of_3_under_4_writer_processes_equals_the_mode
     check_board(&pool.servers_arg());
 }
 
+/// 4 processes count their own fields of a counter map and remove half:
+/// the registry (512-byte buckets) splits while they run, and the map's
+/// fields and values at the end equal the model.
+fn check_map(servers: &str) {
+    let lines = run_workers(
+        4,
+        &[servers, "grow", "map", "grown", "{id}", &ROUNDS.to_string()],
+    );
+    for line in &lines {
+        assert!(line.ends_with("wrong 0"), "a writer read wrong: {line}");
+    }
+    let store = mcds_stress::connect(servers).unwrap();
+    let map = mcds_counter::CounterMap::new(store.clone(), "grown").unwrap();
+    let all = map.get_all().unwrap();
+    let fields = map.fields().unwrap();
+    let model: std::collections::BTreeMap<String, i64> = (0..4)
+        .flat_map(|p| {
+            (0..ROUNDS * 8)
+                .step_by(2)
+                .map(move |n| (format!("{p}:{n}"), mcds_stress::grow_board_count(n) as i64))
+        })
+        .collect();
+    let got: std::collections::BTreeMap<String, i64> = all.iter().cloned().collect();
+    let split = splits(&*store, map.registry_key());
+    println!(
+        "counter map on {servers}: 4 processes x {ROUNDS} rounds, {} fields listed, {} with values, model {}, {split} registry splits",
+        fields.len(),
+        all.len(),
+        model.len()
+    );
+    assert_eq!(all.len(), got.len(), "a field listed twice");
+    assert_eq!(fields.len(), model.len(), "fields: every kept one, once");
+    assert_eq!(got, model);
+    assert!(
+        split >= 10,
+        "the registry split while the writers ran: {split}"
+    );
+}
+
+#[test]
+fn a_counter_map_registry_splitting_under_4_writer_processes_equals_the_model() {
+    let server = MemcachedServer::start_default();
+    check_map(&server.addr());
+}
+
+#[test]
+fn a_counter_map_registry_splitting_on_a_pool_of_3_under_4_writer_processes_equals_the_model() {
+    let pool = ServerPool::start(3, Default::default());
+    check_map(&pool.servers_arg());
+}
+
 #[test]
 fn a_set_splitting_under_4_writer_processes_equals_the_model() {
     let server = MemcachedServer::start_default();
@@ -163,15 +215,30 @@ fn a_table_splitting_on_a_pool_of_3_under_4_writer_processes_equals_the_model() 
 /// build; `scripts/bench-eventlog-writers.sh` measures a release one).
 #[test]
 fn an_event_log_slice_past_the_item_limit_under_4_writer_processes_loses_nothing() {
-    use mcds_testkit::ServerOptions;
-    let server = MemcachedServer::start(ServerOptions {
+    let server = MemcachedServer::start(small_items());
+    check_events(&server.addr());
+}
+
+/// As above, on a pool of 3: a slice's pieces are placed by their keys over
+/// the three servers.
+#[test]
+fn an_event_log_slice_past_the_item_limit_on_a_pool_of_3_under_4_writer_processes_loses_nothing() {
+    let pool = ServerPool::start(3, small_items());
+    check_events(&pool.servers_arg());
+}
+
+/// Servers of 128 KiB items, so that a slice outgrows one within seconds.
+fn small_items() -> mcds_testkit::ServerOptions {
+    mcds_testkit::ServerOptions {
         item_size: Some("128k".into()),
         extra_args: vec!["-o".into(), "slab_chunk_max=128".into()],
         ..Default::default()
-    });
-    let addr = server.addr();
+    }
+}
+
+fn check_events(addr: &str) {
     let limit = (128 * 1024).to_string();
-    let lines = run_workers(4, &[&addr, "events", "ev", "{id}", "3000", &limit, "3600"]);
+    let lines = run_workers(4, &[addr, "events", "ev", "{id}", "3000", &limit, "3600"]);
     let mut want = BTreeSet::new();
     let mut rate = 0.0;
     for line in &lines {
@@ -183,7 +250,7 @@ fn an_event_log_slice_past_the_item_limit_under_4_writer_processes_loses_nothing
             want.insert(format!("{id}:{i}"));
         }
     }
-    let store = mcds_stress::impatient_store(&addr, 128 * 1024).unwrap();
+    let store = mcds_stress::impatient_store(addr, 128 * 1024).unwrap();
     let log =
         mcds_eventlog::EventLog::new(store.clone(), "ev", std::time::Duration::from_secs(3600), 3)
             .unwrap();
@@ -211,7 +278,7 @@ fn an_event_log_slice_past_the_item_limit_under_4_writer_processes_loses_nothing
         })
         .collect();
     println!(
-        "event log, 4 processes x 3 s: {} events acknowledged ({rate:.0} events/s, debug build), {} fetched, {} slices of {:?} pieces of 128 KiB",
+        "event log on {addr}, 4 processes x 3 s: {} events acknowledged ({rate:.0} events/s, debug build), {} fetched, {} slices of {:?} pieces of 128 KiB",
         want.len(),
         events.len(),
         slices.len(),

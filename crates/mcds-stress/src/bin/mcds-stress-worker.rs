@@ -6,7 +6,7 @@
 //! * `events NAME ID MILLIS ITEM_LIMIT [CHUNK_SECS]`: [`mcds_stress::events`].
 //! * `events-check NAME ITEM_LIMIT CHUNK_SECS ID:N...`:
 //!   [`mcds_stress::events_check`], what the `events` writers put, read back.
-//! * `grow set|table|board NAME ID ROUNDS`: [`mcds_stress::grow`], a structure
+//! * `grow set|table|board|map NAME ID ROUNDS`: [`mcds_stress::grow`], a structure
 //!   whose buckets split while 4 writers run.
 //! * `mixed NAME ID SECS`
 //! * `cmap-race NAME ID ROUNDS`: [`mcds_stress::counter_map_race`].
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table|board NAME ID ROUNDS | events NAME ID MILLIS ITEM_LIMIT [CHUNK_SECS] | events-check NAME ITEM_LIMIT CHUNK_SECS ID:N... | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
+    let usage = "usage: mcds-stress-worker SERVERS (counter NAME THREADS N | lock NAME ROUNDS | set NAME ID ROUNDS | grow set|table|board|map NAME ID ROUNDS | events NAME ID MILLIS ITEM_LIMIT [CHUNK_SECS] | events-check NAME ITEM_LIMIT CHUNK_SECS ID:N... | mixed NAME ID SECS | cmap-race NAME ID ROUNDS | timeseries NAME ID T0_MS THREADS N | history NAME ID SECS RESOURCE_SERVER | matrix ID T_MS MILLIS LOG ITEM_LIMIT)";
     let number = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
     let result = match (args.first(), args.get(1).map(String::as_str), args.get(2)) {
         (Some(servers), Some("counter"), Some(name)) => match (number(3), number(4)) {
@@ -68,6 +68,7 @@ fn main() -> ExitCode {
                 "set" => Some(mcds_stress::Grown::Set),
                 "table" => Some(mcds_stress::Grown::Table),
                 "board" => Some(mcds_stress::Grown::Leaderboard),
+                "map" => Some(mcds_stress::Grown::CounterMap),
                 _ => None,
             };
             match (what, args.get(3), number(4), number(5)) {
