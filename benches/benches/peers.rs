@@ -43,7 +43,7 @@ use mcds_benches::peers::{
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
 use mcds_memcached::MemcachedStore;
-use mcds_sketch::HyperLogLog;
+use mcds_sketch::{HyperLogLog, ScalableBloomFilter};
 use mcds_testkit::MemcachedServer;
 use redis::aio::MultiplexedConnection;
 
@@ -63,6 +63,9 @@ struct Sizes {
     batches: u64,
     /// HyperLogLog adds.
     hll: u64,
+    /// Scalable Bloom filter adds one by one, and per `add_many` batch.
+    sbf_one: u64,
+    sbf_many: u64,
     /// In-process increments.
     embedded: u64,
 }
@@ -85,6 +88,8 @@ impl Sizes {
                 concurrent: 1_280 * scale,
                 batches: 6 * scale,
                 hll: 150 * scale,
+                sbf_one: 100 * scale,
+                sbf_many: 5_000 * scale,
                 embedded: 200_000 * scale,
             }
         } else {
@@ -94,6 +99,8 @@ impl Sizes {
                 concurrent: 64,
                 batches: 1,
                 hll: 5,
+                sbf_one: 5,
+                sbf_many: 50,
                 embedded: 1_000,
             }
         }
@@ -279,6 +286,10 @@ fn main() {
         .collect();
     let batch: Vec<(&Counter, u64)> = many.iter().map(|c| (c, 1)).collect();
     let hll = HyperLogLog::new(Arc::clone(&store), "peers").unwrap();
+    // Sized for every element both arms add over the rounds, so neither
+    // grows a layer the other does not: the row compares batching alone.
+    let sbf = |name: &str| ScalableBloomFilter::new(Arc::clone(&store), name, 1_000_000, 0.01);
+    let (sbf_one, sbf_many) = (sbf("peers-one").unwrap(), sbf("peers-many").unwrap());
     let embedded = Counter::new(Arc::new(MemoryStore::new()), "peers").unwrap();
     let map: DashMap<String, u64> = DashMap::new();
     let map_key = embedded.key().to_string();
@@ -619,6 +630,48 @@ fn main() {
             rows.push(row(case, "redis-rs `PFADD`", Some("mcds hll"), "redis hll"));
             arms.push(group);
         }
+    }
+
+    // Scalable Bloom filter: add_many of a batch against add one by one,
+    // new elements each (throughput per element).
+    let case = "`ScalableBloomFilter::add_many` (batches of 5,000)";
+    if wanted(case) {
+        let (sbf_one, sbf_many) = (&sbf_one, &sbf_many);
+        let mut next_one = 0u64;
+        let mut next_many = 0u64;
+        arms.push(vec![
+            arm(
+                "sbf add_many",
+                sizes.sbf_many,
+                Box::new(move |n| {
+                    let batch: Vec<String> = (next_many..next_many + n)
+                        .map(|i| format!("element{i}"))
+                        .collect();
+                    next_many += n;
+                    let started = Instant::now();
+                    black_box(sbf_many.add_many(&batch).unwrap());
+                    started.elapsed()
+                }),
+            ),
+            arm(
+                "sbf add",
+                sizes.sbf_one,
+                Box::new(move |n| {
+                    let started = Instant::now();
+                    for _ in 0..n {
+                        next_one += 1;
+                        black_box(sbf_one.add(format!("element{next_one}")).unwrap());
+                    }
+                    started.elapsed()
+                }),
+            ),
+        ]);
+        rows.push(row(
+            case,
+            "`ScalableBloomFilter::add` one by one",
+            Some("sbf add_many"),
+            "sbf add",
+        ));
     }
 
     // In process: MemoryStore against a DashMap.

@@ -96,6 +96,15 @@ impl Probe {
     }
 }
 
+/// A block of the newest layer as an [`add_many`](ScalableBloomFilter::add_many)
+/// pass leaves it: the CAS id it was read with (`None`: missing), its new
+/// value, and the elements (batch positions) new in it.
+struct BlockWrite {
+    cas: Option<u64>,
+    value: Vec<u8>,
+    added: Vec<usize>,
+}
+
 /// A distributed Bloom filter that grows by layers (RedisBloom's scalable
 /// filter), keeping its false-positive rate under the target however many
 /// elements it takes. See the [module](self) docs for the layout and how
@@ -105,6 +114,8 @@ impl Probe {
 ///   block in each layer, then one CAS write of the newest layer's block:
 ///   2 round trips, 1 when the element is already in; 2 more when the add
 ///   fills the layer and grows the filter.
+/// * [`add_many`](Self::add_many): the same 2 round trips for a whole
+///   batch that fits the newest layer; 4 more for each layer it fills.
 /// * [`contains`](Self::contains): 1 round trip (2 when another client
 ///   grew the filter since this handle last looked);
 ///   [`contains_many`](Self::contains_many) the same for any number.
@@ -436,6 +447,158 @@ impl ScalableBloomFilter {
             }
             access.sleep(backoff.next_delay()).await;
         }
+    }
+
+    /// Add many elements; whether each was new (in no layer yet, and not
+    /// an earlier element of the batch). What [`add`](Self::add) does for
+    /// each, in order, batched: one `get_multi` of the header and the
+    /// blocks the elements fall in, in every layer, then one pipelined
+    /// batch of CAS writes to the newest layer's blocks: **2 round trips**
+    /// for a batch that fits the newest layer. An element whose block is
+    /// full (its share of the layer's capacity, as `add` measures it)
+    /// waits for the filter to grow and goes to the new layer in the next
+    /// pass (2 more round trips, and 2 for the grow); the elements of a
+    /// block another writer changed meanwhile are read again and retried.
+    /// 50,000 adds took 8 s one by one and a fraction of a second here (the
+    /// `peers` bench).
+    ///
+    /// On an error, the elements of the blocks written before it are in
+    /// the filter: the error is then [`Error::Ambiguous`] (adding them
+    /// again is safe: a Bloom filter only gains bits).
+    ///
+    /// [`add_many`](ScalableBloomFilter::add_many) without blocking the
+    /// thread.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use mcds_core::MemoryStore;
+    /// # use mcds_sketch::ScalableBloomFilter;
+    /// let seen = ScalableBloomFilter::new(Arc::new(MemoryStore::new()), "seen", 100, 0.01)?;
+    /// let users: Vec<String> = (0..1000).map(|i| format!("user{i}")).collect();
+    /// let new = seen.add_many(&users)?;
+    /// assert!(new.iter().filter(|&&n| n).count() > 990, "about all were new");
+    /// assert!(seen.layers()? >= 4, "grown as 1,000 adds one by one would");
+    /// assert_eq!(seen.add_many(&["user7", "user7"])?, [false, false]);
+    /// # Ok::<(), mcds_core::Error>(())
+    /// ```
+    #[blocking_and_async(pub)]
+    async fn add_many_io<E: AsRef<[u8]>>(&self, io: Io, elements: &[E]) -> Result<Vec<bool>> {
+        let elements: Vec<&[u8]> = elements.iter().map(AsRef::as_ref).collect();
+        let access = self.access(io);
+        let mut new = vec![false; elements.len()];
+        let mut pending: Vec<usize> = (0..elements.len()).collect();
+        // Elements written so far (for the error of a later failure).
+        let mut written = 0usize;
+        let mut backoff = Backoff::default();
+        let mut attempts = 0;
+        // Set when a grow failed: the next pass writes to the full layer
+        // (as `add` does) rather than wait for a layer that is not coming.
+        let mut overfill = false;
+        while !pending.is_empty() {
+            let batch: Vec<&[u8]> = pending.iter().map(|&i| elements[i]).collect();
+            let probe = self.probe(access, &batch).await?;
+            let newest = probe.layers.len() - 1;
+            if newest > 0 && probe.header_count <= newest {
+                // As in `add`: name the layers this handle knows of first.
+                self.ensure_layers(access, newest + 1).await?;
+            }
+            let layer = &probe.layers[newest];
+            let limit = layer.shape.fill_at(self.capacity_of(newest));
+            let growable = newest + 1 < MAX_LAYERS as usize && !overfill;
+            // The newest layer's blocks as this pass leaves them.
+            let mut blocks: BTreeMap<usize, BlockWrite> = BTreeMap::new();
+            let mut full = Vec::new();
+            for &i in &pending {
+                let element = elements[i];
+                if (0..=newest).any(|l| probe.contains(l, element)) {
+                    continue; // in already: not new
+                }
+                let (block, positions) = layer.shape.locate(element);
+                let BlockWrite { value, added, .. } =
+                    blocks.entry(block).or_insert_with(|| BlockWrite {
+                        cas: probe.blocks[&(newest, block)].as_ref().map(|item| item.cas),
+                        value: match &probe.blocks[&(newest, block)] {
+                            Some(item) => item.value.clone(),
+                            None => layer.shape.empty_block(),
+                        },
+                        added: Vec::new(),
+                    });
+                if growable && layer.shape.fill_of(value) >= limit {
+                    full.push(i); // for the next layer, once it is there
+                    continue;
+                }
+                if set_elements(value, &[positions.collect()]) > 0 {
+                    added.push(i);
+                }
+                // (Else its bits were all set by this batch: not new.)
+            }
+            let writes: Vec<(usize, &BlockWrite)> = blocks
+                .iter()
+                .filter(|(_, w)| !w.added.is_empty())
+                .map(|(&block, w)| (block, w))
+                .collect();
+            let ops: Vec<Op<'_>> = writes
+                .iter()
+                .map(|(block, w)| layer.write_op(*block, w.cas, &w.value))
+                .collect();
+            let results = Access::new(&*layer.store, io).pipeline(&ops).await;
+            let mut lost = Vec::new();
+            let mut filled = false;
+            let mut failed = None;
+            for ((block, BlockWrite { value, added, .. }), result) in writes.iter().zip(results) {
+                match result {
+                    Ok(reply) if stored(&reply) => {
+                        for &i in added {
+                            new[i] = true;
+                        }
+                        written += added.len();
+                        filled |= layer.shape.fill_of(value) >= limit;
+                    }
+                    // Another writer changed the block: its elements again.
+                    Ok(_) => lost.extend_from_slice(added),
+                    Err(e) => {
+                        failed.get_or_insert((layer.keys()[*block].clone(), e));
+                    }
+                }
+            }
+            if let Some((key, e)) = failed {
+                return Err(if written == 0 {
+                    e
+                } else {
+                    Error::Ambiguous {
+                        key: key.display(),
+                        server: String::new(),
+                        reason: format!(
+                            "{written} elements of this batch were added before it failed ({e}); adding them again is safe"
+                        ),
+                    }
+                });
+            }
+            if growable && (filled || !full.is_empty()) {
+                // The written elements are in a layer the header names: a
+                // grow that fails is done again by the next add that finds
+                // the layer full (as in `add`); only waiting elements need
+                // it now.
+                let grown = self.ensure_layers(access, newest + 2).await;
+                if grown.is_err() && !full.is_empty() {
+                    overfill = true;
+                }
+            }
+            if !lost.is_empty() {
+                attempts += 1;
+                if attempts == MAX_ATTEMPTS {
+                    return Err(Error::Conflict {
+                        key: layer.keys()[layer.shape.locate(elements[lost[0]]).0].display(),
+                        attempts,
+                    });
+                }
+                access.sleep(backoff.next_delay()).await;
+            }
+            full.extend(lost);
+            full.sort_unstable();
+            pending = full;
+        }
+        Ok(new)
     }
 
     fn capacity_of(&self, layer: usize) -> u64 {

@@ -289,3 +289,112 @@ fn garbage_and_other_parameters_are_corrupt() {
     assert!(ScalableBloomFilter::new(Arc::clone(&store), "g", 0, 0.01).is_err());
     assert!(ScalableBloomFilter::new(Arc::clone(&store), "g", 10, 1.5).is_err());
 }
+
+/// `add_many` against the naive model, one `add` per element on a filter
+/// of its own: batches of random sizes (the seed is printed) with a fifth
+/// of the elements repeated, from a capacity of 100 to 20 times that. An
+/// element seen before is never new; every element added is in (no false
+/// negative); a first sight reads as "not new" only as a false positive
+/// would (about 0.7 % at a 1 % target; the test allows 2 %, many
+/// deviations away); the filter grows to about
+/// the layers the one-by-one filter has; and its false-positive rate stays
+/// under the target.
+#[test]
+fn add_many_agrees_with_adding_one_by_one() {
+    use rand::RngExt;
+    let mut rng = mcds_testkit::seed::rng("add_many against one by one");
+    let (initial, target) = (100, 0.01);
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let batched = ScalableBloomFilter::new(Arc::clone(&store), "batched", initial, target).unwrap();
+    let single = ScalableBloomFilter::new(Arc::clone(&store), "single", initial, target).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let (mut firsts, mut firsts_not_new, mut i) = (0, 0, 0u64);
+    while i < 20 * initial {
+        let size = rng.random_range(1..=700usize);
+        let batch: Vec<Vec<u8>> = (0..size)
+            .map(|_| {
+                if !seen.is_empty() && rng.random_range(0..5) == 0 {
+                    item("in", rng.random_range(0..i.max(1)))
+                } else {
+                    i += 1;
+                    item("in", i - 1)
+                }
+            })
+            .collect();
+        let new = batched.add_many(&batch).unwrap();
+        for (e, new) in batch.iter().zip(new) {
+            let first = seen.insert(e.clone());
+            assert!(first || !new, "{e:?} was added before but read as new");
+            firsts += usize::from(first);
+            firsts_not_new += usize::from(first && !new);
+            single.add(e).unwrap();
+        }
+    }
+    let all: Vec<Vec<u8>> = seen.iter().cloned().collect();
+    assert!(
+        batched.contains_many(&all).unwrap().iter().all(|&b| b),
+        "a false negative"
+    );
+    let (layers, one_by_one) = (batched.layers().unwrap(), single.layers().unwrap());
+    let rate = false_positive_rate(&batched, 100_000);
+    println!(
+        "add_many: {firsts} first sights, {firsts_not_new} read as not new; {layers} layers (one by one: {one_by_one}); false-positive rate {rate:.4}"
+    );
+    assert!(
+        firsts_not_new * 50 <= firsts,
+        "{firsts_not_new} of {firsts}"
+    );
+    assert!(
+        layers.abs_diff(one_by_one) <= 1,
+        "{layers} against {one_by_one}"
+    );
+    assert!(rate <= target * NOISE, "{rate}");
+}
+
+/// `add_many` on memcached: a batch that fits the newest layer is 2 round
+/// trips; 8 handles adding overlapping batches at once on a pool of 3
+/// leave every element in and the layers one adder would make.
+#[test]
+fn add_many_round_trips_and_concurrent_batches_on_memcached() {
+    let server = MemcachedServer::start_default();
+    let store = mcds_testkit::counting_memcached(&server);
+    let filter = ScalableBloomFilter::new(Arc::clone(&store), "many", 10_000, 0.01).unwrap();
+    let batch: Vec<Vec<u8>> = (0..500).map(|i| item("b", i)).collect();
+    let (new, t) = traffic::measure(|| filter.add_many(&batch).unwrap());
+    assert_eq!(t.round_trips, 2, "a batch that fits the layer");
+    assert!(new.iter().filter(|&&n| n).count() >= 495);
+    let (again, t) = traffic::measure(|| filter.add_many(&batch).unwrap());
+    assert_eq!(t.round_trips, 1, "all in already: the probe only");
+    assert!(again.iter().all(|&n| !n));
+
+    let pool = ServerPool::start(3, ServerOptions::default());
+    let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&pool.servers_arg()).unwrap());
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let store = Arc::clone(&store);
+            s.spawn(move || {
+                let mine = ScalableBloomFilter::new(store, "race-many", 100, 0.01).unwrap();
+                // Overlapping: thread t adds t·150 .. t·150 + 300.
+                for chunk in (t * 150..t * 150 + 300).collect::<Vec<_>>().chunks(50) {
+                    let batch: Vec<Vec<u8>> = chunk.iter().map(|&i| item("r", i)).collect();
+                    mine.add_many(&batch).unwrap();
+                }
+            });
+        }
+    });
+    let fresh = ScalableBloomFilter::new(Arc::clone(&store), "race-many", 100, 0.01).unwrap();
+    let all: Vec<Vec<u8>> = (0..8 * 150 + 150).map(|i| item("r", i)).collect();
+    assert!(
+        fresh.contains_many(&all).unwrap().iter().all(|&b| b),
+        "a false negative"
+    );
+    let layers = fresh.layers().unwrap();
+    // 1,350 distinct elements: 100 + 200 + 400 + 800 = 1500 > 1350 > 700:
+    // 4 layers (5 if a batch overfilled one), as for one adder.
+    assert!((4..=5).contains(&layers), "{layers}");
+    let rate = false_positive_rate(&fresh, 100_000);
+    assert!(rate <= 0.01 * NOISE, "{rate}");
+    println!(
+        "add_many, 8 handles x 6 batches of 50 on a pool of 3: {layers} layers, rate {rate:.4}"
+    );
+}
