@@ -629,35 +629,23 @@ pub(crate) fn reference_reply(
     }
     let value_line = naive_value_line(&line).transpose()?;
     let header = MetaResponse::parse_header(if value_line.is_some() { b"VA 0" } else { &line })?;
-    let mut value = None;
-    if let Some((key, flags, len, cas)) = value_line {
-        let mut block = Vec::new();
-        reader.take(len as u64 + 2).read_to_end(&mut block)?;
-        if block.len() < len + 2 {
-            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
-        }
-        if &block[len..] != b"\r\n" {
-            return Err(memcache::exp::Error::Protocol(
-                "data block missing CRLF terminator".into(),
-            ));
-        }
-        block.truncate(len);
-        let mut result = parse_meta_result(header)?;
-        result.value = Some(block);
-        result.key = Some(key);
-        result.client_flags = Some(flags);
-        result.cas = cas;
-        return Ok(result);
-    }
-    if header.rc() == ReturnCode::Va {
+    let len = match &value_line {
+        Some((_, _, len, _)) => Some(*len),
         // `parse_header` accepted it, so the second token is the length.
-        let len = line
-            .split(|&b| b == b' ')
-            .filter(|t| !t.is_empty())
-            .nth(1)
-            .and_then(|t| std::str::from_utf8(t).ok()?.parse::<usize>().ok())
-            .filter(|&n| n <= MAX_VALUE)
-            .ok_or_else(|| memcache::exp::Error::Protocol("VA with a bad data length".into()))?;
+        None if header.rc() == ReturnCode::Va => Some(
+            line.split(|&b| b == b' ')
+                .filter(|t| !t.is_empty())
+                .nth(1)
+                .and_then(|t| std::str::from_utf8(t).ok()?.parse::<usize>().ok())
+                .filter(|&n| n <= MAX_VALUE)
+                .ok_or_else(|| {
+                    memcache::exp::Error::Protocol("VA with a bad data length".into())
+                })?,
+        ),
+        None => None,
+    };
+    let mut value = None;
+    if let Some(len) = len {
         let mut block = Vec::new();
         reader.take(len as u64 + 2).read_to_end(&mut block)?;
         if block.len() < len + 2 {
@@ -673,6 +661,11 @@ pub(crate) fn reference_reply(
     }
     let mut result = parse_meta_result(header)?;
     result.value = value;
+    if let Some((key, flags, _, cas)) = value_line {
+        result.key = Some(key);
+        result.client_flags = Some(flags);
+        result.cas = cas;
+    }
     Ok(result)
 }
 
