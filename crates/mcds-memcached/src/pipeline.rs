@@ -10,7 +10,11 @@
 //! `VALUE` names (`read_gets_replies`).
 //!
 //! A share larger than the request budget goes as several payloads, one
-//! round at a time. A share of reads only (a `get_multi` of thousands of
+//! round at a time. **Overlapped rounds:** in a batch of reads only, a
+//! round that spans connections is sent before the replies of the round
+//! before it are processed, so the connections' helper threads read it
+//! while the caller matches the last one's replies (a write's round waits,
+//! as memcached must see a connection's writes after what failed before). A share of reads only (a `get_multi` of thousands of
 //! keys) sends a round's payloads on several of the server's connections
 //! at once, one each: memcached serves each connection on one of its
 //! worker threads, so two connections are served in parallel. It halved
@@ -245,63 +249,104 @@ impl MemcachedStore {
             .map(|s| chunks[s].len().div_ceil(width[s]))
             .max()
             .unwrap_or(0);
+        // A batch of reads only sends each round that spans connections
+        // before the replies of the round before it are read (see
+        // "Overlapped rounds" in the module docs): `sent` rounds are out,
+        // their tickets in `out`, oldest first.
+        let reads_only = ops.iter().all(|op| !op.has_side_effect());
+        let mut sent = 0;
+        let mut out: std::collections::VecDeque<Vec<Sent<'_, '_>>> = Default::default();
         for round in 0..rounds {
-            // Every server's payload is queued (and written, where this
-            // caller drives the lane) before any reply is read; the tickets
-            // are then read in server order, which keeps two pipelines
-            // waiting on each other's lanes from waiting forever.
-            let deadline = Instant::now() + self.config.net.timing.io_timeout;
             // A round that spans servers (or connections) is queued on each
             // connection as async requests, written and read by the
             // connections' helper threads at once: a caller that drove one
             // server's connection while waiting for another's reply would
             // hold up every caller of the first behind a slow second one.
-            let sending = |s: usize| {
-                let from = (round * width[s]).min(chunks[s].len());
-                (from..(from + width[s]).min(chunks[s].len())).len()
+            let spans = |r: usize, chunks: &[Vec<&[Planned]>]| {
+                (0..self.servers.len())
+                    .map(|s| {
+                        let from = (r * width[s]).min(chunks[s].len());
+                        (from..(from + width[s]).min(chunks[s].len())).len()
+                    })
+                    .sum::<usize>()
+                    > 1
             };
-            let spans = (0..self.servers.len()).map(sending).sum::<usize>() > 1;
-            let io = if spans { Io::Async } else { io };
-            let mut tickets = Vec::new();
-            for server in 0..self.servers.len() {
-                for lane in 0..width[server] {
-                    let at = round * width[server] + lane;
-                    let Some(part) = chunks[server].get(at).copied() else {
-                        break;
-                    };
-                    let failed = match lanes[server].get_mut(lane) {
-                        Some(session) if !failed_server[server] => {
-                            let (payload, lines) = if multiget[server] {
-                                gets_payload(part, ops)
-                            } else {
-                                (payload(part, &wires[server]), Vec::new())
-                            };
-                            traffic::record(part.len() as u64);
-                            let expect = (part.len() + lines.len() + 1, !lines.is_empty());
-                            match session.submit_batch(io, payload, expect, deadline).await {
-                                Ok(ticket) => {
-                                    tickets.push((server, lane, part, lines, expect, ticket));
-                                    continue;
+            let last = if reads_only && round + 1 < rounds && spans(round + 1, &chunks) {
+                round + 1
+            } else {
+                round
+            };
+            while sent <= last {
+                let r = sent;
+                sent += 1;
+                // Every server's payload is queued (and written, where this
+                // caller drives the lane) before any reply is read; the tickets
+                // are then read in server order, which keeps two pipelines
+                // waiting on each other's lanes from waiting forever.
+                let deadline = Instant::now() + self.config.net.timing.io_timeout;
+                let io = if spans(r, &chunks) { Io::Async } else { io };
+                let mut tickets = Vec::new();
+                for server in 0..self.servers.len() {
+                    for lane in 0..width[server] {
+                        let at = r * width[server] + lane;
+                        let Some(part) = chunks[server].get(at).copied() else {
+                            break;
+                        };
+                        let failed = match lanes[server].get_mut(lane) {
+                            Some(session) if !failed_server[server] => {
+                                let (payload, lines) = if multiget[server] {
+                                    gets_payload(part, ops)
+                                } else {
+                                    (payload(part, &wires[server]), Vec::new())
+                                };
+                                traffic::record(part.len() as u64);
+                                let expect = (part.len() + lines.len() + 1, !lines.is_empty());
+                                match session.submit_batch(io, payload, expect, deadline).await {
+                                    Ok(ticket) => {
+                                        tickets.push(Sent {
+                                            server,
+                                            lane,
+                                            part,
+                                            lines,
+                                            expect,
+                                            ticket,
+                                            io,
+                                            deadline,
+                                        });
+                                        continue;
+                                    }
+                                    Err(e) => e,
                                 }
-                                Err(e) => e,
                             }
+                            _ => Error::Io {
+                                server: self.ids[server].clone(),
+                                source: std::io::Error::other(
+                                    "not sent: the server's session had failed",
+                                ),
+                            },
+                        };
+                        for p in part {
+                            outcomes[p.index] = Some(Outcome::Failed(failed.duplicate()));
                         }
-                        _ => Error::Io {
-                            server: self.ids[server].clone(),
-                            source: std::io::Error::other(
-                                "not sent: the server's session had failed",
-                            ),
-                        },
-                    };
-                    for p in part {
-                        outcomes[p.index] = Some(Outcome::Failed(failed.duplicate()));
+                        // The server failed: its later payloads are not sent.
+                        self.skip_later(&mut chunks[server], at, server, &mut outcomes);
+                        failed_server[server] = true;
                     }
-                    // The server failed: its later payloads are not sent.
-                    self.skip_later(&mut chunks[server], at, server, &mut outcomes);
-                    failed_server[server] = true;
                 }
+                out.push_back(tickets);
             }
-            for (server, lane, part, lines, expect, ticket) in tickets {
+            let tickets = out.pop_front().unwrap_or_default();
+            for Sent {
+                server,
+                lane,
+                part,
+                lines,
+                expect,
+                ticket,
+                io,
+                deadline,
+            } in tickets
+            {
                 // (A server with a ticket has both.)
                 let (Some(session), Some(incarnation)) =
                     (lanes[server].get_mut(lane), incarnations[server])
@@ -364,7 +409,8 @@ impl MemcachedStore {
                 if broken {
                     // Sending more on a new connection could overtake what
                     // the server still has queued on the old one.
-                    let last_sent = (round + 1) * width[server] - 1;
+                    // (With the rounds sent ahead.)
+                    let last_sent = sent * width[server] - 1;
                     self.skip_later(&mut chunks[server], last_sent, server, &mut outcomes);
                     failed_server[server] = true;
                 }
@@ -501,6 +547,20 @@ impl MemcachedStore {
             }
         }
     }
+}
+
+/// A payload sent, waiting for its replies: its server, the lane it went
+/// on, its ops, its `gets` lines (empty for meta commands), the replies it
+/// expects, its ticket, and how and until when it is read.
+struct Sent<'p, 's> {
+    server: usize,
+    lane: usize,
+    part: &'p [Planned],
+    lines: Vec<std::ops::Range<usize>>,
+    expect: (usize, bool),
+    ticket: crate::mux::Ticket<'s>,
+    io: Io,
+    deadline: Instant,
 }
 
 /// One payload's bytes: its commands, then `mn`, whose `MN` ends the
