@@ -283,6 +283,12 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ),
     (
         "ScalableBloomFilter",
+        "add_many",
+        Surface::Cli,
+        "sbloom add",
+    ),
+    (
+        "ScalableBloomFilter",
         "contains",
         Surface::Cli,
         "sbloom check",
@@ -346,6 +352,11 @@ const CLI_GAPS: &[(&str, &str, &str)] = &[
         "a getter of what the command line names",
     ),
     ("CounterMap", "scale", "a getter of --scale"),
+    (
+        "CounterMap",
+        "with_bucket_bytes",
+        "a registry bucket size every client of a map must share; the command line keeps the default (4 KiB)",
+    ),
     (
         "CounterMap",
         "registry_key",

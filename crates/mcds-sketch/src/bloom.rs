@@ -204,7 +204,7 @@ pub(crate) fn test_bit(bits: &[u8], i: u64) -> bool {
 }
 
 /// Set bit `i`; whether it was clear.
-fn set_bit(bits: &mut [u8], i: u64) -> bool {
+pub(crate) fn set_bit(bits: &mut [u8], i: u64) -> bool {
     let byte = &mut bits[(i / 8) as usize];
     let mask = 1 << (i % 8);
     let was_clear = *byte & mask == 0;
