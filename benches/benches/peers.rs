@@ -633,6 +633,63 @@ fn main() {
         }
     }
 
+    // HyperLogLog::count of 100,000 elements against PFCOUNT (loaded
+    // once: locally built registers merged in, PFADD in chunks).
+    let case = "`HyperLogLog::count` of 100,000";
+    if wanted(case)
+        && let Some(mut con) = sync_con()
+    {
+        let counted = HyperLogLog::new(Arc::clone(&store), "peers-count").unwrap();
+        let mut local = mcds_sketch::hll::Registers::new();
+        let elements: Vec<String> = (0..100_000).map(|i| format!("e{i}")).collect();
+        for e in &elements {
+            local.insert(e.as_bytes());
+        }
+        counted.merge_registers(&local).unwrap();
+        for chunk in elements.chunks(1000) {
+            let _: i64 = redis::cmd("PFADD")
+                .arg("peers-count")
+                .arg(chunk)
+                .query(&mut con)
+                .unwrap();
+        }
+        let counted = Box::leak(Box::new(counted));
+        arms.push(vec![
+            arm(
+                "mcds hll count",
+                sizes.single,
+                Box::new(move |n| {
+                    let started = Instant::now();
+                    for _ in 0..n {
+                        black_box(counted.count().unwrap());
+                    }
+                    started.elapsed()
+                }),
+            ),
+            arm(
+                "redis pfcount",
+                sizes.single,
+                Box::new(move |n| {
+                    let started = Instant::now();
+                    for _ in 0..n {
+                        let v: i64 = redis::cmd("PFCOUNT")
+                            .arg("peers-count")
+                            .query(&mut con)
+                            .unwrap();
+                        black_box(v);
+                    }
+                    started.elapsed()
+                }),
+            ),
+        ]);
+        rows.push(row(
+            case,
+            "redis-rs `PFCOUNT`",
+            Some("mcds hll count"),
+            "redis pfcount",
+        ));
+    }
+
     // Scalable Bloom filter: add_many of a batch against add one by one,
     // new elements each (throughput per element).
     let case = "`ScalableBloomFilter::add_many` (batches of 5,000)";
