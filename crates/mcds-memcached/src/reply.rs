@@ -443,9 +443,6 @@ fn parse_general(
     Ok(data_len)
 }
 
-/// The longest key memcached stores (`KEY_MAX_LENGTH`).
-const MAX_KEY: usize = 250;
-
 /// The rest of a `VALUE <key> <flags> <bytes> [<cas>]` line, a hit of a
 /// multi-key `gets`, into `reply`: a [`text`](MetaReply::text) `VA` with
 /// the client flags, the CAS id when the line has one, and the key at the
@@ -455,7 +452,8 @@ const MAX_KEY: usize = 250;
 fn parse_value_line(mut tokens: Tokens<'_>, reply: &mut MetaReply) -> Result<Option<usize>, Error> {
     let bad = |what: &str| Error::Protocol(format!("a VALUE line with {what}"));
     let key = tokens.next().ok_or_else(|| bad("no key"))?;
-    if key.len() > MAX_KEY {
+    // (memcached's `KEY_MAX_LENGTH`, mcds's own key limit.)
+    if key.len() > mcds_core::MAX_KEY_LEN {
         return Err(bad("a key longer than 250 bytes"));
     }
     let flags = tokens.next().ok_or_else(|| bad("no flags"))?;
