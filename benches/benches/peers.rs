@@ -59,7 +59,7 @@ struct Sizes {
     single: u64,
     /// N callers together (divisible by every level).
     concurrent: u64,
-    /// Batches of 100 increments.
+    /// Thousands of pipelined increments (in batches of 100 or 1,000).
     batches: u64,
     /// HyperLogLog adds.
     hll: u64,
@@ -284,7 +284,6 @@ fn main() {
     let many: Vec<Counter> = (0..100)
         .map(|i| Counter::new(Arc::clone(&store), &format!("many{i}")).unwrap())
         .collect();
-    let batch: Vec<(&Counter, u64)> = many.iter().map(|c| (c, 1)).collect();
     let hll = HyperLogLog::new(Arc::clone(&store), "peers").unwrap();
     // A first layer of 10,000: the one-by-one arm stays in it; the batched
     // arm (51 rounds of 5,000) grows to about 5 layers, which its probes
@@ -456,12 +455,35 @@ fn main() {
                 })
             }),
         ));
+        // One socket, N `ma` per write: what N callers' requests cost
+        // when they go out together (the async rows' other floor).
+        let mut burst_raw = Raw::connect(&addr);
+        let burst_keys = counter_keys(&format!("b{n}-"), n);
+        ma_create(&mut burst_raw, &burst_keys);
+        let burst = ma_incr(&burst_keys);
+        group.push(arm(
+            &format!("raw burst {n}"),
+            per * n as u64,
+            Box::new(move |_| {
+                let started = Instant::now();
+                for _ in 0..per {
+                    black_box(burst_raw.exchange(&burst, n));
+                }
+                started.elapsed()
+            }),
+        ));
         let mcds = format!("mcds {n}");
         rows.push(row(
             &case,
             "N raw sockets `ma` (floor)",
             Some(&mcds),
             &format!("raw {n}"),
+        ));
+        rows.push(row(
+            &format!("`Counter::incr_async`, {n} tasks, one store"),
+            "raw pipelined burst of N `ma`, one socket",
+            Some(&format!("mcds async {n}")),
+            &format!("raw burst {n}"),
         ));
         rows.push(row(
             &format!("`Counter::incr_async`, {n} tasks, one store"),
@@ -523,19 +545,38 @@ fn main() {
         arms.push(group);
     }
 
-    // Pipelines of 100 increments.
-    let case = "`Counter::incr_many`, 100 counters";
-    if wanted(case) {
-        let ops = sizes.batches * 100;
+    // Pipelines of 100 and 1,000 increments.
+    for (case, width) in [
+        ("`Counter::incr_many`, 100 counters", 100usize),
+        ("`Counter::incr_many`, 1,000 counters", 1_000),
+    ] {
+        if !wanted(case) {
+            continue;
+        }
+        // The same number of increments per round for both widths.
+        let ops = sizes.batches * 1_000;
+        let batches = ops / width as u64;
         let mut group = Vec::new();
-        let batch = &batch;
+        let (mcds_id, raw_id, redis_id) = (
+            format!("mcds many {width}"),
+            format!("raw many {width}"),
+            format!("redis many {width}"),
+        );
+        let counters: Vec<Counter> = if width == 100 {
+            many.clone()
+        } else {
+            (0..width)
+                .map(|i| Counter::new(Arc::clone(&store), &format!("wide{i}")).unwrap())
+                .collect()
+        };
         group.push(arm(
-            "mcds many",
-            ops,
-            Box::new(move |ops| {
+            &mcds_id,
+            batches * width as u64,
+            Box::new(move |_| {
+                let batch: Vec<(&Counter, u64)> = counters.iter().map(|c| (c, 1)).collect();
                 let started = Instant::now();
-                for _ in 0..ops / 100 {
-                    for r in Counter::incr_many(batch) {
+                for _ in 0..batches {
+                    for r in Counter::incr_many(&batch) {
                         black_box(r.unwrap());
                     }
                 }
@@ -544,37 +585,38 @@ fn main() {
         ));
         let mut raw = Raw::connect(&addr);
         // As long as the mcds counters' names, "many{i}".
-        let raw_keys = counter_keys("rany", 100);
+        let raw_keys = counter_keys(&format!("rany{width}-"), width);
         ma_create(&mut raw, &raw_keys);
         let burst = ma_incr(&raw_keys);
         group.push(arm(
-            "raw many",
-            ops,
-            Box::new(move |ops| {
+            &raw_id,
+            batches * width as u64,
+            Box::new(move |_| {
                 let started = Instant::now();
-                for _ in 0..ops / 100 {
-                    black_box(raw.exchange(&burst, 100));
+                for _ in 0..batches {
+                    black_box(raw.exchange(&burst, width));
                 }
                 started.elapsed()
             }),
         ));
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
         rows.push(row(
             case,
-            "raw pipelined burst of 100 `ma` (floor)",
-            Some("mcds many"),
-            "raw many",
+            leak(format!("raw pipelined burst of {width} `ma` (floor)")),
+            Some(&mcds_id),
+            &raw_id,
         ));
         if let Some(mut con) = sync_con() {
             let mut pipe = redis::pipe();
-            for k in keys("many", 100) {
+            for k in keys(&format!("many{width}-"), width) {
                 pipe.cmd("INCR").arg(k);
             }
             group.push(arm(
-                "redis many",
-                ops,
-                Box::new(move |ops| {
+                &redis_id,
+                batches * width as u64,
+                Box::new(move |_| {
                     let started = Instant::now();
-                    for _ in 0..ops / 100 {
+                    for _ in 0..batches {
                         let v: Vec<i64> = pipe.query(&mut con).unwrap();
                         black_box(v);
                     }
@@ -583,9 +625,9 @@ fn main() {
             ));
             rows.push(row(
                 case,
-                "redis-rs pipeline of 100 `INCR`",
-                Some("mcds many"),
-                "redis many",
+                leak(format!("redis-rs pipeline of {width} `INCR`")),
+                Some(&mcds_id),
+                &redis_id,
             ));
         }
         arms.push(group);
@@ -767,6 +809,69 @@ fn main() {
             "`DashMap::get_mut(&str)` increment",
             Some("mcds embedded"),
             "dashmap",
+        ));
+    }
+
+    // In process, 2 threads: each on a key of its own, then both on one
+    // key (what the threads share shows here: a store-wide counter every
+    // operation writes halves the speed of two threads on their own keys).
+    for (case, own) in [
+        (
+            "`Counter::incr` on `MemoryStore`, 2 threads, own keys",
+            true,
+        ),
+        (
+            "`Counter::incr` on `MemoryStore`, 2 threads, one key",
+            false,
+        ),
+    ] {
+        if !wanted(case) {
+            continue;
+        }
+        let tag = if own { "own" } else { "one" };
+        let shared = Arc::new(MemoryStore::new());
+        let names = if own { ["e2-a", "e2-b"] } else { ["e2", "e2"] };
+        let mut counters: Vec<Counter> = names
+            .iter()
+            .map(|name| Counter::new(shared.clone() as Arc<dyn Store>, name).unwrap())
+            .collect();
+        let map2: Arc<DashMap<String, u64>> = Arc::new(DashMap::new());
+        let mut map_keys: Vec<(Arc<DashMap<String, u64>>, String)> = counters
+            .iter()
+            .map(|c| {
+                map2.insert(c.key().to_string(), 0);
+                (Arc::clone(&map2), c.key().to_string())
+            })
+            .collect();
+        let per = sizes.embedded / 2;
+        let (mcds_id, map_id) = (format!("mcds embedded 2 {tag}"), format!("dashmap 2 {tag}"));
+        arms.push(vec![
+            arm(
+                &mcds_id,
+                per * 2,
+                Box::new(move |_| {
+                    on_threads(&mut counters, per, |c| {
+                        black_box(c.incr(1).unwrap());
+                    })
+                }),
+            ),
+            arm(
+                &map_id,
+                per * 2,
+                Box::new(move |_| {
+                    on_threads(&mut map_keys, per, |(map, key)| {
+                        let mut v = map.get_mut(key.as_str()).unwrap();
+                        *v += 1;
+                        black_box(*v);
+                    })
+                }),
+            ),
+        ]);
+        rows.push(row(
+            case,
+            "`DashMap::get_mut(&str)` increment, 2 threads",
+            Some(&mcds_id),
+            &map_id,
         ));
     }
 

@@ -28,6 +28,9 @@ pub(crate) struct Config {
     /// The pool record's key and this client's list (set when the store
     /// is made, from the servers and the name).
     pub(crate) pool: std::sync::Arc<crate::pool::PoolSpec>,
+    /// Async callers inside a tokio runtime drive the connections on it
+    /// ([`Builder::drive_on_runtime`]).
+    pub(crate) on_runtime: bool,
 }
 
 impl Default for Config {
@@ -37,6 +40,7 @@ impl Default for Config {
             version_cap: None,
             pool_name: String::new(),
             pool_recheck: crate::pool::DEFAULT_RECHECK,
+            on_runtime: true,
             pool: std::sync::Arc::new(
                 crate::pool::PoolSpec::new("", "", &[]).expect("the default pool key is a key"),
             ),
@@ -103,6 +107,19 @@ impl Builder {
     /// list must wait (its grace).
     pub fn pool_recheck(mut self, interval: Duration) -> Builder {
         self.config.pool_recheck = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Whether async calls made inside a tokio runtime write and read the
+    /// shared connections on that runtime's own threads (default `true`;
+    /// with the crate's `tokio` feature only, otherwise ignored). `false`:
+    /// every async call goes through each connection's helper thread, as
+    /// without the feature and on other executors: two thread wake-ups
+    /// per call, but no use of the runtime's I/O and time drivers (a
+    /// runtime built without them makes the default path panic, as tokio's
+    /// own sockets do).
+    pub fn drive_on_runtime(mut self, on: bool) -> Builder {
+        self.config.on_runtime = on;
         self
     }
 

@@ -15,6 +15,12 @@ use crate::reply::{MetaReply, read_reply};
 
 /// One open connection and what its server said it is.
 pub(crate) struct Conn {
+    /// Its registration with a tokio reactor and the bytes read ahead of
+    /// parsing, once an async caller on a tokio runtime drove it (see
+    /// [`crate::mux::native`]). First, so that it is dropped (and the
+    /// socket taken off the reactor) before the socket is closed.
+    #[cfg(feature = "tokio")]
+    native: Option<crate::mux::native::NativeIo>,
     reader: BufReader<Stream>,
     /// The reply line being parsed, kept across replies (see
     /// [`read_reply`]).
@@ -41,6 +47,8 @@ impl Conn {
         reader.get_mut().set_deadline(Instant::now() + io_timeout);
         let (incarnation, pool) = handshake(&mut reader, version_cap, server, pool, claim)?;
         Ok(Conn {
+            #[cfg(feature = "tokio")]
+            native: None,
             reader,
             line: Vec::with_capacity(128),
             incarnation,
@@ -52,7 +60,30 @@ impl Conn {
     /// stray bytes and no EOF pending (a restarted server closes its
     /// connections). One `recv(MSG_PEEK | MSG_DONTWAIT)`.
     pub(crate) fn is_alive(&mut self) -> bool {
-        self.reader.buffer().is_empty() && self.reader.get_mut().is_alive()
+        self.is_quiet() && self.reader.get_mut().is_alive()
+    }
+
+    /// Whether nothing is buffered on either side (blocking or async) of
+    /// the connection: between drivers, nothing should be.
+    pub(crate) fn is_quiet(&self) -> bool {
+        #[cfg(feature = "tokio")]
+        if self.native.as_ref().is_some_and(|n| !n.is_empty()) {
+            return false;
+        }
+        self.reader.buffer().is_empty()
+    }
+
+    /// The connection's parts for the async side: its read buffer and
+    /// registration ([`NativeIo`](crate::mux::native::NativeIo), made on
+    /// first use), the stream and the line buffer.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn native_parts(
+        &mut self,
+    ) -> io::Result<(&mut crate::mux::native::NativeIo, &mut Stream, &mut Vec<u8>)> {
+        let native = self
+            .native
+            .get_or_insert_with(crate::mux::native::NativeIo::new);
+        Ok((native, self.reader.get_mut(), &mut self.line))
     }
 
     /// Bound the following writes and reads by `deadline`, the clock read
@@ -77,13 +108,16 @@ impl Conn {
         read_reply(&mut self.reader, &mut self.line)
     }
 
+    /// Whether the connection has a file descriptor an async driver can
+    /// watch (not TLS).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn has_fd(&self) -> bool {
+        !self.reader.get_ref().is_tls()
+    }
+
     /// Read a `stats` listing (the reply to `stats`, up to `END`).
     pub(crate) fn receive_stats(&mut self) -> io::Result<Vec<(String, String)>> {
-        let mut stats = Vec::new();
-        read_stats(&mut self.reader, |name, value| {
-            stats.push((name.to_string(), value.to_string()));
-        })?;
-        Ok(stats)
+        read_listing(&mut self.reader)
     }
 
     /// Write a pre-encoded payload within the deadline. Also gives whether
@@ -115,6 +149,16 @@ fn cas_flag(line: &str) -> Option<u64> {
     line.split(' ')
         .find_map(|t| t.strip_prefix('c'))
         .and_then(|n| n.parse().ok())
+}
+
+/// A `stats` listing's names and values, as [`Conn::receive_stats`] gives
+/// them (an async driver reads the whole listing first, then parses it).
+pub(crate) fn read_listing(reader: &mut impl BufRead) -> io::Result<Vec<(String, String)>> {
+    let mut stats = Vec::new();
+    read_stats(reader, |name, value| {
+        stats.push((name.to_string(), value.to_string()));
+    })?;
+    Ok(stats)
 }
 
 /// Read a `stats`-style listing up to `END`, giving each `STAT` line's name

@@ -102,11 +102,19 @@
 //!   connections and how full the writes are.
 //! * **Async.** [`Store::execute_async`] and [`Store::pipeline_async`] (and
 //!   every structure's `_async` methods built on them, see
-//!   [`mcds_core::Access`]) never block the calling thread: the request is
-//!   queued on a shared connection, the connection's helper thread writes
-//!   and reads it, and the caller's waker is woken with the reply. Any
-//!   executor works (no runtime is needed by this crate). The blocking
-//!   methods are the same code run under [`mcds_core::block_on`].
+//!   [`mcds_core::Access`]) never block the calling thread. With the
+//!   `tokio` feature, a call made inside a tokio runtime that finds its
+//!   connection idle writes and reads it on the runtime itself (the socket
+//!   registered with the runtime's reactor: one `write`, one `read`, no
+//!   other thread), and the callers that arrive meanwhile go out together
+//!   in the next write, driven by a task on the runtime; the runtime needs
+//!   its I/O and time drivers (`#[tokio::main]` and `Runtime::new` have
+//!   them; [`Builder::drive_on_runtime`] turns this off). Otherwise (other
+//!   executors, TLS connections, the feature off) the request is queued on
+//!   a shared connection, the connection's helper thread writes and reads
+//!   it, and the caller's waker is woken with the reply: any executor
+//!   works, and no runtime is needed by this crate. The blocking methods
+//!   are the same code run under [`mcds_core::block_on`].
 //! * **Timeouts** (connect and exchange) default to 1 second. A request that
 //!   was sent but got no reply is [`Error::Ambiguous`]; one that failed
 //!   before it was sent is [`Error::Io`]/[`Error::Timeout`] and safe to

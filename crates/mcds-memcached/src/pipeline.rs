@@ -534,7 +534,12 @@ impl MemcachedStore {
         if payloads < 2 || pinned.markerless || sessions.len() != 1 {
             return;
         }
-        for lane in &target.lanes {
+        // (Lanes of the first session's kind: a blocking batch never
+        // waits behind an async driver's task, see `Server::async_lane`.)
+        let lanes = sessions
+            .first()
+            .map_or(&target.lanes[..0], |s| target.lanes_like(s.lane()));
+        for lane in lanes {
             if sessions.len() >= payloads || sessions.iter().any(|s| s.uses(lane)) {
                 continue;
             }

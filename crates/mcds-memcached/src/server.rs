@@ -19,8 +19,13 @@ use crate::pool::ServerPool;
 pub(crate) struct Server {
     pub(crate) addr: String,
     endpoint: Endpoint,
-    /// The shared connections, a fixed number (see `mux.rs`).
+    /// The shared connections, a fixed number (see `mux.rs`): first the
+    /// ones every caller uses, then (with the `tokio` feature) as many
+    /// again for async callers that drive them on a tokio runtime
+    /// ([`async_lane`](Self::async_lane)).
     pub(crate) lanes: Vec<Lane>,
+    /// How many of `lanes` are the shared ones (the rest are async).
+    shared: usize,
     next_lane: AtomicUsize,
     health: Health,
     /// Its latest incarnation and clock estimate (a lane keeps copies,
@@ -31,13 +36,21 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn new(addr: String, endpoint: Endpoint, lanes: usize) -> Arc<Server> {
+    /// `lanes` shared connections, and as many for async callers on a
+    /// tokio runtime when `async_lanes` (see [`async_lane`](Self::async_lane)).
+    pub(crate) fn new(
+        addr: String,
+        endpoint: Endpoint,
+        lanes: usize,
+        async_lanes: bool,
+    ) -> Arc<Server> {
+        let shared = lanes.max(1);
+        let all = if async_lanes { 2 * shared } else { shared };
         Arc::new_cyclic(|me| Server {
             addr,
             endpoint,
-            lanes: (0..lanes.max(1))
-                .map(|i| Lane::new(me.clone(), i))
-                .collect(),
+            lanes: (0..all).map(|i| Lane::new(me.clone(), i)).collect(),
+            shared,
             next_lane: AtomicUsize::new(0),
             health: Health::default(),
             learned: Learned::default(),
@@ -65,11 +78,45 @@ impl Server {
     /// picked another lane before the server was known to be marker-less
     /// moves to the first before it sends anything (`Session`).
     pub(crate) fn lane(&self) -> &Lane {
+        self.pick(&self.lanes[..self.shared])
+    }
+
+    /// The lane for an async caller that will drive it on a tokio runtime
+    /// (see `mux/native.rs`), chosen as [`lane`](Self::lane) chooses, among
+    /// lanes of their own: a blocking caller never waits behind a driver
+    /// that only its runtime can move on (a blocking call made inside an
+    /// async task holds a worker thread; with every worker so held, the
+    /// driver's task would never run). `None` when the server has none
+    /// (the feature is off, TLS, or `drive_on_runtime(false)`) or is
+    /// marker-less (its sessions keep to one connection, see
+    /// [`lane`](Self::lane)).
+    pub(crate) fn async_lane(&self) -> Option<&Lane> {
+        let lanes = self.lanes.get(self.shared..).filter(|l| !l.is_empty())?;
+        (!self.learned.markerless()).then(|| self.pick(lanes))
+    }
+
+    /// The lanes of `lane`'s kind: the shared ones, or the async ones.
+    pub(crate) fn lanes_like(&self, lane: &Lane) -> &[Lane] {
+        if self.is_async_lane(lane) {
+            &self.lanes[self.shared..]
+        } else {
+            &self.lanes[..self.shared]
+        }
+    }
+
+    /// Whether `lane` is one of the async lanes ([`async_lane`](Self::async_lane)).
+    pub(crate) fn is_async_lane(&self, lane: &Lane) -> bool {
+        lane.index() >= self.shared
+    }
+
+    /// The first idle lane of `lanes`, else the least loaded, else one in
+    /// turn (see [`lane`](Self::lane)).
+    fn pick<'l>(&'l self, lanes: &'l [Lane]) -> &'l Lane {
         if self.learned.markerless() {
             return &self.lanes[0];
         }
         let mut best: Option<(usize, &Lane)> = None;
-        for lane in &self.lanes {
+        for lane in lanes {
             match lane.load() {
                 Some(0) => return lane,
                 Some(n) if best.is_none_or(|(b, _)| n < b) => best = Some((n, lane)),
@@ -80,7 +127,7 @@ impl Server {
             Some((_, lane)) => lane,
             None => {
                 let n = self.next_lane.fetch_add(1, Ordering::Relaxed);
-                &self.lanes[n % self.lanes.len()]
+                &lanes[n % lanes.len()]
             }
         }
     }

@@ -55,6 +55,11 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The lane the session's exchanges go out on.
+    pub(crate) fn lane(&self) -> &'a Lane {
+        self.lane
+    }
+
     /// Whether the session's exchanges go out on `lane`.
     pub(crate) fn uses(&self, lane: &Lane) -> bool {
         std::ptr::eq(self.lane, lane)
@@ -135,6 +140,17 @@ impl<'a> Session<'a> {
     /// clock (`now`) a moment ago; `now` is read again if this waited for a
     /// dial (see [`Lane::incarnation`]).
     async fn incarnation_at(&mut self, io: Io, now: &mut Instant) -> Result<Incarnation, Error> {
+        // An async caller on a tokio runtime takes an async lane, which it
+        // will drive there (`mux/native.rs`), before anything is sent.
+        #[cfg(feature = "tokio")]
+        if io == Io::Async
+            && self.pinned.is_none()
+            && !self.server.is_async_lane(self.lane)
+            && mux::native::on_runtime()
+            && let Some(lane) = self.server.async_lane()
+        {
+            self.lane = lane;
+        }
         let incarnation = match self.pinned {
             // The server's best clock estimate, not just the one it had
             // when the session was pinned (the lane's answer below carries
@@ -210,10 +226,14 @@ impl<'a> Session<'a> {
                 // same incarnation only, and queue on the new one.
                 // (Given back into the same variable: an async fn keeps a
                 // slot for each binding held across an await.)
-                request = match self.lane.submit_async(self.server, request, pinned, now)? {
-                    Queued::Ticket(ticket) => return Ok(ticket),
-                    Queued::NoConnection(request) => request,
-                };
+                request =
+                    match self
+                        .lane
+                        .submit_async(self.server, self.config, request, pinned, now)?
+                    {
+                        Queued::Ticket(ticket) => return Ok(ticket),
+                        Queued::NoConnection(request) => request,
+                    };
                 let before = now;
                 let current = self
                     .lane
@@ -223,7 +243,10 @@ impl<'a> Session<'a> {
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }
-                match self.lane.submit_async(self.server, request, pinned, now)? {
+                match self
+                    .lane
+                    .submit_async(self.server, self.config, request, pinned, now)?
+                {
                     Queued::Ticket(ticket) => Ok(ticket),
                     Queued::NoConnection(_) => Err(Error::Io {
                         server: self.server.addr.clone(),

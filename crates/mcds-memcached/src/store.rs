@@ -98,6 +98,10 @@ pub struct ConnectionStats {
     /// Connections checked with a non-blocking peek before a write because
     /// they had sat idle (see the crate docs).
     pub idle_checks: u64,
+    /// Connections whose helper thread has been started: the thread that
+    /// drives a connection for async callers no runtime drives it for
+    /// (other executors, TLS; see the crate docs).
+    pub helper_threads: usize,
 }
 
 impl MemcachedStore {
@@ -117,7 +121,14 @@ impl MemcachedStore {
     pub(crate) fn new(servers: Vec<(String, Endpoint)>, config: Config) -> Result<MemcachedStore> {
         let servers: Vec<Arc<Server>> = servers
             .into_iter()
-            .map(|(addr, endpoint)| Server::new(addr, endpoint, config.net.connections_per_server))
+            .map(|(addr, endpoint)| {
+                Server::new(
+                    addr,
+                    endpoint,
+                    config.net.connections_per_server,
+                    cfg!(feature = "tokio") && config.on_runtime && config.net.tls.is_none(),
+                )
+            })
             .collect();
         let ids: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
         let distribution = config.net.distribution.name();
@@ -245,6 +256,7 @@ impl MemcachedStore {
             stats.requests += load(&c.requests);
             stats.handoffs += load(&c.handoffs);
             stats.idle_checks += load(&c.idle_checks);
+            stats.helper_threads += usize::from(lane.has_helper());
         }
         stats
     }

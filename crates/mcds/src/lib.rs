@@ -75,8 +75,14 @@
 //! The modules of the same names ([`counter`], [`lock`], …) are those
 //! crates whole, for their less used types.
 //!
-//! There is no `tokio` feature: the `_async` methods work on any executor
-//! (tokio, async-std, smol, `futures::executor`). One exception:
+//! The `_async` methods work on any executor (tokio, async-std, smol,
+//! `futures::executor`): on memcached, each connection's helper thread
+//! writes and reads for them. The `tokio` feature (off by default) makes
+//! calls made on a multi-thread tokio runtime write and read their
+//! connections on the runtime's own threads instead, with no thread hop
+//! (one task's `incr_async` as fast as a raw socket's exchange); the
+//! runtime needs its I/O and time drivers (`#[tokio::main]` and
+//! `Runtime::new` have them). One exception to "any executor":
 //! [`Guard::auto_extend_async`] renews the lease from a tokio task, so it
 //! needs a tokio runtime (and says so if there is none).
 //!

@@ -42,20 +42,40 @@ impl Driver<'_> {
     /// write. On a failure every job of the batch is delivered at once
     /// (sent or not, by how far the write got) and the connection is gone.
     pub(super) fn write(&mut self) {
-        // (Empty: the last write's jobs were all delivered by `read`.)
-        {
-            let mut state = self.lane.state.lock();
-            let mut bytes = 0;
-            while let Some(job) = state.queue.front() {
-                let leads = matches!(job.request.expect, Expect::UntilMn { leads: true, .. });
-                if bytes > 0 && (leads || bytes + job.request.payload.len() > MAX_WRITE) {
-                    break;
-                }
-                bytes += job.request.payload.len();
-                self.in_flight.extend(state.queue.pop_front());
-            }
-        }
+        self.take_queued();
         self.send(None);
+    }
+
+    /// Take what is queued, up to [`MAX_WRITE`] bytes, into the jobs in
+    /// flight (empty: the last write's jobs were all delivered).
+    pub(super) fn take_queued(&mut self) {
+        let mut state = self.lane.state.lock();
+        let mut bytes = 0;
+        while let Some(job) = state.queue.front() {
+            let leads = matches!(job.request.expect, Expect::UntilMn { leads: true, .. });
+            if bytes > 0 && (leads || bytes + job.request.payload.len() > MAX_WRITE) {
+                break;
+            }
+            bytes += job.request.payload.len();
+            self.in_flight.extend(state.queue.pop_front());
+        }
+    }
+
+    /// The deadline of a write of the jobs in flight (the earliest of
+    /// theirs, at least a millisecond from `now`), counted as a write.
+    pub(super) fn write_deadline(&self, now: Instant) -> Instant {
+        let batch = &self.in_flight;
+        let counters = &self.lane.counters;
+        counters.writes.fetch_add(1, Ordering::Relaxed);
+        counters
+            .requests
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        batch
+            .iter()
+            .map(|j| j.request.deadline)
+            .min()
+            .unwrap_or(now)
+            .max(now + Duration::from_millis(1))
     }
 
     /// Write the jobs in flight in one write (see [`write`](Self::write)).
@@ -65,7 +85,7 @@ impl Driver<'_> {
         if batch.is_empty() {
             return;
         }
-        let Some(conn) = self.conn.as_mut() else {
+        if self.conn.is_none() {
             fail_unsent(
                 batch.drain(..),
                 self.generation,
@@ -73,46 +93,45 @@ impl Driver<'_> {
                 &mut self.own,
             );
             return;
-        };
+        }
         let now = now.unwrap_or_else(Instant::now);
-        let deadline = batch
-            .iter()
-            .map(|j| j.request.deadline)
-            .min()
-            .unwrap_or(now)
-            .max(now + Duration::from_millis(1));
-        conn.set_deadline_at(deadline, now);
-        let counters = &self.lane.counters;
-        counters.writes.fetch_add(1, Ordering::Relaxed);
-        counters
-            .requests
-            .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let (outcome, written) = if batch.len() == 1 {
-            conn.write_payload(&batch[0].request.payload)
-        } else {
-            let mut buf = Vec::with_capacity(batch.iter().map(|j| j.request.payload.len()).sum());
-            for job in batch.iter() {
-                buf.extend_from_slice(&job.request.payload);
-            }
-            conn.write_payload(&buf)
+        let deadline = self.write_deadline(now);
+        let Some(conn) = self.conn.as_mut() else {
+            return;
         };
+        conn.set_deadline_at(deadline, now);
+        let (outcome, written) = conn.write_payload(&batch_bytes(&self.in_flight));
         if let Err(e) = outcome {
-            self.conn = None;
-            let mut start = 0;
-            for job in batch.drain(..) {
-                let end = start + job.request.payload.len();
-                let sent = written > start;
-                start = end;
-                let error = io::Error::new(e.kind(), e.to_string());
-                let delivery = Delivery {
-                    replies: vec![Err(error.into())],
-                    sent,
-                    generation: self.generation,
-                    stats: None,
-                    payload: job.request.payload,
-                };
-                deliver(&mut self.own, job.slot, delivery);
-            }
+            let mut jobs = std::mem::take(&mut self.in_flight);
+            self.write_failed(jobs.drain(..), &e, written);
+            self.in_flight = jobs;
+        }
+    }
+
+    /// A write of `jobs` failed with `e` after `written` of its bytes: the
+    /// connection is gone, and each job is delivered the failure, as sent
+    /// if any byte of it left (then it may have been applied).
+    pub(super) fn write_failed(
+        &mut self,
+        jobs: impl IntoIterator<Item = Job>,
+        e: &io::Error,
+        written: usize,
+    ) {
+        self.conn = None;
+        let mut start = 0;
+        for job in jobs {
+            let end = start + job.request.payload.len();
+            let sent = written > start;
+            start = end;
+            let error = io::Error::new(e.kind(), e.to_string());
+            let delivery = Delivery {
+                replies: vec![Err(error.into())],
+                sent,
+                generation: self.generation,
+                stats: None,
+                payload: job.request.payload,
+            };
+            deliver(&mut self.own, job.slot, delivery);
         }
     }
 
@@ -124,13 +143,13 @@ impl Driver<'_> {
         loop {
             self.read();
             if let Some(own) = self.own.take() {
-                self.put_down(false);
+                self.put_down_blocking(false);
                 return own;
             }
             if self.conn.is_none() {
                 // Failed, and this caller's request is still queued: give
                 // everything queued back unsent; each caller sends again.
-                self.put_down(true);
+                self.put_down_blocking(true);
                 return self.own.take().unwrap_or_else(|| Delivery {
                     replies: vec![Err(
                         io::Error::other("not sent: the connection failed").into()
@@ -181,31 +200,50 @@ impl Driver<'_> {
             } else {
                 read_job(conn, expect, &mut replies)
             };
-            let delivery = Delivery {
-                replies,
-                sent: true,
-                generation: self.generation,
-                stats,
-                payload,
-            };
-            deliver(&mut self.own, slot, delivery);
-            if !healthy {
-                self.conn = None;
-            }
+            self.delivered(slot, payload, replies, stats, healthy);
         }
         self.in_flight = jobs;
+    }
+
+    /// Deliver a job's replies (or its listing) as read; a connection no
+    /// longer `healthy` is dropped.
+    pub(super) fn delivered(
+        &mut self,
+        slot: Option<Arc<super::Slot>>,
+        payload: Vec<u8>,
+        replies: Vec<Read>,
+        stats: Option<Vec<(String, String)>>,
+        healthy: bool,
+    ) {
+        let delivery = Delivery {
+            replies,
+            sent: true,
+            generation: self.generation,
+            stats,
+            payload,
+        };
+        deliver(&mut self.own, slot, delivery);
+        if !healthy {
+            self.conn = None;
+        }
     }
 
     /// Let go of the lane: keep the connection for the next caller (or close
     /// it if it failed or was retired), and either mark the lane idle or
     /// hand it to the first queued caller. With `fail_queue` (the
     /// connection failed) everything queued is given back unsent instead.
-    pub(super) fn put_down(&mut self, fail_queue: bool) {
+    /// `true`: the first queued caller is async, and the lane (still
+    /// driven, its connection in the state) must be driven for it: by the
+    /// helper thread ([`Lane::wake_helper`]) or a task of a tokio runtime.
+    #[must_use = "a lane handed to an async caller must be driven for it"]
+    pub(super) fn put_down(&mut self, fail_queue: bool) -> bool {
         let mut state = self.lane.state.lock();
         if self.in_flight.is_empty() {
             state.spare = std::mem::take(&mut self.in_flight);
         }
-        let alive = self.conn.is_some() && !state.retire;
+        // Bytes left unread after every reply (nothing a server should
+        // send): the connection is out of step, and closed.
+        let alive = self.conn.as_ref().is_some_and(|c| c.is_quiet()) && !state.retire;
         if let Some(conn) = &self.conn {
             state.check_after = conn.last_clock() + IDLE_CHECK;
         }
@@ -239,21 +277,29 @@ impl Driver<'_> {
                 "not sent: the connection failed before this request was written",
                 &mut self.own,
             );
-            return;
+            return false;
         }
         match state.queue.front() {
             None => state.driving = false,
             Some(next) => {
                 // Still driving: the next caller takes the connection, or
-                // the helper thread for an async one.
+                // whoever drives for an async one.
                 self.lane.counters.handoffs.fetch_add(1, Ordering::Relaxed);
                 if next.is_async {
-                    drop(state);
-                    self.lane.wake_helper();
+                    return true;
                 } else if let Some(slot) = &next.slot {
                     slot.set(SlotState::Drive);
                 }
             }
+        }
+        false
+    }
+
+    /// [`put_down`](Self::put_down) for a blocking driver: a lane handed
+    /// to an async caller goes to the helper thread.
+    pub(super) fn put_down_blocking(&mut self, fail_queue: bool) {
+        if self.put_down(fail_queue) {
+            self.lane.wake_helper();
         }
     }
 }
@@ -273,7 +319,8 @@ impl Drop for Driver<'_> {
         }
         if !self.own.is_done() && std::thread::panicking() {
             self.conn = None;
-            self.put_down(true);
+            // (With the queue failed, nothing is handed on.)
+            let _ = self.put_down(true);
         }
     }
 }
@@ -374,14 +421,51 @@ impl<T> Future for Receiver<T> {
     }
 }
 
+/// The bytes of a write of `jobs`: the one job's own, or all of them
+/// together.
+pub(super) fn batch_bytes(jobs: &[Job]) -> std::borrow::Cow<'_, [u8]> {
+    match jobs {
+        [job] => std::borrow::Cow::Borrowed(&job.request.payload),
+        _ => {
+            let mut buf = Vec::with_capacity(jobs.iter().map(|j| j.request.payload.len()).sum());
+            for job in jobs {
+                buf.extend_from_slice(&job.request.payload);
+            }
+            std::borrow::Cow::Owned(buf)
+        }
+    }
+}
+
 /// Read one job's replies into `replies`. `false`: the connection is no
 /// longer usable (a transport failure, or replies out of step), and the
 /// failure is the last entry.
-pub(super) fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>) -> bool {
+pub(super) fn read_job(conn: &mut Conn, mut expect: Expect, replies: &mut Vec<Read>) -> bool {
+    loop {
+        match take_reply(expect, conn.receive(), replies) {
+            Next::More(next) => expect = next,
+            Next::Done(healthy) => return healthy,
+        }
+    }
+}
+
+/// What one more reply made of a job being read ([`take_reply`]).
+pub(super) enum Next {
+    /// The job has more replies: read the next one as this expects.
+    More(Expect),
+    /// The job's replies are all read. `false`: the connection is no
+    /// longer usable (a transport failure, or replies out of step), and
+    /// the failure is the last entry.
+    Done(bool),
+}
+
+/// Take `r`, the next reply of a job that expects `expect`, into
+/// `replies`: where the job's replies end, and whether the stream is still
+/// in step. The one place that judges replies, for the blocking driver
+/// ([`read_job`]) and the async one (`native.rs`) alike.
+pub(super) fn take_reply(expect: Expect, r: Read, replies: &mut Vec<Read>) -> Next {
     match expect {
         Expect::One { opaque, data } => {
-            let r = conn.receive();
-            match r {
+            let healthy = match r {
                 Ok(r) if echoes(&r, opaque) => {
                     replies.push(Ok(r));
                     true
@@ -412,49 +496,50 @@ pub(super) fn read_job(conn: &mut Conn, expect: Expect, replies: &mut Vec<Read>)
                     replies.push(Err(e));
                     false
                 }
-            }
+            };
+            Next::Done(healthy)
         }
         Expect::Pair { opaque } => {
-            match conn.receive() {
+            match r {
                 Ok(r) if r.text => replies.push(Ok(r)),
                 // Out of memory, too large: memcached swallowed the data
                 // block and answers the `mg` next.
                 Err(e @ memcache::exp::Error::Server(_)) => replies.push(Err(e)),
                 Ok(r) => {
                     replies.push(Err(out_of_step(&r, opaque)));
-                    return false;
+                    return Next::Done(false);
                 }
                 // A `CLIENT_ERROR` to a command with a data block, or a
                 // transport failure: nothing after it can be trusted.
                 Err(e) => {
                     replies.push(Err(e));
-                    return false;
+                    return Next::Done(false);
                 }
             }
-            read_job(
-                conn,
-                Expect::One {
-                    opaque,
-                    data: false,
-                },
-                replies,
-            )
+            Next::More(Expect::One {
+                opaque,
+                data: false,
+            })
         }
-        Expect::Stats => true, // read by the caller of `read_job`
-        Expect::UntilMn { .. } => loop {
-            match conn.receive() {
-                Ok(r) => {
-                    let end = r.rc == ReturnCode::Mn;
-                    replies.push(Ok(r));
-                    if end {
-                        return true;
-                    }
+        // Read by the caller (a listing, not replies); never passed here.
+        Expect::Stats => Next::Done(true),
+        Expect::UntilMn { .. } => match r {
+            Ok(r) => {
+                let end = r.rc == ReturnCode::Mn;
+                replies.push(Ok(r));
+                if end {
+                    Next::Done(true)
+                } else {
+                    Next::More(expect)
                 }
-                Err(e) if is_error_line(&e) => replies.push(Err(e)),
-                Err(e) => {
-                    replies.push(Err(e));
-                    return false;
-                }
+            }
+            Err(e) if is_error_line(&e) => {
+                replies.push(Err(e));
+                Next::More(expect)
+            }
+            Err(e) => {
+                replies.push(Err(e));
+                Next::Done(false)
             }
         },
     }

@@ -31,13 +31,17 @@
 //!   it, with one non-blocking peek, so a request is not written into a
 //!   connection the server already closed, where a write with effects
 //!   would end ambiguous.
-//! * **Async callers** never drive: an async request is queued and, if
-//!   nobody drives the lane, the lane's helper thread (started at the
-//!   first async request, ended with the store) takes the lane, writes and
-//!   reads for it, and wakes the caller's waker. A sync driver whose next
-//!   queued caller is async hands the lane to the helper thread the same
-//!   way. An async caller whose lane has no connection dials on a thread
-//!   of its own; a dial never holds the lane's lock.
+//! * **Async callers** inside a tokio runtime (the `tokio` feature) drive
+//!   the lane on the runtime, the socket registered with its reactor: see
+//!   [`native`]. Elsewhere (other executors, TLS, the feature off, or
+//!   [`Builder::drive_on_runtime(false)`](crate::Builder::drive_on_runtime))
+//!   they never drive: an async request is queued and, if nobody drives
+//!   the lane, the lane's helper thread (started at the first such
+//!   request, ended with the store) takes the lane, writes and reads for
+//!   it, and wakes the caller's waker. A sync driver whose next queued
+//!   caller is async hands the lane to the helper thread the same way. An
+//!   async caller whose lane has no connection dials on a thread of its
+//!   own; a dial never holds the lane's lock.
 //! * **Timeouts.** Each request has a deadline; the driver bounds its reads
 //!   and writes by the earliest deadline of the requests in flight (the
 //!   socket's timeout, re-armed only when it changes by more than
@@ -46,6 +50,8 @@
 //! [`Error::Ambiguous`]: mcds_core::Error::Ambiguous
 
 mod driver;
+#[cfg(feature = "tokio")]
+pub(crate) mod native;
 mod request;
 
 pub(crate) use driver::{Driver, is_error_line, tag};
@@ -181,6 +187,12 @@ pub(crate) enum Ticket<'l> {
     Wait(&'l Lane, Arc<Slot>),
     /// An async caller's request: the reply comes through a waker.
     Async(Reply),
+    /// An async caller on a tokio runtime found the lane idle: it drives
+    /// it on the runtime ([`native`]). Boxed: its reads and timers would
+    /// make every op's future larger than the allocator's per-thread cache
+    /// serves.
+    #[cfg(feature = "tokio")]
+    Native(std::pin::Pin<Box<dyn std::future::Future<Output = Delivery> + Send + 'l>>),
 }
 
 /// What [`Lane::submit_async`] made of a request.
@@ -201,6 +213,8 @@ impl Ticket<'_> {
             Ticket::Drive(driver) => driver.finish(),
             Ticket::Wait(lane, slot) => lane.wait(slot),
             Ticket::Async(reply) => reply.await,
+            #[cfg(feature = "tokio")]
+            Ticket::Native(driving) => driving.await,
         }
     }
 }
@@ -236,6 +250,11 @@ impl Lane {
         }
     }
 
+    /// Its place in its server's lanes.
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
     /// A fresh opaque for a single command's `O<n>`.
     pub(crate) fn next_opaque(&self) -> u32 {
         self.opaque.fetch_add(1, Ordering::Relaxed)
@@ -250,6 +269,11 @@ impl Lane {
         } else {
             0
         })
+    }
+
+    /// Whether the lane's helper thread has been started (for the stats).
+    pub(crate) fn has_helper(&self) -> bool {
+        self.helper.state.lock().started
     }
 
     /// Whether the lane has a live connection (for the stats).
@@ -547,6 +571,7 @@ impl Lane {
     pub(crate) fn submit_async(
         &self,
         server: &Server,
+        config: &Config,
         request: Request,
         incarnation: Incarnation,
         now: Instant,
@@ -559,6 +584,17 @@ impl Lane {
             Some(_) => return Err(restarted(&server.addr)),
             None => return Ok(Queued::NoConnection(request)),
         }
+        // (Only an async lane: a blocking caller never waits behind a
+        // driver that only a runtime moves on, see `Server::async_lane`.)
+        #[cfg(feature = "tokio")]
+        let request = if server.is_async_lane(self) {
+            match native::try_drive(self, config, &mut state, request) {
+                Ok(ticket) => return Ok(Queued::Ticket(ticket)),
+                Err(request) => request,
+            }
+        } else {
+            request
+        };
         state.queue.push_back(Job::waiting(request, &slot, true));
         if !state.driving {
             state.driving = true;
@@ -627,7 +663,7 @@ impl Lane {
         driver.write();
         driver.read();
         let failed = driver.conn.is_none();
-        driver.put_down(failed);
+        driver.put_down_blocking(failed);
     }
 
     /// Wait for a queued request's delivery, taking the lane over if it is

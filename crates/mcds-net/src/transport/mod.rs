@@ -162,6 +162,11 @@ struct DeadlineSock<S> {
     checked: Instant,
     /// Bytes the socket took: what may have reached the server.
     sent: u64,
+    /// The socket is in non-blocking mode ([`Stream::set_async_mode`] put
+    /// it there for an async driver). A blocking read or write puts it
+    /// back first: on a non-blocking socket its `WouldBlock` would read as
+    /// a timeout.
+    nonblocking: bool,
 }
 
 impl<S: AsFd> DeadlineSock<S> {
@@ -174,7 +179,27 @@ impl<S: AsFd> DeadlineSock<S> {
             primed: None,
             checked: Instant::now(),
             sent: 0,
+            nonblocking: false,
         }
+    }
+
+    /// Put the socket in blocking (`false`) or non-blocking mode, if it is
+    /// not in it: one `fcntl` when the mode changes, none otherwise.
+    fn mode(&mut self, nonblocking: bool) -> io::Result<()> {
+        if self.nonblocking != nonblocking {
+            socket2::SockRef::from(&self.sock).set_nonblocking(nonblocking)?;
+            self.nonblocking = nonblocking;
+        }
+        Ok(())
+    }
+
+    /// [`Stream::set_async_mode`].
+    fn async_mode(&mut self, write_at: Option<Instant>) -> io::Result<()> {
+        self.mode(true)?;
+        if let Some(at) = write_at {
+            self.checked = at;
+        }
+        Ok(())
     }
 
     /// Arm the read (`read`) or write timeout for the time left until the
@@ -211,6 +236,7 @@ impl<S: AsFd> DeadlineSock<S> {
         read: bool,
         mut op: impl FnMut(&mut S) -> io::Result<T>,
     ) -> io::Result<T> {
+        self.mode(false)?;
         loop {
             self.arm(read)?;
             match op(&mut self.sock) {
@@ -261,6 +287,15 @@ impl<S: AsFd + Write> Write for DeadlineSock<S> {
 
 /// How far past its deadline a read or write may block (see [`Stream`]).
 pub const SLACK: Duration = Duration::from_millis(5);
+
+/// A second handle on a stream's socket ([`Stream::try_clone_socket`]).
+#[derive(Debug)]
+pub enum Socket {
+    /// A TCP connection's.
+    Tcp(TcpStream),
+    /// A unix socket's.
+    Unix(UnixStream),
+}
 
 enum Inner {
     Tcp(DeadlineSock<TcpStream>),
@@ -474,6 +509,39 @@ impl Stream {
             self.flush()
         })();
         (outcome, self.sent() - before)
+    }
+
+    /// Whether the stream is TLS (no [`try_clone_socket`](Self::try_clone_socket)).
+    pub fn is_tls(&self) -> bool {
+        matches!(self.inner, Inner::Tls(_))
+    }
+
+    /// A second handle on the stream's socket (a `dup` of its descriptor),
+    /// for an async runtime's reactor to watch and to read and write
+    /// through while this stream's own blocking calls are not in use (see
+    /// [`set_async_mode`](Self::set_async_mode)); `None` under TLS, whose
+    /// records are read and written through rustls.
+    pub fn try_clone_socket(&self) -> io::Result<Option<Socket>> {
+        Ok(match &self.inner {
+            Inner::Tcp(s) => Some(Socket::Tcp(s.sock.try_clone()?)),
+            Inner::Unix(s) => Some(Socket::Unix(s.sock.try_clone()?)),
+            Inner::Tls(_) => None,
+        })
+    }
+
+    /// Put the socket in non-blocking mode for reads and writes made
+    /// through a [`try_clone_socket`](Self::try_clone_socket) handle (the
+    /// mode belongs to the socket, so both handles see it). One `fcntl`
+    /// when the mode changes, none otherwise; this stream's next blocking
+    /// read or write puts it back. `write_at`: a write is about to begin
+    /// at that time, which becomes the [`last_clock`](Self::last_clock).
+    /// Under TLS, `Unsupported`.
+    pub fn set_async_mode(&mut self, write_at: Option<Instant>) -> io::Result<()> {
+        match &mut self.inner {
+            Inner::Tcp(s) => s.async_mode(write_at),
+            Inner::Unix(s) => s.async_mode(write_at),
+            Inner::Tls(_) => Err(io::Error::from(io::ErrorKind::Unsupported)),
+        }
     }
 
     /// The socket under the stream.
