@@ -11,6 +11,10 @@ from ._handle import Data, Handle, Seconds, _bytes, display, int_arg, name_arg, 
 if TYPE_CHECKING:
     from ._store import Store
 
+# The out-parameter's type, looked up once (a string is parsed or looked
+# up on every ``ffi.new`` call).
+_U64_OUT = ffi.typeof("uint64_t *")
+
 
 class Counter(Handle):
     """An exact shared counter: memcached's ``incr``/``decr``, atomic across
@@ -31,19 +35,19 @@ class Counter(Handle):
 
     def incr(self, delta: int = 1) -> int:
         """Add ``delta`` (0 to 2**64-1) and return the new value. One round trip."""
-        out = ffi.new("uint64_t *")
+        out = ffi.new(_U64_OUT)
         self._call(lib.mcds_counter_incr, int_arg(delta, "delta"), out)
         return int(out[0])
 
     def decr(self, delta: int = 1) -> int:
         """Subtract ``delta``, stopping at 0, and return the new value."""
-        out = ffi.new("uint64_t *")
+        out = ffi.new(_U64_OUT)
         self._call(lib.mcds_counter_decr, int_arg(delta, "delta"), out)
         return int(out[0])
 
     def get(self) -> int:
         """The current value (0 if the counter does not exist yet)."""
-        out = ffi.new("uint64_t *")
+        out = ffi.new(_U64_OUT)
         self._call(lib.mcds_counter_get, out)
         return int(out[0])
 
