@@ -294,6 +294,9 @@ impl MemcachedStore {
                         };
                         let failed = match lanes[server].get_mut(lane) {
                             Some(session) if !failed_server[server] => {
+                                // (Read in turn below: queued for the
+                                // helper threads, see `Session::queue_only`.)
+                                session.queue_only(io == Io::Async && spans(r, &chunks));
                                 let (payload, lines) = if multiget[server] {
                                     gets_payload(part, ops)
                                 } else {

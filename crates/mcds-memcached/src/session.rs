@@ -35,6 +35,10 @@ pub(crate) struct Session<'a> {
     /// Whether a server whose pool record refuses this client's list
     /// refuses the session too (all but the pool's own upkeep and `stats`).
     pool_checked: bool,
+    /// Whether an async request of this session may be driven by its
+    /// caller on a tokio runtime (`mux/native.rs`). Not for a pipeline's
+    /// round that spans connections ([`queue_only`](Self::queue_only)).
+    drive_here: bool,
 }
 
 impl<'a> Session<'a> {
@@ -52,7 +56,20 @@ impl<'a> Session<'a> {
             lane,
             pinned: None,
             pool_checked: true,
+            drive_here: true,
         }
+    }
+
+    /// Whether the session's async requests are only queued, for the
+    /// lane's helper thread to write and read, never driven by their
+    /// caller. A pipeline's round that spans connections reads its
+    /// tickets one after another: a driver's ticket is only driven while
+    /// it is awaited, so the lanes whose tickets wait their turn would
+    /// hold up every other caller of theirs behind the slowest server (an
+    /// adversarial review measured 450 ms for a single `get` of a healthy
+    /// server behind a pipeline that also read from a frozen one).
+    pub(crate) fn queue_only(&mut self, only: bool) {
+        self.drive_here = !only;
     }
 
     /// The lane the session's exchanges go out on.
@@ -226,14 +243,17 @@ impl<'a> Session<'a> {
                 // same incarnation only, and queue on the new one.
                 // (Given back into the same variable: an async fn keeps a
                 // slot for each binding held across an await.)
-                request =
-                    match self
-                        .lane
-                        .submit_async(self.server, self.config, request, pinned, now)?
-                    {
-                        Queued::Ticket(ticket) => return Ok(ticket),
-                        Queued::NoConnection(request) => request,
-                    };
+                request = match self.lane.submit_async(
+                    self.server,
+                    self.config,
+                    request,
+                    pinned,
+                    now,
+                    self.drive_here,
+                )? {
+                    Queued::Ticket(ticket) => return Ok(ticket),
+                    Queued::NoConnection(request) => request,
+                };
                 let before = now;
                 let current = self
                     .lane
@@ -243,10 +263,14 @@ impl<'a> Session<'a> {
                 if current != pinned {
                     return Err(mux::restarted(&self.server.addr));
                 }
-                match self
-                    .lane
-                    .submit_async(self.server, self.config, request, pinned, now)?
-                {
+                match self.lane.submit_async(
+                    self.server,
+                    self.config,
+                    request,
+                    pinned,
+                    now,
+                    self.drive_here,
+                )? {
                     Queued::Ticket(ticket) => Ok(ticket),
                     Queued::NoConnection(_) => Err(Error::Io {
                         server: self.server.addr.clone(),

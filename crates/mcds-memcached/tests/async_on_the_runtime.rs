@@ -390,3 +390,68 @@ fn a_frozen_server_times_async_calls_out_on_the_runtimes_timer() {
         .item();
     assert_eq!(item.unwrap().map(|i| i.value), Some(b"1".to_vec()));
 }
+
+#[test]
+fn a_pipeline_waiting_on_a_frozen_server_holds_up_no_other_servers_callers() {
+    // From an adversarial review: a pipeline across two servers, one of
+    // them frozen, reads its tickets in turn; the healthy server's lane
+    // must not wait for that turn (a single `get` there took 450 ms when
+    // the pipeline drove it on the runtime).
+    let frozen = MemcachedServer::start_default();
+    let healthy = MemcachedServer::start_default();
+    let store = Arc::new(
+        MemcachedStore::builder()
+            .connections_per_server(1)
+            .io_timeout(Duration::from_millis(500))
+            .connect([frozen.addr(), healthy.addr()])
+            .unwrap(),
+    );
+    let rt = support::runtime();
+    let keys: Vec<Key> = (0..200).map(|i| k(&format!("hol:{i}"))).collect();
+    let (on_frozen, on_healthy): (Vec<&Key>, Vec<&Key>) =
+        keys.iter().partition(|key| store.server_for(key) == 0);
+    rt.block_on(async {
+        for key in &keys {
+            let set = Op::Set {
+                key,
+                value: key.as_bytes(),
+                ttl: Ttl::Never,
+            };
+            store.execute_async(&set).await.unwrap();
+        }
+    });
+    frozen.pause();
+    let single = rt.block_on(async {
+        // The frozen server's keys first: the pipeline reads its tickets
+        // in server order.
+        let owned: Vec<Key> = on_frozen
+            .iter()
+            .take(20)
+            .chain(on_healthy.iter())
+            .map(|key| (*key).clone())
+            .collect();
+        let store_p = store.clone();
+        let pipeline = tokio::spawn(async move {
+            let ops: Vec<Op<'_>> = owned.iter().map(Op::Get).collect();
+            store_p.pipeline_async(&ops).await
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = std::time::Instant::now();
+        let got = store.execute_async(&Op::Get(on_healthy[0])).await;
+        let took = started.elapsed();
+        let replies = pipeline.await.unwrap();
+        assert!(
+            replies.iter().any(|r| r.is_err()),
+            "the frozen server answered"
+        );
+        (got, took)
+    });
+    frozen.resume();
+    let (got, took) = single;
+    let item = got.unwrap().item().unwrap().unwrap();
+    assert_eq!(item.value, on_healthy[0].as_bytes());
+    assert!(
+        took < Duration::from_millis(150),
+        "a healthy server's get took {took:?}"
+    );
+}

@@ -575,6 +575,7 @@ impl Lane {
         request: Request,
         incarnation: Incarnation,
         now: Instant,
+        drive: bool,
     ) -> Result<Queued<'_>, Error> {
         // (Made before the lock is taken: other callers wait on it.)
         let slot = Slot::new();
@@ -587,7 +588,7 @@ impl Lane {
         // (Only an async lane: a blocking caller never waits behind a
         // driver that only a runtime moves on, see `Server::async_lane`.)
         #[cfg(feature = "tokio")]
-        let request = if server.is_async_lane(self) {
+        let request = if drive && server.is_async_lane(self) {
             match native::try_drive(self, config, &mut state, request) {
                 Ok(ticket) => return Ok(Queued::Ticket(ticket)),
                 Err(request) => request,

@@ -41,9 +41,18 @@
 //!   enabled, as `#[tokio::main]` and `Runtime::new` do.
 //! * **What stays on the blocking path:** TLS connections (rustls reads and
 //!   writes records through the blocking socket), dials (on a thread of
-//!   their own, as before), other executors, and a lane that a blocking
-//!   caller drives when an async one arrives (the helper thread takes the
-//!   async callers it hands on).
+//!   their own, as before), current-thread runtimes (see [`on_runtime`]),
+//!   other executors, and a pipeline's rounds that span connections: the
+//!   pipeline reads their tickets one after another, and a driver is only
+//!   driven while it is awaited, so a lane whose ticket waited its turn
+//!   would hold up its other callers behind the slowest server
+//!   ([`Session::queue_only`](crate::session::Session::queue_only)).
+//! * **Blocking callers never wait behind a driver's task**: async callers
+//!   that drive take lanes of their own
+//!   ([`Server::async_lane`](crate::server::Server::async_lane)). A
+//!   blocking call made inside an async task (an anti-pattern, but a
+//!   common one) holds a worker thread; with every worker so held, a
+//!   driver's task on a shared lane would never run.
 //!
 //! Between drivers nothing is left buffered on either side: a blocking
 //! driver takes over a connection whose async buffer is empty, and the
@@ -458,7 +467,7 @@ impl<'l> NativeDriver<'l> {
         self.pending.extend(self.driver.in_flight.drain(..));
     }
 
-    /// Write the pending jobs' bytes (set up by [`start_write`]).
+    /// Write the pending jobs' bytes (set up by [`start_write`](Self::start_write)).
     async fn write(&mut self) {
         let Some(conn) = self.driver.conn.as_mut() else {
             return;
