@@ -372,18 +372,23 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Make an entry its shard's most recently used: a new [`UseStamp`], and
-/// the back of the shard's list. An entry used last in its shard is left
-/// as it is (it is at the back already): a counter bumped in a loop reads
-/// no clock and moves nothing.
+/// the back of the shard's list. An entry used last in its shard already
+/// is at the back: it is not moved, and only its millisecond is brought
+/// up to date (an adversarial review found a key read again and again
+/// keeping the millisecond of its first read, and evicted before keys of
+/// other shards used long after it).
 #[inline(always)]
 fn use_entry(
     entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>,
     uses: &mut u64,
     now: &Now<'_>,
 ) {
-    if (entry.get().used ^ *uses) & ((1 << UseStamp::COUNT_BITS) - 1) != 0 {
+    let used = entry.get().used;
+    if (used ^ *uses) & ((1 << UseStamp::COUNT_BITS) - 1) != 0 {
         entry.get_mut().used = next_use(uses, now);
         entry.to_back();
+    } else if used >> UseStamp::COUNT_BITS != now.ms() {
+        entry.get_mut().used = UseStamp::at(now.ms(), *uses);
     }
 }
 
@@ -1155,6 +1160,42 @@ mod tests {
             .memory_limit(40 * item_size(3, 10))
             .build();
         evicts_in_order_of_use(&store, &|| clock.advance(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn a_key_used_again_takes_the_millisecond_of_its_last_use() {
+        // From an adversarial review: a key used again while it is its
+        // shard's last used kept the millisecond of an earlier use, and
+        // was evicted before keys of other shards used long before it.
+        // Here `h` is written at 0 ms, 20 others at 10 to 29 ms, `h` read
+        // at 100 ms; one more write must evict `x000` (10 ms), never `h`.
+        let size = item_size(4, 10);
+        for h in 0..40 {
+            let clock = ManualClock::new(1_000_000);
+            let store = MemoryStore::builder()
+                .clock(Arc::new(clock.clone()))
+                .memory_limit(21 * size)
+                .build();
+            let hk = k(&format!("h{h:03}"));
+            store.set(&hk, &[b'x'; 10], Ttl::Never).unwrap();
+            clock.advance(Duration::from_millis(10));
+            for i in 0..20 {
+                store
+                    .set(&k(&format!("x{i:03}")), &[b'x'; 10], Ttl::Never)
+                    .unwrap();
+                clock.advance(Duration::from_millis(1));
+            }
+            clock.set_ms(1_000_100);
+            assert!(store.get(&hk).unwrap().is_some());
+            clock.advance(Duration::from_millis(10));
+            store.set(&k("y000"), &[b'x'; 10], Ttl::Never).unwrap();
+            // (A miss changes no order.)
+            assert!(
+                store.get(&k("x000")).unwrap().is_none(),
+                "h{h:03}: x000 kept"
+            );
+            assert!(store.get(&hk).unwrap().is_some(), "h{h:03} evicted");
+        }
     }
 
     #[test]

@@ -65,6 +65,7 @@ impl Conn {
 
     /// Whether nothing is buffered on either side (blocking or async) of
     /// the connection: between drivers, nothing should be.
+    #[inline]
     pub(crate) fn is_quiet(&self) -> bool {
         #[cfg(feature = "tokio")]
         if self.native.as_ref().is_some_and(|n| !n.is_empty()) {

@@ -537,12 +537,9 @@ impl MemcachedStore {
         if payloads < 2 || pinned.markerless || sessions.len() != 1 {
             return;
         }
-        // (Lanes of the first session's kind: a blocking batch never
-        // waits behind an async driver's task, see `Server::async_lane`.)
-        let lanes = sessions
-            .first()
-            .map_or(&target.lanes[..0], |s| target.lanes_like(s.lane()));
-        for lane in lanes {
+        // (The shared lanes: a round that spans connections is queued,
+        // and async lanes never queue, see `Server::async_lane`.)
+        for lane in target.shared_lanes() {
             if sessions.len() >= payloads || sessions.iter().any(|s| s.uses(lane)) {
                 continue;
             }

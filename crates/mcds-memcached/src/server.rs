@@ -78,30 +78,30 @@ impl Server {
     /// picked another lane before the server was known to be marker-less
     /// moves to the first before it sends anything (`Session`).
     pub(crate) fn lane(&self) -> &Lane {
-        self.pick(&self.lanes[..self.shared])
+        self.pick(self.shared_lanes())
     }
 
-    /// The lane for an async caller that will drive it on a tokio runtime
-    /// (see `mux/native.rs`), chosen as [`lane`](Self::lane) chooses, among
-    /// lanes of their own: a blocking caller never waits behind a driver
-    /// that only its runtime can move on (a blocking call made inside an
-    /// async task holds a worker thread; with every worker so held, the
-    /// driver's task would never run). `None` when the server has none
-    /// (the feature is off, TLS, or `drive_on_runtime(false)`) or is
-    /// marker-less (its sessions keep to one connection, see
-    /// [`lane`](Self::lane)).
+    /// An idle lane for an async caller that will drive it on a tokio
+    /// runtime (see `mux/native.rs`), among lanes of their own, which
+    /// nobody queues on: no caller waits behind a driver that only its
+    /// own future moves on. `None` when every one is driven (the caller
+    /// then queues on a shared lane, for its helper thread), when the
+    /// server has none (the feature is off, TLS, or
+    /// `drive_on_runtime(false)`), or when it is marker-less (its sessions
+    /// keep to one connection, see [`lane`](Self::lane)).
     pub(crate) fn async_lane(&self) -> Option<&Lane> {
-        let lanes = self.lanes.get(self.shared..).filter(|l| !l.is_empty())?;
-        (!self.learned.markerless()).then(|| self.pick(lanes))
+        if self.learned.markerless() {
+            return None;
+        }
+        self.lanes
+            .get(self.shared..)?
+            .iter()
+            .find(|lane| lane.load() == Some(0))
     }
 
-    /// The lanes of `lane`'s kind: the shared ones, or the async ones.
-    pub(crate) fn lanes_like(&self, lane: &Lane) -> &[Lane] {
-        if self.is_async_lane(lane) {
-            &self.lanes[self.shared..]
-        } else {
-            &self.lanes[..self.shared]
-        }
+    /// The lanes every caller may queue on (not the async ones).
+    pub(crate) fn shared_lanes(&self) -> &[Lane] {
+        &self.lanes[..self.shared]
     }
 
     /// Whether `lane` is one of the async lanes ([`async_lane`](Self::async_lane)).
@@ -111,6 +111,7 @@ impl Server {
 
     /// The first idle lane of `lanes`, else the least loaded, else one in
     /// turn (see [`lane`](Self::lane)).
+    #[inline]
     fn pick<'l>(&'l self, lanes: &'l [Lane]) -> &'l Lane {
         if self.learned.markerless() {
             return &self.lanes[0];

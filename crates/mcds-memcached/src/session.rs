@@ -72,11 +72,6 @@ impl<'a> Session<'a> {
         self.drive_here = !only;
     }
 
-    /// The lane the session's exchanges go out on.
-    pub(crate) fn lane(&self) -> &'a Lane {
-        self.lane
-    }
-
     /// Whether the session's exchanges go out on `lane`.
     pub(crate) fn uses(&self, lane: &Lane) -> bool {
         std::ptr::eq(self.lane, lane)
@@ -240,45 +235,52 @@ impl<'a> Session<'a> {
             Io::Async => {
                 // The lane's connection may have failed since the session
                 // was pinned: then dial again (without blocking), to the
-                // same incarnation only, and queue on the new one.
+                // same incarnation only, and queue on the new one. An
+                // async lane this caller cannot drive now sends it to a
+                // shared lane (async lanes never queue: `mux/native.rs`).
                 // (Given back into the same variable: an async fn keeps a
                 // slot for each binding held across an await.)
-                request = match self.lane.submit_async(
-                    self.server,
-                    self.config,
-                    request,
-                    pinned,
-                    now,
-                    self.drive_here,
-                )? {
-                    Queued::Ticket(ticket) => return Ok(ticket),
-                    Queued::NoConnection(request) => request,
-                };
-                let before = now;
-                let current = self
-                    .lane
-                    .incarnation_async(self.server, self.config, &mut now)
-                    .await?;
-                request.deadline = mux::later_by(request.deadline, before, now);
-                if current != pinned {
-                    return Err(mux::restarted(&self.server.addr));
-                }
-                match self.lane.submit_async(
-                    self.server,
-                    self.config,
-                    request,
-                    pinned,
-                    now,
-                    self.drive_here,
-                )? {
-                    Queued::Ticket(ticket) => Ok(ticket),
-                    Queued::NoConnection(_) => Err(Error::Io {
-                        server: self.server.addr.clone(),
-                        source: io::Error::new(
-                            io::ErrorKind::NotConnected,
-                            "not sent: the connection closed before the request was queued",
-                        ),
-                    }),
+                let mut dialed = false;
+                loop {
+                    let dial;
+                    (request, dial) = match self.lane.submit_async(
+                        self.server,
+                        self.config,
+                        request,
+                        pinned,
+                        now,
+                        self.drive_here,
+                    )? {
+                        Queued::Ticket(ticket) => return Ok(ticket),
+                        #[cfg(feature = "tokio")]
+                        Queued::Elsewhere(request) => {
+                            self.lane = self.server.lane();
+                            dialed = false;
+                            (request, false)
+                        }
+                        Queued::NoConnection(_) if dialed => {
+                            return Err(Error::Io {
+                                server: self.server.addr.clone(),
+                                source: io::Error::new(
+                                    io::ErrorKind::NotConnected,
+                                    "not sent: the connection closed before the request was queued",
+                                ),
+                            });
+                        }
+                        Queued::NoConnection(request) => (request, true),
+                    };
+                    if dial {
+                        dialed = true;
+                        let before = now;
+                        let current = self
+                            .lane
+                            .incarnation_async(self.server, self.config, &mut now)
+                            .await?;
+                        request.deadline = mux::later_by(request.deadline, before, now);
+                        if current != pinned {
+                            return Err(mux::restarted(&self.server.addr));
+                        }
+                    }
                 }
             }
         }

@@ -202,6 +202,12 @@ pub(crate) enum Queued<'l> {
     /// Not queued: the lane has no connection now. The request is given
     /// back unsent.
     NoConnection(Request),
+    /// Not queued: the lane is an async lane its caller cannot drive now
+    /// (another caller drives it, or the request may not be driven). Async
+    /// lanes never queue (see `native.rs`): the request is given back
+    /// unsent, for a shared lane.
+    #[cfg(feature = "tokio")]
+    Elsewhere(Request),
 }
 
 impl Ticket<'_> {
@@ -585,17 +591,21 @@ impl Lane {
             Some(_) => return Err(restarted(&server.addr)),
             None => return Ok(Queued::NoConnection(request)),
         }
-        // (Only an async lane: a blocking caller never waits behind a
-        // driver that only a runtime moves on, see `Server::async_lane`.)
+        // Only on an async lane, which nobody ever queues on: a caller
+        // waits behind no driver that only its own future moves on (see
+        // `native.rs`).
         #[cfg(feature = "tokio")]
-        let request = if drive && server.is_async_lane(self) {
-            match native::try_drive(self, config, &mut state, request) {
-                Ok(ticket) => return Ok(Queued::Ticket(ticket)),
-                Err(request) => request,
+        if server.is_async_lane(self) {
+            if !drive {
+                return Ok(Queued::Elsewhere(request));
             }
-        } else {
-            request
-        };
+            return Ok(match native::try_drive(self, config, &mut state, request) {
+                Ok(ticket) => Queued::Ticket(ticket),
+                Err(request) => Queued::Elsewhere(request),
+            });
+        }
+        #[cfg(not(feature = "tokio"))]
+        let _ = (config, drive);
         state.queue.push_back(Job::waiting(request, &slot, true));
         if !state.driving {
             state.driving = true;

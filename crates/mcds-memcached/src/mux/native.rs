@@ -1,5 +1,5 @@
-//! Async callers on a tokio runtime drive a lane themselves (the `tokio`
-//! feature).
+//! Async callers on a multi-thread tokio runtime drive a connection
+//! themselves (the `tokio` feature).
 //!
 //! Without it an async caller never touches the socket: its request is
 //! queued and the lane's helper thread writes and reads for it, then wakes
@@ -7,52 +7,49 @@
 //! task's worker), and one task's `incr_async` ran at 0.58× the raw
 //! socket.
 //!
-//! With it, an async caller that finds the lane idle, inside a tokio
-//! runtime, drives the lane like a blocking caller does, but with the
-//! socket non-blocking and registered with the runtime's reactor: it
-//! writes its request (with whatever was queued), awaits readiness, reads
-//! and parses the replies from a buffer of its own ([`NativeIo`]), and
-//! hands each queued caller its reply. One task's call is a `write`, an
-//! `epoll` wake-up of its own worker and a `read`: no other thread.
+//! With it, an async caller on a multi-thread tokio runtime takes an idle
+//! lane of the server's **async lanes**
+//! ([`Server::async_lane`](crate::server::Server::async_lane)) and drives
+//! it like a blocking caller drives a shared lane, but with the socket
+//! non-blocking and registered with the runtime's reactor: it writes its
+//! request, awaits readiness, reads and parses the reply from a buffer of
+//! its own ([`NativeIo`]). One task's call is a `write`, an `epoll`
+//! wake-up of its own worker and a `read`: no other thread.
 //!
-//! * **Batching stays.** Callers that arrive while a write is in flight are
-//!   queued, as before. When the driver's own reply has come, the lane
-//!   goes to the first of them: a blocking caller takes it over, and for an
-//!   async one a task is spawned on the runtime that writes everything
-//!   queued in one write and reads it ([`drive_queue`]), for as long as
-//!   async callers keep arriving.
+//! * **Nobody waits behind a driver.** A driver's progress is its caller's
+//!   future being polled: a future polled once and then kept unpolled (or
+//!   a pipeline that awaits one server's ticket while another's waits its
+//!   turn) would hold up every caller queued behind it, without bound (an
+//!   adversarial review's finding). So async lanes never queue: a caller
+//!   that finds no idle async lane, or one whose request may not be driven
+//!   ([`Session::queue_only`](crate::session::Session::queue_only): a
+//!   pipeline's round that spans connections), queues on a shared lane,
+//!   for its helper thread, as without the feature. Under contention,
+//!   callers still go out together there, batched. A blocking caller never
+//!   uses an async lane either: a blocking call made inside an async task
+//!   (an anti-pattern, but a common one) holds a worker thread, and must
+//!   not wait for a task.
 //! * **Which runtime.** The socket is registered with the reactor of the
-//!   runtime running the caller, and registered again when a caller runs
-//!   in another one ([`tokio::runtime::Handle::id`]); a registration whose
-//!   runtime has shut down is replaced once, then the connection fails.
-//!   Any flavor works: the reactor is always the one the caller's runtime
-//!   drives.
+//!   runtime running the caller (a `dup` of it, taken by tokio's own
+//!   socket types), and registered again when a caller runs in another
+//!   runtime ([`tokio::runtime::Handle::id`]); a registration whose runtime
+//!   has shut down is replaced once, then the connection fails.
 //! * **Cancellation.** A caller's future may be dropped at any await (a
-//!   `tokio::time::timeout`, a `select!`). Its requests are others' too: a
-//!   driver dropped while it holds the lane moves what it has in flight
-//!   (the jobs, the bytes of the write not yet sent, the replies read so
-//!   far of the job being read) to a task spawned on the runtime, which
-//!   finishes the write and the reads and puts the lane down ([`Rescue`]).
-//!   Without a runtime to spawn on (it is shutting down), what was in
-//!   flight is lost, the connection is closed and the queue given back
-//!   unsent: the same as a blocking driver that panics.
+//!   `tokio::time::timeout`, a `select!`). A driver dropped while it holds
+//!   the lane moves what it has in flight (the bytes of the write not yet
+//!   sent, the replies read so far) to a task spawned on the runtime,
+//!   which finishes the write and the read, so the connection stays in
+//!   step and in use ([`Rescue`]). Without a multi-thread runtime to spawn
+//!   on (it is shutting down, or the future was dropped inside a
+//!   current-thread runtime, which would run the task only in its next
+//!   `block_on`), the connection is closed instead.
 //! * **Deadlines.** A request's deadline bounds the waits for readiness
 //!   (tokio's timer): the runtime must have its I/O and time drivers
 //!   enabled, as `#[tokio::main]` and `Runtime::new` do.
-//! * **What stays on the blocking path:** TLS connections (rustls reads and
+//! * **What stays on the helper thread:** TLS connections (rustls reads and
 //!   writes records through the blocking socket), dials (on a thread of
-//!   their own, as before), current-thread runtimes (see [`on_runtime`]),
-//!   other executors, and a pipeline's rounds that span connections: the
-//!   pipeline reads their tickets one after another, and a driver is only
-//!   driven while it is awaited, so a lane whose ticket waited its turn
-//!   would hold up its other callers behind the slowest server
-//!   ([`Session::queue_only`](crate::session::Session::queue_only)).
-//! * **Blocking callers never wait behind a driver's task**: async callers
-//!   that drive take lanes of their own
-//!   ([`Server::async_lane`](crate::server::Server::async_lane)). A
-//!   blocking call made inside an async task (an anti-pattern, but a
-//!   common one) holds a worker thread; with every worker so held, a
-//!   driver's task on a shared lane would never run.
+//!   their own, as before), current-thread runtimes ([`on_runtime`]),
+//!   other executors, and the cases above.
 //!
 //! Between drivers nothing is left buffered on either side: a blocking
 //! driver takes over a connection whose async buffer is empty, and the
@@ -460,8 +457,7 @@ impl<'l> NativeDriver<'l> {
         self.deadline = self.driver.write_deadline(now);
         self.out.clear();
         if self.driver.in_flight.len() > 1 {
-            self.out
-                .extend_from_slice(&batch_bytes(&self.driver.in_flight));
+            self.out = batch_bytes(&self.driver.in_flight);
         }
         self.written = 0;
         self.pending.extend(self.driver.in_flight.drain(..));
@@ -556,12 +552,13 @@ impl<'l> NativeDriver<'l> {
         }
     }
 
-    /// Let go of the lane (see [`Driver::put_down`]); a lane handed to an
-    /// async caller is driven for it by a task spawned on this runtime.
+    /// Let go of the lane (see [`Driver::put_down`]). Nobody queues on an
+    /// async lane, so nobody is handed it; were anyone queued, the lane's
+    /// helper thread would drive for them.
     fn put_down(&mut self, failed: bool) {
         self.holding = false;
         if self.driver.put_down(failed) {
-            hand_to_async(self.driver.lane);
+            self.driver.lane.wake_helper();
         }
     }
 }
@@ -590,8 +587,11 @@ impl Drop for NativeDriver<'_> {
             deadline: self.deadline,
         };
         // (Nothing is left in the driver: its own drop delivers nothing.)
+        // Only on a multi-thread runtime: a current-thread one runs the
+        // rescue only inside its next `block_on`, and the lane would wait
+        // for that (an adversarial review's finding).
         match Handle::try_current() {
-            Ok(runtime) if !std::thread::panicking() => {
+            Ok(runtime) if on_runtime() && !std::thread::panicking() => {
                 runtime.spawn(rescue.run());
             }
             // Dropped with the rescue: it fails what it holds.
@@ -671,62 +671,6 @@ impl Drop for Rescue {
         }
         // (With the queue failed, nothing is handed on.)
         let _ = driver.driver.put_down(true);
-    }
-}
-
-/// Have a lane handed to an async caller (still driven, its connection in
-/// the state) driven for it: by a task on this runtime, or, when none can
-/// be spawned, by the lane's helper thread.
-fn hand_to_async(lane: &Lane) {
-    let (Ok(runtime), Some(server)) = (Handle::try_current(), lane.server.upgrade()) else {
-        lane.wake_helper();
-        return;
-    };
-    runtime.spawn(drive_queue(Baton {
-        server: Some(server),
-        index: lane.index,
-    }));
-}
-
-/// A lane handed to a task not yet running: dropped before it ran (its
-/// runtime shut down), it goes to the helper thread instead.
-struct Baton {
-    server: Option<Arc<Server>>,
-    index: usize,
-}
-
-impl Drop for Baton {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take()
-            && let Some(lane) = server.lanes.get(self.index)
-        {
-            lane.wake_helper();
-        }
-    }
-}
-
-/// Drive a lane handed to async callers: write everything queued in one
-/// write, read it, and again while the next queued caller is async.
-async fn drive_queue(mut baton: Baton) {
-    let Some(server) = baton.server.take() else {
-        return;
-    };
-    let Some(lane) = server.lanes.get(baton.index) else {
-        return;
-    };
-    loop {
-        // (The lane's connection is the one the driver that handed it on
-        // drove here: not TLS.)
-        let mut driver = NativeDriver::new(lane.handed_over(Slot::new()));
-        driver.driver.take_queued();
-        driver.start_write(None);
-        driver.write().await;
-        driver.read().await;
-        let failed = driver.driver.conn.is_none();
-        driver.holding = false;
-        if !driver.driver.put_down(failed) {
-            return;
-        }
     }
 }
 
