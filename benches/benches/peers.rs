@@ -287,6 +287,15 @@ fn main() {
             .unwrap(),
     );
     let wide: Arc<dyn Store> = wide_store.clone();
+    // The same store with async calls on the connections' helper threads
+    // (what they were before the `tokio` feature): the async rows' own
+    // baseline, in the same run.
+    let helper_store: Arc<dyn Store> = Arc::new(
+        MemcachedStore::builder()
+            .drive_on_runtime(false)
+            .connect([addr.as_str()])
+            .unwrap(),
+    );
     let many: Vec<Counter> = (0..100)
         .map(|i| Counter::new(Arc::clone(&store), &format!("many{i}")).unwrap())
         .collect();
@@ -385,6 +394,18 @@ fn main() {
                 Some("mcds async 1"),
                 "raw incr",
             ));
+            let one = vec![Counter::new(Arc::clone(&helper_store), "async1h").unwrap()];
+            group.push(arm(
+                "mcds async 1 helper",
+                sizes.single,
+                Box::new(move |n| on_mcds_tasks(rt, &one, n)),
+            ));
+            rows.push(row(
+                "`Counter::incr_async`, 1 task",
+                "mcds, `drive_on_runtime(false)` (helper threads)",
+                Some("mcds async 1"),
+                "mcds async 1 helper",
+            ));
         }
         if let Some(mux) = &mux {
             let rt = &rt;
@@ -440,6 +461,14 @@ fn main() {
                 per * n as u64,
                 Box::new(move |_| on_mcds_tasks(rt, &counters, per)),
             ));
+            let helper: Vec<Counter> = (0..n)
+                .map(|i| Counter::new(Arc::clone(&helper_store), &format!("h{n}-{i}")).unwrap())
+                .collect();
+            group.push(arm(
+                &format!("mcds async {n} helper"),
+                per * n as u64,
+                Box::new(move |_| on_mcds_tasks(rt, &helper, per)),
+            ));
         }
         // As long as the mcds counters' names, "a{n}-{i}".
         let raw_keys = counter_keys(&format!("r{n}-"), n);
@@ -490,6 +519,12 @@ fn main() {
             "raw pipelined burst of N `ma`, one socket",
             Some(&format!("mcds async {n}")),
             &format!("raw burst {n}"),
+        ));
+        rows.push(row(
+            &format!("`Counter::incr_async`, {n} tasks, one store"),
+            "mcds, `drive_on_runtime(false)` (helper threads)",
+            Some(&format!("mcds async {n}")),
+            &format!("mcds async {n} helper"),
         ));
         rows.push(row(
             &format!("`Counter::incr_async`, {n} tasks, one store"),

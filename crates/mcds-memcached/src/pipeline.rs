@@ -177,16 +177,25 @@ impl MemcachedStore {
             (0..self.servers.len()).map(|_| None).collect();
         let mut opened: Vec<Option<Result<Incarnation>>> =
             (0..self.servers.len()).map(|_| None).collect();
+        // A pipeline over several servers reads its tickets in turn, so its
+        // sessions only queue (`Session::queue_only`), from the start: on
+        // shared lanes, dialed here, before any round's deadline is set (an
+        // adversarial review saw a frozen server's dial, made inside a
+        // round, leave the healthy server's payload no time at all).
+        let several = counts.iter().filter(|&&n| n > 0).count() > 1;
         for &server in &owner {
             if opened[server].is_none() {
                 let opening = match Session::open(&self.servers[server], &self.config) {
-                    Ok(mut session) => match session.incarnation_io(io).await {
-                        Ok(incarnation) => {
-                            sessions[server] = Some(session);
-                            Ok(incarnation)
+                    Ok(mut session) => {
+                        session.queue_only(several);
+                        match session.incarnation_io(io).await {
+                            Ok(incarnation) => {
+                                sessions[server] = Some(session);
+                                Ok(incarnation)
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
-                    },
+                    }
                     Err(e) => Err(e),
                 };
                 opened[server] = Some(opening);

@@ -156,6 +156,7 @@ impl<'a> Session<'a> {
         // will drive there (`mux/native.rs`), before anything is sent.
         #[cfg(feature = "tokio")]
         if io == Io::Async
+            && self.drive_here
             && self.pinned.is_none()
             && !self.server.is_async_lane(self.lane)
             && mux::native::on_runtime()

@@ -441,6 +441,18 @@ fn a_pipeline_waiting_on_a_frozen_server_holds_up_no_other_servers_callers() {
             replies.iter().any(|r| r.is_err()),
             "the frozen server answered"
         );
+        // Its own share on the healthy server read whole: the frozen
+        // server's dial (of a shared connection: only async ones were used
+        // before) did not spend the round's time (a second review's
+        // finding: most of the healthy server's reads failed).
+        let healthy_share = &replies[replies.len() - on_healthy.len()..];
+        for (key, reply) in on_healthy.iter().zip(healthy_share) {
+            let item = reply.as_ref().map(|r| r.clone().item());
+            assert!(
+                matches!(&item, Ok(Ok(Some(i))) if i.value == key.as_bytes()),
+                "{key:?}: {item:?}"
+            );
+        }
         (got, took)
     });
     frozen.resume();
