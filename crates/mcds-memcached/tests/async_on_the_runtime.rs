@@ -404,14 +404,15 @@ fn a_pipeline_waiting_on_a_frozen_server_holds_up_no_other_servers_callers() {
             .unwrap(),
     );
     let rt = support::runtime();
-    let keys: Vec<Key> = (0..200).map(|i| k(&format!("hol:{i}"))).collect();
+    let keys: Vec<Key> = (0..2000).map(|i| k(&format!("hol:{i}"))).collect();
     let (on_frozen, on_healthy): (Vec<&Key>, Vec<&Key>) =
         keys.iter().partition(|key| store.server_for(key) == 0);
     rt.block_on(async {
         for key in &keys {
+            let value = key.as_bytes().repeat(12);
             let set = Op::Set {
                 key,
-                value: key.as_bytes(),
+                value: &value,
                 ttl: Ttl::Never,
             };
             store.execute_async(&set).await.unwrap();
@@ -449,7 +450,7 @@ fn a_pipeline_waiting_on_a_frozen_server_holds_up_no_other_servers_callers() {
         for (key, reply) in on_healthy.iter().zip(healthy_share) {
             let item = reply.as_ref().map(|r| r.clone().item());
             assert!(
-                matches!(&item, Ok(Ok(Some(i))) if i.value == key.as_bytes()),
+                matches!(&item, Ok(Ok(Some(i))) if i.value == key.as_bytes().repeat(12)),
                 "{key:?}: {item:?}"
             );
         }
@@ -458,7 +459,7 @@ fn a_pipeline_waiting_on_a_frozen_server_holds_up_no_other_servers_callers() {
     frozen.resume();
     let (got, took) = single;
     let item = got.unwrap().item().unwrap().unwrap();
-    assert_eq!(item.value, on_healthy[0].as_bytes());
+    assert_eq!(item.value, on_healthy[0].as_bytes().repeat(12));
     assert!(
         took < Duration::from_millis(150),
         "a healthy server's get took {took:?}"
