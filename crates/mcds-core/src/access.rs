@@ -38,6 +38,7 @@
 //! # Ok::<(), mcds_core::Error>(())
 //! ```
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -238,13 +239,15 @@ impl<'s> Access<'s> {
 /// future waits. A future of the blocking mode ([`Io::Blocking`]) is ready
 /// at its first poll: then this is one poll, with no allocation and no
 /// system call (not even the thread's waker is made). Any other future
-/// works too (its waker unparks the thread).
+/// works too (its waker unparks the thread); while it runs,
+/// [`in_block_on`] is true on this thread.
 #[inline]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     // Inlined, so that the future is pinned where the caller builds it
     // rather than copied into this frame (a blocking call's future holds
     // its whole chain of calls, and the copy showed in profiles).
     let mut future = std::pin::pin!(future);
+    let _inside = InBlockOn::enter();
     // First with a waker that does nothing: a blocking-mode future is ready
     // now, and the thread's own waker (a handle on the thread, kept for the
     // thread's life) is made only for a future that waits. One that returns
@@ -274,6 +277,39 @@ fn wait_for<F: Future>(mut future: Pin<&mut F>) -> F::Output {
             std::thread::park();
         }
     })
+}
+
+thread_local! {
+    /// How deep the calling thread is in [`block_on`] calls.
+    static BLOCK_ON_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether the calling thread is running a future under [`block_on`]
+/// (blocked until it is done). A store's async path that would wait on a
+/// tokio runtime's reactor must not, here: `block_on` inside a task holds
+/// that runtime's worker thread, and with every worker so held nothing
+/// would deliver the readiness it waits for (mcds-memcached then queues
+/// the request for a connection's helper thread, as on other executors).
+pub fn in_block_on() -> bool {
+    BLOCK_ON_DEPTH.with(|d| d.get() > 0)
+}
+
+/// Marks the calling thread as in [`block_on`] while it lives.
+struct InBlockOn;
+
+impl InBlockOn {
+    #[inline]
+    fn enter() -> InBlockOn {
+        BLOCK_ON_DEPTH.with(|d| d.set(d.get() + 1));
+        InBlockOn
+    }
+}
+
+impl Drop for InBlockOn {
+    #[inline]
+    fn drop(&mut self) {
+        BLOCK_ON_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 /// Wakes a thread parked in [`block_on`].

@@ -50,7 +50,7 @@ mod store;
 pub mod traffic;
 mod ttl;
 
-pub use access::{Access, BoxFuture, Io, SendUpdateFn, block_on};
+pub use access::{Access, BoxFuture, Io, SendUpdateFn, block_on, in_block_on};
 pub use backoff::Backoff;
 pub use clock::{Clock, CoarseClock, ManualClock, SystemClock, UnixMs, system_time, unix_ms};
 pub use counting::{CountingStore, OpStats};

@@ -125,7 +125,9 @@ macro_rules! builder_options {
         /// 1). On the meta-protocol store (default 2) they are shared: each
         /// caller's request goes out on one of them with the requests of
         /// the callers that arrived meanwhile, so the store never opens
-        /// more, whatever the number of callers. On the text-protocol store
+        /// more, whatever the number of callers (with mcds-memcached's
+        /// `tokio` feature, as many again, each driven by one async caller
+        /// at a time on a tokio runtime). On the text-protocol store
         /// (default 8) a caller holds a connection for its exchange: this
         /// many are kept open for reuse, and a caller that finds none idle
         /// opens another.

@@ -286,8 +286,10 @@ fn check_events(addr: &str) {
     );
     assert_eq!(events.len(), got.len(), "an event returned twice");
     assert_eq!(got, want, "every acknowledged event, nothing else");
+    // (More than one piece: the writers outgrew an item. How many more
+    // depends on the machine's speed: a loaded CI run wrote [3, 3].)
     assert!(
-        pieces.iter().any(|&p| p > 3),
+        pieces.iter().any(|&p| p > 1),
         "a slice spread over pieces: {pieces:?}"
     );
 }

@@ -375,8 +375,15 @@ fn listing_len(pending: &[u8]) -> Option<usize> {
 /// caller does, while a current-thread runtime runs them only inside its
 /// `block_on`, and a driver's task spawned there could wait, holding a
 /// lane other callers need, until the next one.
+/// Not under [`mcds_core::block_on`] either: a task blocked there holds
+/// its worker, and with every worker so held nothing would deliver the
+/// readiness a driver waits for (the lock's tests run four such tasks on
+/// two workers). Another executor's `block_on` inside a task is not
+/// detected: as with tokio's own sockets, do not block a worker on an
+/// async call.
 pub(crate) fn on_runtime() -> bool {
-    Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread)
+    !mcds_core::in_block_on()
+        && Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread)
 }
 
 /// Whether an async caller here can drive a lane: it runs on a
