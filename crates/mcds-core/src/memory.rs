@@ -91,7 +91,6 @@ impl MemoryStoreBuilder {
                             sequence: 0,
                         },
                         soonest: 0,
-                        uses: 0,
                     })
                 })
                 .collect(),
@@ -103,6 +102,7 @@ impl MemoryStoreBuilder {
             eviction: self.eviction,
             evictions: AtomicU64::new(0),
             lost_at: AtomicU64::new(0),
+            uses: AtomicU64::new(0),
         }
     }
 }
@@ -128,10 +128,8 @@ struct Entry {
     cas: u64,
     /// Unix seconds at which the item is gone; 0 = never.
     exptime: u64,
-    /// Its last use: a [`UseStamp`], the millisecond of the use and the
-    /// shard's count of uses. Within a shard the list order is the order
-    /// of use; across shards an eviction compares the shards' oldest by
-    /// these stamps.
+    /// Its last use, a number of the store-wide sequence
+    /// ([`MemoryStore::uses`]): orders eviction, exactly, across shards.
     used: u64,
 }
 
@@ -175,29 +173,6 @@ impl CasIds {
     }
 }
 
-/// When an entry was last used: the store clock's millisecond in the top
-/// 42 bits (about 139 years), the shard's count of uses in the low 22.
-/// Stamps are taken per shard with no store-wide counter: a shared
-/// sequence of uses, written by every operation of every thread, kept two
-/// threads on their own keys at less than half the speed of one (a cache
-/// line bouncing between cores). What it gave up: the order of uses in
-/// *different* shards within the same millisecond (see [`MemoryStore`]).
-///
-/// An entry whose stamp's count equals its shard's latest is taken to be
-/// the shard's last used and is not moved. The counts wrap at 2^22, so an
-/// entry last used exactly a multiple of 2^22 of its shard's uses before
-/// stays where it was: it may be evicted early, never kept wrongly.
-struct UseStamp;
-
-impl UseStamp {
-    const COUNT_BITS: u32 = 22;
-
-    /// The stamp of a shard's `count`-th use at `ms`.
-    fn at(ms: u64, count: u64) -> u64 {
-        (ms << Self::COUNT_BITS) | (count & ((1 << Self::COUNT_BITS) - 1))
-    }
-}
-
 /// Aligned to 128 bytes (two cache lines, which x86 prefetches in pairs),
 /// so that threads on different shards never write to the same line.
 #[derive(Debug)]
@@ -212,9 +187,6 @@ struct Shard {
     /// [`Eviction::Error`] skips shards with nothing expired instead of
     /// scanning every item of every shard on each refused write.
     soonest: u64,
-    /// The shard's count of uses; its latest [`UseStamp`] is the `used` of
-    /// the entry at the back of `map`, if that entry was the last used.
-    uses: u64,
 }
 
 impl Shard {
@@ -241,20 +213,14 @@ impl Shard {
 ///   ([`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD)), configurable.
 /// * A memory budget (64 MiB by default) either evicts least-recently-used
 ///   items or refuses writes with [`Error::OutOfMemory`], like
-///   `memcached -M`. Each shard keeps its items in exact order of use (a
-///   read, a write, a hit of any operation makes an item the shard's most
-///   recent), and an eviction takes the oldest of the shards' oldest, by
-///   the millisecond of their last use on the store's clock. So the victim
-///   is the least recently used item of the store, except that items of
-///   *different* shards last used within the same millisecond (the same
-///   tick of the coarse system clock, about 4 ms) may be taken in either
-///   order. Exact order across shards would need one store-wide sequence
-///   of uses, a counter every operation of every thread writes: two
-///   threads on their own keys then ran at less than half the speed of
-///   one. memcached's own LRU is coarser (an item is bumped at most once
-///   a minute). A shard that another thread holds locked at that moment
-///   is passed over (so under concurrent writers the victim is the least
-///   recently used of the other shards).
+///   `memcached -M`. The LRU order is exact, not by the clock: every use
+///   of an item (a read, a write, a hit of any operation) takes the next
+///   number of a store-wide sequence, each shard keeps its items in that
+///   order, and an eviction takes the item with the lowest number among the
+///   shards' oldest. Only a shard that another thread holds locked at that
+///   moment is passed over (so under concurrent writers the victim is the
+///   least recently used of the other shards); uses by concurrent threads
+///   are ordered as they take their numbers.
 /// * incr/decr parse values as memcached does and pad a shortened number
 ///   with spaces in place (`"10"` decremented is `"9 "`). memcached pads
 ///   only while nothing else holds a reference to the item (a read whose
@@ -292,6 +258,9 @@ pub struct MemoryStore {
     /// When, by the store's clock, it last evicted or flushed an item (0:
     /// never): what [`Store::retention`] reports.
     lost_at: AtomicU64,
+    /// The store-wide sequence of uses: the latest number taken
+    /// ([`Entry::used`]).
+    uses: AtomicU64,
 }
 
 impl Default for MemoryStore {
@@ -313,32 +282,27 @@ enum Freed {
 /// incr of a counter without a TTL needs none), then the same throughout.
 struct Now<'c> {
     clock: &'c dyn Clock,
-    ms: Cell<Option<u64>>,
+    secs: Cell<Option<u64>>,
 }
 
 impl<'c> Now<'c> {
     fn new(clock: &'c dyn Clock) -> Self {
         Now {
             clock,
-            ms: Cell::new(None),
-        }
-    }
-
-    /// Unix milliseconds.
-    fn ms(&self) -> u64 {
-        match self.ms.get() {
-            Some(ms) => ms,
-            None => {
-                let ms = self.clock.now_ms();
-                self.ms.set(Some(ms));
-                ms
-            }
+            secs: Cell::new(None),
         }
     }
 
     /// Unix seconds.
     fn secs(&self) -> u64 {
-        self.ms() / 1000
+        match self.secs.get() {
+            Some(secs) => secs,
+            None => {
+                let secs = self.clock.now_secs();
+                self.secs.set(Some(secs));
+                secs
+            }
+        }
     }
 
     /// When an item written now with `ttl` is gone (0: never).
@@ -369,33 +333,6 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len()
         && a8.remainder().iter().eq(b8.remainder())
         && a8.zip(b8).all(|(x, y)| word(x) == word(y))
-}
-
-/// Make an entry its shard's most recently used: a new [`UseStamp`], and
-/// the back of the shard's list. An entry used last in its shard already
-/// is at the back: it is not moved, and only its millisecond is brought
-/// up to date (an adversarial review found a key read again and again
-/// keeping the millisecond of its first read, and evicted before keys of
-/// other shards used long after it).
-#[inline(always)]
-fn use_entry(
-    entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>,
-    uses: &mut u64,
-    now: &Now<'_>,
-) {
-    let used = entry.get().used;
-    if (used ^ *uses) & ((1 << UseStamp::COUNT_BITS) - 1) != 0 {
-        entry.get_mut().used = next_use(uses, now);
-        entry.to_back();
-    } else if used >> UseStamp::COUNT_BITS != now.ms() {
-        entry.get_mut().used = UseStamp::at(now.ms(), *uses);
-    }
-}
-
-/// The next [`UseStamp`] of a shard whose count of uses is `uses`.
-fn next_use(uses: &mut u64, now: &Now<'_>) -> u64 {
-    *uses += 1;
-    UseStamp::at(now.ms(), *uses)
 }
 
 /// The entry of `key` (live or expired), found by its hash.
@@ -529,7 +466,6 @@ impl MemoryStore {
     fn live<'m>(
         &self,
         map: &'m mut Map,
-        uses: &mut u64,
         hash: u64,
         key: &Key,
         now: &Now<'_>,
@@ -542,10 +478,27 @@ impl MemoryStore {
                 None
             }
             RawEntryMut::Occupied(mut entry) => {
-                use_entry(&mut entry, uses, now);
+                self.use_entry(&mut entry);
                 Some(entry.into_mut())
             }
         }
+    }
+
+    /// Make an entry the most recently used: the next number of the uses,
+    /// and the back of its shard. An entry that holds the latest number
+    /// already is left as it is (nothing was used since, so it is at the
+    /// back): a counter bumped in a loop writes nothing shared.
+    fn use_entry(&self, entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>) {
+        if entry.get().used != self.uses.load(Ordering::Relaxed) {
+            entry.get_mut().used = self.next_use();
+            entry.to_back();
+        }
+    }
+
+    /// The next number of the store-wide sequence of uses, taken with the
+    /// entry's shard locked (so each shard's list stays in its order).
+    fn next_use(&self) -> u64 {
+        self.uses.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Remove `key`'s entry, if any.
@@ -754,7 +707,7 @@ impl MemoryStore {
             self.used.fetch_sub(old - size, Ordering::Relaxed);
         }
         let cas = shard.cas.next();
-        let used = next_use(&mut shard.uses, now);
+        let used = self.next_use();
         match find(&mut shard.map, hash, key) {
             RawEntryMut::Occupied(mut entry) => {
                 let e = entry.get_mut();
@@ -791,7 +744,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_shard(key, |shard, hash, now| {
-            let Some(e) = self.live(&mut shard.map, &mut shard.uses, hash, key, now) else {
+            let Some(e) = self.live(&mut shard.map, hash, key, now) else {
                 return Ok(false);
             };
             let old_len = e.value.len();
@@ -822,7 +775,7 @@ impl MemoryStore {
         incr: bool,
         now: &Now<'_>,
     ) -> Result<Option<u64>> {
-        let Some(mut e) = self.live(&mut shard.map, &mut shard.uses, hash, key, now) else {
+        let Some(mut e) = self.live(&mut shard.map, hash, key, now) else {
             return Ok(None);
         };
         let Some(current) = e.counter.or_else(|| parse_counter(&e.value)) else {
@@ -861,9 +814,7 @@ impl MemoryStore {
 
     fn op_get(&self, key: &Key) -> Result<Option<Item>> {
         self.with_shard(key, |shard, hash, now| {
-            Ok(self
-                .live(&mut shard.map, &mut shard.uses, hash, key, now)
-                .map(|e| e.item()))
+            Ok(self.live(&mut shard.map, hash, key, now).map(|e| e.item()))
         })
     }
 
@@ -881,10 +832,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_shard(key, |shard, hash, now| {
-            if self
-                .live(&mut shard.map, &mut shard.uses, hash, key, now)
-                .is_some()
-            {
+            if self.live(&mut shard.map, hash, key, now).is_some() {
                 return Ok(Stored::NotStored);
             }
             self.put(shard, hash, key, value, now.exptime(ttl), now)
@@ -897,10 +845,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_shard(key, |shard, hash, now| {
-            if self
-                .live(&mut shard.map, &mut shard.uses, hash, key, now)
-                .is_none()
-            {
+            if self.live(&mut shard.map, hash, key, now).is_none() {
                 return Ok(Stored::NotStored);
             }
             self.put(shard, hash, key, value, now.exptime(ttl), now)
@@ -913,7 +858,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_shard(key, |shard, hash, now| {
-            match self.live(&mut shard.map, &mut shard.uses, hash, key, now) {
+            match self.live(&mut shard.map, hash, key, now) {
                 None => Ok(CasOutcome::NotFound),
                 Some(e) if e.cas != cas => Ok(CasOutcome::Exists),
                 Some(_) => self
@@ -936,7 +881,7 @@ impl MemoryStore {
         // anything else is looked at.
         self.check_size(key, value.len())?;
         self.with_shard(key, |shard, hash, now| {
-            match self.live(&mut shard.map, &mut shard.uses, hash, key, now) {
+            match self.live(&mut shard.map, hash, key, now) {
                 Some(e) => {
                     let old_len = e.value.len();
                     self.extend_live(shard, hash, key, old_len, value, true, now)
@@ -970,10 +915,7 @@ impl MemoryStore {
 
     fn op_delete(&self, key: &Key) -> Result<bool> {
         self.with_shard(key, |shard, hash, now| {
-            if self
-                .live(&mut shard.map, &mut shard.uses, hash, key, now)
-                .is_none()
-            {
+            if self.live(&mut shard.map, hash, key, now).is_none() {
                 return Ok(false);
             }
             self.remove(&mut shard.map, hash, key);
@@ -983,7 +925,7 @@ impl MemoryStore {
 
     fn op_delete_cas(&self, key: &Key, cas: u64) -> Result<DeleteOutcome> {
         self.with_shard(key, |shard, hash, now| {
-            match self.live(&mut shard.map, &mut shard.uses, hash, key, now) {
+            match self.live(&mut shard.map, hash, key, now) {
                 None => Ok(DeleteOutcome::NotFound),
                 Some(e) if e.cas != cas => Ok(DeleteOutcome::Exists),
                 Some(_) => {
@@ -996,7 +938,7 @@ impl MemoryStore {
 
     fn op_touch(&self, key: &Key, ttl: Ttl) -> Result<bool> {
         self.with_shard(key, |shard, hash, now| {
-            let Some(e) = self.live(&mut shard.map, &mut shard.uses, hash, key, now) else {
+            let Some(e) = self.live(&mut shard.map, hash, key, now) else {
                 return Ok(false);
             };
             let exptime = now.exptime(ttl);
@@ -1111,21 +1053,27 @@ mod tests {
         assert!(store.used_bytes() <= 4 * item_size(2, 100));
     }
 
-    /// Fill a store of room for 40 items with keys `000`..`039`, read
-    /// `000`, then write 40 more: each write must evict exactly the least
-    /// recently used item left (1, 2, ..., 39, then 0). `tick` runs before
-    /// every use.
-    fn evicts_in_order_of_use(store: &MemoryStore, tick: &dyn Fn()) {
+    #[test]
+    fn lru_is_exact_within_one_millisecond_across_shards() {
+        // The clock never moves: every write and read happens in the same
+        // millisecond, on keys spread over all the shards. Eviction must
+        // still follow the order of use exactly, store-wide.
+        let clock = ManualClock::new(1_000_000);
+        let size = item_size(3, 10);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .memory_limit(40 * size)
+            .build();
         let key = |i: usize| k(&format!("{i:03}"));
         for i in 0..40 {
-            tick();
             store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
         }
-        tick();
+        // Reading 0 makes 1 the least recently used.
         assert!(store.get(&key(0)).unwrap().is_some());
+        // The order of use is now 1, 2, ..., 39, 0: each new item must
+        // evict exactly the least recently used one left.
         let expected = (1..40).chain([0]);
         for (i, oldest) in (40..80).zip(expected) {
-            tick();
             store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
             // A miss changes no order, so this read does not disturb it.
             assert!(
@@ -1136,65 +1084,6 @@ mod tests {
         }
         for i in 40..80 {
             assert!(store.get(&key(i)).unwrap().is_some(), "{i} was evicted");
-        }
-    }
-
-    #[test]
-    fn lru_is_exact_within_a_shard_whatever_the_clock() {
-        // The clock never moves: every use happens in the same millisecond.
-        let clock = ManualClock::new(1_000_000);
-        let store = MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .memory_limit(40 * item_size(3, 10))
-            .shards(1)
-            .build();
-        evicts_in_order_of_use(&store, &|| {});
-    }
-
-    #[test]
-    fn lru_across_shards_follows_the_millisecond_of_use() {
-        // One millisecond between uses, keys spread over all 32 shards.
-        let clock = ManualClock::new(1_000_000);
-        let store = MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .memory_limit(40 * item_size(3, 10))
-            .build();
-        evicts_in_order_of_use(&store, &|| clock.advance(Duration::from_millis(1)));
-    }
-
-    #[test]
-    fn a_key_used_again_takes_the_millisecond_of_its_last_use() {
-        // From an adversarial review: a key used again while it is its
-        // shard's last used kept the millisecond of an earlier use, and
-        // was evicted before keys of other shards used long before it.
-        // Here `h` is written at 0 ms, 20 others at 10 to 29 ms, `h` read
-        // at 100 ms; one more write must evict `x000` (10 ms), never `h`.
-        let size = item_size(4, 10);
-        for h in 0..40 {
-            let clock = ManualClock::new(1_000_000);
-            let store = MemoryStore::builder()
-                .clock(Arc::new(clock.clone()))
-                .memory_limit(21 * size)
-                .build();
-            let hk = k(&format!("h{h:03}"));
-            store.set(&hk, &[b'x'; 10], Ttl::Never).unwrap();
-            clock.advance(Duration::from_millis(10));
-            for i in 0..20 {
-                store
-                    .set(&k(&format!("x{i:03}")), &[b'x'; 10], Ttl::Never)
-                    .unwrap();
-                clock.advance(Duration::from_millis(1));
-            }
-            clock.set_ms(1_000_100);
-            assert!(store.get(&hk).unwrap().is_some());
-            clock.advance(Duration::from_millis(10));
-            store.set(&k("y000"), &[b'x'; 10], Ttl::Never).unwrap();
-            // (A miss changes no order.)
-            assert!(
-                store.get(&k("x000")).unwrap().is_none(),
-                "h{h:03}: x000 kept"
-            );
-            assert!(store.get(&hk).unwrap().is_some(), "h{h:03} evicted");
         }
     }
 

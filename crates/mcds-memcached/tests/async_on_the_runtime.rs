@@ -23,6 +23,23 @@ fn helper_threads(store: &MemcachedStore) -> usize {
     store.connection_stats().helper_threads
 }
 
+/// A store of one shared connection to the memcached at `addr` (and one
+/// async one): every caller's request goes out on the same connection.
+fn one_lane(addr: &str) -> Arc<MemcachedStore> {
+    one_lane_with(addr, Duration::from_secs(1))
+}
+
+/// [`one_lane`] with an I/O timeout of `io_timeout`.
+fn one_lane_with(addr: &str, io_timeout: Duration) -> Arc<MemcachedStore> {
+    Arc::new(
+        MemcachedStore::builder()
+            .connections_per_server(1)
+            .io_timeout(io_timeout)
+            .connect([addr])
+            .unwrap(),
+    )
+}
+
 /// `incr_or_init(key, 1, 1)`, async: one more, counting from nothing.
 async fn bump(store: &MemcachedStore, key: &Key) -> mcds_core::Result<u64> {
     let op = Op::IncrOrInit {
@@ -191,12 +208,7 @@ fn blocking_calls_inside_tasks_never_wait_behind_a_drivers_task() {
 #[test]
 fn blocking_threads_and_tasks_share_connections_and_count_exactly() {
     let server = MemcachedServer::start_default();
-    let store = Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(1)
-            .connect([server.addr()])
-            .unwrap(),
-    );
+    let store = one_lane(&server.addr());
     let rt = support::runtime();
     let key = k("native:mixed");
     std::thread::scope(|s| {
@@ -224,12 +236,7 @@ fn cancelled_callers_never_take_other_callers_replies_with_them() {
     // ends between its acknowledged sum and that plus the cancelled adds.
     let seed = seed();
     let server = MemcachedServer::start_default();
-    let store = Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(1)
-            .connect([server.addr()])
-            .unwrap(),
-    );
+    let store = one_lane(&server.addr());
     let rt = support::runtime();
     let wrong = Arc::new(AtomicUsize::new(0));
     let cancelled = Arc::new(AtomicUsize::new(0));
@@ -492,13 +499,7 @@ fn one_lane_with_a_big_value(
     big: &Key,
     small: &Key,
 ) -> Arc<MemcachedStore> {
-    let store = Arc::new(
-        MemcachedStore::builder()
-            .connections_per_server(1)
-            .io_timeout(Duration::from_millis(200))
-            .connect([server.addr()])
-            .unwrap(),
-    );
+    let store = one_lane_with(&server.addr(), Duration::from_millis(200));
     let value = vec![b'A'; 1_000_000];
     for (key, value) in [(big, &value[..]), (small, b"B")] {
         let set = Op::Set {

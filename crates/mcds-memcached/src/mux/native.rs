@@ -499,14 +499,7 @@ impl<'l> NativeDriver<'l> {
     async fn read(&mut self) {
         while let Some(front) = self.pending.front() {
             let Some(conn) = self.driver.conn.as_mut() else {
-                for job in std::mem::take(&mut self.pending) {
-                    deliver_lost(
-                        job,
-                        self.driver.generation,
-                        "the connection failed before this reply",
-                        &mut self.driver.own,
-                    );
-                }
+                self.lose_pending("the connection failed before this reply");
                 return;
             };
             let expect = front.request.expect;
@@ -556,6 +549,14 @@ impl<'l> NativeDriver<'l> {
                 self.driver
                     .delivered(slot, request.payload, replies, stats, healthy);
             }
+        }
+    }
+
+    /// Deliver every pending job as sent and lost (its reply will never be
+    /// read), for `why`.
+    fn lose_pending(&mut self, why: &str) {
+        for job in std::mem::take(&mut self.pending) {
+            deliver_lost(job, self.driver.generation, why, &mut self.driver.own);
         }
     }
 
@@ -668,14 +669,9 @@ impl Drop for Rescue {
         };
         driver.holding = false;
         driver.driver.conn = None;
-        for job in std::mem::take(&mut driver.pending) {
-            deliver_lost(
-                job,
-                driver.driver.generation,
-                "the async caller driving the connection was cancelled with no runtime left to finish its reads",
-                &mut driver.driver.own,
-            );
-        }
+        driver.lose_pending(
+            "the async caller driving the connection was cancelled with no runtime left to finish its reads",
+        );
         // (With the queue failed, nothing is handed on.)
         let _ = driver.driver.put_down(true);
     }
