@@ -80,11 +80,11 @@ impl Conn {
     #[cfg(feature = "tokio")]
     pub(crate) fn native_parts(
         &mut self,
-    ) -> io::Result<(&mut crate::mux::native::NativeIo, &mut Stream, &mut Vec<u8>)> {
+    ) -> (&mut crate::mux::native::NativeIo, &mut Stream, &mut Vec<u8>) {
         let native = self
             .native
             .get_or_insert_with(crate::mux::native::NativeIo::new);
-        Ok((native, self.reader.get_mut(), &mut self.line))
+        (native, self.reader.get_mut(), &mut self.line)
     }
 
     /// Bound the following writes and reads by `deadline`, the clock read

@@ -482,13 +482,10 @@ impl<'l> NativeDriver<'l> {
         if self.written >= payload.len() {
             return;
         }
-        let outcome = match conn.native_parts() {
-            Ok((io, stream, _)) => {
-                io.write_all(stream, payload, &mut self.written, self.deadline)
-                    .await
-            }
-            Err(e) => Err(e),
-        };
+        let (io, stream, _) = conn.native_parts();
+        let outcome = io
+            .write_all(stream, payload, &mut self.written, self.deadline)
+            .await;
         if let Err(e) = outcome {
             let jobs = std::mem::take(&mut self.pending);
             self.driver.write_failed(jobs, &e, self.written);
@@ -503,23 +500,7 @@ impl<'l> NativeDriver<'l> {
                 return;
             };
             let expect = front.request.expect;
-            let (io, stream, line) = match conn.native_parts() {
-                Ok(parts) => parts,
-                Err(e) => {
-                    self.reading = None;
-                    if let Some(job) = self.pending.pop_front() {
-                        let Job { request, slot, .. } = job;
-                        self.driver.delivered(
-                            slot,
-                            request.payload,
-                            vec![Err(e.into())],
-                            None,
-                            false,
-                        );
-                    }
-                    continue;
-                }
-            };
+            let (io, stream, line) = conn.native_parts();
             let (replies, stats, healthy) = if expect == Expect::Stats {
                 match io.receive_listing(stream, self.deadline).await {
                     Ok(mut listing) => match crate::conn::read_listing(&mut listing) {
