@@ -24,12 +24,20 @@
 //! ```
 //!
 //! redis-server comes from `PATH` (or `$MCDS_REDIS_BIN`); without it the
-//! redis arms are skipped with a message and the rest still runs.
+//! redis arms are skipped with a message and the rest still runs. The
+//! Python row (mcds's `Counter.incr` against pylibmc) runs in a Python
+//! process the bench drives (`mcds_benches::python`), when
+//! `$PEERS_PYTHON` names an interpreter that has both:
+//!
+//! ```text
+//! PEERS_PYTHON=$(scripts/bench-python-env.sh) cargo bench -p mcds-benches --bench peers   # every row
+//! ```
 //! memcached is started through `mcds_testkit::MemcachedServer`, redis
 //! through `mcds_testkit::spawn_tied`: both die with the bench. The
 //! servers, the raw socket and the rounds are `mcds_benches::peers`'s,
 //! shared with the `timeseries_peers` bench.
 
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -40,6 +48,7 @@ use mcds_benches::peers::{
     Arm, FastMode, Raw, RedisServer, arm, counter_keys, ma_create, ma_incr, median, mode_line,
     raw_incr_arm, run_rounds, thousands,
 };
+use mcds_benches::python::PythonArms;
 use mcds_core::{MemoryStore, Store};
 use mcds_counter::Counter;
 use mcds_memcached::MemcachedStore;
@@ -309,6 +318,20 @@ fn main() {
     let map: DashMap<String, u64> = DashMap::new();
     let map_key = embedded.key().to_string();
     map.insert(map_key.clone(), 0);
+    // The Python arms' process, when `$PEERS_PYTHON` names an interpreter
+    // (see `mcds_benches::python`).
+    let python_case = "Python `Counter.incr`, 1 caller";
+    let python = if wanted(python_case) {
+        match PythonArms::start(&addr) {
+            Ok(arms) => Some(RefCell::new(arms)),
+            Err(why) => {
+                println!("the Python row is left out: {why}");
+                None
+            }
+        }
+    } else {
+        None
+    };
 
     let mut arms: Vec<Vec<Arm<'_>>> = Vec::new(); // groups, compared within
     let mut rows: Vec<Row> = Vec::new();
@@ -916,6 +939,30 @@ fn main() {
         ));
     }
 
+    // Python: mcds's `Counter.incr` through the C ABI and cffi, against
+    // pylibmc (libmemcached's C client), each a loop of sequential calls in
+    // one Python process.
+    if let Some(python) = &python {
+        arms.push(vec![
+            arm(
+                "py mcds incr",
+                sizes.single,
+                Box::new(move |n| python.borrow_mut().run("mcds", n)),
+            ),
+            arm(
+                "py pylibmc incr",
+                sizes.single,
+                Box::new(move |n| python.borrow_mut().run("pylibmc", n)),
+            ),
+        ]);
+        rows.push(row(
+            python_case,
+            "pylibmc `Client.incr` (C, libmemcached), Python",
+            Some("py mcds incr"),
+            "py pylibmc incr",
+        ));
+    }
+
     // For profiling one arm (e.g. under `strace -c -f`): keep only the
     // arms whose id contains $PEERS_ARMS.
     if let Ok(only) = std::env::var("PEERS_ARMS") {
@@ -964,6 +1011,12 @@ fn main() {
     }
     if redis.is_none() {
         line("(no redis-server: the redis rows are missing)".into());
+    }
+    if python.is_none() && wanted(python_case) {
+        line(
+            "(no `$PEERS_PYTHON`: the Python row is missing; see `scripts/bench-python-env.sh`)"
+                .into(),
+        );
     }
     line(String::new());
     line("| case | peer | mcds ops/s | peer ops/s | mcds / peer |".into());

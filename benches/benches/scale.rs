@@ -205,8 +205,12 @@ fn main() {
         .map_or(100, |v| v as usize);
     while n <= max {
         let servers = Servers::start(n);
+        // A longer I/O timeout than the default second: loading millions
+        // of members on 2 busy cores, a reply was once more than a second
+        // late (an `Ambiguous` that would end the run).
         let store: Arc<dyn Store> = Arc::new(
             MemcachedStore::builder()
+                .io_timeout(std::time::Duration::from_secs(10))
                 .connect(servers.addrs.iter().map(String::as_str))
                 .unwrap(),
         );

@@ -25,6 +25,7 @@ use std::time::Duration;
 use criterion::Criterion;
 
 pub mod peers;
+pub mod python;
 
 /// Whether this is a measuring run (`cargo bench`), not the one-iteration
 /// smoke run of `cargo test --benches`.

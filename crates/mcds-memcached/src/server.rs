@@ -22,7 +22,7 @@ pub(crate) struct Server {
     /// The shared connections, a fixed number (see `mux.rs`): first the
     /// ones every caller uses, then (with the `tokio` feature) as many
     /// again for async callers that drive them on a tokio runtime
-    /// ([`async_lane`](Self::async_lane)).
+    /// (`async_lane`).
     pub(crate) lanes: Vec<Lane>,
     /// How many of `lanes` are the shared ones (the rest are async).
     shared: usize,
@@ -37,7 +37,7 @@ pub(crate) struct Server {
 
 impl Server {
     /// `lanes` shared connections, and as many for async callers on a
-    /// tokio runtime when `async_lanes` (see [`async_lane`](Self::async_lane)).
+    /// tokio runtime when `async_lanes` (see `async_lane`).
     pub(crate) fn new(
         addr: String,
         endpoint: Endpoint,
@@ -97,6 +97,7 @@ impl Server {
     /// calls and wake-ups on the same 2 cores (64 tasks: 336k increments a
     /// second with async lanes taken whenever idle, against about 400k
     /// batched).
+    #[cfg(feature = "tokio")]
     pub(crate) fn async_lane(&self) -> Option<&Lane> {
         if self.learned.markerless() {
             return None;
@@ -113,7 +114,8 @@ impl Server {
         &self.lanes[..self.shared]
     }
 
-    /// Whether `lane` is one of the async lanes ([`async_lane`](Self::async_lane)).
+    /// Whether `lane` is one of the async lanes (`async_lane`, with the `tokio` feature).
+    #[cfg(feature = "tokio")]
     pub(crate) fn is_async_lane(&self, lane: &Lane) -> bool {
         lane.index() >= self.shared
     }

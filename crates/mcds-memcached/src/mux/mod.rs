@@ -257,6 +257,7 @@ impl Lane {
     }
 
     /// Its place in its server's lanes.
+    #[cfg(feature = "tokio")]
     pub(crate) fn index(&self) -> usize {
         self.index
     }
