@@ -209,10 +209,14 @@ struct Plan {
 /// | events per slice: 65,536 pieces (items) of a slice, each filled until a frame does not fit (one event per piece at worst; with 1 MiB items, 64 GiB of frames a slice) | a put into a slice whose last piece is full: [`Error::ValueTooLarge`]; the next slice takes events again | nothing |
 /// | put time ([`put_at`](EventLog::put_at)): from `now − capacity` (where reads start) to the end of the current chunk (by the scope's clock) | [`Error::InvalidArgument`] | nothing |
 ///
-/// A server whose `-I` is below the configured limit refuses a frame the
-/// client let through: the put is [`Error::ValueTooLarge`] once an empty
-/// piece refuses it (the piece it was refused by is sealed first, nothing
-/// more), and writes nothing.
+/// Set the store's item limit to the server's `-I`. memcached answers an
+/// append past its `-I` as it answers one it has no memory for (`-M`), so
+/// a piece counts as full only when the configured limit explains the
+/// refusal; any other refusal is [`Error::OutOfMemory`], and writes
+/// nothing. A server whose `-I` is below the configured limit therefore
+/// refuses puts with `OutOfMemory` once a piece reaches its `-I`, until
+/// the slice ends, and a frame over its `-I` with `OutOfMemory` (or
+/// [`Error::ValueTooLarge`] from a piece just created).
 ///
 /// No rate is refused: writers append to a slice's pieces without
 /// reading. Reads take any range and clamp it to what is within capacity.
@@ -248,6 +252,32 @@ const MAX_SLICES: u64 = 1024;
 
 /// The shortest slice, in milliseconds.
 const MIN_SLICE_MS: u64 = 250;
+
+/// Whether an append's error says the piece `key` is full: `Ok(())` for a
+/// [`Error::ValueTooLarge`] that the item limit the store was configured
+/// with explains (the piece's size plus the frame's passes it), the error
+/// otherwise.
+///
+/// Why: memcached answers an append it has no memory for (`-M`) as it
+/// answers one past its item limit, `NOT_STORED`. When the item exists and
+/// the append fits the configured limit, the store's probe reports the
+/// refusal as `ValueTooLarge` of size 0: the server would not grow the
+/// item. A piece taken for full on such a refusal would be "sealed" by
+/// fillers that failed for the same reason, and take appends again once
+/// memory is freed, after the next piece has events: `since`, which counts
+/// the events at its cursor's millisecond in append order, then returned an
+/// event twice and skipped one (an adversarial review, `-m 8 -M`). Such a
+/// refusal is [`Error::OutOfMemory`]: the put is not written, and the piece
+/// stays open. (A server whose `-I` is below the store's configured
+/// `item_size_limit` refuses the same way when a piece reaches its `-I`:
+/// configure the store's limit to the server's.)
+fn full_or(e: Error, key: &Key) -> std::result::Result<(), Error> {
+    match e {
+        Error::ValueTooLarge { size, .. } if size > 0 => Ok(()),
+        Error::ValueTooLarge { .. } => Err(Error::OutOfMemory { key: key.display() }),
+        e => Err(e),
+    }
+}
 
 /// The time of a sealing frame: no chunk's, so no read returns it.
 const SEAL_AT_MS: u64 = u64::MAX;
@@ -623,8 +653,13 @@ impl EventLog {
         let before = self.piece_key(run, p - 1)?;
         let mut smallest = Vec::new();
         frame::encode(SEAL_AT_MS, b"", &mut smallest);
-        match access.append(&before, &smallest).await {
-            Err(Error::ValueTooLarge { .. }) => Ok(Opened::Created),
+        match access
+            .append(&before, &smallest)
+            .await
+            .map_err(|e| full_or(e, &before))
+        {
+            Err(Ok(())) => Ok(Opened::Created),
+            Err(Err(e)) => Err(e),
             Ok(_) => {
                 if let Some(item) = access.get(&key).await?
                     && item.value.is_empty()
@@ -633,7 +668,6 @@ impl EventLog {
                 }
                 Ok(Opened::Cut)
             }
-            Err(e) => Err(e),
         }
     }
 
@@ -663,8 +697,7 @@ impl EventLog {
                 Ok(true) => return Ok(Piece::Landed),
                 Ok(false) if !create => return Ok(Piece::Gone),
                 Ok(false) => {}
-                Err(Error::ValueTooLarge { .. }) => return Ok(Piece::Full),
-                Err(e) => return Err(e),
+                Err(e) => return full_or(e, key).map(|()| Piece::Full),
             }
         }
         Err(Error::Conflict {
@@ -704,13 +737,13 @@ impl EventLog {
         for (i, len) in tries.into_iter().enumerate() {
             pad.clear();
             frame::encode(SEAL_AT_MS, &vec![0; len - smallest], &mut pad);
-            match access.append(key, &pad).await {
+            match access.append(key, &pad).await.map_err(|e| full_or(e, key)) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 // Already sealed, by another writer: done in one try.
-                Err(Error::ValueTooLarge { .. }) if i == 0 => return Ok(true),
-                Err(Error::ValueTooLarge { .. }) => {}
-                Err(e) => return Err(e),
+                Err(Ok(())) if i == 0 => return Ok(true),
+                Err(Ok(())) => {}
+                Err(Err(e)) => return Err(e),
             }
         }
         Ok(true)

@@ -1111,7 +1111,9 @@ impl Buckets {
         } else {
             self.access(io).pipeline(&self.ops(&appends)).await
         };
-        self.finish(io, op, members, appends, results).await
+        self.finish(io, op, members, appends, results)
+            .await
+            .map(|_| ())
     }
 
     /// A member whose token alone exceeds the item limit can never be
@@ -1129,6 +1131,12 @@ impl Buckets {
     /// the buckets that may be full, and write again (routed afresh) the
     /// members whose bucket was split, missing or too full. With no
     /// appends (no set yet), an add creates the set.
+    ///
+    /// `Ok(true)` when every member landed by an append of the batch these
+    /// replies answer, `Ok(false)` when some were written later (routed
+    /// again, the set created, a bucket rewritten): a caller that ordered
+    /// another write after the appends in that batch (a table's delete)
+    /// learns whether the order held.
     pub(crate) async fn finish(
         &self,
         io: Io,
@@ -1136,11 +1144,21 @@ impl Buckets {
         members: &[&[u8]],
         appends: Vec<Append<'_>>,
         results: Vec<Result<Reply>>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut written = 0;
+        let mut in_batch = true;
         let result = self
-            .finish_counting(io, op, members, appends, results, &mut written)
-            .await;
+            .finish_counting(
+                io,
+                op,
+                members,
+                appends,
+                results,
+                &mut written,
+                &mut in_batch,
+            )
+            .await
+            .map(|()| in_batch);
         match result {
             // Part of the batch landed (its buckets' appends did) before
             // the error: the call did not fail whole. Adds and removes
@@ -1159,7 +1177,12 @@ impl Buckets {
         }
     }
 
-    /// [`finish`](Self::finish), counting the members written.
+    /// [`finish`](Self::finish), counting the members written, and
+    /// clearing `in_batch` when some were written after the batch.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "finish's arguments, and its two tallies"
+    )]
     async fn finish_counting(
         &self,
         io: Io,
@@ -1168,6 +1191,7 @@ impl Buckets {
         appends: Vec<Append<'_>>,
         results: Vec<Result<Reply>>,
         written: &mut usize,
+        in_batch: &mut bool,
     ) -> Result<()> {
         let mut again: Vec<&[u8]> = Vec::new();
         let mut first_error = None;
@@ -1182,6 +1206,7 @@ impl Buckets {
                 .await?
             {
                 // Written into buckets of an expired set: write again.
+                *in_batch = false;
                 return Box::pin(self.finish_counting(
                     io,
                     op,
@@ -1189,12 +1214,17 @@ impl Buckets {
                     Vec::new(),
                     Vec::new(),
                     written,
+                    in_batch,
                 ))
                 .await;
             }
         }
         for append in &appends {
             let replies: Vec<_> = results.by_ref().take(append.op_count()).collect();
+            // Landed by this batch's append itself (not rewritten after).
+            let now =
+                matches!(replies.last(), Some(Ok(r)) if matches!(r.clone().applied(), Ok(true)));
+            *in_batch &= now;
             match self.landed(io, append, replies).await {
                 Ok(Landed::Done) => *written += append.members.len(),
                 Ok(Landed::Again) => again.extend_from_slice(&append.members),
@@ -1205,6 +1235,9 @@ impl Buckets {
         }
         if let Some(e) = first_error {
             return Err(e);
+        }
+        if !again.is_empty() {
+            *in_batch = false;
         }
         for _ in 0..MAX_ROUNDS {
             if again.is_empty() {

@@ -297,7 +297,7 @@ impl Set {
             .await
     }
 
-    async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
+    pub(crate) async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
         self.buckets.write(io, op, members).await
     }
 
@@ -327,6 +327,8 @@ impl Set {
 
     /// Finish a write from the replies of [`prepare`](Self::prepare)'s
     /// appends: follow splits, create the set, retry what did not land.
+    /// Whether every member landed in the batch those replies answer (see
+    /// `Buckets::finish`).
     pub(crate) async fn finish(
         &self,
         io: Io,
@@ -334,7 +336,7 @@ impl Set {
         members: &[&[u8]],
         appends: Vec<Append<'_>>,
         results: Vec<Result<Reply>>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         self.buckets.finish(io, op, members, appends, results).await
     }
 

@@ -13,17 +13,22 @@ use crate::set::{Op, Set};
 /// member, plus the member list kept as a [`Set`] — appended to, so no lock
 /// is needed (the article's lock is not). With values it is a distributed map.
 ///
-/// * `set(member, value)` (and `add(member)`) writes the member's key and
-///   appends to the list in one pipelined batch: 1 round trip (on memcached
-///   before 1.6.20, 2 the first time, when the list is created). The key
-///   is written with an `add`, and, if that stores nothing (the member
-///   exists), with a `replace` in one more round trip: a new value for an
-///   existing member takes 2. Not with a `set`: a `set` that memcached
-///   refuses for memory (`-M`) deletes the old value, and these leave it.
+/// * `set(member, value)` (and `add(member)`) writes the member's key,
+///   then appends it to the list: in one pipelined batch when the key and
+///   the list's bucket live on one server (always on one server), 1 round
+///   trip (on memcached before 1.6.20, 2 the first time, when the list is
+///   created); on a pool where they do not, 2, one after the other. The
+///   key is written with an `add`, and, if that stores nothing (the
+///   member exists), with a `replace` in one more round trip: a new value
+///   for an existing member takes 2. Not with a `set`: a `set` that
+///   memcached refuses for memory (`-M`) deletes the old value, and these
+///   leave it.
 /// * `has`/`get` read the member's key: 1 round trip.
-/// * `delete` deletes the member's key and appends a removal, pipelined: 1.
-/// * `keys` reads the list: 1. `entries` reads the list and then every
-///   member's key in one `get_multi`: 2.
+/// * `delete` appends a removal to the list, then deletes the member's key:
+///   1 round trip on one server, 2 on a pool where they live apart.
+/// * `keys` and `entries` read the list and then every listed member's key
+///   in one `get_multi`: 2, and leave out a listed member whose key is
+///   gone.
 /// * Every method that reaches the store has an async twin (`set_async`,
 ///   …), awaiting the store instead of blocking the thread.
 ///
@@ -32,13 +37,25 @@ use crate::set::{Op, Set};
 /// a valid key part (whitespace, control bytes, over 150 bytes, or starting
 /// with `#`) is named `#<XXH3-128 hex>` instead.
 ///
-/// **Consistency.** The two writes are not atomic: they are sent together
-/// and each is applied on its own. One can fail while the other lands (a
-/// crash, a server of a pool down, memory full; a value over the item limit
-/// is refused before anything is sent):
-/// a member key without a list entry (`has` true, `keys` without it), or a
-/// list entry without a member key (`keys` lists it, `has` false). `entries`
-/// only returns members whose key exists. Eviction can drop either side.
+/// **Consistency.** The row and its listing are two items, written in an
+/// order that keeps them agreeing while clients race: `set` writes the
+/// row before it lists the member, and `delete` unlists the member before
+/// it deletes the row (in one batch on one server, where memcached applies
+/// a connection's commands in order; one after the other otherwise). So a
+/// member whose row exists is listed, whatever a delete racing a set of
+/// the same member does. The other disagreement, a member listed without
+/// a row (a delete's removal landing before a racing set's row, its row
+/// delete after it), is what `keys` and `entries` leave out by reading the
+/// rows: every read agrees with `has`. (Sent together to two servers, the
+/// two writes of a set and a delete racing on one member left `has` true
+/// for an unlisted member, found by an adversarial review.)
+///
+/// The writes are not atomic: one can fail while the other lands (a crash,
+/// a server of a pool down, memory full; a value over the item limit is
+/// refused before anything is sent). A set whose listing fails takes its
+/// new row back; a delete whose row's delete fails after the member was
+/// unlisted is [`Error::Ambiguous`] (delete it again). Eviction can drop
+/// either side.
 ///
 /// **The item limit.** The member list is a [`Set`]: its buckets split as
 /// they fill, so it has no item wall. When it still refuses a member (see
@@ -193,37 +210,8 @@ impl Table {
         // an existing one 2.
         let (mut next, mut then) = (add, replace);
         let access = self.access(io);
-        let appends = self.list.prepare(io, Op::Add, &[member]).await?;
-        let mut ops = vec![next];
-        ops.extend(self.list.ops(&appends));
-        let mut replies = access.pipeline(&ops).await.into_iter();
-        let mut written = replies
-            .next()
-            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())));
-        let list: Vec<_> = replies.collect();
-        // The member's listing first: when the list cannot take it (the
-        // item limit, even rewritten without its dead tokens), the row must
-        // not change either. A new row the `add` stored is taken back (by
-        // its CAS id: a later writer's value stays); an existing one was
-        // not written yet, and is not.
-        if let Err(e) = self
-            .list
-            .finish(io, Op::Add, &[member], appends, list)
-            .await
-        {
-            if let Ok(Reply::Stored(Stored::Stored(cas))) = written {
-                access.delete_cas(&key, cas).await.map_err(|undo| {
-                    Error::Ambiguous {
-                        key: key.display(),
-                        server: String::new(),
-                        reason: format!("the member could not be listed ({e}), and taking its new row back failed ({undo}): the row may stay, unlisted"),
-                    }
-                })?;
-            }
-            return Err(e);
-        }
-        let mut rounds = 1;
-        while !stored(written)? {
+        let mut rounds = 0;
+        loop {
             if rounds == MAX_ROUNDS {
                 return Err(Error::Conflict {
                     key: key.display(),
@@ -231,10 +219,83 @@ impl Table {
                 });
             }
             rounds += 1;
-            std::mem::swap(&mut next, &mut then);
-            written = access.execute(&next).await;
+            if !matches!(next, StoreOp::Add { .. }) {
+                // A `replace` stores only over a row that exists: listed
+                // already, or about to go (a delete unlists before it
+                // deletes). It lists nothing.
+                if stored(access.execute(&next).await)? {
+                    return Ok(());
+                }
+                std::mem::swap(&mut next, &mut then);
+                continue;
+            }
+            // An `add`, and the member's listing behind it: in one batch
+            // when the row and the list's buckets share a server (memcached
+            // applies one connection's commands in order), else after the
+            // `add`'s reply. Listed after its row is written, and unlisted
+            // before it is deleted (`delete`), a member whose row exists is
+            // listed, whatever a delete racing this set does (see
+            // "Consistency").
+            let appends = self.list.prepare(io, Op::Add, &[member]).await?;
+            let list_ops = self.list.ops(&appends);
+            let together = list_ops
+                .iter()
+                .all(|op| self.store.colocated(op.key(), &key));
+            let (written, listed) = if together {
+                let mut ops = vec![next];
+                ops.extend(list_ops);
+                let mut replies = access.pipeline(&ops).await.into_iter();
+                let written = replies
+                    .next()
+                    .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())));
+                let list: Vec<_> = replies.collect();
+                let listed = self
+                    .list
+                    .finish(io, Op::Add, &[member], appends, list)
+                    .await;
+                (written, Some(listed))
+            } else {
+                drop(list_ops);
+                let written = access.execute(&next).await;
+                let listed = if matches!(written, Ok(Reply::Stored(Stored::Stored(_)))) {
+                    Some(
+                        self.list
+                            .write_io(io, Op::Add, &[member])
+                            .await
+                            .map(|()| true),
+                    )
+                } else {
+                    None
+                };
+                (written, listed)
+            };
+            let new_row = match &written {
+                Ok(Reply::Stored(Stored::Stored(cas))) => Some(*cas),
+                _ => None,
+            };
+            match (new_row, listed) {
+                // The row is new and the list refused it: the row is taken
+                // back (by its CAS id: a later writer's value stays), and
+                // nothing was written.
+                (Some(cas), Some(Err(e))) => {
+                    access.delete_cas(&key, cas).await.map_err(|undo| {
+                        Error::Ambiguous {
+                            key: key.display(),
+                            server: String::new(),
+                            reason: format!("the member could not be listed ({e}), and taking its new row back failed ({undo}): the row may stay, unlisted"),
+                        }
+                    })?;
+                    return Err(e);
+                }
+                (Some(_), _) => return Ok(()),
+                // The `add` stored nothing (the row exists): the listing
+                // sent with it was not needed, whatever became of it.
+                (None, _) => {}
+            }
+            if !stored(written)? {
+                std::mem::swap(&mut next, &mut then);
+            }
         }
-        Ok(())
     }
 
     /// Whether `member` is present: one round trip.
@@ -259,35 +320,60 @@ impl Table {
             .map(|i| i.value))
     }
 
-    /// Remove `member`; whether it was present. The delete and the list
-    /// append go in one pipelined batch (one round trip).
+    /// Remove `member`; whether it was present. The member is unlisted
+    /// first, and its row deleted after: in one pipelined batch (one round
+    /// trip) when the row and the list's bucket share a server, else one
+    /// after the other (see "Consistency").
     #[blocking_and_async(pub)]
     async fn delete_io(&self, io: Io, member: impl AsRef<[u8]>) -> Result<bool> {
         let member = member.as_ref();
         let key = self.member_key(member)?;
+        let access = self.access(io);
         let appends = self.list.prepare(io, Op::Remove, &[member]).await?;
-        let mut ops = vec![StoreOp::Delete(&key)];
-        ops.extend(self.list.ops(&appends));
-        let mut replies = self.access(io).pipeline(&ops).await.into_iter();
-        let existed = replies
-            .next()
-            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())))?
-            .applied()?;
-        let list: Vec<_> = replies.collect();
-        self.list
-            .finish(io, Op::Remove, &[member], appends, list)
+        let mut ops = self.list.ops(&appends);
+        let together = ops.iter().all(|op| self.store.colocated(op.key(), &key));
+        if !together {
+            drop(ops);
+            let replies = access.pipeline(&self.list.ops(&appends)).await;
+            self.list
+                .finish(io, Op::Remove, &[member], appends, replies)
+                .await?;
+            return access.delete(&key).await.map_err(|e| unlisted(&key, e));
+        }
+        ops.push(StoreOp::Delete(&key));
+        let mut replies = access.pipeline(&ops).await;
+        let deleted = replies
+            .pop()
+            .unwrap_or_else(|| Err(Error::Internal("a pipeline answers every op".into())));
+        let in_batch = self
+            .list
+            .finish(io, Op::Remove, &[member], appends, replies)
             .await?;
-        Ok(existed)
+        let existed = deleted
+            .and_then(Reply::applied)
+            .map_err(|e| unlisted(&key, e))?;
+        if in_batch {
+            return Ok(existed);
+        }
+        // The removal landed after the batch (a bucket split, ...): the
+        // row is deleted again, after it.
+        let again = access.delete(&key).await.map_err(|e| unlisted(&key, e))?;
+        Ok(again || existed)
     }
 
-    /// The members, in insertion order.
-    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
-        block_on(self.list.members_io(Io::Blocking))
-    }
-
-    /// [`keys`](Table::keys) without blocking the thread.
-    pub async fn keys_async(&self) -> Result<Vec<Vec<u8>>> {
-        self.list.members_io(Io::Async).await
+    /// The members, in insertion order: the member list, then every
+    /// listed member's row in one `get_multi`, as for
+    /// [`entries`](Self::entries). A listed member whose row is gone is
+    /// left out: a delete racing a set can leave a member listed without
+    /// its row (see "Consistency"), and `has` is what decides.
+    #[blocking_and_async(pub)]
+    async fn keys_io(&self, io: Io) -> Result<Vec<Vec<u8>>> {
+        Ok(self
+            .entries_io(io)
+            .await?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect())
     }
 
     /// Members with their values (members whose entry is gone are
@@ -376,6 +462,21 @@ impl Iterator for EntriesIter<'_> {
                 return Some(Err(e));
             }
         }
+    }
+}
+
+/// A delete whose member was unlisted but whose row's delete failed: the
+/// row may stay, unlisted.
+fn unlisted(key: &Key, e: Error) -> Error {
+    match e {
+        Error::Ambiguous { .. } => e,
+        e => Error::Ambiguous {
+            key: key.display(),
+            server: String::new(),
+            reason: format!(
+                "the member was unlisted, and deleting its row failed ({e}): `has` may still find it; delete it again"
+            ),
+        },
     }
 }
 
