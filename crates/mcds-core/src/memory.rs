@@ -1101,17 +1101,21 @@ mod tests {
         assert!(store.used_bytes() <= 4 * item_size(2, 100));
     }
 
+    /// A store on a clock that never moves, with room for 40 items of a
+    /// 3-byte key and 10 bytes.
+    fn forty_items() -> MemoryStore {
+        MemoryStore::builder()
+            .clock(Arc::new(ManualClock::new(1_000_000)))
+            .memory_limit(40 * item_size(3, 10))
+            .build()
+    }
+
     #[test]
     fn lru_is_exact_within_one_millisecond_across_shards() {
         // The clock never moves: every write and read happens in the same
         // millisecond, on keys spread over all the shards. Eviction must
         // still follow the order of use exactly, store-wide.
-        let clock = ManualClock::new(1_000_000);
-        let size = item_size(3, 10);
-        let store = MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .memory_limit(40 * size)
-            .build();
+        let store = forty_items();
         let key = |i: usize| k(&format!("{i:03}"));
         for i in 0..40 {
             store.set(&key(i), &[b'x'; 10], Ttl::Never).unwrap();
@@ -1137,12 +1141,7 @@ mod tests {
 
     #[test]
     fn a_threads_own_uses_keep_their_order_and_other_threads_rank_by_block() {
-        let clock = ManualClock::new(1_000_000);
-        let size = item_size(3, 10);
-        let store = MemoryStore::builder()
-            .clock(Arc::new(clock.clone()))
-            .memory_limit(40 * size)
-            .build();
+        let store = forty_items();
         let key = |i: usize| k(&format!("{i:03}"));
         // This thread: numbers 1..=16, then 17..=20 of its second block.
         for i in 0..20 {
