@@ -75,10 +75,13 @@
 //! and for a missing bucket with no split under way, the bucket is
 //! **lost**: writes and reads of it fail with [`Error::Lost`] rather than
 //! answering without the members it held, until the set is cleared. (On a
-//! server that evicts, a splitter slower than the wait between its delete
-//! and its record makes readers meanwhile fail with `Lost` too, wrongly:
-//! they cannot tell it from a loss. Such a split records itself, and the
-//! bucket reads again.) A
+//! server that evicts, or one younger than the skew, a splitter slower
+//! than the wait between its delete and its record makes readers meanwhile
+//! fail with `Lost` too, wrongly: they cannot tell it from a loss. Such a
+//! split records itself, and the bucket reads again. A split whose record
+//! the directory's item limit refuses, once splits that began meanwhile
+//! took the room step 4 saw, writes the bucket again from its children,
+//! which no one else knows, and gives up.) A
 //! delete that finds the bucket already gone gives the split up, for the
 //! same reason: its children are a copy from before the loss.
 //!
@@ -1460,10 +1463,16 @@ impl Buckets {
         // `-M` server refuses it): this handle routes by it, and any other
         // finds it through the split's `p` token, as after a splitter that
         // stopped before writing it. So a read that meets the split never
-        // fails for want of memory to record it.
-        if let Ok(false) = self.access(io).append(&self.dir, token.as_bytes()).await {
-            *self.shape.lock() = Known::Unknown;
-            return Ok(false);
+        // fails for want of memory to record it. A directory that its item
+        // limit refuses the token is the exception: no one can ever record
+        // this split (`Error::ValueTooLarge` for the splitter to undo it).
+        match self.access(io).append(&self.dir, token.as_bytes()).await {
+            Ok(false) => {
+                *self.shape.lock() = Known::Unknown;
+                return Ok(false);
+            }
+            Err(e @ Error::ValueTooLarge { size, .. }) if size > 0 => return Err(e),
+            _ => {}
         }
         let mut cache = self.shape.lock();
         match &mut *cache {
@@ -1680,8 +1689,36 @@ impl Buckets {
         }
         // Step 6. A directory gone by now was cleared (or expired) while
         // the split ran: its children are garbage no one will route to.
-        if !self.record_split(io, &now, bucket, nonce).await? {
-            let _ = undo(written).await;
+        match self.record_split(io, &now, bucket, nonce).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let _ = undo(written).await;
+            }
+            // The directory's item limit refuses the split's record (its
+            // room was taken by splits that began meanwhile): no one can
+            // record it, and the deleted bucket would read as lost. It is
+            // written again from the children (which no one else knows, so
+            // they hold exactly what it held), and the split gives up.
+            Err(Error::ValueTooLarge { .. }) => {
+                let mut members = Vec::new();
+                for (child, _) in &written {
+                    if let Some(item) = access.get(child).await? {
+                        members.extend(self.codec.decode(child, &item.value)?.members);
+                    }
+                }
+                let bytes = self.codec.encode(Op::Add, &as_slices(&members));
+                if !access
+                    .add(&key, &bytes, self.bucket_ttl())
+                    .await?
+                    .is_stored()
+                {
+                    return Err(self.conflict());
+                }
+                undo(written).await?;
+                let _ = access.append(&self.dir, give_up().as_bytes()).await;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
         }
         Ok(true)
     }

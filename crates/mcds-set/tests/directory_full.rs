@@ -30,12 +30,28 @@ fn store(addr: &str) -> Arc<dyn Store> {
 
 #[test]
 fn a_directory_filling_under_4_writers_never_reads_as_lost() {
-    for run in 0..3 {
+    fill(4, 3);
+}
+
+/// With 16 writers on 2 cores, a splitter may wait longer than writers
+/// wait for its record: their adds fail with `Lost` meanwhile (not written;
+/// the docs say so), and a split that then found the directory full wrote
+/// its bucket again from its children. In the end every acknowledged
+/// member is there, and nothing reads as lost (7 of 8 runs ended `Lost`
+/// before that, in a second review).
+#[test]
+fn a_directory_filling_under_16_writers_ends_with_every_member_readable() {
+    fill(16, 2);
+}
+
+fn fill(writers: usize, runs: usize) {
+    for run in 0..runs {
         let mut options = ServerOptions::default().item_size("1k");
         options.extra_args = vec!["-o".into(), "slab_chunk_max=512".into()];
         let server = MemcachedServer::start(options);
         let addr = server.addr();
-        let writers: Vec<_> = (0..4)
+        let n = writers;
+        let threads: Vec<_> = (0..n)
             .map(|w| {
                 let addr = addr.clone();
                 std::thread::spawn(move || {
@@ -47,6 +63,9 @@ fn a_directory_filling_under_4_writers_never_reads_as_lost() {
                         match set.add(&[&m]) {
                             Ok(()) => acked.push(m),
                             Err(Error::ValueTooLarge { .. }) => refused += 1,
+                            // A split under way longer than the writers
+                            // wait for its record (see the test above).
+                            Err(Error::Lost { .. }) if n > 4 => refused += 1,
                             Err(e) => panic!("writer {w}, add {i}: {e}"),
                         }
                     }
@@ -55,7 +74,7 @@ fn a_directory_filling_under_4_writers_never_reads_as_lost() {
             })
             .collect();
         let (mut acked, mut refused) = (Vec::new(), 0);
-        for w in writers {
+        for w in threads {
             let (a, r) = w.join().unwrap();
             acked.extend(a);
             refused += r;
@@ -69,7 +88,7 @@ fn a_directory_filling_under_4_writers_never_reads_as_lost() {
             .collect();
         let missing = acked.iter().filter(|m| !members.contains(*m)).count();
         println!(
-            "run {run}: {} adds acknowledged, {refused} refused (ValueTooLarge), {} listed, {missing} missing; evictions {}",
+            "{n} writers, run {run}: {} adds acknowledged, {refused} refused, {} listed, {missing} missing; evictions {}",
             acked.len(),
             members.len(),
             server.stat("evictions")
