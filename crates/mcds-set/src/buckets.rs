@@ -80,8 +80,9 @@
 //! fail with `Lost` too, wrongly: they cannot tell it from a loss. Such a
 //! split records itself, and the bucket reads again. A split whose record
 //! the directory's item limit refuses, once splits that began meanwhile
-//! took the room step 4 saw, writes the bucket again from its children,
-//! which no one else knows, and gives up.) A
+//! took the room step 4 saw, stands if a writer recorded it first;
+//! otherwise it writes the bucket again from its children, which no one
+//! else knows, and gives up.) A
 //! delete that finds the bucket already gone gives the split up, for the
 //! same reason: its children are a copy from before the loss.
 //!
@@ -1695,11 +1696,21 @@ impl Buckets {
                 let _ = undo(written).await;
             }
             // The directory's item limit refuses the split's record (its
-            // room was taken by splits that began meanwhile): no one can
-            // record it, and the deleted bucket would read as lost. It is
-            // written again from the children (which no one else knows, so
-            // they hold exactly what it held), and the split gives up.
+            // room was taken by splits that began meanwhile). A writer that
+            // found the bucket gone may have recorded the split for us
+            // before the directory filled (see `follow`): then it stands,
+            // and writers use the children. Otherwise no one can record it
+            // any more (the same token fits no better), and the deleted
+            // bucket would read as lost: it is written again from the
+            // children (which no one else knows, so they hold exactly what
+            // it held), and the split gives up.
             Err(Error::ValueTooLarge { .. }) => {
+                if let Some(recorded) = self.read_shape(io).await?
+                    && recorded.id == now.id
+                    && recorded.split.get(&bucket) == Some(&nonce)
+                {
+                    return Ok(true);
+                }
                 let mut members = Vec::new();
                 for (child, _) in &written {
                     if let Some(item) = access.get(child).await? {
