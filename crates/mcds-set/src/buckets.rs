@@ -1464,16 +1464,20 @@ impl Buckets {
         // `-M` server refuses it): this handle routes by it, and any other
         // finds it through the split's `p` token, as after a splitter that
         // stopped before writing it. So a read that meets the split never
-        // fails for want of memory to record it. A directory that its item
-        // limit refuses the token is the exception: no one can ever record
-        // this split (`Error::ValueTooLarge` for the splitter to undo it).
+        // fails for want of memory to record it. Any other failure is the
+        // caller's: a directory whose item limit refuses the token
+        // (`Error::ValueTooLarge` with a size) can never record this split,
+        // and the splitter writes its bucket again (see `grow`), so no one
+        // may route by a split the directory does not hold; nor after an
+        // I/O error, which leaves the split to be found as a stopped
+        // splitter's is.
         match self.access(io).append(&self.dir, token.as_bytes()).await {
             Ok(false) => {
                 *self.shape.lock() = Known::Unknown;
                 return Ok(false);
             }
-            Err(e @ Error::ValueTooLarge { size, .. }) if size > 0 => return Err(e),
-            _ => {}
+            Ok(true) | Err(Error::OutOfMemory { .. } | Error::ValueTooLarge { size: 0, .. }) => {}
+            Err(e) => return Err(e),
         }
         let mut cache = self.shape.lock();
         match &mut *cache {
