@@ -152,6 +152,9 @@ impl<'a> Session<'a> {
     /// clock (`now`) a moment ago; `now` is read again if this waited for a
     /// dial (see [`Lane::incarnation`]).
     async fn incarnation_at(&mut self, io: Io, now: &mut Instant) -> Result<Incarnation, Error> {
+        // Nothing overtakes a cancelled caller's request still in flight.
+        #[cfg(feature = "tokio")]
+        self.server.await_rescues(io).await;
         // An async caller on a tokio runtime takes an async lane, which it
         // will drive there (`mux/native.rs`), before anything is sent.
         #[cfg(feature = "tokio")]

@@ -99,6 +99,15 @@
 //! bucket it found missing, so a split bucket cannot come back.
 //!
 //! **What a split cannot survive.** A splitter that stops for good between
+//! steps 5 and 6 while the directory item is full (other splits took the
+//! room step 4 saw: their `p` and `x` tokens are appended without a check)
+//! leaves its bucket deleted and its split unrecorded, and no writer can
+//! record it for it: reads and writes of that bucket fail with
+//! `ValueTooLarge` (or `Lost` on a young server) until the set is cleared.
+//! Its members are in the children; nothing reads wrong. (An adversarial
+//! review made it happen by holding a splitter there, 7 of 10 runs on
+//! `-I 1k`; a splitter that is only slow writes its bucket again.) A
+//! splitter that stops for good between
 //! steps 3 and 5 (its process killed there) stays the first split under way
 //! of its bucket: that bucket cannot split again, and once it fills one
 //! item, adds to it fail with [`Error::ValueTooLarge`] (nothing written).

@@ -39,7 +39,11 @@
 //!   the lane moves what it has in flight (the bytes of the write not yet
 //!   sent, the replies read so far) to a task spawned on the runtime,
 //!   which finishes the write and the read, so the connection stays in
-//!   step and in use ([`Rescue`]). Without a multi-thread runtime to spawn
+//!   step and in use ([`Rescue`]). Until a rescue is done, new requests to
+//!   its server wait for it (`Server::await_rescues`, at most 2 s): a
+//!   cancelled request that was written is applied before the caller's
+//!   next one, which could otherwise go out on another connection and be
+//!   applied first. Without a multi-thread runtime to spawn
 //!   on (it is shutting down, or the future was dropped inside a
 //!   current-thread runtime, which would run the task only in its next
 //!   `block_on`), the connection is closed instead.
@@ -579,6 +583,13 @@ impl Drop for NativeDriver<'_> {
         // Only on a multi-thread runtime: a current-thread one runs the
         // rescue only inside its next `block_on`, and the lane would wait
         // for that (an adversarial review's finding).
+        // Counted until it is done: new requests to the server wait for it
+        // (`Server::await_rescues`).
+        if let Some(server) = &rescue.server {
+            server
+                .rescues
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
         match Handle::try_current() {
             Ok(runtime) if on_runtime() && !std::thread::panicking() => {
                 runtime.spawn(rescue.run());
@@ -630,13 +641,15 @@ impl Rescue {
         let Some(server) = self.server.take() else {
             return;
         };
-        let Some(mut driver) = self.driver(&server) else {
-            return;
-        };
-        driver.write().await;
-        driver.read().await;
-        let failed = driver.driver.conn.is_none();
-        driver.put_down(failed);
+        if let Some(mut driver) = self.driver(&server) {
+            driver.write().await;
+            driver.read().await;
+            let failed = driver.driver.conn.is_none();
+            driver.put_down(failed);
+        }
+        server
+            .rescues
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -645,16 +658,18 @@ impl Drop for Rescue {
         let Some(server) = self.server.take() else {
             return;
         };
-        let Some(mut driver) = self.driver(&server) else {
-            return;
-        };
-        driver.holding = false;
-        driver.driver.conn = None;
-        driver.lose_pending(
-            "the async caller driving the connection was cancelled with no runtime left to finish its reads",
-        );
-        // (With the queue failed, nothing is handed on.)
-        let _ = driver.driver.put_down(true);
+        if let Some(mut driver) = self.driver(&server) {
+            driver.holding = false;
+            driver.driver.conn = None;
+            driver.lose_pending(
+                "the async caller driving the connection was cancelled with no runtime left to finish its reads",
+            );
+            // (With the queue failed, nothing is handed on.)
+            let _ = driver.driver.put_down(true);
+        }
+        server
+            .rescues
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
