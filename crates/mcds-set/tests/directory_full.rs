@@ -14,18 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcds_core::{Error, Store};
-use mcds_memcached::MemcachedStore;
 use mcds_set::Set;
-use mcds_testkit::{MemcachedServer, ServerOptions};
 
 fn store(addr: &str) -> Arc<dyn Store> {
-    Arc::new(
-        MemcachedStore::builder()
-            .item_size_limit(1024)
-            .io_timeout(Duration::from_millis(300))
-            .connect([addr])
-            .unwrap(),
-    )
+    mcds_testkit::one_k_store(addr, Duration::from_millis(300))
 }
 
 #[test]
@@ -46,9 +38,7 @@ fn a_directory_filling_under_16_writers_ends_with_every_member_readable() {
 
 fn fill(writers: usize, runs: usize) {
     for run in 0..runs {
-        let mut options = ServerOptions::default().item_size("1k");
-        options.extra_args = vec!["-o".into(), "slab_chunk_max=512".into()];
-        let server = MemcachedServer::start(options);
+        let server = mcds_testkit::one_k_items_server();
         let addr = server.addr();
         let n = writers;
         let threads: Vec<_> = (0..n)

@@ -14,18 +14,10 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use mcds_core::{Error, Store};
-use mcds_memcached::MemcachedStore;
 use mcds_set::Table;
-use mcds_testkit::{MemcachedServer, ServerOptions};
 
 fn store(addr: &str) -> Arc<dyn Store> {
-    Arc::new(
-        MemcachedStore::builder()
-            .item_size_limit(1024)
-            .io_timeout(Duration::from_secs(5))
-            .connect([addr])
-            .unwrap(),
-    )
+    mcds_testkit::one_k_store(addr, Duration::from_secs(5))
 }
 
 #[test]
@@ -38,9 +30,7 @@ fn sets_racing_at_the_lists_limit_never_leave_an_unlisted_row() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let mut options = ServerOptions::default().item_size("1k");
-    options.extra_args = vec!["-o".into(), "slab_chunk_max=512".into()];
-    let server = MemcachedServer::start(options);
+    let server = mcds_testkit::one_k_items_server();
     let addr = server.addr();
     let t = Table::new(store(&addr), "tb").unwrap();
     let mut streak = 0;

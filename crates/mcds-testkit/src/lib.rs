@@ -160,6 +160,30 @@ pub fn counting_memcached(server: &MemcachedServer) -> std::sync::Arc<dyn mcds_c
     std::sync::Arc::new(store)
 }
 
+/// memcached with its smallest items (`-I 1k -o slab_chunk_max=512`):
+/// a set's directory and buckets, or a table's member list, reach the item
+/// limit within a few hundred members. Use [`one_k_store`] with it.
+pub fn one_k_items_server() -> MemcachedServer {
+    let mut options = ServerOptions::default().item_size("1k");
+    options.extra_args = vec!["-o".into(), "slab_chunk_max=512".into()];
+    MemcachedServer::start(options)
+}
+
+/// A store for [`one_k_items_server`] at `addr`: an item limit of 1,024
+/// bytes, and replies awaited for `io_timeout`.
+pub fn one_k_store(
+    addr: &str,
+    io_timeout: std::time::Duration,
+) -> std::sync::Arc<dyn mcds_core::Store> {
+    std::sync::Arc::new(
+        mcds_memcached::MemcachedStore::builder()
+            .item_size_limit(1024)
+            .io_timeout(io_timeout)
+            .connect([addr])
+            .expect("a store for a local memcached"),
+    )
+}
+
 /// A [`MemcachedStore`](mcds_memcached::MemcachedStore) on `server` with
 /// `connections` shared connections (lanes): the store of the tests of
 /// what happens across a server's connections.
