@@ -297,7 +297,7 @@ impl Set {
             .await
     }
 
-    pub(crate) async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
+    async fn write_io(&self, io: Io, op: Op, members: &[&[u8]]) -> Result<()> {
         self.buckets.write(io, op, members).await
     }
 

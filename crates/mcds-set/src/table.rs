@@ -247,14 +247,14 @@ impl Table {
                     .await;
                 (written, Some(listed))
             } else {
-                drop(list_ops);
                 let written = access.execute(&next).await;
                 let listed = if matches!(written, Ok(Reply::Stored(Stored::Stored(_)))) {
+                    let list = access.pipeline(&list_ops).await;
+                    drop(list_ops);
                     Some(
                         self.list
-                            .write_io(io, Op::Add, &[member])
-                            .await
-                            .map(|()| true),
+                            .finish(io, Op::Add, &[member], appends, list)
+                            .await,
                     )
                 } else {
                     None
@@ -362,8 +362,8 @@ impl Table {
         let mut ops = self.list.ops(&appends);
         let together = ops.iter().all(|op| self.store.colocated(op.key(), &key));
         if !together {
+            let replies = access.pipeline(&ops).await;
             drop(ops);
-            let replies = access.pipeline(&self.list.ops(&appends)).await;
             self.list
                 .finish(io, Op::Remove, &[member], appends, replies)
                 .await?;
