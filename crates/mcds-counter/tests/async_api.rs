@@ -55,15 +55,16 @@ fn many_tasks_on_the_embedded_store() {
 }
 
 #[test]
-fn many_tasks_on_memcached_share_two_connections() {
+fn many_tasks_on_memcached_share_the_stores_connections() {
     let server = MemcachedServer::start_default();
     let store = Arc::new(MemcachedStore::connect(&server.addr()).unwrap());
     many_tasks_are_exact(store.clone());
     let stats = store.connection_stats();
     println!("64 tasks on one server: {stats:?}");
-    // 2 shared connections, and with mcds-memcached's `tokio` feature as
-    // many again for async callers that drive their own.
-    assert!(stats.open <= 4, "{stats:?}");
+    // At most 4 shared connections (the default), and with
+    // mcds-memcached's `tokio` feature as many again for async callers
+    // that drive their own.
+    assert!(stats.open <= 8, "{stats:?}");
     assert!(
         stats.requests > stats.writes,
         "some writes carried several requests: {stats:?}"
@@ -77,7 +78,7 @@ fn many_tasks_on_a_pool_of_three() {
     many_tasks_are_exact(store.clone());
     let stats = store.connection_stats();
     println!("64 tasks on a pool of 3: {stats:?}");
-    assert!(stats.open <= 12, "{stats:?}");
+    assert!(stats.open <= 24, "{stats:?}");
 }
 
 const TIMEOUT: Duration = Duration::from_millis(500);

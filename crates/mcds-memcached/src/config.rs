@@ -11,7 +11,7 @@ use crate::store::MemcachedStore;
 
 /// Connections per server unless [`Builder::connections_per_server`] says
 /// otherwise.
-pub(crate) const DEFAULT_CONNECTIONS: usize = 2;
+pub(crate) const DEFAULT_CONNECTIONS: usize = 4;
 
 /// Settings of a [`MemcachedStore`], set through [`Builder`].
 #[derive(Clone, Debug)]

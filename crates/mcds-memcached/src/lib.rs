@@ -89,7 +89,8 @@
 //!   ```
 //! * **Shared connections, automatic pipelining.** A store opens at most
 //!   [`Builder::connections_per_server`] connections to each server
-//!   (default 2), whatever the number of threads and tasks using it. A
+//!   (default 4, two of which carry the batches once callers queue),
+//!   whatever the number of threads and tasks using it. A
 //!   caller that finds its connection idle writes its request and reads the
 //!   reply itself: one `write` and one `read`, no thread hop, no liveness
 //!   probe (a connection idle for more than 200 µs gets one non-blocking

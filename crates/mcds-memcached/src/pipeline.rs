@@ -546,9 +546,10 @@ impl MemcachedStore {
         if payloads < 2 || pinned.markerless || sessions.len() != 1 {
             return;
         }
-        // (The shared lanes: a round that spans connections is queued,
-        // and async lanes never queue, see `Server::async_lane`.)
-        for lane in target.shared_lanes() {
+        // (The batching lanes: a round that spans connections is queued,
+        // async lanes never queue, see `Server::async_lane`, and the other
+        // shared lanes are for callers that find them idle, `Server::pick`.)
+        for lane in target.batching_lanes() {
             if sessions.len() >= payloads || sessions.iter().any(|s| s.uses(lane)) {
                 continue;
             }

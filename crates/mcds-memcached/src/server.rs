@@ -15,6 +15,11 @@ use crate::conn::Conn;
 use crate::mux::Lane;
 use crate::pool::ServerPool;
 
+/// How many of a server's shared lanes carry the batches of callers that
+/// queue; the others take only callers that find them idle while no lane
+/// has a queue ([`Server::lane`]).
+pub(crate) const BATCHING_LANES: usize = 2;
+
 /// One server of the pool.
 pub(crate) struct Server {
     pub(crate) addr: String,
@@ -90,8 +95,9 @@ impl Server {
 
     /// The lane for the next session: the first idle one (so one caller at
     /// a time uses one connection, and a second connection is opened only
-    /// when two callers overlap), else the least loaded; in turn when every
-    /// lane's lock was held just then.
+    /// when two callers overlap), else the least loaded of the lanes that
+    /// carry batches (see [`pick`](Self::pick) for when the others are
+    /// used).
     ///
     /// While the server has no incarnation marker (full under `-M` when
     /// the marker was to be made: [`Incarnation::markerless`]), every
@@ -150,28 +156,64 @@ impl Server {
         lane.index() >= self.shared
     }
 
-    /// The first idle lane of `lanes`, else the least loaded, else one in
-    /// turn (see [`lane`](Self::lane)).
+    /// The lane for a caller among `lanes` (see [`lane`](Self::lane)):
+    ///
+    /// * an idle one of the first [`BATCHING_LANES`], the lanes that carry
+    ///   the batches;
+    /// * else an idle one of the others, but only while no lane has a
+    ///   queue: every caller then has a connection to itself (a few
+    ///   threads, each one round trip at a time), and a caller that waited
+    ///   behind another would take two round trips for one;
+    /// * else the least loaded of the batching lanes, else one of them in
+    ///   turn (their locks were held just then).
+    ///
+    /// Why not spread callers over every lane: once callers queue, the
+    /// machine's cores, not round trips, bound the rate, and a write
+    /// carrying 8 callers' requests costs the client and the server about
+    /// what a write carrying 1 does (the peers bench on 2 cores: 16
+    /// threads reach 1.16× 16 raw sockets on 2 lanes, 0.97× on 4). Before
+    /// they queue, each waiting caller is a round trip lost (4 threads:
+    /// 0.76× 4 raw sockets on 2 lanes, 1.0× on 4).
     #[inline]
     fn pick<'l>(&'l self, lanes: &'l [Lane]) -> &'l Lane {
         if self.learned.markerless() {
             return &self.lanes[0];
         }
+        let batching = lanes.len().min(BATCHING_LANES);
         let mut best: Option<(usize, &Lane)> = None;
-        for lane in lanes {
+        let mut idle_other: Option<&Lane> = None;
+        let mut queued = false;
+        for (i, lane) in lanes.iter().enumerate() {
             match lane.load() {
-                Some(0) => return lane,
-                Some(n) if best.is_none_or(|(b, _)| n < b) => best = Some((n, lane)),
-                _ => {}
+                Some(0) if i < batching => return lane,
+                Some(0) => {
+                    idle_other.get_or_insert(lane);
+                }
+                Some(n) => {
+                    queued |= n > 1;
+                    if i < batching && best.is_none_or(|(b, _)| n < b) {
+                        best = Some((n, lane));
+                    }
+                }
+                None => {}
             }
+        }
+        if let Some(lane) = idle_other.filter(|_| !queued) {
+            return lane;
         }
         match best {
             Some((_, lane)) => lane,
             None => {
                 let n = self.next_lane.fetch_add(1, Ordering::Relaxed);
-                &lanes[n % lanes.len()]
+                &lanes[n % batching]
             }
         }
+    }
+
+    /// The lanes that carry the batches when callers queue (the first
+    /// [`BATCHING_LANES`] shared ones): a batch of reads spreads over these.
+    pub(crate) fn batching_lanes(&self) -> &[Lane] {
+        &self.lanes[..self.shared.min(BATCHING_LANES)]
     }
 
     /// [`Error::ServerDown`] while the server is in its backoff window.

@@ -122,12 +122,17 @@ macro_rules! builder_options {
         }
 
         /// How many connections the store keeps to each server (at least
-        /// 1). On the meta-protocol store (default 2) they are shared: each
+        /// 1). On the meta-protocol store (default 4) they are shared: each
         /// caller's request goes out on one of them with the requests of
         /// the callers that arrived meanwhile, so the store never opens
         /// more, whatever the number of callers (with mcds-memcached's
         /// `tokio` feature, as many again, each driven by one async caller
-        /// at a time on a tokio runtime). On the text-protocol store
+        /// at a time on a tokio runtime). A connection is opened when
+        /// callers overlap: one caller at a time uses one. Two of them
+        /// carry the batches once callers queue; the others serve callers
+        /// that find them idle while nobody queues (a few threads, each
+        /// with a connection to itself), because past that point one write
+        /// for many callers is cheaper than many writes. On the text-protocol store
         /// (default 8) a caller holds a connection for its exchange: this
         /// many are kept open for reuse, and a caller that finds none idle
         /// opens another.
