@@ -755,8 +755,29 @@ fn main() {
                 .query(&mut con)
                 .unwrap();
         }
+        // The floor: the segments' bytes read with one write of `mg <key>
+        // v` on a raw socket, nothing decoded (what any client of
+        // memcached must move to count).
+        let segments: Vec<u8> = counted
+            .keys()
+            .iter()
+            .flat_map(|k| [&b"mg "[..], k.as_bytes(), b" v\r\n"].concat())
+            .collect();
+        let n_segments = counted.keys().len();
+        let mut raw_segments = Raw::connect(&addr);
         let counted = Box::leak(Box::new(counted));
         arms.push(vec![
+            arm(
+                "raw hll segments",
+                sizes.single,
+                Box::new(move |n| {
+                    let started = Instant::now();
+                    for _ in 0..n {
+                        black_box(raw_segments.exchange_values(&segments, n_segments));
+                    }
+                    started.elapsed()
+                }),
+            ),
             arm(
                 "mcds hll count",
                 sizes.single,
@@ -788,6 +809,18 @@ fn main() {
             case,
             "redis-rs `PFCOUNT`",
             Some("mcds hll count"),
+            "redis pfcount",
+        ));
+        rows.push(row(
+            case,
+            "raw `mg` of its 16 segments, one write (floor)",
+            Some("mcds hll count"),
+            "raw hll segments",
+        ));
+        rows.push(row(
+            "raw `mg` of the 16 segments `count` reads (the floor, in the mcds column)",
+            "redis-rs `PFCOUNT`",
+            Some("raw hll segments"),
             "redis pfcount",
         ));
     }

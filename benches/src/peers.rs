@@ -82,6 +82,50 @@ impl Raw {
     }
 }
 
+impl Raw {
+    /// Send `commands` (one write) and read `replies` replies that may
+    /// carry a value (`VA <length> …`, then the value and `\r\n`; a
+    /// miss is one line): the bytes of the values read. Values are
+    /// skipped by their length, not scanned for line ends.
+    pub fn exchange_values(&mut self, commands: &[u8], replies: usize) -> usize {
+        self.stream.write_all(commands).unwrap();
+        let (mut len, mut at, mut done, mut bytes) = (0, 0, 0, 0);
+        loop {
+            while done < replies {
+                let Some(nl) = self.buf[at..len].iter().position(|&b| b == b'\n') else {
+                    break;
+                };
+                let line = &self.buf[at..at + nl];
+                let value = line.strip_prefix(b"VA ").map(|rest| {
+                    let digits = rest.split(|&b| b == b' ' || b == b'\r').next().unwrap();
+                    std::str::from_utf8(digits)
+                        .unwrap()
+                        .parse::<usize>()
+                        .unwrap()
+                });
+                let need = nl + 1 + value.map_or(0, |v| v + 2);
+                if at + need > len {
+                    break;
+                }
+                at += need;
+                done += 1;
+                bytes += value.unwrap_or(0);
+            }
+            if done == replies {
+                return bytes;
+            }
+            // Keep the part of a reply read so far at the buffer's start.
+            self.buf.copy_within(at..len, 0);
+            len -= at;
+            at = 0;
+            assert!(len < self.buf.len(), "a reply larger than the raw buffer");
+            let n = self.stream.read(&mut self.buf[len..]).unwrap();
+            assert!(n > 0, "memcached closed the raw socket");
+            len += n;
+        }
+    }
+}
+
 /// `ma <key> N0 J1 D1 v` for each key, concatenated: what
 /// `Counter::incr(1)` asks of memcached (add 1, or create the counter at 1
 /// if it is missing; `N0`, no TTL), without the opaque (`O<n>`) mcds adds
