@@ -218,8 +218,12 @@ pub(crate) struct Cancellable {
 }
 
 impl Cancellable {
-    /// `store`, made cancellable.
+    /// `store`, made cancellable. A quorum's members are each made
+    /// cancellable (a lock calls them, not the quorum).
     pub(crate) fn wrap(store: Arc<dyn Store>) -> Arc<dyn Store> {
+        if let Some(quorum) = store.quorum() {
+            return Arc::new(quorum.map_members(Cancellable::wrap));
+        }
         Arc::new(Cancellable { inner: store })
     }
 }

@@ -131,6 +131,9 @@ impl<S: Store> Store for CountingStore<S> {
     fn item_size_limit(&self) -> usize {
         self.inner.item_size_limit()
     }
+    fn quorum(&self) -> Option<&crate::QuorumStore> {
+        self.inner.quorum()
+    }
     fn retention(&self, key: &Key) -> Result<crate::Retention> {
         self.inner.retention(key)
     }

@@ -193,6 +193,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         true
     }
 
+    /// The independent servers of a quorum, when this store is one
+    /// ([`QuorumStore`](crate::QuorumStore)): a lock made from it takes a
+    /// majority of them, and every other operation is refused. Default
+    /// `None`; a wrapper forwards its inner store's.
+    fn quorum(&self) -> Option<&crate::QuorumStore> {
+        None
+    }
+
     /// The largest item (key + value + [`ITEM_OVERHEAD`](crate::backend::ITEM_OVERHEAD))
     /// the store accepts, so a structure can refuse an oversized value
     /// before it writes anything else. Default 1 MiB.
@@ -278,6 +286,9 @@ macro_rules! delegate_store {
             }
             fn item_size_limit(&self) -> usize {
                 (**self).item_size_limit()
+            }
+            fn quorum(&self) -> Option<&crate::QuorumStore> {
+                (**self).quorum()
             }
             fn incr_or_init(&self, key: &Key, delta: u64, initial: u64, ttl: Ttl) -> Result<u64> {
                 (**self).incr_or_init(key, delta, initial, ttl)

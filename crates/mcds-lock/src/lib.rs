@@ -121,6 +121,7 @@ use mcds_core::{
 
 mod background;
 mod fence;
+mod quorum;
 mod renewer;
 
 use background::in_background;
@@ -128,6 +129,8 @@ use renewer::{Renewer, renew, renewal};
 
 pub use fence::{FENCE_CLOCK_SKEW, FENCE_TICKS_PER_MICROSECOND, FENCE_TIE_BREAK};
 use fence::{fence_floor, fence_initial, record_fence};
+use quorum::QuorumLease;
+pub use quorum::{QUORUM_RECORD_KEY, quorum_drift};
 
 /// Outcome of [`Guard::release`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,13 +400,12 @@ impl Lock {
     /// `caller` is the public method, for the error a store without CAS ids
     /// gets.
     async fn try_acquire_io(&self, io: Io, caller: &'static str) -> Result<Option<Guard>> {
+        if let Some(quorum) = self.store.quorum() {
+            return quorum::try_acquire(self, quorum, io, caller).await;
+        }
         let access = self.access(io);
         let started = Instant::now();
-        let token = if self.label.is_empty() {
-            mcds_core::random_token()
-        } else {
-            format!("{} {}", self.label, mcds_core::random_token())
-        };
+        let token = self.owner_token();
         let ttl = lease_ttl(self.ttl)?;
         if !access.supports_cas(&self.key).await? {
             // Without CAS ids a release or extend could not tell our lock
@@ -449,13 +451,16 @@ impl Lock {
             Some(Ok(t)) => Some(t),
             None => None,
         };
-        Ok(Some(Guard {
-            state,
-            fencing_token,
-            renewer: None,
-            done: false,
-            io,
-        }))
+        Ok(Some(Guard::holding(Held::One(state), fencing_token, io)))
+    }
+
+    /// A new owner token: `<label> <random hex>`, or the random part alone.
+    fn owner_token(&self) -> String {
+        if self.label.is_empty() {
+            mcds_core::random_token()
+        } else {
+            format!("{} {}", self.label, mcds_core::random_token())
+        }
     }
 
     /// The `add` of the lock item and the fence increment. When both keys
@@ -566,21 +571,33 @@ impl Lock {
     /// this one's lifts this one). If another holder created it meanwhile
     /// (one whose lease ended unseen), this one increments theirs.
     async fn create_fence(&self, access: Access<'_>) -> Result<u64> {
+        let since = match access.retention(&self.fence_key).await? {
+            Retention::Since(since_ms) => Some(since_ms),
+            _ => None,
+        };
+        let create = Op::IncrOrInit {
+            key: &self.fence_key,
+            delta: 1,
+            initial: self.fence_start(since),
+            ttl: Ttl::Never,
+        };
+        access.execute(&create).await.and_then(Reply::value)
+    }
+
+    /// The first token of a fence counter created now: this process's
+    /// clock in microseconds (the real clock, or the scope's if that is
+    /// ahead), and at least `since_ms`, the time its server last reported
+    /// a loss, plus [`FENCE_CLOCK_SKEW`], in ticks (see [`create_fence`](Lock::create_fence)).
+    fn fence_start(&self, since_ms: Option<u64>) -> u64 {
         let real_us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
         let mut at_us = real_us.max(self.clock.now_ms().saturating_mul(1_000));
-        if let Retention::Since(since_ms) = access.retention(&self.fence_key).await? {
+        if let Some(since_ms) = since_ms {
             at_us = at_us.max(since_ms.saturating_mul(1_000));
         }
         let skew_us = u64::try_from(FENCE_CLOCK_SKEW.as_micros()).unwrap_or(u64::MAX);
-        let create = Op::IncrOrInit {
-            key: &self.fence_key,
-            delta: 1,
-            initial: fence_initial(at_us.saturating_add(skew_us), &self.fence_key),
-            ttl: Ttl::Never,
-        };
-        access.execute(&create).await.and_then(Reply::value)
+        fence_initial(at_us.saturating_add(skew_us), &self.fence_key)
     }
 
     /// Wait up to `timeout` for the lock, retrying with jittered exponential
@@ -700,6 +717,9 @@ impl Lock {
     /// The owner token of the current holder, if the lock is held.
     #[blocking_and_async(pub)]
     async fn holder_io(&self, io: Io) -> Result<Option<String>> {
+        if let Some(quorum) = self.store.quorum() {
+            return quorum::holder(self, quorum).await;
+        }
         Ok(self
             .access(io)
             .get(&self.key)
@@ -851,6 +871,70 @@ impl GuardState {
     }
 }
 
+/// The lease a guard holds: on one server, or on a majority of a quorum
+/// (`quorum.rs`).
+#[derive(Clone)]
+pub(crate) enum Held {
+    One(Arc<GuardState>),
+    Quorum(Arc<QuorumLease>),
+}
+
+impl Held {
+    async fn release(&self, io: Io) -> Result<Release> {
+        match self {
+            Held::One(state) => state.release(io).await,
+            Held::Quorum(lease) => lease.release().await,
+        }
+    }
+
+    async fn extend(&self, io: Io, ttl: Duration) -> Result<Extend> {
+        match self {
+            Held::One(state) => state.extend(io, ttl).await,
+            Held::Quorum(lease) => lease.extend(ttl).await,
+        }
+    }
+
+    fn key(&self) -> &Key {
+        match self {
+            Held::One(state) => &state.key,
+            Held::Quorum(lease) => &lease.key,
+        }
+    }
+
+    fn token(&self) -> &str {
+        match self {
+            Held::One(state) => &state.token,
+            Held::Quorum(lease) => &lease.token,
+        }
+    }
+
+    /// Set when the lease is known lost (or spent).
+    pub(crate) fn lost(&self) -> &AtomicBool {
+        match self {
+            Held::One(state) => &state.lost,
+            Held::Quorum(lease) => &lease.lost,
+        }
+    }
+
+    /// Until when the lease is certain.
+    pub(crate) fn lease_until(&self) -> Instant {
+        *match self {
+            Held::One(state) => &state.lease_until,
+            Held::Quorum(lease) => &lease.lease_until,
+        }
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A store whose async timers the renewer task sleeps on.
+    fn timer_store(&self) -> &dyn Store {
+        match self {
+            Held::One(state) => &*state.store,
+            Held::Quorum(lease) => lease.any_store(),
+        }
+    }
+}
+
 /// The conditional write of [`GuardState::with_cas`].
 #[derive(Clone, Copy)]
 enum Write {
@@ -886,7 +970,7 @@ enum Write {
 /// item if the cancelled attempt's write took it (looking for about 6 s;
 /// a write applied later than that strands the lock until its TTL).
 pub struct Guard {
-    state: Arc<GuardState>,
+    state: Held,
     fencing_token: Option<u64>,
     renewer: Option<Renewer>,
     done: bool,
@@ -897,8 +981,8 @@ pub struct Guard {
 impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guard")
-            .field("key", &self.state.key)
-            .field("token", &self.state.token)
+            .field("key", self.state.key())
+            .field("token", &self.state.token())
             .field("fencing_token", &self.fencing_token)
             .field("lost", &self.is_lost())
             .finish()
@@ -906,6 +990,17 @@ impl std::fmt::Debug for Guard {
 }
 
 impl Guard {
+    /// A guard of `state`, with its fencing token, from the API `io`.
+    fn holding(state: Held, fencing_token: Option<u64>, io: Io) -> Guard {
+        Guard {
+            state,
+            fencing_token,
+            renewer: None,
+            done: false,
+            io,
+        }
+    }
+
     /// Release the lock if it is still ours. One round trip (two more when
     /// an earlier write of ours was applied unseen, see
     /// [`try_release`](Guard::try_release)).
@@ -974,13 +1069,13 @@ impl Guard {
 
     /// The random owner token stored under the lock key.
     pub fn owner_token(&self) -> &str {
-        &self.state.token
+        self.state.token()
     }
 
     /// Whether the lease is known to be lost (reported by `extend`, the
     /// renewer, or `release`).
     pub fn is_lost(&self) -> bool {
-        self.state.lost.load(Ordering::SeqCst)
+        self.state.lost().load(Ordering::SeqCst)
     }
 
     /// Renew the lease in the background every TTL/3 until the guard is
@@ -1024,11 +1119,11 @@ impl Guard {
         lease_ttl(ttl)?;
         self.stop_renewer();
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let state = Arc::clone(&self.state);
+        let state = self.state.clone();
         let signal = Arc::clone(&stop);
         let interval = ttl / 3;
         let thread = std::thread::Builder::new()
-            .name(format!("mcds-lock renewer {}", state.key))
+            .name(format!("mcds-lock renewer {}", state.key()))
             .spawn(move || renew(&state, &signal, ttl, interval, on_lost))
             .map_err(|e| Error::InvalidArgument(format!("cannot start the renewer thread: {e}")))?;
         self.renewer = Some(Renewer::Thread {
@@ -1066,10 +1161,10 @@ impl Guard {
             )
         })?;
         self.stop_renewer();
-        let state = Arc::clone(&self.state);
+        let state = self.state.clone();
         let interval = ttl / 3;
         let task = runtime.spawn(async move {
-            let access = Access::new(&*state.store, Io::Async);
+            let access = Access::new(state.timer_store(), Io::Async);
             loop {
                 access.sleep(interval).await;
                 match renewal(&state, state.extend(Io::Async, ttl).await, interval) {
@@ -1108,8 +1203,14 @@ struct Abandoned {
 
 impl Abandoned {
     fn new(lock: &Lock, token: &str) -> Abandoned {
+        Abandoned::on(Arc::clone(&lock.store), lock.key.clone(), token)
+    }
+
+    /// An attempt to add `key` holding `token` on `store` (one server of
+    /// a quorum, or the lock's store).
+    fn on(store: Arc<dyn Store>, key: Key, token: &str) -> Abandoned {
         Abandoned {
-            lock: Some((Arc::clone(&lock.store), lock.key.clone(), token.to_string())),
+            lock: Some((store, key, token.to_string())),
         }
     }
 
@@ -1171,8 +1272,8 @@ impl Drop for Guard {
             // Never block in an async caller's drop: the release goes to a
             // task (or a thread outside a tokio runtime).
             Io::Async => {
-                let state = Arc::clone(&self.state);
-                let unfinished = Arc::clone(&self.state);
+                let state = self.state.clone();
+                let unfinished = self.state.clone();
                 in_background(
                     "mcds-lock release",
                     move |io| async move {

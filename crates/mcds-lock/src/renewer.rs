@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mcds_core::{Error, Io, Result, block_on};
 
-use crate::{Extend, GuardState};
+use crate::{Extend, Held};
 
 /// The renewer of [`Guard::auto_extend`](crate::Guard::auto_extend) (a thread) or
 /// [`Guard::auto_extend_async`](crate::Guard::auto_extend_async) (a tokio task).
@@ -44,7 +44,7 @@ impl Renewer {
 }
 
 pub(crate) fn renew(
-    state: &GuardState,
+    state: &Held,
     stop: &(Mutex<bool>, Condvar),
     ttl: Duration,
     interval: Duration,
@@ -70,7 +70,7 @@ pub(crate) fn renew(
 /// `Some(error)` to stop and report the loss (`None` inside: the lease was
 /// found lost; an error: renewals kept failing).
 pub(crate) fn renewal(
-    state: &GuardState,
+    state: &Held,
     extended: Result<Extend>,
     interval: Duration,
 ) -> Option<Option<Error>> {
@@ -82,12 +82,9 @@ pub(crate) fn renewal(
             // succeeded, counted from when it was sent. If the next try
             // would come after that, give up now, while it still holds,
             // so the holder can stop before another client can start.
-            let until = *state
-                .lease_until
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let until = state.lease_until();
             if Instant::now() + interval >= until {
-                state.lost.store(true, Ordering::SeqCst);
+                state.lost().store(true, Ordering::SeqCst);
                 Some(Some(e))
             } else {
                 None

@@ -106,6 +106,9 @@ impl Store for HookStore {
     fn item_size_limit(&self) -> usize {
         self.inner.item_size_limit()
     }
+    fn quorum(&self) -> Option<&mcds_core::QuorumStore> {
+        self.inner.quorum()
+    }
     fn retention(&self, key: &Key) -> Result<Retention> {
         self.inner.retention(key)
     }

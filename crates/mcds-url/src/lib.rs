@@ -29,6 +29,7 @@ use network::Network;
 /// memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:
 /// 10.0.0.1:11211,10.0.0.2:11211          (no scheme: memcached, defaults)
 /// memcached+tls://cache.internal:11211?ca_file=/etc/memcached/ca.pem
+/// memcached://10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211?quorum  (locks over a majority)
 /// memcached://app:s3cret@10.0.0.1:11211  (ASCII auth, memcached -Y)
 /// unix:/run/memcached/memcached.sock     (a unix socket, memcached -s)
 /// memory://?memory_limit=64m&evict=false (the embedded store)
@@ -45,6 +46,7 @@ use network::Network;
 /// | option | stores | meaning (default) |
 /// |---|---|---|
 /// | `proxy` | text | the servers are one proxy (twemproxy): no CAS, see above |
+/// | `quorum` | memcached | the 3 to 15 servers are independent members of a quorum, not a pool: a lock lives on every one and is held by whoever takes a majority, so it outlives any minority's loss (see `mcds_lock`'s "Quorum" section); only locks run on it, every other structure is refused with `Unsupported` |
 /// | `ketama` | memcached, text | place keys as libmemcached's ketama does (php-memcached with `OPT_LIBKETAMA_COMPATIBLE`, pylibmc with `ketama_weighted`), to share a pool's keys with those apps; same as `distribution=ketama` |
 /// | `distribution=rendezvous\|ketama` | memcached, text | key placement across the servers (`rendezvous`) |
 /// | `timeout_ms=N` | memcached, text | both timeouts below at once |
@@ -103,6 +105,9 @@ pub enum UrlKind {
         tls: Option<TlsOptions>,
         /// ASCII auth, if set (in the URL or the environment).
         credentials: Option<Credentials>,
+        /// The servers are independent members of a quorum (`quorum`):
+        /// the store is a [`QuorumStore`](mcds_core::QuorumStore), for locks.
+        quorum: bool,
     },
     /// Servers (or one proxy) speaking the classic text protocol (the
     /// `text` feature).
@@ -236,6 +241,7 @@ fn boolean(name: &str, value: Option<&str>) -> Result<bool> {
 /// The options only the network stores take (`network.rs` reads them).
 const NETWORK_OPTIONS: &[&str] = &[
     "proxy",
+    "quorum",
     "ketama",
     "rendezvous",
     "distribution",
@@ -487,7 +493,32 @@ mod tests {
                 item_size_limit: Some(2 << 20),
                 tls: None,
                 credentials: None,
+                quorum: false,
             }
+        );
+    }
+
+    #[test]
+    fn a_quorum_url_opens_one_store_per_server() {
+        let scope = open_url("memcached://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3?quorum").unwrap();
+        let quorum = scope.store().quorum().expect("a quorum");
+        let names: Vec<&str> = quorum.members().iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]);
+        assert_eq!(quorum.majority(), 2);
+        // Anything but a lock is refused, with what to do instead.
+        let e = scope
+            .store()
+            .get(&mcds_core::Key::new("k").unwrap())
+            .unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("Lock"), "{e}");
+        // Without `quorum` the same servers are one pool.
+        assert!(
+            open_url("memcached://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3")
+                .unwrap()
+                .store()
+                .quorum()
+                .is_none()
         );
     }
 
@@ -516,6 +547,10 @@ mod tests {
             ),
             ("redis://a:1", "unknown store URL scheme"),
             ("memcached://a:1?proxy", "for text://"),
+            ("memcached://a:1,b:1?quorum", "3 to 15 servers"),
+            ("memcached://a:1,b:1,c:1?quorum&ketama", "leave out ketama"),
+            ("text://a:1,b:1,c:1?quorum", "for memcached://"),
+            ("memory://?quorum", "for memcached://"),
         ] {
             let e = StoreUrl::parse(url).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{url}: {e}");

@@ -47,6 +47,8 @@ pub(crate) struct Network {
     tls_set: Vec<String>,
     client_cert: Option<String>,
     client_key: Option<String>,
+    /// The servers are a quorum (`quorum`), not a pool.
+    quorum: bool,
 }
 
 impl Network {
@@ -73,6 +75,7 @@ impl Network {
             tls_set: Vec::new(),
             client_cert: None,
             client_key: None,
+            quorum: false,
         })
     }
 
@@ -131,6 +134,12 @@ impl Network {
                 ));
             }
             "proxy" => self.proxy = boolean(name, value.as_deref())?,
+            "quorum" if self.text => {
+                return Err(bad(
+                    "store URL option quorum is for memcached:// (the meta protocol): a quorum lock needs each server's CAS ids and restarts seen".into(),
+                ));
+            }
+            "quorum" => self.quorum = boolean(name, value.as_deref())?,
             "tls" => self.tls |= boolean(name, value.as_deref())?,
             _ => {
                 self.tls_set.push(name.to_string());
@@ -192,6 +201,21 @@ impl Network {
             })?),
             None => Credentials::from_env()?,
         };
+        if self.quorum {
+            if self.distribution.is_some() {
+                return Err(bad(
+                    "a quorum places no keys (every lock lives on every server): leave out ketama and distribution".into(),
+                ));
+            }
+            if !(mcds_core::MIN_QUORUM..=mcds_core::MAX_QUORUM).contains(&servers.len()) {
+                return Err(bad(format!(
+                    "a quorum has {} to {} servers (3 or 5 are usual), this URL lists {}",
+                    mcds_core::MIN_QUORUM,
+                    mcds_core::MAX_QUORUM,
+                    servers.len()
+                )));
+            }
+        }
         let distribution = self.distribution.unwrap_or_default();
         let (connect_timeout, io_timeout) = (self.connect_timeout, self.io_timeout);
         #[cfg(feature = "text")]
@@ -215,6 +239,7 @@ impl Network {
             item_size_limit,
             tls,
             credentials,
+            quorum: self.quorum,
         })
     }
 }
@@ -244,8 +269,9 @@ macro_rules! with_network_options {
     }};
 }
 
-/// The meta-protocol store of a [`UrlKind::Memcached`]; `None` for the
-/// other kinds.
+/// The meta-protocol store of a [`UrlKind::Memcached`] over all its
+/// servers (as a pool, even for a quorum: `mcds stats` asks each server);
+/// `None` for the other kinds.
 pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> {
     let UrlKind::Memcached {
         servers,
@@ -255,11 +281,33 @@ pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> 
         item_size_limit,
         tls,
         credentials,
+        quorum: _,
     } = kind
     else {
         return None;
     };
-    let b = MemcachedStore::builder().distribution(*distribution);
+    Some(memcached_on(
+        servers,
+        *distribution,
+        (connect_timeout, io_timeout, item_size_limit),
+        tls,
+        credentials,
+    ))
+}
+
+/// The meta-protocol store on `servers` with the URL's options.
+fn memcached_on(
+    servers: &[String],
+    distribution: Distribution,
+    (connect_timeout, io_timeout, item_size_limit): (
+        &Option<Duration>,
+        &Option<Duration>,
+        &Option<usize>,
+    ),
+    tls: &Option<TlsOptions>,
+    credentials: &Option<Credentials>,
+) -> Result<MemcachedStore> {
+    let b = MemcachedStore::builder().distribution(distribution);
     let b = with_network_options!(
         b,
         connect_timeout,
@@ -268,12 +316,48 @@ pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> 
         tls,
         credentials
     );
-    Some(b.connect(servers))
+    b.connect(servers)
+}
+
+/// The quorum of a [`UrlKind::Memcached`] with `quorum`: one store per
+/// server, each with the URL's options; `None` for any other kind.
+fn quorum_store(kind: &UrlKind) -> Option<Result<mcds_core::QuorumStore>> {
+    let UrlKind::Memcached {
+        servers,
+        distribution,
+        connect_timeout,
+        io_timeout,
+        item_size_limit,
+        tls,
+        credentials,
+        quorum: true,
+    } = kind
+    else {
+        return None;
+    };
+    let members = servers.iter().map(|server| {
+        let store = memcached_on(
+            std::slice::from_ref(server),
+            *distribution,
+            (connect_timeout, io_timeout, item_size_limit),
+            tls,
+            credentials,
+        )?;
+        Ok((server.clone(), Arc::new(store) as Arc<dyn mcds_core::Store>))
+    });
+    Some(
+        members
+            .collect::<Result<Vec<_>>>()
+            .and_then(mcds_core::QuorumStore::new),
+    )
 }
 
 /// The store of a network [`UrlKind`], unprefixed; `None` for the embedded
 /// store.
 pub(crate) fn open(kind: &UrlKind) -> Option<Result<Scope>> {
+    if let Some(quorum) = quorum_store(kind) {
+        return Some(quorum.map(|q| Scope::from(Arc::new(q) as Arc<dyn mcds_core::Store>)));
+    }
     if let Some(store) = memcached_store(kind) {
         return Some(store.map(|s| Scope::from(Arc::new(s))));
     }

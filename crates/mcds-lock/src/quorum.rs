@@ -1,0 +1,782 @@
+//! The quorum lock: a [`Lock`] made from a [`QuorumStore`] (independent
+//! memcached servers, `memcached://a,b,c?quorum`) is held by whoever holds
+//! its item on a **majority** of them. The whole algorithm is in this file;
+//! each server's part of a lease is the single-server lock's
+//! ([`GuardState`]: CAS-guarded release and extend, restart-safe CAS ids,
+//! adoption after a lost reply).
+//!
+//! * **Acquire.** To every server at once, one pipeline each: `add` of the
+//!   lock item (a random owner token, the lease's TTL), the fence
+//!   counter's increment (with fencing), and a read of the quorum record
+//!   (below). Granted when a majority added within the lease's validity:
+//!   the TTL less the drift allowance ([`quorum_drift`]), counted from before
+//!   the first request went out. Once the outcome is known, servers that
+//!   have not answered get a grace (as long as the answers took, at least
+//!   2 ms) and are then left: an `add` of theirs applied later is deleted
+//!   in the background if it holds this attempt's token. A refused or
+//!   failed attempt deletes what it added (a partial acquire is undone).
+//!   One round trip of wall time while the fence counters agree.
+//! * **Release** goes to every server; `Released` when a majority still
+//!   held this lease's item (a CAS delete of it succeeded), so no other
+//!   holder can have had a majority meanwhile.
+//! * **Extend** goes to every server and succeeds on a majority, within
+//!   the validity. A server where the lease's item is gone (restarted,
+//!   evicted) or was never added gets it again (`add`), so a lease that
+//!   lost a minority regains it at the next renewal and survives a second
+//!   minority's loss after that.
+//! * **The quorum record.** Every server keeps the sorted list of the
+//!   quorum's servers under [`QUORUM_RECORD_KEY`], written by the first
+//!   acquire that finds it missing. A client whose list differs from a
+//!   server's record is refused ([`Error::InvalidArgument`]): two clients
+//!   with different lists could each take a majority of their own list.
+//!   This is caught wherever the lists share a server that kept its
+//!   record; lists with no server in common are two different quorums,
+//!   which no client can tell from one.
+//!
+//! # Fencing tokens across a minority's loss
+//!
+//! Each server keeps a fence counter for the lock. An acquire increments
+//! it on every server (in the acquire's pipeline; an increment never
+//! creates a missing counter), and its token `t` is the largest value
+//! returned, raised past the highest token this process handed out for
+//! the name, and, if any server's counter was missing, past a new start
+//! from the clock (as the single-server lock starts a lost counter:
+//! microseconds plus [`FENCE_CLOCK_SKEW`](crate::FENCE_CLOCK_SKEW), times
+//! [`FENCE_TICKS_PER_MICROSECOND`](crate::FENCE_TICKS_PER_MICROSECOND),
+//! above the time the server last reported a loss). Before the token is
+//! returned, every server that answered with a lower value (or none) is
+//! raised to `t` (one more round trip, only then), and the acquire fails
+//! unless a majority holds a counter of at least `t`.
+//!
+//! So when an acquire returns `t`, a majority `W` holds counters `≥ t`.
+//! A later grant increments on a majority `M`; `W` and `M` share a
+//! server, whose increment returns more than `t`, so the later token is
+//! larger: **no clock is involved while the servers of `W` that lost
+//! their counters (a restart, a flush, an eviction) are a minority**, and
+//! a counter lost and re-created in the same millisecond, by any clock,
+//! changes nothing. Servers that missed the raise (down at the time)
+//! count with the ones that lost their counters. Only when both leave a
+//! majority of `M` without the counter does the order fall back to the
+//! clocks of the processes re-creating it, as for the single-server lock
+//! (see the crate docs); in-process, tokens also never fall below one the
+//! process handed out before for the same name.
+//!
+//! # Timing: what the lease assumes, and what protects a resource
+//!
+//! The lease is certain for its TTL, less [`quorum_drift`], from before the
+//! acquire's requests were sent, as long as (1) the servers' clocks run at
+//! the client's rate to within 1% (memcached expires items by its own
+//! seconds counter; the item is written with the TTL plus 2 s to cover
+//! that counter's lag, see the crate docs) and (2) the holder is not
+//! paused: a process stopped by the kernel, a long GC pause or a
+//! swapped-out page does not know its lease ran out, and may write to the
+//! protected resource after another holder was granted the lock. No lease
+//! can prevent that. The fencing token does: the resource remembers the
+//! largest token it has seen and refuses a write with a smaller one, so
+//! the paused holder's late write is refused (Kleppmann, "How to do
+//! distributed locking", on Redlock).
+//!
+//! # Restarts
+//!
+//! A server that restarts empty loses the lease's item there; the
+//! holder keeps its majority on the others, so no second holder can take
+//! a majority while the first holds one (a contender gets at most the
+//! restarted server and the servers nobody holds). CAS ids are tied to
+//! the server's incarnation (`mcds_memcached`), so no release or extend
+//! of the old item can touch a new holder's item on the restarted server.
+//! The next extend adds the item there again.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use mcds_core::{
+    Access, BoxFuture, Error, Io, Item, Key, Op, QuorumMember, QuorumStore, Reply, Result,
+    Retention, Store, Stored, Ttl,
+};
+
+use crate::fence::{fence_floor, record_fence};
+use crate::{Abandoned, Extend, Guard, GuardState, Held, Lock, Release, lease_ttl, without_cas};
+
+/// The key under which every server of a quorum records the quorum's
+/// servers (sorted, joined with `,`).
+pub const QUORUM_RECORD_KEY: &str = "mcds:quorum";
+
+/// The allowance for clock drift taken off a quorum lease: 1% of the TTL
+/// plus 2 ms (Redlock's). It covers servers whose clocks run up to 1%
+/// faster than the client's.
+pub fn quorum_drift(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2)
+}
+
+/// The least a straggler is waited for once an outcome is known.
+const GRACE: Duration = Duration::from_millis(2);
+
+/// Run `futures` side by side until all are done, or, once `settled`
+/// says the outcome is known, for a grace as long as it took so far (at
+/// least [`GRACE`]); the ones still running then are dropped (`None`).
+async fn gather<'a, T>(
+    futures: Vec<BoxFuture<'a, T>>,
+    sleeper: &'a dyn Store,
+    settled: impl Fn(&[Option<T>]) -> bool,
+) -> Vec<Option<T>> {
+    let started = Instant::now();
+    let mut running: Vec<Option<BoxFuture<'a, T>>> = futures.into_iter().map(Some).collect();
+    let mut out: Vec<Option<T>> = running.iter().map(|_| None).collect();
+    let mut grace: Option<BoxFuture<'a, ()>> = None;
+    std::future::poll_fn(|cx| {
+        for (slot, result) in running.iter_mut().zip(out.iter_mut()) {
+            if let Some(future) = slot
+                && let Poll::Ready(value) = future.as_mut().poll(cx)
+            {
+                *result = Some(value);
+                *slot = None;
+            }
+        }
+        if running.iter().all(Option::is_none) {
+            return Poll::Ready(());
+        }
+        if grace.is_none() && settled(&out) {
+            let wait = started.elapsed().max(GRACE);
+            grace = Some(Box::pin(async move {
+                Access::new(sleeper, Io::Async).sleep(wait).await;
+            }));
+        }
+        match grace.as_mut().map(|g| Pin::new(g).poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(()),
+            _ => Poll::Pending,
+        }
+    })
+    .await;
+    out
+}
+
+/// What one server answered to an acquire.
+struct Answer {
+    added: Result<Stored>,
+    /// The fence increment's reply (`None` without fencing).
+    counted: Option<Result<Option<u64>>>,
+    record: Result<Option<Item>>,
+}
+
+impl Answer {
+    fn failed(e: Error) -> Answer {
+        Answer {
+            counted: Some(Err(e.duplicate())),
+            record: Err(e.duplicate()),
+            added: Err(e),
+        }
+    }
+}
+
+/// The error of a call that fewer than a majority of the servers `names`
+/// answered: how many did, how many were needed, and each failure.
+pub(crate) fn no_quorum(
+    names: &[&str],
+    majority: usize,
+    answered: usize,
+    failures: &[(usize, Error)],
+) -> Error {
+    let detail: Vec<String> = failures
+        .iter()
+        .map(|(i, e)| format!("{}: {e}", names.get(*i).copied().unwrap_or("?")))
+        .collect();
+    let retry_in = failures
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Error::ServerDown { retry_in, .. } => Some(*retry_in),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(Duration::ZERO);
+    Error::ServerDown {
+        server: format!("a quorum of {} ({})", names.len(), names.join(", ")),
+        reason: format!(
+            "{answered} of {} servers answered, {majority} needed; {}",
+            names.len(),
+            if detail.is_empty() {
+                "the others did not answer in time".to_string()
+            } else {
+                detail.join("; ")
+            }
+        ),
+        retry_in,
+    }
+}
+
+/// [`no_quorum`] for `quorum`.
+fn quorum_down(quorum: &QuorumStore, answered: usize, failures: &[(usize, Error)]) -> Error {
+    let names: Vec<&str> = quorum.members().iter().map(|m| m.name.as_str()).collect();
+    no_quorum(&names, quorum.majority(), answered, failures)
+}
+
+/// The refusal of a client whose list of servers differs from a server's
+/// record.
+fn other_list(member: &QuorumMember, recorded: &[u8], mine: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "the quorum's servers differ between clients: {} records the quorum {:?}, this client lists {mine:?}; a majority keeps one holder only when every client lists the same servers (fix the lists, then delete the key {QUORUM_RECORD_KEY} on the servers whose record is wrong)",
+        member.name,
+        String::from_utf8_lossy(recorded),
+    ))
+}
+
+/// Try to take `lock` on a majority of `quorum` (see the module docs).
+pub(crate) async fn try_acquire(
+    lock: &Lock,
+    quorum: &QuorumStore,
+    io: Io,
+    caller: &'static str,
+) -> Result<Option<Guard>> {
+    let started = Instant::now();
+    let token = lock.owner_token();
+    let item_ttl = lease_ttl(lock.ttl)?;
+    let record_key = Key::new(QUORUM_RECORD_KEY)?;
+    let members = quorum.members();
+    let majority = quorum.majority();
+    let fencing = lock.fencing;
+    let futures: Vec<BoxFuture<'_, Answer>> = members
+        .iter()
+        .map(|m| {
+            let (token, record_key) = (&token, &record_key);
+            Box::pin(async move {
+                let access = Access::new(&*m.store, Io::Async);
+                // Armed until the reply is read: dropped before (the
+                // caller cancelled, or the server was left as a
+                // straggler), it deletes the item if the add took it.
+                let abandoned = Abandoned::on(Arc::clone(&m.store), lock.key.clone(), token);
+                match access.supports_cas(&lock.key).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        abandoned.disarm();
+                        return Answer::failed(without_cas(caller));
+                    }
+                    Err(e) => {
+                        abandoned.disarm();
+                        return Answer::failed(e);
+                    }
+                }
+                let mut ops = vec![Op::Add {
+                    key: &lock.key,
+                    value: token.as_bytes(),
+                    ttl: item_ttl,
+                }];
+                if fencing {
+                    ops.push(Op::Incr {
+                        key: &lock.fence_key,
+                        delta: 1,
+                    });
+                }
+                ops.push(Op::Get(record_key));
+                let mut replies = access.pipeline(&ops).await.into_iter();
+                abandoned.disarm();
+                let mut next = || {
+                    replies.next().unwrap_or_else(|| {
+                        Err(Error::Internal("a pipeline answered too few ops".into()))
+                    })
+                };
+                let added = next().and_then(Reply::stored);
+                let counted = fencing.then(|| next().and_then(Reply::counter));
+                let record = next().and_then(Reply::item);
+                Answer {
+                    added,
+                    counted,
+                    record,
+                }
+            }) as BoxFuture<'_, Answer>
+        })
+        .collect();
+    let n = members.len();
+    let answers = gather(futures, &*members[0].store, |answers| {
+        let granted = answers
+            .iter()
+            .flatten()
+            .filter(|a| matches!(a.added, Ok(Stored::Stored(_))))
+            .count();
+        let done = answers.iter().filter(|a| a.is_some()).count();
+        granted >= majority || n - done + granted < majority
+    })
+    .await;
+
+    let mut granted: Vec<(usize, u64)> = Vec::new();
+    let mut refused = 0;
+    let mut failures: Vec<(usize, Error)> = Vec::new();
+    let mut mismatch = None;
+    let mut unrecorded = Vec::new();
+    for (i, answer) in answers.iter().enumerate() {
+        let Some(answer) = answer else {
+            continue;
+        };
+        match &answer.added {
+            // CAS id 0: a server without CAS ids (`-C`).
+            Ok(Stored::Stored(0)) => failures.push((i, without_cas(caller))),
+            Ok(Stored::Stored(cas)) => granted.push((i, *cas)),
+            Ok(Stored::NotStored) => refused += 1,
+            Err(e) => failures.push((i, e.duplicate())),
+        }
+        match &answer.record {
+            Ok(Some(item)) if item.value != quorum.record().as_bytes() => {
+                mismatch
+                    .get_or_insert_with(|| other_list(&members[i], &item.value, quorum.record()));
+            }
+            Ok(None) => unrecorded.push(i),
+            _ => {}
+        }
+    }
+    let parts = |granted: &[(usize, u64)]| -> Vec<(usize, Arc<GuardState>)> {
+        granted
+            .iter()
+            .map(|&(i, cas)| {
+                (
+                    i,
+                    Arc::new(GuardState::new(
+                        Arc::clone(&members[i].store),
+                        lock.key.clone(),
+                        token.clone(),
+                        cas,
+                        started + lock.ttl,
+                    )),
+                )
+            })
+            .collect()
+    };
+    let undo = |granted: &[(usize, u64)]| {
+        let parts = parts(granted);
+        async move {
+            let releases: Vec<BoxFuture<'_, Result<Release>>> = parts
+                .iter()
+                .map(|(_, p)| Box::pin(p.release(Io::Async)) as BoxFuture<'_, _>)
+                .collect();
+            gather(releases, &*members[0].store, |_| false).await;
+        }
+    };
+    if let Some(e) = mismatch {
+        undo(&granted).await;
+        return Err(e);
+    }
+    if granted.len() < majority {
+        undo(&granted).await;
+        let answered = granted.len() + refused;
+        if answered >= majority {
+            return Ok(None); // held by another (or by leftovers of one)
+        }
+        return Err(quorum_down(quorum, answered, &failures));
+    }
+    if started.elapsed() + quorum_drift(lock.ttl) >= lock.ttl {
+        // Granted too late to be worth anything.
+        undo(&granted).await;
+        return Ok(None);
+    }
+    let fencing_token = if fencing {
+        match fence(lock, quorum, &answers).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                undo(&granted).await;
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    // The record where it is missing (the next acquire reads it).
+    if !unrecorded.is_empty() {
+        let adds: Vec<BoxFuture<'_, Result<Stored>>> = unrecorded
+            .iter()
+            .map(|&i| {
+                let record_key = &record_key;
+                Box::pin(async move {
+                    Access::new(&*members[i].store, Io::Async)
+                        .add(record_key, quorum.record().as_bytes(), Ttl::Never)
+                        .await
+                }) as BoxFuture<'_, _>
+            })
+            .collect();
+        gather(adds, &*members[0].store, |_| false).await;
+    }
+    let held = parts(&granted);
+    let lease = QuorumLease {
+        key: lock.key.clone(),
+        token,
+        majority,
+        parts: members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Part {
+                store: Arc::clone(&m.store),
+                held: Mutex::new(match held.iter().find(|(j, _)| *j == i) {
+                    Some((_, state)) => PartState::Held(Arc::clone(state)),
+                    None => PartState::NotHeld,
+                }),
+            })
+            .collect(),
+        names: members.iter().map(|m| m.name.clone()).collect(),
+        lost: AtomicBool::new(false),
+        lease_until: Mutex::new(started + lock.ttl - quorum_drift(lock.ttl)),
+    };
+    Ok(Some(Guard::holding(
+        Held::Quorum(Arc::new(lease)),
+        fencing_token,
+        io,
+    )))
+}
+
+/// The fencing token of a granted acquire whose servers answered
+/// `answers` (see the module docs): the largest count, raised past this
+/// process's last token for the name and, if a counter was missing, past
+/// a start from the clock; then every server that answered below it is
+/// raised to it, and a majority must hold at least it.
+async fn fence(lock: &Lock, quorum: &QuorumStore, answers: &[Option<Answer>]) -> Result<u64> {
+    let members = quorum.members();
+    // Each answering server's count: `Some(Some(v))`, or `Some(None)` for a
+    // missing counter.
+    let counts: Vec<Option<Option<u64>>> = answers
+        .iter()
+        .map(|a| match a.as_ref().and_then(|a| a.counted.as_ref()) {
+            Some(Ok(count)) => Some(*count),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<usize> = (0..members.len())
+        .filter(|&i| counts[i] == Some(None))
+        .collect();
+    let mut target = counts
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(0);
+    let floor = fence_floor(&lock.fence_key);
+    if floor > 0 {
+        target = target.max(floor.saturating_add(1));
+    }
+    if !missing.is_empty() {
+        // Above every token of a lost counter's lifetime by the clock, as
+        // the single-server lock starts one, and above the time each
+        // server that lost it says it lost something.
+        let asks: Vec<BoxFuture<'_, Result<Retention>>> = missing
+            .iter()
+            .map(|&i| {
+                let store = &*members[i].store;
+                Box::pin(async move {
+                    Access::new(store, Io::Async)
+                        .retention(&lock.fence_key)
+                        .await
+                }) as BoxFuture<'_, _>
+            })
+            .collect();
+        let since = gather(asks, &*members[0].store, |_| false)
+            .await
+            .into_iter()
+            .flatten()
+            .filter_map(|r| match r {
+                Ok(Retention::Since(ms)) => Some(ms),
+                _ => None,
+            })
+            .max();
+        target = target.max(lock.fence_start(since));
+    }
+    if target == 0 {
+        return Err(quorum_down(quorum, 0, &[]));
+    }
+    let raises: Vec<BoxFuture<'_, Result<u64>>> = counts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, count)| {
+            let count = (*count)?;
+            Some(
+                Box::pin(raise(&*members[i].store, &lock.fence_key, count, target))
+                    as BoxFuture<'_, _>,
+            )
+        })
+        .collect();
+    let raised = gather(raises, &*members[0].store, |_| false).await;
+    let at_least = raised
+        .iter()
+        .filter(|r| matches!(r, Some(Ok(v)) if *v >= target))
+        .count();
+    if at_least < quorum.majority() {
+        let failures: Vec<(usize, Error)> = raised
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Some(Err(e)) => Some((i, e)),
+                _ => None,
+            })
+            .collect();
+        return Err(quorum_down(quorum, at_least, &failures));
+    }
+    record_fence(&lock.fence_key, target);
+    Ok(target)
+}
+
+/// Raise one server's fence counter to at least `target`, from `known`
+/// (its value, `None` if missing): an increment by the difference, or
+/// the counter created at `target`. Its value after.
+async fn raise(store: &dyn Store, key: &Key, known: Option<u64>, target: u64) -> Result<u64> {
+    let access = Access::new(store, Io::Async);
+    let mut known = known;
+    for _ in 0..4 {
+        known = match known {
+            Some(v) if v >= target => return Ok(v),
+            Some(v) => access
+                .execute(&Op::Incr {
+                    key,
+                    delta: target - v,
+                })
+                .await
+                .and_then(Reply::counter)?,
+            None => Some(
+                access
+                    .execute(&Op::IncrOrInit {
+                        key,
+                        delta: 0,
+                        initial: target,
+                        ttl: Ttl::Never,
+                    })
+                    .await
+                    .and_then(Reply::value)?,
+            ),
+        };
+    }
+    Err(Error::Conflict {
+        key: key.display(),
+        attempts: 4,
+    })
+}
+
+/// The owner token held by a majority of `quorum`'s servers, if one is.
+pub(crate) async fn holder(lock: &Lock, quorum: &QuorumStore) -> Result<Option<String>> {
+    let members = quorum.members();
+    let reads: Vec<BoxFuture<'_, Result<Option<Item>>>> = members
+        .iter()
+        .map(|m| {
+            Box::pin(async move { Access::new(&*m.store, Io::Async).get(&lock.key).await })
+                as BoxFuture<'_, _>
+        })
+        .collect();
+    let read = gather(reads, &*members[0].store, |_| false).await;
+    let mut failures = Vec::new();
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    for (i, r) in read.into_iter().enumerate() {
+        match r {
+            Some(Ok(Some(item))) => tokens.push(item.value),
+            Some(Ok(None)) => {}
+            Some(Err(e)) => failures.push((i, e)),
+            None => {}
+        }
+    }
+    let answered = members.len() - failures.len();
+    if answered < quorum.majority() {
+        return Err(quorum_down(quorum, answered, &failures));
+    }
+    Ok(tokens
+        .iter()
+        .find(|t| tokens.iter().filter(|u| u == t).count() >= quorum.majority())
+        .map(|t| String::from_utf8_lossy(t).into_owned()))
+}
+
+/// A quorum lease, shared by its guard and the guard's renewer.
+pub(crate) struct QuorumLease {
+    pub(crate) key: Key,
+    pub(crate) token: String,
+    majority: usize,
+    /// One per server, in the quorum's order.
+    parts: Vec<Part>,
+    names: Vec<String>,
+    pub(crate) lost: AtomicBool,
+    /// Until when a majority certainly holds the lease.
+    pub(crate) lease_until: Mutex<Instant>,
+}
+
+/// The lease's part on one server.
+struct Part {
+    store: Arc<dyn Store>,
+    held: Mutex<PartState>,
+}
+
+#[derive(Clone)]
+enum PartState {
+    /// The lease's item is there (as far as we know), with its state.
+    Held(Arc<GuardState>),
+    /// Released by this lease.
+    Released,
+    /// Not there: never added, refused, or found gone.
+    NotHeld,
+}
+
+/// What one server's part of an extend came to.
+enum Renewed {
+    /// Extended, or added again (the new part).
+    Holds(Option<Arc<GuardState>>),
+    /// Not ours there.
+    No,
+}
+
+impl QuorumLease {
+    fn state(&self, i: usize) -> PartState {
+        self.parts[i]
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, i: usize, state: PartState) {
+        *self.parts[i]
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = state;
+    }
+
+    /// Release every part still held (see the module docs).
+    pub(crate) async fn release(&self) -> Result<Release> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Release::Lost);
+        }
+        self.release_parts().await
+    }
+
+    /// Release the parts still held, whether or not the lease is known
+    /// lost: `Released` if a majority has been released by this lease.
+    async fn release_parts(&self) -> Result<Release> {
+        let held: Vec<(usize, Arc<GuardState>)> = (0..self.parts.len())
+            .filter_map(|i| match self.state(i) {
+                PartState::Held(s) => Some((i, s)),
+                _ => None,
+            })
+            .collect();
+        let releases: Vec<BoxFuture<'_, Result<Release>>> = held
+            .iter()
+            .map(|(_, s)| Box::pin(s.release(Io::Async)) as BoxFuture<'_, _>)
+            .collect();
+        let outcomes = gather(releases, &*self.parts[0].store, |_| false).await;
+        let mut failures = Vec::new();
+        for ((i, _), outcome) in held.iter().zip(outcomes) {
+            match outcome {
+                Some(Ok(Release::Released)) => self.set(*i, PartState::Released),
+                Some(Ok(Release::Lost)) => self.set(*i, PartState::NotHeld),
+                Some(Err(e)) => failures.push((*i, e)),
+                None => {}
+            }
+        }
+        let released = (0..self.parts.len())
+            .filter(|&i| matches!(self.state(i), PartState::Released))
+            .count();
+        if released >= self.majority {
+            self.lost.store(true, Ordering::SeqCst); // spent
+            return Ok(Release::Released);
+        }
+        if !failures.is_empty() && released + failures.len() >= self.majority {
+            // A retry may still find a majority released.
+            return Err(failures.swap_remove(0).1);
+        }
+        self.lost.store(true, Ordering::SeqCst);
+        Ok(Release::Lost)
+    }
+
+    /// Extend on a majority, adding the item again where it is gone.
+    pub(crate) async fn extend(&self, ttl: Duration) -> Result<Extend> {
+        let item_ttl = lease_ttl(ttl)?;
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Extend::Lost);
+        }
+        let sent = Instant::now();
+        let states: Vec<PartState> = (0..self.parts.len()).map(|i| self.state(i)).collect();
+        let futures: Vec<BoxFuture<'_, Result<Renewed>>> = states
+            .iter()
+            .enumerate()
+            .map(|(i, state)| {
+                let store = &self.parts[i].store;
+                let state = state.clone();
+                Box::pin(async move {
+                    if let PartState::Held(s) = &state
+                        && s.extend(Io::Async, ttl).await? == Extend::Extended
+                    {
+                        return Ok(Renewed::Holds(None));
+                    }
+                    if matches!(state, PartState::Released) {
+                        return Ok(Renewed::No);
+                    }
+                    // Gone (or never ours): add it again.
+                    let abandoned = Abandoned::on(Arc::clone(store), self.key.clone(), &self.token);
+                    let added = Access::new(&**store, Io::Async)
+                        .add(&self.key, self.token.as_bytes(), item_ttl)
+                        .await;
+                    abandoned.disarm();
+                    Ok(match added? {
+                        Stored::Stored(cas) if cas != 0 => {
+                            Renewed::Holds(Some(Arc::new(GuardState::new(
+                                Arc::clone(store),
+                                self.key.clone(),
+                                self.token.clone(),
+                                cas,
+                                sent + ttl,
+                            ))))
+                        }
+                        _ => Renewed::No,
+                    })
+                }) as BoxFuture<'_, _>
+            })
+            .collect();
+        let majority = self.majority;
+        let n = self.parts.len();
+        let outcomes = gather(futures, &*self.parts[0].store, |done| {
+            let holds = done
+                .iter()
+                .filter(|o| matches!(o, Some(Ok(Renewed::Holds(_)))))
+                .count();
+            let answered = done.iter().filter(|o| o.is_some()).count();
+            holds >= majority || n - answered + holds < majority
+        })
+        .await;
+        let mut holds = 0;
+        let mut failures = Vec::new();
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            match outcome {
+                Some(Ok(Renewed::Holds(new))) => {
+                    holds += 1;
+                    if let Some(new) = new {
+                        self.set(i, PartState::Held(new));
+                    }
+                }
+                Some(Ok(Renewed::No)) => {
+                    if matches!(self.state(i), PartState::Held(_)) {
+                        self.set(i, PartState::NotHeld);
+                    }
+                }
+                Some(Err(e)) => failures.push((i, e)),
+                None => {}
+            }
+        }
+        if holds >= majority && sent.elapsed() + quorum_drift(ttl) < ttl {
+            *self
+                .lease_until
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = sent + ttl - quorum_drift(ttl);
+            return Ok(Extend::Extended);
+        }
+        let until = *self
+            .lease_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !failures.is_empty() && holds + failures.len() >= majority && Instant::now() < until {
+            // Not known yet: the lease still holds until `until`, and the
+            // next try may reach the servers that failed.
+            let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+            return Err(no_quorum(&names, majority, n - failures.len(), &failures));
+        }
+        // Lost: give back what is still ours, so the next holder need
+        // not wait for it to expire.
+        let _ = self.release_parts().await;
+        self.lost.store(true, Ordering::SeqCst);
+        Ok(Extend::Lost)
+    }
+
+    /// The first server's store: the lease's timers run on it.
+    pub(crate) fn any_store(&self) -> &dyn Store {
+        &*self.parts[0].store
+    }
+}
