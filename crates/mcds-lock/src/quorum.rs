@@ -182,7 +182,7 @@ pub(crate) fn no_quorum(
 ) -> Error {
     let detail: Vec<String> = failures
         .iter()
-        .map(|(i, e)| format!("{}: {e}", names.get(*i).copied().unwrap_or("?")))
+        .map(|(i, e)| format!("{}: {}", names.get(*i).copied().unwrap_or("?"), briefly(e)))
         .collect();
     let retry_in = failures
         .iter()
@@ -204,6 +204,18 @@ pub(crate) fn no_quorum(
             }
         ),
         retry_in,
+    }
+}
+
+/// What went wrong with one server, in a few words (the whole message of
+/// each would bury the count).
+fn briefly(e: &Error) -> String {
+    match e {
+        Error::Io { source, .. } => format!("unreachable ({source})"),
+        Error::ServerDown { reason, .. } => format!("marked down ({reason})"),
+        Error::Timeout { after, .. } => format!("no answer within {after:?}"),
+        Error::Ambiguous { reason, .. } => format!("no reply ({reason})"),
+        other => other.to_string(),
     }
 }
 

@@ -37,19 +37,29 @@ fn now_us() -> u64 {
 /// The lease of the workload's lock.
 pub const TTL: Duration = Duration::from_secs(1);
 
+/// How long a holder pauses past its lease (with `pauses`): the lease,
+/// the 2 s memcached's seconds counter may lag, and more, so that another
+/// holder can be granted the lock meanwhile.
+pub const HOLDER_PAUSE: Duration = Duration::from_millis(TTL.as_millis() as u64 * 2 + 2_500);
+
 /// Run one worker for `secs` seconds: lock `name` on `lock_store`, fenced
-/// writes to `resource`. Returns the history, one event per line.
+/// writes to `resource`. With `pauses`, one acquisition in 8 stops for
+/// [`HOLDER_PAUSE`] in its critical section before it writes again (a
+/// holder paused past its lease: its late writes must be refused).
+/// Returns the history, one event per line.
 pub fn run(
     lock_store: Arc<dyn Store>,
     resource: Arc<dyn Store>,
     name: &str,
     id: u64,
     secs: u64,
+    pauses: bool,
 ) -> Result<String> {
     let lock = Lock::new(lock_store, name, TTL)?.with_fencing(true);
     let key = Key::new(format!("fenced:{name}"))?;
     let end = Instant::now() + Duration::from_secs(secs);
     let mut out = String::new();
+    let mut acquisitions = 0u64;
     while Instant::now() < end {
         let t0 = now_us();
         let guard = match lock.acquire(Duration::from_millis(500)) {
@@ -64,8 +74,12 @@ pub fn run(
             return Err(Error::InvalidArgument("no fencing token".into()));
         };
         out.push_str(&format!("acq\t{id}\t{t0}\t{t1}\t{token}\n"));
+        acquisitions += 1;
         // A critical section of about 200 ms: faults land inside it.
         for step in 0..8 {
+            if pauses && step == 1 && (acquisitions + id) % 8 == 0 {
+                std::thread::sleep(HOLDER_PAUSE);
+            }
             match fenced_write(resource.as_ref(), &key, token) {
                 Ok(Some(seq)) => {
                     out.push_str(&format!("write\t{id}\t{token}\t{seq}\t{}\n", now_us()))

@@ -48,6 +48,21 @@ pub fn connect_impatient(servers: &str) -> Result<Arc<dyn Store>> {
     impatient_store(servers, 0)
 }
 
+/// [`connect_impatient`] for SERVERS of the form `quorum:a,b,c`: a
+/// [`QuorumStore`](mcds_core::QuorumStore) of one impatient store per
+/// server (the workers' quorum-lock runs); any other form as
+/// [`connect_impatient`].
+pub fn connect_lock_store(servers: &str) -> Result<Arc<dyn Store>> {
+    let Some(list) = servers.strip_prefix("quorum:") else {
+        return connect_impatient(servers);
+    };
+    let members = list
+        .split(',')
+        .map(|server| Ok((server.to_string(), connect_impatient(server)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(mcds_core::QuorumStore::new(members)?))
+}
+
 /// [`connect_impatient`]'s store, with an item size limit of
 /// `item_limit` bytes (0: the default).
 pub fn impatient_store(servers: &str, item_limit: usize) -> Result<Arc<dyn Store>> {

@@ -13,7 +13,9 @@
 //! * `timeseries NAME ID T0_MS THREADS N`: records into a time series; prints
 //!   the count, sum, min and max of the acknowledged records.
 //! * `history NAME ID SECS RESOURCE_SERVER`: the fenced lock workload of
-//!   [`mcds_stress::history`]; prints its history.
+//!   [`mcds_stress::history`]; prints its history. SERVERS `quorum:a,b,c`
+//!   takes the lock on a quorum of them, and its holders pause past their
+//!   lease now and then.
 //! * `matrix ID T_MS MILLIS LOG ITEM_LIMIT`: a writer of the fault matrix,
 //!   [`mcds_stress::matrix::write_run`].
 
@@ -117,10 +119,13 @@ fn main() -> ExitCode {
             }
         }
         (Some(servers), Some("history"), Some(name)) => match (number(3), number(4), args.get(5)) {
-            (Some(id), Some(secs), Some(resource)) => mcds_stress::connect_impatient(servers)
+            (Some(id), Some(secs), Some(resource)) => mcds_stress::connect_lock_store(servers)
                 .and_then(|lock| Ok((lock, mcds_stress::connect(resource)?)))
                 .and_then(|(lock, resource)| {
-                    mcds_stress::history::run(lock, resource, name, id, secs)
+                    // A quorum's holders also pause past their lease now
+                    // and then (a GC pause, a stopped process).
+                    let pauses = servers.starts_with("quorum:");
+                    mcds_stress::history::run(lock, resource, name, id, secs, pauses)
                 })
                 .map(|h| h.trim_end().to_string()),
             _ => Err(mcds_core::Error::InvalidArgument(usage.into())),
