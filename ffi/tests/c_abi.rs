@@ -121,12 +121,26 @@ fn compile(scratch: &Path, name: &str, extra: &[&str]) -> PathBuf {
     exe
 }
 
+/// Three servers for the C suite's quorum lock, and `a,b,c`.
+fn quorum() -> (Vec<MemcachedServer>, String) {
+    let servers: Vec<MemcachedServer> = (0..3).map(|_| MemcachedServer::start_default()).collect();
+    let list = servers
+        .iter()
+        .map(MemcachedServer::addr)
+        .collect::<Vec<_>>()
+        .join(",");
+    (servers, list)
+}
+
 #[test]
 fn c_test_suite() {
     let server = MemcachedServer::start_default();
+    let (_quorum, members) = quorum();
     let scratch = scratch();
     let exe = compile(scratch.path(), "test_mcds", &[]);
-    let out = run(Command::new(&exe).env("MCDS_TEST_SERVERS", server.addr()));
+    let out = run(Command::new(&exe)
+        .env("MCDS_TEST_SERVERS", server.addr())
+        .env("MCDS_TEST_QUORUM", &members));
     assert!(String::from_utf8_lossy(&out.stdout).contains("= 40000"));
 }
 
@@ -139,8 +153,10 @@ fn c_test_suite_with_asan_and_ubsan() {
         "test_mcds_asan",
         &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
     );
+    let (_quorum, members) = quorum();
     run(Command::new(&exe)
         .env("MCDS_TEST_SERVERS", server.addr())
+        .env("MCDS_TEST_QUORUM", &members)
         .env("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1")
         .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"));
 }
@@ -148,6 +164,7 @@ fn c_test_suite_with_asan_and_ubsan() {
 #[test]
 fn c_test_suite_under_valgrind() {
     let server = MemcachedServer::start_default();
+    let (_quorum, members) = quorum();
     let scratch = scratch();
     let exe = compile(scratch.path(), "test_mcds_valgrind", &[]);
     let out = run(Command::new("valgrind")
@@ -159,6 +176,7 @@ fn c_test_suite_under_valgrind() {
         ])
         .arg(&exe)
         .env("MCDS_TEST_SERVERS", server.addr())
+        .env("MCDS_TEST_QUORUM", &members)
         // Forked children would each be checked too; the plain run covers them.
         .env("MCDS_TEST_NO_FORK", "1"));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -200,6 +200,33 @@ final class LockTest extends StoreTestCase
         $lock->refresh();
     }
 
+    public function testAQuorumUrlHoldsTheLockOnAMajority(): void
+    {
+        $servers = [new Memcached(), new Memcached(), new Memcached()];
+        $url = 'memcached://' . implode(',', array_map(fn ($s) => $s->addr, $servers)) . '?quorum&timeout_ms=300';
+        $store = Store::fromUrl($url);
+        $name = self::name('quorum');
+        $a = $store->lock($name, 10, fencing: true);
+        $b = $store->lock($name, 10, fencing: true);
+        $this->assertTrue($a->acquire());
+        $first = $a->getFencingToken();
+        $this->assertFalse($b->acquire(), 'one holder across the quorum');
+        $this->assertTrue($a->release());
+        // One server of three gone: still a majority.
+        $servers[0]->kill();
+        $this->assertTrue($b->acquire());
+        $this->assertGreaterThan($first, $b->getFencingToken());
+        $this->assertTrue($b->release());
+        // Two gone: no majority, and the error says how many answered.
+        $servers[1]->kill();
+        try {
+            $a->acquire();
+            $this->fail('acquired without a majority');
+        } catch (\Mcds\ServerDownException $e) {
+            $this->assertStringContainsString('1 of 3 servers answered, 2 needed', $e->getMessage());
+        }
+    }
+
     public function testRefreshNeedsALease(): void
     {
         $lock = Store::memory()->lock('refresh', 30);

@@ -144,3 +144,29 @@ def test_repr(store: mcds.Store) -> None:
         assert "held" in repr(lock)
     lock.close()
     assert "closed" in repr(lock)
+
+
+def test_a_quorum_url_holds_the_lock_on_a_majority(new_memcached) -> None:
+    servers = [new_memcached() for _ in range(3)]
+    url = "memcached://" + ",".join(s.addr for s in servers) + "?quorum&timeout_ms=300"
+    store = mcds.Store.from_url(url)
+    name = unique("quorum")
+    a, b = store.lock(name, ttl=10, fencing=True), store.lock(name, ttl=10, fencing=True)
+    assert a.try_acquire()
+    first = a.fencing_token
+    assert not b.try_acquire(), "one holder across the quorum"
+    assert a.release() is True
+    # One server of three gone: still a majority.
+    servers[0].stop()
+    assert b.try_acquire()
+    assert b.fencing_token > first
+    assert b.release() is True
+    # Two gone: no majority, and the error says how many answered.
+    servers[1].stop()
+    with pytest.raises(mcds.ServerDown) as e:
+        a.try_acquire()
+    assert "1 of 3 servers answered, 2 needed" in e.value.message
+    # Only locks run on a quorum.
+    with pytest.raises(mcds.Unsupported):
+        store.counter(unique("c")).incr()
+    store.close()

@@ -236,6 +236,14 @@ fn embedded(url: Option<&StoreUrl>) -> bool {
 }
 
 fn connect(cli: &Global, url: Option<&StoreUrl>) -> Result<Opened, Failure> {
+    // A quorum (`?quorum`) is several stores, one per server, for locks:
+    // opened by the URL, never as one pool.
+    if let Some(url) = url.filter(|u| matches!(u.kind, UrlKind::Memcached { quorum: true, .. })) {
+        let mut url = with_cli_timeouts(cli, url);
+        url.prefix.clear();
+        let scope = url.open().map_err(config_failure)?;
+        return Ok((Arc::clone(scope.store()), None));
+    }
     if let Some(store) = memcached_of(cli, url)? {
         let store = Arc::new(store);
         return Ok((store.clone(), Some(store)));

@@ -112,15 +112,23 @@ pub fn quorum_drift(ttl: Duration) -> Duration {
     ttl / 100 + Duration::from_millis(2)
 }
 
-/// The least a straggler is waited for once an outcome is known.
+/// The least a straggler of an acquire is waited for once the outcome
+/// is known.
 const GRACE: Duration = Duration::from_millis(2);
+
+/// The least a straggler of an extend is waited for once a majority
+/// extended: long enough for a server that restarted to be dialed again
+/// and given the lease's item back (a few round trips), so that the
+/// lease regains its margin before another server fails.
+const EXTEND_GRACE: Duration = Duration::from_millis(50);
 
 /// Run `futures` side by side until all are done, or, once `settled`
 /// says the outcome is known, for a grace as long as it took so far (at
-/// least [`GRACE`]); the ones still running then are dropped (`None`).
+/// least `least`); the ones still running then are dropped (`None`).
 async fn gather<'a, T>(
     futures: Vec<BoxFuture<'a, T>>,
     sleeper: &'a dyn Store,
+    least: Duration,
     settled: impl Fn(&[Option<T>]) -> bool,
 ) -> Vec<Option<T>> {
     let started = Instant::now();
@@ -140,7 +148,7 @@ async fn gather<'a, T>(
             return Poll::Ready(());
         }
         if grace.is_none() && settled(&out) {
-            let wait = started.elapsed().max(GRACE);
+            let wait = started.elapsed().max(least);
             grace = Some(Box::pin(async move {
                 Access::new(sleeper, Io::Async).sleep(wait).await;
             }));
@@ -301,14 +309,18 @@ pub(crate) async fn try_acquire(
         })
         .collect();
     let n = members.len();
-    let answers = gather(futures, &*members[0].store, |answers| {
-        let granted = answers
-            .iter()
-            .flatten()
-            .filter(|a| matches!(a.added, Ok(Stored::Stored(_))))
-            .count();
+    // Settled once granted, or once a majority answered and a grant is
+    // out of reach (held by another: the outcome and what to report are
+    // both known). Until then every server is waited for, each up to its
+    // own timeout: a failure is reported only from what the servers said.
+    let answers = gather(futures, &*members[0].store, GRACE, |answers| {
+        let count = |f: fn(&Result<Stored>) -> bool| {
+            answers.iter().flatten().filter(|a| f(&a.added)).count()
+        };
+        let granted = count(|a| matches!(a, Ok(Stored::Stored(c)) if *c != 0));
+        let refused = count(|a| matches!(a, Ok(Stored::NotStored)));
         let done = answers.iter().filter(|a| a.is_some()).count();
-        granted >= majority || n - done + granted < majority
+        granted >= majority || (granted + refused >= majority && granted + (n - done) < majority)
     })
     .await;
 
@@ -361,7 +373,7 @@ pub(crate) async fn try_acquire(
                 .iter()
                 .map(|(_, p)| Box::pin(p.release(Io::Async)) as BoxFuture<'_, _>)
                 .collect();
-            gather(releases, &*members[0].store, |_| false).await;
+            gather(releases, &*members[0].store, GRACE, |_| false).await;
         }
     };
     if let Some(e) = mismatch {
@@ -405,7 +417,7 @@ pub(crate) async fn try_acquire(
                 }) as BoxFuture<'_, _>
             })
             .collect();
-        gather(adds, &*members[0].store, |_| false).await;
+        gather(adds, &*members[0].store, GRACE, |_| false).await;
     }
     let held = parts(&granted);
     let lease = QuorumLease {
@@ -479,7 +491,7 @@ async fn fence(lock: &Lock, quorum: &QuorumStore, answers: &[Option<Answer>]) ->
                 }) as BoxFuture<'_, _>
             })
             .collect();
-        let since = gather(asks, &*members[0].store, |_| false)
+        let since = gather(asks, &*members[0].store, GRACE, |_| false)
             .await
             .into_iter()
             .flatten()
@@ -504,7 +516,7 @@ async fn fence(lock: &Lock, quorum: &QuorumStore, answers: &[Option<Answer>]) ->
             )
         })
         .collect();
-    let raised = gather(raises, &*members[0].store, |_| false).await;
+    let raised = gather(raises, &*members[0].store, GRACE, |_| false).await;
     let at_least = raised
         .iter()
         .filter(|r| matches!(r, Some(Ok(v)) if *v >= target))
@@ -569,7 +581,7 @@ pub(crate) async fn holder(lock: &Lock, quorum: &QuorumStore) -> Result<Option<S
                 as BoxFuture<'_, _>
         })
         .collect();
-    let read = gather(reads, &*members[0].store, |_| false).await;
+    let read = gather(reads, &*members[0].store, GRACE, |_| false).await;
     let mut failures = Vec::new();
     let mut tokens: Vec<Vec<u8>> = Vec::new();
     for (i, r) in read.into_iter().enumerate() {
@@ -664,7 +676,7 @@ impl QuorumLease {
             .iter()
             .map(|(_, s)| Box::pin(s.release(Io::Async)) as BoxFuture<'_, _>)
             .collect();
-        let outcomes = gather(releases, &*self.parts[0].store, |_| false).await;
+        let outcomes = gather(releases, &*self.parts[0].store, GRACE, |_| false).await;
         let mut failures = Vec::new();
         for ((i, _), outcome) in held.iter().zip(outcomes) {
             match outcome {
@@ -735,13 +747,18 @@ impl QuorumLease {
             .collect();
         let majority = self.majority;
         let n = self.parts.len();
-        let outcomes = gather(futures, &*self.parts[0].store, |done| {
-            let holds = done
-                .iter()
-                .filter(|o| matches!(o, Some(Ok(Renewed::Holds(_)))))
-                .count();
-            let answered = done.iter().filter(|o| o.is_some()).count();
-            holds >= majority || n - answered + holds < majority
+        // Settled once a majority holds, or once more than a minority said
+        // the lease is not ours there (lost for certain); errors and slow
+        // servers are waited for, each up to its timeout.
+        let outcomes = gather(futures, &*self.parts[0].store, EXTEND_GRACE, |done| {
+            let count = |f: fn(&Renewed) -> bool| {
+                done.iter()
+                    .filter(|o| matches!(o, Some(Ok(r)) if f(r)))
+                    .count()
+            };
+            let holds = count(|r| matches!(r, Renewed::Holds(_)));
+            let nos = count(|r| matches!(r, Renewed::No));
+            holds >= majority || nos > n - majority
         })
         .await;
         let mut holds = 0;

@@ -3442,6 +3442,41 @@ static void store_urls(const char *servers) {
     mcds_store_free(lazy);
 }
 
+/* A lock on a quorum of three servers (MCDS_TEST_QUORUM=a,b,c): held on a
+ * majority, one holder at a time, fencing tokens; nothing but locks. */
+static void quorum_locks(const char *servers) {
+    char url[512];
+    mcds_store *q = NULL;
+    mcds_lock *plain = NULL, *a = NULL, *b = NULL;
+    mcds_counter *c = NULL;
+    bool acquired = false, released = false;
+    uint64_t t1 = 0, t2 = 0, v = 0;
+    snprintf(url, sizeof url, "memcached://%s?quorum&timeout_ms=300", servers);
+    OK(mcds_store_new_url(url, &q));
+    OK(mcds_lock_new(q, "c-quorum", 10, &plain));
+    OK(mcds_lock_with_fencing(plain, true, &a));
+    OK(mcds_lock_with_fencing(plain, true, &b));
+    OK(mcds_lock_try_acquire(a, &acquired));
+    EXPECT(acquired);
+    OK(mcds_lock_fencing_token(a, &t1));
+    OK(mcds_lock_try_acquire(b, &acquired));
+    EXPECT(!acquired);
+    OK(mcds_lock_release(a, &released));
+    EXPECT(released);
+    OK(mcds_lock_acquire(b, 1000));
+    OK(mcds_lock_fencing_token(b, &t2));
+    EXPECT(t2 > t1);
+    OK(mcds_lock_release(b, &released));
+    EXPECT(released);
+    OK(mcds_counter_new(q, "c-quorum-counter", &c));
+    EXPECT_CODE(mcds_counter_incr(c, 1, &v), MCDS_UNSUPPORTED);
+    mcds_counter_free(c);
+    mcds_lock_free(a);
+    mcds_lock_free(b);
+    mcds_lock_free(plain);
+    mcds_store_free(q);
+}
+
 int main(void) {
     const char *servers = getenv("MCDS_TEST_SERVERS");
     mcds_store *memory = NULL, *memcached = NULL;
@@ -3499,6 +3534,9 @@ int main(void) {
     counter_maps(memory);
     counter_maps(memcached);
     cancellation(memory, memcached);
+    if (getenv("MCDS_TEST_QUORUM") != NULL) {
+        quorum_locks(getenv("MCDS_TEST_QUORUM"));
+    }
     if (getenv("MCDS_TEST_NO_FORK") == NULL) {
         forked_counter(servers);
     }

@@ -39,16 +39,20 @@ fn open(ctx: &Ctx, target: &Target, ttl: Duration) -> Result<Lock, Error> {
 }
 
 /// `lock status NAME` (or `--key KEY`): the holder and its lease's time
-/// left, read in one round trip from the server that owns the lock item.
+/// left, read in one round trip from the server that owns the lock item (on
+/// a quorum: the holder a majority of its servers names, read from all).
 fn status(ctx: &Ctx, target: &Target) -> CliResult {
     let lock = open(ctx, target, Duration::from_secs(1))?;
+    // A quorum's holder is the one a majority of its servers names.
+    let quorum = ctx.scope.store().quorum().is_some();
     // The time left: `Some(Some(d))`, `Some(None)` for an item with no
-    // TTL, `None` where the store does not say (a text:// proxy).
+    // TTL, `None` where the store does not say (a text:// proxy, a
+    // quorum, whose servers each keep their own).
     let held = match &ctx.memcached {
-        Some(store) => store
+        Some(store) if !quorum => store
             .get_with_ttl(lock.key())?
             .map(|(owner, left)| (owner, Some(left))),
-        None => lock.holder()?.map(|h| (h.into_bytes(), None)),
+        _ => lock.holder()?.map(|h| (h.into_bytes(), None)),
     };
     let Some((owner, left)) = held else {
         ctx.print("free", target.json("lock", json!({ "held": false })));
@@ -61,6 +65,10 @@ fn status(ctx: &Ctx, target: &Target) -> CliResult {
             json!(left.as_millis() as u64),
         ),
         Some(None) => ("never expires (no TTL)".to_string(), json!(null)),
+        None if quorum => (
+            "on a majority of the quorum (each server keeps its own expiry)".to_string(),
+            json!(null),
+        ),
         None => (
             "expiry unknown (a text:// store does not report it)".to_string(),
             json!(null),
