@@ -21,8 +21,10 @@
 //!   holder can have had a majority meanwhile.
 //! * **Extend** goes to every server and succeeds on a majority, within
 //!   the validity. A server where the lease's item is gone (restarted,
-//!   evicted) or was never added gets it again (`add`), so a lease that
-//!   lost a minority regains it at the next renewal and survives a second
+//!   evicted) or was never added gets it again (`add`): once a majority
+//!   has extended, the others are waited for at least 50 ms more, time
+//!   for a restarted server to be dialed again, so a lease that lost a
+//!   minority regains it at the next renewal and survives a second
 //!   minority's loss after that.
 //! * **The quorum record.** Every server keeps the sorted list of the
 //!   quorum's servers under [`QUORUM_RECORD_KEY`], written by the first
@@ -85,6 +87,15 @@
 //! the server's incarnation (`mcds_memcached`), so no release or extend
 //! of the old item can touch a new holder's item on the restarted server.
 //! The next extend adds the item there again.
+//!
+//! What no quorum survives: a majority of the servers losing the item
+//! between two renewals (two of three restarted within one renewal
+//! interval, TTL/3 with auto-extension). A contender can then take the
+//! restarted servers while the first holder still counts on its lease,
+//! until that holder's next extend finds it lost. The fencing token still
+//! orders the two (the contender's counters were lost too, so its token
+//! starts from the clock, past the first holder's), and the resource
+//! refuses the older holder's writes.
 
 use std::future::Future;
 use std::pin::Pin;
