@@ -71,6 +71,15 @@ const STRUCTURES: &[Structure] = &[
         "Lock",
         Some("lock"),
     ),
+    // A quorum of servers for locks: every surface opens it from a store
+    // URL (`memcached://a,b,c?quorum`; the CLI's --servers too).
+    s(
+        "QuorumStore",
+        "mcds-core/src/quorum.rs",
+        "store",
+        "Store",
+        Some("lock"),
+    ),
     s("Set", "mcds-set/src/set.rs", "set", "Set", Some("set")),
     s(
         "ShardedSet",
@@ -225,6 +234,10 @@ const ALIASES: &[(&str, &str, Surface, &str)] = &[
     ("Guard", "fencing_token", Surface::Cli, "lock run --fencing"),
     ("Guard", "auto_extend", Surface::Cli, "lock run --ttl"),
     ("Guard", "auto_extend_with", Surface::Cli, "lock run --ttl"),
+    ("QuorumStore", "new", Surface::C, "mcds_store_new_url"),
+    ("QuorumStore", "new", Surface::Python, "from_url"),
+    ("QuorumStore", "new", Surface::Php, "fromUrl"),
+    ("QuorumStore", "new", Surface::Cli, "lock run --servers"),
     ("Set", "add", Surface::C, "mcds_set_add_many"),
     ("Set", "remove", Surface::C, "mcds_set_remove_many"),
     ("Set", "members_utf8", Surface::Cli, "set members"),
@@ -622,7 +635,9 @@ impl Surfaces {
             .iter()
             .find(|(t, m, s, _)| *t == st.rust && *m == method && *s == surface)
             .map(|a| a.3.to_string());
-        if method == "new" {
+        // A constructor by convention, unless an alias names another way
+        // in (a quorum comes from a store URL).
+        if method == "new" && alias.is_none() {
             let exists = match surface {
                 Surface::C => self.c.contains(&format!("mcds_{}_new", st.c)),
                 Surface::Python => self.python.contains_key(st.python),
