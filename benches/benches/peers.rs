@@ -49,8 +49,9 @@ use mcds_benches::peers::{
     raw_incr_arm, run_rounds, thousands,
 };
 use mcds_benches::python::PythonArms;
-use mcds_core::{MemoryStore, Store};
+use mcds_core::{MemoryStore, QuorumStore, Store};
 use mcds_counter::Counter;
+use mcds_lock::Lock;
 use mcds_memcached::MemcachedStore;
 use mcds_sketch::{HyperLogLog, ScalableBloomFilter};
 use mcds_testkit::MemcachedServer;
@@ -966,6 +967,173 @@ fn main() {
             Some(&mcds_id),
             &map_id,
         ));
+    }
+
+    // Locks: a quorum over 3 memcached servers (`?quorum`) against the
+    // single-server lock, and against Redlock as redis users run it: `SET
+    // key token NX PX ttl` to 3 redis-servers at once (redis-rs,
+    // multiplexed, on tokio), granted on 2, released on all 3 by the
+    // usual script (delete only if the value is still the token). Each op
+    // is an acquire and its release, one caller.
+    let lock_case = "`Lock::try_acquire` + `release`, 1 caller";
+    let quorum_servers: Vec<MemcachedServer> = if wanted(lock_case) {
+        (0..3).map(|_| MemcachedServer::start_default()).collect()
+    } else {
+        Vec::new()
+    };
+    let redlock_servers: Vec<RedisServer> = if wanted(lock_case) && redis.is_some() {
+        (0..3).filter_map(|_| RedisServer::start()).collect()
+    } else {
+        Vec::new()
+    };
+    if wanted(lock_case) {
+        let members: Vec<(String, Arc<dyn Store>)> = quorum_servers
+            .iter()
+            .map(|s| {
+                let store: Arc<dyn Store> = Arc::new(MemcachedStore::connect(&s.addr()).unwrap());
+                (s.addr(), store)
+            })
+            .collect();
+        let quorum: Arc<dyn Store> = Arc::new(QuorumStore::new(members).unwrap());
+        let ttl = Duration::from_secs(30);
+        let locks = [
+            (
+                "mcds quorum lock",
+                Lock::new(Arc::clone(&quorum), "peers-q", ttl).unwrap(),
+            ),
+            (
+                "mcds quorum lock fenced",
+                Lock::new(Arc::clone(&quorum), "peers-qf", ttl)
+                    .unwrap()
+                    .with_fencing(true),
+            ),
+            (
+                "mcds single lock",
+                Lock::new(Arc::clone(&store), "peers-1", ttl).unwrap(),
+            ),
+        ];
+        let mut group = Vec::new();
+        for (id, lock) in locks {
+            group.push(arm(
+                id,
+                sizes.single,
+                Box::new(move |n| {
+                    let started = Instant::now();
+                    for _ in 0..n {
+                        let guard = lock.try_acquire().unwrap().expect("free");
+                        black_box(guard.release().unwrap());
+                    }
+                    started.elapsed()
+                }),
+            ));
+        }
+        {
+            // The same quorum lock, async, on a task of the tokio runtime
+            // (the `tokio` feature: each server's exchange on the runtime).
+            let rt = &rt;
+            let lock = Arc::new(Lock::new(Arc::clone(&quorum), "peers-qa", ttl).unwrap());
+            group.push(arm(
+                "mcds quorum lock async",
+                sizes.single,
+                Box::new(move |n| {
+                    let lock = Arc::clone(&lock);
+                    rt.block_on(rt.spawn(async move {
+                        let started = Instant::now();
+                        for _ in 0..n {
+                            let guard = lock.try_acquire_async().await.unwrap().expect("free");
+                            black_box(guard.release_async().await.unwrap());
+                        }
+                        started.elapsed()
+                    }))
+                    .unwrap()
+                }),
+            ));
+        }
+        if redlock_servers.len() == 3 {
+            let rt = &rt;
+            let cons: Vec<MultiplexedConnection> = redlock_servers
+                .iter()
+                .map(|r| {
+                    let client = redis::Client::open(r.url()).expect("redis URL");
+                    rt.block_on(client.get_multiplexed_async_connection())
+                        .expect("multiplexed connection to redis")
+                })
+                .collect();
+            group.push(arm(
+                "redlock 3",
+                sizes.single,
+                Box::new(move |n| {
+                    const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+                    rt.block_on(async {
+                        let started = Instant::now();
+                        for i in 0..n {
+                            let token = format!("token-{i}");
+                            let set = |c: &MultiplexedConnection| {
+                                let (mut c, token) = (c.clone(), token.clone());
+                                async move {
+                                    redis::cmd("SET")
+                                        .arg("redlock")
+                                        .arg(token)
+                                        .arg("NX")
+                                        .arg("PX")
+                                        .arg(30_000)
+                                        .query_async::<Option<String>>(&mut c)
+                                        .await
+                                }
+                            };
+                            let (a, b, c) = tokio::join!(set(&cons[0]), set(&cons[1]), set(&cons[2]));
+                            let granted = [a, b, c]
+                                .iter()
+                                .filter(|r| matches!(r, Ok(Some(_))))
+                                .count();
+                            assert!(granted >= 2, "redlock refused: {granted} of 3");
+                            let del = |c: &MultiplexedConnection| {
+                                let (mut c, token) = (c.clone(), token.clone());
+                                async move {
+                                    redis::cmd("EVAL")
+                                        .arg(RELEASE)
+                                        .arg(1)
+                                        .arg("redlock")
+                                        .arg(token)
+                                        .query_async::<i64>(&mut c)
+                                        .await
+                                }
+                            };
+                            let (a, b, c) = tokio::join!(del(&cons[0]), del(&cons[1]), del(&cons[2]));
+                            black_box((a.unwrap(), b.unwrap(), c.unwrap()));
+                        }
+                        started.elapsed()
+                    })
+                }),
+            ));
+        }
+        arms.push(group);
+        rows.push(row(
+            lock_case,
+            "the single-server `Lock` (one memcached)",
+            Some("mcds quorum lock"),
+            "mcds single lock",
+        ));
+        if redlock_servers.len() == 3 {
+            rows.push(row(
+                lock_case,
+                "Redlock: redis-rs `SET NX PX` to 3 redis-servers at once, release script",
+                Some("mcds quorum lock"),
+                "redlock 3",
+            ));
+            rows.push(row(
+                "`Lock::try_acquire_async` + `release_async`, 1 task",
+                "Redlock: redis-rs `SET NX PX` to 3 redis-servers at once, release script",
+                Some("mcds quorum lock async"),
+                "redlock 3",
+            ));
+            rows.push(row(
+                "`Lock::try_acquire` + `release` with fencing tokens, 1 caller",
+                "Redlock: redis-rs `SET NX PX` to 3 redis-servers at once, release script",
+                Some("mcds quorum lock fenced"),
+                "redlock 3",
+            ));
+        }
     }
 
     // Python: mcds's `Counter.incr` through the C ABI and cffi, against
