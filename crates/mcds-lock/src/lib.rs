@@ -109,6 +109,33 @@
 //! * **Pools**: a lock lives on one server, chosen by its key. If that server
 //!   is down, acquiring fails with an error; the lock never moves to another
 //!   server.
+//! * **A quorum** (a [`QuorumStore`](mcds_core::QuorumStore), the store URL
+//!   `memcached://a,b,c?quorum`): the same `Lock` lives on every server and
+//!   is held by whoever holds a majority, so it keeps working while a
+//!   minority of the servers is down, and its fencing tokens increase
+//!   across any minority's loss without relying on clocks. The algorithm,
+//!   the argument and the timing assumptions are in [`quorum`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use mcds_core::{MemoryStore, QuorumStore, Store};
+//! use mcds_lock::Lock;
+//!
+//! // Three independent stores (on memcached: one server each, or the URL
+//! // memcached://a,b,c?quorum).
+//! let members: Vec<(String, Arc<dyn Store>)> = ["a:11211", "b:11211", "c:11211"]
+//!     .iter()
+//!     .map(|name| (name.to_string(), Arc::new(MemoryStore::new()) as Arc<dyn Store>))
+//!     .collect();
+//! let quorum: Arc<dyn Store> = Arc::new(QuorumStore::new(members)?);
+//! let lock = Lock::new(quorum, "nightly", Duration::from_secs(30))?.with_fencing(true);
+//! let guard = lock.try_acquire()?.expect("free");
+//! assert!(guard.fencing_token().is_some());
+//! assert!(lock.try_acquire()?.is_none(), "held on a majority");
+//! guard.release()?;
+//! # Ok::<(), mcds_core::Error>(())
+//! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -121,7 +148,7 @@ use mcds_core::{
 
 mod background;
 mod fence;
-mod quorum;
+pub mod quorum;
 mod renewer;
 
 use background::in_background;

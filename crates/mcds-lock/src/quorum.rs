@@ -1,9 +1,9 @@
 //! The quorum lock: a [`Lock`] made from a [`QuorumStore`] (independent
 //! memcached servers, `memcached://a,b,c?quorum`) is held by whoever holds
 //! its item on a **majority** of them. The whole algorithm is in this file;
-//! each server's part of a lease is the single-server lock's
-//! ([`GuardState`]: CAS-guarded release and extend, restart-safe CAS ids,
-//! adoption after a lost reply).
+//! each server's part of a lease is the single-server lock's (CAS-guarded
+//! release and extend, restart-safe CAS ids, adoption after a lost
+//! reply).
 //!
 //! * **Acquire.** To every server at once, one pipeline each: `add` of the
 //!   lock item (a random owner token, the lease's TTL), the fence

@@ -284,7 +284,14 @@ class Store(Handle):
 
         ``text://host:port?proxy`` speaks the classic text protocol, here
         through twemproxy (no CAS there: locks are refused). A mistake is
-        :class:`~mcds.InvalidArgument` naming it. TLS
+        :class:`~mcds.InvalidArgument` naming it.
+        ``memcached://a:11211,b:11211,c:11211?quorum`` (3 to 15 servers)
+        makes them independent members of a quorum, not a pool: a lock
+        (:meth:`lock`) lives on every one and is held by whoever holds a
+        majority, so it works while a minority is down (with a majority
+        down it raises :class:`~mcds.ServerDown` saying how many answered);
+        only locks run on a quorum (the rest raise
+        :class:`~mcds.Unsupported`). TLS
         (``memcached+tls://host:port?ca_file=...``), unix sockets
         (``unix:/path``) and memcached's ASCII auth (``user:password@``, or
         ``MCDS_USERNAME``/``MCDS_PASSWORD``) are taken too; credentials are
