@@ -623,6 +623,14 @@ mcds_result mcds_store_new_memcached(const char *servers, mcds_store **out);
  `mcds_store_with_prefix`); values may be percent-encoded. Example:
  `"memcached://10.0.0.1:11211,10.0.0.2:11211?ketama&timeout_ms=500&prefix=app:"`.
 
+ With `quorum` (`memcached://a:11211,b:11211,c:11211?quorum`, 3 to 15
+ servers) the servers are independent members of a quorum, not a pool:
+ a lock made from the store (`mcds_lock_new`) lives on every one and is
+ held by whoever holds a majority, so it keeps working while a minority
+ is down; with a majority down it fails with `MCDS_SERVER_DOWN`, whose
+ message says how many servers answered. Every other structure is
+ `MCDS_UNSUPPORTED` on a quorum.
+
  A malformed URL, an unknown, repeated or misplaced option, or a value
  out of range is `MCDS_INVALID_ARGUMENT`, its message naming it; a bad
  prefix `MCDS_INVALID_KEY`. TLS (`memcached+tls://`, with `ca_file`,
