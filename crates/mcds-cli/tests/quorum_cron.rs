@@ -12,6 +12,14 @@ use mcds_testkit::MemcachedServer;
 const SLOTS: usize = 12;
 const HOSTS: usize = 3;
 
+/// Three servers and the URL of their quorum, with `options`.
+fn quorum(options: &str) -> (Vec<MemcachedServer>, String) {
+    let servers: Vec<MemcachedServer> = (0..3).map(|_| MemcachedServer::start_default()).collect();
+    let list: Vec<String> = servers.iter().map(MemcachedServer::addr).collect();
+    let url = format!("memcached://{}?quorum{options}", list.join(","));
+    (servers, url)
+}
+
 fn mcds_run(url: &str, log: &std::path::Path, slot: usize, host: usize) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("mcds"))
         .env("MCDS_SERVERS", url)
@@ -33,16 +41,7 @@ fn mcds_run(url: &str, log: &std::path::Path, slot: usize, host: usize) -> Child
 
 #[test]
 fn a_cron_job_runs_once_per_slot_while_a_server_is_killed_and_restarted() {
-    let mut servers: Vec<MemcachedServer> =
-        (0..3).map(|_| MemcachedServer::start_default()).collect();
-    let url = format!(
-        "memcached://{}?quorum&timeout_ms=300",
-        servers
-            .iter()
-            .map(MemcachedServer::addr)
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    let (mut servers, url) = quorum("&timeout_ms=300");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("runs.log");
     let mut exits = Vec::new();
@@ -88,15 +87,7 @@ fn a_cron_job_runs_once_per_slot_while_a_server_is_killed_and_restarted() {
 
 #[test]
 fn status_names_the_holder_of_a_majority() {
-    let servers: Vec<MemcachedServer> = (0..3).map(|_| MemcachedServer::start_default()).collect();
-    let url = format!(
-        "memcached://{}?quorum",
-        servers
-            .iter()
-            .map(MemcachedServer::addr)
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    let (_servers, url) = quorum("");
     let mut job = Command::new(assert_cmd::cargo::cargo_bin("mcds"))
         .env("MCDS_SERVERS", &url)
         .args(["lock", "run", "held", "--", "sleep", "3"])

@@ -171,6 +171,32 @@ impl Verdict {
     pub fn ok(&self) -> bool {
         self.overlaps.is_empty() && self.token_order.is_empty() && self.false_releases.is_empty()
     }
+
+    /// The counts, for a test's output line.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} acquisitions, {} fenced writes accepted, {} rejected (stale token), {} extends and {} releases reported Lost, {} failed with an error; overlaps {}, token order violations {}, false releases {}",
+            self.acquisitions,
+            self.accepted,
+            self.rejected,
+            self.lost_extends,
+            self.lost_releases,
+            self.errors,
+            self.overlaps.len(),
+            self.token_order.len(),
+            self.false_releases.len()
+        )
+    }
+
+    /// Fail the test unless the history had enough acquisitions to mean
+    /// anything and no violation.
+    pub fn assert_sound(&self) {
+        assert!(
+            self.acquisitions > 20,
+            "too few acquisitions to mean anything"
+        );
+        assert!(self.ok(), "{self:#?}");
+    }
 }
 
 /// Check the histories of all workers (their lines, concatenated).

@@ -92,19 +92,10 @@ fn fenced_lock_history_under_restarts_pauses_and_eviction() {
     let history = lines.join("\n");
     let v = mcds_stress::history::check(&history);
     println!(
-        "history: {WORKERS} processes x {secs} s: {} acquisitions, {} fenced writes accepted, {} rejected (stale token), {} extends and {} releases reported Lost, {} failed with an error; faults: {restarts} restarts, {pauses} pauses of {pause_for:?} (TTL {:?}), {floods} floods ({evictions} evictions); overlaps {}, token order violations {}, false releases {}",
-        v.acquisitions,
-        v.accepted,
-        v.rejected,
-        v.lost_extends,
-        v.lost_releases,
-        v.errors,
+        "history: {WORKERS} processes x {secs} s; faults: {restarts} restarts, {pauses} pauses of {pause_for:?} (TTL {:?}), {floods} floods ({evictions} evictions); {}",
         mcds_stress::history::TTL,
-        v.overlaps.len(),
-        v.token_order.len(),
-        v.false_releases.len()
+        v.summary()
     );
-    assert!(v.acquisitions > 20, "too few acquisitions to mean anything");
     assert!(restarts > 0 && pauses > 0 && floods > 0);
-    assert!(v.ok(), "{v:#?}");
+    v.assert_sound();
 }

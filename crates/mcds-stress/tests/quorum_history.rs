@@ -108,22 +108,13 @@ fn history_under_minority_faults(n: usize) {
     let history = lines.join("\n");
     let v = mcds_stress::history::check(&history);
     println!(
-        "quorum of {n}: {WORKERS} processes x {secs} s: {} acquisitions, {} fenced writes accepted, {} rejected (stale token), {} extends and {} releases reported Lost, {} failed with an error; faults on a random minority: {restarts} restarts, {pauses} pauses of {pause_for:?} (TTL {:?}), {floods} floods ({evictions} evictions); holders paused {:?} in 1 of 8 acquisitions; overlaps {}, token order violations {}, false releases {}",
-        v.acquisitions,
-        v.accepted,
-        v.rejected,
-        v.lost_extends,
-        v.lost_releases,
-        v.errors,
+        "quorum of {n}: {WORKERS} processes x {secs} s; faults on a random minority: {restarts} restarts, {pauses} pauses of {pause_for:?} (TTL {:?}), {floods} floods ({evictions} evictions); holders paused {:?} in 1 of 8 acquisitions; {}",
         mcds_stress::history::TTL,
         mcds_stress::history::HOLDER_PAUSE,
-        v.overlaps.len(),
-        v.token_order.len(),
-        v.false_releases.len()
+        v.summary()
     );
-    assert!(v.acquisitions > 20, "too few acquisitions to mean anything");
     assert!(restarts > 0 && pauses > 0 && floods > 0);
-    assert!(v.ok(), "{v:#?}");
+    v.assert_sound();
 }
 
 #[test]

@@ -269,10 +269,17 @@ macro_rules! with_network_options {
     }};
 }
 
-/// The meta-protocol store of a [`UrlKind::Memcached`] over all its
-/// servers (as a pool, even for a quorum: `mcds stats` asks each server);
-/// `None` for the other kinds.
-pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> {
+/// A [`UrlKind::Memcached`]'s servers, whether they are a quorum, and
+/// how to open a store on some of them with the URL's options; `None` for
+/// the other kinds.
+#[allow(clippy::type_complexity)]
+fn memcached_kind(
+    kind: &UrlKind,
+) -> Option<(
+    &[String],
+    bool,
+    impl Fn(&[String]) -> Result<MemcachedStore> + '_,
+)> {
     let UrlKind::Memcached {
         servers,
         distribution,
@@ -281,68 +288,42 @@ pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> 
         item_size_limit,
         tls,
         credentials,
-        quorum: _,
+        quorum,
     } = kind
     else {
         return None;
     };
-    Some(memcached_on(
-        servers,
-        *distribution,
-        (connect_timeout, io_timeout, item_size_limit),
-        tls,
-        credentials,
-    ))
+    let open = move |on: &[String]| {
+        let b = MemcachedStore::builder().distribution(*distribution);
+        let b = with_network_options!(
+            b,
+            connect_timeout,
+            io_timeout,
+            item_size_limit,
+            tls,
+            credentials
+        );
+        b.connect(on)
+    };
+    Some((servers.as_slice(), *quorum, open))
 }
 
-/// The meta-protocol store on `servers` with the URL's options.
-fn memcached_on(
-    servers: &[String],
-    distribution: Distribution,
-    (connect_timeout, io_timeout, item_size_limit): (
-        &Option<Duration>,
-        &Option<Duration>,
-        &Option<usize>,
-    ),
-    tls: &Option<TlsOptions>,
-    credentials: &Option<Credentials>,
-) -> Result<MemcachedStore> {
-    let b = MemcachedStore::builder().distribution(distribution);
-    let b = with_network_options!(
-        b,
-        connect_timeout,
-        io_timeout,
-        item_size_limit,
-        tls,
-        credentials
-    );
-    b.connect(servers)
+/// The meta-protocol store of a [`UrlKind::Memcached`] over all its
+/// servers (as a pool, even for a quorum: `mcds stats` asks each server);
+/// `None` for the other kinds.
+pub(crate) fn memcached_store(kind: &UrlKind) -> Option<Result<MemcachedStore>> {
+    let (servers, _, open) = memcached_kind(kind)?;
+    Some(open(servers))
 }
 
 /// The quorum of a [`UrlKind::Memcached`] with `quorum`: one store per
 /// server, each with the URL's options; `None` for any other kind.
 fn quorum_store(kind: &UrlKind) -> Option<Result<mcds_core::QuorumStore>> {
-    let UrlKind::Memcached {
-        servers,
-        distribution,
-        connect_timeout,
-        io_timeout,
-        item_size_limit,
-        tls,
-        credentials,
-        quorum: true,
-    } = kind
-    else {
+    let (servers, true, open) = memcached_kind(kind)? else {
         return None;
     };
     let members = servers.iter().map(|server| {
-        let store = memcached_on(
-            std::slice::from_ref(server),
-            *distribution,
-            (connect_timeout, io_timeout, item_size_limit),
-            tls,
-            credentials,
-        )?;
+        let store = open(std::slice::from_ref(server))?;
         Ok((server.clone(), Arc::new(store) as Arc<dyn mcds_core::Store>))
     });
     Some(
