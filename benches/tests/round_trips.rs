@@ -123,8 +123,10 @@ const QUORUM_END: &str = "<!-- quorum-round-trips:end -->";
 
 /// The quorum lock's ops on 3 servers (`memcached://a,b,c?quorum`): the
 /// exchanges of all servers together (sent at once: one round trip of
-/// wall time per step), per server, the commands, and the servers'
-/// counters summed.
+/// wall time per step), per server, and the commands. (No server stats
+/// column: each server's exchanges run on its connection's helper thread,
+/// which may dial a second connection when the first is still busy, and a
+/// dial's handshake reads count as gets.)
 #[test]
 fn quorum_round_trip_report() {
     let servers: Vec<MemcachedServer> = (0..3).map(|_| MemcachedServer::start_default()).collect();
@@ -137,30 +139,10 @@ fn quorum_round_trip_report() {
         })
         .collect();
     let quorum: Arc<dyn Store> = Arc::new(mcds_core::QuorumStore::new(members).unwrap());
-    let mut rows: Vec<(String, u64, u64, String)> = Vec::new();
-    let counted = |servers: &[MemcachedServer]| -> HashMap<String, u64> {
-        let mut sum = HashMap::new();
-        for server in servers {
-            let report = Report {
-                server,
-                rows: Vec::new(),
-            };
-            for (k, v) in report.counters() {
-                *sum.entry(k).or_insert(0) += v;
-            }
-        }
-        sum
-    };
+    let mut rows: Vec<(String, u64, u64)> = Vec::new();
     let mut row = |op: &str, f: &mut dyn FnMut()| {
-        let before = counted(&servers);
         let ((), t) = traffic::measure(f);
-        let after = counted(&servers);
-        rows.push((
-            op.to_string(),
-            t.round_trips,
-            t.commands,
-            deltas(&before, &after),
-        ));
+        rows.push((op.to_string(), t.round_trips, t.commands));
     };
     // Warm: every connection these ops use is dialed before the rows
     // (each handshake reads the server's markers, which its stats count).
@@ -202,13 +184,10 @@ fn quorum_round_trip_report() {
         guard.take().unwrap().release().unwrap();
     });
     let mut table = String::from(
-        "| op, on a quorum of 3 | round trips, all servers | per server (sent at once) | commands sent | servers counted (stats deltas, summed) |\n|---|---|---|---|---|\n",
+        "| op, on a quorum of 3 | round trips, all servers | per server (sent at once) | commands sent |\n|---|---|---|---|\n",
     );
-    for (op, rt, commands, server) in &rows {
-        table.push_str(&format!(
-            "| {op} | {rt} | {} | {commands} | {server} |\n",
-            rt / 3
-        ));
+    for (op, rt, commands) in &rows {
+        table.push_str(&format!("| {op} | {rt} | {} | {commands} |\n", rt / 3));
     }
     println!("quorum lock, round trips per op:\n\n{table}");
     check_guide(&table, QUORUM_BEGIN, QUORUM_END);
