@@ -150,6 +150,13 @@ fn set_current(token: Option<Arc<Token>>) {
 /// boundary; clears the mark. The boundary calls it before and after
 /// every call.
 pub(crate) fn take_stopped() -> bool {
+    // A wait the call's async ops left registered ends with the call.
+    let token = CURRENT.with(Cell::get);
+    if !token.is_null() {
+        // SAFETY: a non-NULL CURRENT is a strong reference this thread
+        // holds (see `current`), alive while it is read here.
+        unsafe { &*token }.unregister();
+    }
     STOPPED.with(|s| s.replace(false))
 }
 
@@ -175,12 +182,12 @@ fn stopped(key: &Key, backend: &str) -> Error {
 }
 
 /// `future`, or `None` as soon as `token` is triggered.
-struct UntilTriggered<'a, F> {
+struct UntilTriggered<'a, F: ?Sized> {
     future: Pin<&'a mut F>,
     token: &'a Token,
 }
 
-impl<F: Future> Future for UntilTriggered<'_, F> {
+impl<F: Future + ?Sized> Future for UntilTriggered<'_, F> {
     type Output = Option<F::Output>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
@@ -195,6 +202,19 @@ impl<F: Future> Future for UntilTriggered<'_, F> {
         }
         self.future.as_mut().poll(cx).map(Some)
     }
+}
+
+/// `future` awaited until it is ready (`Some`) or `token` is triggered
+/// (`None`). The thread's waker stays registered: other futures of the
+/// same call may still be waiting on this thread under the token (a
+/// quorum's servers), and forgetting it when the first one was done left
+/// the others unwoken by a trigger, to wait out their I/O timeout. The
+/// boundary forgets it when the call ends ([`take_stopped`]).
+async fn until_triggered<F: Future + ?Sized>(
+    token: &Token,
+    future: Pin<&mut F>,
+) -> Option<F::Output> {
+    UntilTriggered { future, token }.await
 }
 
 /// Run `future` on this thread until it is ready (`Some`) or `token` is
@@ -252,12 +272,36 @@ impl Store for Cancellable {
         }
     }
 
+    // The async path is taken inside a blocking call by a structure that
+    // waits on several stores at once (a quorum lock: one future per
+    // server, polled together on the calling thread): under a token those
+    // futures stop too when it is triggered.
     fn execute_async<'a>(&'a self, op: &'a Op<'a>) -> BoxFuture<'a, Result<Reply>> {
-        self.inner.execute_async(op)
+        let Some(token) = current() else {
+            return self.inner.execute_async(op);
+        };
+        Box::pin(async move {
+            let mut inner = self.inner.execute_async(op);
+            until_triggered(&token, inner.as_mut())
+                .await
+                .unwrap_or_else(|| Err(stopped(op.key(), self.backend_name())))
+        })
     }
 
     fn pipeline_async<'a>(&'a self, ops: &'a [Op<'a>]) -> BoxFuture<'a, Vec<Result<Reply>>> {
-        self.inner.pipeline_async(ops)
+        let Some(token) = current() else {
+            return self.inner.pipeline_async(ops);
+        };
+        Box::pin(async move {
+            let mut inner = self.inner.pipeline_async(ops);
+            until_triggered(&token, inner.as_mut())
+                .await
+                .unwrap_or_else(|| {
+                    ops.iter()
+                        .map(|op| Err(stopped(op.key(), self.backend_name())))
+                        .collect()
+                })
+        })
     }
 
     fn supports_cas_async<'a>(&'a self, key: &'a Key) -> BoxFuture<'a, Result<bool>> {
@@ -430,6 +474,33 @@ mod tests {
         set_current(None);
         assert_eq!(store.incr(&k, 1).unwrap(), Some(7));
         assert!(!take_stopped());
+        assert!(token.waiters.lock().unwrap().is_empty(), "no waker is kept");
+    }
+
+    #[test]
+    fn a_quorums_members_stop_under_a_triggered_token() {
+        let members: Vec<(String, Arc<dyn Store>)> = (0..3)
+            .map(|i| {
+                (
+                    format!("m{i}"),
+                    Arc::new(MemoryStore::new()) as Arc<dyn Store>,
+                )
+            })
+            .collect();
+        let quorum = Cancellable::wrap(Arc::new(::mcds_core::QuorumStore::new(members).unwrap()));
+        let members = quorum.quorum().expect("still a quorum").members();
+        let k = Key::new("k").unwrap();
+        let token = Arc::new(Token::default());
+        set_current(Some(Arc::clone(&token)));
+        let op = Op::Get(&k);
+        assert!(block_on(members[0].store.execute_async(&op)).is_ok());
+        token.trigger();
+        assert!(matches!(
+            block_on(members[1].store.execute_async(&op)),
+            Err(Error::Ambiguous { .. })
+        ));
+        assert!(take_stopped());
+        set_current(None);
         assert!(token.waiters.lock().unwrap().is_empty(), "no waker is kept");
     }
 }

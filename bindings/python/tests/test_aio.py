@@ -212,3 +212,47 @@ def test_every_method_of_every_structure_has_its_awaitable_twin(memcached: Memca
         assert await mcds.aio.incr_many([(c, 1), (c.sync, 1)]) == [3, 4]
 
     asyncio.run(main())
+
+
+def test_a_token_stops_a_quorum_lock_waiting_on_frozen_servers(new_memcached: Callable[..., Memcached]) -> None:
+    """A quorum lock waits on every server at once, each on its own
+    connection: a triggered token stops all of those waits (every one is
+    woken), not only the first one's, so the call returns at once instead
+    of after the frozen servers' timeout."""
+    import threading
+
+    from mcds._ffi import ffi, lib
+
+    servers = [new_memcached() for _ in range(3)]
+    url = "memcached://" + ",".join(s.addr for s in servers) + "?quorum&timeout_ms=10000"
+    store = mcds.Store.from_url(url)
+    assert store.lock(unique("warm"), ttl=5).try_acquire()  # connections open
+    out = ffi.new("mcds_cancel **")
+    assert lib.mcds_cancel_new(out) == 0
+    token = ffi.gc(out[0], lib.mcds_cancel_free)
+    outcome: dict = {}
+
+    def call() -> None:
+        lib.mcds_cancel_set_current(token)
+        started = time.monotonic()
+        try:
+            store.lock(unique("q"), ttl=5).try_acquire()
+        except mcds.Error as e:
+            outcome["error"] = e
+        finally:
+            outcome["took"] = time.monotonic() - started
+            lib.mcds_cancel_set_current(ffi.NULL)
+
+    for s in servers[:2]:
+        os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        worker = threading.Thread(target=call)
+        worker.start()
+        time.sleep(0.3)
+        lib.mcds_cancel_trigger(token)
+        worker.join(20)
+    finally:
+        for s in servers[:2]:
+            os.kill(s.proc.pid, signal.SIGCONT)
+    assert isinstance(outcome.get("error"), mcds.Cancelled), outcome
+    assert outcome["took"] < 3, f"stopped after {outcome['took']:.2f} s, not at the trigger"
