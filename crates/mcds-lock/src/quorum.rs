@@ -19,18 +19,31 @@
 //! * **Release** goes to every server; `Released` when a majority still
 //!   held this lease's item (a CAS delete of it succeeded), so no other
 //!   holder can have had a majority meanwhile.
-//! * **Extend** goes to every server and succeeds on a majority, within
-//!   the validity. A server where the lease's item is gone (restarted,
-//!   evicted) or was never added gets it again (`add`): once a majority
-//!   has extended, the others are waited for at least 50 ms more, time
-//!   for a restarted server to be dialed again, so a lease that lost a
-//!   minority regains it at the next renewal and survives a second
-//!   minority's loss after that.
+//! * **Extend** goes to every server. The lease vouches only for what it
+//!   can prove: that at every instant its items were on a majority. A
+//!   CAS-guarded write of a server's item succeeds only if that item has
+//!   been there since it was written, so `Extended` needs a majority of
+//!   items written before the lease was last vouched for (the grant, or
+//!   the last `Extended`) to be extended in time. A server that lost its
+//!   item (restarted, evicted), or never had it, is given it back (`add`)
+//!   first; that item counts from the next `Extended` on. When a renewal
+//!   finds an item gone, it gives it back at once and vouches again, so
+//!   the lease regains its margin in that renewal and survives a second
+//!   minority's loss after it. An item given back after the lease had
+//!   lapsed vouches for nothing: such an extend is `Lost`.
+//! * **Every add writes a value of its own** (the owner token, `~` and a
+//!   random number), so that the background cleanup of an add that was
+//!   given up (a server left behind as a straggler, a cancelled call)
+//!   deletes only what that add wrote, never an item a later renewal
+//!   wrote on the same server. [`Guard::owner_token`](crate::Guard::owner_token)
+//!   and [`Lock::holder`](crate::Lock::holder) give the owner token.
 //! * **The quorum record.** Every server keeps the sorted list of the
-//!   quorum's servers under [`QUORUM_RECORD_KEY`], written by the first
-//!   acquire that finds it missing. A client whose list differs from a
-//!   server's record is refused ([`Error::InvalidArgument`]): two clients
-//!   with different lists could each take a majority of their own list.
+//!   quorum's servers under [`QUORUM_RECORD_KEY`]: each acquire's pipeline
+//!   `add`s it, then reads it, before the lock's own `add`, so of two
+//!   clients that find it missing one writes it and the other reads it.
+//!   A client whose list differs from a server's record is refused
+//!   ([`Error::InvalidArgument`]): two clients with different lists could
+//!   each take a majority of their own list.
 //!   This is caught wherever the lists share a server that kept its
 //!   record; lists with no server in common are two different quorums,
 //!   which no client can tell from one.
@@ -48,7 +61,10 @@
 //! above the time the server last reported a loss). Before the token is
 //! returned, every server that answered with a lower value (or none) is
 //! raised to `t` (one more round trip, only then), and the acquire fails
-//! unless a majority holds a counter of at least `t`.
+//! unless a majority holds a counter of at least `t`, and returns no
+//! lease unless the raise was done while the lease certainly held (a
+//! client stopped between its grant and its raise could otherwise raise
+//! the counters after the next holder's increment).
 //!
 //! So when an acquire returns `t`, a majority `W` holds counters `≥ t`.
 //! A later grant increments on a majority `M`; `W` and `M` share a
@@ -99,7 +115,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -254,6 +270,26 @@ fn other_list(member: &QuorumMember, recorded: &[u8], mine: &str) -> Error {
     ))
 }
 
+/// The value one `add` of a lease's item writes: the lease's owner token,
+/// `~`, and a random number of this add alone. Each add writing a value of
+/// its own, the cleanup of an add that was given up (a straggler, a
+/// cancelled call) deletes only what that add wrote, never an item the
+/// lease wrote again later on the same server; and a part's CAS-guarded
+/// writes adopt only their own item (an adversarial review saw a
+/// straggler's cleanup delete the item a later renewal had given back,
+/// and the lease then survive on paper only).
+fn attempt_value(token: &str) -> String {
+    format!("{token}~{:016x}", mcds_core::random_u64())
+}
+
+/// The owner token in a lease item's value (see [`attempt_value`]).
+fn owner_of(value: &[u8]) -> &[u8] {
+    match value.iter().rposition(|&b| b == b'~') {
+        Some(at) => &value[..at],
+        None => value,
+    }
+}
+
 /// Try to take `lock` on a majority of `quorum` (see the module docs).
 pub(crate) async fn try_acquire(
     lock: &Lock,
@@ -268,16 +304,18 @@ pub(crate) async fn try_acquire(
     let members = quorum.members();
     let majority = quorum.majority();
     let fencing = lock.fencing;
+    let values: Vec<String> = members.iter().map(|_| attempt_value(&token)).collect();
     let futures: Vec<BoxFuture<'_, Answer>> = members
         .iter()
-        .map(|m| {
-            let (token, record_key) = (&token, &record_key);
+        .zip(&values)
+        .map(|(m, value)| {
+            let record_key = &record_key;
             Box::pin(async move {
                 let access = Access::new(&*m.store, Io::Async);
                 // Armed until the reply is read: dropped before (the
                 // caller cancelled, or the server was left as a
-                // straggler), it deletes the item if the add took it.
-                let abandoned = Abandoned::on(Arc::clone(&m.store), lock.key.clone(), token);
+                // straggler), it deletes the item if this add took it.
+                let abandoned = Abandoned::on(Arc::clone(&m.store), lock.key.clone(), value);
                 match access.supports_cas(&lock.key).await {
                     Ok(true) => {}
                     Ok(false) => {
@@ -289,18 +327,31 @@ pub(crate) async fn try_acquire(
                         return Answer::failed(e);
                     }
                 }
-                let mut ops = vec![Op::Add {
-                    key: &lock.key,
-                    value: token.as_bytes(),
-                    ttl: item_ttl,
-                }];
+                // The record first, in the same pipeline as the lock's
+                // add: two clients whose lists differ and both find it
+                // missing race on its `add`, and the one that loses reads
+                // the other's list before its own lock counts (read after
+                // the grant, both could find it missing and both be
+                // granted: an adversarial review's finding).
+                let mut ops = vec![
+                    Op::Add {
+                        key: record_key,
+                        value: quorum.record().as_bytes(),
+                        ttl: Ttl::Never,
+                    },
+                    Op::Get(record_key),
+                    Op::Add {
+                        key: &lock.key,
+                        value: value.as_bytes(),
+                        ttl: item_ttl,
+                    },
+                ];
                 if fencing {
                     ops.push(Op::Incr {
                         key: &lock.fence_key,
                         delta: 1,
                     });
                 }
-                ops.push(Op::Get(record_key));
                 let mut replies = access.pipeline(&ops).await.into_iter();
                 abandoned.disarm();
                 let mut next = || {
@@ -308,9 +359,12 @@ pub(crate) async fn try_acquire(
                         Err(Error::Internal("a pipeline answered too few ops".into()))
                     })
                 };
+                // (The record's own add: refused when it exists, which is
+                // the usual case; what counts is the read after it.)
+                let _ = next();
+                let record = next().and_then(Reply::item);
                 let added = next().and_then(Reply::stored);
                 let counted = fencing.then(|| next().and_then(Reply::counter));
-                let record = next().and_then(Reply::item);
                 Answer {
                     added,
                     counted,
@@ -339,7 +393,6 @@ pub(crate) async fn try_acquire(
     let mut refused = 0;
     let mut failures: Vec<(usize, Error)> = Vec::new();
     let mut mismatch = None;
-    let mut unrecorded = Vec::new();
     for (i, answer) in answers.iter().enumerate() {
         let Some(answer) = answer else {
             continue;
@@ -351,13 +404,10 @@ pub(crate) async fn try_acquire(
             Ok(Stored::NotStored) => refused += 1,
             Err(e) => failures.push((i, e.duplicate())),
         }
-        match &answer.record {
-            Ok(Some(item)) if item.value != quorum.record().as_bytes() => {
-                mismatch
-                    .get_or_insert_with(|| other_list(&members[i], &item.value, quorum.record()));
-            }
-            Ok(None) => unrecorded.push(i),
-            _ => {}
+        if let Ok(Some(item)) = &answer.record
+            && item.value != quorum.record().as_bytes()
+        {
+            mismatch.get_or_insert_with(|| other_list(&members[i], &item.value, quorum.record()));
         }
     }
     let parts = |granted: &[(usize, u64)]| -> Vec<(usize, Arc<GuardState>)> {
@@ -369,7 +419,7 @@ pub(crate) async fn try_acquire(
                     Arc::new(GuardState::new(
                         Arc::clone(&members[i].store),
                         lock.key.clone(),
-                        token.clone(),
+                        values[i].clone(),
                         cas,
                         started + lock.ttl,
                     )),
@@ -399,7 +449,8 @@ pub(crate) async fn try_acquire(
         }
         return Err(quorum_down(quorum, answered, &failures));
     }
-    if started.elapsed() + quorum_drift(lock.ttl) >= lock.ttl {
+    let valid_until = started + lock.ttl - quorum_drift(lock.ttl);
+    if Instant::now() >= valid_until {
         // Granted too late to be worth anything.
         undo(&granted).await;
         return Ok(None);
@@ -415,20 +466,14 @@ pub(crate) async fn try_acquire(
     } else {
         None
     };
-    // The record where it is missing (the next acquire reads it).
-    if !unrecorded.is_empty() {
-        let adds: Vec<BoxFuture<'_, Result<Stored>>> = unrecorded
-            .iter()
-            .map(|&i| {
-                let record_key = &record_key;
-                Box::pin(async move {
-                    Access::new(&*members[i].store, Io::Async)
-                        .add(record_key, quorum.record().as_bytes(), Ttl::Never)
-                        .await
-                }) as BoxFuture<'_, _>
-            })
-            .collect();
-        gather(adds, &*members[0].store, GRACE, |_| false).await;
+    // The token counts only if every server of its majority had it while
+    // the lease certainly held: a client stopped between the grant and
+    // the raise (a pause, a swapped-out page) could otherwise raise the
+    // counters after a later holder's increment and hand out a token
+    // above that holder's (an adversarial review's finding).
+    if Instant::now() >= valid_until {
+        undo(&granted).await;
+        return Ok(None);
     }
     let held = parts(&granted);
     let lease = QuorumLease {
@@ -441,14 +486,18 @@ pub(crate) async fn try_acquire(
             .map(|(i, m)| Part {
                 store: Arc::clone(&m.store),
                 held: Mutex::new(match held.iter().find(|(j, _)| *j == i) {
-                    Some((_, state)) => PartState::Held(Arc::clone(state)),
+                    Some((_, state)) => PartState::Held {
+                        state: Arc::clone(state),
+                        fresh: false,
+                    },
                     None => PartState::NotHeld,
                 }),
             })
             .collect(),
         names: members.iter().map(|m| m.name.clone()).collect(),
         lost: AtomicBool::new(false),
-        lease_until: Mutex::new(started + lock.ttl - quorum_drift(lock.ttl)),
+        lease_until: Mutex::new(valid_until),
+        released: AtomicUsize::new(0),
     };
     Ok(Some(Guard::holding(
         Held::Quorum(Arc::new(lease)),
@@ -597,7 +646,7 @@ pub(crate) async fn holder(lock: &Lock, quorum: &QuorumStore) -> Result<Option<S
     let mut tokens: Vec<Vec<u8>> = Vec::new();
     for (i, r) in read.into_iter().enumerate() {
         match r {
-            Some(Ok(Some(item))) => tokens.push(item.value),
+            Some(Ok(Some(item))) => tokens.push(owner_of(&item.value).to_vec()),
             Some(Ok(None)) => {}
             Some(Err(e)) => failures.push((i, e)),
             None => {}
@@ -614,6 +663,20 @@ pub(crate) async fn holder(lock: &Lock, quorum: &QuorumStore) -> Result<Option<S
 }
 
 /// A quorum lease, shared by its guard and the guard's renewer.
+///
+/// What it claims is that, at every instant since the grant, its items
+/// were on a majority of the servers (so no other holder can have had a
+/// majority meanwhile). A CAS-guarded write of a part's item succeeds only
+/// if that item has been there since it was written, so an extend or a
+/// release counts a part only if it is **not fresh**: held since before
+/// the last time the lease was vouched for (the grant, or an extend that
+/// succeeded). A part given back to a server (see
+/// [`extend`](Self::extend)) is fresh until the next extend that succeeds
+/// without it; only then does it count. An item given back to every
+/// server after the lease had lapsed therefore vouches for nothing (an
+/// adversarial review saw a lease whose items had all expired come back
+/// as `Extended`, and release as `Released`, after another client had
+/// been granted the lock and released it).
 pub(crate) struct QuorumLease {
     pub(crate) key: Key,
     pub(crate) token: String,
@@ -624,6 +687,8 @@ pub(crate) struct QuorumLease {
     pub(crate) lost: AtomicBool,
     /// Until when a majority certainly holds the lease.
     pub(crate) lease_until: Mutex<Instant>,
+    /// Parts that counted (not fresh) released so far, over every try.
+    released: AtomicUsize,
 }
 
 /// The lease's part on one server.
@@ -632,22 +697,24 @@ struct Part {
     held: Mutex<PartState>,
 }
 
+/// What one round of an extend found.
+enum Round {
+    /// A majority of the parts that count was extended in time;
+    /// `found_gone`: some server's item was found gone.
+    Vouched { found_gone: bool },
+    /// Too few: the lease may have lapsed.
+    Lost,
+}
+
 #[derive(Clone)]
 enum PartState {
-    /// The lease's item is there (as far as we know), with its state.
-    Held(Arc<GuardState>),
+    /// The lease's item is there, as far as we know, with its state;
+    /// `fresh`: given back since the lease was last vouched for.
+    Held { state: Arc<GuardState>, fresh: bool },
     /// Released by this lease.
     Released,
     /// Not there: never added, refused, or found gone.
     NotHeld,
-}
-
-/// What one server's part of an extend came to.
-enum Renewed {
-    /// Extended, or added again (the new part).
-    Holds(Option<Arc<GuardState>>),
-    /// Not ours there.
-    No,
 }
 
 impl QuorumLease {
@@ -666,6 +733,20 @@ impl QuorumLease {
             .unwrap_or_else(PoisonError::into_inner) = state;
     }
 
+    /// The parts held now: index, state, and whether fresh.
+    fn held(&self) -> Vec<(usize, Arc<GuardState>, bool)> {
+        (0..self.parts.len())
+            .filter_map(|i| match self.state(i) {
+                PartState::Held { state, fresh } => Some((i, state, fresh)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.names.iter().map(String::as_str).collect()
+    }
+
     /// Release every part still held (see the module docs).
     pub(crate) async fn release(&self) -> Result<Release> {
         if self.lost.load(Ordering::SeqCst) {
@@ -675,36 +756,35 @@ impl QuorumLease {
     }
 
     /// Release the parts still held, whether or not the lease is known
-    /// lost: `Released` if a majority has been released by this lease.
+    /// lost: `Released` if a majority of parts that were not fresh has
+    /// been released by this lease (this call or an earlier try).
     async fn release_parts(&self) -> Result<Release> {
-        let held: Vec<(usize, Arc<GuardState>)> = (0..self.parts.len())
-            .filter_map(|i| match self.state(i) {
-                PartState::Held(s) => Some((i, s)),
-                _ => None,
-            })
-            .collect();
+        let held = self.held();
         let releases: Vec<BoxFuture<'_, Result<Release>>> = held
             .iter()
-            .map(|(_, s)| Box::pin(s.release(Io::Async)) as BoxFuture<'_, _>)
+            .map(|(_, s, _)| Box::pin(s.release(Io::Async)) as BoxFuture<'_, _>)
             .collect();
         let outcomes = gather(releases, &*self.parts[0].store, GRACE, |_| false).await;
         let mut failures = Vec::new();
-        for ((i, _), outcome) in held.iter().zip(outcomes) {
+        let mut released = self.released.load(Ordering::SeqCst);
+        for ((i, _, fresh), outcome) in held.iter().zip(outcomes) {
             match outcome {
-                Some(Ok(Release::Released)) => self.set(*i, PartState::Released),
+                Some(Ok(Release::Released)) => {
+                    self.set(*i, PartState::Released);
+                    released += usize::from(!fresh);
+                }
                 Some(Ok(Release::Lost)) => self.set(*i, PartState::NotHeld),
-                Some(Err(e)) => failures.push((*i, e)),
+                Some(Err(e)) => failures.push((*i, e, *fresh)),
                 None => {}
             }
         }
-        let released = (0..self.parts.len())
-            .filter(|&i| matches!(self.state(i), PartState::Released))
-            .count();
+        self.released.store(released, Ordering::SeqCst);
         if released >= self.majority {
             self.lost.store(true, Ordering::SeqCst); // spent
             return Ok(Release::Released);
         }
-        if !failures.is_empty() && released + failures.len() >= self.majority {
+        let unknown = failures.iter().filter(|(_, _, fresh)| !fresh).count();
+        if unknown > 0 && released + unknown >= self.majority {
             // A retry may still find a majority released.
             return Err(failures.swap_remove(0).1);
         }
@@ -712,107 +792,160 @@ impl QuorumLease {
         Ok(Release::Lost)
     }
 
-    /// Extend on a majority, adding the item again where it is gone.
+    /// Extend on a majority (see [`QuorumLease`] for what counts). First,
+    /// the item is given back (`add`) to every server where the lease does
+    /// not hold it: there it is fresh. Then every held part is extended by
+    /// CAS; `Extended` if a majority of parts that were not fresh were, in
+    /// time. Fresh parts extended with them stop being fresh. When that
+    /// round found a server's item gone, a second round gives it back at
+    /// once, so the lease regains its margin in this renewal. One round
+    /// trip; two while a server is to be given the item back; three when a
+    /// renewal finds an item gone.
     pub(crate) async fn extend(&self, ttl: Duration) -> Result<Extend> {
         let item_ttl = lease_ttl(ttl)?;
         if self.lost.load(Ordering::SeqCst) {
             return Ok(Extend::Lost);
         }
+        match self.round(ttl, item_ttl).await? {
+            Round::Vouched { found_gone: true } => {
+                // Give the item back now; the first round's outcome stands
+                // if this one cannot tell.
+                match self.round(ttl, item_ttl).await {
+                    Ok(Round::Lost) => self.lose().await,
+                    _ => Ok(Extend::Extended),
+                }
+            }
+            Round::Vouched { found_gone: false } => Ok(Extend::Extended),
+            Round::Lost => self.lose().await,
+        }
+    }
+
+    /// The lease is lost: give back what is still ours, so the next holder
+    /// need not wait for it to expire.
+    async fn lose(&self) -> Result<Extend> {
+        let _ = self.release_parts().await;
+        self.lost.store(true, Ordering::SeqCst);
+        Ok(Extend::Lost)
+    }
+
+    /// One round of [`extend`](Self::extend): the item given back where it
+    /// is missing, then every held part extended, and the lease vouched
+    /// for or not. An error when too few servers answered to tell, while
+    /// the lease still certainly holds.
+    async fn round(&self, ttl: Duration, item_ttl: Ttl) -> Result<Round> {
         let sent = Instant::now();
-        let states: Vec<PartState> = (0..self.parts.len()).map(|i| self.state(i)).collect();
-        let futures: Vec<BoxFuture<'_, Result<Renewed>>> = states
-            .iter()
-            .enumerate()
-            .map(|(i, state)| {
-                let store = &self.parts[i].store;
-                let state = state.clone();
-                Box::pin(async move {
-                    if let PartState::Held(s) = &state
-                        && s.extend(Io::Async, ttl).await? == Extend::Extended
-                    {
-                        return Ok(Renewed::Holds(None));
-                    }
-                    if matches!(state, PartState::Released) {
-                        return Ok(Renewed::No);
-                    }
-                    // Gone (or never ours): add it again.
-                    let abandoned = Abandoned::on(Arc::clone(store), self.key.clone(), &self.token);
-                    let added = Access::new(&**store, Io::Async)
-                        .add(&self.key, self.token.as_bytes(), item_ttl)
-                        .await;
-                    abandoned.disarm();
-                    Ok(match added? {
-                        Stored::Stored(cas) if cas != 0 => {
-                            Renewed::Holds(Some(Arc::new(GuardState::new(
-                                Arc::clone(store),
-                                self.key.clone(),
-                                self.token.clone(),
-                                cas,
-                                sent + ttl,
-                            ))))
-                        }
-                        _ => Renewed::No,
-                    })
-                }) as BoxFuture<'_, _>
-            })
+        let missing: Vec<usize> = (0..self.parts.len())
+            .filter(|&i| matches!(self.state(i), PartState::NotHeld))
             .collect();
-        let majority = self.majority;
-        let n = self.parts.len();
-        // Settled once a majority holds, or once more than a minority said
-        // the lease is not ours there (lost for certain); errors and slow
-        // servers are waited for, each up to its timeout.
-        let outcomes = gather(futures, &*self.parts[0].store, EXTEND_GRACE, |done| {
-            let count = |f: fn(&Renewed) -> bool| {
-                done.iter()
-                    .filter(|o| matches!(o, Some(Ok(r)) if f(r)))
-                    .count()
-            };
-            let holds = count(|r| matches!(r, Renewed::Holds(_)));
-            let nos = count(|r| matches!(r, Renewed::No));
-            holds >= majority || nos > n - majority
-        })
-        .await;
-        let mut holds = 0;
-        let mut failures = Vec::new();
-        for (i, outcome) in outcomes.into_iter().enumerate() {
-            match outcome {
-                Some(Ok(Renewed::Holds(new))) => {
-                    holds += 1;
-                    if let Some(new) = new {
-                        self.set(i, PartState::Held(new));
-                    }
+        if !missing.is_empty() {
+            let values: Vec<String> = missing.iter().map(|_| attempt_value(&self.token)).collect();
+            let adds: Vec<BoxFuture<'_, Result<Option<u64>>>> = missing
+                .iter()
+                .zip(&values)
+                .map(|(&i, value)| {
+                    let store = &self.parts[i].store;
+                    Box::pin(async move {
+                        // Left as a straggler, this add's cleanup deletes
+                        // only its own value.
+                        let abandoned = Abandoned::on(Arc::clone(store), self.key.clone(), value);
+                        let added = Access::new(&**store, Io::Async)
+                            .add(&self.key, value.as_bytes(), item_ttl)
+                            .await;
+                        abandoned.disarm();
+                        Ok(match added? {
+                            Stored::Stored(cas) if cas != 0 => Some(cas),
+                            _ => None,
+                        })
+                    }) as BoxFuture<'_, _>
+                })
+                .collect();
+            let added = gather(adds, &*self.parts[0].store, EXTEND_GRACE, |_| true).await;
+            for ((&i, value), outcome) in missing.iter().zip(values).zip(added) {
+                if let Some(Ok(Some(cas))) = outcome {
+                    let state = Arc::new(GuardState::new(
+                        Arc::clone(&self.parts[i].store),
+                        self.key.clone(),
+                        value,
+                        cas,
+                        sent + ttl,
+                    ));
+                    self.set(i, PartState::Held { state, fresh: true });
                 }
-                Some(Ok(Renewed::No)) => {
-                    if matches!(self.state(i), PartState::Held(_)) {
-                        self.set(i, PartState::NotHeld);
-                    }
-                }
-                Some(Err(e)) => failures.push((i, e)),
-                None => {}
             }
         }
-        if holds >= majority && sent.elapsed() + quorum_drift(ttl) < ttl {
+        let held = self.held();
+        let extends: Vec<BoxFuture<'_, Result<Extend>>> = held
+            .iter()
+            .map(|(_, s, _)| Box::pin(s.extend(Io::Async, ttl)) as BoxFuture<'_, _>)
+            .collect();
+        let majority = self.majority;
+        let vouching = held.iter().filter(|(_, _, fresh)| !fresh).count();
+        let fresh_of: Vec<bool> = held.iter().map(|(_, _, fresh)| *fresh).collect();
+        // Settled once a majority of the parts that count extended, or once
+        // too many of them said the lease is gone there; errors and slow
+        // servers are waited for, each up to its timeout, and then the
+        // others a little longer (a part that is extended stops being
+        // fresh).
+        let outcomes = gather(extends, &*self.parts[0].store, EXTEND_GRACE, |done| {
+            let counting = |f: fn(&Extend) -> bool| {
+                done.iter()
+                    .zip(&fresh_of)
+                    .filter(|(o, fresh)| !**fresh && matches!(o, Some(Ok(e)) if f(e)))
+                    .count()
+            };
+            let extended = counting(|e| *e == Extend::Extended);
+            let gone = counting(|e| *e == Extend::Lost);
+            extended >= majority || vouching - gone < majority
+        })
+        .await;
+        let mut extended = 0;
+        let mut found_gone = false;
+        let mut failures = Vec::new();
+        let mut renewed = Vec::new();
+        for ((i, _, fresh), outcome) in held.iter().zip(outcomes) {
+            match outcome {
+                Some(Ok(Extend::Extended)) => {
+                    extended += usize::from(!fresh);
+                    renewed.push(*i);
+                }
+                Some(Ok(Extend::Lost)) => {
+                    self.set(*i, PartState::NotHeld);
+                    found_gone = true;
+                }
+                Some(Err(e)) if !fresh => failures.push((*i, e)),
+                _ => {}
+            }
+        }
+        if extended >= majority && sent.elapsed() + quorum_drift(ttl) < ttl {
+            // Vouched for: the parts extended now count from here on.
+            for i in renewed {
+                if let PartState::Held { state, .. } = self.state(i) {
+                    self.set(
+                        i,
+                        PartState::Held {
+                            state,
+                            fresh: false,
+                        },
+                    );
+                }
+            }
             *self
                 .lease_until
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = sent + ttl - quorum_drift(ttl);
-            return Ok(Extend::Extended);
+            return Ok(Round::Vouched { found_gone });
         }
         let until = *self
             .lease_until
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if !failures.is_empty() && holds + failures.len() >= majority && Instant::now() < until {
+        if !failures.is_empty() && extended + failures.len() >= majority && Instant::now() < until {
             // Not known yet: the lease still holds until `until`, and the
             // next try may reach the servers that failed.
-            let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-            return Err(no_quorum(&names, majority, n - failures.len(), &failures));
+            let answered = self.parts.len() - failures.len();
+            return Err(no_quorum(&self.names(), majority, answered, &failures));
         }
-        // Lost: give back what is still ours, so the next holder need
-        // not wait for it to expire.
-        let _ = self.release_parts().await;
-        self.lost.store(true, Ordering::SeqCst);
-        Ok(Extend::Lost)
+        Ok(Round::Lost)
     }
 
     /// The first server's store: the lease's timers run on it.
