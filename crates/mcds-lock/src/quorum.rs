@@ -13,8 +13,12 @@
 //!   the first request went out. Once the outcome is known, servers that
 //!   have not answered get a grace (as long as the answers took, at least
 //!   2 ms) and are then left: an `add` of theirs applied later is deleted
-//!   in the background if it holds this attempt's token. A refused or
-//!   failed attempt deletes what it added (a partial acquire is undone).
+//!   in the background if it holds this attempt's value (for about 6 s).
+//!   A refused or failed attempt deletes what it added (a partial acquire
+//!   is undone), and so does one whose future is dropped (a cancelled
+//!   async call): every add's cleanup stays armed until the guard exists,
+//!   the undo deleted its item, or the add is known not to have been
+//!   applied; an add that got no reply keeps it.
 //!   One round trip of wall time while the fence counters agree.
 //! * **Release** goes to every server; `Released` when a majority still
 //!   held this lease's item (a CAS delete of it succeeded), so no other
@@ -43,7 +47,14 @@
 //!   clients that find it missing one writes it and the other reads it.
 //!   A client whose list differs from a server's record is refused
 //!   ([`Error::InvalidArgument`]): two clients with different lists could
-//!   each take a majority of their own list.
+//!   each take a majority of their own list. An acquire reads the record
+//!   only on the servers that answer before it settles, so a client can
+//!   still be granted when the servers that kept the other record answer
+//!   late and the ones that answered lost theirs (a restart): no acquire
+//!   can tell without waiting for every server, which a frozen server
+//!   would make as long as the timeout. Every renewal therefore reads
+//!   every server's record too: both holders learn it at their next
+//!   extend (`InvalidArgument`) and give the lease up.
 //!   This is caught wherever the lists share a server that kept its
 //!   record; lists with no server in common are two different quorums,
 //!   which no client can tell from one.
@@ -121,8 +132,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use mcds_core::{
-    Access, BoxFuture, Error, Io, Item, Key, Op, QuorumMember, QuorumStore, Reply, Result,
-    Retention, Store, Stored, Ttl,
+    Access, BoxFuture, Error, Io, Item, Key, Op, QuorumStore, Reply, Result, Retention, Store,
+    Stored, Ttl,
 };
 
 use crate::fence::{fence_floor, record_fence};
@@ -195,6 +206,13 @@ struct Answer {
     /// The fence increment's reply (`None` without fencing).
     counted: Option<Result<Option<u64>>>,
     record: Result<Option<Item>>,
+    /// The cleanup of this server's add, armed while the add may have
+    /// taken the item and nothing else answers for it: until the guard is
+    /// made (its release then does), or the undo deleted it. Dropped armed
+    /// (the call failed with the add's outcome unknown, or the caller's
+    /// future was dropped), it deletes the item in the background if it
+    /// holds this add's value.
+    cleanup: Option<Abandoned>,
 }
 
 impl Answer {
@@ -203,6 +221,29 @@ impl Answer {
             counted: Some(Err(e.duplicate())),
             record: Err(e.duplicate()),
             added: Err(e),
+            cleanup: None,
+        }
+    }
+}
+
+/// Whether an add that answered `added` may have taken the item: stored,
+/// or sent with no reply (`Ambiguous`: it may be applied later, after the
+/// call gave up on it, as a frozen server resumes).
+fn may_hold(added: &Result<Stored>) -> bool {
+    matches!(added, Ok(Stored::Stored(_)) | Err(Error::Ambiguous { .. }))
+}
+
+/// Settle each answer's cleanup: disarmed where `keep` says the item is
+/// accounted for (or was never taken), dropped armed elsewhere.
+fn settle_cleanups(answers: Vec<Option<Answer>>, accounted: impl Fn(usize, &Answer) -> bool) {
+    for (i, answer) in answers.into_iter().enumerate() {
+        let Some(mut answer) = answer else {
+            continue;
+        };
+        if let Some(cleanup) = answer.cleanup.take()
+            && accounted(i, &answer)
+        {
+            cleanup.disarm();
         }
     }
 }
@@ -262,12 +303,37 @@ fn quorum_down(quorum: &QuorumStore, answered: usize, failures: &[(usize, Error)
 
 /// The refusal of a client whose list of servers differs from a server's
 /// record.
-fn other_list(member: &QuorumMember, recorded: &[u8], mine: &str) -> Error {
+fn other_list(member: &str, recorded: &[u8], mine: &str) -> Error {
     Error::InvalidArgument(format!(
-        "the quorum's servers differ between clients: {} records the quorum {:?}, this client lists {mine:?}; a majority keeps one holder only when every client lists the same servers (fix the lists, then delete the key {QUORUM_RECORD_KEY} on the servers whose record is wrong)",
-        member.name,
+        "the quorum's servers differ between clients: {member} records the quorum {:?}, this client lists {mine:?}; a majority keeps one holder only when every client lists the same servers (fix the lists, then delete the key {QUORUM_RECORD_KEY} on the servers whose record is wrong)",
         String::from_utf8_lossy(recorded),
     ))
+}
+
+/// Run `a` and `b` side by side; both outputs.
+async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none()
+            && let Poll::Ready(v) = a.as_mut().poll(cx)
+        {
+            ra = Some(v);
+        }
+        if rb.is_none()
+            && let Poll::Ready(v) = b.as_mut().poll(cx)
+        {
+            rb = Some(v);
+        }
+        match (ra.take(), rb.take()) {
+            (Some(x), Some(y)) => Poll::Ready((x, y)),
+            (x, y) => {
+                (ra, rb) = (x, y);
+                Poll::Pending
+            }
+        }
+    })
+    .await
 }
 
 /// The value one `add` of a lease's item writes: the lease's owner token,
@@ -353,7 +419,6 @@ pub(crate) async fn try_acquire(
                     });
                 }
                 let mut replies = access.pipeline(&ops).await.into_iter();
-                abandoned.disarm();
                 let mut next = || {
                     replies.next().unwrap_or_else(|| {
                         Err(Error::Internal("a pipeline answered too few ops".into()))
@@ -365,10 +430,18 @@ pub(crate) async fn try_acquire(
                 let record = next().and_then(Reply::item);
                 let added = next().and_then(Reply::stored);
                 let counted = fencing.then(|| next().and_then(Reply::counter));
+                // Kept armed while the add may hold the item (see `Answer`).
+                let cleanup = if may_hold(&added) {
+                    Some(abandoned)
+                } else {
+                    abandoned.disarm();
+                    None
+                };
                 Answer {
                     added,
                     counted,
                     record,
+                    cleanup,
                 }
             }) as BoxFuture<'_, Answer>
         })
@@ -407,7 +480,8 @@ pub(crate) async fn try_acquire(
         if let Ok(Some(item)) = &answer.record
             && item.value != quorum.record().as_bytes()
         {
-            mismatch.get_or_insert_with(|| other_list(&members[i], &item.value, quorum.record()));
+            mismatch
+                .get_or_insert_with(|| other_list(&members[i].name, &item.value, quorum.record()));
         }
     }
     let parts = |granted: &[(usize, u64)]| -> Vec<(usize, Arc<GuardState>)> {
@@ -427,6 +501,8 @@ pub(crate) async fn try_acquire(
             })
             .collect()
     };
+    // Delete what this attempt added; the servers where that is done
+    // (or the item found gone) need no cleanup after.
     let undo = |granted: &[(usize, u64)]| {
         let parts = parts(granted);
         async move {
@@ -434,15 +510,26 @@ pub(crate) async fn try_acquire(
                 .iter()
                 .map(|(_, p)| Box::pin(p.release(Io::Async)) as BoxFuture<'_, _>)
                 .collect();
-            gather(releases, &*members[0].store, GRACE, |_| false).await;
+            let outcomes = gather(releases, &*members[0].store, GRACE, |_| false).await;
+            parts
+                .iter()
+                .zip(outcomes)
+                .filter(|(_, outcome)| matches!(outcome, Some(Ok(_))))
+                .map(|((i, _), _)| *i)
+                .collect::<Vec<usize>>()
         }
     };
+    // After an undo: a cleanup stays armed only where the add may hold
+    // the item and the undo could not delete it.
+    let undone = |answers: Vec<Option<Answer>>, deleted: Vec<usize>| {
+        settle_cleanups(answers, |i, a| !may_hold(&a.added) || deleted.contains(&i));
+    };
     if let Some(e) = mismatch {
-        undo(&granted).await;
+        undone(answers, undo(&granted).await);
         return Err(e);
     }
     if granted.len() < majority {
-        undo(&granted).await;
+        undone(answers, undo(&granted).await);
         let answered = granted.len() + refused;
         if answered >= majority {
             return Ok(None); // held by another (or by leftovers of one)
@@ -452,14 +539,14 @@ pub(crate) async fn try_acquire(
     let valid_until = started + lock.ttl - quorum_drift(lock.ttl);
     if Instant::now() >= valid_until {
         // Granted too late to be worth anything.
-        undo(&granted).await;
+        undone(answers, undo(&granted).await);
         return Ok(None);
     }
     let fencing_token = if fencing {
         match fence(lock, quorum, &answers).await {
             Ok(t) => Some(t),
             Err(e) => {
-                undo(&granted).await;
+                undone(answers, undo(&granted).await);
                 return Err(e);
             }
         }
@@ -472,7 +559,7 @@ pub(crate) async fn try_acquire(
     // counters after a later holder's increment and hand out a token
     // above that holder's (an adversarial review's finding).
     if Instant::now() >= valid_until {
-        undo(&granted).await;
+        undone(answers, undo(&granted).await);
         return Ok(None);
     }
     let held = parts(&granted);
@@ -495,15 +582,18 @@ pub(crate) async fn try_acquire(
             })
             .collect(),
         names: members.iter().map(|m| m.name.clone()).collect(),
+        record: quorum.record().to_string(),
         lost: AtomicBool::new(false),
         lease_until: Mutex::new(valid_until),
         released: AtomicUsize::new(0),
     };
-    Ok(Some(Guard::holding(
-        Held::Quorum(Arc::new(lease)),
-        fencing_token,
-        io,
-    )))
+    let guard = Guard::holding(Held::Quorum(Arc::new(lease)), fencing_token, io);
+    // The guard answers for the granted items now (its release, or its
+    // drop's); an ambiguous add elsewhere keeps its cleanup.
+    settle_cleanups(answers, |_, a| {
+        !matches!(a.added, Err(Error::Ambiguous { .. }))
+    });
+    Ok(Some(guard))
 }
 
 /// The fencing token of a granted acquire whose servers answered
@@ -684,6 +774,8 @@ pub(crate) struct QuorumLease {
     /// One per server, in the quorum's order.
     parts: Vec<Part>,
     names: Vec<String>,
+    /// The quorum's record of its servers (see [`QuorumStore::record`]).
+    record: String,
     pub(crate) lost: AtomicBool,
     /// Until when a majority certainly holds the lease.
     pub(crate) lease_until: Mutex<Instant>,
@@ -696,6 +788,10 @@ struct Part {
     store: Arc<dyn Store>,
     held: Mutex<PartState>,
 }
+
+/// A give-back add's outcome (its CAS id if it stored) and its cleanup,
+/// armed while the add may hold an item no part answers for.
+type GivenBack = (Result<Option<u64>>, Option<Abandoned>);
 
 /// What one round of an extend found.
 enum Round {
@@ -839,29 +935,37 @@ impl QuorumLease {
             .collect();
         if !missing.is_empty() {
             let values: Vec<String> = missing.iter().map(|_| attempt_value(&self.token)).collect();
-            let adds: Vec<BoxFuture<'_, Result<Option<u64>>>> = missing
+            let adds: Vec<BoxFuture<'_, GivenBack>> = missing
                 .iter()
                 .zip(&values)
                 .map(|(&i, value)| {
                     let store = &self.parts[i].store;
                     Box::pin(async move {
-                        // Left as a straggler, this add's cleanup deletes
-                        // only its own value.
+                        // Left as a straggler (or the call dropped), this
+                        // add's cleanup deletes only its own value; kept
+                        // armed until the part records the item, or when
+                        // the add's outcome is unknown.
                         let abandoned = Abandoned::on(Arc::clone(store), self.key.clone(), value);
                         let added = Access::new(&**store, Io::Async)
                             .add(&self.key, value.as_bytes(), item_ttl)
                             .await;
-                        abandoned.disarm();
-                        Ok(match added? {
-                            Stored::Stored(cas) if cas != 0 => Some(cas),
-                            _ => None,
-                        })
+                        if !may_hold(&added) {
+                            abandoned.disarm();
+                            return (added.map(|_| None), None);
+                        }
+                        match added {
+                            Ok(Stored::Stored(cas)) if cas != 0 => (Ok(Some(cas)), Some(abandoned)),
+                            other => (other.map(|_| None), Some(abandoned)),
+                        }
                     }) as BoxFuture<'_, _>
                 })
                 .collect();
             let added = gather(adds, &*self.parts[0].store, EXTEND_GRACE, |_| true).await;
             for ((&i, value), outcome) in missing.iter().zip(values).zip(added) {
-                if let Some(Ok(Some(cas))) = outcome {
+                let Some((added, cleanup)) = outcome else {
+                    continue;
+                };
+                if let Ok(Some(cas)) = added {
                     let state = Arc::new(GuardState::new(
                         Arc::clone(&self.parts[i].store),
                         self.key.clone(),
@@ -870,7 +974,12 @@ impl QuorumLease {
                         sent + ttl,
                     ));
                     self.set(i, PartState::Held { state, fresh: true });
+                    // The part answers for the item now.
+                    if let Some(cleanup) = cleanup {
+                        cleanup.disarm();
+                    }
                 }
+                // (An ambiguous add's cleanup is dropped armed here.)
             }
         }
         let held = self.held();
@@ -886,7 +995,23 @@ impl QuorumLease {
         // servers are waited for, each up to its timeout, and then the
         // others a little longer (a part that is extended stops being
         // fresh).
-        let outcomes = gather(extends, &*self.parts[0].store, EXTEND_GRACE, |done| {
+        // Each server's record is read in the same round: a client whose
+        // list differs from this one's can be granted while a server that
+        // holds the other record answers late (a restart lost the record
+        // of the servers that answered), and each holder then learns it
+        // here, at its next renewal, and gives the lease up.
+        let record_key = Key::new(QUORUM_RECORD_KEY)?;
+        let reads: Vec<BoxFuture<'_, Result<Option<Item>>>> = self
+            .parts
+            .iter()
+            .map(|p| {
+                let record_key = &record_key;
+                Box::pin(async move { Access::new(&*p.store, Io::Async).get(record_key).await })
+                    as BoxFuture<'_, _>
+            })
+            .collect();
+        let records = gather(reads, &*self.parts[0].store, EXTEND_GRACE, |_| true);
+        let extended = gather(extends, &*self.parts[0].store, EXTEND_GRACE, |done| {
             let counting = |f: fn(&Extend) -> bool| {
                 done.iter()
                     .zip(&fresh_of)
@@ -896,8 +1021,17 @@ impl QuorumLease {
             let extended = counting(|e| *e == Extend::Extended);
             let gone = counting(|e| *e == Extend::Lost);
             extended >= majority || vouching - gone < majority
-        })
-        .await;
+        });
+        let (outcomes, records) = both(extended, records).await;
+        if let Some((i, recorded)) = records.iter().enumerate().find_map(|(i, r)| match r {
+            Some(Ok(Some(item))) if item.value != self.record.as_bytes() => Some((i, &item.value)),
+            _ => None,
+        }) {
+            let e = other_list(&self.names[i], recorded, &self.record);
+            let _ = self.release_parts().await;
+            self.lost.store(true, Ordering::SeqCst);
+            return Err(e);
+        }
         let mut extended = 0;
         let mut found_gone = false;
         let mut failures = Vec::new();

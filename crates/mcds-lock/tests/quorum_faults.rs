@@ -2,11 +2,15 @@
 //! it, on real memcached: a straggler's cleanup must never delete an item
 //! a later renewal wrote, a lease whose items all expired must not come
 //! back as `Extended`, a holder paused between its grant and its fence
-//! raise must not get a token above the next holder's, and two clients
-//! whose lists differ must not both be granted on servers with no record
-//! yet. Each test failed before its fix.
+//! raise must not get a token above the next holder's, two clients whose
+//! lists differ must not both be granted on servers with no record yet
+//! (and learn it at their next renewal otherwise), and an acquire that
+//! failed or was cancelled must leave the lock free. Each test failed
+//! before its fix.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcds_core::{Key, QuorumStore, Store};
@@ -40,6 +44,25 @@ fn start(n: usize) -> Vec<MemcachedServer> {
 /// (`<owner token>~<the add's own number>`).
 fn written_by(value: &[u8], owner: &str) -> bool {
     value.starts_with(format!("{owner}~").as_bytes())
+}
+
+/// The lock's item on `s`, as text.
+fn raw_text(s: &MemcachedServer, name: &str) -> Option<String> {
+    raw_owner(s, name).map(|v| String::from_utf8_lossy(&v).into_owned())
+}
+
+/// Another client must get a lock that nobody holds within `within`
+/// (its TTL is far longer).
+fn free_within(lock: &Lock, within: Duration) -> Result<Duration, String> {
+    let t = Instant::now();
+    match lock.acquire(within) {
+        Ok(g) => {
+            let took = t.elapsed();
+            g.release().unwrap();
+            Ok(took)
+        }
+        Err(e) => Err(format!("{e} (holder {:?})", lock.holder())),
+    }
 }
 
 fn raw_owner(s: &MemcachedServer, name: &str) -> Option<Vec<u8>> {
@@ -423,4 +446,256 @@ fn clients_whose_lists_differ_are_never_both_granted_on_new_servers() {
     }
     println!("both granted in {both} of {rounds} rounds");
     assert_eq!(both, 0, "both granted in {both} of {rounds} rounds");
+}
+
+/// A blocking `try_acquire` on 3 servers, two of which (a majority) are
+/// frozen for longer than the I/O timeout, fails (`ServerDown`); the
+/// frozen servers apply its `add`s when they run again. Those must be
+/// deleted (an add with no reply keeps its cleanup): the lock was held by
+/// nobody until its TTL, 4 of 4 runs, before.
+#[test]
+fn a_failed_acquire_whose_adds_applied_late_leaves_the_lock_free() {
+    let ttl = Duration::from_secs(30);
+    let servers = start(3);
+    let name = "q-late-adds";
+    let first = Lock::new(quorum(&servers), name, ttl).unwrap();
+    let other = Lock::new(quorum(&servers), name, ttl).unwrap();
+    first.try_acquire().unwrap().unwrap().release().unwrap();
+    other.try_acquire().unwrap().unwrap().release().unwrap();
+
+    servers[1].pause();
+    servers[2].pause();
+    let r = first.try_acquire();
+    println!("acquire with 2 of 3 frozen: {r:?}");
+    assert!(r.is_err(), "{r:?}");
+    servers[1].resume();
+    servers[2].resume();
+    std::thread::sleep(Duration::from_millis(300));
+    for (i, s) in servers.iter().enumerate() {
+        println!("member {i}: {:?}", raw_text(s, name));
+    }
+    println!("holder: {:?}", other.holder());
+    let got = free_within(&other, Duration::from_secs(3));
+    println!("another client: {got:?}");
+    assert!(
+        got.is_ok(),
+        "a failed acquire left the lock held by nobody: {got:?}"
+    );
+}
+
+/// An async acquire cancelled (its future dropped, as `select!` or
+/// `tokio::time::timeout` do) after a majority granted, while it waits
+/// for a slow straggler: the granted items must be deleted (their
+/// cleanups stay armed until the guard exists). Stranded until the TTL,
+/// 4 of 4 runs, before.
+#[test]
+fn a_cancelled_async_quorum_acquire_never_strands_the_lock() {
+    let ttl = Duration::from_secs(30);
+    let servers = start(3);
+    let name = "q-cancel";
+    let rt = mcds_testkit::runtime();
+    let lock = Lock::new(quorum(&servers), name, ttl).unwrap();
+    let other = Lock::new(quorum(&servers), name, ttl).unwrap();
+    rt.block_on(async {
+        let g = lock.try_acquire_async().await.unwrap().unwrap();
+        g.release_async().await.unwrap();
+    });
+    other.try_acquire().unwrap().unwrap().release().unwrap();
+
+    servers[2].pause();
+    let polls = rt.block_on(async {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut acquire = Box::pin(lock.try_acquire_async());
+        let mut polls = Vec::new();
+        for _ in 0..3 {
+            match acquire.as_mut().poll(&mut cx) {
+                Poll::Ready(r) => {
+                    polls.push(format!("ready {:?}", r.as_ref().map(Option::is_some)));
+                    if let Ok(Some(g)) = r {
+                        g.release_async().await.unwrap();
+                    }
+                    return polls;
+                }
+                Poll::Pending => polls.push("pending".into()),
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        drop(acquire); // cancelled
+        polls.push("dropped".into());
+        polls
+    });
+    println!("polls: {polls:?}");
+    servers[2].resume();
+    std::thread::sleep(Duration::from_millis(500));
+    for (i, s) in servers.iter().enumerate() {
+        println!("member {i}: {:?}", raw_text(s, name));
+    }
+    println!("holder: {:?}", other.holder());
+    let got = free_within(&other, Duration::from_secs(3));
+    println!("another client: {got:?}");
+    assert!(
+        got.is_ok(),
+        "a cancelled acquire left the lock held by nobody: {got:?}"
+    );
+}
+
+/// Two clients whose lists differ ({A,B,C} and {A,B,D}). Client 1 holds
+/// A,B,C; B restarts (losing the item and the record); A, which kept its
+/// record, is slow (frozen) while client 2 acquires, so client 2 can be
+/// granted on B and D without reading A's record: no acquire can tell
+/// without waiting for every server. Both must learn it at their next
+/// renewal, which reads every server's record, and give the lease up
+/// (both went on extending, 4 of 4 runs, before).
+#[test]
+fn clients_whose_lists_differ_learn_it_at_their_next_renewal() {
+    let ttl = Duration::from_secs(10);
+    let mut servers = start(4);
+    let name = "q-lists-restart";
+    let l1 = Lock::new(
+        quorum_of(&[&servers[0], &servers[1], &servers[2]]),
+        name,
+        ttl,
+    )
+    .unwrap();
+    let g1 = l1.try_acquire().unwrap().expect("free");
+    servers[1].restart();
+    servers[0].pause();
+    let l2 = Lock::new(
+        quorum_of(&[&servers[0], &servers[1], &servers[3]]),
+        name,
+        ttl,
+    )
+    .unwrap();
+    let r2 = l2.try_acquire();
+    servers[0].resume();
+    println!("client 2 (lists A,B,D): {r2:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let e1 = g1.extend(ttl);
+    println!("client 1's extend after: {e1:?}");
+    for (i, s) in servers.iter().enumerate() {
+        println!("member {i}: {:?}", raw_text(s, name));
+    }
+    if let Ok(Some(g2)) = r2 {
+        let e2 = g2.extend(ttl);
+        println!("client 2's extend: {e2:?}");
+        for (who, extended, guard) in [("client 1", &e1, &g1), ("client 2", &e2, &g2)] {
+            assert!(
+                matches!(extended, Err(mcds_core::Error::InvalidArgument(m)) if m.contains("differ")),
+                "{who}'s renewal did not see the other list: {extended:?}"
+            );
+            assert!(guard.is_lost(), "{who} still counts on its lease");
+        }
+    }
+}
+
+/// The same without any frozen server: fencing on, and the fence
+/// counters differ between servers (member 0's ahead, as after an
+/// acquire that member 1 and 2 missed), so the acquire raises them after
+/// its pipelines answered. Cancelled during that raise (a second round
+/// trip): the majority's items stay, with no guard and no cleanup.
+#[test]
+fn a_cancelled_fenced_quorum_acquire_never_strands_the_lock() {
+    use mcds_core::Op;
+    let ttl = Duration::from_secs(30);
+    let servers = start(3);
+    let name = "q-cancel-fence";
+    let rt = mcds_testkit::runtime();
+    let lock = Lock::new(quorum(&servers), name, ttl)
+        .unwrap()
+        .with_fencing(true);
+    let other = Lock::new(quorum(&servers), name, ttl)
+        .unwrap()
+        .with_fencing(true);
+    rt.block_on(async {
+        let g = lock.try_acquire_async().await.unwrap().unwrap();
+        g.release_async().await.unwrap();
+    });
+    other.try_acquire().unwrap().unwrap().release().unwrap();
+    let fence = Key::new(format!("lock:{name}:fence")).unwrap();
+    let m0 = MemcachedStore::connect(&servers[0].addr()).unwrap();
+    m0.execute(&Op::Incr {
+        key: &fence,
+        delta: 5,
+    })
+    .unwrap();
+    let polls = rt.block_on(async {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut acquire = Box::pin(lock.try_acquire_async());
+        let mut polls = Vec::new();
+        for _ in 0..2 {
+            match acquire.as_mut().poll(&mut cx) {
+                Poll::Ready(r) => {
+                    polls.push(format!("ready {:?}", r.as_ref().map(Option::is_some)));
+                    if let Ok(Some(g)) = r {
+                        g.release_async().await.unwrap();
+                    }
+                    return polls;
+                }
+                Poll::Pending => polls.push("pending".into()),
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        drop(acquire); // cancelled
+        polls.push("dropped".into());
+        polls
+    });
+    println!("polls: {polls:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    for (i, s) in servers.iter().enumerate() {
+        println!("member {i}: {:?}", raw_text(s, name));
+    }
+    let got = free_within(&other, Duration::from_secs(3));
+    println!("another client: {got:?}");
+    assert!(
+        got.is_ok(),
+        "a cancelled acquire left the lock held by nobody: {got:?}"
+    );
+}
+
+/// With `tokio::time::timeout` around `try_acquire_async` (member 2
+/// frozen, a straggler): timeouts from 0.5 ms to 3.25 ms. Counts the
+/// attempts after which the lock is left held by nobody.
+#[test]
+fn a_timed_out_async_quorum_acquire_never_strands_the_lock() {
+    let ttl = Duration::from_secs(30);
+    let servers = start(3);
+    let rt = mcds_testkit::runtime();
+    let mut stranded = Vec::new();
+    let mut attempts = 0;
+    servers[2].pause();
+    for step in 0..12u64 {
+        let name = format!("q-timeout{step}");
+        let lock = Lock::new(quorum(&servers), &name, ttl).unwrap();
+        let checker = Lock::new(quorum(&servers), &name, ttl).unwrap();
+        // Warm members 0 and 1 (member 2 is frozen).
+        let _ = lock.holder();
+        let _ = checker.holder();
+        let d = Duration::from_micros(500 + 250 * step);
+        attempts += 1;
+        let r = rt.block_on(async {
+            match tokio::time::timeout(d, lock.try_acquire_async()).await {
+                Ok(Ok(Some(g))) => {
+                    g.release_async().await.unwrap();
+                    "granted"
+                }
+                Ok(other) => {
+                    println!("{other:?}");
+                    "other"
+                }
+                Err(_) => "timed out",
+            }
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let holder = checker.holder();
+        println!("timeout {d:?}: {r}; holder after 200 ms: {holder:?}");
+        if let Ok(Some(h)) = holder {
+            stranded.push((d, h));
+        }
+    }
+    servers[2].resume();
+    assert!(
+        stranded.is_empty(),
+        "{} of {attempts} timed-out acquires left the lock held by nobody: {stranded:?}",
+        stranded.len()
+    );
 }
