@@ -117,7 +117,10 @@
 //!
 //! What no quorum survives: a majority of the servers losing the item
 //! between two renewals (two of three restarted within one renewal
-//! interval, TTL/3 with auto-extension). A contender can then take the
+//! interval, TTL/3 with auto-extension). A lease granted on a bare
+//! majority (a server slow or down at the grant) has no margin until a
+//! renewal gives the others the item: until then one server's loss is
+//! enough. A contender can then take the
 //! restarted servers while the first holder still counts on its lease,
 //! until that holder's next extend finds it lost. The fencing token still
 //! orders the two (the contender's counters were lost too, so its token
