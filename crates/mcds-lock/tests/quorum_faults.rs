@@ -21,19 +21,7 @@ use mcds_testkit::MemcachedServer;
 const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn quorum(servers: &[MemcachedServer]) -> Arc<dyn Store> {
-    let members = servers
-        .iter()
-        .map(|s| {
-            let store = MemcachedStore::builder()
-                .io_timeout(TIMEOUT)
-                .connect_timeout(TIMEOUT)
-                .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
-                .connect([s.addr()])
-                .unwrap();
-            (s.addr(), Arc::new(store) as Arc<dyn Store>)
-        })
-        .collect();
-    Arc::new(QuorumStore::new(members).unwrap())
+    mcds_testkit::quorum_store(servers.iter(), TIMEOUT)
 }
 
 fn start(n: usize) -> Vec<MemcachedServer> {
@@ -63,6 +51,45 @@ fn free_within(lock: &Lock, within: Duration) -> Result<Duration, String> {
         }
         Err(e) => Err(format!("{e} (holder {:?})", lock.holder())),
     }
+}
+
+/// Poll `lock`'s async acquire `polls` times, 30 ms apart, by hand, then
+/// drop it (cancelled, as `select!` or a timeout does), unless it was
+/// ready (then its guard is released). What each poll gave.
+fn poll_then_cancel(rt: &tokio::runtime::Runtime, lock: &Lock, polls: usize) -> Vec<String> {
+    rt.block_on(async {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut acquire = Box::pin(lock.try_acquire_async());
+        let mut seen = Vec::new();
+        for _ in 0..polls {
+            match acquire.as_mut().poll(&mut cx) {
+                Poll::Ready(r) => {
+                    seen.push(format!("ready {:?}", r.as_ref().map(Option::is_some)));
+                    if let Ok(Some(g)) = r {
+                        g.release_async().await.unwrap();
+                    }
+                    return seen;
+                }
+                Poll::Pending => seen.push("pending".into()),
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        drop(acquire); // cancelled
+        seen.push("dropped".into());
+        seen
+    })
+}
+
+/// Print what each server holds of lock `name`, then check that `other`
+/// (another client) gets the lock within 3 s: `what` left nothing behind.
+fn assert_left_free(servers: &[MemcachedServer], name: &str, other: &Lock, what: &str) {
+    for (i, s) in servers.iter().enumerate() {
+        println!("member {i}: {:?}", raw_text(s, name));
+    }
+    println!("holder: {:?}", other.holder());
+    let got = free_within(other, Duration::from_secs(3));
+    println!("another client: {got:?}");
+    assert!(got.is_ok(), "{what} left the lock held by nobody: {got:?}");
 }
 
 fn raw_owner(s: &MemcachedServer, name: &str) -> Option<Vec<u8>> {
@@ -393,18 +420,7 @@ fn a_holder_paused_before_its_fence_raise_gets_no_token_above_the_next() {
 }
 
 fn quorum_of(servers: &[&MemcachedServer]) -> Arc<dyn Store> {
-    let members = servers
-        .iter()
-        .map(|s| {
-            let store = MemcachedStore::builder()
-                .io_timeout(TIMEOUT)
-                .connect_timeout(TIMEOUT)
-                .connect([s.addr()])
-                .unwrap();
-            (s.addr(), Arc::new(store) as Arc<dyn Store>)
-        })
-        .collect();
-    Arc::new(QuorumStore::new(members).unwrap())
+    mcds_testkit::quorum_store(servers.iter().copied(), TIMEOUT)
 }
 
 /// Two clients whose lists differ in one server ({A,B,C} and {A,B,D}),
@@ -471,16 +487,7 @@ fn a_failed_acquire_whose_adds_applied_late_leaves_the_lock_free() {
     servers[1].resume();
     servers[2].resume();
     std::thread::sleep(Duration::from_millis(300));
-    for (i, s) in servers.iter().enumerate() {
-        println!("member {i}: {:?}", raw_text(s, name));
-    }
-    println!("holder: {:?}", other.holder());
-    let got = free_within(&other, Duration::from_secs(3));
-    println!("another client: {got:?}");
-    assert!(
-        got.is_ok(),
-        "a failed acquire left the lock held by nobody: {got:?}"
-    );
+    assert_left_free(&servers, name, &other, "a failed acquire");
 }
 
 /// An async acquire cancelled (its future dropped, as `select!` or
@@ -503,40 +510,11 @@ fn a_cancelled_async_quorum_acquire_never_strands_the_lock() {
     other.try_acquire().unwrap().unwrap().release().unwrap();
 
     servers[2].pause();
-    let polls = rt.block_on(async {
-        let mut cx = Context::from_waker(Waker::noop());
-        let mut acquire = Box::pin(lock.try_acquire_async());
-        let mut polls = Vec::new();
-        for _ in 0..3 {
-            match acquire.as_mut().poll(&mut cx) {
-                Poll::Ready(r) => {
-                    polls.push(format!("ready {:?}", r.as_ref().map(Option::is_some)));
-                    if let Ok(Some(g)) = r {
-                        g.release_async().await.unwrap();
-                    }
-                    return polls;
-                }
-                Poll::Pending => polls.push("pending".into()),
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
-        drop(acquire); // cancelled
-        polls.push("dropped".into());
-        polls
-    });
+    let polls = poll_then_cancel(&rt, &lock, 3);
     println!("polls: {polls:?}");
     servers[2].resume();
     std::thread::sleep(Duration::from_millis(500));
-    for (i, s) in servers.iter().enumerate() {
-        println!("member {i}: {:?}", raw_text(s, name));
-    }
-    println!("holder: {:?}", other.holder());
-    let got = free_within(&other, Duration::from_secs(3));
-    println!("another client: {got:?}");
-    assert!(
-        got.is_ok(),
-        "a cancelled acquire left the lock held by nobody: {got:?}"
-    );
+    assert_left_free(&servers, name, &other, "a cancelled acquire");
 }
 
 /// Two clients whose lists differ ({A,B,C} and {A,B,D}). Client 1 holds
@@ -618,38 +596,10 @@ fn a_cancelled_fenced_quorum_acquire_never_strands_the_lock() {
         delta: 5,
     })
     .unwrap();
-    let polls = rt.block_on(async {
-        let mut cx = Context::from_waker(Waker::noop());
-        let mut acquire = Box::pin(lock.try_acquire_async());
-        let mut polls = Vec::new();
-        for _ in 0..2 {
-            match acquire.as_mut().poll(&mut cx) {
-                Poll::Ready(r) => {
-                    polls.push(format!("ready {:?}", r.as_ref().map(Option::is_some)));
-                    if let Ok(Some(g)) = r {
-                        g.release_async().await.unwrap();
-                    }
-                    return polls;
-                }
-                Poll::Pending => polls.push("pending".into()),
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
-        drop(acquire); // cancelled
-        polls.push("dropped".into());
-        polls
-    });
+    let polls = poll_then_cancel(&rt, &lock, 2);
     println!("polls: {polls:?}");
     std::thread::sleep(Duration::from_millis(300));
-    for (i, s) in servers.iter().enumerate() {
-        println!("member {i}: {:?}", raw_text(s, name));
-    }
-    let got = free_within(&other, Duration::from_secs(3));
-    println!("another client: {got:?}");
-    assert!(
-        got.is_ok(),
-        "a cancelled acquire left the lock held by nobody: {got:?}"
-    );
+    assert_left_free(&servers, name, &other, "a cancelled acquire");
 }
 
 /// With `tokio::time::timeout` around `try_acquire_async` (member 2

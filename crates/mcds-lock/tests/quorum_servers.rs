@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcds_core::{Error, QuorumStore, Store};
+use mcds_core::{Error, Store};
 use mcds_lock::{Extend, Lock, Release};
 use mcds_memcached::MemcachedStore;
 use mcds_testkit::MemcachedServer;
@@ -19,19 +19,7 @@ const TTL: Duration = Duration::from_secs(5);
 /// A quorum of `servers`, each member a store with `TIMEOUT` for its
 /// connections and requests.
 fn quorum(servers: &[MemcachedServer]) -> Arc<dyn Store> {
-    let members = servers
-        .iter()
-        .map(|s| {
-            let store = MemcachedStore::builder()
-                .io_timeout(TIMEOUT)
-                .connect_timeout(TIMEOUT)
-                .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
-                .connect([s.addr()])
-                .unwrap();
-            (s.addr(), Arc::new(store) as Arc<dyn Store>)
-        })
-        .collect();
-    Arc::new(QuorumStore::new(members).unwrap())
+    mcds_testkit::quorum_store(servers.iter(), TIMEOUT)
 }
 
 fn start(n: usize) -> Vec<MemcachedServer> {

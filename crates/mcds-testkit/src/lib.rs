@@ -184,6 +184,35 @@ pub fn one_k_store(
     )
 }
 
+/// A [`QuorumStore`](mcds_core::QuorumStore) of `servers`: one member
+/// store per server, connections and replies awaited for `timeout`, a
+/// server that refused a dial left alone 20 ms to 200 ms (the quorum
+/// lock's tests of servers killed, frozen and restarted).
+pub fn quorum_store<'s>(
+    servers: impl IntoIterator<Item = &'s MemcachedServer>,
+    timeout: std::time::Duration,
+) -> std::sync::Arc<dyn mcds_core::Store> {
+    let members = servers
+        .into_iter()
+        .map(|s| {
+            let store = mcds_memcached::MemcachedStore::builder()
+                .io_timeout(timeout)
+                .connect_timeout(timeout)
+                .down_backoff(
+                    std::time::Duration::from_millis(20),
+                    std::time::Duration::from_millis(200),
+                )
+                .connect([s.addr()])
+                .expect("a store for a local memcached");
+            (
+                s.addr(),
+                std::sync::Arc::new(store) as std::sync::Arc<dyn mcds_core::Store>,
+            )
+        })
+        .collect();
+    std::sync::Arc::new(mcds_core::QuorumStore::new(members).expect("3 to 15 servers"))
+}
+
 /// A [`MemcachedStore`](mcds_memcached::MemcachedStore) on `server` with
 /// `connections` shared connections (lanes): the store of the tests of
 /// what happens across a server's connections.
