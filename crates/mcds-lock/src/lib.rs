@@ -150,6 +150,7 @@ mod background;
 mod fence;
 pub mod quorum;
 mod renewer;
+mod sweeper;
 
 use background::in_background;
 use renewer::{Renewer, renew, renewal};
@@ -1214,10 +1215,10 @@ impl Guard {
 /// An async acquire attempt in flight. Dropped armed (its future was
 /// cancelled, by `tokio::time::timeout` or `select!`, between queueing the
 /// `add` and reading its reply), it releases the lock if the add took it:
-/// in the background (see [`in_background`]), nobody waiting on it, it
-/// deletes the lock item if it holds this attempt's random owner
-/// token, looking again with growing pauses for about 6 s, since the add
-/// may still be queued. Without it the lock stayed held by nobody until
+/// in the background (`sweeper.rs`: one sweeper per server and key for
+/// all such adds), nobody waiting on it, it deletes the lock item if it
+/// holds this attempt's random owner token, looking again with growing
+/// pauses for about 6 s, since the add may still be queued. Without it the lock stayed held by nobody until
 /// its TTL ran out (an adversarial review's finding). An add applied even
 /// later (a server frozen for longer) still strands the lock for its TTL.
 ///
@@ -1251,38 +1252,9 @@ impl Drop for Abandoned {
         let Some((store, key, token)) = self.lock.take() else {
             return;
         };
-        // A state that holds no CAS id of the item: its release meets a
-        // mismatch, reads the item and deletes it only if it holds our
-        // token (`GuardState::with_cas`).
-        let state = move || {
-            GuardState::new(
-                Arc::clone(&store),
-                key.clone(),
-                token.clone(),
-                u64::MAX,
-                Instant::now(),
-            )
-        };
-        let last_try = state.clone();
-        in_background(
-            "mcds-lock cleanup",
-            move |io| async move {
-                let mut pause = Duration::from_millis(25);
-                for _ in 0..8 {
-                    let state = state();
-                    if let Ok(Release::Released) = state.release(io).await {
-                        return;
-                    }
-                    Access::new(&*state.store, io).sleep(pause).await;
-                    pause *= 2;
-                }
-            },
-            // The runtime shut down before the looking was done: one last
-            // look, blocking, on the thread dropping the task.
-            move || {
-                let _ = block_on(last_try().release(Io::Blocking));
-            },
-        );
+        // In the background: delete the item if this add took it (one
+        // sweeper per server and key, see `sweeper.rs`).
+        sweeper::sweep(store, key, token);
     }
 }
 

@@ -832,6 +832,29 @@ impl QuorumLease {
             .unwrap_or_else(PoisonError::into_inner) = state;
     }
 
+    /// Replace part `i`'s state with `new(state)` only if it still holds
+    /// `was` (the same item): two calls on one guard may run at once (an
+    /// `extend` and the renewer's), and one must not write over what the
+    /// other found since (an adversarial review saw a stale extend mark a
+    /// server's given-back item as counting, and a lapsed lease report
+    /// `Extended`).
+    fn set_if_same(
+        &self,
+        i: usize,
+        was: &Arc<GuardState>,
+        new: impl FnOnce(Arc<GuardState>) -> PartState,
+    ) {
+        let mut held = self.parts[i]
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let PartState::Held { state, .. } = &*held
+            && Arc::ptr_eq(state, was)
+        {
+            *held = new(Arc::clone(state));
+        }
+    }
+
     /// The parts held now: index, state, and whether fresh.
     fn held(&self) -> Vec<(usize, Arc<GuardState>, bool)> {
         (0..self.parts.len())
@@ -866,13 +889,13 @@ impl QuorumLease {
         let outcomes = gather(releases, &*self.parts[0].store, GRACE, |_| false).await;
         let mut failures = Vec::new();
         let mut released = self.released.load(Ordering::SeqCst);
-        for ((i, _, fresh), outcome) in held.iter().zip(outcomes) {
+        for ((i, state, fresh), outcome) in held.iter().zip(outcomes) {
             match outcome {
                 Some(Ok(Release::Released)) => {
-                    self.set(*i, PartState::Released);
+                    self.set_if_same(*i, state, |_| PartState::Released);
                     released += usize::from(!fresh);
                 }
-                Some(Ok(Release::Lost)) => self.set(*i, PartState::NotHeld),
+                Some(Ok(Release::Lost)) => self.set_if_same(*i, state, |_| PartState::NotHeld),
                 Some(Err(e)) => failures.push((*i, e, *fresh)),
                 None => {}
             }
@@ -909,14 +932,19 @@ impl QuorumLease {
             Round::Vouched { found_gone: true } => {
                 // Give the item back now; the first round's outcome stands
                 // if this one cannot tell.
-                match self.round(ttl, item_ttl).await {
-                    Ok(Round::Lost) => self.lose().await,
-                    _ => Ok(Extend::Extended),
+                if let Ok(Round::Lost) = self.round(ttl, item_ttl).await {
+                    return self.lose().await;
                 }
             }
-            Round::Vouched { found_gone: false } => Ok(Extend::Extended),
-            Round::Lost => self.lose().await,
+            Round::Vouched { found_gone: false } => {}
+            Round::Lost => return self.lose().await,
         }
+        // A call that ran meanwhile (a release, the renewer's extend) may
+        // have found the lease lost after this one vouched for it.
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Extend::Lost);
+        }
+        Ok(Extend::Extended)
     }
 
     /// The lease is lost: give back what is still ours, so the next holder
@@ -1039,37 +1067,38 @@ impl QuorumLease {
         let mut found_gone = false;
         let mut failures = Vec::new();
         let mut renewed = Vec::new();
-        for ((i, _, fresh), outcome) in held.iter().zip(outcomes) {
+        for ((i, state, fresh), outcome) in held.iter().zip(outcomes) {
             match outcome {
                 Some(Ok(Extend::Extended)) => {
                     extended += usize::from(!fresh);
-                    renewed.push(*i);
+                    renewed.push((*i, state));
                 }
                 Some(Ok(Extend::Lost)) => {
-                    self.set(*i, PartState::NotHeld);
+                    self.set_if_same(*i, state, |_| PartState::NotHeld);
                     found_gone = true;
                 }
                 Some(Err(e)) if !fresh => failures.push((*i, e)),
                 _ => {}
             }
         }
+        // A call that ran meanwhile found the lease lost: so it is.
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(Round::Lost);
+        }
         if extended >= majority && sent.elapsed() + quorum_drift(ttl) < ttl {
-            // Vouched for: the parts extended now count from here on.
-            for i in renewed {
-                if let PartState::Held { state, .. } = self.state(i) {
-                    self.set(
-                        i,
-                        PartState::Held {
-                            state,
-                            fresh: false,
-                        },
-                    );
-                }
+            // Vouched for: the parts extended now count from here on
+            // (those that still hold the item this round extended).
+            for (i, state) in renewed {
+                self.set_if_same(i, state, |state| PartState::Held {
+                    state,
+                    fresh: false,
+                });
             }
-            *self
+            let mut until = self
                 .lease_until
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner) = sent + ttl - quorum_drift(ttl);
+                .unwrap_or_else(PoisonError::into_inner);
+            *until = (*until).max(sent + ttl - quorum_drift(ttl));
             return Ok(Round::Vouched { found_gone });
         }
         let until = *self

@@ -77,6 +77,11 @@ pub(crate) fn renewal(
     match extended {
         Ok(Extend::Extended) => None,
         Ok(Extend::Lost) => Some(None),
+        // The call failed and found the lease lost while doing so (a
+        // quorum whose servers record another list of servers: it gave
+        // the lease up): report it now, with the error, not a renewal
+        // later, when another client may hold the lock already.
+        Err(e) if state.lost().load(Ordering::SeqCst) => Some(Some(e)),
         Err(e) => {
             // The lease is certain until the TTL of the last write that
             // succeeded, counted from when it was sent. If the next try
