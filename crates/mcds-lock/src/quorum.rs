@@ -359,13 +359,57 @@ fn owner_of(value: &[u8]) -> &[u8] {
     }
 }
 
+/// How many times an acquire whose votes split (it was granted some
+/// servers, but not a majority: other contenders took the rest) tries
+/// again, after a random pause, before it reports the lock taken.
+const SPLIT_RETRIES: u64 = 3;
+
+/// What one attempt of [`try_acquire`] came to.
+enum Attempt {
+    Granted(Guard),
+    /// Refused: another holds the lock (or held it too recently).
+    Held,
+    /// Granted some servers, not a majority: contenders split the votes
+    /// (with a server down, three at once can each get one of the two
+    /// left), and each undid its part.
+    Split,
+}
+
 /// Try to take `lock` on a majority of `quorum` (see the module docs).
+/// When the votes split among contenders, each undoes its part and tries
+/// again after a random pause (up to [`SPLIT_RETRIES`] times): else
+/// with a server down, `mcds lock run -n` on three hosts at once could
+/// all give up, and a cron job's slot would not run at all (a CI run
+/// saw it).
 pub(crate) async fn try_acquire(
     lock: &Lock,
     quorum: &QuorumStore,
     io: Io,
     caller: &'static str,
 ) -> Result<Option<Guard>> {
+    let mut splits = 0;
+    loop {
+        match attempt(lock, quorum, io, caller).await? {
+            Attempt::Granted(guard) => return Ok(Some(guard)),
+            Attempt::Split if splits < SPLIT_RETRIES => {
+                splits += 1;
+                let pause = Duration::from_micros(200 + mcds_core::random_u64() % (2_000 * splits));
+                Access::new(&*quorum.members()[0].store, Io::Async)
+                    .sleep(pause)
+                    .await;
+            }
+            Attempt::Held | Attempt::Split => return Ok(None),
+        }
+    }
+}
+
+/// One attempt of [`try_acquire`].
+async fn attempt(
+    lock: &Lock,
+    quorum: &QuorumStore,
+    io: Io,
+    caller: &'static str,
+) -> Result<Attempt> {
     let started = Instant::now();
     let token = lock.owner_token();
     let item_ttl = lease_ttl(lock.ttl)?;
@@ -535,7 +579,12 @@ pub(crate) async fn try_acquire(
         undone(answers, undo(&granted).await);
         let answered = granted.len() + refused;
         if answered >= majority {
-            return Ok(None); // held by another (or by leftovers of one)
+            // Held by another (or by leftovers of one), or split.
+            return Ok(if granted.is_empty() {
+                Attempt::Held
+            } else {
+                Attempt::Split
+            });
         }
         return Err(quorum_down(quorum, answered, &failures));
     }
@@ -543,7 +592,7 @@ pub(crate) async fn try_acquire(
     if Instant::now() >= valid_until {
         // Granted too late to be worth anything.
         undone(answers, undo(&granted).await);
-        return Ok(None);
+        return Ok(Attempt::Held);
     }
     let fencing_token = if fencing {
         match fence(lock, quorum, &answers).await {
@@ -563,7 +612,7 @@ pub(crate) async fn try_acquire(
     // above that holder's (an adversarial review's finding).
     if Instant::now() >= valid_until {
         undone(answers, undo(&granted).await);
-        return Ok(None);
+        return Ok(Attempt::Held);
     }
     let held = parts(&granted);
     let lease = QuorumLease {
@@ -596,7 +645,7 @@ pub(crate) async fn try_acquire(
     settle_cleanups(answers, |_, a| {
         !matches!(a.added, Err(Error::Ambiguous { .. }))
     });
-    Ok(Some(guard))
+    Ok(Attempt::Granted(guard))
 }
 
 /// The fencing token of a granted acquire whose servers answered

@@ -247,3 +247,51 @@ fn the_async_api_takes_and_releases_a_quorum_lock() {
         assert!(s.get(&key("lock:async:owner")).unwrap().is_none());
     }
 }
+
+/// A member that is down: every op fails before anything is sent.
+#[derive(Debug)]
+struct Down;
+
+impl Store for Down {
+    fn backend_name(&self) -> &'static str {
+        "down"
+    }
+    fn execute(&self, _op: &mcds_core::Op<'_>) -> mcds_core::Result<mcds_core::Reply> {
+        Err(Error::Io {
+            server: "down:1".into(),
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        })
+    }
+}
+
+#[test]
+fn a_split_vote_is_tried_again() {
+    // One member down; another contender's add on member A, which it
+    // undoes as soon as it sees its own split (after this client's first
+    // try): this client got B only, no majority, and must try again
+    // rather than report the lock taken (with `mcds lock run -n` on three
+    // hosts, a slot ran on none of them).
+    let a = Arc::new(MemoryStore::new());
+    let hooked = mcds_testkit::HookStore::new(Arc::clone(&a) as Arc<dyn Store>);
+    let members: Vec<(String, Arc<dyn Store>)> = vec![
+        ("a".into(), Arc::clone(&hooked) as Arc<dyn Store>),
+        ("b".into(), Arc::new(MemoryStore::new()) as Arc<dyn Store>),
+        ("c".into(), Arc::new(Down) as Arc<dyn Store>),
+    ];
+    let q: Arc<dyn Store> = Arc::new(QuorumStore::new(members).unwrap());
+    let owner = key("lock:split:owner");
+    a.add(&owner, b"other~1", Ttl::secs(30)).unwrap();
+    let undo = Arc::clone(&a);
+    let mut first = true;
+    hooked.after(move |_| {
+        if std::mem::take(&mut first) {
+            undo.delete(&key("lock:split:owner")).unwrap();
+        }
+    });
+    let lock = Lock::new(q, "split", TTL).unwrap();
+    let guard = lock
+        .try_acquire()
+        .unwrap()
+        .expect("granted on the second try, once the other contender undid its part");
+    assert_eq!(guard.release().unwrap(), Release::Released);
+}
