@@ -441,17 +441,31 @@ impl Lock {
             return Err(without_cas(caller));
         }
         // An async caller may be cancelled (this future dropped) while the
-        // add is in flight; the add can still be applied, with no guard to
-        // release it. Then this cleans up (see `Abandoned`).
-        let abandoned = (io == Io::Async).then(|| Abandoned::new(self, &token));
-        let (added, fencing_token) = if self.fencing {
-            self.add_fenced(access, &token, ttl).await?
+        // add is in flight, and an add may get no reply (`Ambiguous`, a
+        // server frozen past the timeout); either way it can still be
+        // applied, with no guard to release it. Then this cleans up (see
+        // `Abandoned`): it is disarmed only once the outcome is known.
+        let abandoned = Abandoned::new(self, &token);
+        let added = if self.fencing {
+            self.add_fenced(access, &token, ttl).await
         } else {
-            (access.add(&self.key, token.as_bytes(), ttl).await?, None)
+            access
+                .add(&self.key, token.as_bytes(), ttl)
+                .await
+                .map(|added| (added, None))
         };
-        if let Some(abandoned) = abandoned {
-            abandoned.disarm();
-        }
+        let (added, fencing_token) = match added {
+            Ok(added) => {
+                abandoned.disarm();
+                added
+            }
+            // (Dropped armed: it looks for the item in the background.)
+            Err(e @ Error::Ambiguous { .. }) => return Err(e),
+            Err(e) => {
+                abandoned.disarm();
+                return Err(e);
+            }
+        };
         let cas = match added {
             // CAS id 0 is a server without CAS (`-C`): it restarted that way
             // between the check above and the add. Grant nothing; the item

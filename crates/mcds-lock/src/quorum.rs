@@ -21,8 +21,12 @@
 //!   applied; an add that got no reply keeps it.
 //!   One round trip of wall time while the fence counters agree.
 //! * **Release** goes to every server; `Released` when a majority still
-//!   held this lease's item (a CAS delete of it succeeded), so no other
-//!   holder can have had a majority meanwhile.
+//!   held this lease's item when the release began (a CAS delete of each
+//!   succeeded, in this call or an earlier try of it), so no other holder
+//!   can have had a majority before then. A release retried after an
+//!   error counts the items its earlier tries deleted: another client may
+//!   take the lock between two tries, once the work under the lease is
+//!   over, and the retry still reports `Released`.
 //! * **Extend** goes to every server. The lease vouches only for what it
 //!   can prove: that at every instant its items were on a majority. A
 //!   CAS-guarded write of a server's item succeeds only if that item has
@@ -638,6 +642,7 @@ async fn attempt(
         lost: AtomicBool::new(false),
         lease_until: Mutex::new(valid_until),
         released: AtomicUsize::new(0),
+        rounds: AtomicUsize::new(0),
     };
     let guard = Guard::holding(Held::Quorum(Arc::new(lease)), fencing_token, io);
     // The guard answers for the granted items now (its release, or its
@@ -833,6 +838,9 @@ pub(crate) struct QuorumLease {
     pub(crate) lease_until: Mutex<Instant>,
     /// Parts that counted (not fresh) released so far, over every try.
     released: AtomicUsize,
+    /// Extend rounds begun, to tell a round that ran alone (see
+    /// [`round`](Self::round)).
+    rounds: AtomicUsize,
 }
 
 /// The lease's part on one server.
@@ -1009,6 +1017,7 @@ impl QuorumLease {
     /// for or not. An error when too few servers answered to tell, while
     /// the lease still certainly holds.
     async fn round(&self, ttl: Duration, item_ttl: Ttl) -> Result<Round> {
+        let started_round = self.rounds.fetch_add(1, Ordering::SeqCst);
         let sent = Instant::now();
         let missing: Vec<usize> = (0..self.parts.len())
             .filter(|&i| matches!(self.state(i), PartState::NotHeld))
@@ -1143,11 +1152,20 @@ impl QuorumLease {
                     fresh: false,
                 });
             }
+            // The deadline of this round's writes. When another round ran
+            // meanwhile (a user's extend beside the renewer's), either
+            // one's writes may have been applied last, with its own TTL:
+            // the earlier deadline of the two is the one certain (a
+            // deadline kept at the latest, after an extend of 60 s and
+            // renewals of 5 s, hid a lapsed lease from the renewer: an
+            // adversarial review's finding).
+            let mine = sent + ttl - quorum_drift(ttl);
+            let alone = self.rounds.load(Ordering::SeqCst) == started_round + 1;
             let mut until = self
                 .lease_until
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            *until = (*until).max(sent + ttl - quorum_drift(ttl));
+            *until = if alone { mine } else { (*until).min(mine) };
             return Ok(Round::Vouched { found_gone });
         }
         let until = *self

@@ -29,9 +29,11 @@ const QUIET: Duration = Duration::from_millis(6_400);
 /// The longest pause between two looks.
 const MAX_PAUSE: Duration = Duration::from_millis(1_600);
 
-/// What one sweeper looks for, and since when nothing was added.
+/// What one sweeper looks for (each value with when it was given: a
+/// value is looked for [`QUIET`] long, so the list stays as short as the
+/// adds given up in that time), and since when nothing was added.
 struct Wanted {
-    values: Vec<Vec<u8>>,
+    values: Vec<(Vec<u8>, Instant)>,
     last_added: Instant,
 }
 
@@ -51,22 +53,32 @@ pub(crate) fn sweep(store: Arc<dyn Store>, key: Key, value: String) {
         let mut all = sweepers().lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(wanted) = all.get(&id) {
             let mut w = wanted.lock().unwrap_or_else(PoisonError::into_inner);
-            w.values.push(value.into_bytes());
+            w.values.push((value.into_bytes(), Instant::now()));
             w.last_added = Instant::now();
             return; // its sweeper looks for this value too
         }
         let wanted = Arc::new(Mutex::new(Wanted {
-            values: vec![value.into_bytes()],
+            values: vec![(value.into_bytes(), Instant::now())],
             last_added: Instant::now(),
         }));
         all.insert(id.clone(), Arc::clone(&wanted));
         wanted
     };
-    let (last_store, last_key, last_wanted) =
-        (Arc::clone(&store), key.clone(), Arc::clone(&wanted));
+    let last = (
+        Arc::clone(&store),
+        key.clone(),
+        Arc::clone(&wanted),
+        id.clone(),
+    );
     in_background(
         "mcds-lock cleanup",
         move |io| async move {
+            // However the sweeper ends (done, or its task dropped with its
+            // runtime), its entry goes, so that a value given later starts
+            // a new one (a dropped runtime left the entry behind, and every
+            // later value went to a sweeper that no longer ran: an
+            // adversarial review's finding).
+            let _entry = Entry(id.clone(), Arc::clone(&wanted));
             let mut pause = Duration::from_millis(25);
             loop {
                 look(&*store, &key, &wanted, io).await;
@@ -79,14 +91,41 @@ pub(crate) fn sweep(store: Arc<dyn Store>, key: Key, value: String) {
         },
         // The runtime shut down before the looking was done: one last
         // look, blocking, on the thread dropping the task.
-        move || block_on(look(&*last_store, &last_key, &last_wanted, Io::Blocking)),
+        move || {
+            let (store, key, wanted, id) = last;
+            block_on(look(&*store, &key, &wanted, Io::Blocking));
+            forget(&id, &wanted);
+        },
     );
 }
 
+/// A sweeper's place in the registry, removed when the sweeper ends
+/// (unless a newer one took the place).
+struct Entry((usize, Key), Arc<Mutex<Wanted>>);
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        forget(&self.0, &self.1);
+    }
+}
+
+/// Remove the sweeper of `id` from the registry if it is still `wanted`'s.
+fn forget(id: &(usize, Key), wanted: &Arc<Mutex<Wanted>>) {
+    let mut all = sweepers().lock().unwrap_or_else(PoisonError::into_inner);
+    if all.get(id).is_some_and(|w| Arc::ptr_eq(w, wanted)) {
+        all.remove(id);
+    }
+}
+
 /// One look: delete the item if it holds a value looked for (by CAS, so
-/// only that item).
+/// only that item). Values looked for longer than [`QUIET`] are dropped.
 async fn look(store: &dyn Store, key: &Key, wanted: &Mutex<Wanted>, io: Io) {
     let access = Access::new(store, io);
+    wanted
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values
+        .retain(|(_, given)| given.elapsed() < QUIET);
     let Ok(Some(item)) = access.get(key).await else {
         return;
     };
@@ -94,7 +133,8 @@ async fn look(store: &dyn Store, key: &Key, wanted: &Mutex<Wanted>, io: Io) {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .values
-        .contains(&item.value);
+        .iter()
+        .any(|(v, _)| *v == item.value);
     if ours {
         let _ = access.delete_cas(key, item.cas).await;
     }
@@ -103,7 +143,7 @@ async fn look(store: &dyn Store, key: &Key, wanted: &Mutex<Wanted>, io: Io) {
 /// Whether the sweeper of `id` is done (nothing added for [`QUIET`]); if
 /// so it is removed, under the registry's lock, so that a value added
 /// from now on starts a new one.
-fn retire(id: &(usize, Key), wanted: &Mutex<Wanted>) -> bool {
+fn retire(id: &(usize, Key), wanted: &Arc<Mutex<Wanted>>) -> bool {
     let mut all = sweepers().lock().unwrap_or_else(PoisonError::into_inner);
     let quiet = wanted
         .lock()
@@ -111,7 +151,7 @@ fn retire(id: &(usize, Key), wanted: &Mutex<Wanted>) -> bool {
         .last_added
         .elapsed()
         >= QUIET;
-    if quiet {
+    if quiet && all.get(id).is_some_and(|w| Arc::ptr_eq(w, wanted)) {
         all.remove(id);
     }
     quiet
