@@ -19,14 +19,7 @@ use mcds_testkit::{HookStore, MemcachedServer};
 const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn raw_store(s: &MemcachedServer) -> Arc<MemcachedStore> {
-    Arc::new(
-        MemcachedStore::builder()
-            .io_timeout(TIMEOUT)
-            .connect_timeout(TIMEOUT)
-            .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
-            .connect([s.addr()])
-            .unwrap(),
-    )
+    mcds_testkit::quorum_member(s, TIMEOUT)
 }
 
 fn quorum_over(servers: &[MemcachedServer], stores: &[Arc<dyn Store>]) -> Arc<dyn Store> {

@@ -328,16 +328,7 @@ fn a_holder_paused_before_its_fence_raise_gets_no_token_above_the_next() {
     let mut servers = start(3);
     let raw: Vec<Arc<MemcachedStore>> = servers
         .iter()
-        .map(|s| {
-            Arc::new(
-                MemcachedStore::builder()
-                    .io_timeout(TIMEOUT)
-                    .connect_timeout(TIMEOUT)
-                    .down_backoff(Duration::from_millis(20), Duration::from_millis(200))
-                    .connect([s.addr()])
-                    .unwrap(),
-            )
-        })
+        .map(|s| mcds_testkit::quorum_member(s, TIMEOUT))
         .collect();
     let hooks: Vec<Arc<HookStore>> = raw
         .iter()

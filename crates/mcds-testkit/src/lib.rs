@@ -184,10 +184,29 @@ pub fn one_k_store(
     )
 }
 
-/// A [`QuorumStore`](mcds_core::QuorumStore) of `servers`: one member
-/// store per server, connections and replies awaited for `timeout`, a
-/// server that refused a dial left alone 20 ms to 200 ms (the quorum
-/// lock's tests of servers killed, frozen and restarted).
+/// A store on `server` alone, connections and replies awaited for
+/// `timeout`, a server that refused a dial left alone 20 ms to 200 ms: a
+/// quorum member of the quorum lock's tests of servers killed, frozen
+/// and restarted.
+pub fn quorum_member(
+    server: &MemcachedServer,
+    timeout: std::time::Duration,
+) -> std::sync::Arc<mcds_memcached::MemcachedStore> {
+    std::sync::Arc::new(
+        mcds_memcached::MemcachedStore::builder()
+            .io_timeout(timeout)
+            .connect_timeout(timeout)
+            .down_backoff(
+                std::time::Duration::from_millis(20),
+                std::time::Duration::from_millis(200),
+            )
+            .connect([server.addr()])
+            .expect("a store for a local memcached"),
+    )
+}
+
+/// A [`QuorumStore`](mcds_core::QuorumStore) of `servers`, each member a
+/// [`quorum_member`].
 pub fn quorum_store<'s>(
     servers: impl IntoIterator<Item = &'s MemcachedServer>,
     timeout: std::time::Duration,
@@ -195,19 +214,8 @@ pub fn quorum_store<'s>(
     let members = servers
         .into_iter()
         .map(|s| {
-            let store = mcds_memcached::MemcachedStore::builder()
-                .io_timeout(timeout)
-                .connect_timeout(timeout)
-                .down_backoff(
-                    std::time::Duration::from_millis(20),
-                    std::time::Duration::from_millis(200),
-                )
-                .connect([s.addr()])
-                .expect("a store for a local memcached");
-            (
-                s.addr(),
-                std::sync::Arc::new(store) as std::sync::Arc<dyn mcds_core::Store>,
-            )
+            let store: std::sync::Arc<dyn mcds_core::Store> = quorum_member(s, timeout);
+            (s.addr(), store)
         })
         .collect();
     std::sync::Arc::new(mcds_core::QuorumStore::new(members).expect("3 to 15 servers"))
